@@ -1,0 +1,56 @@
+/**
+ * What every CLI command gets: where to write, whether stdout is a terminal, and one way to turn
+ * library errors into exit codes. Commands only parse arguments, call the library, print and return
+ * an exit code (0 ok, 1 findings/invalid, 2 usage error). Only bin/loretrace.js touches process.exitCode.
+ */
+import { isLoretraceError } from '../errors.js';
+
+/** Output sinks and environment for one CLI run (tests pass in-memory sinks). */
+export interface CliContext {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  /** True when stdout/stderr is an interactive terminal (progress bars only then). */
+  isTTY: boolean;
+  /** Environment variables (LORETRACE_INDEX_DIR, ...). */
+  env: NodeJS.ProcessEnv;
+  /** Working directory relative paths are resolved against. */
+  cwd: string;
+  /** Set by a command's action: the exit code of this run. */
+  exitCode: number;
+}
+
+/**
+ * Wrap a command action: runs it, stores its returned exit code in `ctx.exitCode`, and converts a
+ * thrown LoretraceError into `loretrace: <message>` on stderr (exit 2 for usage errors, else 1).
+ * Any other exception is a bug: it is reported in one line with a request to file an issue, never as
+ * a stack trace (set LORETRACE_DEBUG=1 to see the stack).
+ */
+export function action<A extends unknown[]>(ctx: CliContext, fn: (...args: A) => Promise<number> | number) {
+  return async (...args: A): Promise<void> => {
+    try {
+      ctx.exitCode = await fn(...args);
+    } catch (e) {
+      ctx.exitCode = reportError(ctx, e);
+    }
+  };
+}
+
+/** Print an error the CLI way and return its exit code. */
+export function reportError(ctx: CliContext, e: unknown): number {
+  if (isLoretraceError(e)) {
+    const where = [e.details.file, e.details.pointer ? `pointer ${e.details.pointer}` : undefined, e.details.line ? `line ${e.details.line}` : undefined]
+      .filter(Boolean)
+      .join(', ');
+    ctx.stderr(`loretrace: ${e.message}${where && !e.message.includes(e.details.file ?? '\u0000') ? ` (${where})` : ''} [${e.code}]\n`);
+    return e.exitCode;
+  }
+  const msg = e instanceof Error ? e.message : String(e);
+  ctx.stderr(`loretrace: internal error: ${msg} (this is a bug; please report it)\n`);
+  if (ctx.env.LORETRACE_DEBUG && e instanceof Error && e.stack) ctx.stderr(e.stack + '\n');
+  return 1;
+}
+
+/** Write a JSON value the way every `--json` output is written: 2-space indent, trailing newline. */
+export function printJson(ctx: CliContext, value: unknown): void {
+  ctx.stdout(JSON.stringify(value, null, 2) + '\n');
+}

@@ -1,0 +1,65 @@
+/**
+ * The `loretrace` command line: a thin shell over the library (src/index.ts).
+ * Each command lives in src/cli/commands/<name>.ts and exports `register(program, ctx)`.
+ */
+import { Command, CommanderError } from 'commander';
+import type { CliContext } from './context.js';
+import { reportError } from './context.js';
+import { register as registerIndex } from './commands/index-cmd.js';
+import { register as registerSearch } from './commands/search.js';
+import { register as registerShow } from './commands/show.js';
+import { register as registerLinks } from './commands/links.js';
+import { register as registerTraverse } from './commands/traverse.js';
+import { register as registerValidate } from './commands/validate.js';
+import { register as registerRetrieve } from './commands/retrieve.js';
+import { register as registerVerifyTrace } from './commands/verify-trace.js';
+import { register as registerServe } from './commands/serve.js';
+import { register as registerLedger } from './commands/ledger.js';
+import { register as registerCoverage } from './commands/coverage.js';
+
+/** Options for {@link main}; every field defaults to the real process. */
+export interface MainOptions {
+  stdout?: (text: string) => void;
+  stderr?: (text: string) => void;
+  isTTY?: boolean;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+/**
+ * Run the CLI with `argv` (without `node` and the script name) and resolve to the exit code:
+ * 0 ok, 1 findings or invalid input, 2 usage error. Never calls process.exit and never throws.
+ */
+export async function main(argv: string[], options: MainOptions = {}): Promise<number> {
+  const ctx: CliContext = {
+    stdout: options.stdout ?? ((t) => void process.stdout.write(t)),
+    stderr: options.stderr ?? ((t) => void process.stderr.write(t)),
+    isTTY: options.isTTY ?? Boolean(process.stderr.isTTY),
+    env: options.env ?? process.env,
+    cwd: options.cwd ?? process.cwd(),
+    exitCode: 0,
+  };
+  const program = new Command('loretrace')
+    .description('Verifiable lore retrieval for Ghostlight responder packets')
+    .version('0.1.0')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => ctx.stdout(s), writeErr: (s) => ctx.stderr(s) })
+    .showHelpAfterError('(run `loretrace --help` for usage)');
+  for (const register of [
+    registerIndex, registerSearch, registerShow, registerLinks, registerTraverse, registerValidate,
+    registerRetrieve, registerVerifyTrace, registerServe, registerLedger, registerCoverage,
+  ]) {
+    register(program, ctx);
+  }
+  program.commands.forEach((c) => c.exitOverride());
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return 0;
+      return 2;
+    }
+    return reportError(ctx, e);
+  }
+  return ctx.exitCode;
+}
