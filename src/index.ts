@@ -5,3 +5,4 @@
  */
 export * from './errors.js';
 export type * from './types.js';
+export * from './packet/index.js';

@@ -138,6 +138,8 @@ export type LinkResolution =
   | { status: 'broken_fragment'; path: VaultPath; fragment: string }
   | { status: 'unresolved' }
   | { status: 'external'; url: string }
+  /** A `#tag` record (syntax `tag`): not a link to a file, never counted as unresolved. */
+  | { status: 'tag' }
   | { status: 'pending' };
 
 /** One link occurrence. */

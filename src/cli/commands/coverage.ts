@@ -1,7 +1,83 @@
-/** `loretrace coverage` — not yet implemented (owned by its issue). */
+/**
+ * `loretrace coverage --lore <dir> <artifact files or folders...> --out <dir> [--json]`
+ *
+ * Thin shell: index the vault, read the artifacts, compute the report, write coverage.json /
+ * coverage.md / coverage.html, print a summary. Exit 0 when every input was usable and no citation is
+ * stale; 1 when a citation is stale or an input could not be used (not JSON, unreadable, missing,
+ * unrecognised, empty folder); 2 on usage errors.
+ */
+import { relative, resolve, sep } from 'node:path';
 import type { Command } from 'commander';
+import { indexVault } from '../../indexer/build.js';
+import { coverageReport, loadNoteLines, readArtifacts, writeCoverageFiles } from '../../coverage/index.js';
+import type { CoverageReport } from '../../coverage/index.js';
 import type { CliContext } from '../context.js';
+import { action, printJson } from '../context.js';
 
-export function register(_program: Command, _ctx: CliContext): void {
-  // placeholder: the owning issue registers the command here.
+/** Skip reasons that mean "an input you named could not be used" (exit 1); the others are informational. */
+const BAD_INPUT = new Set(['not_json', 'unreadable', 'not_found', 'unrecognised', 'empty_folder']);
+
+/** Exit code of a finished report: 1 when something stale or unusable is in it, else 0. */
+export function coverageExitCode(report: CoverageReport): number {
+  return report.totals.stale_citations > 0 || report.skipped.some((s) => BAD_INPUT.has(s.reason)) ? 1 : 0;
+}
+
+function summary(report: CoverageReport, files: { json: string; md: string; html: string }): string {
+  const t = report.totals;
+  const pct = (v: number | null): string => (v === null ? '–' : `${(Math.round(v * 1000) / 10).toFixed(1)}%`);
+  const lines = [
+    `coverage of ${report.namespace} (snapshot ${report.snapshot_id.slice(0, 12)})`,
+    `  artifacts read     ${t.artifacts} (skipped ${t.skipped_inputs})`,
+    `  lore citations     ${t.lore_citations} (stale ${t.stale_citations}; counted apart: ${t.non_lore_refs} non-lore, ${t.other_namespace_refs} other namespace, ${t.rejected_refs} refused)`,
+    `  notes cited        ${t.cited_notes} of ${t.notes} (line coverage ${pct(t.line_coverage)})`,
+    `  untouched classes  ${t.untouched_classes} of ${t.classes}${report.untouched_classes.length ? `: ${report.untouched_classes.slice(0, 12).join(', ')}${report.untouched_classes.length > 12 ? ', …' : ''}` : ''}`,
+    `  vault gaps         ${t.unresolved_links} unresolved, ${t.ambiguous_links} ambiguous, ${t.broken_fragments} broken fragments, ${t.orphan_notes} orphan notes`,
+  ];
+  for (const s of report.skipped) lines.push(`  skipped ${s.file}: ${s.reason} — ${s.message}`);
+  for (const c of report.stale) lines.push(`  stale ${c.artifact} ${c.pointer}: ${c.ref} — ${c.status}: ${c.detail ?? ''}`);
+  lines.push(`wrote ${files.json}`, `wrote ${files.md}`, `wrote ${files.html}`);
+  return lines.join('\n') + '\n';
+}
+
+/** Register `coverage` on the program. */
+export function register(program: Command, ctx: CliContext): void {
+  program
+    .command('coverage')
+    .description('Report which lore notes, folders and classes the artifacts cite, stale citations and vault gaps')
+    .argument('<artifacts...>', 'artifact files or folders: responder packets, captures, traverse results, capture fragments, proxy ledgers (.jsonl), lore-grounding digests')
+    .requiredOption('--lore <dir>', 'vault root')
+    .requiredOption('--out <dir>', 'folder to write coverage.json, coverage.md and coverage.html into')
+    .option('--namespace <name>', 'ref namespace (default: the vault folder name or config)')
+    .option('--index-dir <dir>', 'persisted index folder (default: LORETRACE_INDEX_DIR or the user cache)')
+    .option('--json', 'print a JSON summary (files written, totals, untouched classes, skipped inputs) instead of text')
+    .action(
+      action(ctx, async (inputs: string[], opts: { lore: string; out: string; namespace?: string; indexDir?: string; json?: boolean }) => {
+        const index = await indexVault(resolve(ctx.cwd, opts.lore), {
+          env: ctx.env,
+          cwd: ctx.cwd,
+          ...(opts.indexDir ? { indexDir: resolve(ctx.cwd, opts.indexDir) } : {}),
+          ...(opts.namespace ? { namespace: opts.namespace } : {}),
+        });
+        const noteLines = await loadNoteLines(index);
+        const { artifacts, skipped } = await readArtifacts(inputs, { cwd: ctx.cwd });
+        const report = coverageReport(index, artifacts, { noteLines, skipped });
+        const written = await writeCoverageFiles(report, resolve(ctx.cwd, opts.out));
+        const shown = (p: string): string => relative(ctx.cwd, p).split(sep).join('/');
+        const files = { json: shown(written.json), md: shown(written.md), html: shown(written.html) };
+        if (opts.json) {
+          printJson(ctx, {
+            schema_version: report.schema_version,
+            namespace: report.namespace,
+            snapshot_id: report.snapshot_id,
+            files,
+            totals: report.totals,
+            untouched_classes: report.untouched_classes,
+            skipped: report.skipped,
+          });
+        } else {
+          ctx.stdout(summary(report, files));
+        }
+        return coverageExitCode(report);
+      }),
+    );
 }

@@ -1,7 +1,66 @@
-/** `loretrace links` — not yet implemented (owned by its issue). */
+/**
+ * `loretrace links <ref> --lore <dir> [--json]`
+ *
+ * Outgoing links of a note (or of the lines a fragment names) and incoming links (backlinks) to it, with
+ * syntax and position classes, lines, resolution and the target classes of the other end.
+ * JSON: `{ ref, path, classes, outgoing: [...], incoming: [...] }`. Exit 1 for `not_found` / `bad_ref`.
+ */
 import type { Command } from 'commander';
+import { backlinks, getNote, outgoingLinks } from '../../indexer/lookup.js';
+import { formatRef, parseRef, resolveRef } from '../../refs/ref.js';
+import type { LinkRecord, LinkResolution, VaultIndex } from '../../types.js';
 import type { CliContext } from '../context.js';
+import { action, printJson } from '../context.js';
+import { addVaultOptions, openIndex, type VaultCliOptions } from './index-cmd.js';
 
-export function register(_program: Command, _ctx: CliContext): void {
-  // placeholder: the owning issue registers the command here.
+function targetOf(r: LinkResolution): string {
+  switch (r.status) {
+    case 'resolved': return r.path;
+    case 'ambiguous': return `${r.path} (ambiguous: ${r.candidates.join(', ')})`;
+    case 'broken_fragment': return `${r.path} (broken fragment #${r.fragment})`;
+    case 'external': return r.url;
+    default: return r.status;
+  }
+}
+
+function classesOf(index: VaultIndex, r: LinkResolution): string[] {
+  return 'path' in r ? getNote(index, r.path)?.classes ?? [] : [];
+}
+
+export function register(program: Command, ctx: CliContext): void {
+  addVaultOptions(
+    program
+      .command('links')
+      .description('outgoing and incoming links of a note, with classes, lines and resolution')
+      .argument('<ref>', 'Namespace:path.md, optionally with a fragment to narrow the outgoing links'),
+  ).action(action(ctx, async (ref: string, opts: VaultCliOptions) => {
+    const index = await openIndex(ctx, opts);
+    const parsed = parseRef(ref, { namespace: index.namespace });
+    const r = resolveRef(index, parsed);
+    const note = getNote(index, r.path)!;
+    const outgoing = outgoingLinks(index, r.path).filter((l) => parsed.fragment === null || (l.line >= r.line_start && l.line <= r.line_end));
+    const incoming = backlinks(index, r.path);
+    const out = (l: LinkRecord) => ({
+      line: l.line, column: l.column, chunk_index: l.chunk_index, syntax: l.syntax, position: l.position, raw: l.raw,
+      target: l.target, fragment: l.fragment, display: l.display, resolution: l.resolution, target_classes: classesOf(index, l.resolution),
+    });
+    const inc = (l: LinkRecord) => ({
+      source_path: l.source_path, line: l.line, column: l.column, chunk_index: l.chunk_index, syntax: l.syntax, position: l.position,
+      raw: l.raw, fragment: l.fragment, resolution: l.resolution, source_classes: getNote(index, l.source_path)?.classes ?? [],
+    });
+    const canonical = formatRef(index.namespace, r.path, parsed.fragment);
+    if (opts.json) {
+      printJson(ctx, { ref: canonical, path: r.path, classes: note.classes, outgoing: outgoing.map(out), incoming: incoming.map(inc) });
+      return 0;
+    }
+    let text = `${canonical}\n  classes: ${note.classes.join(', ') || '(none)'}\n\nOutgoing (${outgoing.length}):\n`;
+    for (const l of outgoing) {
+      const cls = classesOf(index, l.resolution);
+      text += `  L${l.line}:${l.column}  ${l.syntax} ${l.position}  ${l.raw} → ${targetOf(l.resolution)}${cls.length ? `  [${cls.join(', ')}]` : ''}\n`;
+    }
+    text += `\nIncoming (${incoming.length}):\n`;
+    for (const l of incoming) text += `  ${l.source_path} L${l.line}:${l.column}  ${l.syntax} ${l.position}  ${l.raw}\n`;
+    ctx.stdout(text);
+    return 0;
+  }));
 }

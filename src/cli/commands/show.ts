@@ -1,7 +1,40 @@
-/** `loretrace show` — not yet implemented (owned by its issue). */
+/**
+ * `loretrace show <ref> --lore <dir> [--json]`
+ *
+ * Prints the exact lines a ref names — `#chunkN`, `#Heading text`, `#L10-L20`, `#^block`, or the whole
+ * note — read from disk now and checked against the index's sha256 (`stale_file` otherwise, after an
+ * automatic refresh this only happens when the file changes mid-command). Human output numbers the
+ * lines; JSON is `{ ref, path, line_start, line_end, text }`. Exit 1 for `not_found` / `bad_ref`.
+ */
 import type { Command } from 'commander';
+import { readNoteLines } from '../../indexer/lookup.js';
+import { sliceLines } from '../../notes/lines.js';
+import { formatRef, parseRef, resolveRef } from '../../refs/ref.js';
 import type { CliContext } from '../context.js';
+import { action, printJson } from '../context.js';
+import { addVaultOptions, openIndex, type VaultCliOptions } from './index-cmd.js';
 
-export function register(_program: Command, _ctx: CliContext): void {
-  // placeholder: the owning issue registers the command here.
+export function register(program: Command, ctx: CliContext): void {
+  addVaultOptions(
+    program
+      .command('show')
+      .description('print the exact lines of a lore ref')
+      .argument('<ref>', 'Namespace:path.md with optional #chunkN, #Heading, #L10-L20 or #^block'),
+  ).action(action(ctx, async (ref: string, opts: VaultCliOptions) => {
+    const index = await openIndex(ctx, opts);
+    const parsed = parseRef(ref, { namespace: index.namespace });
+    const r = resolveRef(index, parsed);
+    const lines = await readNoteLines(index, r.path);
+    const text = r.line_end >= r.line_start ? sliceLines(lines, r.line_start, r.line_end) : '';
+    const canonical = formatRef(index.namespace, r.path, parsed.fragment);
+    if (opts.json) {
+      printJson(ctx, { ref: canonical, path: r.path, line_start: r.line_start, line_end: r.line_end, text });
+      return 0;
+    }
+    const width = String(Math.max(r.line_end, 1)).length;
+    let out = `${canonical}  (lines ${r.line_start}-${r.line_end})\n`;
+    for (let n = r.line_start; n <= r.line_end; n++) out += `${String(n).padStart(width)} │ ${lines[n - 1]}\n`;
+    ctx.stdout(out);
+    return 0;
+  }));
 }

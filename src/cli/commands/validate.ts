@@ -1,7 +1,116 @@
-/** `loretrace validate` — not yet implemented (owned by its issue). */
+/**
+ * `loretrace validate packet|capture|projected-context <files...> [--lenient] [--root <dir>] [--json]`
+ *
+ * Thin shell over src/packet/validate.ts: reads and parses every file first (a missing file or a file that is
+ * not JSON is a usage error, exit 2, before anything is validated), validates each, prints one line per error
+ * (`file: pointer: [rule] message (expected …)`) and a summary with totals, or with `--json` the reports plus
+ * totals. Exit 0 when every file is valid, 1 when any is invalid, 2 on usage errors.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { LoretraceError } from '../../errors.js';
+import { parseJsonDocument, validateDocument } from '../../packet/validate.js';
+import { VALIDATION_RULES } from '../../packet/rules.js';
+import type { DocumentKind, ValidationIssue, ValidationReport } from '../../packet/types.js';
 import type { CliContext } from '../context.js';
+import { action, printJson } from '../context.js';
 
-export function register(_program: Command, _ctx: CliContext): void {
-  // placeholder: the owning issue registers the command here.
+const KINDS: readonly DocumentKind[] = ['packet', 'capture', 'projected-context'];
+
+interface ValidateCliOptions {
+  lenient?: boolean;
+  root?: string;
+  json?: boolean;
+}
+
+/** Totals of one `validate` run: every applicable rule id is listed in `errors_by_rule`, zeros included. */
+export interface ValidateTotals {
+  files: number;
+  valid: number;
+  invalid: number;
+  errors: number;
+  warnings: number;
+  errors_by_rule: Record<string, number>;
+}
+
+function totalsOf(kind: DocumentKind, reports: ValidationReport[]): ValidateTotals {
+  const byRule: Record<string, number> = {};
+  for (const r of VALIDATION_RULES) if (r.kinds.includes(kind)) byRule[r.id] = 0;
+  for (const rep of reports) for (const e of rep.errors) byRule[e.rule] = (byRule[e.rule] ?? 0) + 1;
+  const sorted: Record<string, number> = {};
+  for (const k of Object.keys(byRule).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) sorted[k] = byRule[k] as number;
+  return {
+    files: reports.length,
+    valid: reports.filter((r) => r.valid).length,
+    invalid: reports.filter((r) => !r.valid).length,
+    errors: reports.reduce((n, r) => n + r.errors.length, 0),
+    warnings: reports.reduce((n, r) => n + r.warnings.length, 0),
+    errors_by_rule: sorted,
+  };
+}
+
+function line(file: string, i: ValidationIssue, warning = false): string {
+  const exp = i.expected !== undefined ? ` (expected ${i.expected})` : '';
+  return `${file}: ${i.pointer === '' ? '/' : i.pointer}: [${i.rule}] ${i.message}${exp}${warning ? ' [warning]' : ''}\n`;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+export function register(program: Command, ctx: CliContext): void {
+  program
+    .command('validate')
+    .description('validate Ghostlight responder packets, output captures or projected local contexts (schema + cross-field rules)')
+    .argument('<kind>', 'packet | capture | projected-context')
+    .argument('<files...>', 'JSON files to validate')
+    .option('--lenient', 'ignore unknown properties (reported as warnings), like Ghostlight\'s hand-written validators')
+    .option('--root <dir>', 'check that repository-relative refs (coordinator_artifact_ref, packet_ref, ...) exist under <dir>')
+    .option('--json', 'print { kind, reports, totals } as JSON')
+    .action(
+      action(ctx, (kindArg: string, files: string[], opts: ValidateCliOptions) => {
+        if (!(KINDS as readonly string[]).includes(kindArg)) {
+          throw new LoretraceError('usage', `unknown document kind "${kindArg}" (expected packet, capture or projected-context)`, { expected: KINDS.join(', ') }, 2);
+        }
+        const kind = kindArg as DocumentKind;
+        let root: string | undefined;
+        if (opts.root !== undefined) {
+          root = resolve(ctx.cwd, opts.root);
+          let isDir = false;
+          try {
+            isDir = statSync(root).isDirectory();
+          } catch {
+            isDir = false;
+          }
+          if (!isDir) throw new LoretraceError('usage', `--root ${opts.root} is not a directory`, { file: opts.root, expected: 'an existing directory' }, 2);
+        }
+        const docs = files.map((file) => {
+          let text: string;
+          try {
+            text = readFileSync(resolve(ctx.cwd, file), 'utf8');
+          } catch (e) {
+            const code = (e as NodeJS.ErrnoException).code;
+            const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : (e as Error).message;
+            throw new LoretraceError('file_not_found', `cannot read ${file}: ${why}`, { file, expected: `a readable JSON ${kind} file` }, 2);
+          }
+          return { file, value: parseJsonDocument(text, file) };
+        });
+        const reports = docs.map(({ file, value }) => validateDocument(kind, value, { file, lenient: opts.lenient === true, ...(root !== undefined ? { root } : {}) }));
+        const totals = totalsOf(kind, reports);
+        if (opts.json) {
+          printJson(ctx, { kind, reports, totals });
+        } else {
+          for (const r of reports) {
+            if (r.valid) ctx.stdout(`${r.file}: ok\n`);
+            for (const e of r.errors) ctx.stdout(line(r.file, e));
+            for (const w of r.warnings) ctx.stdout(line(r.file, w, true));
+          }
+          const rules = Object.entries(totals.errors_by_rule).filter(([, n]) => n > 0);
+          const byRule = rules.length ? ` (${rules.map(([id, n]) => `${id}: ${n}`).join(', ')})` : '';
+          ctx.stdout(`${plural(totals.files, kind)}: ${totals.valid} valid, ${totals.invalid} invalid; ${plural(totals.errors, 'error')}${byRule}; ${plural(totals.warnings, 'warning')}\n`);
+        }
+        return totals.invalid > 0 ? 1 : 0;
+      }),
+    );
 }

@@ -1,0 +1,57 @@
+/** Types of scripts/bench/index.mjs (the benchmark's pure building blocks). */
+export declare function mulberry32(seed: number): () => number;
+export declare function randInt(rand: () => number, n: number): number;
+export declare function sampleIndices(rand: () => number, n: number, k: number): number[];
+export declare function median(xs: number[]): number | null;
+export declare function percentile(xs: number[], p: number): number | null;
+export declare function ratio(num: number | null | undefined, den: number | null | undefined): number | null;
+export declare function listFiles(root: string, keep?: (rel: string) => boolean): Promise<string[]>;
+export declare function buildScaledVault(
+  source: string,
+  parent: string,
+  scale: number,
+): Promise<{ root: string; namespace: string; files: number; notes: number; bytes: number; note_bytes: number }>;
+export declare function copyName(i: number): string;
+export declare function editFiles(root: string, paths: string[], run: number, originals?: Map<string, Buffer>): Promise<Map<string, Buffer>>;
+export declare function restoreFiles(root: string, originals: Map<string, Buffer>): Promise<void>;
+export declare function collectSentences(root: string, paths: string[]): Promise<string[][]>;
+export declare function generateQueries(sentences: string[][], count: number, seed: number): string[];
+export interface PlainChunk {
+  id: string;
+  path: string;
+  chunk_index: number;
+  line_start: number;
+  line_end: number;
+  text: string;
+}
+export declare function headingChunks(path: string, text: string, tree: unknown): PlainChunk[];
+export declare function makeProcessor(): { parse(text: string): unknown };
+export declare function splitLinesPlain(text: string): string[];
+export interface Top5Quality {
+  queries_compared: number;
+  top5_set_drift: number | null;
+  top5_order_drift: number | null;
+  mean_top5_overlap: number | null;
+}
+export declare function compareTop5(lt: string[][] | null, plain: string[][] | null): Top5Quality;
+export interface PhaseDef {
+  id: string;
+  kind: 'loretrace' | 'anchor';
+  stat: 'time' | 'latency';
+  label: string;
+}
+export declare const PHASES: PhaseDef[];
+export declare const PHASE_IDS: string[];
+export interface RatioDef {
+  id: string;
+  num: [string, string];
+  den: [string, string];
+  target: number | null;
+}
+export declare const RATIOS: RatioDef[];
+export declare const RATIO_IDS: string[];
+export declare const TARGET_SCALE: number;
+export declare const SCHEMA_FILE: string;
+export declare function validateResults(results: unknown): Promise<string[]>;
+export declare function renderMarkdown(results: unknown): string;
+export declare function fmtMs(ms: number | null): string;

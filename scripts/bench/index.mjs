@@ -1,0 +1,12 @@
+/**
+ * The benchmark's pure building blocks, re-exported for tests/bench.test.ts (types in index.d.mts).
+ */
+export { mulberry32, randInt, sampleIndices } from './prng.mjs';
+export { median, percentile, ratio } from './stats.mjs';
+export { listFiles, buildScaledVault, copyName, editFiles, restoreFiles } from './vault.mjs';
+export { collectSentences, generateQueries } from './queries.mjs';
+export { headingChunks, makeProcessor, splitLinesPlain } from './plain.mjs';
+export { compareTop5 } from './run.mjs';
+export { PHASES, PHASE_IDS, RATIOS, RATIO_IDS, TARGET_SCALE } from './phases.mjs';
+export { validateResults, SCHEMA_FILE } from './validate.mjs';
+export { renderMarkdown, fmtMs } from './report.mjs';

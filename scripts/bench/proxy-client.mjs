@@ -1,0 +1,56 @@
+/**
+ * HTTP client side of the proxy phases, run in the orchestrator while the proxy server runs in its own
+ * child (so the server's peak RSS is its own). One session; `calls` `lore_search` calls (cycling the
+ * query set) then `calls` `lore_read` calls (cycling the line ranges the proxy floor reads), per run.
+ * Per-call latency is request start → full response body parsed.
+ */
+import { percentile } from './stats.mjs';
+
+const now = () => performance.now();
+
+/**
+ * @param {{ url: string, session?: string, headers?: Record<string, string>, searchPath: string, readPath: string }} info
+ *   what the proxy child reported when ready
+ * @param {{ namespace: string, queries: string[], reads: { path: string, line_start: number, line_end: number }[], calls: number, runs: number }} o
+ * @returns {Promise<Record<'proxy_lore_search' | 'proxy_lore_read', any>>} raw phase figures, or `{ error }` per phase
+ */
+export async function runProxyClient(info, o) {
+  const headers = { 'content-type': 'application/json', ...(info.headers ?? {}) };
+  const call = async (path, body) => {
+    const res = await fetch(new URL(path, info.url), { method: 'POST', headers, body: JSON.stringify(body) });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`HTTP ${res.status} from ${path}: ${text.slice(0, 300)}`);
+    return JSON.parse(text);
+  };
+  const measure = async (makeBody, path) => {
+    const p50 = [], p99 = [], rates = [];
+    for (let r = 0; r < o.runs; r++) {
+      const samples = [];
+      const t0 = now();
+      for (let i = 0; i < o.calls; i++) {
+        const c0 = now();
+        await call(path, makeBody(i));
+        samples.push(now() - c0);
+      }
+      rates.push((o.calls * 1000) / (now() - t0));
+      p50.push(percentile(samples, 50));
+      p99.push(percentile(samples, 99));
+    }
+    return { p50_ms: p50, p99_ms: p99, calls_per_s: rates, extra: { calls: o.calls, transport: 'http', session: 'one' } };
+  };
+  const out = {};
+  try {
+    out.proxy_lore_search = await measure((i) => ({ query: o.queries[i % o.queries.length], k: 5 }), info.searchPath);
+  } catch (e) {
+    out.proxy_lore_search = { error: e instanceof Error ? e.message : String(e) };
+  }
+  try {
+    out.proxy_lore_read = await measure((i) => {
+      const rd = o.reads[i % o.reads.length];
+      return { ref: `${o.namespace}:${rd.path}#L${rd.line_start}-L${rd.line_end}` };
+    }, info.readPath);
+  } catch (e) {
+    out.proxy_lore_read = { error: e instanceof Error ? e.message : String(e) };
+  }
+  return out;
+}

@@ -1,0 +1,109 @@
+/**
+ * Markdown rendering of a bench-results object (pure: results in, string out). The same text goes to
+ * stdout and to `bench-results.md`.
+ */
+import { PHASES, RATIOS, TARGET_SCALE } from './phases.mjs';
+
+/** Milliseconds for humans: `0.042 ms`, `3.41 ms`, `512 ms`, `12.3 s`. @param {number | null} ms */
+export function fmtMs(ms) {
+  if (ms == null) return '—';
+  if (ms >= 10_000) return `${(ms / 1000).toFixed(1)} s`;
+  if (ms >= 100) return `${Math.round(ms)} ms`;
+  if (ms >= 1) return `${ms.toFixed(2)} ms`;
+  return `${ms.toFixed(3)} ms`;
+}
+
+/** Bytes for humans in MiB (1 decimal). @param {number | null} b */
+export function fmtMiB(b) {
+  return b == null ? '—' : `${(b / 1048576).toFixed(1)} MiB`;
+}
+
+/** A ratio with 3 significant decimals, `—` when absent. @param {number | null} x */
+export function fmtRatio(x) {
+  if (x == null) return '—';
+  return x >= 10 ? x.toFixed(1) : x >= 0.1 ? x.toFixed(2) : x.toFixed(4);
+}
+
+/** Integer with thousands separators (fixed `,`, no locale). @param {number} n */
+function fmtInt(n) {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
+/** `✅ met` / `❌ missed` / `—`. @param {boolean | null} met */
+function fmtMet(met) {
+  return met === true ? 'met' : met === false ? '**missed**' : '—';
+}
+
+/** Escape `|` in table cells. @param {string} s */
+function cell(s) {
+  return String(s).replace(/\|/g, '\\|').replace(/\n/g, ' ');
+}
+
+/**
+ * Render the whole report.
+ * @param {any} results a bench-results object (schemas/bench-results.schema.json)
+ * @returns {string}
+ */
+export function renderMarkdown(results) {
+  const m = results.machine;
+  const p = results.params;
+  const out = [];
+  out.push(`# loretrace benchmark: ${p.namespace} ×${p.scales.join(', ×')}`);
+  out.push('');
+  out.push(
+    `Machine: ${m.nproc} × ${m.cpu_model}, ${(m.total_memory_bytes / 2 ** 30).toFixed(1)} GiB RAM, Node ${m.node_version}, ${m.platform} ${m.arch}. ` +
+      `Runs per phase: ${p.runs} (medians of runs; latencies are nearest-rank p50/p99 per run, median over runs). ` +
+      `Queries: ${results.queries.count} (${results.queries.unique} distinct, seed ${p.seed}, sha256 ${results.queries.sha256.slice(0, 12)}…).`,
+  );
+  out.push('');
+  out.push(`Reproduce: \`${results.command}\``);
+  for (const s of results.scales) {
+    out.push('');
+    out.push(
+      `## ×${s.scale}: ${fmtInt(s.vault.notes)} notes, ${(s.vault.note_bytes / 1e6).toFixed(1)} MB` +
+        (s.vault.plain_chunks != null ? `, ${fmtInt(s.vault.plain_chunks)} heading chunks` : '') +
+        ` (${s.duration_s.toFixed(0)} s wall)`,
+    );
+    out.push('');
+    out.push('| Phase | Kind | Status | Median | p50 | p99 | Calls/s | Peak RSS |');
+    out.push('| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |');
+    for (const def of PHASES) {
+      const ph = s.phases[def.id];
+      const status = ph.status === 'ok' ? 'ok' : `${ph.status}: ${ph.reason ?? ''}`;
+      out.push(
+        `| ${cell(def.label)} | ${ph.kind} | ${cell(status)} | ${fmtMs(ph.median_ms)} | ${fmtMs(ph.p50_ms)} | ${fmtMs(ph.p99_ms)} | ` +
+          `${ph.calls_per_s == null ? '—' : ph.calls_per_s.toFixed(0)} | ${fmtMiB(ph.peak_rss_bytes)} |`,
+      );
+    }
+    out.push('');
+    out.push('| Ratio | Value | Target (at ×100) | Met here |');
+    out.push('| --- | ---: | ---: | --- |');
+    for (const def of RATIOS) {
+      const r = s.ratios[def.id];
+      out.push(`| ${def.id} (${r.numerator} / ${r.denominator}) | ${fmtRatio(r.value)} | ${r.target == null ? '—' : `≤ ${r.target}`} | ${fmtMet(r.met)} |`);
+    }
+    const q = s.quality;
+    out.push('');
+    out.push(
+      q.queries_compared > 0
+        ? `Quality vs plain BM25 (${q.queries_compared} queries): top-5 set differs for ${(q.top5_set_drift * 100).toFixed(1)}%, ` +
+            `ordered top-5 differs for ${(q.top5_order_drift * 100).toFixed(1)}%, mean top-5 overlap ${(q.mean_top5_overlap * 100).toFixed(1)}%.`
+        : 'Quality vs plain BM25: not measured (a search phase did not run).',
+    );
+  }
+  out.push('');
+  out.push(`## Targets (issue 7, defined at ×${TARGET_SCALE})`);
+  out.push('');
+  if (results.targets.length === 0) {
+    out.push('No target ratios could be computed in this run.');
+  } else {
+    out.push('| Ratio | Target | Scale | Value | Met |');
+    out.push('| --- | ---: | ---: | ---: | --- |');
+    for (const t of results.targets) {
+      const note = t.scale === TARGET_SCALE ? '' : ` (×${TARGET_SCALE} not run)`;
+      out.push(`| ${t.ratio} | ≤ ${t.target} | ×${t.scale}${note} | ${fmtRatio(t.value)} | ${fmtMet(t.met)} |`);
+    }
+  }
+  out.push('');
+  return out.join('\n');
+}

@@ -1,0 +1,375 @@
+/**
+ * Phase tasks, each run inside its own `node --expose-gc` child (scripts/bench/child.mjs) so that the
+ * child's `process.resourceUsage().maxRSS` is that phase's honest peak. Every task takes plain JSON
+ * params and returns plain JSON:
+ *
+ *   { phases: { <phase_id>: { samples_ms?, p50_ms?, p99_ms?, calls_per_s?, extra? } }, data? }
+ *
+ * `samples_ms` are per-run wall times (performance.now) in milliseconds; latency phases give the
+ * per-run p50/p99 lists instead. Nothing is asserted here; the orchestrator turns them into medians
+ * and ratios.
+ */
+import { readFile, writeFile, rm, readdir, stat, open, mkdir } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { join } from 'node:path';
+import MiniSearch from 'minisearch';
+import { makeProcessor, decode, runPlainPipeline, newPlainMiniSearch, PLAIN_MINISEARCH_OPTIONS, splitLinesPlain, headingChunks } from './plain.mjs';
+import { percentile } from './stats.mjs';
+import { requireApi, indexWith, Unavailable } from './loretrace.mjs';
+import { editFiles, restoreFiles } from './vault.mjs';
+
+const now = () => performance.now();
+const gc = () => (typeof globalThis.gc === 'function' ? globalThis.gc() : undefined);
+const abs = (root, rel) => join(root, ...rel.split('/'));
+
+/** Total size in bytes of every file under `dir`. */
+async function dirBytes(dir) {
+  let total = 0;
+  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (e.isFile()) total += (await stat(join(e.parentPath ?? e.path, e.name))).size;
+  }
+  return total;
+}
+
+/** Per-run latency summary: p50/p99 of each run's samples. */
+function latencyRuns(perRun) {
+  return { p50_ms: perRun.map((s) => percentile(s, 50)), p99_ms: perRun.map((s) => percentile(s, 99)) };
+}
+
+/** (a) Read-only floor: read every note's bytes, sequentially. */
+async function readFloor({ root, paths, runs }) {
+  const samples = [];
+  let bytes = 0;
+  for (let r = 0; r < runs; r++) {
+    gc();
+    const t0 = now();
+    bytes = 0;
+    for (const rel of paths) bytes += (await readFile(abs(root, rel))).length;
+    samples.push(now() - t0);
+  }
+  return { phases: { read_floor: { samples_ms: samples, extra: { bytes } } } };
+}
+
+/** (b) Single-threaded remark parse (remark-parse + gfm + frontmatter) of the same files, bytes pre-read. */
+async function remarkParse({ root, paths, runs }) {
+  const files = [];
+  for (const rel of paths) files.push(await readFile(abs(root, rel)));
+  const processor = makeProcessor();
+  const samples = [];
+  for (let r = 0; r < runs; r++) {
+    gc();
+    const t0 = now();
+    for (const bytes of files) processor.parse(decode(bytes));
+    samples.push(now() - t0);
+  }
+  return { phases: { remark_parse: { samples_ms: samples } } };
+}
+
+/** (c) Plain pipeline: read + remark + heading chunks + MiniSearch defaults + JSON save. */
+async function plainPipeline({ root, paths, runs, plainFile }) {
+  const samples = [];
+  let last = null;
+  for (let r = 0; r < runs; r++) {
+    gc();
+    const t0 = now();
+    last = await runPlainPipeline(root, paths, plainFile);
+    samples.push(now() - t0);
+  }
+  return { phases: { plain_pipeline: { samples_ms: samples, extra: last } } };
+}
+
+/** Cold index: `indexVault` into a fresh, empty index folder each run; the last run's folder is kept. */
+async function coldIndex({ root, runs, workDir, distDir }) {
+  const api = await requireApi(distDir, ['indexVault']);
+  const samples = [];
+  let index = null;
+  let dir = '';
+  for (let r = 0; r < runs; r++) {
+    if (dir) await rm(dir, { recursive: true, force: true });
+    index = null;
+    gc();
+    dir = join(workDir, `lt-index-cold-${r}`);
+    await mkdir(dir, { recursive: true });
+    const t0 = now();
+    index = await indexWith(api, root, dir);
+    samples.push(now() - t0);
+  }
+  const extra = {
+    notes: index.notes?.length ?? null,
+    chunks: index.chunks?.length ?? null,
+    links: index.links?.length ?? null,
+    findings: index.findings?.length ?? null,
+    persisted_bytes: await dirBytes(dir),
+  };
+  return { phases: { cold_index: { samples_ms: samples, extra } }, data: { index_dir: dir } };
+}
+
+/** Warm start: load the persisted index (indexVault on an unchanged vault) + the first query. */
+async function warmStart({ root, indexDir, runs, query, distDir }) {
+  const api = await requireApi(distDir, ['indexVault', 'search']);
+  const samples = [];
+  const load = [];
+  for (let r = 0; r < runs; r++) {
+    gc();
+    const t0 = now();
+    const index = await indexWith(api, root, indexDir);
+    const t1 = now();
+    api.search(index, query, { k: 5 });
+    const t2 = now();
+    samples.push(t2 - t0);
+    load.push(t1 - t0);
+  }
+  return { phases: { warm_start: { samples_ms: samples, extra: { load_ms: load } } } };
+}
+
+/** Plain warm start: read the saved JSON + `MiniSearch.loadJSON` + the first query. */
+async function plainWarmStart({ plainFile, runs, query }) {
+  const samples = [];
+  for (let r = 0; r < runs; r++) {
+    gc();
+    const t0 = now();
+    const ms = MiniSearch.loadJSON(await readFile(plainFile, 'utf8'), PLAIN_MINISEARCH_OPTIONS);
+    ms.search(query);
+    samples.push(now() - t0);
+  }
+  return { phases: { plain_warm_start: { samples_ms: samples } } };
+}
+
+/**
+ * loretrace search: p50/p99 over the query set (one untimed warm-up query first). Also writes the
+ * index's chunks as JSON lines (`{ id: ref, text }`) for the plain search anchor, and returns the top-5
+ * refs of run 0 and the top hit of the first queries (line ranges for the proxy phases).
+ */
+async function searchPhase({ root, indexDir, runs, queries, chunksFile, distDir }) {
+  const api = await requireApi(distDir, ['indexVault', 'search']);
+  const index = await indexWith(api, root, indexDir);
+  const ns = index.namespace;
+  const out = createWriteStream(chunksFile);
+  for (const c of index.chunks) {
+    if (!out.write(JSON.stringify({ id: `${ns}:${c.path}#chunk${c.chunk_index}`, text: c.text }) + '\n')) {
+      await new Promise((res) => out.once('drain', res));
+    }
+  }
+  await new Promise((res, rej) => out.end((e) => (e ? rej(e) : res())));
+  api.search(index, queries[0], { k: 5 });
+  const perRun = [];
+  const top5 = [];
+  const hits = [];
+  for (let r = 0; r < runs; r++) {
+    gc();
+    const samples = [];
+    for (const q of queries) {
+      const t0 = now();
+      const res = api.search(index, q, { k: 5 });
+      samples.push(now() - t0);
+      if (r === 0) {
+        top5.push(res.slice(0, 5).map((h) => h.ref));
+        if (res[0]) hits.push({ ref: res[0].ref, path: res[0].path, line_start: res[0].line_start, line_end: res[0].line_end });
+      }
+    }
+    perRun.push(samples);
+  }
+  return {
+    phases: { search: { ...latencyRuns(perRun), extra: { chunks: index.chunks.length, k: 5 } } },
+    data: { top5, hits, namespace: ns, chunks: index.chunks.length },
+  };
+}
+
+/** Plain search anchor: MiniSearch defaults over the same chunks, `search(q)` scoring every match. */
+async function plainSearch({ chunksFile, root, paths, namespace, runs, queries }) {
+  let docs;
+  let chunksSource = 'loretrace';
+  if (chunksFile) {
+    docs = (await readFile(chunksFile, 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  } else {
+    // loretrace's search did not run: fall back to the plain pipeline's heading chunks (drift is then not comparable).
+    chunksSource = 'plain_heading_chunks';
+    docs = [];
+    const processor = makeProcessor();
+    for (const rel of paths) {
+      const text = decode(await readFile(abs(root, rel)));
+      for (const c of headingChunks(rel, text, processor.parse(text))) docs.push({ id: `${namespace}:${c.id}`, text: c.text });
+    }
+  }
+  const b0 = now();
+  const ms = newPlainMiniSearch();
+  ms.addAll(docs);
+  const buildMs = now() - b0;
+  ms.search(queries[0]);
+  const perRun = [];
+  const top5 = [];
+  const matches = [];
+  for (let r = 0; r < runs; r++) {
+    gc();
+    const samples = [];
+    for (const q of queries) {
+      const t0 = now();
+      const res = ms.search(q);
+      samples.push(now() - t0);
+      if (r === 0) {
+        top5.push(res.slice(0, 5).map((h) => h.id));
+        matches.push(res.length);
+      }
+    }
+    perRun.push(samples);
+  }
+  const meanMatches = matches.reduce((a, b) => a + b, 0) / Math.max(1, matches.length);
+  return {
+    phases: { plain_search: { ...latencyRuns(perRun), extra: { chunks: docs.length, chunks_source: chunksSource, build_ms: buildMs, mean_matching_chunks: meanMatches } } },
+    data: { top5, chunks_source: chunksSource },
+  };
+}
+
+/**
+ * Traversal: compilePolicy once, then `iterations` traversals per run of a depth-2, max_refs 12
+ * policy from the seed note, cycling through `queries`.
+ */
+async function traversal({ root, indexDir, runs, iterations, queries, seedPath, distDir }) {
+  const api = await requireApi(distDir, ['indexVault', 'compilePolicy', 'traverse']);
+  const index = await indexWith(api, root, indexDir);
+  const ns = index.namespace;
+  const seed = seedPath ?? pickSeedNote(index);
+  if (!seed) throw new Unavailable('no note with resolved outgoing links to use as the traversal seed');
+  const policy = {
+    max_link_depth: 2,
+    allowed_prefixes: [`${ns}:${seed.split('/')[0]}/`],
+    required_seed_refs: [`${ns}:${seed}`],
+    follow_link_classes: [],
+    stop_conditions: ['max_refs:12'],
+  };
+  const compiled = api.compilePolicy(policy, { index, budgets: { max_refs: 12 }, max_refs: 12 });
+  const run = (q) => api.traverse(index, compiled, { queries: [q], max_refs: 12 });
+  const first = run(queries[0]);
+  const perRun = [];
+  for (let r = 0; r < runs; r++) {
+    gc();
+    const samples = [];
+    for (let i = 0; i < iterations; i++) {
+      const t0 = now();
+      run(queries[i % queries.length]);
+      samples.push(now() - t0);
+    }
+    perRun.push(samples);
+  }
+  const extra = {
+    seed_ref: `${ns}:${seed}`,
+    iterations,
+    consulted_refs: first?.consulted_refs?.length ?? null,
+    followed_refs: first?.followed_refs?.length ?? null,
+    source_excerpts: first?.source_excerpts?.length ?? null,
+  };
+  return { phases: { traversal: { ...latencyRuns(perRun), extra } } };
+}
+
+/** The note of the first copy with the most resolved outgoing links (ties: path code-unit order). */
+export function pickSeedNote(index) {
+  const counts = new Map();
+  for (const l of index.links ?? []) {
+    if (l.resolution?.status !== 'resolved' || l.resolution.path === l.source_path) continue;
+    counts.set(l.source_path, (counts.get(l.source_path) ?? 0) + 1);
+  }
+  const firstCopy = index.notes?.[0]?.path.split('/')[0];
+  let best = null;
+  let bestN = 0;
+  for (const [path, n] of [...counts].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) {
+    if (firstCopy && !path.startsWith(firstCopy + '/')) continue;
+    if (n > bestN) {
+      best = path;
+      bestN = n;
+    }
+  }
+  return best;
+}
+
+/**
+ * Proxy floor: for each read, read the file, slice the same line range, and append one fsync'd line
+ * to a ledger file — the least any recorded `lore_read` must do. Per-call latency p50/p99, calls/s.
+ */
+async function proxyFloor({ root, reads, calls, runs, workDir }) {
+  const ledger = join(workDir, 'floor-ledger.jsonl');
+  const fh = await open(ledger, 'a');
+  const perRun = [];
+  const rates = [];
+  try {
+    for (let r = 0; r < runs; r++) {
+      gc();
+      const samples = [];
+      const t0 = now();
+      for (let i = 0; i < calls; i++) {
+        const rd = reads[i % reads.length];
+        const c0 = now();
+        const lines = splitLinesPlain(decode(await readFile(abs(root, rd.path))));
+        const text = lines.slice(rd.line_start - 1, rd.line_end).join('\n');
+        await fh.write(JSON.stringify({ seq: i, path: rd.path, line_start: rd.line_start, line_end: rd.line_end, chars: text.length }) + '\n');
+        await fh.sync();
+        samples.push(now() - c0);
+      }
+      rates.push((calls * 1000) / (now() - t0));
+      perRun.push(samples);
+    }
+  } finally {
+    await fh.close();
+  }
+  return { phases: { proxy_floor: { ...latencyRuns(perRun), calls_per_s: rates, extra: { calls } } } };
+}
+
+/**
+ * Incremental re-index: after an untimed warm-up call, each run edits 1 file (then 1% of files) with
+ * a run-specific suffix and times `indexVault` on the persisted index. Files are restored at the end.
+ */
+async function incremental({ root, indexDir, runs, onePaths, pctPaths, distDir }) {
+  const api = await requireApi(distDir, ['indexVault']);
+  await indexWith(api, root, indexDir);
+  const originals = new Map();
+  const one = [];
+  const pct = [];
+  try {
+    for (let r = 0; r < runs; r++) {
+      gc();
+      await editFiles(root, onePaths, r + 1, originals);
+      let t0 = now();
+      await indexWith(api, root, indexDir);
+      one.push(now() - t0);
+      gc();
+      await editFiles(root, pctPaths, r + 1, originals);
+      t0 = now();
+      await indexWith(api, root, indexDir);
+      pct.push(now() - t0);
+    }
+  } finally {
+    await restoreFiles(root, originals);
+  }
+  return {
+    phases: {
+      incremental_1_file: { samples_ms: one, extra: { files_changed: onePaths.length } },
+      incremental_1_percent: { samples_ms: pct, extra: { files_changed: pctPaths.length } },
+    },
+  };
+}
+
+/**
+ * Proxy server child: indexes (warm), starts loretrace's HTTP proxy on 127.0.0.1 with one session
+ * whose policy admits the whole first copy, reports { url, searchPath, readPath, headers } and waits
+ * until the orchestrator's client has finished. The figures come from the client (proxy-client.mjs);
+ * this child contributes the server's peak RSS.
+ */
+async function proxy({ root, indexDir, ledgerDir, distDir }, channel) {
+  const api = await requireApi(distDir, ['indexVault', 'compilePolicy']);
+  throw new Unavailable('the HTTP proxy server start function is not exported from dist/index.js yet');
+}
+
+/** Task table: name → async (params) => result. */
+export const TASKS = {
+  read_floor: readFloor,
+  remark_parse: remarkParse,
+  plain_pipeline: plainPipeline,
+  cold_index: coldIndex,
+  warm_start: warmStart,
+  plain_warm_start: plainWarmStart,
+  search: searchPhase,
+  plain_search: plainSearch,
+  traversal,
+  proxy_floor: proxyFloor,
+  proxy,
+  incremental,
+};

@@ -1,0 +1,91 @@
+/**
+ * Lookups over a {@link VaultIndex}: notes, chunks, outgoing links and backlinks by path, and the exact
+ * lines of a note. Maps are built once per index object (cached in a WeakMap) — O(1) per call after that.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { LoretraceError } from '../errors.js';
+import type { Chunk, LinkRecord, NoteRecord, VaultIndex, VaultPath } from '../types.js';
+import { splitLines } from '../notes/lines.js';
+import { sha256Hex } from '../vault/scan.js';
+
+interface Maps {
+  notes: Map<string, NoteRecord>;
+  chunks: Map<string, Chunk[]>;
+  outgoing: Map<string, LinkRecord[]>;
+  incoming: Map<string, LinkRecord[]>;
+  sha: Map<string, string>;
+}
+
+const cache = new WeakMap<VaultIndex, Maps>();
+
+function maps(index: VaultIndex): Maps {
+  let m = cache.get(index);
+  if (m) return m;
+  m = { notes: new Map(), chunks: new Map(), outgoing: new Map(), incoming: new Map(), sha: new Map() };
+  for (const n of index.notes) m.notes.set(n.path, n);
+  for (const c of index.chunks) push(m.chunks, c.path, c);
+  for (const l of index.links) {
+    push(m.outgoing, l.source_path, l);
+    const r = l.resolution;
+    if (r.status === 'resolved' || r.status === 'ambiguous' || r.status === 'broken_fragment') push(m.incoming, r.path, l);
+  }
+  for (const f of index.manifest) m.sha.set(f.path, f.sha256);
+  cache.set(index, m);
+  return m;
+}
+
+function push<T>(map: Map<string, T[]>, key: string, value: T): void {
+  const arr = map.get(key);
+  if (arr) arr.push(value);
+  else map.set(key, [value]);
+}
+
+/** The note at `path`, or undefined. */
+export function getNote(index: VaultIndex, path: VaultPath): NoteRecord | undefined {
+  return maps(index).notes.get(path);
+}
+
+/** Chunks of the note at `path` in chunk_index order (empty when none or no such note). */
+export function chunksOf(index: VaultIndex, path: VaultPath): readonly Chunk[] {
+  return maps(index).chunks.get(path) ?? [];
+}
+
+/** Links standing in the note at `path`, in (line, column) order. */
+export function outgoingLinks(index: VaultIndex, path: VaultPath): readonly LinkRecord[] {
+  return maps(index).outgoing.get(path) ?? [];
+}
+
+/**
+ * Backlinks: links from any note whose resolution points at `path` (status `resolved`, `ambiguous`
+ * with `path` as the chosen target, or `broken_fragment`), in (source_path, line, column) order.
+ */
+export function backlinks(index: VaultIndex, path: VaultPath): readonly LinkRecord[] {
+  return maps(index).incoming.get(path) ?? [];
+}
+
+/**
+ * The lines of a note as on disk now (split at CRLF, CR or LF; BOM removed; see src/types.ts), after
+ * checking the file still has the sha256 recorded in the index.
+ *
+ * @throws LoretraceError `not_found` — `path` is not a note of the index;
+ *   `stale_file` — the file changed (or vanished) since the index was built; re-run `loretrace index`.
+ */
+export async function readNoteLines(index: VaultIndex, path: VaultPath): Promise<string[]> {
+  const sha = maps(index).sha.get(path);
+  if (sha === undefined) {
+    throw new LoretraceError('not_found', `${index.namespace}:${path} is not a note of the index`, { file: path, expected: 'a vault-relative path of an indexed note' });
+  }
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(join(index.root, ...path.split('/')));
+  } catch (e) {
+    throw new LoretraceError('stale_file', `${path} can no longer be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); the index is stale`, { file: path, expected: `sha256 ${sha}` });
+  }
+  const now = sha256Hex(bytes);
+  if (now !== sha) {
+    throw new LoretraceError('stale_file', `${path} changed since it was indexed (sha256 ${now.slice(0, 12)}…, index has ${sha.slice(0, 12)}…)`, { file: path, expected: `sha256 ${sha}` });
+  }
+  const text = new TextDecoder('utf-8').decode(bytes);
+  return splitLines(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+}

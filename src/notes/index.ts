@@ -1,0 +1,15 @@
+/**
+ * Notes stage public surface (helper A): lines, parsing, the wikilink grammar, chunks, links.
+ * One barrel for src/notes, src/chunks and src/links.
+ */
+export { splitLines, sliceLines, detectLineEnding } from './lines.js';
+export { parseNote, parseMarkdown } from './parse.js';
+export type { ParseOptions, ParsedNote, MarkdownSyntax } from './parse.js';
+export { wikiLinkSyntax, wikiLinkFromMarkdown, remarkWikiLink, parseWikiLinkContent } from './wikilink.js';
+export type { WikiLink, WikiLinkParts } from './wikilink.js';
+export { chunkNote, DEFAULT_CHUNK_WORD_BUDGET } from '../chunks/chunk.js';
+export type { ChunkOptions } from '../chunks/chunk.js';
+export { extractLinks } from '../links/extract.js';
+export { resolveLink, resolveLinks, buildLinkLookup } from '../links/resolve.js';
+export type { LinkLookup, ResolveOptions } from '../links/resolve.js';
+export { targetClasses } from '../links/classes.js';

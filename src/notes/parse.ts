@@ -1,0 +1,246 @@
+/**
+ * parseNote: one note's bytes → note record, chunks, links and findings. Pure (no I/O, no clock, no
+ * shared state), so it runs unchanged inside a worker thread; input and output are plain data.
+ *
+ * Pipeline, each stage once: UTF-8 decode (fatal) → BOM strip → one micromark/mdast parse (unified +
+ * remark-parse + remark-gfm + remark-frontmatter + loretrace's wikilink grammar) → chunks (top-level
+ * headings) → one mdast walk for links, tags and blocks.
+ */
+import { createHash } from 'node:crypto';
+import type { Root } from 'mdast';
+import remarkFrontmatter from 'remark-frontmatter';
+import remarkGfm from 'remark-gfm';
+import remarkParse from 'remark-parse';
+import { unified } from 'unified';
+import type { Finding } from '../errors.js';
+import type { Chunk, LinkRecord, NoteRecord, VaultConfig, VaultPath } from '../types.js';
+import { buildChunks } from '../chunks/chunk.js';
+import { targetClasses } from '../links/classes.js';
+import { collectNoteRefs } from '../links/extract.js';
+import { frontmatterAliases, frontmatterTags, frontmatterTitle, readFrontmatter } from './frontmatter.js';
+import { detectLineEnding, lineStartOffsets, splitLines } from './lines.js';
+import { remarkWikiLink } from './wikilink.js';
+
+/** Options of {@link parseNote}. All optional. */
+export interface ParseOptions {
+  /** Word budget for splitting long sections (integer ≥ 1). Default: `config.chunk_word_budget`, else 350. */
+  chunkWordBudget?: number;
+  /** Vault configuration: `class_rules` feed `note.classes`, `chunk_word_budget` the budget. */
+  config?: VaultConfig;
+  /** Lower-case hex SHA-256 of `bytes` when the caller already has it (saves hashing twice). */
+  sha256?: string;
+}
+
+/** What {@link parseNote} returns: plain JSON data. */
+export interface ParsedNote {
+  note: NoteRecord;
+  /** In file order, `chunk_index` 0.. */
+  chunks: Chunk[];
+  /** In file order; resolution `pending` (to be resolved by `resolveLinks`), `external` or `tag`. */
+  links: LinkRecord[];
+  /** `not_utf8`, `binary_file`, `bad_frontmatter` (all severity `warning`). */
+  findings: Finding[];
+}
+
+/**
+ * A parsed note's syntax: what `chunkNote` and `extractLinks` work on. `text` is the decoded text
+ * without the BOM; mdast positions (lines, columns, offsets) are in that text, and its lines are the
+ * original file's lines (CRLF, CR and LF each end one line, as in {@link splitLines}).
+ */
+export interface MarkdownSyntax {
+  path: VaultPath;
+  /** Decoded text, BOM removed. */
+  text: string;
+  /** `splitLines(text)`. */
+  lines: string[];
+  /** UTF-16 offset in `text` where each line starts (index 0 = line 1). */
+  lineStarts: number[];
+  /** The mdast tree, with `wikiLink` nodes. */
+  root: Root;
+  /** The YAML frontmatter block (both fences included), or null. */
+  frontmatter: { value: string; line_start: number; line_end: number } | null;
+}
+
+const processor = unified().use(remarkParse).use(remarkGfm).use(remarkFrontmatter, ['yaml']).use(remarkWikiLink).freeze();
+
+/**
+ * Parse markdown text once into {@link MarkdownSyntax}. A leading BOM (U+FEFF) is removed before parsing
+ * so positions match the file's lines. Frontmatter is recognised only as a `---` fenced YAML block
+ * starting on line 1 and closed by `---` (end of file right after the closing fence is fine); a lone
+ * `---` at the top without a closing fence is a thematic break.
+ */
+export function parseMarkdown(path: VaultPath, text: string): MarkdownSyntax {
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  const root = processor.parse(text) as Root;
+  const first = root.children[0];
+  const frontmatter =
+    first && first.type === 'yaml' && first.position
+      ? { value: first.value, line_start: first.position.start.line, line_end: first.position.end.line }
+      : null;
+  return { path, text, lines: splitLines(text), lineStarts: lineStartOffsets(text), root, frontmatter };
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+/** Offset of the first byte that is not part of a well-formed UTF-8 sequence, or -1. */
+function firstInvalidUtf8(bytes: Uint8Array): number {
+  const n = bytes.length;
+  let i = 0;
+  while (i < n) {
+    const b = bytes[i] as number;
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    let need: number;
+    let min: number;
+    if (b >= 0xc2 && b <= 0xdf) {
+      need = 1;
+      min = 0x80;
+    } else if (b >= 0xe0 && b <= 0xef) {
+      need = 2;
+      min = 0x800;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      need = 3;
+      min = 0x10000;
+    } else return i;
+    let cp = b & (0x3f >> need);
+    for (let k = 1; k <= need; k++) {
+      const c = bytes[i + k];
+      if (c === undefined || (c & 0xc0) !== 0x80) return i;
+      cp = (cp << 6) | (c & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
+    i += need + 1;
+  }
+  return -1;
+}
+
+/** 1-based line of a byte offset (CRLF, CR, LF each one break; they are ASCII, so bytes suffice). */
+function lineOfByte(bytes: Uint8Array, offset: number): number {
+  let line = 1;
+  for (let i = 0; i < offset; i++) {
+    const b = bytes[i];
+    if (b === 10) line++;
+    else if (b === 13) {
+      if (bytes[i + 1] === 10) i++;
+      line++;
+    }
+  }
+  return line;
+}
+
+function fileTitle(path: string): string {
+  const base = path.slice(path.lastIndexOf('/') + 1);
+  return base.replace(/\.md$/i, '');
+}
+
+/**
+ * Parse one note. Pure and synchronous; callable in a worker thread.
+ *
+ * Rules:
+ * - Bytes containing a NUL byte → finding `binary_file`; bytes that are not valid UTF-8 → finding
+ *   `not_utf8` (with the line of the first bad byte). Either way the note is still listed (title from
+ *   the file name, `line_count` 0, `line_ending` `none`) with no chunks and no links: never a crash,
+ *   never silently dropped.
+ * - Bad YAML frontmatter → finding `bad_frontmatter` with its file line; the note is indexed with
+ *   `frontmatter: null` (its lines still belong to no chunk).
+ * - `title` = frontmatter `title`, else the file name without `.md`; `aliases` and `tags` from
+ *   frontmatter, plus inline `#tags` (not in code or links); `classes` from {@link targetClasses}.
+ *
+ * @param path vault-relative POSIX NFC path (`Aetheria/Worldbuilding/Territories.md`).
+ * @param bytes the raw file (size counted in bytes).
+ * @throws LoretraceError `bad_options` (exit 2) for a chunk word budget that is not an integer ≥ 1.
+ */
+export function parseNote(path: VaultPath, bytes: Uint8Array, options: ParseOptions = {}): ParsedNote {
+  const config = options.config ?? {};
+  const budget = options.chunkWordBudget ?? config.chunk_word_budget;
+  const sha256 = options.sha256 ?? createHash('sha256').update(bytes).digest('hex');
+  const bom = bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+  const findings: Finding[] = [];
+
+  const emptyNote = (): NoteRecord => ({
+    path,
+    title: fileTitle(path),
+    aliases: [],
+    tags: [],
+    frontmatter: null,
+    frontmatter_lines: null,
+    size: bytes.length,
+    sha256,
+    line_count: 0,
+    line_ending: 'none',
+    bom,
+    classes: targetClasses(path, config),
+    headings: [],
+    blocks: [],
+    chunk_count: 0,
+  });
+
+  const nul = bytes.indexOf(0);
+  if (nul !== -1) {
+    findings.push({
+      code: 'binary_file',
+      severity: 'warning',
+      message: `${path} contains a NUL byte at byte ${nul}: expected a text file; it is listed with no chunks and no links`,
+      path,
+    });
+    return { note: emptyNote(), chunks: [], links: [], findings };
+  }
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch {
+    const at = firstInvalidUtf8(bytes);
+    const line = lineOfByte(bytes, Math.max(at, 0));
+    findings.push({
+      code: 'not_utf8',
+      severity: 'warning',
+      message: `${path}:${line}: byte ${at} is not valid UTF-8: expected UTF-8 text; the note is listed with no chunks and no links`,
+      path,
+      line,
+    });
+    return { note: emptyNote(), chunks: [], links: [], findings };
+  }
+
+  const syntax = parseMarkdown(path, text);
+  let frontmatter: Record<string, unknown> | null = null;
+  if (syntax.frontmatter) {
+    const fm = readFrontmatter(path, syntax.frontmatter.value, syntax.frontmatter.line_start + 1);
+    frontmatter = fm.data;
+    findings.push(...fm.findings);
+  }
+  const { chunks, headings } = buildChunks(syntax, budget === undefined ? {} : { chunkWordBudget: budget });
+  const refs = collectNoteRefs(syntax, chunks);
+
+  const tags: string[] = [];
+  const seen = new Set<string>();
+  for (const t of [...frontmatterTags(frontmatter), ...refs.tags]) {
+    const key = t.toLowerCase();
+    if (!seen.has(key)) {
+      seen.add(key);
+      tags.push(t);
+    }
+  }
+
+  const note: NoteRecord = {
+    path,
+    title: frontmatterTitle(frontmatter) ?? fileTitle(path),
+    aliases: frontmatterAliases(frontmatter),
+    tags,
+    frontmatter,
+    frontmatter_lines: syntax.frontmatter
+      ? { line_start: syntax.frontmatter.line_start, line_end: syntax.frontmatter.line_end }
+      : null,
+    size: bytes.length,
+    sha256,
+    line_count: syntax.lines.length,
+    line_ending: detectLineEnding(text),
+    bom,
+    classes: targetClasses(path, config, { tags }),
+    headings,
+    blocks: refs.blocks,
+    chunk_count: chunks.length,
+  };
+  return { note, chunks, links: refs.links, findings };
+}

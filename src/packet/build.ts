@@ -1,0 +1,688 @@
+/**
+ * The packet builder (issue 4, "Packet builder"): a draft responder packet goes in, a validated
+ * `retrieval_augmented` packet comes out — for either retrieval lane — plus, for
+ * `coordinator_scoped_retrieval`, the capture fragment whose runner_captured research_trace a reviewer can
+ * check line by line (`verifyTrace`).
+ *
+ * Pure function of (index, draft, projected context, policy, options): no clock, no randomness, no I/O
+ * beyond what the traversal reads through the index. Same inputs ⇒ deep-equal outputs, and the CLI
+ * serialises them with a fixed format (2-space JSON, trailing newline, the draft's key order), so two runs
+ * write byte-identical files.
+ *
+ * The prompt renderers ({@link renderSourceSection}, {@link renderResearchSection}) are exported so that a
+ * reviewer (or a test) can re-render a packet's prompt and compare.
+ */
+import { LoretraceError } from '../errors.js';
+import type { Finding } from '../errors.js';
+import type { VaultIndex } from '../types.js';
+import { isUnderPrefix, parseRef } from '../refs/ref.js';
+import { checkPath, compilePolicy } from '../policy/compile.js';
+import type { CompiledPolicy, PolicyReceiptRow } from '../policy/types.js';
+import { traverse } from '../traversal/traverse.js';
+import type {
+  PacketLoreAccess,
+  ProjectedLocalContext,
+  ResearchTraceEntry,
+  ResponderPacket,
+  SourceExcerpt,
+  TraversalPolicy,
+  ValidationIssue,
+  ValidationReport,
+} from './types.js';
+import { validatePacket, validateProjectedContext } from './validate.js';
+
+/** The two retrieval-augmented lanes `loretrace retrieve` builds (seed 001, "two retrieval-augmented modes"). */
+export type RetrievalLane = 'coordinator_scoped_retrieval' | 'responder_scoped_repository_search';
+
+/** Both lanes, in documentation order. */
+export const RETRIEVAL_LANES: readonly RetrievalLane[] = ['coordinator_scoped_retrieval', 'responder_scoped_repository_search'];
+
+/**
+ * The capture fragment `loretrace retrieve --capture-out` writes for `coordinator_scoped_retrieval`: the
+ * `lore_access` receipts of the later responder output capture (Ghostlight `responder_output.lore_access`),
+ * plus the snapshot and policy receipt they were taken under. Key order is fixed as listed.
+ */
+export interface CaptureFragment {
+  mode: 'coordinator_scoped_retrieval';
+  /** Refs of every note the traversal consulted (seeds first), `Namespace:path`. */
+  consulted_refs: string[];
+  /** Refs of the notes reached by following links. */
+  followed_refs: string[];
+  /** One runner_captured entry per lore excerpt's line run. */
+  research_trace: ResearchTraceEntry[];
+  research_trace_status: 'runner_captured';
+  /** snapshot_id of the vault the trace was taken from (verify-trace reports drift against it). */
+  snapshot_id: string;
+  /** What each policy clause did (enforced / advisory), from the policy compiler. */
+  policy_receipt: PolicyReceiptRow[];
+}
+
+/** Options of {@link buildPacket}. */
+export interface BuildPacketOptions {
+  /**
+   * Lane to build. Default: the draft's `lore_access.mode` when it is one of the two lanes, else
+   * `coordinator_scoped_retrieval`.
+   */
+  lane?: RetrievalLane;
+  /** The projected local context (parsed JSON); its `runtime_retrieval_requirements` become queries. */
+  projectedContext?: unknown;
+  /** Traversal policy to use when the draft's `lore_access` carries none (`--policy`). */
+  policy?: TraversalPolicy;
+  /** `allowed_scope` to declare when the draft declares no lore scope (a policy file may carry one). */
+  allowedScope?: string[];
+  /** Refuse a policy with advisory (unenforced) clauses (`--strict-policy`, passed to compilePolicy). */
+  strictPolicy?: boolean;
+  /** File names, for messages and reports. */
+  file?: string;
+  projectedContextFile?: string;
+  policyFile?: string;
+}
+
+/** Result of {@link buildPacket}. */
+export interface BuildPacketResult {
+  lane: RetrievalLane;
+  /** The packet, valid by `validatePacket` (it was checked before being returned). */
+  packet: ResponderPacket;
+  /** The capture fragment (coordinator lane), or null (responder lane). */
+  capture: CaptureFragment | null;
+  /** Queries the traversal ran (coordinator lane), in order; [] for the responder lane. */
+  queries: string[];
+  /** What changed that a reader should know (draft lore excerpts replaced, prompt lines rewritten, ...). */
+  findings: Finding[];
+  /** Counts: draft excerpts kept, lore excerpts added, draft lore excerpts dropped, trace entries. */
+  stats: { excerpts_kept: number; excerpts_added: number; excerpts_dropped: number; trace_entries: number };
+  /** The validator's report on the output (always valid). */
+  validation: ValidationReport;
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+// ---------------------------------------------------------------------------------------------------------
+// Prompt rendering
+// ---------------------------------------------------------------------------------------------------------
+
+/**
+ * How a prompt lays out its sections. `markdown`: `## Heading` lines (Ghostlight's research packets);
+ * `plain`: `Heading:` lines (Ghostlight's packet_only packets). A prompt with any line starting `## ` is
+ * markdown.
+ */
+export type PromptStyle = 'markdown' | 'plain';
+
+/** Detect the {@link PromptStyle} of a prompt. */
+export function promptStyle(prompt: string): PromptStyle {
+  return /^## /m.test(prompt) ? 'markdown' : 'plain';
+}
+
+const SOURCE_HEADER_MD = /^##\s+Source (?:Excerpts|Constraints)\s*$/i;
+const SOURCE_HEADER_PLAIN = /^Source (?:constraints|excerpts):\s*$/i;
+const OUTPUT_HEADER_MD = /^##\s+Output Contract\s*$/i;
+const OUTPUT_HEADER_PLAIN = /^Output contract:\s*$/i;
+const RESEARCH_HEADER = /^##\s+Required Lore Research\s*$/;
+const BULLET_LINE = /^(?:- |  )/;
+
+/**
+ * Render the source-constraint section body: one bullet per excerpt, in order.
+ * - markdown style: `- <ref_id>: <text>` (Ghostlight research packets' `## Source Excerpts`);
+ * - plain style: `- <text>` (Ghostlight packet_only packets' `Source constraints:`).
+ * A multi-line text continues on lines indented by two spaces (an empty line becomes `"  "`), so the
+ * section is a single run of `- ` / two-space lines and {@link parseSourceSection} recovers each text exactly.
+ */
+export function renderSourceSection(excerpts: readonly SourceExcerpt[], style: PromptStyle): string[] {
+  const out: string[] = [];
+  for (const ex of excerpts) {
+    const lines = ex.text.split('\n');
+    const first = style === 'markdown' ? `- ${ex.ref_id}: ${lines[0] ?? ''}` : `- ${lines[0] ?? ''}`;
+    out.push(first);
+    for (const l of lines.slice(1)) out.push(`  ${l}`);
+  }
+  return out;
+}
+
+/** Line index of the first line matching `re` at or after `from`, or -1. */
+function findLine(lines: readonly string[], re: RegExp, from = 0): number {
+  for (let i = from; i < lines.length; i++) if (re.test(lines[i] as string)) return i;
+  return -1;
+}
+
+/** End (exclusive) of the bullet run that starts right after `header`. */
+function bulletRunEnd(lines: readonly string[], header: number): number {
+  let end = header + 1;
+  while (end < lines.length && BULLET_LINE.test(lines[end] as string)) end++;
+  return end;
+}
+
+/**
+ * Read back the source section of a prompt: the texts of its bullets (and, in markdown style, their
+ * ref_ids), or null when the prompt has no source section. Inverse of {@link renderSourceSection} for text
+ * without a `": "` in a markdown ref_id.
+ */
+export function parseSourceSection(prompt: string): { style: PromptStyle; items: { ref_id: string | null; text: string }[] } | null {
+  const lines = prompt.split('\n');
+  let header = findLine(lines, SOURCE_HEADER_MD);
+  let style: PromptStyle = 'markdown';
+  if (header < 0) {
+    header = findLine(lines, SOURCE_HEADER_PLAIN);
+    style = 'plain';
+  }
+  if (header < 0) return null;
+  const end = bulletRunEnd(lines, header);
+  const items: { ref_id: string | null; text: string }[] = [];
+  for (let i = header + 1; i < end; i++) {
+    const line = lines[i] as string;
+    if (line.startsWith('- ')) {
+      let body = line.slice(2);
+      let refId: string | null = null;
+      if (style === 'markdown') {
+        const colon = body.indexOf(': ');
+        if (colon > 0) {
+          refId = body.slice(0, colon);
+          body = body.slice(colon + 2);
+        }
+      }
+      items.push({ ref_id: refId, text: body });
+    } else {
+      const last = items[items.length - 1];
+      if (last) last.text += '\n' + line.slice(2);
+    }
+  }
+  return { style, items };
+}
+
+/**
+ * Replace (or insert) the source-constraint section of `prompt` so that it lists exactly `excerpts`.
+ *
+ * Rules: the section is the header line (`## Source Excerpts` / `## Source Constraints`, or
+ * `Source constraints:` / `Source excerpts:`) and the run of bullet lines right after it (lines starting
+ * `- ` or two spaces); everything else in the prompt is kept byte for byte. Without a section, one is
+ * inserted in the prompt's style before the output-contract header (`## Output Contract` /
+ * `Output contract:`), else appended at the end, separated by one blank line. With no excerpts, the
+ * section is removed. Returns the new prompt and the old bullet lines that did not survive (reported as a
+ * finding, never dropped silently).
+ */
+export function applySourceSection(prompt: string, excerpts: readonly SourceExcerpt[]): { prompt: string; removed: string[] } {
+  const lines = prompt.split('\n');
+  let header = findLine(lines, SOURCE_HEADER_MD);
+  let style: PromptStyle;
+  if (header >= 0) style = 'markdown';
+  else {
+    header = findLine(lines, SOURCE_HEADER_PLAIN);
+    style = header >= 0 ? 'plain' : promptStyle(prompt);
+  }
+  const body = renderSourceSection(excerpts, style);
+  if (header >= 0) {
+    const end = bulletRunEnd(lines, header);
+    const old = lines.slice(header + 1, end);
+    const kept = new Set(body);
+    const removed = old.filter((l) => !kept.has(l));
+    if (excerpts.length === 0) {
+      // Drop the header, its bullets and one separating blank line after them.
+      const after = end < lines.length && lines[end] === '' ? end + 1 : end;
+      lines.splice(header, after - header);
+    } else {
+      lines.splice(header + 1, end - header - 1, ...body);
+    }
+    return { prompt: lines.join('\n'), removed };
+  }
+  if (excerpts.length === 0) return { prompt, removed: [] };
+  const headerLine = style === 'markdown' ? '## Source Excerpts' : 'Source constraints:';
+  const block = [headerLine, ...body];
+  const output = findLine(lines, style === 'markdown' ? OUTPUT_HEADER_MD : OUTPUT_HEADER_PLAIN);
+  if (output >= 0) {
+    lines.splice(output, 0, ...block, '');
+    return { prompt: lines.join('\n'), removed: [] };
+  }
+  const trimmed = prompt.replace(/\n+$/, '');
+  return { prompt: `${trimmed}\n\n${block.join('\n')}`, removed: [] };
+}
+
+/** What the `## Required Lore Research` section needs. */
+export interface ResearchSectionInput {
+  allowed_scope: readonly string[];
+  traversal_policy: TraversalPolicy;
+  research_instructions: readonly string[];
+}
+
+/** Output fields a research-enabled responder must add (seed 001, Output Captures). */
+export const RESEARCH_OUTPUT_FIELDS: readonly string[] = ['consulted_refs', 'followed_refs', 'research_trace', 'research_summary'];
+
+/**
+ * Render the `## Required Lore Research` section (responder_scoped_repository_search, seed 001: "The packet
+ * must include a Required Lore Research section, allowed_scope, and research_instructions"): what to do,
+ * the seed scope (every allowed_scope entry), the traversal policy (depth, every allowed prefix, seeds,
+ * link classes, stop conditions), the research instructions, and how to reach the loretrace search proxy
+ * (`loretrace serve --packet <packet.json> --mcp|--http`). Empty lists render as `- (none)`. Returns lines,
+ * the first being the heading.
+ */
+export function renderResearchSection(input: ResearchSectionInput): string[] {
+  const list = (items: readonly string[], indent = ''): string[] =>
+    items.length === 0 ? [`${indent}- (none)`] : items.map((s) => `${indent}- ${s}`);
+  const tp = input.traversal_policy;
+  return [
+    '## Required Lore Research',
+    'Before answering, consult the seed research scope below and follow relevant links only within the traversal policy.',
+    'Use what you find to constrain behavior, affordances, institutions, vocabulary, material stakes, territory and social pressure. Do not use research to learn hidden character state, author-only answers or future branches.',
+    'When a source contradicts this packet, follow the packet for what your character knows and name the contradiction in unresolved_hooks.',
+    `Add ${RESEARCH_OUTPUT_FIELDS.join(', ')} to your JSON object; an answer with no consulted refs is a failed research-enabled response.`,
+    '',
+    'Seed research scope:',
+    ...list(input.allowed_scope),
+    '',
+    'Traversal policy:',
+    `- Max link depth: ${tp.max_link_depth}`,
+    '- Allowed prefixes:',
+    ...list(tp.allowed_prefixes, '  '),
+    '- Required seed refs:',
+    ...list(tp.required_seed_refs, '  '),
+    '- Follow link classes:',
+    ...list(tp.follow_link_classes, '  '),
+    '- Stop conditions:',
+    ...list(tp.stop_conditions, '  '),
+    '',
+    'Research instructions:',
+    ...list(input.research_instructions),
+    '',
+    'Lore search proxy:',
+    '- Your only lore access is the loretrace search proxy. It enforces this traversal policy, refuses anything outside it, and records every lookup as a runner_captured research trace entry.',
+    '- The runner starts it with `loretrace serve --lore <vault> --packet <this packet> --mcp` (MCP over stdio) or `--http <port>` (HTTP); use its lore_search and lore_read tools.',
+    '- Cite each source you use by the ref, chunk and line range the proxy returned.',
+  ];
+}
+
+/**
+ * Replace (or insert) the `## Required Lore Research` section. The section runs from its heading to the
+ * next `#`/`##` heading or the end of the prompt. Without one: in a markdown prompt it goes right before
+ * the first `## ` heading; in a plain prompt it is appended at the end (so its end stays unambiguous).
+ */
+export function applyResearchSection(prompt: string, section: readonly string[] | null): string {
+  const lines = prompt.split('\n');
+  const at = findLine(lines, RESEARCH_HEADER);
+  if (at >= 0) {
+    let end = at + 1;
+    while (end < lines.length && !/^#{1,2} /.test(lines[end] as string)) end++;
+    // keep one blank line before the next heading
+    let stop = end;
+    while (stop > at + 1 && lines[stop - 1] === '') stop--;
+    if (section === null) {
+      lines.splice(at, end - at);
+      return lines.join('\n');
+    }
+    lines.splice(at, stop - at, ...section);
+    return lines.join('\n');
+  }
+  if (section === null) return prompt;
+  if (promptStyle(prompt) === 'markdown') {
+    const first = findLine(lines, /^## /);
+    lines.splice(first, 0, ...section, '');
+    return lines.join('\n');
+  }
+  return `${prompt.replace(/\n+$/, '')}\n\n${section.join('\n')}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Building
+// ---------------------------------------------------------------------------------------------------------
+
+/** Default research instructions when the draft has none (responder lane). */
+export const DEFAULT_RESEARCH_INSTRUCTIONS: readonly string[] = [
+  'Consult every required seed ref before answering; do not rely only on the packet excerpts.',
+  'Follow links only when they matter to your local action, institution, relationships or material stakes, and only within the traversal policy.',
+  'Treat retrieved lore as world constraint and cultural pressure, not as access to another character\'s hidden intent.',
+  'Record consulted seed refs, followed refs, research trace entries and a short research summary in your JSON object.',
+  'Each research trace entry names the query or lookup, source ref, source path, chunk index, line range, extracted constraint (the exact lines) and how it shaped the response.',
+];
+
+const PLACEHOLDER_SCOPE = new Set(['packet-local excerpts only']);
+
+function refuse(code: string, message: string, file: string, pointer: string | undefined, errors?: ValidationIssue[], exitCode: 1 | 2 = 1): LoretraceError {
+  return new LoretraceError(code, message, {
+    file,
+    ...(pointer !== undefined ? { pointer } : {}),
+    ...(errors ? { data: { errors } } : {}),
+  }, exitCode);
+}
+
+function summarizeErrors(errors: readonly ValidationIssue[]): string {
+  const shown = errors.slice(0, 3).map((e) => `${e.pointer || '/'} [${e.rule}] ${e.message}`);
+  return shown.join('; ') + (errors.length > 3 ? `; and ${errors.length - 3} more` : '');
+}
+
+/**
+ * Rebuild an object with the keys of `template` first (in its order, values from `values`), then the
+ * remaining keys of `order` that `values` has. Keeps the draft's key order (which is the schema's).
+ */
+function ordered(template: Obj | undefined, values: Obj, order: readonly string[]): Obj {
+  const out: Obj = {};
+  for (const k of Object.keys(template ?? {})) if (values[k] !== undefined) out[k] = values[k];
+  for (const k of order) if (!(k in out) && values[k] !== undefined) out[k] = values[k];
+  return out;
+}
+
+const LORE_ACCESS_ORDER = ['mode', 'allowed_scope', 'research_instructions', 'traversal_policy', 'required_provenance'];
+const POLICY_ORDER = ['max_link_depth', 'allowed_prefixes', 'required_seed_refs', 'follow_link_classes', 'stop_conditions'];
+
+/** `Namespace:` prefix that is not a URL scheme (`https://`). */
+const NAMESPACED = /^([A-Za-z0-9][A-Za-z0-9_.-]*):(?!\/\/)/;
+
+/**
+ * Is `sourceRef` a lore ref? Yes when it starts with `<namespace>:`. A ref with another namespace is
+ * returned as `foreign` (it cannot be checked against this vault, so it may not reach the packet).
+ */
+function loreKind(sourceRef: string, namespace: string): 'lore' | 'foreign' | 'other' {
+  const m = NAMESPACED.exec(sourceRef);
+  if (!m) return 'other';
+  return m[1] === namespace ? 'lore' : 'foreign';
+}
+
+/**
+ * Check that a lore ref may reach a packet: it parses, lies under an allowed prefix (whole segments),
+ * and the compiled policy's path check passes (not hidden, not future-era, not denied). Throws
+ * `ref_out_of_scope` naming the pointer otherwise.
+ */
+function assertInScope(ref: string, compiled: CompiledPolicy, namespace: string, file: string, pointer: string): void {
+  let path: string;
+  try {
+    const parsed = parseRef(ref, { namespace, label: pointer });
+    path = parsed.path;
+  } catch (e) {
+    throw refuse('ref_out_of_scope', `${file}: ${pointer} ${JSON.stringify(ref)} is not a ref of vault ${namespace}: ${(e as Error).message}`, file, pointer);
+  }
+  if (!compiled.allowed_prefixes.some((p) => isUnderPrefix(path, p))) {
+    throw refuse(
+      'ref_out_of_scope',
+      `${file}: ${pointer} ${JSON.stringify(ref)} is outside allowed_prefixes (${compiled.allowed_prefixes.map((p) => `${namespace}:${p}`).join(', ')})`,
+      file,
+      pointer,
+    );
+  }
+  const check = checkPath(compiled, path);
+  if (!check.ok) {
+    throw refuse('ref_out_of_scope', `${file}: ${pointer} ${JSON.stringify(ref)} may not reach a packet: ${check.reason} (${check.detail})`, file, pointer);
+  }
+}
+
+/**
+ * Queries for the coordinator traversal, in order: one per projected-context
+ * `runtime_retrieval_requirements` entry (`"<trigger>: <compact_fact>"`), then the observed event's
+ * `observable_action`. Duplicates (exact) are dropped, first kept.
+ */
+export function queriesFor(draft: ResponderPacket, projectedContext?: ProjectedLocalContext): string[] {
+  const out: string[] = [];
+  for (const r of projectedContext?.context?.runtime_retrieval_requirements ?? []) {
+    out.push(`${r.trigger}: ${r.compact_fact}`);
+  }
+  out.push(draft.visible_context.observed_event.observable_action);
+  return [...new Set(out)];
+}
+
+/**
+ * Build a retrieval-augmented responder packet from a draft.
+ *
+ * `coordinator_scoped_retrieval`: compiles the policy (the draft's `lore_access.traversal_policy`, else
+ * `options.policy`, else refuses with `no_policy`), runs `traverse` with {@link queriesFor}, keeps the
+ * draft's non-lore excerpts, drops its lore excerpts (finding `draft_lore_excerpt_dropped`: lore must come
+ * with a receipt), appends the traversal's lore excerpts (no duplicate source_ref+text, no duplicate
+ * ref_id), sets `generation_lane: retrieval_augmented`, `lore_access` (mode, allowed_scope,
+ * traversal_policy, `required_provenance: true`; research_instructions dropped), `no_repo_access: true`,
+ * re-renders the prompt's source section from the excerpts ({@link applySourceSection}) and removes any
+ * `## Required Lore Research` section. Returns the capture fragment.
+ *
+ * `responder_scoped_repository_search`: no lore is fetched; the draft's excerpts are kept (each lore one
+ * must be in scope); sets `lore_access` (mode, allowed_scope, research_instructions — the draft's or
+ * {@link DEFAULT_RESEARCH_INSTRUCTIONS} — traversal_policy, required_provenance), adds the research output
+ * fields to `output_contract.required_fields`, `no_repo_access: false`, and renders
+ * `## Required Lore Research` ({@link renderResearchSection}).
+ *
+ * `allowed_scope`: the draft's when it declares a lore scope (not `Packet-local excerpts only`), else
+ * `options.allowedScope`, else the policy's `required_seed_refs` (else its `allowed_prefixes`). It is
+ * passed to compilePolicy as the packet's scope (start points), with the draft's hidden_context_audit.
+ *
+ * Guarantees: every lore ref in the output (excerpts, allowed_scope, seeds) parses, is under an allowed
+ * prefix and passes the policy's path check (hidden / future-era / denied refs never reach it); the
+ * output passes `validatePacket`. Errors (LoretraceError codes): `invalid_draft` (the draft fails the
+ * validator; `details.data.errors` lists them), `invalid_projected_context`, `projected_context_mismatch`
+ * (its local agent is not the draft's responder), `no_policy` (exit 2), `bad_policy` and friends (from
+ * compilePolicy), `ref_out_of_scope`, `duplicate_ref_id`, `no_lore_excerpts` (the traversal returned
+ * nothing), `invalid_output` (should not happen; the output is refused rather than returned).
+ */
+export async function buildPacket(index: VaultIndex, draftInput: unknown, options: BuildPacketOptions = {}): Promise<BuildPacketResult> {
+  const file = options.file ?? '<draft>';
+  const ns = index.namespace;
+  const findings: Finding[] = [];
+
+  const draftReport = validatePacket(draftInput, { file });
+  if (!draftReport.valid) {
+    throw refuse(
+      'invalid_draft',
+      `${file}: the draft violates the responder packet contract (${draftReport.errors.length} error${draftReport.errors.length === 1 ? '' : 's'}): ${summarizeErrors(draftReport.errors)}`,
+      file,
+      draftReport.errors[0]?.pointer,
+      draftReport.errors,
+    );
+  }
+  const draft = structuredClone(draftInput) as ResponderPacket;
+
+  let projected: ProjectedLocalContext | undefined;
+  if (options.projectedContext !== undefined) {
+    const pcFile = options.projectedContextFile ?? '<projected-context>';
+    const pcReport = validateProjectedContext(options.projectedContext, { file: pcFile });
+    if (!pcReport.valid) {
+      throw refuse(
+        'invalid_projected_context',
+        `${pcFile}: the projected context violates its contract (${pcReport.errors.length} error${pcReport.errors.length === 1 ? '' : 's'}): ${summarizeErrors(pcReport.errors)}`,
+        pcFile,
+        pcReport.errors[0]?.pointer,
+        pcReport.errors,
+      );
+    }
+    projected = options.projectedContext as ProjectedLocalContext;
+    if (projected.context.local_agent_id !== draft.responder_agent_id) {
+      throw refuse(
+        'projected_context_mismatch',
+        `${pcFile}: /context/local_agent_id is ${JSON.stringify(projected.context.local_agent_id)} but the draft's responder_agent_id is ${JSON.stringify(draft.responder_agent_id)}; expected the projected context of the same responder`,
+        pcFile,
+        '/context/local_agent_id',
+      );
+    }
+  }
+
+  const draftMode = draft.lore_access.mode;
+  const lane: RetrievalLane = options.lane ?? (draftMode === 'responder_scoped_repository_search' ? draftMode : 'coordinator_scoped_retrieval');
+
+  // Policy: the draft's, else --policy, else refuse.
+  let policy: TraversalPolicy;
+  let policyPointerBase: string;
+  if (draft.lore_access.traversal_policy) {
+    policy = draft.lore_access.traversal_policy;
+    policyPointerBase = '/lore_access/traversal_policy';
+    if (options.policy) {
+      findings.push({
+        code: 'policy_option_ignored',
+        severity: 'warning',
+        message: `${file} carries /lore_access/traversal_policy, which takes precedence; the policy given with --policy${options.policyFile ? ` (${options.policyFile})` : ''} was not used`,
+        path: file,
+        pointer: '/lore_access/traversal_policy',
+      });
+    }
+  } else if (options.policy) {
+    policy = options.policy;
+    policyPointerBase = '';
+  } else {
+    throw refuse(
+      'no_policy',
+      `${file} has no /lore_access/traversal_policy and no --policy was given; expected a traversal policy (max_link_depth, allowed_prefixes, required_seed_refs, follow_link_classes, stop_conditions) for lane ${lane}`,
+      file,
+      '/lore_access/traversal_policy',
+      undefined,
+      2,
+    );
+  }
+  policy = ordered(policy as unknown as Obj, policy as unknown as Obj, POLICY_ORDER) as unknown as TraversalPolicy;
+
+  // allowed_scope: the draft's lore scope, else the option's, else the seeds (else the prefixes).
+  const draftScope = draft.lore_access.allowed_scope.filter((s) => !PLACEHOLDER_SCOPE.has(s.trim().toLowerCase()));
+  const declaresScope = draftMode !== 'curated_excerpts_only' && draftScope.length > 0;
+  const allowedScope = declaresScope
+    ? draft.lore_access.allowed_scope
+    : options.allowedScope && options.allowedScope.length > 0
+      ? options.allowedScope
+      : policy.required_seed_refs.length > 0
+        ? [...policy.required_seed_refs]
+        : [...policy.allowed_prefixes];
+  const compiled = compilePolicy(policy, {
+    index,
+    packet: { lore_access: { allowed_scope: allowedScope }, hidden_context_audit: draft.hidden_context_audit },
+    strict: options.strictPolicy ?? false,
+    pointerBase: policyPointerBase,
+    file: policyPointerBase === '' ? (options.policyFile ?? '<policy>') : file,
+  });
+  allowedScope.forEach((s, i) => {
+    if (loreKind(s, ns) !== 'other') assertInScope(s, compiled, ns, file, `/lore_access/allowed_scope/${i}`);
+  });
+  policy.required_seed_refs.forEach((s, i) => assertInScope(s, compiled, ns, file, `${policyPointerBase}/required_seed_refs/${i}`));
+
+  const draftExcerpts = draft.visible_context.source_excerpts;
+  let excerpts: SourceExcerpt[];
+  let capture: CaptureFragment | null = null;
+  let queries: string[] = [];
+  const stats = { excerpts_kept: 0, excerpts_added: 0, excerpts_dropped: 0, trace_entries: 0 };
+  let researchInstructions: string[] | undefined;
+
+  if (lane === 'coordinator_scoped_retrieval') {
+    excerpts = [];
+    draftExcerpts.forEach((ex, i) => {
+      const kind = loreKind(ex.source_ref, ns);
+      const pointer = `/visible_context/source_excerpts/${i}`;
+      if (kind === 'other') {
+        excerpts.push(ex);
+        return;
+      }
+      if (kind === 'foreign') {
+        throw refuse('ref_out_of_scope', `${file}: ${pointer}/source_ref ${JSON.stringify(ex.source_ref)} names another lore namespace than ${ns}; it cannot be checked against this vault`, file, `${pointer}/source_ref`);
+      }
+      stats.excerpts_dropped += 1;
+      findings.push({
+        code: 'draft_lore_excerpt_dropped',
+        severity: 'info',
+        message: `${file}: ${pointer} (${ex.ref_id}, ${ex.source_ref}) was replaced by the traversal's excerpts: lore excerpts in a coordinator_scoped_retrieval packet come with a runner_captured trace entry`,
+        path: file,
+        pointer,
+      });
+    });
+    stats.excerpts_kept = excerpts.length;
+    queries = queriesFor(draft, projected);
+    const result = await traverse(index, compiled, { queries });
+    const seen = new Set(excerpts.map((e) => `${e.source_ref}\u0000${e.text}`));
+    const ids = new Set(excerpts.map((e) => e.ref_id));
+    result.source_excerpts.forEach((ex, i) => {
+      assertInScope(ex.source_ref, compiled, ns, 'traversal result', `/source_excerpts/${i}/source_ref`);
+      const key = `${ex.source_ref}\u0000${ex.text}`;
+      if (seen.has(key)) return;
+      if (ids.has(ex.ref_id)) {
+        throw refuse('duplicate_ref_id', `${file}: the traversal's excerpt ref_id ${JSON.stringify(ex.ref_id)} (${ex.source_ref}) is already used by an excerpt of the draft; rename the draft's excerpt`, file, '/visible_context/source_excerpts');
+      }
+      seen.add(key);
+      ids.add(ex.ref_id);
+      excerpts.push({ ref_id: ex.ref_id, source_ref: ex.source_ref, text: ex.text });
+      stats.excerpts_added += 1;
+    });
+    result.research_trace.forEach((t, i) => assertInScope(t.source_ref, compiled, ns, 'traversal result', `/research_trace/${i}/source_ref`));
+    if (stats.excerpts_added === 0) {
+      throw refuse(
+        'no_lore_excerpts',
+        `${file}: the traversal (queries: ${queries.map((q) => JSON.stringify(q)).join(', ')}) returned no lore excerpts under ${policy.allowed_prefixes.join(', ')}; a coordinator_scoped_retrieval packet without lore would be packet_only in disguise`,
+        file,
+        '/visible_context/source_excerpts',
+      );
+    }
+    stats.trace_entries = result.research_trace.length;
+    capture = {
+      mode: 'coordinator_scoped_retrieval',
+      consulted_refs: result.consulted_refs,
+      followed_refs: result.followed_refs,
+      research_trace: result.research_trace,
+      research_trace_status: 'runner_captured',
+      snapshot_id: result.snapshot_id,
+      policy_receipt: result.policy_receipt,
+    };
+    if (draft.lore_access.research_instructions) {
+      findings.push({
+        code: 'research_instructions_dropped',
+        severity: 'info',
+        message: `${file}: /lore_access/research_instructions dropped: in coordinator_scoped_retrieval the responder does not research`,
+        path: file,
+        pointer: '/lore_access/research_instructions',
+      });
+    }
+  } else {
+    excerpts = draftExcerpts.slice();
+    excerpts.forEach((ex, i) => {
+      const kind = loreKind(ex.source_ref, ns);
+      const pointer = `/visible_context/source_excerpts/${i}/source_ref`;
+      if (kind === 'foreign') {
+        throw refuse('ref_out_of_scope', `${file}: ${pointer} ${JSON.stringify(ex.source_ref)} names another lore namespace than ${ns}; it cannot be checked against this vault`, file, pointer);
+      }
+      if (kind === 'lore') assertInScope(ex.source_ref, compiled, ns, file, pointer);
+    });
+    stats.excerpts_kept = excerpts.length;
+    researchInstructions =
+      draft.lore_access.research_instructions && draft.lore_access.research_instructions.length > 0
+        ? draft.lore_access.research_instructions
+        : [...DEFAULT_RESEARCH_INSTRUCTIONS];
+  }
+
+  // lore_access, in the draft's key order, then the schema's.
+  const loreValues: Obj = {
+    mode: lane,
+    allowed_scope: allowedScope,
+    research_instructions: researchInstructions,
+    traversal_policy: policy,
+    required_provenance: true,
+  };
+  const loreAccess = ordered(draft.lore_access as unknown as Obj, loreValues, LORE_ACCESS_ORDER) as unknown as PacketLoreAccess;
+
+  // prompt
+  const { prompt: withSources, removed } = applySourceSection(draft.packet_prompt_text, excerpts);
+  if (removed.length > 0) {
+    findings.push({
+      code: 'prompt_lines_replaced',
+      severity: 'info',
+      message: `${file}: ${removed.length} line${removed.length === 1 ? '' : 's'} of the prompt's source section did not match an excerpt and were replaced by the rendered excerpts: ${removed.map((l) => JSON.stringify(l.length > 80 ? l.slice(0, 79) + '…' : l)).join(', ')}`,
+      path: file,
+      pointer: '/packet_prompt_text',
+    });
+  }
+  const prompt =
+    lane === 'responder_scoped_repository_search'
+      ? applyResearchSection(withSources, renderResearchSection({ allowed_scope: allowedScope, traversal_policy: policy, research_instructions: researchInstructions ?? [] }))
+      : applyResearchSection(withSources, null);
+
+  const outputContract = draft.output_contract;
+  const requiredFields =
+    lane === 'responder_scoped_repository_search'
+      ? [...outputContract.required_fields, ...RESEARCH_OUTPUT_FIELDS.filter((f) => !outputContract.required_fields.includes(f))]
+      : outputContract.required_fields;
+
+  const packetValues: Obj = {
+    ...(draft as unknown as Obj),
+    generation_lane: 'retrieval_augmented',
+    lore_access: loreAccess,
+    visible_context: { ...draft.visible_context, source_excerpts: excerpts },
+    output_contract: { ...outputContract, required_fields: requiredFields },
+    isolation_requirements: { ...draft.isolation_requirements, no_repo_access: lane !== 'responder_scoped_repository_search' },
+    packet_prompt_text: prompt,
+  };
+  const packet = ordered(draft as unknown as Obj, packetValues, []) as unknown as ResponderPacket;
+
+  const validation = validatePacket(packet, { file: `${file} (built)` });
+  if (!validation.valid) {
+    throw refuse(
+      'invalid_output',
+      `${file}: the built packet would violate the responder packet contract, so nothing is written (${validation.errors.length} error${validation.errors.length === 1 ? '' : 's'}): ${summarizeErrors(validation.errors)}`,
+      file,
+      validation.errors[0]?.pointer,
+      validation.errors,
+    );
+  }
+  return { lane, packet, capture, queries, findings, stats, validation };
+}

@@ -1,0 +1,35 @@
+/**
+ * Packet stage: the Ghostlight contracts (responder packet, responder output capture, projected local context)
+ * as types and JSON Schemas, their validators, and (helper G) the packet builder and trace verifier.
+ */
+export type {
+  CanonStatus,
+  CaptureLoreAccess,
+  DocumentKind,
+  FixtureLane,
+  GenerationLane,
+  IsolationMethod,
+  LoreAccessMode,
+  ObservedEvent,
+  PacketLoreAccess,
+  ParsedResponse,
+  ProjectedLocalContext,
+  ResearchTraceEntry,
+  ResearchTraceStatus,
+  ResponderOutputCapture,
+  ResponderPacket,
+  RetrievalRequirement,
+  ReviewStatus,
+  SourceExcerpt,
+  TextBlock,
+  TraceOrigin,
+  TraversalPolicy,
+  UpdateCandidate,
+  ValidateOptions,
+  ValidationIssue,
+  ValidationReport,
+} from './types.js';
+export { parseJsonDocument, validateCapture, validateDocument, validatePacket, validateProjectedContext } from './validate.js';
+export { RAW_STATE_MARKERS, VALIDATION_RULES } from './rules.js';
+export type { ValidationRule } from './rules.js';
+export { createAjv, SCHEMA_FILES } from './schemas.js';

@@ -1,0 +1,447 @@
+/**
+ * Cross-field rules of the Ghostlight packet and capture contracts — the rules a JSON Schema cannot say.
+ * Each rule has a stable id (listed in {@link VALIDATION_RULES} and docs/VALIDATE.md) and cites the sentence of
+ * seed 000/001 (or Ghostlight's hand-written validators, tools/validate_responder_*.py) it comes from.
+ *
+ * Every rule guards its inputs: it fires only when the fields it compares have the shape the schema demands
+ * (a value the schema already rejects — wrong type, unknown enum member — is reported once, by the schema).
+ * Rules are pure except the `ref.*` rules, which test the file system and run only when a `root` is given.
+ */
+import { existsSync } from 'node:fs';
+import { isAbsolute, relative, resolve } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import type { DocumentKind, ValidationIssue } from './types.js';
+
+/** A row of the rule table: id, the document kinds it applies to, what it means, and where it comes from. */
+export interface ValidationRule {
+  id: string;
+  kinds: DocumentKind[];
+  meaning: string;
+  source: string;
+}
+
+const SEED000 = 'seed 000 (Ghostlight schemas/responder-packet.schema.json)';
+const LANES = 'seed 001, Generation Lanes / Training Use';
+
+/**
+ * Every rule id the validators emit, schema-level ones included, in documentation order.
+ * Schema-level ids are `schema.<keyword>`; an ajv keyword not listed here would appear as `schema.<keyword>`
+ * too, but none of the three contract schemas uses another keyword.
+ */
+export const VALIDATION_RULES: readonly ValidationRule[] = [
+  { id: 'schema.required', kinds: ['packet', 'capture', 'projected-context'], meaning: 'A required property is missing (pointer = the missing property).', source: 'contract JSON Schemas, `required`' },
+  { id: 'schema.additional_property', kinds: ['packet', 'capture', 'projected-context'], meaning: 'A property the contract does not define (pointer = that property). Not reported with --lenient (then a warning `lenient.ignored_property`).', source: 'contract JSON Schemas, `additionalProperties: false`' },
+  { id: 'schema.type', kinds: ['packet', 'capture', 'projected-context'], meaning: 'A value has the wrong JSON type.', source: 'contract JSON Schemas, `type`' },
+  { id: 'schema.enum', kinds: ['packet', 'capture', 'projected-context'], meaning: 'A value is not one of the allowed values (lanes, modes, statuses, ...).', source: 'contract JSON Schemas, `enum`' },
+  { id: 'schema.const', kinds: ['packet', 'capture', 'projected-context'], meaning: 'A value differs from the one value allowed (`schema_version`, `required_provenance: true`, `packet_only: true`, ...).', source: 'contract JSON Schemas, `const`' },
+  { id: 'schema.min_length', kinds: ['packet', 'capture', 'projected-context'], meaning: 'An empty string where at least one character is required.', source: 'contract JSON Schemas, `minLength: 1`' },
+  { id: 'schema.min_items', kinds: ['packet', 'capture', 'projected-context'], meaning: 'An empty array where at least one item is required.', source: 'contract JSON Schemas, `minItems: 1`' },
+  { id: 'schema.minimum', kinds: ['packet', 'capture'], meaning: 'A number below its minimum (`max_link_depth` ≥ 0, `chunk_index` ≥ 0, `line_start`/`line_end` ≥ 1).', source: 'contract JSON Schemas, `minimum`' },
+  { id: 'schema.one_of', kinds: ['capture'], meaning: 'An update candidate that is neither a non-empty string nor an object with a non-empty string `value`.', source: 'Ghostlight schemas/responder-output.schema.json, `$defs/update_candidate`' },
+  { id: 'lane.packet_only_requires_curated_excerpts', kinds: ['packet', 'capture'], meaning: '`generation_lane: packet_only` requires `lore_access.mode: curated_excerpts_only`.', source: `${LANES}: "packet_only ... does not search the lore archive"; Ghostlight validate_responder_*.py` },
+  { id: 'lane.retrieval_augmented_requires_scoped_mode', kinds: ['packet', 'capture'], meaning: '`generation_lane: retrieval_augmented` requires mode `coordinator_scoped_retrieval` or `responder_scoped_repository_search`.', source: `${LANES}: "There are two retrieval-augmented modes"` },
+  { id: 'lane.responder_search_requires_allowed_scope', kinds: ['packet'], meaning: '`responder_scoped_repository_search` requires a non-empty `lore_access.allowed_scope`.', source: 'seed 001: "The packet must include a Required Lore Research section, allowed_scope, and research_instructions."' },
+  { id: 'lane.responder_search_requires_research_instructions', kinds: ['packet'], meaning: '`responder_scoped_repository_search` requires a non-empty `lore_access.research_instructions`.', source: 'seed 001: "The packet must include ... research_instructions."' },
+  { id: 'lane.responder_search_requires_traversal_policy', kinds: ['packet'], meaning: '`responder_scoped_repository_search` requires `lore_access.traversal_policy`.', source: 'seed 001, Packet Contents: "traversal_policy: for responder-scoped research, the permitted link depth, allowed repo prefixes, ..."' },
+  { id: 'isolation.responder_search_requires_repo_access', kinds: ['packet'], meaning: '`responder_scoped_repository_search` requires `isolation_requirements.no_repo_access: false`.', source: 'seed 001, Training Use: "unless the artifact uses responder_scoped_repository_search, sets no_repo_access to false, ..."' },
+  { id: 'isolation.requires_no_repo_access', kinds: ['packet'], meaning: 'Every other mode requires `isolation_requirements.no_repo_access: true`.', source: 'seed 001: "The responder itself should not receive repo access unless ..."; "coordinator_scoped_retrieval: ... The responder has no repo access."' },
+  { id: 'prompt.missing_research_section', kinds: ['packet'], meaning: 'For `responder_scoped_repository_search`, `packet_prompt_text` must contain `## Required Lore Research`.', source: 'seed 001: "The packet must include a Required Lore Research section"; "includes visible research instructions in the prompt"' },
+  { id: 'prompt.missing_allowed_scope', kinds: ['packet'], meaning: 'For `responder_scoped_repository_search`, `packet_prompt_text` must contain every `allowed_scope` entry verbatim (one error per missing entry).', source: 'Ghostlight validate_responder_packets.py: "packet_prompt_text must include allowed research scope"' },
+  { id: 'prompt.missing_allowed_prefix', kinds: ['packet'], meaning: 'For `responder_scoped_repository_search`, `packet_prompt_text` must contain every `traversal_policy.allowed_prefixes` entry verbatim (one error per missing prefix).', source: 'Ghostlight validate_responder_packets.py: "packet_prompt_text must include allowed traversal prefix"' },
+  { id: 'prompt.missing_local_context', kinds: ['packet'], meaning: '`packet_prompt_text` must contain `visible_context.local_context_prompt` verbatim.', source: 'seed 001, Packet Contents: "packet_prompt_text: the exact prompt text sent to the responder"; "local_context_prompt: the projected character-local context"' },
+  { id: 'prompt.missing_observed_action', kinds: ['packet'], meaning: '`packet_prompt_text` must contain `visible_context.observed_event.observable_action` verbatim.', source: 'seed 001, Packet Contents: "observed_event: what the character can see or hear from the prior action"' },
+  { id: 'prompt.raw_state_marker', kinds: ['packet'], meaning: '`packet_prompt_text` contains a raw-state marker (`current_activation`, `plasticity`, `canonical_state`, `raw state variable`, `raw numeric state`, `dimension score`; case-insensitive). One error per marker.', source: 'seed 001: "The packet prompt must not expose raw state internals such as current_activation, plasticity, raw dimension scores"' },
+  { id: 'prompt.hidden_ref', kinds: ['packet'], meaning: '`packet_prompt_text` contains an entry of `hidden_context_audit.omitted_context_refs` (case-insensitive). One error per ref.', source: 'seed 001: "hidden_context_audit: refs and inference classes deliberately omitted"; seed 000 `no_hidden_state_refs: true`' },
+  { id: 'capture.raw_output_not_json', kinds: ['capture'], meaning: '`raw_output` is not JSON (message gives line and column of the syntax error inside raw_output).', source: 'seed 001, Output Captures: "The raw output must parse to the reviewed parsed_output exactly."' },
+  { id: 'capture.raw_output_mismatch', kinds: ['capture'], meaning: '`raw_output` parses to a value that is not deep-equal to `parsed_output` (pointer = first difference under /parsed_output; key order is ignored).', source: 'seed 001, Output Captures: "The raw output must parse to the reviewed parsed_output exactly."' },
+  { id: 'capture.agent_mismatch', kinds: ['capture'], meaning: '`parsed_output.responder_agent_id` differs from the capture\'s `responder_agent_id`.', source: 'Ghostlight validate_responder_outputs.py: "parsed_output.responder_agent_id mismatch"' },
+  { id: 'trace.duplicate_id', kinds: ['capture'], meaning: 'A `trace_id` occurs twice in one research_trace array (`lore_access.research_trace` or `parsed_output.research_trace`); pointer = the later one.', source: 'Ghostlight validate_responder_outputs.py: "trace_id is duplicated"' },
+  { id: 'trace.line_range', kinds: ['capture'], meaning: 'A research_trace entry has `line_end < line_start` (lines are 1-based inclusive).', source: 'Ghostlight validate_responder_outputs.py: "line_end must be >= line_start"; seed 001: each entry records "line range"' },
+  { id: 'trace.accepted_requires_trace', kinds: ['capture'], meaning: 'An accepted retrieval_augmented capture (`coordinator_review.accepted_for_training: true` or `review_status: accepted`) needs a non-empty `lore_access.research_trace`.', source: 'seed 001, Training Use: "the output capture must list consulted refs and trace entries"' },
+  { id: 'trace.accepted_requires_runner_captured', kinds: ['capture'], meaning: 'An accepted retrieval_augmented capture needs `lore_access.research_trace_status: runner_captured`.', source: 'seed 001: "runner_captured ... This is required for accepted gold research-enabled captures."' },
+  { id: 'research.missing_consulted_refs', kinds: ['capture'], meaning: 'A `responder_scoped_repository_search` capture needs a non-empty `lore_access.consulted_refs`.', source: 'seed 001: "No consulted refs means the research-enabled response failed at the first hurdle"' },
+  { id: 'research.missing_summary', kinds: ['capture'], meaning: 'A `responder_scoped_repository_search` capture needs a non-blank `lore_access.research_summary`.', source: 'seed 001: "The output capture must preserve consulted seed refs, followed refs, a research trace, and a brief research summary."' },
+  { id: 'ref.not_found', kinds: ['packet', 'capture', 'projected-context'], meaning: 'With `root`: a repository-relative ref (`coordinator_artifact_ref`, `projected_context_ref`, `packet_ref`, `isolation.visible_input_ref`, `input.fixture_ref`, `input.annotation_ref`) names no file under root.', source: 'Ghostlight validate_responder_*.py / validate_projected_contexts.py: "... does not exist"' },
+  { id: 'ref.outside_root', kinds: ['packet', 'capture', 'projected-context'], meaning: 'With `root`: such a ref is absolute or climbs out of root with `..`.', source: 'loretrace (refs are repository-relative by contract)' },
+];
+
+/** The raw-state markers a packet prompt must not contain (seed 001; Ghostlight's RAW_STATE_MARKERS). Matched case-insensitively. */
+export const RAW_STATE_MARKERS: readonly string[] = ['current_activation', 'plasticity', 'canonical_state', 'raw state variable', 'raw numeric state', 'dimension score'];
+
+/** Heading a responder_scoped_repository_search prompt must contain. */
+export const RESEARCH_SECTION_HEADING = '## Required Lore Research';
+
+const SCOPED_MODES = new Set(['coordinator_scoped_retrieval', 'responder_scoped_repository_search']);
+const MODES = new Set(['curated_excerpts_only', ...SCOPED_MODES]);
+const TRACE_STATUSES = new Set(['none', 'responder_reported', 'coordinator_reconstructed', 'runner_captured']);
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isStr = (v: unknown): v is string => typeof v === 'string';
+const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
+
+/** Escape one RFC 6901 reference token (`~` → `~0`, `/` → `~1`). */
+export function escapePointerToken(token: string | number): string {
+  return String(token).replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/** Build an RFC 6901 JSON pointer from tokens: `pointerOf('a/b', 0)` → `/a~1b/0`; no tokens → `""`. */
+export function pointerOf(...tokens: (string | number)[]): string {
+  return tokens.map((t) => '/' + escapePointerToken(t)).join('');
+}
+
+/** Short JSON preview of a value for messages (at most `max` characters). */
+export function preview(value: unknown, max = 60): string {
+  const s = value === undefined ? 'undefined' : JSON.stringify(value);
+  return s.length > max ? s.slice(0, max - 1) + '…' : s;
+}
+
+function issue(rule: string, pointer: string, message: string, expected?: string): ValidationIssue {
+  return expected === undefined ? { rule, pointer, message } : { rule, pointer, message, expected };
+}
+
+/** Lane rules shared by packets and captures (generation_lane ⇒ lore_access.mode). */
+function laneRules(doc: Obj): ValidationIssue[] {
+  const out: ValidationIssue[] = [];
+  const la = doc.lore_access;
+  if (!isObj(la) || !isStr(la.mode) || !MODES.has(la.mode)) return out;
+  if (doc.generation_lane === 'packet_only' && la.mode !== 'curated_excerpts_only') {
+    out.push(issue('lane.packet_only_requires_curated_excerpts', '/lore_access/mode', `generation_lane is packet_only but lore_access.mode is ${la.mode}`, 'curated_excerpts_only'));
+  }
+  if (doc.generation_lane === 'retrieval_augmented' && !SCOPED_MODES.has(la.mode)) {
+    out.push(issue('lane.retrieval_augmented_requires_scoped_mode', '/lore_access/mode', `generation_lane is retrieval_augmented but lore_access.mode is ${la.mode}`, 'coordinator_scoped_retrieval or responder_scoped_repository_search'));
+  }
+  return out;
+}
+
+/**
+ * `ref.*` rules: each named field (a repository-relative path, optionally with `#fragment`) must name an existing
+ * file or folder under `root`. Touches the file system (existsSync).
+ */
+function refRules(doc: Obj, root: string, fields: (string | number)[][]): ValidationIssue[] {
+  const out: ValidationIssue[] = [];
+  const base = resolve(root);
+  for (const path of fields) {
+    let v: unknown = doc;
+    for (const t of path) v = isObj(v) ? v[t] : undefined;
+    if (!isStr(v) || v === '') continue;
+    const pointer = pointerOf(...path);
+    const rel = v.split('#')[0] ?? '';
+    const abs = resolve(base, rel);
+    const up = relative(base, abs);
+    if (isAbsolute(rel) || up.startsWith('..') || isAbsolute(up)) {
+      out.push(issue('ref.outside_root', pointer, `${pointer.slice(1).replace(/\//g, '.')} ${preview(v, 200)} points outside root ${base}`, `a path relative to ${base}, without leading / or ..`));
+    } else if (!existsSync(abs)) {
+      out.push(issue('ref.not_found', pointer, `${pointer.slice(1).replace(/\//g, '.')} ${preview(v, 200)} does not exist under root ${base}`, `an existing file ${abs}`));
+    }
+  }
+  return out;
+}
+
+/** Cross-field rules of a responder packet (see {@link VALIDATION_RULES}). `root` enables the `ref.*` rules. */
+export function packetRules(doc: unknown, root?: string): ValidationIssue[] {
+  if (!isObj(doc)) return [];
+  const out = laneRules(doc);
+  const la = isObj(doc.lore_access) ? doc.lore_access : undefined;
+  const mode = la && isStr(la.mode) && MODES.has(la.mode) ? la.mode : undefined;
+  const iso = isObj(doc.isolation_requirements) ? doc.isolation_requirements : undefined;
+  const prompt = isStr(doc.packet_prompt_text) ? doc.packet_prompt_text : undefined;
+  const vc = isObj(doc.visible_context) ? doc.visible_context : undefined;
+
+  if (mode === 'responder_scoped_repository_search' && la) {
+    if (Array.isArray(la.allowed_scope) && la.allowed_scope.length === 0) {
+      out.push(issue('lane.responder_search_requires_allowed_scope', '/lore_access/allowed_scope', 'responder_scoped_repository_search declares an empty allowed_scope', 'at least one allowed_scope entry'));
+    }
+    if (la.research_instructions === undefined || (Array.isArray(la.research_instructions) && la.research_instructions.length === 0)) {
+      out.push(issue('lane.responder_search_requires_research_instructions', '/lore_access/research_instructions', `responder_scoped_repository_search has ${la.research_instructions === undefined ? 'no' : 'empty'} lore_access.research_instructions`, 'a non-empty array of research instructions'));
+    }
+    if (la.traversal_policy === undefined) {
+      out.push(issue('lane.responder_search_requires_traversal_policy', '/lore_access/traversal_policy', 'responder_scoped_repository_search has no lore_access.traversal_policy', 'a traversal_policy object (max_link_depth, allowed_prefixes, required_seed_refs, follow_link_classes, stop_conditions)'));
+    }
+    if (iso && typeof iso.no_repo_access === 'boolean' && iso.no_repo_access !== false) {
+      out.push(issue('isolation.responder_search_requires_repo_access', '/isolation_requirements/no_repo_access', 'responder_scoped_repository_search keeps no_repo_access true, so the responder could not search', 'false'));
+    }
+    if (prompt !== undefined) {
+      if (!prompt.includes(RESEARCH_SECTION_HEADING)) {
+        out.push(issue('prompt.missing_research_section', '/packet_prompt_text', `packet_prompt_text has no "${RESEARCH_SECTION_HEADING}" section`, `a line "${RESEARCH_SECTION_HEADING}" followed by the research instructions`));
+      }
+      (Array.isArray(la.allowed_scope) ? la.allowed_scope : []).forEach((scope, i) => {
+        if (isStr(scope) && scope !== '' && !prompt.includes(scope)) {
+          out.push(issue('prompt.missing_allowed_scope', '/packet_prompt_text', `packet_prompt_text does not contain allowed_scope entry ${pointerOf('lore_access', 'allowed_scope', i)} ${preview(scope, 120)}`, 'every allowed_scope entry, verbatim'));
+        }
+      });
+      const tp = isObj(la.traversal_policy) ? la.traversal_policy : undefined;
+      (tp && Array.isArray(tp.allowed_prefixes) ? tp.allowed_prefixes : []).forEach((prefix, i) => {
+        if (isStr(prefix) && prefix !== '' && !prompt.includes(prefix)) {
+          out.push(issue('prompt.missing_allowed_prefix', '/packet_prompt_text', `packet_prompt_text does not contain allowed prefix ${pointerOf('lore_access', 'traversal_policy', 'allowed_prefixes', i)} ${preview(prefix, 120)}`, 'every traversal_policy.allowed_prefixes entry, verbatim'));
+        }
+      });
+    }
+  } else if (mode !== undefined && iso && typeof iso.no_repo_access === 'boolean' && iso.no_repo_access !== true) {
+    out.push(issue('isolation.requires_no_repo_access', '/isolation_requirements/no_repo_access', `lore_access.mode ${mode} sets no_repo_access false; only responder_scoped_repository_search may give the responder repo access`, 'true'));
+  }
+
+  if (prompt !== undefined) {
+    if (vc && isStr(vc.local_context_prompt) && vc.local_context_prompt !== '' && !prompt.includes(vc.local_context_prompt)) {
+      out.push(issue('prompt.missing_local_context', '/packet_prompt_text', 'packet_prompt_text does not contain visible_context.local_context_prompt verbatim', 'the whole local_context_prompt inside packet_prompt_text'));
+    }
+    const ev = vc && isObj(vc.observed_event) ? vc.observed_event : undefined;
+    if (ev && isStr(ev.observable_action) && ev.observable_action !== '' && !prompt.includes(ev.observable_action)) {
+      out.push(issue('prompt.missing_observed_action', '/packet_prompt_text', 'packet_prompt_text does not contain visible_context.observed_event.observable_action verbatim', 'the observable_action inside packet_prompt_text'));
+    }
+    const lower = prompt.toLowerCase();
+    for (const marker of RAW_STATE_MARKERS) {
+      const at = lower.indexOf(marker);
+      if (at >= 0) {
+        out.push(issue('prompt.raw_state_marker', '/packet_prompt_text', `packet_prompt_text exposes raw-state marker "${marker}" at character ${at}`, `no raw-state markers (${RAW_STATE_MARKERS.join(', ')})`));
+      }
+    }
+    const audit = isObj(doc.hidden_context_audit) ? doc.hidden_context_audit : undefined;
+    (audit && Array.isArray(audit.omitted_context_refs) ? audit.omitted_context_refs : []).forEach((ref, i) => {
+      if (!isStr(ref) || ref === '') return;
+      const at = lower.indexOf(ref.toLowerCase());
+      if (at >= 0) {
+        out.push(issue('prompt.hidden_ref', '/packet_prompt_text', `packet_prompt_text contains omitted ref ${pointerOf('hidden_context_audit', 'omitted_context_refs', i)} ${preview(ref, 120)} at character ${at}`, 'no hidden_context_audit.omitted_context_refs entry in the prompt'));
+      }
+    });
+  }
+
+  if (root !== undefined) out.push(...refRules(doc, root, [['coordinator_artifact_ref'], ['projected_context_ref']]));
+  return out;
+}
+
+/** First pointer (relative) at which two JSON values differ, or null when deep-equal (object key order ignored). */
+export function firstDifference(a: unknown, b: unknown, at = ''): string | null {
+  if (isDeepStrictEqual(a, b)) return null;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    for (let i = 0; i < Math.min(a.length, b.length); i++) {
+      const d = firstDifference(a[i], b[i], `${at}/${i}`);
+      if (d !== null) return d;
+    }
+    return `${at}/${Math.min(a.length, b.length)}`;
+  }
+  if (isObj(a) && isObj(b)) {
+    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+    for (const k of keys) {
+      if (!(k in a) || !(k in b)) return `${at}/${escapePointerToken(k)}`;
+      const d = firstDifference(a[k], b[k], `${at}/${escapePointerToken(k)}`);
+      if (d !== null) return d;
+    }
+  }
+  return at;
+}
+
+function valueAt(v: unknown, relPointer: string): unknown {
+  if (relPointer === '') return v;
+  for (const raw of relPointer.slice(1).split('/')) {
+    const t = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (Array.isArray(v)) v = v[Number(t)];
+    else if (isObj(v)) v = Object.prototype.hasOwnProperty.call(v, t) ? v[t] : undefined;
+    else return undefined;
+  }
+  return v;
+}
+
+/** `trace.duplicate_id` and `trace.line_range` over one research_trace array at `base` (tokens). */
+function traceArrayRules(trace: unknown, base: string[]): ValidationIssue[] {
+  const out: ValidationIssue[] = [];
+  if (!Array.isArray(trace)) return out;
+  const seen = new Map<string, number>();
+  trace.forEach((entry, i) => {
+    if (!isObj(entry)) return;
+    if (isStr(entry.trace_id) && entry.trace_id !== '') {
+      const first = seen.get(entry.trace_id);
+      if (first !== undefined) {
+        out.push(issue('trace.duplicate_id', pointerOf(...base, i, 'trace_id'), `trace_id ${preview(entry.trace_id)} repeats ${pointerOf(...base, first, 'trace_id')}`, 'trace_id values unique within the research_trace array'));
+      } else seen.set(entry.trace_id, i);
+    }
+    if (isInt(entry.line_start) && isInt(entry.line_end) && entry.line_end < entry.line_start) {
+      out.push(issue('trace.line_range', pointerOf(...base, i, 'line_end'), `line_end ${entry.line_end} is before line_start ${entry.line_start}`, `line_end ≥ ${entry.line_start} (lines are 1-based, inclusive)`));
+    }
+  });
+  return out;
+}
+
+/** Line and column (1-based) of a 0-based character offset in `text` (breaks: CRLF, CR, LF). */
+export function lineColumnAt(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let col = 1;
+  for (let i = 0; i < offset && i < text.length; i++) {
+    const c = text[i];
+    if (c === '\r') {
+      if (text[i + 1] === '\n') i++;
+      line++;
+      col = 1;
+    } else if (c === '\n') {
+      line++;
+      col = 1;
+    } else col++;
+  }
+  return { line, column: col };
+}
+
+/**
+ * Find where `text` stops being JSON (RFC 8259). Returns null for valid JSON, else the 0-based character offset
+ * and a short reason. Used instead of JSON.parse's message because Node's wording and position reporting vary
+ * between versions.
+ */
+export function jsonSyntaxError(text: string): { offset: number; reason: string } | null {
+  let i = 0;
+  const ws = () => {
+    while (i < text.length && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++;
+  };
+  class Stop extends Error {
+    constructor(readonly offset: number, readonly reason: string) {
+      super(reason);
+    }
+  }
+  const fail = (reason: string): never => {
+    throw new Stop(i, i >= text.length ? 'unexpected end of input' : `${reason}, found ${JSON.stringify(text[i])}`);
+  };
+  const str = () => {
+    i++;
+    while (i < text.length && text[i] !== '"') {
+      const c = text.charCodeAt(i);
+      if (c < 0x20) fail('control character in string');
+      if (text[i] === '\\') {
+        i++;
+        if (text[i] === 'u') {
+          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 1, i + 5))) fail('bad \\u escape');
+          i += 5;
+        } else if (i < text.length && '"\\/bfnrt'.includes(text[i] as string)) i++;
+        else fail('bad escape');
+      } else i++;
+    }
+    if (i >= text.length) fail('unterminated string');
+    i++;
+  };
+  const value = (): void => {
+    ws();
+    const c = text[i];
+    if (c === '{') {
+      i++;
+      ws();
+      if (text[i] === '}') {
+        i++;
+        return;
+      }
+      for (;;) {
+        ws();
+        if (text[i] !== '"') fail('expected a property name in double quotes');
+        str();
+        ws();
+        if (text[i] !== ':') fail("expected ':'");
+        i++;
+        value();
+        ws();
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
+        if (text[i] === '}') {
+          i++;
+          return;
+        }
+        fail("expected ',' or '}'");
+      }
+    } else if (c === '[') {
+      i++;
+      ws();
+      if (text[i] === ']') {
+        i++;
+        return;
+      }
+      for (;;) {
+        value();
+        ws();
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
+        if (text[i] === ']') {
+          i++;
+          return;
+        }
+        fail("expected ',' or ']'");
+      }
+    } else if (c === '"') str();
+    else if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) {
+      const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i));
+      if (!m || m[0] === '-') fail('bad number');
+      i += (m as RegExpExecArray)[0].length;
+    } else {
+      for (const lit of ['true', 'false', 'null']) {
+        if (text.startsWith(lit, i)) {
+          i += lit.length;
+          return;
+        }
+      }
+      fail('expected a JSON value');
+    }
+  };
+  try {
+    value();
+    ws();
+    if (i < text.length) fail('unexpected text after the JSON value');
+    return null;
+  } catch (e) {
+    if (e instanceof Stop) return { offset: e.offset, reason: e.reason };
+    throw e;
+  }
+}
+
+/** Cross-field rules of a responder output capture (see {@link VALIDATION_RULES}). `root` enables the `ref.*` rules. */
+export function captureRules(doc: unknown, root?: string): ValidationIssue[] {
+  if (!isObj(doc)) return [];
+  const out = laneRules(doc);
+  const la = isObj(doc.lore_access) ? doc.lore_access : undefined;
+  const parsed = isObj(doc.parsed_output) ? doc.parsed_output : undefined;
+
+  if (isStr(doc.raw_output) && doc.raw_output !== '') {
+    const bad = jsonSyntaxError(doc.raw_output);
+    if (bad) {
+      const { line, column } = lineColumnAt(doc.raw_output, bad.offset);
+      out.push(issue('capture.raw_output_not_json', '/raw_output', `raw_output is not JSON: ${bad.reason} at line ${line}, column ${column} of raw_output`, 'the responder output as one JSON object equal to parsed_output'));
+    } else if (doc.parsed_output !== undefined) {
+      const raw: unknown = JSON.parse(doc.raw_output);
+      const diff = firstDifference(raw, doc.parsed_output);
+      if (diff !== null) {
+        out.push(issue('capture.raw_output_mismatch', `/parsed_output${diff}`, `raw_output does not parse to exactly parsed_output: at ${diff === '' ? 'the top level' : diff} raw_output has ${preview(valueAt(raw, diff))}, parsed_output has ${preview(valueAt(doc.parsed_output, diff))}`, 'JSON.parse(raw_output) deep-equal to parsed_output'));
+      }
+    }
+  }
+  if (parsed && isStr(parsed.responder_agent_id) && isStr(doc.responder_agent_id) && parsed.responder_agent_id !== '' && doc.responder_agent_id !== '' && parsed.responder_agent_id !== doc.responder_agent_id) {
+    out.push(issue('capture.agent_mismatch', '/parsed_output/responder_agent_id', `parsed_output.responder_agent_id ${preview(parsed.responder_agent_id)} differs from responder_agent_id ${preview(doc.responder_agent_id)}`, preview(doc.responder_agent_id)));
+  }
+  if (la) out.push(...traceArrayRules(la.research_trace, ['lore_access', 'research_trace']));
+  if (parsed) out.push(...traceArrayRules(parsed.research_trace, ['parsed_output', 'research_trace']));
+
+  const review = isObj(doc.coordinator_review) ? doc.coordinator_review : undefined;
+  const accepted = doc.review_status === 'accepted' || review?.accepted_for_training === true;
+  if (la && doc.generation_lane === 'retrieval_augmented' && accepted) {
+    const why = doc.review_status === 'accepted' ? 'review_status accepted' : 'coordinator_review.accepted_for_training true';
+    if (la.research_trace === undefined || (Array.isArray(la.research_trace) && la.research_trace.length === 0)) {
+      out.push(issue('trace.accepted_requires_trace', '/lore_access/research_trace', `accepted retrieval_augmented capture (${why}) has ${la.research_trace === undefined ? 'no' : 'an empty'} lore_access.research_trace`, 'at least one research_trace entry'));
+    }
+    const st = la.research_trace_status;
+    if (st === undefined || (isStr(st) && TRACE_STATUSES.has(st) && st !== 'runner_captured')) {
+      out.push(issue('trace.accepted_requires_runner_captured', '/lore_access/research_trace_status', `accepted retrieval_augmented capture (${why}) has research_trace_status ${st === undefined ? '(absent)' : st}`, 'runner_captured'));
+    }
+  }
+  if (la && la.mode === 'responder_scoped_repository_search') {
+    if (Array.isArray(la.consulted_refs) && la.consulted_refs.length === 0) {
+      out.push(issue('research.missing_consulted_refs', '/lore_access/consulted_refs', 'responder_scoped_repository_search capture lists no consulted_refs', 'the seed refs actually consulted (at least one)'));
+    }
+    if (la.research_summary === undefined || (isStr(la.research_summary) && la.research_summary.trim() === '')) {
+      out.push(issue('research.missing_summary', '/lore_access/research_summary', `responder_scoped_repository_search capture has ${la.research_summary === undefined ? 'no' : 'a blank'} research_summary`, 'a brief research summary'));
+    }
+  }
+  if (root !== undefined) out.push(...refRules(doc, root, [['packet_ref'], ['coordinator_artifact_ref'], ['isolation', 'visible_input_ref']]));
+  return out;
+}
+
+/** Cross-field rules of a projected local context: only the `ref.*` rules, with `root`. */
+export function projectedContextRules(doc: unknown, root?: string): ValidationIssue[] {
+  if (!isObj(doc) || root === undefined) return [];
+  return refRules(doc, root, [['input', 'fixture_ref'], ['input', 'annotation_ref']]);
+}

@@ -1,0 +1,115 @@
+/**
+ * The contract schemas (responder packet, responder output capture, projected local context), loaded from the
+ * package's `schemas/` folder and compiled once with ajv (JSON Schema 2020-12 dialect, ajv-formats, `allErrors`,
+ * `strict: true`, `verbose: true` so errors carry the offending value). Compiled validators are cached per process.
+ *
+ * Two variants of each schema exist: `strict` (the files as written: unknown properties are errors, exactly
+ * like Ghostlight's JSON Schemas) and `lenient` (the same files with every `additionalProperties: false`
+ * removed, which is how Ghostlight's hand-written Python validators treat unknown fields).
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ValidateFunction } from 'ajv';
+import formatsModule from 'ajv-formats';
+import { LoretraceError } from '../errors.js';
+import type { DocumentKind } from './types.js';
+
+/** Base URL of loretrace's schema `$id`s. */
+export const SCHEMA_BASE = 'https://loretrace.dev/schemas/';
+
+/** Schema file (in `schemas/`) of each document kind. */
+export const SCHEMA_FILES: Readonly<Record<DocumentKind, string>> = {
+  packet: 'responder-packet.schema.json',
+  capture: 'responder-output.schema.json',
+  'projected-context': 'projected-local-context.schema.json',
+};
+
+/** Absolute path of the package's `schemas/` folder (two levels up from src/packet and dist/packet). */
+export const SCHEMAS_DIR = fileURLToPath(new URL('../../schemas/', import.meta.url));
+
+// ajv-formats is CommonJS: under NodeNext its default import is `module.exports`, whose `.default` is the plugin.
+const addFormats = formatsModule.default;
+
+const rawCache = new Map<string, Record<string, unknown>>();
+
+/**
+ * The parsed JSON Schema of a contract kind, read from `schemas/` on first use.
+ * Throws `LoretraceError('schema_missing')` when the file is absent or not JSON (a broken install).
+ */
+export function loadSchema(kind: DocumentKind): Record<string, unknown> {
+  const file = SCHEMA_FILES[kind];
+  const cached = rawCache.get(file);
+  if (cached) return cached;
+  const path = SCHEMAS_DIR + file;
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  } catch (e) {
+    throw new LoretraceError('schema_missing', `cannot load schema ${path}: ${(e as Error).message}`, { file: path, expected: 'the JSON Schema shipped in the package schemas/ folder' });
+  }
+  rawCache.set(file, parsed);
+  return parsed;
+}
+
+/**
+ * A fresh Ajv2020 instance (ajv-formats, `allErrors`, `strict: true`, `verbose: true`) with the three contract schemas added under
+ * their `$id`s, so other schemas can `$ref` them — for example
+ * `https://loretrace.dev/schemas/responder-output.schema.json#/$defs/research_trace_entry`.
+ */
+export function createAjv(): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors: true, strict: true, verbose: true });
+  addFormats(ajv);
+  for (const kind of Object.keys(SCHEMA_FILES) as DocumentKind[]) ajv.addSchema(loadSchema(kind));
+  return ajv;
+}
+
+/** Deep copy of `schema` without any `additionalProperties: false`, under a `lenient/` `$id`. */
+function lenientCopy(schema: Record<string, unknown>): Record<string, unknown> {
+  const strip = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(strip);
+    if (node && typeof node === 'object') {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(node)) {
+        if (k === 'additionalProperties' && v === false) continue;
+        out[k] = strip(v);
+      }
+      return out;
+    }
+    return node;
+  };
+  const copy = strip(schema) as Record<string, unknown>;
+  copy.$id = String(schema.$id).replace(SCHEMA_BASE, `${SCHEMA_BASE}lenient/`);
+  return copy;
+}
+
+let strictAjv: Ajv2020 | undefined;
+let lenientAjv: Ajv2020 | undefined;
+const compiled = new Map<string, ValidateFunction>();
+
+/**
+ * The compiled (cached) ajv validator of a kind. `lenient` selects the variant without
+ * `additionalProperties: false`.
+ */
+export function compiledSchema(kind: DocumentKind, lenient = false): ValidateFunction {
+  const key = `${lenient ? 'lenient' : 'strict'}:${kind}`;
+  const hit = compiled.get(key);
+  if (hit) return hit;
+  let fn: ValidateFunction;
+  if (lenient) {
+    lenientAjv ??= (() => {
+      const ajv = new Ajv2020({ allErrors: true, strict: true, verbose: true });
+      addFormats(ajv);
+      return ajv;
+    })();
+    fn = lenientAjv.compile(lenientCopy(loadSchema(kind)));
+  } else {
+    strictAjv ??= createAjv();
+    const id = String(loadSchema(kind).$id);
+    const got = strictAjv.getSchema(id);
+    if (!got) throw new LoretraceError('schema_missing', `schema ${id} did not compile`, { expected: 'a valid JSON Schema 2020-12 document' });
+    fn = got;
+  }
+  compiled.set(key, fn);
+  return fn;
+}

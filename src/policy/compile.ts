@@ -1,0 +1,580 @@
+/**
+ * The policy compiler and the ONE enforcement code path.
+ *
+ * `compilePolicy` turns a Ghostlight `traversal_policy` (seed 000; semantics in seed 001: "the permitted
+ * link depth, allowed repo prefixes, required seed refs, link classes to follow, and stop conditions")
+ * plus, when given, the packet's `allowed_scope` and `hidden_context_audit` and the vault config into a
+ * {@link CompiledPolicy} with a receipt row per clause. `checkPath` and `checkEdge` are the only places a
+ * path or a link is admitted or refused — the traversal (src/traversal) and the proxy (src/proxy) both
+ * call them, so the walk and the responder's own lookups obey the same rules.
+ *
+ * Receipts follow seed 003 ("record what EXECUTED, not merely what passed"): every clause gets a row
+ * saying whether loretrace enforces it, by which rule, and how many notes of this snapshot it touches.
+ */
+import { LoretraceError, isLoretraceError } from '../errors.js';
+import type { LinkPosition, LinkRecord, LinkSyntax, NoteRecord, VaultConfig, VaultIndex, VaultPath } from '../types.js';
+import type { TraversalPolicy } from '../packet/types.js';
+import { isUnderPrefix, parseRef, resolveRef } from '../refs/ref.js';
+import type { ParsedRef } from '../refs/ref.js';
+import { cmp, mapLinkClassPhrase } from './synonyms.js';
+import { DEFAULT_MIN_RELEVANCE, STOP_PATTERNS, parseStopCondition } from './stop-conditions.js';
+import type { StopEffect } from './stop-conditions.js';
+import type { Budgets, CheckResult, CompiledPolicy, DenyRule, FollowRules, PolicyReceiptRow } from './types.js';
+
+/** Syntax class names a `follow_link_classes` entry may use directly. */
+export const SYNTAX_CLASSES: readonly LinkSyntax[] = ['wikilink', 'markdown_link', 'embed', 'heading_link', 'block_link'];
+/** Position class names a `follow_link_classes` entry may use directly. */
+export const POSITION_CLASSES: readonly LinkPosition[] = ['prose', 'list_item', 'table', 'field', 'heading'];
+
+/** The parts of a packet the compiler reads (a full `ResponderPacket` fits). */
+export interface PolicyPacketContext {
+  lore_access?: { allowed_scope?: string[] };
+  hidden_context_audit?: { omitted_context_refs?: string[] };
+}
+
+/** Options of {@link compilePolicy}. */
+export interface CompileOptions {
+  /** The index the policy is compiled against (seeds must exist in it). */
+  index: VaultIndex;
+  /** The packet the policy comes from: its `allowed_scope` gives start points, its hidden refs are denied. */
+  packet?: PolicyPacketContext;
+  /** Refuse a policy with any advisory clause (`strict_policy`). */
+  strict?: boolean;
+  /** Vault config; default `index.config`. */
+  config?: VaultConfig;
+  /**
+   * JSON pointer of the policy inside its document; default `/lore_access/traversal_policy` when
+   * `packet` is given, else `` (a bare policy file).
+   */
+  pointerBase?: string;
+  /** File name for error details. */
+  file?: string;
+}
+
+const POLICY_KEYS = ['max_link_depth', 'allowed_prefixes', 'required_seed_refs', 'follow_link_classes', 'stop_conditions'] as const;
+
+/** RFC 6901 escaping of one pointer token. */
+function tok(s: string | number): string {
+  return String(s).replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/**
+ * Compile a traversal policy.
+ *
+ * @returns a {@link CompiledPolicy} (`.receipt`, `.budgets`, rule tables for {@link checkPath}/{@link checkEdge}).
+ * @throws LoretraceError
+ *   - `bad_policy` (exit 1): not an object; unknown or missing field; `max_link_depth` not an integer
+ *     ≥ 0; empty `allowed_prefixes`; a list that is not a list of strings; a prefix or seed that is not a
+ *     valid ref (the `bad_ref` reason is quoted); a malformed or unknown structured stop token; a seed
+ *     outside `allowed_prefixes` or denied by a stop condition / hidden ref; `max_refs` smaller than the
+ *     number of seeds. `details.pointer` names the clause (`/max_link_depth`, `/stop_conditions/2`).
+ *   - `seed_not_found` (exit 1): a seed (or its fragment) is not in the index; the message names it.
+ *   - `strict_policy` (exit 1): `strict` is set and the receipt has advisory rows; lists them.
+ */
+export function compilePolicy(policy: TraversalPolicy, options: CompileOptions): CompiledPolicy {
+  const { index } = options;
+  const config = options.config ?? index.config ?? {};
+  const base = options.pointerBase ?? (options.packet ? '/lore_access/traversal_policy' : '');
+  const ns = index.namespace;
+  const file = options.file;
+  const fail = (pointer: string, message: string, expected?: string, code = 'bad_policy'): never => {
+    throw new LoretraceError(code, message, { ...(file ? { file } : {}), pointer, ...(expected ? { expected } : {}) });
+  };
+  const ptr = (...parts: (string | number)[]) => base + parts.map((p) => '/' + tok(p)).join('');
+
+  // ---- shape -------------------------------------------------------------------------------------
+  if (policy === null || typeof policy !== 'object' || Array.isArray(policy)) {
+    fail(base, `traversal_policy at ${base || '/'} must be an object with ${POLICY_KEYS.join(', ')}`, 'a JSON object');
+  }
+  const raw = policy as unknown as Record<string, unknown>;
+  for (const k of Object.keys(raw).sort(cmp)) {
+    if (!(POLICY_KEYS as readonly string[]).includes(k)) {
+      fail(ptr(k), `traversal_policy has an unknown field ${ptr(k)}; expected only ${POLICY_KEYS.join(', ')}`, POLICY_KEYS.join(', '));
+    }
+  }
+  for (const k of POLICY_KEYS) {
+    if (!(k in raw)) fail(ptr(k), `traversal_policy is missing ${ptr(k)}`, `a ${k === 'max_link_depth' ? 'integer ≥ 0' : 'list of strings'}`);
+  }
+  const depth = raw.max_link_depth;
+  if (typeof depth !== 'number' || !Number.isInteger(depth) || depth < 0) {
+    fail(ptr('max_link_depth'), `traversal_policy ${ptr('max_link_depth')} must be an integer ≥ 0 (got ${JSON.stringify(depth)})`, 'an integer ≥ 0');
+  }
+  const strList = (k: (typeof POLICY_KEYS)[number]): string[] => {
+    const v = raw[k];
+    if (!Array.isArray(v)) fail(ptr(k), `traversal_policy ${ptr(k)} must be a list of strings (got ${JSON.stringify(v)})`, 'a list of strings');
+    (v as unknown[]).forEach((x, i) => {
+      if (typeof x !== 'string' || x.length === 0) fail(ptr(k, i), `traversal_policy ${ptr(k, i)} must be a non-empty string (got ${JSON.stringify(x)})`, 'a non-empty string');
+    });
+    return v as string[];
+  };
+  const prefixesIn = strList('allowed_prefixes');
+  const seedsIn = strList('required_seed_refs');
+  const followIn = strList('follow_link_classes');
+  const stopsIn = strList('stop_conditions');
+  if (prefixesIn.length === 0) {
+    fail(ptr('allowed_prefixes'), `traversal_policy ${ptr('allowed_prefixes')} is empty, so it admits no lore at all`, 'at least one prefix such as Namespace:folder/');
+  }
+
+  const notes = new Map<string, NoteRecord>();
+  for (const n of index.notes) notes.set(n.path, n);
+  const countUnder = (prefix: string) => index.notes.reduce((a, n) => a + (isUnderPrefix(n.path, prefix) ? 1 : 0), 0);
+  const refOrFail = (input: string, pointer: string, label: string): ParsedRef => {
+    try {
+      return parseRef(input, { namespace: ns, label });
+    } catch (e) {
+      if (isLoretraceError(e)) return fail(pointer, `traversal_policy ${pointer}: ${e.message}`, e.details.expected);
+      throw e;
+    }
+  };
+
+  const receipt: PolicyReceiptRow[] = [];
+  receipt.push({
+    clause: String(depth),
+    kind: 'max_link_depth',
+    pointer: ptr('max_link_depth'),
+    disposition: 'enforced',
+    rule: `follow links at most ${depth} hop${depth === 1 ? '' : 's'} from a seed or scope note (those are depth 0)`,
+    matches: null,
+  });
+
+  // ---- prefixes ------------------------------------------------------------------------------------
+  const allowed: string[] = [];
+  prefixesIn.forEach((p, i) => {
+    const r = refOrFail(p, ptr('allowed_prefixes', i), `allowed_prefixes[${i}]`);
+    if (r.fragment) fail(ptr('allowed_prefixes', i), `traversal_policy ${ptr('allowed_prefixes', i)} ${JSON.stringify(p)} is a prefix and cannot carry a #fragment`, 'Namespace:folder/ or Namespace:note.md');
+    allowed.push(r.path);
+    const m = countUnder(r.path);
+    receipt.push({
+      clause: p,
+      kind: 'allowed_prefix',
+      pointer: ptr('allowed_prefixes', i),
+      disposition: 'enforced',
+      rule: r.is_prefix || !r.path.endsWith('.md')
+        ? `admit paths under ${r.path.endsWith('/') ? r.path : r.path + '/'} (whole path segments)${m === 0 ? '; no note of this snapshot is under it' : ''}`
+        : `admit the one note ${r.path}${m === 0 ? '; it is not in this snapshot' : ''}`,
+      matches: m,
+    });
+  });
+
+  // ---- stop conditions (parsed before seeds: seeds must not be denied) ------------------------------
+  const stopEffects: { i: number; effects: StopEffect[]; patterns: string[] | null; form: string }[] = [];
+  stopsIn.forEach((s, i) => {
+    const parsed = parseStopCondition(s);
+    if (parsed.form === 'bad_token') fail(ptr('stop_conditions', i), `traversal_policy ${ptr('stop_conditions', i)} ${JSON.stringify(s)}: ${parsed.error}`, parsed.expected);
+    else stopEffects.push({ i, effects: parsed.effects, patterns: parsed.form === 'english' ? parsed.patterns : null, form: parsed.form });
+  });
+  const budgets: Budgets = { max_refs: null, max_chunks: null, max_chars: null, min_relevance: null, time_budget_ms: null };
+  const budgetSource: Partial<Record<keyof Budgets, number>> = {};
+  const deniedPrefixes: DenyRule[] = [];
+  const deniedClasses = new Set<string>();
+  const noExpand = new Set<string>();
+  let futureOn = false;
+  let hiddenClauses = 0;
+  for (const { i, effects } of stopEffects) {
+    for (const e of effects) {
+      switch (e.kind) {
+        case 'max_refs':
+        case 'max_chunks':
+        case 'max_chars':
+        case 'time_budget_ms': {
+          const cur = budgets[e.kind];
+          if (cur === null || e.value < cur) { budgets[e.kind] = e.value; budgetSource[e.kind] = i; }
+          break;
+        }
+        case 'min_relevance': {
+          const cur = budgets.min_relevance;
+          if (cur === null || e.value > cur) { budgets.min_relevance = e.value; budgetSource.min_relevance = i; }
+          break;
+        }
+        case 'deny_prefix': {
+          const r = refOrFail(e.value, ptr('stop_conditions', i), `deny_prefix in stop_conditions[${i}]`);
+          deniedPrefixes.push({ prefix: r.path, pointer: ptr('stop_conditions', i) });
+          break;
+        }
+        case 'deny_class':
+          deniedClasses.add(e.value);
+          break;
+        case 'no_expand_class':
+          noExpand.add(e.value);
+          break;
+        case 'deny_future_era':
+          futureOn = true;
+          break;
+        case 'deny_hidden':
+          hiddenClauses++;
+          break;
+      }
+    }
+  }
+
+  // ---- hidden (always denied) ---------------------------------------------------------------------
+  const hidden: DenyRule[] = [];
+  const hiddenRows: PolicyReceiptRow[] = [];
+  (options.packet?.hidden_context_audit?.omitted_context_refs ?? []).forEach((h, i) => {
+    const pointer = `/hidden_context_audit/omitted_context_refs/${i}`;
+    let r: ParsedRef;
+    try {
+      r = parseRef(h, { namespace: ns, label: `omitted_context_refs[${i}]` });
+    } catch (e) {
+      if (!isLoretraceError(e)) throw e;
+      hiddenRows.push({ clause: h, kind: 'hidden_ref', pointer, disposition: 'advisory', rule: `not a lore ref of ${ns} (${e.message.replace(/^.*is not a valid lore ref: /, '')}); there is nothing in the vault to deny`, matches: null });
+      return;
+    }
+    const rules = [r.path as string];
+    if (!r.is_prefix && !r.path.endsWith('.md') && notes.has(r.path + '.md')) rules.push(r.path + '.md');
+    for (const p of rules) hidden.push({ prefix: p, pointer });
+    const m = index.notes.filter((n) => rules.some((p) => isUnderPrefix(n.path, p))).length;
+    hiddenRows.push({
+      clause: h,
+      kind: 'hidden_ref',
+      pointer,
+      disposition: 'enforced',
+      rule: `never consult ${rules.join(' or ')}${m === 0 ? ` (no note or folder of ${ns} has this path, so 0 notes are denied)` : ''}`,
+      matches: m,
+    });
+  });
+  (config.hidden_prefixes ?? []).forEach((h, i) => {
+    const pointer = `#/config/hidden_prefixes/${i}`;
+    const r = refOrFail(h, pointer, `config hidden_prefixes[${i}]`);
+    hidden.push({ prefix: r.path, pointer });
+    const m = countUnder(r.path);
+    hiddenRows.push({ clause: h, kind: 'hidden_prefix', pointer, disposition: 'enforced', rule: `never consult ${r.path} (vault config: author-only lore)`, matches: m });
+  });
+  const hiddenNoteCount = index.notes.filter((n) => hidden.some((d) => isUnderPrefix(n.path, d.prefix))).length;
+
+  // ---- future era ----------------------------------------------------------------------------------
+  const future: DenyRule[] = [];
+  const futureRows: PolicyReceiptRow[] = [];
+  const waivers: string[] = [];
+  if (futureOn) {
+    let list: { prefix: string; pointer: string; from: string }[];
+    if (config.future_era_prefixes && config.future_era_prefixes.length > 0) {
+      list = config.future_era_prefixes.map((p, i) => ({
+        prefix: refOrFail(p, `#/config/future_era_prefixes/${i}`, `config future_era_prefixes[${i}]`).path,
+        pointer: `#/config/future_era_prefixes/${i}`,
+        from: 'vault config future_era_prefixes',
+      }));
+    } else {
+      const found = new Set<string>();
+      for (const n of index.notes) {
+        const segs = n.path.split('/');
+        for (let k = 0; k < segs.length - 1; k++) if (segs[k] === 'Post-Elysium') found.add(segs.slice(0, k + 1).join('/') + '/');
+      }
+      list = [...found].sort(cmp).map((p, i) => ({ prefix: p, pointer: `#/default/future_era_prefixes/${i}`, from: 'default: every Post-Elysium/ folder' }));
+    }
+    for (const f of list) {
+      future.push({ prefix: f.prefix, pointer: f.pointer });
+      const w = allowed.filter((a) => isUnderPrefix(a, f.prefix));
+      waivers.push(...w);
+      const m = index.notes.filter((n) => isUnderPrefix(n.path, f.prefix) && !w.some((x) => isUnderPrefix(n.path, x))).length;
+      futureRows.push({
+        clause: f.prefix,
+        kind: 'future_era_prefix',
+        pointer: f.pointer,
+        disposition: 'enforced',
+        rule: `never consult ${f.prefix} (${f.from})${w.length ? `, except under ${w.join(', ')}, which allowed_prefixes requests explicitly` : ''}`,
+        matches: m,
+      });
+    }
+  }
+
+  // ---- seeds ---------------------------------------------------------------------------------------
+  const compiledBase = {
+    namespace: ns,
+    allowed_prefixes: [...new Set(allowed)].sort(cmp),
+    denied_prefixes: deniedPrefixes,
+    hidden,
+    future_era: future,
+    future_era_waivers: [...new Set(waivers)].sort(cmp),
+    denied_classes: [...deniedClasses].sort(cmp),
+    notes,
+  };
+  const seeds: VaultPath[] = [];
+  seedsIn.forEach((s, i) => {
+    const pointer = ptr('required_seed_refs', i);
+    const r = refOrFail(s, pointer, `required_seed_refs[${i}]`);
+    if (r.is_prefix) fail(pointer, `traversal_policy ${pointer} ${JSON.stringify(s)} names a folder; a seed must be one note`, 'Namespace:path/to/note.md');
+    if (!notes.has(r.path)) {
+      fail(pointer, `required seed ${s} (${pointer}) is not in vault ${ns}: no note ${r.path}`, 'an existing note', 'seed_not_found');
+    }
+    if (r.fragment) {
+      try {
+        resolveRef(index, r);
+      } catch (e) {
+        if (isLoretraceError(e)) fail(pointer, `required seed ${s} (${pointer}): ${e.message}`, 'an existing heading, chunk, block or line range', 'seed_not_found');
+        throw e;
+      }
+    }
+    const chk = checkPathRules(compiledBase, r.path);
+    if (!chk.ok) {
+      fail(pointer, `required seed ${s} (${pointer}) is refused by the policy itself: ${chk.detail}`, 'seeds inside allowed_prefixes and not denied');
+    }
+    seeds.push(r.path);
+    receipt.push({
+      clause: s,
+      kind: 'seed',
+      pointer,
+      disposition: 'enforced',
+      rule: `consult ${r.path} first, at depth 0${seeds.indexOf(r.path) < seeds.length - 1 ? ' (duplicate: consulted once)' : ''}`,
+      matches: 1,
+    });
+  });
+  if (budgets.max_refs !== null && budgets.max_refs < new Set(seeds).size) {
+    fail(ptr('stop_conditions', budgetSource.max_refs ?? 0), `traversal_policy ${ptr('stop_conditions', budgetSource.max_refs ?? 0)}: max_refs ${budgets.max_refs} is smaller than the ${new Set(seeds).size} required seeds`, `max_refs ≥ ${new Set(seeds).size}`);
+  }
+
+  // ---- allowed_scope (packet) ----------------------------------------------------------------------
+  const scope: VaultPath[] = [];
+  (options.packet?.lore_access?.allowed_scope ?? []).forEach((s, i) => {
+    const pointer = `/lore_access/allowed_scope/${i}`;
+    let r: ParsedRef | null = null;
+    let why = '';
+    try {
+      r = parseRef(s, { namespace: ns, label: `allowed_scope[${i}]` });
+    } catch (e) {
+      if (!isLoretraceError(e)) throw e;
+      why = e.message.replace(/^.*is not a valid lore ref: /, '');
+    }
+    if (!r || r.is_prefix || !notes.has(r.path)) {
+      receipt.push({ clause: s, kind: 'allowed_scope', pointer, disposition: 'advisory', rule: r ? (r.is_prefix ? `a folder, not a note: the prefixes of traversal_policy decide what is inside it` : `no note ${r.path} in ${ns}; not a start point`) : `not a lore ref of ${ns} (${why}); not a start point`, matches: r && r.is_prefix ? countUnder(r.path) : 0 });
+      return;
+    }
+    const chk = checkPathRules(compiledBase, r.path);
+    if (!chk.ok) {
+      receipt.push({ clause: s, kind: 'allowed_scope', pointer, disposition: 'advisory', rule: `not a start point: ${chk.detail}`, matches: 0 });
+      return;
+    }
+    const dup = seeds.includes(r.path) || scope.includes(r.path);
+    if (!dup) scope.push(r.path);
+    receipt.push({ clause: s, kind: 'allowed_scope', pointer, disposition: 'enforced', rule: dup ? `start point ${r.path} (already a seed or listed earlier)` : `start point ${r.path} at depth 0, consulted best-first within the budgets`, matches: 1 });
+  });
+
+  // ---- follow_link_classes ------------------------------------------------------------------------
+  const indexClasses = new Set<string>();
+  for (const n of index.notes) for (const c of n.classes) indexClasses.add(c);
+  const follow: FollowRules = { syntaxes: [], positions: [], classes: [], backlink: false };
+  const classNotes = (cls: string[]) => index.notes.filter((n) => n.classes.some((c) => cls.includes(c))).length;
+  if (followIn.length === 0) {
+    receipt.push({ clause: '[]', kind: 'follow_link_class', pointer: ptr('follow_link_classes'), disposition: 'enforced', rule: 'no link class is listed, so no link is followed (only seeds and scope notes are consulted)', matches: 0 });
+  }
+  followIn.forEach((f, i) => {
+    const pointer = ptr('follow_link_classes', i);
+    const name = f.trim();
+    const row = (disposition: 'enforced' | 'advisory', rule: string, matches: number | null) =>
+      receipt.push({ clause: f, kind: 'follow_link_class', pointer, disposition, rule, matches });
+    if ((SYNTAX_CLASSES as readonly string[]).includes(name)) {
+      follow.syntaxes.push(name as LinkSyntax);
+      row('enforced', `follow ${name} links (syntax class)`, null);
+    } else if (name === 'backlink') {
+      follow.backlink = true;
+      row('enforced', 'walk inbound links in reverse (backlink)', null);
+    } else if ((POSITION_CLASSES as readonly string[]).includes(name)) {
+      follow.positions.push(name as LinkPosition);
+      row('enforced', `follow links that stand in a ${name} position (position class)`, null);
+    } else if (name === 'external' || name === 'tag') {
+      row('advisory', `${name} links never lead to a lore note; nothing to follow`, 0);
+    } else if (indexClasses.has(name)) {
+      follow.classes.push(name);
+      row('enforced', `follow links into notes of target class ${name}`, classNotes([name]));
+    } else {
+      const mapped = mapLinkClassPhrase(name, indexClasses, config.link_class_synonyms ?? {});
+      if (mapped.classes.length === 0) {
+        row('advisory', 'no word of this phrase maps to a link class or target class (see the synonym table); it adds nothing to what is followed', 0);
+      } else {
+        follow.classes.push(...mapped.classes);
+        const how = mapped.words.map((w) => `${w.word}→${w.classes.join('+')}${w.via === 'synonym' ? '' : ` (${w.via === 'config' ? 'vault config' : 'index class'})`}`).join(', ');
+        const absent = mapped.classes.filter((c) => !indexClasses.has(c));
+        row(
+          'enforced',
+          `maps to target classes ${mapped.classes.join(', ')} (${how}); follow links into notes of these classes${absent.length ? `; no note has class ${absent.join(', ')}` : ''}`,
+          classNotes(mapped.classes),
+        );
+      }
+    }
+  });
+  follow.syntaxes = [...new Set(follow.syntaxes)].sort(cmp);
+  follow.positions = [...new Set(follow.positions)].sort(cmp);
+  follow.classes = [...new Set(follow.classes)].sort(cmp);
+
+  // ---- stop condition rows ---------------------------------------------------------------------------
+  for (const { i, effects, patterns, form } of stopEffects) {
+    const clause = stopsIn[i]!;
+    const pointer = ptr('stop_conditions', i);
+    if (form === 'unrecognised') {
+      receipt.push({ clause, kind: 'stop_condition', pointer, disposition: 'advisory', rule: 'matches no structured token and no documented plain-English pattern; not enforced by the walk (it constrains the answer, not the lookup)', matches: null });
+      continue;
+    }
+    const parts: string[] = [];
+    let enforced = false;
+    let matches: number | null = null;
+    for (const e of effects) {
+      switch (e.kind) {
+        case 'max_refs':
+        case 'max_chunks':
+        case 'max_chars':
+        case 'time_budget_ms':
+        case 'min_relevance': {
+          const tight = budgetSource[e.kind] === i;
+          parts.push(`${e.kind}:${e.value}${tight ? '' : ` (a tighter ${e.kind} from another clause wins: ${budgets[e.kind]})`}`);
+          enforced = true;
+          break;
+        }
+        case 'deny_prefix': {
+          const d = deniedPrefixes.find((x) => x.pointer === pointer)!;
+          matches = countUnder(d.prefix);
+          parts.push(`never consult ${d.prefix}`);
+          enforced = true;
+          break;
+        }
+        case 'deny_class':
+          matches = classNotes([e.value]);
+          parts.push(`never consult notes of class ${e.value}${indexClasses.has(e.value) ? '' : ' (no note has it)'}`);
+          enforced = true;
+          break;
+        case 'no_expand_class':
+          matches = classNotes([e.value]);
+          parts.push(`consult notes of class ${e.value} but do not walk their links`);
+          enforced = true;
+          break;
+        case 'deny_future_era': {
+          const m = futureRows.reduce((a, r) => a + (r.matches ?? 0), 0);
+          matches = (matches ?? 0) + m;
+          if (future.length === 0) parts.push('deny future-era lore: no future-era prefix is configured and no Post-Elysium/ folder exists, so nothing is denied');
+          else { parts.push(`deny future-era prefixes ${future.map((f) => f.prefix).join(', ')}${waivers.length ? ` except explicitly allowed ${[...new Set(waivers)].join(', ')}` : ''}`); }
+          enforced = enforced || future.length > 0;
+          break;
+        }
+        case 'deny_hidden': {
+          const nRefs = (options.packet?.hidden_context_audit?.omitted_context_refs ?? []).length;
+          const nPref = (config.hidden_prefixes ?? []).length;
+          matches = (matches ?? 0) + hiddenNoteCount;
+          if (hidden.length === 0) {
+            parts.push(`deny hidden lore: nothing is known to be hidden (${nRefs} hidden_context_audit refs parse as lore refs, ${nPref} config hidden_prefixes)`);
+          } else {
+            parts.push(`deny hidden lore: ${hidden.length} deny rule(s) from ${nRefs} hidden_context_audit ref(s) and ${nPref} config hidden_prefix(es) (always denied; see the hidden rows)`);
+            enforced = true;
+          }
+          break;
+        }
+      }
+    }
+    const how = form === 'token' ? 'structured token' : `pattern ${patterns!.join(' + ')}`;
+    receipt.push({ clause, kind: 'stop_condition', pointer, disposition: enforced ? 'enforced' : 'advisory', rule: `${how}: ${parts.join('; ')}`, matches });
+  }
+  receipt.push(...hiddenRows, ...futureRows);
+
+  const totals = { enforced: receipt.filter((r) => r.disposition === 'enforced').length, advisory: receipt.filter((r) => r.disposition === 'advisory').length };
+  if (options.strict && totals.advisory > 0) {
+    const adv = receipt.filter((r) => r.disposition === 'advisory');
+    throw new LoretraceError(
+      'strict_policy',
+      `--strict-policy refuses this policy: ${adv.length} advisory clause${adv.length === 1 ? '' : 's'}: ${adv.map((r) => `${r.pointer} ${JSON.stringify(r.clause)}`).join('; ')}`,
+      { ...(file ? { file } : {}), pointer: adv[0]!.pointer, expected: 'every clause enforced', data: { advisory: adv } },
+    );
+  }
+
+  return {
+    ...compiledBase,
+    snapshot_id: index.snapshot_id,
+    max_link_depth: depth as number,
+    seeds,
+    scope,
+    follow,
+    no_expand_classes: [...noExpand].sort(cmp),
+    budgets,
+    receipt,
+    receipt_totals: totals,
+  };
+}
+
+type PathRules = Pick<CompiledPolicy, 'allowed_prefixes' | 'denied_prefixes' | 'hidden' | 'future_era' | 'future_era_waivers' | 'denied_classes' | 'notes'>;
+
+function checkPathRules(c: PathRules, path: string): CheckResult {
+  const note = c.notes.get(path);
+  if (!note) return { ok: false, reason: 'not_found', detail: `no note ${path} in this snapshot` };
+  for (const h of c.hidden) {
+    if (isUnderPrefix(path, h.prefix)) return { ok: false, reason: 'hidden_ref', detail: `${path} is hidden (${h.prefix}, ${h.pointer})` };
+  }
+  for (const f of c.future_era) {
+    if (isUnderPrefix(path, f.prefix) && !c.future_era_waivers.some((w) => isUnderPrefix(path, w))) {
+      return { ok: false, reason: 'future_era', detail: `${path} is future-era lore (${f.prefix}, ${f.pointer})` };
+    }
+  }
+  if (!c.allowed_prefixes.some((p) => isUnderPrefix(path, p))) {
+    return { ok: false, reason: 'prefix_denied', detail: `${path} is outside allowed_prefixes (${c.allowed_prefixes.join(', ')})` };
+  }
+  for (const d of c.denied_prefixes) {
+    if (isUnderPrefix(path, d.prefix)) return { ok: false, reason: 'prefix_denied', detail: `${path} is under denied prefix ${d.prefix} (${d.pointer})` };
+  }
+  for (const cls of note.classes) {
+    if (c.denied_classes.includes(cls)) return { ok: false, reason: 'class_not_allowed', detail: `${path} has denied class ${cls} (deny_class)` };
+  }
+  return { ok: true };
+}
+
+/**
+ * May this note be consulted? The one path check used by the traversal and the proxy. Pure and cheap
+ * (a few prefix comparisons). Checks, in order: the note exists in the compiled snapshot (`not_found`);
+ * hidden refs and hidden prefixes (`hidden_ref`); future-era prefixes when a stop condition denies them
+ * (`future_era`); `allowed_prefixes` and `deny_prefix:` (`prefix_denied`); `deny_class:` (`class_not_allowed`).
+ *
+ * @param path vault-relative note path (no namespace; parse refs with `parseRef` first).
+ */
+export function checkPath(compiled: CompiledPolicy, path: string): CheckResult {
+  return checkPathRules(compiled, path);
+}
+
+/** Direction of an edge: `outbound` follows a link to its target; `inbound` walks a backlink to its source. */
+export type EdgeDirection = 'outbound' | 'inbound';
+
+/** The class label of an edge as shown in traversal decisions: `wikilink/field`, `backlink(wikilink/prose)`. */
+export function edgeClassLabel(link: Pick<LinkRecord, 'syntax' | 'position'>, direction: EdgeDirection = 'outbound'): string {
+  const base = `${link.syntax}/${link.position}`;
+  return direction === 'inbound' ? `backlink(${base})` : base;
+}
+
+/** The note an edge leads to, or null when the link does not resolve to a note. */
+export function edgeTarget(link: LinkRecord, direction: EdgeDirection = 'outbound'): VaultPath | null {
+  if (direction === 'inbound') return link.source_path;
+  const r = link.resolution;
+  if (r.status === 'resolved' || r.status === 'ambiguous' || r.status === 'broken_fragment') return r.path;
+  return null;
+}
+
+/**
+ * May the walk (or the proxy's `follow_link`) cross this edge from a note at `depthOfSource`?
+ * Checks, in order: the link resolves to a note (`unresolved`: unresolved, external or pending links);
+ * `depthOfSource + 1 ≤ max_link_depth` (`depth_exceeded`); {@link checkPath} on the target
+ * (`hidden_ref`, `future_era`, `prefix_denied`, `class_not_allowed`, `not_found`); the edge matches a
+ * `follow_link_classes` entry (`class_not_allowed`): an outbound link matches when its syntax, its
+ * position, or one of its target's classes is listed (entries are alternatives); an inbound link is
+ * walked only when `backlink` is listed.
+ */
+export function checkEdge(compiled: CompiledPolicy, link: LinkRecord, depthOfSource: number, direction: EdgeDirection = 'outbound'): CheckResult {
+  const target = edgeTarget(link, direction);
+  if (target === null) {
+    const r = link.resolution;
+    const what = r.status === 'external' ? `external link ${r.url}` : `${r.status} link ${link.raw}`;
+    return { ok: false, reason: 'unresolved', detail: `${what} at ${link.source_path}:${link.line} leads to no note` };
+  }
+  if (depthOfSource + 1 > compiled.max_link_depth) {
+    return { ok: false, reason: 'depth_exceeded', detail: `depth ${depthOfSource + 1} > max_link_depth ${compiled.max_link_depth}` };
+  }
+  const p = checkPathRules(compiled, target);
+  if (!p.ok) return p;
+  const f = compiled.follow;
+  if (direction === 'inbound') {
+    return f.backlink ? { ok: true } : { ok: false, reason: 'class_not_allowed', detail: 'backlink is not in follow_link_classes' };
+  }
+  if (f.syntaxes.includes(link.syntax) || f.positions.includes(link.position)) return { ok: true };
+  const classes = compiled.notes.get(target)?.classes ?? [];
+  if (classes.some((c) => f.classes.includes(c))) return { ok: true };
+  return {
+    ok: false,
+    reason: 'class_not_allowed',
+    detail: `${edgeClassLabel(link)} link into classes [${classes.join(', ')}] matches no follow_link_classes entry`,
+  };
+}
+
+/** Documented plain-English stop patterns (re-exported for docs and the receipt). */
+export { STOP_PATTERNS, DEFAULT_MIN_RELEVANCE };

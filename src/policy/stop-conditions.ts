@@ -1,0 +1,163 @@
+/**
+ * `stop_conditions` grammar: structured tokens and plain-English patterns.
+ *
+ * A clause with no whitespace that starts with `name:` is a **structured token**; an unknown name or a
+ * bad value is a fatal `bad_policy` error (a typo must not silently widen a walk):
+ *
+ * | token | meaning |
+ * | --- | --- |
+ * | `max_refs:N` | consult at most N notes (seeds included), N ≥ 1 |
+ * | `max_chunks:N` | at most N source excerpts, N ≥ 1 |
+ * | `max_chars:N` | at most N characters (UTF-16 code units) of excerpt text in total, N ≥ 1 |
+ * | `min_relevance:X` | skip link targets with relevance < X, 0 ≤ X ≤ 1 |
+ * | `deny_prefix:P` | never enter prefix P (ref grammar: `Ns:folder/` or `folder/` or one note) |
+ * | `deny_class:C` | never enter a note with target class C |
+ * | `no_expand_class:C` | consult notes of class C but do not walk their links |
+ * | `time_budget_ms:N` | stop after N wall-clock milliseconds |
+ *
+ * Anything else is **plain English**, matched case-insensitively against {@link STOP_PATTERNS}; every
+ * pattern that matches contributes its rule. A clause no pattern matches is advisory.
+ */
+
+/** What a stop condition compiles to. */
+export type StopEffect =
+  | { kind: 'max_refs'; value: number }
+  | { kind: 'max_chunks'; value: number }
+  | { kind: 'max_chars'; value: number }
+  | { kind: 'min_relevance'; value: number }
+  | { kind: 'time_budget_ms'; value: number }
+  | { kind: 'deny_prefix'; value: string }
+  | { kind: 'deny_class'; value: string }
+  | { kind: 'no_expand_class'; value: string }
+  | { kind: 'deny_future_era' }
+  | { kind: 'deny_hidden' };
+
+/** Relevance threshold used by "stop when a link is not relevant…" (0..1; see docs/TRAVERSAL.md). */
+export const DEFAULT_MIN_RELEVANCE = 0.2;
+
+/** A documented plain-English pattern. `effects` receives the regex match. */
+export interface StopPattern {
+  id: string;
+  /** Human-readable description for the receipt and docs. */
+  description: string;
+  regex: RegExp;
+  effects: (m: RegExpExecArray) => StopEffect[];
+}
+
+const STOP_VERB = String.raw`(?:stop|avoid|exclude|skip|never|no|not|don't|do not|before|without|unless)`;
+
+/** Plain-English stop-condition patterns, in the order they are tried (all that match apply). */
+export const STOP_PATTERNS: readonly StopPattern[] = Object.freeze<StopPattern[]>([
+  {
+    id: 'not_relevant',
+    description: `"stop when a link is not relevant / irrelevant / unrelated …" → min_relevance:${DEFAULT_MIN_RELEVANCE}`,
+    regex: /\b(?:not|isn't|is not|no longer)\s+(?:relevant|related)\b|\birrelevant\b|\bunrelated\b/i,
+    effects: () => [{ kind: 'min_relevance', value: DEFAULT_MIN_RELEVANCE }],
+  },
+  {
+    id: 'future_era',
+    description: '"stop before post-Elysium / future-outcome / future-era lore …" → deny the future-era prefixes',
+    regex: new RegExp(String.raw`\b${STOP_VERB}\b.*\b(?:post[-\s]?elysium|future(?:[-\s](?:outcome|era|branch|branches|lore|events?))?)\b`, 'i'),
+    effects: () => [{ kind: 'deny_future_era' }],
+  },
+  {
+    id: 'hidden',
+    description: '"stop before author-only / hidden / secret / private / spoiler …" → deny hidden refs and hidden prefixes',
+    regex: new RegExp(String.raw`\b${STOP_VERB}\b.*\b(?:author[-\s]?only|hidden|secret|secrets|spoilers?|gm[-\s]?only|private)\b`, 'i'),
+    effects: () => [{ kind: 'deny_hidden' }],
+  },
+  {
+    id: 'max_refs',
+    description: '"… at most / no more than / after N notes|refs|documents|docs|files|pages" → max_refs:N',
+    regex: /\b(?:at most|no more than|up to|after|max(?:imum)?(?: of)?)\s+([1-9][0-9]*)\s+(?:refs?|notes?|documents?|docs?|files?|pages?)\b/i,
+    effects: (m) => [{ kind: 'max_refs', value: Number(m[1]) }],
+  },
+  {
+    id: 'max_chunks',
+    description: '"… at most / no more than / after N excerpts|chunks|passages" → max_chunks:N',
+    regex: /\b(?:at most|no more than|up to|after|max(?:imum)?(?: of)?)\s+([1-9][0-9]*)\s+(?:excerpts?|chunks?|passages?)\b/i,
+    effects: (m) => [{ kind: 'max_chunks', value: Number(m[1]) }],
+  },
+  {
+    id: 'max_chars',
+    description: '"… at most / no more than N characters|chars" → max_chars:N',
+    regex: /\b(?:at most|no more than|up to|after|max(?:imum)?(?: of)?)\s+([1-9][0-9]*)\s+(?:characters?|chars?)\b/i,
+    effects: (m) => [{ kind: 'max_chars', value: Number(m[1]) }],
+  },
+]);
+
+/** The structured token names. */
+export const STOP_TOKENS = [
+  'max_refs', 'max_chunks', 'max_chars', 'min_relevance', 'deny_prefix', 'deny_class', 'no_expand_class', 'time_budget_ms',
+] as const;
+
+/** Result of parsing one stop condition. */
+export type ParsedStopCondition =
+  | { form: 'token'; effects: StopEffect[] }
+  | { form: 'english'; effects: StopEffect[]; patterns: string[] }
+  | { form: 'unrecognised'; effects: [] }
+  | { form: 'bad_token'; error: string; expected: string };
+
+/**
+ * True when a clause is a structured token: `name:value` where `name` is a known token name (the value
+ * may then contain spaces, as paths do), or any `name:value` without whitespace (an unknown name there
+ * is an error, not English).
+ */
+export function looksLikeToken(clause: string): boolean {
+  const m = /^([A-Za-z][A-Za-z0-9_]*):/.exec(clause);
+  if (!m) return false;
+  return (STOP_TOKENS as readonly string[]).includes(m[1]!) || !/\s/.test(clause);
+}
+
+/**
+ * Parse one stop condition. Never throws; a malformed token is returned as `bad_token` with the
+ * reason so the compiler can raise `bad_policy` with the clause's pointer.
+ */
+export function parseStopCondition(clause: string): ParsedStopCondition {
+  const text = clause.normalize('NFC').trim();
+  if (looksLikeToken(text)) {
+    const colon = text.indexOf(':');
+    const name = text.slice(0, colon);
+    const value = text.slice(colon + 1);
+    const intToken = (kind: 'max_refs' | 'max_chunks' | 'max_chars' | 'time_budget_ms'): ParsedStopCondition =>
+      /^[1-9][0-9]*$/.test(value) && Number.isSafeInteger(Number(value))
+        ? { form: 'token', effects: [{ kind, value: Number(value) }] }
+        : { form: 'bad_token', error: `${name} needs a whole number ≥ 1 (got ${JSON.stringify(value)})`, expected: `${name}:N with N ≥ 1` };
+    switch (name) {
+      case 'max_refs':
+      case 'max_chunks':
+      case 'max_chars':
+      case 'time_budget_ms':
+        return intToken(name);
+      case 'min_relevance': {
+        const x = Number(value);
+        if (!/^(?:0|1|0?\.[0-9]+|1\.0+|0\.[0-9]*)$/.test(value) || !(x >= 0 && x <= 1)) {
+          return { form: 'bad_token', error: `min_relevance needs a number from 0 to 1 (got ${JSON.stringify(value)})`, expected: 'min_relevance:X with 0 ≤ X ≤ 1' };
+        }
+        return { form: 'token', effects: [{ kind: 'min_relevance', value: x }] };
+      }
+      case 'deny_prefix':
+      case 'deny_class':
+      case 'no_expand_class':
+        if (value.length === 0) return { form: 'bad_token', error: `${name} needs a value`, expected: `${name}:VALUE` };
+        return { form: 'token', effects: [{ kind: name, value }] };
+      default:
+        return {
+          form: 'bad_token',
+          error: `unknown structured token ${JSON.stringify(name)}`,
+          expected: `one of ${STOP_TOKENS.join(', ')} (or a plain-English sentence)`,
+        };
+    }
+  }
+  const effects: StopEffect[] = [];
+  const patterns: string[] = [];
+  for (const p of STOP_PATTERNS) {
+    const m = p.regex.exec(text);
+    if (m) {
+      patterns.push(p.id);
+      effects.push(...p.effects(m));
+    }
+  }
+  if (effects.length === 0) return { form: 'unrecognised', effects: [] };
+  return { form: 'english', effects, patterns };
+}

@@ -1,0 +1,145 @@
+/**
+ * Server limits and session budgets of the research proxy (issue 5), plus the request-rate limiter.
+ *
+ * Two sources of limits are merged into one {@link SessionBudgets} at session start:
+ * - **server limits** ({@link ServerLimits}): operator settings with the defaults in {@link DEFAULT_LIMITS}
+ *   (`loretrace serve --limit name=value` overrides them);
+ * - **policy budgets**: numeric budgets the policy compiler derived from the packet's
+ *   `traversal_policy.stop_conditions` (`CompiledPolicy.budgets`, helper D). When both set a budget, the
+ *   smaller one wins.
+ *
+ * Every limit is documented in docs/PROXY.md ("Budgets"). Sizes are in characters (UTF-16 code units)
+ * unless a name ends in `_bytes`.
+ */
+import { LoretraceError } from '../errors.js';
+
+/** Operator limits of one proxy session. All counts are per session unless the name says per call. */
+export interface ServerLimits {
+  /** Tool calls per session, refused or not (`budget_exhausted` after that). */
+  max_calls: number;
+  /** Search hits per `lore_search` call (the largest `k` accepted; larger `k` is clamped). */
+  max_k: number;
+  /** `k` used when a `lore_search` call gives none. */
+  default_k: number;
+  /** Search hits returned over the whole session. */
+  max_results: number;
+  /** Characters of lore text returned by `lore_read` over the whole session. */
+  max_chars_returned: number;
+  /** Characters of lore text one `lore_read` may return (`bad_request` above it: ask for fewer lines). */
+  max_chars_per_read: number;
+  /** Characters of a `lore_search` query. */
+  max_query_chars: number;
+  /** Characters of a ref, `target` or `from_ref` argument. */
+  max_ref_chars: number;
+  /** Request-rate limiter: bucket size (calls that may arrive at once). */
+  rate_burst: number;
+  /** Request-rate limiter: calls per second refilled into the bucket. */
+  rate_per_second: number;
+  /** HTTP: bytes of a request body (`413` above it). */
+  max_body_bytes: number;
+  /** HTTP: characters of the request target (path + query string) (`414` above it). */
+  max_url_chars: number;
+  /** Ledger: a string argument longer than this many characters is recorded as `{ $omitted, chars, sha256 }`. */
+  ledger_max_arg_chars: number;
+}
+
+/** Default server limits (see docs/PROXY.md). */
+export const DEFAULT_LIMITS: Readonly<ServerLimits> = Object.freeze({
+  max_calls: 2000,
+  max_k: 20,
+  default_k: 8,
+  max_results: 1000,
+  max_chars_returned: 1_000_000,
+  max_chars_per_read: 60_000,
+  max_query_chars: 512,
+  max_ref_chars: 1024,
+  rate_burst: 120,
+  rate_per_second: 60,
+  max_body_bytes: 16_384,
+  max_url_chars: 2048,
+  ledger_max_arg_chars: 2048,
+});
+
+/**
+ * The budgets a compiled policy carries (helper D's `Budgets`, src/policy/types.ts), as the proxy reads
+ * them: `null` = no limit. Mapping onto a research session (docs/PROXY.md "Budgets"):
+ * - `max_refs`   → distinct notes whose text was returned (seeds included);
+ * - `max_chunks` → `lore_read` calls that returned text;
+ * - `max_chars`  → characters of lore text returned (together with the server's `max_chars_returned`);
+ * - `time_budget_ms` → wall-clock milliseconds from session start (calls after it: `budget_exhausted`);
+ * - `min_relevance` is a traversal-only budget (ranking of links the walk follows); the proxy records it
+ *   in the receipt but the responder chooses what to follow.
+ */
+export interface PolicyBudgets {
+  max_refs?: number | null;
+  max_chunks?: number | null;
+  max_chars?: number | null;
+  min_relevance?: number | null;
+  time_budget_ms?: number | null;
+}
+
+/** The effective budgets of one session: server limits merged with the policy budgets (smaller wins). */
+export interface SessionBudgets {
+  /** Tool calls, refused or not. */
+  max_calls: number;
+  /** Search hits returned. */
+  max_results: number;
+  /** Characters of lore text returned. */
+  max_chars_returned: number;
+  /** Distinct notes whose text was returned; null = no limit. */
+  max_notes: number | null;
+  /** `lore_read` calls that returned text; null = no limit. */
+  max_reads: number | null;
+  /** Milliseconds from session start; null = no limit. */
+  time_budget_ms: number | null;
+}
+
+/** A budget value of a policy: a non-negative safe integer, else undefined (= no limit). */
+function budgetField(budgets: PolicyBudgets | undefined, name: keyof PolicyBudgets): number | undefined {
+  const v = budgets?.[name];
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined;
+}
+
+/** Merge server limits and policy budgets: for each budget the smaller value wins. */
+export function mergeBudgets(limits: Readonly<ServerLimits>, policy: PolicyBudgets | undefined): SessionBudgets {
+  const chars = budgetField(policy, 'max_chars');
+  return {
+    max_calls: limits.max_calls,
+    max_results: limits.max_results,
+    max_chars_returned: chars === undefined ? limits.max_chars_returned : Math.min(limits.max_chars_returned, chars),
+    max_notes: budgetField(policy, 'max_refs') ?? null,
+    max_reads: budgetField(policy, 'max_chunks') ?? null,
+    time_budget_ms: budgetField(policy, 'time_budget_ms') ?? null,
+  };
+}
+
+/**
+ * Token-bucket request-rate limiter: `burst` calls may arrive at once, then `perSecond` calls per second.
+ * Time comes from `now()` in milliseconds (monotonic; injectable for tests).
+ */
+export class RateLimiter {
+  private tokens: number;
+  private last: number;
+
+  constructor(
+    private readonly burst: number,
+    private readonly perSecond: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.tokens = burst;
+    this.last = now();
+  }
+
+  /** Take one token; false when the bucket is empty (the caller refuses with `rate_limited`). */
+  take(): boolean {
+    const t = this.now();
+    const elapsed = Math.max(0, t - this.last);
+    this.last = t;
+    this.tokens = Math.min(this.burst, this.tokens + (elapsed / 1000) * this.perSecond);
+    if (this.tokens >= 1) {
+      this.tokens -= 1;
+      return true;
+    }
+    return false;
+  }
+}

@@ -1,0 +1,749 @@
+/**
+ * `ProxySession`: one sandboxed research session of a responder over one packet (issue 5). Transports
+ * (src/server/mcp.ts, src/server/http.ts) are thin shells that hand every request to {@link ProxySession.call}.
+ *
+ * Enforcement (docs/PROXY.md "Enforcement"):
+ * - A ref is parsed by the one ref grammar (`parseRef`, src/refs) and resolved only through the index built
+ *   at session start (`resolveRef`); the request text never becomes a file-system path.
+ * - *Admitted* = allowed by the policy's one enforcement path (`checkPath` / `checkEdge`, src/policy — the same
+ *   functions the traversal uses) AND (a seed or allowed_scope note, depth 0, OR reached through `lore_follow`
+ *   within `max_link_depth`). Nothing else is readable, searchable or followable from.
+ * - Bytes are read by `readIndexedLines` (src/proxy/safe-read.ts), which re-checks that the file is still the
+ *   indexed one (regular file, no symlink, one hard link, inside the root, same sha256).
+ * - Budgets (src/proxy/limits.ts) and a request-rate limiter bound every session.
+ * - Every call, admitted or refused, appends one ledger record, fsync'ed before the result is returned.
+ *   Calls are serialised (one at a time, in arrival order), so the ledger chain is linear.
+ *
+ * Refusals are results, not exceptions: `{ ok: false, refusal: { code, message } }`. A hidden ref and a
+ * missing ref both give `not_found` with the same message; the ledger keeps the true reason.
+ */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { basename, resolve as resolvePath } from 'node:path';
+import type { z } from 'zod';
+import { LoretraceError, isLoretraceError } from '../errors.js';
+import type { Chunk, LinkRecord, NoteRecord, VaultIndex, VaultPath } from '../types.js';
+import { formatRef, parseRef, resolveRef } from '../refs/index.js';
+import type { ParsedRef } from '../refs/index.js';
+import { checkEdge, checkPath, compilePolicy, edgeTarget } from '../policy/index.js';
+import type { CompiledPolicy } from '../policy/types.js';
+import { search } from '../search/search.js';
+import { indexVault } from '../indexer/build.js';
+import type { IndexOptions } from '../indexer/build.js';
+import { validatePacket, parseJsonDocument } from '../packet/validate.js';
+import type { ResponderPacket } from '../packet/types.js';
+import { sliceLines } from '../notes/lines.js';
+import { LedgerWriter } from './ledger.js';
+import type { AdmissionVia, LedgerOutcome, LedgerRecord, LedgerSessionInfo, ReturnedRange } from './ledger.js';
+import { DEFAULT_LIMITS, RateLimiter, mergeBudgets } from './limits.js';
+import type { ServerLimits, SessionBudgets } from './limits.js';
+import { REFUSAL_CODES, refusalCodeFor } from './refusals.js';
+import type { Refusal, RefusalCode } from './refusals.js';
+import { readIndexedLines } from './safe-read.js';
+import { LORE_DATA_NOTICE, isToolName, toolInputSchemas } from './tools.js';
+import type { ToolName, ToolResult } from './tools.js';
+
+/** loretrace version recorded in the ledger. */
+const LORETRACE_VERSION = '0.1.0';
+
+/** Where a call came from (recorded in the ledger). */
+export type ProxyTransport = 'mcp' | 'http' | 'direct';
+
+/** Answer of {@link ProxySession.call}: a tool result, or a refusal. `seq` is the call's ledger record. */
+export type ProxyResponse =
+  | { ok: true; tool: ToolName; seq: number; result: ToolResult<ToolName> }
+  | { ok: false; tool: string; seq: number; refusal: Refusal };
+
+/** Clocks of a session (injectable for tests). */
+export interface ProxyClock {
+  /** Wall-clock time written to ledger records. */
+  now(): Date;
+  /** Monotonic milliseconds for the rate limiter and the time budget. */
+  monotonic(): number;
+}
+
+const SYSTEM_CLOCK: ProxyClock = { now: () => new Date(), monotonic: () => performance.now() };
+
+/** Everything a session is made of (see {@link openProxySession} for the usual way to get them). */
+export interface ProxySessionOptions {
+  index: VaultIndex;
+  packet: ResponderPacket;
+  /** SHA-256 (hex) of the packet file's bytes. */
+  packetSha256: string;
+  /** Packet file name for the ledger (informational). */
+  packetFile?: string | null;
+  compiled: CompiledPolicy;
+  ledger: LedgerWriter;
+  limits?: ServerLimits;
+  clock?: ProxyClock;
+}
+
+/** An admitted note. */
+interface Admission {
+  path: VaultPath;
+  depth: number;
+  via: AdmissionVia;
+  from: VaultPath | null;
+}
+
+/** A refusal inside tool code: thrown, caught by `call`, turned into a ledgered refusal. */
+class Refuse extends Error {
+  constructor(readonly code: RefusalCode, readonly reason: string, message: string, readonly clientMessage?: string) {
+    super(message);
+  }
+}
+
+/** Client message of a `not_found` refusal: the same for hidden and missing refs. */
+function notFoundMessage(shown: string): string {
+  return `no admitted note matches ${JSON.stringify(shown)} in this session's index`;
+}
+
+/** The note a link leads to (the policy's own `edgeTarget`), or null. */
+function resolvedPath(link: LinkRecord): VaultPath | null {
+  return edgeTarget(link);
+}
+
+/** Links that can name lore notes (not tags, not external URLs). */
+function isLoreLink(link: LinkRecord): boolean {
+  return link.syntax !== 'tag' && link.syntax !== 'external';
+}
+
+/** Replace long strings by a digest, recursively (what the ledger records as `arguments`). */
+export function digestArguments(value: unknown, maxChars: number, depth = 0): unknown {
+  if (typeof value === 'string') {
+    if (value.length <= maxChars) return value;
+    return { $omitted: 'string', chars: value.length, sha256: createHash('sha256').update(value, 'utf8').digest('hex') };
+  }
+  if (value === null || typeof value === 'number' || typeof value === 'boolean') {
+    return typeof value === 'number' && !Number.isFinite(value) ? String(value) : value;
+  }
+  if (depth >= 6) return { $omitted: 'nested', json_chars: JSON.stringify(value)?.length ?? 0 };
+  if (Array.isArray(value)) {
+    const kept = value.slice(0, 64).map((v) => digestArguments(v, maxChars, depth + 1));
+    return value.length > 64 ? [...kept, { $omitted: 'items', count: value.length - 64 }] : kept;
+  }
+  if (typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    const keys = Object.keys(value as object);
+    for (const k of keys.slice(0, 64)) {
+      const v = (value as Record<string, unknown>)[k];
+      if (v !== undefined) out[k.length > 256 ? `${k.slice(0, 256)}…` : k] = digestArguments(v, maxChars, depth + 1);
+    }
+    if (keys.length > 64) out.$omitted_keys = keys.length - 64;
+    return out;
+  }
+  return { $omitted: typeof value };
+}
+
+/**
+ * One research session over one packet. Create it with {@link openProxySession} (or the constructor plus
+ * {@link start} when you already hold the parts), call tools with {@link call}, end it with {@link close}.
+ */
+export class ProxySession {
+  readonly index: VaultIndex;
+  readonly packet: ResponderPacket;
+  readonly compiled: CompiledPolicy;
+  readonly limits: ServerLimits;
+  readonly budgets: SessionBudgets;
+  private readonly ledger: LedgerWriter;
+  private readonly clock: ProxyClock;
+  private readonly rate: RateLimiter;
+  private readonly packetSha256: string;
+  private readonly packetFile: string | null;
+  private readonly inputs: ReturnType<typeof toolInputSchemas>;
+  private readonly admitted = new Map<string, Admission>();
+  private readonly consulted: string[] = [];
+  private readonly followed: string[] = [];
+  private readonly notesRead = new Set<string>();
+  private readonly notes: Map<string, NoteRecord>;
+  private readonly chunksByPath = new Map<string, Chunk[]>();
+  private readonly linksByPath = new Map<string, LinkRecord[]>();
+  private queue: Promise<unknown> = Promise.resolve();
+  private startedAt = 0;
+  private started = false;
+  private closed = false;
+  private used = { calls: 0, results: 0, chars: 0, reads: 0 };
+  private totals: Record<string, number> = { tool_calls: 0, ok: 0, refused: 0 };
+
+  constructor(options: ProxySessionOptions) {
+    this.index = options.index;
+    this.packet = options.packet;
+    this.compiled = options.compiled;
+    this.ledger = options.ledger;
+    this.limits = options.limits ?? { ...DEFAULT_LIMITS };
+    this.clock = options.clock ?? SYSTEM_CLOCK;
+    this.packetSha256 = options.packetSha256;
+    this.packetFile = options.packetFile ?? null;
+    this.budgets = mergeBudgets(this.limits, this.compiled.budgets);
+    this.rate = new RateLimiter(this.limits.rate_burst, this.limits.rate_per_second, () => this.clock.monotonic());
+    this.inputs = toolInputSchemas(this.limits);
+    this.notes = new Map(this.index.notes.map((n) => [n.path, n]));
+    for (const c of this.index.chunks) {
+      const list = this.chunksByPath.get(c.path) ?? [];
+      list.push(c);
+      this.chunksByPath.set(c.path, list);
+    }
+    for (const l of this.index.links) {
+      const list = this.linksByPath.get(l.source_path) ?? [];
+      list.push(l);
+      this.linksByPath.set(l.source_path, list);
+    }
+    for (const code of REFUSAL_CODES) this.totals[code] = 0;
+  }
+
+  /** Ref of a whole note. */
+  private noteRef(path: string): string {
+    return formatRef(this.index.namespace, path);
+  }
+
+  /**
+   * Admit the seeds and scope notes (depth 0) through `checkPath` and write the `session_start` record
+   * (packet id + sha256, snapshot_id, policy receipt, budgets, limits, admitted seeds), fsync'ed.
+   * @throws LoretraceError `session_started` when called twice; ledger errors.
+   */
+  async start(): Promise<LedgerRecord> {
+    if (this.started) throw new LoretraceError('session_started', 'the proxy session was already started');
+    this.started = true;
+    this.startedAt = this.clock.monotonic();
+    const notAdmitted: { ref: string; reason: string }[] = [];
+    const admit = (path: VaultPath, via: AdmissionVia) => {
+      if (this.admitted.has(path)) return;
+      const check = checkPath(this.compiled, path);
+      if (!this.notes.has(path)) notAdmitted.push({ ref: this.noteRef(path), reason: 'not_found' });
+      else if (!check.ok) notAdmitted.push({ ref: this.noteRef(path), reason: check.reason });
+      else this.admitted.set(path, { path, depth: 0, via, from: null });
+    };
+    for (const p of this.compiled.seeds) admit(p, 'seed');
+    for (const p of this.compiled.scope) admit(p, 'scope');
+    const session: LedgerSessionInfo = {
+      loretrace_version: LORETRACE_VERSION,
+      packet_id: this.packet.packet_id,
+      packet_sha256: this.packetSha256,
+      packet_file: this.packetFile,
+      namespace: this.index.namespace,
+      snapshot_id: this.index.snapshot_id,
+      lore_root: this.index.root,
+      mode: 'responder_scoped_repository_search',
+      policy_receipt: this.compiled.receipt,
+      budgets: { ...this.budgets },
+      limits: { ...this.limits } as unknown as Record<string, number>,
+      admitted: [...this.admitted.values()].map((a) => ({ ref: this.noteRef(a.path), path: a.path, via: a.via })),
+      not_admitted: notAdmitted,
+    };
+    const record = this.ledger.append({ time: this.clock.now().toISOString(), kind: 'session_start', session });
+    await this.ledger.flush();
+    return record;
+  }
+
+  /** Number of admitted notes (seeds, scope and followed). */
+  get admittedCount(): number {
+    return this.admitted.size;
+  }
+
+  /**
+   * Run one tool call. Never throws for a bad request: refusals come back as `{ ok: false, refusal }`.
+   * Calls are serialised; the ledger record of this call is on disk when the promise resolves.
+   *
+   * @param tool tool name as requested (an unknown name is refused with `bad_request` and recorded).
+   * @param args the tool's arguments as received (validated here against the tool's input schema).
+   * @throws LoretraceError `session_closed` after {@link close}; `ledger_write_failed` when the ledger
+   *   cannot be written (the session is then unusable).
+   */
+  async call(tool: string, args: unknown, transport: ProxyTransport = 'direct'): Promise<ProxyResponse> {
+    if (!this.started) throw new LoretraceError('session_not_started', 'call start() before calling tools');
+    if (this.closed) throw new LoretraceError('session_closed', 'the proxy session is closed');
+    const run = this.queue.then(() => this.handle(tool, args, transport));
+    this.queue = run.catch(() => undefined);
+    const response = await run;
+    await this.ledger.flush();
+    return response;
+  }
+
+  /**
+   * Record a request that a transport refused before it could reach a tool (body too large, malformed
+   * JSON, wrong method, bad Host header …), so the ledger still holds every request.
+   */
+  async recordTransportRefusal(tool: string, argumentsSummary: unknown, code: RefusalCode, reason: string, message: string, transport: ProxyTransport): Promise<number> {
+    if (this.closed || !this.started) return -1;
+    const run = this.queue.then(() => {
+      this.totals.tool_calls! += 1;
+      this.totals.refused! += 1;
+      this.totals[code] = (this.totals[code] ?? 0) + 1;
+      const rec = this.ledger.append({
+        time: this.clock.now().toISOString(), kind: 'tool_call', tool, transport,
+        arguments: digestArguments(argumentsSummary, this.limits.ledger_max_arg_chars),
+        outcome: { status: 'refused', code, reason, message },
+      });
+      return rec.seq;
+    });
+    this.queue = run.catch(() => undefined);
+    const seq = await run;
+    await this.ledger.flush();
+    return seq;
+  }
+
+  /**
+   * Close the session: write `session_end` with totals (zeros included), fsync and close the ledger.
+   * Pending calls finish first. Safe to call twice.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.queue;
+    if (this.started) {
+      try {
+        this.ledger.append({
+          time: this.clock.now().toISOString(), kind: 'session_end',
+          totals: {
+            ...this.totals,
+            chars_returned: this.used.chars, results_returned: this.used.results, reads: this.used.reads,
+            notes_read: this.notesRead.size, admitted: this.admitted.size,
+          },
+        });
+      } catch {
+        // A failed ledger stays failed; close it anyway.
+      }
+    }
+    await this.ledger.close();
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+
+  private async handle(tool: string, args: unknown, transport: ProxyTransport): Promise<ProxyResponse> {
+    let outcome: LedgerOutcome;
+    let result: ToolResult<ToolName> | null = null;
+    let refusal: Refusal | null = null;
+    try {
+      const r = await this.dispatch(tool, args);
+      result = r.result;
+      outcome = r.outcome;
+    } catch (e) {
+      const refuse = e instanceof Refuse ? e : this.unexpected(e);
+      refusal = { code: refuse.code, message: refuse.clientMessage ?? refuse.message };
+      outcome = { status: 'refused', code: refuse.code, reason: refuse.reason, message: refuse.message };
+    }
+    this.totals.tool_calls! += 1;
+    if (outcome.status === 'ok') this.totals.ok! += 1;
+    else {
+      this.totals.refused! += 1;
+      this.totals[outcome.code] = (this.totals[outcome.code] ?? 0) + 1;
+    }
+    const record = this.ledger.append({
+      time: this.clock.now().toISOString(), kind: 'tool_call', tool, transport,
+      arguments: digestArguments(args === undefined ? {} : args, this.limits.ledger_max_arg_chars),
+      outcome,
+    });
+    if (refusal) return { ok: false, tool, seq: record.seq, refusal };
+    return { ok: true, tool: tool as ToolName, seq: record.seq, result: result! };
+  }
+
+  /** A non-refusal error inside a tool: a LoretraceError with a refusal-like code, else a bug. */
+  private unexpected(e: unknown): Refuse {
+    if (isLoretraceError(e)) {
+      if (e.code === 'ledger_write_failed' || e.code === 'ledger_closed') throw e;
+      const code = refusalCodeFor(e.code);
+      return new Refuse(code, e.code, e.message, code === 'not_found' ? 'no admitted note matches the request in this session\'s index' : undefined);
+    }
+    throw e;
+  }
+
+  private async dispatch(tool: string, args: unknown): Promise<{ result: ToolResult<ToolName>; outcome: LedgerOutcome }> {
+    if (!this.rate.take()) {
+      throw new Refuse('rate_limited', 'rate_limited', `more than ${this.limits.rate_burst} calls at once or ${this.limits.rate_per_second} per second; slow down`);
+    }
+    this.used.calls += 1;
+    if (this.used.calls > this.budgets.max_calls) {
+      throw new Refuse('budget_exhausted', 'max_calls', `the session's call budget (${this.budgets.max_calls} calls) is spent`);
+    }
+    if (this.budgets.time_budget_ms !== null && this.clock.monotonic() - this.startedAt > this.budgets.time_budget_ms) {
+      throw new Refuse('budget_exhausted', 'time_budget_ms', `the session's time budget (${this.budgets.time_budget_ms} ms) is spent`);
+    }
+    if (!isToolName(tool)) {
+      throw new Refuse('bad_request', 'unknown_tool', `unknown tool ${JSON.stringify(tool.slice(0, 64))}; expected one of lore_search, lore_read, lore_links, lore_follow, research_status`);
+    }
+    const parsed = this.inputs[tool].safeParse(args ?? {});
+    if (!parsed.success) throw this.badArguments(tool, parsed.error);
+    switch (tool) {
+      case 'lore_search':
+        return this.loreSearch(parsed.data as z.infer<typeof this.inputs.lore_search>);
+      case 'lore_read':
+        return this.loreRead(parsed.data as z.infer<typeof this.inputs.lore_read>);
+      case 'lore_links':
+        return this.loreLinks(parsed.data as z.infer<typeof this.inputs.lore_links>);
+      case 'lore_follow':
+        return this.loreFollow(parsed.data as z.infer<typeof this.inputs.lore_follow>);
+      case 'research_status':
+        return this.researchStatus();
+    }
+  }
+
+  private badArguments(tool: string, error: z.ZodError): Refuse {
+    const issue = error.issues[0];
+    const field = issue?.path.map(String).join('.') || '(arguments)';
+    let reason = 'invalid_arguments';
+    if (issue?.code === 'too_big' && field === 'query') reason = 'query_too_long';
+    else if (issue?.code === 'too_big' && (field === 'ref' || field === 'from_ref' || field === 'target')) reason = 'ref_too_long';
+    else if (issue?.code === 'unrecognized_keys') reason = 'unknown_argument';
+    const detail = issue?.code === 'too_big' ? `is longer than the limit of ${String((issue as { maximum?: unknown }).maximum)}` : (issue?.message ?? 'is invalid');
+    return new Refuse('bad_request', reason, `${tool}: argument ${field} ${detail}`);
+  }
+
+  private budgetsLeft() {
+    const b = this.budgets;
+    return {
+      calls: Math.max(0, b.max_calls - this.used.calls),
+      results: Math.max(0, b.max_results - this.used.results),
+      chars: Math.max(0, b.max_chars_returned - this.used.chars),
+      notes: b.max_notes === null ? null : Math.max(0, b.max_notes - this.notesRead.size),
+      reads: b.max_reads === null ? null : Math.max(0, b.max_reads - this.used.reads),
+    };
+  }
+
+  /**
+   * Parse a ref and find its admitted note. Order (so refusals cannot probe for hidden lore):
+   * grammar (`bad_ref`) → policy `checkPath` on the path string (outside the prefixes: `out_of_scope`;
+   * hidden: `not_found`) → existence in the index (`not_found`) → admitted (`not_reached`).
+   */
+  private admittedNote(input: string, label: string): { parsed: ParsedRef; admission: Admission; note: NoteRecord } {
+    let parsed: ParsedRef;
+    try {
+      parsed = parseRef(input, { namespace: this.index.namespace, label });
+    } catch (e) {
+      if (isLoretraceError(e)) throw new Refuse('bad_ref', 'bad_ref', e.message);
+      throw e;
+    }
+    const shown = formatRef(parsed.namespace, parsed.path, parsed.fragment);
+    if (parsed.is_prefix) throw new Refuse('bad_ref', 'folder_prefix', `${label} ${JSON.stringify(input)} names a folder; expected a note (path ending in .md)`);
+    const check = checkPath(this.compiled, parsed.path);
+    if (!check.ok) {
+      const code = refusalCodeFor(check.reason);
+      throw new Refuse(code, check.reason, `${label} ${shown}: ${check.detail}`, code === 'not_found' ? notFoundMessage(shown) : `${label} ${shown} is outside this packet's traversal policy (${code})`);
+    }
+    const note = this.notes.get(parsed.path);
+    if (!note) throw new Refuse('not_found', 'not_found', `${label} ${shown}: no note ${parsed.path} in the index`, notFoundMessage(shown));
+    const admission = this.admitted.get(parsed.path);
+    if (!admission) {
+      throw new Refuse('not_reached', 'not_reached', `${label} ${shown} is allowed by the policy but not reached: it is neither a seed nor a scope note nor followed`,
+        `${label} ${shown} is not reached yet: read a seed or scope note and lore_follow a link to it`);
+    }
+    return { parsed, admission, note };
+  }
+
+  private chunksOf(path: string): Chunk[] {
+    return this.chunksByPath.get(path) ?? [];
+  }
+
+  private async loreSearch(args: { query: string; k?: number | undefined }) {
+    const query = args.query;
+    if (query.trim() === '') throw new Refuse('bad_request', 'empty_query', 'lore_search: query is blank; expected search words');
+    const left = this.budgets.max_results - this.used.results;
+    if (left <= 0) throw new Refuse('budget_exhausted', 'max_results', `the session's result budget (${this.budgets.max_results} hits) is spent`);
+    const k = Math.min(args.k ?? this.limits.default_k, this.limits.max_k, left);
+    const paths = [...this.admitted.keys()] as VaultPath[];
+    const hits = search(this.index, query, { k, paths });
+    // Defence in depth: drop any hit outside the admitted set (search must already have done so).
+    const kept = hits.filter((h) => this.admitted.has(h.path)).slice(0, k);
+    this.used.results += kept.length;
+    const results = kept.map((h) => ({
+      ref: h.ref, path: h.path, chunk_index: h.chunk_index, line_start: h.line_start, line_end: h.line_end,
+      snapshot_id: this.index.snapshot_id, heading_path: h.heading_path, score: h.score,
+    }));
+    const result: ToolResult<'lore_search'> = {
+      notice: LORE_DATA_NOTICE, snapshot_id: this.index.snapshot_id, query, k, results, budgets_left: this.budgetsLeft(),
+    };
+    return {
+      result,
+      outcome: {
+        status: 'ok' as const,
+        results: results.map((r) => ({ ref: r.ref, path: r.path, chunk_index: r.chunk_index, line_start: r.line_start, line_end: r.line_end, score: r.score })),
+        chars_returned: 0,
+      },
+    };
+  }
+
+  private async loreRead(args: { ref: string; line_start?: number | undefined; line_end?: number | undefined }) {
+    const { parsed, admission, note } = this.admittedNote(args.ref, 'ref');
+    const shown = formatRef(parsed.namespace, parsed.path, parsed.fragment);
+    let range;
+    try {
+      range = resolveRef(this.index, parsed);
+    } catch (e) {
+      if (isLoretraceError(e) && e.code === 'not_found') throw new Refuse('not_found', 'fragment_not_found', e.message, notFoundMessage(shown));
+      throw e;
+    }
+    let start = range.line_start;
+    let end = range.line_end;
+    if (args.line_start !== undefined) start = args.line_start;
+    if (args.line_end !== undefined) end = args.line_end;
+    if (start < range.line_start || end > range.line_end || start > end) {
+      throw new Refuse('bad_request', 'lines_outside_ref', `lore_read: lines ${start}-${end} are not inside ${shown} (lines ${range.line_start}-${range.line_end}); expected ${range.line_start} ≤ line_start ≤ line_end ≤ ${range.line_end}`);
+    }
+    if (note.line_count === 0 || end < 1) throw new Refuse('bad_request', 'empty_note', `lore_read: ${shown} has no lines`);
+    const b = this.budgets;
+    if (b.max_reads !== null && this.used.reads >= b.max_reads) {
+      throw new Refuse('budget_exhausted', 'max_reads', `the session's read budget (${b.max_reads} reads, policy max_chunks) is spent`);
+    }
+    if (b.max_notes !== null && !this.notesRead.has(note.path) && this.notesRead.size >= b.max_notes) {
+      throw new Refuse('budget_exhausted', 'max_notes', `the session's note budget (${b.max_notes} notes, policy max_refs) is spent; notes already read stay readable`);
+    }
+    const file = await readIndexedLines(this.index, note.path);
+    const text = sliceLines(file.lines, start, end);
+    if (text.length > this.limits.max_chars_per_read) {
+      throw new Refuse('bad_request', 'read_too_large', `lore_read: ${shown} lines ${start}-${end} hold ${text.length} characters, more than ${this.limits.max_chars_per_read} per read; ask for a chunk (#chunkN) or a narrower line range`);
+    }
+    if (this.used.chars + text.length > b.max_chars_returned) {
+      throw new Refuse('budget_exhausted', 'max_chars_returned', `returning ${text.length} more characters would pass the session's budget of ${b.max_chars_returned} characters (${b.max_chars_returned - this.used.chars} left)`);
+    }
+    const chunks = this.chunksOf(note.path);
+    const ns = this.index.namespace;
+    // One returned range per chunk the read touches (a trace entry's range must lie inside its chunk).
+    const pieces: ReturnedRange[] = [];
+    for (const c of chunks) {
+      const a = Math.max(start, c.line_start);
+      const z2 = Math.min(end, c.line_end);
+      if (a > z2) continue;
+      const pieceText = sliceLines(file.lines, a, z2);
+      const whole = a === c.line_start && z2 === c.line_end;
+      pieces.push({
+        ref: formatRef(ns, note.path, whole ? { kind: 'chunk', index: c.chunk_index } : { kind: 'lines', start: a, end: z2 }),
+        path: note.path, chunk_index: c.chunk_index, line_start: a, line_end: z2, file_sha256: file.sha256,
+        text: pieceText, text_sha256: createHash('sha256').update(pieceText, 'utf8').digest('hex'),
+        via: admission.via, depth: admission.depth,
+      });
+    }
+    const first = chunks.find((c) => c.line_start <= start && start <= c.line_end) ?? chunks.find((c) => c.line_end >= start) ?? null;
+    const chunkIndex = first?.chunk_index ?? 0;
+    const sameChunk = first !== null && first.line_start <= start && end <= first.line_end;
+    const ref = sameChunk && first.line_start === start && first.line_end === end
+      ? formatRef(ns, note.path, { kind: 'chunk', index: first.chunk_index })
+      : start === 1 && end === note.line_count
+        ? formatRef(ns, note.path)
+        : formatRef(ns, note.path, { kind: 'lines', start, end });
+
+    this.used.reads += 1;
+    this.used.chars += text.length;
+    if (!this.notesRead.has(note.path)) {
+      this.notesRead.add(note.path);
+      (admission.via === 'follow' ? this.followed : this.consulted).push(this.noteRef(note.path));
+    }
+    const result: ToolResult<'lore_read'> = {
+      notice: LORE_DATA_NOTICE,
+      snapshot_id: this.index.snapshot_id,
+      data: {
+        ref, requested_ref: args.ref, path: note.path, chunk_index: chunkIndex, line_start: start, line_end: end,
+        snapshot_id: this.index.snapshot_id, heading_path: first?.heading_path ?? [], via: admission.via,
+        depth: admission.depth, content: text,
+      },
+      budgets_left: this.budgetsLeft(),
+    };
+    return { result, outcome: { status: 'ok' as const, returned: pieces, chars_returned: text.length } };
+  }
+
+  /**
+   * The follow decision for one link from an admitted note at `depth`. The target's `checkPath` runs first
+   * so that a hidden target answers `not_found` whatever the depth (the same as an unresolved link);
+   * then `checkEdge` (depth, path rules, follow_link_classes) decides.
+   */
+  private followDecision(link: LinkRecord, depth: number): { ok: true } | { ok: false; code: RefusalCode; reason: string; detail: string } {
+    const target = edgeTarget(link);
+    if (target === null) return { ok: false, code: 'not_found', reason: 'unresolved', detail: `link ${link.raw} does not resolve to a note` };
+    const p = checkPath(this.compiled, target);
+    if (!p.ok && refusalCodeFor(p.reason) === 'not_found') return { ok: false, code: 'not_found', reason: p.reason, detail: p.detail };
+    const r = checkEdge(this.compiled, link, depth);
+    if (r.ok) return { ok: true };
+    return { ok: false, code: refusalCodeFor(r.reason), reason: r.reason, detail: r.detail };
+  }
+
+  private async loreLinks(args: { ref: string }) {
+    const { note, admission } = this.admittedNote(args.ref, 'ref');
+    const links = (this.linksByPath.get(note.path) ?? []).filter(isLoreLink);
+    const out: ToolResult<'lore_links'>['links'] = [];
+    const recorded: NonNullable<Extract<LedgerOutcome, { status: 'ok' }>['links']> = [];
+    for (const l of links) {
+      const decision = this.followDecision(l, admission.depth);
+      const target = resolvedPath(l);
+      const hiddenOrMissing = !decision.ok && decision.code === 'not_found';
+      const targetNote = target && !hiddenOrMissing ? this.notes.get(target) : undefined;
+      const targetRef = targetNote ? this.noteRef(targetNote.path) : null;
+      const adm = targetNote ? this.admitted.get(targetNote.path) : undefined;
+      out.push({
+        line: l.line, column: l.column, syntax: l.syntax, position: l.position, target: l.target, fragment: l.fragment,
+        target_ref: targetRef, target_classes: targetNote ? targetNote.classes : [],
+        admitted_depth: adm ? adm.depth : null,
+        follow: { allowed: decision.ok, code: decision.ok ? null : decision.code, depth: admission.depth + 1 },
+      });
+      recorded.push({ line: l.line, column: l.column, target_ref: targetRef, follow: decision.ok ? 'ok' : `${decision.code}:${decision.reason}` });
+    }
+    const result: ToolResult<'lore_links'> = {
+      notice: LORE_DATA_NOTICE, snapshot_id: this.index.snapshot_id,
+      from: { ref: this.noteRef(note.path), path: note.path, depth: admission.depth }, links: out,
+    };
+    return { result, outcome: { status: 'ok' as const, links: recorded, chars_returned: 0 } };
+  }
+
+  private async loreFollow(args: { from_ref: string; target: string }) {
+    const { note: from, admission } = this.admittedNote(args.from_ref, 'from_ref');
+    const links = (this.linksByPath.get(from.path) ?? []).filter(isLoreLink);
+    const asWritten = (l: LinkRecord) => [l.target, l.fragment === null ? l.target : `${l.target}#${l.fragment}`, l.raw];
+    let matches = links.filter((l) => asWritten(l).includes(args.target));
+    let targetPath: string | null = null;
+    if (matches.length === 0) {
+      let parsed: ParsedRef;
+      try {
+        parsed = parseRef(args.target, { namespace: this.index.namespace, label: 'target' });
+      } catch (e) {
+        if (isLoretraceError(e)) {
+          throw new Refuse('bad_ref', 'bad_ref', `${e.message} (and it is not the target of any link in ${from.path} as written)`);
+        }
+        throw e;
+      }
+      targetPath = parsed.path;
+      matches = links.filter((l) => resolvedPath(l) === parsed.path);
+    }
+    const shown = args.target;
+    if (matches.length === 0) {
+      // No such link. Existing, non-hidden targets get `not_reached`; hidden or missing ones `not_found`.
+      const check = targetPath === null ? null : checkPath(this.compiled, targetPath);
+      const visible = targetPath !== null && this.notes.has(targetPath) && !(check && !check.ok && refusalCodeFor(check.reason) === 'not_found');
+      if (!visible) throw new Refuse('not_found', targetPath === null ? 'no_such_link' : check && !check.ok ? check.reason : 'not_found', `target ${JSON.stringify(shown)}: no link in ${from.path} resolves to it and no such visible note exists`, notFoundMessage(shown));
+      throw new Refuse('not_reached', 'no_such_link', `no link in ${from.path} leads to ${targetPath}; lore_follow only follows links that exist in the index`,
+        `no link in ${this.noteRef(from.path)} leads to ${JSON.stringify(shown)}; lore_follow only follows links that exist in the note`);
+    }
+    let firstRefusal: { code: RefusalCode; reason: string; detail: string; link: LinkRecord } | null = null;
+    let chosen: LinkRecord | null = null;
+    for (const l of matches) {
+      const d = this.followDecision(l, admission.depth);
+      if (d.ok) {
+        chosen = l;
+        break;
+      }
+      if (!firstRefusal) firstRefusal = { code: d.code, reason: d.reason, detail: d.detail, link: l };
+    }
+    if (!chosen) {
+      const f = firstRefusal!;
+      throw new Refuse(f.code, f.reason, `lore_follow ${from.path} line ${f.link.line} ${f.link.raw}: ${f.detail}`,
+        f.code === 'not_found' ? notFoundMessage(shown) : `following ${JSON.stringify(shown)} from ${this.noteRef(from.path)} is refused by the traversal policy (${f.code})`);
+    }
+    const target = resolvedPath(chosen)!;
+    const depth = admission.depth + 1;
+    const existing = this.admitted.get(target);
+    let newly = false;
+    if (!existing) {
+      this.admitted.set(target, { path: target, depth, via: 'follow', from: from.path });
+      newly = true;
+    } else if (existing.depth > depth) {
+      existing.depth = depth;
+      existing.from = from.path;
+    }
+    const adm = this.admitted.get(target)!;
+    const admitted = {
+      ref: this.noteRef(target), path: target, depth: adm.depth, from_ref: this.noteRef(from.path),
+      link: { line: chosen.line, column: chosen.column, syntax: chosen.syntax }, newly_admitted: newly,
+    };
+    const result: ToolResult<'lore_follow'> = {
+      notice: LORE_DATA_NOTICE, snapshot_id: this.index.snapshot_id, admitted, budgets_left: this.budgetsLeft(),
+    };
+    return {
+      result,
+      outcome: {
+        status: 'ok' as const,
+        admitted: { ref: admitted.ref, path: target, depth: adm.depth, from_ref: admitted.from_ref, link_line: chosen.line, link_column: chosen.column, newly_admitted: newly },
+        chars_returned: 0,
+      },
+    };
+  }
+
+  private async researchStatus() {
+    const b = this.budgets;
+    const budget = (limit: number | null, used: number) => ({ limit, used, left: limit === null ? null : Math.max(0, limit - used) });
+    const hiddenKinds = new Set(['hidden_ref', 'hidden_prefix']);
+    const receipt = this.compiled.receipt.filter((r) => !hiddenKinds.has(r.kind));
+    const result: ToolResult<'research_status'> = {
+      notice: LORE_DATA_NOTICE,
+      snapshot_id: this.index.snapshot_id,
+      packet_id: this.packet.packet_id,
+      max_link_depth: this.compiled.max_link_depth,
+      admitted: [...this.admitted.values()]
+        .sort((x, y) => x.depth - y.depth || (x.path < y.path ? -1 : x.path > y.path ? 1 : 0))
+        .map((a) => ({ ref: this.noteRef(a.path), path: a.path, depth: a.depth, via: a.via, from_ref: a.from ? this.noteRef(a.from) : null })),
+      consulted_refs: [...this.consulted],
+      followed_refs: [...this.followed],
+      calls: { total: this.totals.tool_calls! + 1, ok: this.totals.ok! + 1, refused: this.totals.refused! },
+      budgets: {
+        calls: budget(b.max_calls, this.used.calls),
+        results: budget(b.max_results, this.used.results),
+        chars: budget(b.max_chars_returned, this.used.chars),
+        notes: budget(b.max_notes, this.notesRead.size),
+        reads: budget(b.max_reads, this.used.reads),
+      },
+      policy_receipt: receipt as unknown as ToolResult<'research_status'>['policy_receipt'],
+      receipt_note: 'Rows about hidden refs are enforced but not listed here.',
+    };
+    return { result, outcome: { status: 'ok' as const, chars_returned: 0 } };
+  }
+}
+
+/** Options of {@link openProxySession}. */
+export interface OpenProxySessionOptions {
+  /** Vault root folder. */
+  lore: string;
+  /** Packet JSON file. */
+  packetPath: string;
+  /** Ledger file to create (must not exist). */
+  ledgerPath: string;
+  limits?: ServerLimits;
+  /** Passed to `indexVault` (index dir, config …). */
+  indexOptions?: IndexOptions;
+  clock?: ProxyClock;
+}
+
+/**
+ * Open a session the way `loretrace serve` does: read and hash the packet, validate it (`validatePacket`),
+ * require `lore_access.mode = responder_scoped_repository_search` with a traversal_policy, index the
+ * vault, compile the policy, create the ledger and write its `session_start` record.
+ *
+ * @throws LoretraceError `packet_unreadable`, `bad_json`, `packet_invalid` (first errors in the message, all
+ *   in `details.data.errors`), `packet_wrong_mode`, policy compile errors (`bad_policy` …), indexer errors,
+ *   `ledger_exists` / `ledger_unwritable`. Nothing is written when any of these is thrown.
+ */
+export async function openProxySession(options: OpenProxySessionOptions): Promise<ProxySession> {
+  const packetFile = options.packetPath;
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(packetFile);
+  } catch (e) {
+    throw new LoretraceError('packet_unreadable', `cannot read packet ${packetFile}: ${(e as Error).message}`, { file: packetFile }, 2);
+  }
+  const packetSha256 = createHash('sha256').update(bytes).digest('hex');
+  const value = parseJsonDocument(bytes.toString('utf8'), packetFile);
+  const report = validatePacket(value, { file: packetFile });
+  if (!report.valid) {
+    const first = report.errors.slice(0, 3).map((e) => `${e.pointer || '/'}: ${e.message}`).join('; ');
+    throw new LoretraceError('packet_invalid', `packet ${packetFile} is not a valid responder packet (${report.errors.length} error(s): ${first}); the proxy serves only valid packets`, {
+      file: packetFile, pointer: report.errors[0]?.pointer, data: { errors: report.errors },
+    });
+  }
+  const packet = value as ResponderPacket;
+  if (packet.lore_access.mode !== 'responder_scoped_repository_search') {
+    throw new LoretraceError('packet_wrong_mode', `packet ${packetFile} has lore_access.mode ${JSON.stringify(packet.lore_access.mode)}; the proxy serves only responder_scoped_repository_search packets`, {
+      file: packetFile, pointer: '/lore_access/mode', expected: 'responder_scoped_repository_search',
+    });
+  }
+  const policy = packet.lore_access.traversal_policy;
+  if (!policy) {
+    throw new LoretraceError('packet_invalid', `packet ${packetFile} has no lore_access.traversal_policy; the proxy needs one to enforce`, { file: packetFile, pointer: '/lore_access/traversal_policy' });
+  }
+  const index = await indexVault(resolvePath(options.lore), options.indexOptions);
+  const compiled = compilePolicy(policy, { index, packet });
+  const ledger = LedgerWriter.create(options.ledgerPath);
+  const session = new ProxySession({
+    index, packet, packetSha256, packetFile: basename(packetFile), compiled, ledger, limits: options.limits, clock: options.clock,
+  });
+  try {
+    await session.start();
+  } catch (e) {
+    await ledger.close();
+    throw e;
+  }
+  return session;
+}

@@ -1,0 +1,256 @@
+/**
+ * HTTP transport of the research proxy (issue 5): a thin express 5 shell over {@link ProxySession}.
+ *
+ * - `POST /tools/<tool name>` with the tool's arguments as a JSON body (`Content-Type: application/json`)
+ *   → `200` with the tool's result, or a 4xx with `{ "error": { "code", "message" } }` for a refusal
+ *   (status per code in src/proxy/refusals.ts: 400 bad_ref/bad_request, 403 out_of_scope/not_reached/
+ *   depth_exceeded/class_not_allowed, 404 not_found, 429 budget_exhausted/rate_limited). Same tools and
+ *   semantics as MCP: both call `session.call`.
+ * - `GET /health` → `{ "status": "ok" }`.
+ * - Binds 127.0.0.1 by default. A non-loopback bind needs `allowRemote` and a bearer token (every request
+ *   then needs `Authorization: Bearer <token>`; a token may be set on loopback too).
+ * - DNS-rebinding guard: the `Host` header must name the bound address (or `localhost`/`127.0.0.1`/`[::1]`
+ *   on a loopback bind) with the bound port; an `Origin` header, when present, must be `http://<allowed host>`.
+ * - Size limits: request target ≤ `max_url_chars` (414), JSON body ≤ `max_body_bytes` (413, parsed by
+ *   express's body parser with that limit), headers ≤ Node's default 16 KiB.
+ * - Every request to `/tools/…` — including those refused here before reaching a tool (bad Host, bad token,
+ *   body too large, malformed JSON, wrong content type or method) — is recorded in the ledger.
+ */
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { Server as NodeHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import type { NextFunction, Request, Response } from 'express';
+import { LoretraceError } from '../errors.js';
+import type { ProxySession } from '../proxy/session.js';
+import { REFUSAL_HTTP_STATUS } from '../proxy/refusals.js';
+import type { RefusalCode } from '../proxy/refusals.js';
+
+/** Options of {@link startHttpServer}. */
+export interface HttpServerOptions {
+  /** Address to bind; default `127.0.0.1`. */
+  host?: string;
+  /** Port; 0 (default) picks a free one. */
+  port?: number;
+  /** Required for a non-loopback `host`. */
+  allowRemote?: boolean;
+  /** Bearer token (≥ 16 characters). Required with `allowRemote`. */
+  token?: string;
+  /** Extra accepted `Host` header values (`name:port`), e.g. a reverse proxy's name. */
+  allowedHosts?: string[];
+}
+
+/** A running HTTP server. */
+export interface HttpServerHandle {
+  /** `http://host:port` (IPv6 hosts in brackets). */
+  url: string;
+  host: string;
+  port: number;
+  /** Stop accepting connections and wait for open ones to finish. Does not close the session. */
+  close(): Promise<void>;
+}
+
+/** True for loopback bind addresses: `localhost`, `127.0.0.0/8`, `::1`. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}$/.test(h);
+}
+
+/**
+ * Parse `host:port` (`127.0.0.1:0`, `[::1]:8080`, `localhost:7070`).
+ * @throws LoretraceError `usage` (exit 2) for anything else.
+ */
+export function parseHostPort(text: string): { host: string; port: number } {
+  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9.-]+)):([0-9]{1,5})$/.exec(text);
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535) {
+    throw new LoretraceError('usage', `--http ${JSON.stringify(text)} is not host:port`, { expected: 'host:port, e.g. 127.0.0.1:0 (0 = a free port) or [::1]:8080' }, 2);
+  }
+  return { host: m[1] ?? m[2]!, port };
+}
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+function hostLabel(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/** The tool name of a `/tools/<name>` path (decoded, at most 128 characters), or null. */
+function toolOf(path: string): string | null {
+  if (!path.startsWith('/tools/')) return null;
+  const raw = path.slice('/tools/'.length);
+  let name: string;
+  try {
+    name = decodeURIComponent(raw);
+  } catch {
+    name = raw;
+  }
+  return name.slice(0, 128);
+}
+
+/**
+ * Build the express app of a session (exported for tests; {@link startHttpServer} is the usual entry).
+ * `allowedHosts` is the exact set of accepted `Host` header values.
+ */
+export function createHttpApp(session: ProxySession, config: { allowedHosts: Set<string>; token?: string }): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', false);
+  const limits = session.limits;
+
+  /** Refuse a request before it reaches a tool; record it when it targets a tool. */
+  const refuse = async (req: Request, res: Response, status: number, code: RefusalCode, reason: string, message: string) => {
+    const tool = toolOf(req.path);
+    if (tool !== null) {
+      const summary = { $omitted: 'http_request', method: req.method, content_length: req.headers['content-length'] ?? null };
+      try {
+        await session.recordTransportRefusal(tool, summary, code, reason, message, 'http');
+      } catch {
+        res.status(503).json({ error: { code: 'unavailable', message: 'the ledger cannot be written; the session is stopped' } });
+        return;
+      }
+    }
+    if (status === 429) res.set('Retry-After', '1');
+    res.status(status).json({ error: { code, message } });
+  };
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    res.set('Cache-Control', 'no-store');
+    res.set('X-Content-Type-Options', 'nosniff');
+    if (req.originalUrl.length > limits.max_url_chars) {
+      void refuse(req, res, 414, 'bad_request', 'url_too_long', `the request target is longer than ${limits.max_url_chars} characters`);
+      return;
+    }
+    const host = req.headers.host ?? '';
+    if (!config.allowedHosts.has(host.toLowerCase())) {
+      void refuse(req, res, 403, 'bad_request', 'bad_host', `Host header ${JSON.stringify(host.slice(0, 100))} is not this server's address`);
+      return;
+    }
+    const origin = req.headers.origin;
+    if (origin !== undefined) {
+      let ok = false;
+      try {
+        const u = new URL(origin);
+        ok = u.protocol === 'http:' && config.allowedHosts.has(u.host.toLowerCase());
+      } catch {
+        ok = false;
+      }
+      if (!ok) {
+        void refuse(req, res, 403, 'bad_request', 'bad_origin', `Origin ${JSON.stringify(origin.slice(0, 100))} is not allowed`);
+        return;
+      }
+    }
+    if (config.token !== undefined && req.path !== '/health') {
+      const auth = req.headers.authorization ?? '';
+      const m = /^Bearer (.+)$/.exec(auth);
+      if (!m || !sameSecret(m[1]!, config.token)) {
+        res.set('WWW-Authenticate', 'Bearer');
+        void refuse(req, res, 401, 'bad_request', 'unauthorized', 'a valid bearer token is required');
+        return;
+      }
+    }
+    next();
+  });
+
+  app.get('/health', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+
+  app.all('/tools/{*name}', (req, res, next) => {
+    if (req.method !== 'POST') {
+      res.set('Allow', 'POST');
+      void refuse(req, res, 405, 'bad_request', 'method_not_allowed', `${req.method} is not allowed on /tools/…; use POST with a JSON body`);
+      return;
+    }
+    if (!req.is('application/json')) {
+      void refuse(req, res, 415, 'bad_request', 'unsupported_media_type', 'the body must be JSON (Content-Type: application/json)');
+      return;
+    }
+    next();
+  });
+
+  app.post('/tools/{*name}', express.json({ limit: limits.max_body_bytes, strict: false, type: 'application/json' }), async (req, res) => {
+    const tool = toolOf(req.path) ?? '';
+    try {
+      const r = await session.call(tool, req.body ?? {}, 'http');
+      if (r.ok) {
+        res.status(200).json(r.result);
+        return;
+      }
+      if (REFUSAL_HTTP_STATUS[r.refusal.code] === 429) res.set('Retry-After', '1');
+      res.status(REFUSAL_HTTP_STATUS[r.refusal.code]).json({ error: r.refusal });
+    } catch {
+      res.status(503).json({ error: { code: 'unavailable', message: 'the session is closed or its ledger cannot be written' } });
+    }
+  });
+
+  app.use((req: Request, res: Response) => {
+    res.status(404).json({ error: { code: 'bad_request', message: `no route ${req.method} ${req.path.slice(0, 100)}; use POST /tools/<tool name> or GET /health` } });
+  });
+
+  // Body-parser failures (too large, malformed JSON, bad charset) and anything else thrown.
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const e = err as { type?: string; status?: number; message?: string };
+    if (e.type === 'entity.too.large') {
+      void refuse(req, res, 413, 'bad_request', 'body_too_large', `the request body is larger than ${limits.max_body_bytes} bytes`);
+    } else if (e.type === 'entity.parse.failed') {
+      void refuse(req, res, 400, 'bad_request', 'bad_json', 'the request body is not JSON');
+    } else if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
+      void refuse(req, res, e.status, 'bad_request', e.type ?? 'bad_body', 'the request body cannot be read');
+    } else {
+      res.status(500).json({ error: { code: 'internal', message: 'internal error' } });
+    }
+  });
+  return app;
+}
+
+/**
+ * Start the HTTP server of a session.
+ *
+ * @throws LoretraceError `usage` (exit 2) for a non-loopback host without `allowRemote`, `allowRemote`
+ *   without a token, or a token shorter than 16 characters; `listen_failed` when the address cannot be bound.
+ */
+export async function startHttpServer(session: ProxySession, options: HttpServerOptions = {}): Promise<HttpServerHandle> {
+  const host = options.host ?? '127.0.0.1';
+  const loopback = isLoopbackHost(host);
+  if (!loopback && !options.allowRemote) {
+    throw new LoretraceError('usage', `refusing to bind ${host}: it is not a loopback address; pass --allow-remote with a bearer token to serve beyond this machine`, { expected: '127.0.0.1 or --allow-remote' }, 2);
+  }
+  if (!loopback && options.token === undefined) {
+    throw new LoretraceError('usage', `--allow-remote needs a bearer token (--token-file <file> or LORETRACE_PROXY_TOKEN)`, { expected: 'a token of at least 16 characters' }, 2);
+  }
+  if (options.token !== undefined && options.token.length < 16) {
+    throw new LoretraceError('usage', `the bearer token is ${options.token.length} characters; use at least 16`, { expected: 'a token of at least 16 characters' }, 2);
+  }
+  const allowedHosts = new Set<string>();
+  const app0 = { allowedHosts, ...(options.token !== undefined ? { token: options.token } : {}) };
+  const app = createHttpApp(session, app0);
+  const server: NodeHttpServer = await new Promise((resolve, reject) => {
+    const s = app.listen(options.port ?? 0, host, (err?: Error) => (err ? reject(err) : resolve(s)));
+    s.once('error', reject);
+  }).catch((e: Error) => {
+    throw new LoretraceError('listen_failed', `cannot listen on ${hostLabel(host)}:${options.port ?? 0}: ${e.message}`);
+  }) as NodeHttpServer;
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+  server.maxConnections = 256;
+  const port = (server.address() as AddressInfo).port;
+  const names = loopback ? new Set([host, 'localhost', '127.0.0.1', '::1']) : new Set([host]);
+  for (const n of names) allowedHosts.add(`${hostLabel(n)}:${port}`.toLowerCase());
+  for (const h of options.allowedHosts ?? []) allowedHosts.add(h.toLowerCase());
+  return {
+    url: `http://${hostLabel(host)}:${port}`,
+    host,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}

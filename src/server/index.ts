@@ -1,0 +1,5 @@
+/** Server barrel: MCP (stdio) and HTTP transports over a ProxySession (issue 5; docs/PROXY.md). */
+export { createMcpServer, serveMcpStdio } from './mcp.js';
+export type { McpStdioHandle } from './mcp.js';
+export { startHttpServer } from './http.js';
+export type { HttpServerOptions, HttpServerHandle } from './http.js';

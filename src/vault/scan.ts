@@ -1,0 +1,228 @@
+/**
+ * Stage 1: find and read the files of a vault (`scanVault`).
+ *
+ * Rules (docs/INDEX.md "Scan rules"):
+ * - Every file whose vault-relative path matches `include` (default `**\/*.md`) and not `exclude` is a note.
+ *   Every other regular file is an *asset* (path only, never read) so `![[Map.png]]` embeds can resolve.
+ * - Names starting with `.` (`.obsidian`, `.git`, `.trash`, dot-files) and `node_modules` folders are skipped.
+ * - Symbolic links are never followed out of the vault: the target's real path must lie under the vault's
+ *   real path, else finding `symlink_outside_vault` and the link is skipped. A symlink whose target is
+ *   inside the vault is skipped too (finding `symlink_inside_vault`, info): the target is indexed once,
+ *   under its own path, so one file never has two names. A dangling symlink is `unreadable_file`.
+ * - Type is checked with lstat/stat before any open: FIFOs, sockets and devices are never opened
+ *   (`not_a_regular_file`).
+ * - Notes larger than `maxFileBytes` (default 4 MiB) are not read: finding `file_too_large`, and the
+ *   file is left out of the manifest and the index (its path and size are in the finding).
+ * - Files are read concurrently (p-limit); output is sorted by code-unit order of the NFC path.
+ */
+import { createHash } from 'node:crypto';
+import { lstat, readFile, readdir, realpath, stat } from 'node:fs/promises';
+import { Stats } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import pLimit from 'p-limit';
+import picomatch from 'picomatch';
+import { LoretraceError, type Finding } from '../errors.js';
+import type { VaultFile, VaultPath } from '../types.js';
+import { DEFAULT_MAX_FILE_BYTES } from './config.js';
+
+/** Default note globs. */
+export const DEFAULT_INCLUDE = ['**/*.md'];
+
+/** Options of {@link scanVault}. */
+export interface ScanOptions {
+  /** picomatch globs over vault-relative POSIX paths; default `["**\/*.md"]`. */
+  include?: string[];
+  /** Globs of files to leave out entirely (neither note nor asset). */
+  exclude?: string[];
+  /** Notes larger than this many bytes are not read (finding `file_too_large`). Default 4 MiB. */
+  maxFileBytes?: number;
+  /** Concurrent file reads; default 16. */
+  concurrency?: number;
+  /**
+   * Reuse hook for incremental indexing: called with a note's path and its lstat identity; when it
+   * returns a sha256, the file is trusted unchanged and not read (`bytes` stays undefined).
+   */
+  reuse?: (path: VaultPath, identity: FileIdentity) => string | undefined;
+}
+
+/** Cheap identity of a file on disk (from stat), used to skip re-hashing unchanged files. */
+export interface FileIdentity {
+  /** Bytes. */
+  size: number;
+  /** Modification time, milliseconds since the epoch (fractional). */
+  mtime_ms: number;
+  /** Change time, milliseconds since the epoch. */
+  ctime_ms: number;
+  ino: number;
+}
+
+/** A note found by the scan: a {@link VaultFile} plus its stat identity. */
+export interface ScannedFile extends VaultFile {
+  identity: FileIdentity;
+}
+
+/** Result of {@link scanVault}. Arrays sorted by code-unit order of `path`. */
+export interface ScanResult {
+  /** Real absolute path of the vault root. */
+  root: string;
+  /** Notes (markdown files that passed every rule), with bytes unless reused. */
+  files: ScannedFile[];
+  /** Non-note regular files (paths only). */
+  assets: VaultPath[];
+  /** `symlink_outside_vault`, `symlink_inside_vault`, `unreadable_file`, `not_a_regular_file`,
+   *  `file_too_large`, `duplicate_path`, `empty_vault`; sorted by path then code. */
+  findings: Finding[];
+}
+
+/** Code-unit comparison (never localeCompare): the one sort order of loretrace outputs. */
+export function compareCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Lower-case hex SHA-256 of bytes or a UTF-8 string. */
+export function sha256Hex(data: Uint8Array | string): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/**
+ * Scan the vault at `root`: walk it, classify every entry, read and hash the notes.
+ *
+ * @param root vault directory (absolute, or relative to the process cwd)
+ * @throws LoretraceError `vault_not_found` (exit 2) — `root` does not exist;
+ *   `vault_not_a_directory` (exit 2) — `root` is not a directory; `vault_unreadable` (exit 1).
+ */
+export async function scanVault(root: string, options: ScanOptions = {}): Promise<ScanResult> {
+  const realRoot = await vaultRoot(root);
+  const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  const isNote = picomatch(options.include?.length ? options.include : DEFAULT_INCLUDE, { dot: false });
+  const isExcluded = options.exclude?.length ? picomatch(options.exclude, { dot: true }) : () => false;
+  const findings: Finding[] = [];
+  const candidates: { path: VaultPath; abs: string; st: Stats }[] = [];
+  const assets: VaultPath[] = [];
+  const seen = new Set<string>();
+
+  const walk = async (dirAbs: string): Promise<void> => {
+    let entries;
+    try {
+      entries = await readdir(dirAbs, { withFileTypes: true });
+    } catch (e) {
+      if (dirAbs === realRoot) {
+        throw new LoretraceError('vault_unreadable', `cannot read vault directory ${root}: ${(e as Error).message}`, { file: root });
+      }
+      findings.push({ code: 'unreadable_file', severity: 'warning', path: toVaultPath(realRoot, dirAbs), message: `cannot read folder ${toVaultPath(realRoot, dirAbs)}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}; skipped` });
+      return;
+    }
+    const kept = entries
+      .filter((e) => !e.name.startsWith('.') && e.name !== 'node_modules')
+      .map((e) => ({ abs: join(dirAbs, e.name), path: toVaultPath(realRoot, join(dirAbs, e.name)) }))
+      .filter((e) => !isExcluded(e.path))
+      .sort((a, b) => compareCodeUnits(a.path, b.path));
+    const stats = await Promise.all(kept.map((e) => lstat(e.abs).catch((err: NodeJS.ErrnoException) => err)));
+    for (let i = 0; i < kept.length; i++) {
+      const { abs, path } = kept[i]!;
+      const st = stats[i]!;
+      if (!(st instanceof Stats)) {
+        findings.push({ code: 'unreadable_file', severity: 'warning', path, message: `cannot stat ${path}: ${st.code ?? st.message}; skipped` });
+        continue;
+      }
+      if (st.isSymbolicLink()) {
+        let target: string;
+        try {
+          target = await realpath(abs);
+        } catch {
+          if (isNote(path)) {
+            findings.push({ code: 'unreadable_file', severity: 'warning', path, message: `cannot read ${path}: dangling symbolic link; skipped` });
+          }
+          continue;
+        }
+        const rel = relative(realRoot, target);
+        if (rel === '' || rel.startsWith('..') || rel.startsWith(sep) || /^[A-Za-z]:/.test(rel)) {
+          findings.push({ code: 'symlink_outside_vault', severity: 'warning', path, message: `symbolic link ${path} points outside the vault; not followed` });
+        } else {
+          findings.push({ code: 'symlink_inside_vault', severity: 'info', path, message: `symbolic link ${path} points to ${rel.split(sep).join('/').normalize('NFC')} inside the vault; indexed once under the target's own path` });
+        }
+        continue;
+      }
+      if (st.isDirectory()) {
+        await walk(abs);
+        continue;
+      }
+      const note = isNote(path);
+      if (!st.isFile()) {
+        if (note) findings.push({ code: 'not_a_regular_file', severity: 'warning', path, message: `${path} is not a regular file (${kindOf(st)}); never opened, skipped` });
+        continue;
+      }
+      if (seen.has(path)) {
+        findings.push({ code: 'duplicate_path', severity: 'warning', path, message: `two files normalise to the same NFC path ${path}; the second one is skipped` });
+        continue;
+      }
+      seen.add(path);
+      if (!note) {
+        assets.push(path);
+        continue;
+      }
+      if (st.size > maxFileBytes) {
+        findings.push({ code: 'file_too_large', severity: 'warning', path, message: `${path} is ${st.size} bytes, over max_file_bytes ${maxFileBytes}; not read and not indexed` });
+        continue;
+      }
+      candidates.push({ path, abs, st });
+    }
+  };
+  await walk(realRoot);
+
+  const limit = pLimit(options.concurrency ?? 16);
+  const read = await Promise.all(candidates.map((c) => limit(async (): Promise<ScannedFile | null> => {
+    const identity: FileIdentity = { size: c.st.size, mtime_ms: c.st.mtimeMs, ctime_ms: c.st.ctimeMs, ino: c.st.ino };
+    const known = options.reuse?.(c.path, identity);
+    if (known) return { path: c.path, abs_path: c.abs, size: c.st.size, sha256: known, identity };
+    let bytes: Uint8Array;
+    try {
+      bytes = await readFile(c.abs);
+    } catch (e) {
+      findings.push({ code: 'unreadable_file', severity: 'warning', path: c.path, message: `cannot read ${c.path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}; skipped` });
+      return null;
+    }
+    if (bytes.byteLength > maxFileBytes) {
+      findings.push({ code: 'file_too_large', severity: 'warning', path: c.path, message: `${c.path} is ${bytes.byteLength} bytes, over max_file_bytes ${maxFileBytes}; not read and not indexed` });
+      return null;
+    }
+    return { path: c.path, abs_path: c.abs, size: bytes.byteLength, sha256: sha256Hex(bytes), bytes, identity: { ...identity, size: bytes.byteLength } };
+  })));
+  const files = read.filter((f): f is ScannedFile => f !== null).sort((a, b) => compareCodeUnits(a.path, b.path));
+  assets.sort(compareCodeUnits);
+  if (files.length === 0) {
+    findings.push({ code: 'empty_vault', severity: 'warning', message: `vault ${root} contains no markdown notes; the index is empty` });
+  }
+  findings.sort((a, b) => compareCodeUnits(a.path ?? '', b.path ?? '') || compareCodeUnits(a.code, b.code));
+  return { root: realRoot, files, assets, findings };
+}
+
+/**
+ * Real absolute path of a vault root, checked to be an existing directory.
+ * @throws LoretraceError `vault_not_found` (exit 2), `vault_not_a_directory` (exit 2).
+ */
+export async function vaultRoot(root: string): Promise<string> {
+  let realRoot: string;
+  try {
+    realRoot = await realpath(root);
+  } catch {
+    throw new LoretraceError('vault_not_found', `vault directory not found: ${root}`, { file: root, expected: 'an existing directory of markdown notes' }, 2);
+  }
+  const rootStat = await stat(realRoot);
+  if (!rootStat.isDirectory()) {
+    throw new LoretraceError('vault_not_a_directory', `vault path is not a directory: ${root}`, { file: root, expected: 'a directory of markdown notes' }, 2);
+  }
+  return realRoot;
+}
+
+function toVaultPath(root: string, abs: string): VaultPath {
+  return relative(root, abs).split(sep).join('/').normalize('NFC');
+}
+
+function kindOf(st: Stats): string {
+  if (st.isFIFO()) return 'FIFO';
+  if (st.isSocket()) return 'socket';
+  if (st.isCharacterDevice()) return 'character device';
+  if (st.isBlockDevice()) return 'block device';
+  return 'special file';
+}

@@ -1,0 +1,235 @@
+/**
+ * The benchmark harness (scripts/bench.mjs, issue 7): its deterministic inputs, its statistics and an
+ * end-to-end run at ×1 on lore-fixtures. Harness correctness only — timings are never asserted here.
+ */
+import { describe, expect, it, beforeAll, afterAll } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { FIXTURE_VAULT, REPO } from './helpers/shared.js';
+import {
+  PHASES,
+  PHASE_IDS,
+  RATIO_IDS,
+  buildScaledVault,
+  compareTop5,
+  copyName,
+  editFiles,
+  generateQueries,
+  headingChunks,
+  listFiles,
+  makeProcessor,
+  median,
+  mulberry32,
+  percentile,
+  ratio,
+  restoreFiles,
+  sampleIndices,
+  SCHEMA_FILE,
+  validateResults,
+} from '../scripts/bench/index.mjs';
+
+describe('mulberry32', () => {
+  it('yields the same sequence for the same seed', () => {
+    const r = mulberry32(7);
+    expect([r(), r(), r()]).toEqual([0.011704753153026104, 0.06195825757458806, 0.97690763277933]);
+  });
+
+  it('drives sampleIndices to distinct, repeatable picks', () => {
+    expect(sampleIndices(mulberry32(1), 10, 4)).toEqual([6, 1, 0, 9]);
+    expect(sampleIndices(mulberry32(1), 3, 10).sort()).toEqual([0, 1, 2]);
+  });
+});
+
+describe('percentile', () => {
+  it('uses the nearest rank, so p99 of 200 samples is the 198th smallest', () => {
+    const xs = Array.from({ length: 200 }, (_, i) => 200 - i);
+    expect(percentile(xs, 99)).toBe(198);
+    expect(percentile(xs, 50)).toBe(100);
+    expect(percentile([5], 99)).toBe(5);
+    expect(percentile([], 50)).toBeNull();
+  });
+
+  it('rejects p outside (0, 100]', () => {
+    expect(() => percentile([1], 0)).toThrow('bench: percentile p must be in (0, 100] (got 0)');
+  });
+});
+
+describe('median', () => {
+  it('averages the two middle samples of an even count', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([])).toBeNull();
+  });
+});
+
+describe('ratio', () => {
+  it('is null when a side is missing or the denominator is not positive', () => {
+    expect(ratio(3, 4)).toBe(0.75);
+    expect(ratio(null, 4)).toBeNull();
+    expect(ratio(3, 0)).toBeNull();
+  });
+});
+
+describe('generateQueries', () => {
+  const sentences = [['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta']];
+
+  it('picks 2–6 consecutive words with the seeded PRNG, identically on every call', () => {
+    expect(generateQueries(sentences, 3, 42)).toEqual(['delta epsilon zeta eta', 'delta epsilon', 'gamma delta epsilon zeta eta']);
+    expect(generateQueries(sentences, 3, 42)).toEqual(generateQueries(sentences, 3, 42));
+  });
+
+  it('repeats earlier queries in order when the vault cannot give enough distinct ones', () => {
+    const qs = generateQueries([['one', 'two']], 3, 1);
+    expect(qs).toEqual(['one two', 'one two', 'one two']);
+  });
+
+  it('refuses a vault without prose', () => {
+    expect(() => generateQueries([], 5, 1)).toThrow('bench: the source vault has no prose sentences to build queries from');
+  });
+});
+
+describe('headingChunks', () => {
+  it('splits at top-level headings after the frontmatter with exact line ranges', () => {
+    const text = '---\ntitle: X\n---\nIntro line.\n\n# A\nalpha\n\n## B\nbeta\n\n';
+    const chunks = headingChunks('n.md', text, makeProcessor().parse(text));
+    expect(chunks.map((c) => [c.id, c.line_start, c.line_end, c.text])).toEqual([
+      ['n.md#chunk0', 4, 4, 'Intro line.'],
+      ['n.md#chunk1', 6, 7, '# A\nalpha'],
+      ['n.md#chunk2', 9, 10, '## B\nbeta'],
+    ]);
+  });
+});
+
+describe('compareTop5', () => {
+  it('counts set drift, order drift and overlap against the plain top-5', () => {
+    const q = compareTop5(
+      [['a', 'b'], ['b', 'a'], ['x', 'y']],
+      [['a', 'b'], ['a', 'b'], ['x', 'z']],
+    );
+    expect(q).toEqual({ queries_compared: 3, top5_set_drift: 1 / 3, top5_order_drift: 2 / 3, mean_top5_overlap: (1 + 1 + 0.5) / 3 });
+  });
+
+  it('reports nothing when a side is missing', () => {
+    expect(compareTop5(null, [['a']])).toEqual({ queries_compared: 0, top5_set_drift: null, top5_order_drift: null, mean_top5_overlap: null });
+  });
+});
+
+describe('buildScaledVault', () => {
+  let dir = '';
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'loretrace-bench-test-'));
+    await mkdir(join(dir, 'Src', 'World', '.obsidian'), { recursive: true });
+    await writeFile(join(dir, 'Src', 'Root.md'), '# Root\nSee [[Deep]].\n');
+    await writeFile(join(dir, 'Src', 'World', 'Deep.md'), 'Deep text.\r\n');
+    await writeFile(join(dir, 'Src', 'World', 'map.png'), Buffer.from([1, 2, 3]));
+    await writeFile(join(dir, 'Src', 'World', '.obsidian', 'app.json'), '{}');
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('copies every file into c000…c00N subfolders of a folder named after the source, skipping dot-folders', async () => {
+    const v = await buildScaledVault(join(dir, 'Src'), join(dir, 'out'), 3);
+    expect(v).toEqual({ root: join(dir, 'out', 'Src'), namespace: 'Src', files: 9, notes: 6, bytes: 3 * (21 + 12 + 3), note_bytes: 3 * 33 });
+    expect(await listFiles(v.root)).toEqual([0, 1, 2].flatMap((i) => [`${copyName(i)}/Root.md`, `${copyName(i)}/World/Deep.md`]));
+    expect(await readFile(join(v.root, 'c002', 'World', 'Deep.md'), 'utf8')).toBe('Deep text.\r\n');
+  });
+
+  it('edits files deterministically per run and restores the originals', async () => {
+    const v = await buildScaledVault(join(dir, 'Src'), join(dir, 'edit'), 1);
+    const file = join(v.root, 'c000', 'Root.md');
+    const originals = await editFiles(v.root, ['c000/Root.md'], 2);
+    expect(await readFile(file, 'utf8')).toBe('# Root\nSee [[Deep]].\n\n\nBench edit 2: the archive keeper notes a quiet change in Root.md.\n');
+    await restoreFiles(v.root, originals);
+    expect(await readFile(file, 'utf8')).toBe('# Root\nSee [[Deep]].\n');
+  });
+
+  it('refuses a scale below 1', async () => {
+    await expect(buildScaledVault(join(dir, 'Src'), join(dir, 'bad'), 0)).rejects.toThrow('bench: scale must be an integer ≥ 1 (got 0)');
+  });
+});
+
+describe('bench-results schema', () => {
+  it('requires every phase and every ratio the harness defines', async () => {
+    const schema = JSON.parse(await readFile(SCHEMA_FILE, 'utf8'));
+    const scale = schema.properties.scales.items.properties;
+    expect(scale.phases.required).toEqual(PHASE_IDS);
+    expect(scale.ratios.required).toEqual(RATIO_IDS);
+  });
+
+  it('rejects a result that drops a phase', async () => {
+    const errors = await validateResults({ schema_version: '1' });
+    expect(errors).toContain("/: must have required property 'scales' {\"missingProperty\":\"scales\"}");
+  });
+});
+
+/** Export names each loretrace phase needs from dist/index.js. */
+const NEEDS: Record<string, string[]> = {
+  cold_index: ['indexVault'],
+  warm_start: ['indexVault', 'search'],
+  search: ['indexVault', 'search'],
+  traversal: ['indexVault', 'compilePolicy', 'traverse'],
+  proxy_lore_search: ['indexVault', 'compilePolicy', 'startHttpProxy'],
+  proxy_lore_read: ['indexVault', 'compilePolicy', 'startHttpProxy'],
+  incremental_1_file: ['indexVault'],
+  incremental_1_percent: ['indexVault'],
+};
+
+describe('npm run bench', () => {
+  let out = '';
+  let run: ReturnType<typeof spawnSync>;
+  let api: Record<string, unknown> = {};
+  beforeAll(async () => {
+    out = await mkdtemp(join(tmpdir(), 'loretrace-bench-e2e-'));
+    const args = ['scripts/bench.mjs', '--scale', '1', '--runs', '1', '--source', FIXTURE_VAULT, '--out', out];
+    args.push('--queries', '20', '--traversal-iterations', '3', '--proxy-calls', '5', '--quiet');
+    run = spawnSync(process.execPath, args, { cwd: REPO, encoding: 'utf8', timeout: 110_000 });
+    const dist = join(REPO, 'dist', 'index.js');
+    if (existsSync(dist)) api = await import(pathToFileURL(dist).href);
+  }, 120_000);
+  afterAll(async () => {
+    await rm(out, { recursive: true, force: true });
+  });
+
+  it('runs end to end at ×1 on lore-fixtures and exits 0', () => {
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+  });
+
+  it('writes bench-results.json that validates against the schema with every phase and ratio', async () => {
+    const results = JSON.parse(await readFile(join(out, 'bench-results.json'), 'utf8'));
+    expect(await validateResults(results)).toEqual([]);
+    expect(results.scales.map((s: { scale: number }) => s.scale)).toEqual([1]);
+    expect(Object.keys(results.scales[0].phases)).toEqual(PHASE_IDS);
+    expect(Object.keys(results.scales[0].ratios)).toEqual(RATIO_IDS);
+    expect(results.queries.count).toBe(20);
+  });
+
+  it('runs every anchor, and every loretrace phase whose API dist/index.js exports', async () => {
+    const results = JSON.parse(await readFile(join(out, 'bench-results.json'), 'utf8'));
+    const phases = results.scales[0].phases;
+    for (const def of PHASES) {
+      const needs = NEEDS[def.id] ?? [];
+      const live = needs.every((n) => typeof api[n] === 'function');
+      if (live) expect({ id: def.id, status: phases[def.id].status, reason: phases[def.id].reason }).toEqual({ id: def.id, status: 'ok', reason: null });
+      else expect({ id: def.id, status: phases[def.id].status }).toEqual({ id: def.id, status: 'unavailable' });
+    }
+  });
+
+  it('prints the Markdown table to stdout and writes the same text to bench-results.md', async () => {
+    const md = await readFile(join(out, 'bench-results.md'), 'utf8');
+    expect(run.stdout).toBe(md);
+    for (const def of PHASES) expect(md).toContain(`| ${def.label} |`);
+    expect(md).toContain('## Targets (issue 7, defined at ×100)');
+  });
+
+  it('exits 2 with the usage on an unknown option', () => {
+    const bad = spawnSync(process.execPath, ['scripts/bench.mjs', '--scales', '1'], { cwd: REPO, encoding: 'utf8' });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain("bench: Unknown option '--scales'");
+  });
+});
