@@ -7,7 +7,7 @@
  * `<out>/bench-results.md` (also printed to stdout). Progress goes to stderr.
  *
  * Usage: node scripts/bench.mjs [--scale 1,10,100] [--runs 3] [--source <vault>] [--out .bench]
- *          [--queries 200] [--seed 7] [--dist dist] [--phases id,id] [--cpu-prof] [--keep]
+ *          [--queries 200] [--seed 7] [--dist dist] [--phases id,id] [--phase-budget 60] [--cpu-prof] [--keep]
  * Exit: 0 results written (even if some phases are unavailable), 1 results invalid against the schema
  * or the run failed, 2 usage error. Documented in docs/PERFORMANCE.md.
  */
@@ -37,6 +37,7 @@ const USAGE = `usage: node scripts/bench.mjs [options]
   --traversal-iterations <n>  traversals per run (default 50)
   --proxy-calls <n>   calls per proxy tool per run (default 200)
   --phases <list>     only these phases (others recorded as skipped): ${PHASE_IDS.join(',')}
+  --phase-budget <s>  a phase starts no new run after this many seconds (default 60; ≥ 1 run always)
   --timeout <s>       per-phase child timeout in seconds (default 900)
   --cpu-prof          write V8 CPU profiles of every phase child to <out>/profiles
   --keep              keep the temp folder with the scaled vaults
@@ -69,6 +70,7 @@ try {
       'proxy-calls': { type: 'string', default: '200' },
       phases: { type: 'string' },
       timeout: { type: 'string', default: '900' },
+      'phase-budget': { type: 'string', default: '60' },
       'cpu-prof': { type: 'boolean', default: false },
       keep: { type: 'boolean', default: false },
       quiet: { type: 'boolean', default: false },
@@ -106,6 +108,7 @@ const results = await runBench({
   traversalIterations: posInt('traversal-iterations', args['traversal-iterations']),
   proxyCalls: posInt('proxy-calls', args['proxy-calls']),
   timeoutMs: posInt('timeout', args.timeout) * 1000,
+  phaseBudgetMs: posInt('phase-budget', args['phase-budget']) * 1000,
   phases,
   cpuProfDir,
   keep: args.keep,

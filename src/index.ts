@@ -5,4 +5,12 @@
  */
 export * from './errors.js';
 export type * from './types.js';
+export * from './proxy/index.js';
+export * from './server/index.js';
 export * from './packet/index.js';
+export * from './coverage/index.js';
+export * from './indexer/index.js';
+export * from './refs/index.js';
+export * from './policy/index.js';
+export * from './excerpts/index.js';
+export * from './traversal/index.js';

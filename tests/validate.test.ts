@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { isLoretraceError } from '../src/errors.js';
 import { parseJsonDocument, validateCapture, validateDocument, validatePacket, validateProjectedContext } from '../src/packet/validate.js';
-import { firstDifference, pointerOf } from '../src/packet/rules.js';
+import { firstDifference, pointerOf, VALIDATION_RULES } from '../src/packet/rules.js';
 import type { ValidationReport } from '../src/packet/types.js';
 import { GHOSTLIGHT, hasShared, REPO, sharedNotice } from './helpers/shared.js';
 
@@ -233,6 +233,14 @@ describe('validateDocument', () => {
   });
 });
 
+describe('VALIDATION_RULES', () => {
+  it('are all documented in docs/VALIDATE.md with their id', () => {
+    const doc = readFileSync(join(REPO, 'docs', 'VALIDATE.md'), 'utf8');
+    expect(VALIDATION_RULES.map((r) => r.id).filter((id) => !doc.includes(`| \`${id}\` |`))).toEqual([]);
+    expect(VALIDATION_RULES).toHaveLength(34);
+  });
+});
+
 describe('firstDifference', () => {
   it('returns the first differing pointer, or null for deep-equal values', () => {
     expect(firstDifference({ a: 1, b: [1, 2] }, { b: [1, 2], a: 1 })).toBeNull();
@@ -297,7 +305,7 @@ describe('loretrace validate (CLI)', () => {
     expect(await cli(['validate', 'pakket', 'x.json'], dir)).toEqual({ code: 2, stdout: '', stderr: 'loretrace: unknown document kind "pakket" (expected packet, capture or projected-context) [usage]\n' });
     expect(await cli(['validate', 'packet', 'nope.json'], dir)).toEqual({ code: 2, stdout: '', stderr: 'loretrace: cannot read nope.json: no such file [file_not_found]\n' });
     expect(await cli(['validate', 'packet', 'broken.json'], dir)).toEqual({ code: 2, stdout: '', stderr: 'loretrace: broken.json is not JSON: expected a property name in double quotes, found "}" at line 1, column 9 [bad_json]\n' });
-    expect(await cli(['validate', 'packet', 'broken.json', '--root', 'missing-dir'], dir)).toEqual({ code: 2, stdout: '', stderr: 'loretrace: --root missing-dir is not a directory (missing-dir) [usage]\n' });
+    expect(await cli(['validate', 'packet', 'broken.json', '--root', 'missing-dir'], dir)).toEqual({ code: 2, stdout: '', stderr: 'loretrace: --root missing-dir is not a directory [usage]\n' });
   });
 
   it.skipIf(!hasShared)('--json on the real captures gives the reports and totals for every rule, zeros included', async () => {

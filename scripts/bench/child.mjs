@@ -7,7 +7,7 @@
  * `max_rss_bytes` is `process.resourceUsage().maxRSS` (kilobytes) × 1024: the peak resident set of
  * this process, worker threads included.
  */
-import { TASKS } from './tasks.mjs';
+import { TASKS, setPhaseBudget } from './tasks.mjs';
 import { Unavailable } from './loretrace.mjs';
 
 const maxRss = () => process.resourceUsage().maxRSS * 1024;
@@ -31,6 +31,7 @@ process.once('message', async (msg) => {
   const fn = TASKS[msg.task];
   try {
     if (!fn) throw new Error(`unknown bench task ${msg.task}`);
+    if (typeof msg.params?.phase_budget_ms === 'number') setPhaseBudget(msg.params.phase_budget_ms);
     const result = await fn(msg.params, channel);
     process.send?.({ type: 'result', result, max_rss_bytes: maxRss() }, () => process.exit(0));
   } catch (e) {

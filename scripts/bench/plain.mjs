@@ -10,7 +10,8 @@
  * heading up to the next one (frontmatter excluded, trailing blank lines trimmed). Chunk ids are
  * `path#chunkN` (N 0-based). Lines split at CRLF, CR or LF, as in loretrace.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { unified } from 'unified';
 import remarkParse from 'remark-parse';
@@ -92,7 +93,7 @@ export async function runPlainPipeline(root, paths, outFile) {
   let chunkCount = 0;
   let parseMs = 0;
   for (const rel of paths) {
-    const bytes = await readFile(join(root, ...rel.split('/')));
+    const bytes = readFileSync(join(root, ...rel.split('/')));
     const text = decode(bytes);
     const p0 = performance.now();
     const tree = processor.parse(text);

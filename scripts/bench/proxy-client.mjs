@@ -11,7 +11,7 @@ const now = () => performance.now();
 /**
  * @param {{ url: string, session?: string, headers?: Record<string, string>, searchPath: string, readPath: string }} info
  *   what the proxy child reported when ready
- * @param {{ namespace: string, queries: string[], reads: { path: string, line_start: number, line_end: number }[], calls: number, runs: number }} o
+ * @param {{ namespace: string, queries: string[], reads: { path: string, line_start: number, line_end: number }[], calls: number, runs: number, budgetMs: number }} o
  * @returns {Promise<Record<'proxy_lore_search' | 'proxy_lore_read', any>>} raw phase figures, or `{ error }` per phase
  */
 export async function runProxyClient(info, o) {
@@ -24,7 +24,9 @@ export async function runProxyClient(info, o) {
   };
   const measure = async (makeBody, path) => {
     const p50 = [], p99 = [], rates = [];
+    const start = now();
     for (let r = 0; r < o.runs; r++) {
+      if (r > 0 && now() - start >= o.budgetMs) break;
       const samples = [];
       const t0 = now();
       for (let i = 0; i < o.calls; i++) {

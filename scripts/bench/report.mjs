@@ -52,7 +52,7 @@ export function renderMarkdown(results) {
   out.push('');
   out.push(
     `Machine: ${m.nproc} × ${m.cpu_model}, ${(m.total_memory_bytes / 2 ** 30).toFixed(1)} GiB RAM, Node ${m.node_version}, ${m.platform} ${m.arch}. ` +
-      `Runs per phase: ${p.runs} (medians of runs; latencies are nearest-rank p50/p99 per run, median over runs). ` +
+      `Up to ${p.runs} runs per phase, no new run after ${p.phase_budget_s} s (medians of runs; latencies are nearest-rank p50/p99 per run, median over runs). ` +
       `Queries: ${results.queries.count} (${results.queries.unique} distinct, seed ${p.seed}, sha256 ${results.queries.sha256.slice(0, 12)}…).`,
   );
   out.push('');
@@ -65,13 +65,13 @@ export function renderMarkdown(results) {
         ` (${s.duration_s.toFixed(0)} s wall)`,
     );
     out.push('');
-    out.push('| Phase | Kind | Status | Median | p50 | p99 | Calls/s | Peak RSS |');
-    out.push('| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |');
+    out.push('| Phase | Kind | Status | Runs | Median | p50 | p99 | Calls/s | Peak RSS |');
+    out.push('| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
     for (const def of PHASES) {
       const ph = s.phases[def.id];
       const status = ph.status === 'ok' ? 'ok' : `${ph.status}: ${ph.reason ?? ''}`;
       out.push(
-        `| ${cell(def.label)} | ${ph.kind} | ${cell(status)} | ${fmtMs(ph.median_ms)} | ${fmtMs(ph.p50_ms)} | ${fmtMs(ph.p99_ms)} | ` +
+        `| ${cell(def.label)} | ${ph.kind} | ${cell(status)} | ${ph.runs} | ${fmtMs(ph.median_ms)} | ${fmtMs(ph.p50_ms)} | ${fmtMs(ph.p99_ms)} | ` +
           `${ph.calls_per_s == null ? '—' : ph.calls_per_s.toFixed(0)} | ${fmtMiB(ph.peak_rss_bytes)} |`,
       );
     }

@@ -48,6 +48,7 @@ const TASK_PHASES = {
  * @property {number} traversalIterations traversals per run
  * @property {number} proxyCalls calls per proxy tool per run
  * @property {number} timeoutMs per child
+ * @property {number} phaseBudgetMs a phase starts no new run after this many milliseconds (≥ 1 run)
  * @property {string[] | null} phases only these phase ids (others `skipped`); null = all
  * @property {string | null} cpuProfDir write `--cpu-prof` profiles of loretrace phases here
  * @property {boolean} keep     keep the temp folder
@@ -176,7 +177,7 @@ export async function runBench(o) {
           return null;
         }
         const started = Date.now();
-        const outcome = await runChild(task, params, { timeoutMs: o.timeoutMs, execArgv: profArgs(task), ...extra });
+        const outcome = await runChild(task, { ...params, phase_budget_ms: o.phaseBudgetMs }, { timeoutMs: o.timeoutMs, execArgv: profArgs(task), ...extra });
         const secs = ((Date.now() - started) / 1000).toFixed(1);
         if (outcome.status !== 'ok') {
           for (const id of ids) {
@@ -221,7 +222,7 @@ export async function runBench(o) {
         'proxy',
         { ...common, indexDir: ctx.indexDir, ledgerDir: join(work, 'proxy-ledger') },
         [hasIndex],
-        { onReady: async (info) => Object.assign(ctx, { proxy: await runProxyClient(info, { namespace: vault.namespace, queries, reads, calls: o.proxyCalls, runs: o.runs }) }) },
+        { onReady: async (info) => Object.assign(ctx, { proxy: await runProxyClient(info, { namespace: vault.namespace, queries, reads, calls: o.proxyCalls, runs: o.runs, budgetMs: o.phaseBudgetMs }) }) },
       );
       if (ctx.proxy) {
         for (const [id, raw] of Object.entries(ctx.proxy)) {
@@ -265,7 +266,7 @@ export async function runBench(o) {
       node_version: process.version, platform: process.platform, arch: process.arch,
     },
     params: {
-      source: o.source, namespace: basename(o.source), scales: o.scales, runs: o.runs,
+      source: o.source, namespace: basename(o.source), scales: o.scales, runs: o.runs, phase_budget_s: o.phaseBudgetMs / 1000,
       query_count: queries.length, seed: o.seed, traversal_iterations: o.traversalIterations, proxy_calls: o.proxyCalls, dist: o.dist,
     },
     queries: {

@@ -9,8 +9,8 @@
  * per-run p50/p99 lists instead. Nothing is asserted here; the orchestrator turns them into medians
  * and ratios.
  */
-import { readFile, writeFile, rm, readdir, stat, open, mkdir } from 'node:fs/promises';
-import { createWriteStream } from 'node:fs';
+import { readFile, rm, readdir, stat, mkdir } from 'node:fs/promises';
+import { createWriteStream, readFileSync, openSync, writeSync, fsyncSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import MiniSearch from 'minisearch';
 import { makeProcessor, decode, runPlainPipeline, newPlainMiniSearch, PLAIN_MINISEARCH_OPTIONS, splitLinesPlain, headingChunks } from './plain.mjs';
@@ -21,6 +21,28 @@ import { editFiles, restoreFiles } from './vault.mjs';
 const now = () => performance.now();
 const gc = () => (typeof globalThis.gc === 'function' ? globalThis.gc() : undefined);
 const abs = (root, rel) => join(root, ...rel.split('/'));
+
+/** Wall-clock budget per phase in milliseconds (set by the child from --phase-budget). */
+let phaseBudgetMs = Infinity;
+
+/** Set the per-phase budget: a phase starts no new run once this many milliseconds have passed. */
+export function setPhaseBudget(ms) {
+  phaseBudgetMs = ms;
+}
+
+/**
+ * Run indices 0, 1, … up to `runs - 1`, but no new run once the phase budget is spent (at least one
+ * run always happens). Keeps ×100 under its time limit: a 50 s anchor runs once or twice, a 1 s one
+ * `runs` times. The number of runs done is recorded per phase.
+ * @param {number} runs
+ */
+export function* runIndices(runs) {
+  const t0 = now();
+  for (let r = 0; r < runs; r++) {
+    if (r > 0 && now() - t0 >= phaseBudgetMs) return;
+    yield r;
+  }
+}
 
 /** Total size in bytes of every file under `dir`. */
 async function dirBytes(dir) {
@@ -40,11 +62,11 @@ function latencyRuns(perRun) {
 async function readFloor({ root, paths, runs }) {
   const samples = [];
   let bytes = 0;
-  for (let r = 0; r < runs; r++) {
+  for (const r of runIndices(runs)) {
     gc();
     const t0 = now();
     bytes = 0;
-    for (const rel of paths) bytes += (await readFile(abs(root, rel))).length;
+    for (const rel of paths) bytes += readFileSync(abs(root, rel)).length;
     samples.push(now() - t0);
   }
   return { phases: { read_floor: { samples_ms: samples, extra: { bytes } } } };
@@ -53,10 +75,10 @@ async function readFloor({ root, paths, runs }) {
 /** (b) Single-threaded remark parse (remark-parse + gfm + frontmatter) of the same files, bytes pre-read. */
 async function remarkParse({ root, paths, runs }) {
   const files = [];
-  for (const rel of paths) files.push(await readFile(abs(root, rel)));
+  for (const rel of paths) files.push(readFileSync(abs(root, rel)));
   const processor = makeProcessor();
   const samples = [];
-  for (let r = 0; r < runs; r++) {
+  for (const r of runIndices(runs)) {
     gc();
     const t0 = now();
     for (const bytes of files) processor.parse(decode(bytes));
@@ -69,7 +91,7 @@ async function remarkParse({ root, paths, runs }) {
 async function plainPipeline({ root, paths, runs, plainFile }) {
   const samples = [];
   let last = null;
-  for (let r = 0; r < runs; r++) {
+  for (const r of runIndices(runs)) {
     gc();
     const t0 = now();
     last = await runPlainPipeline(root, paths, plainFile);
@@ -84,7 +106,7 @@ async function coldIndex({ root, runs, workDir, distDir }) {
   const samples = [];
   let index = null;
   let dir = '';
-  for (let r = 0; r < runs; r++) {
+  for (const r of runIndices(runs)) {
     if (dir) await rm(dir, { recursive: true, force: true });
     index = null;
     gc();
@@ -109,7 +131,7 @@ async function warmStart({ root, indexDir, runs, query, distDir }) {
   const api = await requireApi(distDir, ['indexVault', 'search']);
   const samples = [];
   const load = [];
-  for (let r = 0; r < runs; r++) {
+  for (const r of runIndices(runs)) {
     gc();
     const t0 = now();
     const index = await indexWith(api, root, indexDir);
@@ -125,10 +147,10 @@ async function warmStart({ root, indexDir, runs, query, distDir }) {
 /** Plain warm start: read the saved JSON + `MiniSearch.loadJSON` + the first query. */
 async function plainWarmStart({ plainFile, runs, query }) {
   const samples = [];
-  for (let r = 0; r < runs; r++) {
+  for (const r of runIndices(runs)) {
     gc();
     const t0 = now();
-    const ms = MiniSearch.loadJSON(await readFile(plainFile, 'utf8'), PLAIN_MINISEARCH_OPTIONS);
+    const ms = MiniSearch.loadJSON(readFileSync(plainFile, 'utf8'), PLAIN_MINISEARCH_OPTIONS);
     ms.search(query);
     samples.push(now() - t0);
   }
@@ -155,7 +177,7 @@ async function searchPhase({ root, indexDir, runs, queries, chunksFile, distDir 
   const perRun = [];
   const top5 = [];
   const hits = [];
-  for (let r = 0; r < runs; r++) {
+  for (const r of runIndices(runs)) {
     gc();
     const samples = [];
     for (const q of queries) {
@@ -199,7 +221,7 @@ async function plainSearch({ chunksFile, root, paths, namespace, runs, queries }
   const perRun = [];
   const top5 = [];
   const matches = [];
-  for (let r = 0; r < runs; r++) {
+  for (const r of runIndices(runs)) {
     gc();
     const samples = [];
     for (const q of queries) {
@@ -241,7 +263,7 @@ async function traversal({ root, indexDir, runs, iterations, queries, seedPath, 
   const run = (q) => api.traverse(index, compiled, { queries: [q], max_refs: 12 });
   const first = run(queries[0]);
   const perRun = [];
-  for (let r = 0; r < runs; r++) {
+  for (const r of runIndices(runs)) {
     gc();
     const samples = [];
     for (let i = 0; i < iterations; i++) {
@@ -283,32 +305,32 @@ export function pickSeedNote(index) {
 
 /**
  * Proxy floor: for each read, read the file, slice the same line range, and append one fsync'd line
- * to a ledger file — the least any recorded `lore_read` must do. Per-call latency p50/p99, calls/s.
+ * to a ledger file — the least any recorded `lore_read` must do (synchronous calls: the cheapest form). Per-call latency p50/p99, calls/s.
  */
 async function proxyFloor({ root, reads, calls, runs, workDir }) {
   const ledger = join(workDir, 'floor-ledger.jsonl');
-  const fh = await open(ledger, 'a');
+  const fd = openSync(ledger, 'a');
   const perRun = [];
   const rates = [];
   try {
-    for (let r = 0; r < runs; r++) {
+    for (const r of runIndices(runs)) {
       gc();
       const samples = [];
       const t0 = now();
       for (let i = 0; i < calls; i++) {
         const rd = reads[i % reads.length];
         const c0 = now();
-        const lines = splitLinesPlain(decode(await readFile(abs(root, rd.path))));
+        const lines = splitLinesPlain(decode(readFileSync(abs(root, rd.path))));
         const text = lines.slice(rd.line_start - 1, rd.line_end).join('\n');
-        await fh.write(JSON.stringify({ seq: i, path: rd.path, line_start: rd.line_start, line_end: rd.line_end, chars: text.length }) + '\n');
-        await fh.sync();
+        writeSync(fd, JSON.stringify({ run: r, seq: i, path: rd.path, line_start: rd.line_start, line_end: rd.line_end, chars: text.length }) + '\n');
+        fsyncSync(fd);
         samples.push(now() - c0);
       }
       rates.push((calls * 1000) / (now() - t0));
       perRun.push(samples);
     }
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
   return { phases: { proxy_floor: { ...latencyRuns(perRun), calls_per_s: rates, extra: { calls } } } };
 }
@@ -324,7 +346,7 @@ async function incremental({ root, indexDir, runs, onePaths, pctPaths, distDir }
   const one = [];
   const pct = [];
   try {
-    for (let r = 0; r < runs; r++) {
+    for (const r of runIndices(runs)) {
       gc();
       await editFiles(root, onePaths, r + 1, originals);
       let t0 = now();

@@ -149,6 +149,8 @@ export function buildChunks(syntax: MarkdownSyntax, options: ChunkOptions = {}):
       if (s > start && s !== cands[cands.length - 1]) cands.push(s);
       u++;
     }
+    // The first block under a heading stays with it: a heading alone is never a piece.
+    if (contentFrom > start) cands.shift();
     if (words(start, end) <= budget || cands.length === 0) {
       emit(start, end, headingPath);
       return;

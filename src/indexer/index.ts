@@ -1,12 +1,11 @@
 /**
  * Indexer stage barrel (vault scan + persisted index + lookups + search): `indexVault` and what reads
- * its result. Internals (store layout, parse pool, search shards) stay private.
+ * its result. Internals (store layout, parse pool, search shards, tokenizer) stay private.
  */
 export * from '../vault/index.js';
 export { indexVault, indexStats, vaultAssets } from './build.js';
 export type { IndexOptions, IndexStats } from './build.js';
 export { getNote, chunksOf, outgoingLinks, backlinks, readNoteLines } from './lookup.js';
-export { snapshotId, defaultIndexDir, INDEX_SCHEMA_VERSION } from './store.js';
-export type { IndexManifest } from './store.js';
+export { snapshotId, defaultIndexDir } from './store.js';
 export { search } from '../search/search.js';
 export type { SearchOptions, SearchHit } from '../search/search.js';

@@ -23,6 +23,12 @@ const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
 const FIELD = /^[ \t]*(?:>[ \t]?)*[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?)?\*\*[^*]+?(?::\*\*|\*\*[ \t]*:)/;
 /** Inline tag (Obsidian): `#` + letters, digits, `_`, `-`, `/`; at least one non-digit; after whitespace. */
 const TAG = /(^|\s)#([\p{L}\p{N}_/-]+)/gu;
+/**
+ * Bare URL (GFM "extended autolink", linear approximation): `http://`, `https://` or `www.` after the
+ * start, whitespace or `*_~(`, up to whitespace or `<`; trailing `?!.,:*_~'"` and unbalanced `)` are
+ * not part of it. `www.` URLs get `http://` as GFM does.
+ */
+const BARE_URL = /(^|[\s*_~(])((?:https?:\/\/|www\.)[^\s<]+)/g;
 /** Block marker (Obsidian): ` ^id` at the end of a line; id = Latin letters, digits, dashes. */
 const BLOCK = /(^|[ \t])\^([A-Za-z0-9-]+)[ \t]*$/gm;
 
@@ -169,6 +175,36 @@ export function collectNoteRefs(syntax: MarkdownSyntax, chunks: readonly Chunk[]
           seenTags.add(key);
           tags.push(name);
         }
+      }
+    }
+    if (!(flags & IN_LINK) && (raw.includes('://') || raw.includes('www.'))) {
+      BARE_URL.lastIndex = 0;
+      for (let m = BARE_URL.exec(raw); m; m = BARE_URL.exec(raw)) {
+        const at = m.index + (m[1] as string).length;
+        if (at === 0 && start > 0 && !/[\s*_~(]/.test(source[start - 1] as string)) continue;
+        let url = m[2] as string;
+        for (;;) {
+          const last = url[url.length - 1] as string;
+          if ('?!.,:*_~\'"'.includes(last)) url = url.slice(0, -1);
+          else if (last === ')' && url.split(')').length > url.split('(').length) url = url.slice(0, -1);
+          else break;
+        }
+        if (url === 'www.' || url.endsWith('://')) continue;
+        const { line, column } = locateOffset(lineStarts, start + at);
+        const href = url.startsWith('www.') ? `http://${url}` : url;
+        links.push({
+          source_path: path,
+          line,
+          column,
+          chunk_index: chunkOf(line),
+          syntax: 'external',
+          position: positionOf(flags, line, column),
+          raw: url,
+          target: href,
+          fragment: null,
+          display: url,
+          resolution: { status: 'external', url: href },
+        });
       }
     }
     if (raw.includes('^')) {

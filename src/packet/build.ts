@@ -30,6 +30,7 @@ import type {
   ValidationReport,
 } from './types.js';
 import { validatePacket, validateProjectedContext } from './validate.js';
+import { RAW_STATE_MARKERS } from './rules.js';
 
 /** The two retrieval-augmented lanes `loretrace retrieve` builds (seed 001, "two retrieval-augmented modes"). */
 export type RetrievalLane = 'coordinator_scoped_retrieval' | 'responder_scoped_repository_search';
@@ -89,8 +90,12 @@ export interface BuildPacketResult {
   queries: string[];
   /** What changed that a reader should know (draft lore excerpts replaced, prompt lines rewritten, ...). */
   findings: Finding[];
-  /** Counts: draft excerpts kept, lore excerpts added, draft lore excerpts dropped, trace entries. */
-  stats: { excerpts_kept: number; excerpts_added: number; excerpts_dropped: number; trace_entries: number };
+  /**
+   * Counts: draft excerpts kept, lore excerpts added, draft lore excerpts dropped (replaced by traced
+   * ones), traversal excerpts withheld (they link to hidden lore or contain an omitted ref or a raw-state
+   * marker), trace entries in the capture fragment.
+   */
+  stats: { excerpts_kept: number; excerpts_added: number; excerpts_dropped: number; excerpts_withheld: number; trace_entries: number };
   /** The validator's report on the output (always valid). */
   validation: ValidationReport;
 }
@@ -243,6 +248,15 @@ export interface ResearchSectionInput {
   research_instructions: readonly string[];
 }
 
+/** The search proxy's tools as the prompt names them (src/proxy/tools.ts TOOL_NAMES, same order). */
+export const PROXY_TOOLS: readonly (readonly [string, string])[] = [
+  ['lore_search', 'find refs by words'],
+  ['lore_read', 'exact lines with their provenance'],
+  ['lore_links', 'the links of an admitted note'],
+  ['lore_follow', 'follow a link inside the policy'],
+  ['research_status', 'what you consulted and the budgets left'],
+];
+
 /** Output fields a research-enabled responder must add (seed 001, Output Captures). */
 export const RESEARCH_OUTPUT_FIELDS: readonly string[] = ['consulted_refs', 'followed_refs', 'research_trace', 'research_summary'];
 
@@ -284,7 +298,8 @@ export function renderResearchSection(input: ResearchSectionInput): string[] {
     '',
     'Lore search proxy:',
     '- Your only lore access is the loretrace search proxy. It enforces this traversal policy, refuses anything outside it, and records every lookup as a runner_captured research trace entry.',
-    '- The runner starts it with `loretrace serve --lore <vault> --packet <this packet> --mcp` (MCP over stdio) or `--http <port>` (HTTP); use its lore_search and lore_read tools.',
+    '- The runner starts it with `loretrace serve --lore <vault> --packet <this packet> --mcp` (MCP over stdio) or `--http <port>` (HTTP).',
+    `- Its tools: ${PROXY_TOOLS.map((t) => `${t[0]} (${t[1]})`).join(', ')}.`,
     '- Cite each source you use by the ref, chunk and line range the proxy returned.',
   ];
 }
@@ -334,6 +349,9 @@ export const DEFAULT_RESEARCH_INSTRUCTIONS: readonly string[] = [
 
 const PLACEHOLDER_SCOPE = new Set(['packet-local excerpts only']);
 
+/** Pointers of the projected context the builder reads; a contract violation there is fatal. */
+const READ_POINTERS = ['/context/local_agent_id', '/context/runtime_retrieval_requirements'];
+
 function refuse(code: string, message: string, file: string, pointer: string | undefined, errors?: ValidationIssue[], exitCode: 1 | 2 = 1): LoretraceError {
   return new LoretraceError(code, message, {
     file,
@@ -379,7 +397,7 @@ function loreKind(sourceRef: string, namespace: string): 'lore' | 'foreign' | 'o
  * and the compiled policy's path check passes (not hidden, not future-era, not denied). Throws
  * `ref_out_of_scope` naming the pointer otherwise.
  */
-function assertInScope(ref: string, compiled: CompiledPolicy, namespace: string, file: string, pointer: string): void {
+function assertInScope(ref: string, compiled: CompiledPolicy, namespace: string, file: string, pointer: string, declared: readonly string[]): void {
   let path: string;
   try {
     const parsed = parseRef(ref, { namespace, label: pointer });
@@ -390,7 +408,7 @@ function assertInScope(ref: string, compiled: CompiledPolicy, namespace: string,
   if (!compiled.allowed_prefixes.some((p) => isUnderPrefix(path, p))) {
     throw refuse(
       'ref_out_of_scope',
-      `${file}: ${pointer} ${JSON.stringify(ref)} is outside allowed_prefixes (${compiled.allowed_prefixes.map((p) => `${namespace}:${p}`).join(', ')})`,
+      `${file}: ${pointer} ${JSON.stringify(ref)} is outside allowed_prefixes (${declared.join(', ')})`,
       file,
       pointer,
     );
@@ -399,6 +417,40 @@ function assertInScope(ref: string, compiled: CompiledPolicy, namespace: string,
   if (!check.ok) {
     throw refuse('ref_out_of_scope', `${file}: ${pointer} ${JSON.stringify(ref)} may not reach a packet: ${check.reason} (${check.detail})`, file, pointer);
   }
+}
+
+/**
+ * Why a traversal excerpt may not reach the packet even though its note may be consulted, or null:
+ * a link on its lines resolves to a note the policy hides (`hidden_ref`) — the link text would name
+ * hidden lore —, or its text contains an entry of `hidden_context_audit.omitted_context_refs` or a
+ * raw-state marker (case-insensitive; the validator's `prompt.hidden_ref` / `prompt.raw_state_marker`).
+ */
+function withholdReason(
+  ex: SourceExcerpt,
+  trace: ResearchTraceEntry | undefined,
+  draft: ResponderPacket,
+  compiled: CompiledPolicy,
+  index: VaultIndex,
+): string | null {
+  if (trace) {
+    for (const link of index.links) {
+      if (link.source_path !== trace.source_path || link.line < trace.line_start || link.line > trace.line_end) continue;
+      const r = link.resolution;
+      if (r.status !== 'resolved' && r.status !== 'ambiguous' && r.status !== 'broken_fragment') continue;
+      const check = checkPath(compiled, r.path);
+      if (!check.ok && check.reason === 'hidden_ref') {
+        return `line ${link.line} links ${link.raw} to hidden lore (${check.detail})`;
+      }
+    }
+  }
+  const lower = ex.text.toLowerCase();
+  for (const ref of draft.hidden_context_audit.omitted_context_refs) {
+    if (ref !== '' && lower.includes(ref.toLowerCase())) return `its text contains the omitted ref ${JSON.stringify(ref)} (hidden_context_audit)`;
+  }
+  for (const marker of RAW_STATE_MARKERS) {
+    if (lower.includes(marker)) return `its text contains the raw-state marker ${JSON.stringify(marker)}`;
+  }
+  return null;
 }
 
 /**
@@ -440,7 +492,8 @@ export function queriesFor(draft: ResponderPacket, projectedContext?: ProjectedL
  * Guarantees: every lore ref in the output (excerpts, allowed_scope, seeds) parses, is under an allowed
  * prefix and passes the policy's path check (hidden / future-era / denied refs never reach it); the
  * output passes `validatePacket`. Errors (LoretraceError codes): `invalid_draft` (the draft fails the
- * validator; `details.data.errors` lists them), `invalid_projected_context`, `projected_context_mismatch`
+ * validator; `details.data.errors` lists them), `invalid_projected_context` (a violation in the parts read — `/context/local_agent_id`,
+ * `/context/runtime_retrieval_requirements` — others become `projected_context_invalid` warnings), `projected_context_mismatch`
  * (its local agent is not the draft's responder), `no_policy` (exit 2), `bad_policy` and friends (from
  * compilePolicy), `ref_out_of_scope`, `duplicate_ref_id`, `no_lore_excerpts` (the traversal returned
  * nothing), `invalid_output` (should not happen; the output is refused rather than returned).
@@ -466,14 +519,26 @@ export async function buildPacket(index: VaultIndex, draftInput: unknown, option
   if (options.projectedContext !== undefined) {
     const pcFile = options.projectedContextFile ?? '<projected-context>';
     const pcReport = validateProjectedContext(options.projectedContext, { file: pcFile });
-    if (!pcReport.valid) {
+    // Only the parts the builder reads must be valid; other violations are reported, not fatal (real
+    // Ghostlight projected contexts carry e.g. an array `projection_controls` the schema types as object).
+    const fatal = pcReport.errors.filter((e) => READ_POINTERS.some((p) => e.pointer === p || e.pointer.startsWith(`${p}/`)) || e.pointer === '' || e.pointer === '/context');
+    if (fatal.length > 0) {
       throw refuse(
         'invalid_projected_context',
-        `${pcFile}: the projected context violates its contract (${pcReport.errors.length} error${pcReport.errors.length === 1 ? '' : 's'}): ${summarizeErrors(pcReport.errors)}`,
+        `${pcFile}: the projected context is unusable (${fatal.length} error${fatal.length === 1 ? '' : 's'} in the parts the builder reads): ${summarizeErrors(fatal)}`,
         pcFile,
-        pcReport.errors[0]?.pointer,
-        pcReport.errors,
+        fatal[0]?.pointer,
+        fatal,
       );
+    }
+    for (const e of pcReport.errors) {
+      findings.push({
+        code: 'projected_context_invalid',
+        severity: 'warning',
+        message: `${pcFile}: ${e.pointer} [${e.rule}] ${e.message} (not read by the builder: only /context/local_agent_id and /context/runtime_retrieval_requirements are)`,
+        path: pcFile,
+        pointer: e.pointer,
+      });
     }
     projected = options.projectedContext as ProjectedLocalContext;
     if (projected.context.local_agent_id !== draft.responder_agent_id) {
@@ -537,15 +602,15 @@ export async function buildPacket(index: VaultIndex, draftInput: unknown, option
     file: policyPointerBase === '' ? (options.policyFile ?? '<policy>') : file,
   });
   allowedScope.forEach((s, i) => {
-    if (loreKind(s, ns) !== 'other') assertInScope(s, compiled, ns, file, `/lore_access/allowed_scope/${i}`);
+    if (loreKind(s, ns) !== 'other') assertInScope(s, compiled, ns, file, `/lore_access/allowed_scope/${i}`, policy.allowed_prefixes);
   });
-  policy.required_seed_refs.forEach((s, i) => assertInScope(s, compiled, ns, file, `${policyPointerBase}/required_seed_refs/${i}`));
+  policy.required_seed_refs.forEach((s, i) => assertInScope(s, compiled, ns, file, `${policyPointerBase}/required_seed_refs/${i}`, policy.allowed_prefixes));
 
   const draftExcerpts = draft.visible_context.source_excerpts;
   let excerpts: SourceExcerpt[];
   let capture: CaptureFragment | null = null;
   let queries: string[] = [];
-  const stats = { excerpts_kept: 0, excerpts_added: 0, excerpts_dropped: 0, trace_entries: 0 };
+  const stats = { excerpts_kept: 0, excerpts_added: 0, excerpts_dropped: 0, excerpts_withheld: 0, trace_entries: 0 };
   let researchInstructions: string[] | undefined;
 
   if (lane === 'coordinator_scoped_retrieval') {
@@ -574,8 +639,22 @@ export async function buildPacket(index: VaultIndex, draftInput: unknown, option
     const result = await traverse(index, compiled, { queries });
     const seen = new Set(excerpts.map((e) => `${e.source_ref}\u0000${e.text}`));
     const ids = new Set(excerpts.map((e) => e.ref_id));
+    const keptTrace: ResearchTraceEntry[] = [];
     result.source_excerpts.forEach((ex, i) => {
-      assertInScope(ex.source_ref, compiled, ns, 'traversal result', `/source_excerpts/${i}/source_ref`);
+      assertInScope(ex.source_ref, compiled, ns, 'traversal result', `/source_excerpts/${i}/source_ref`, policy.allowed_prefixes);
+      const trace = result.research_trace[i];
+      const withheld = withholdReason(ex, trace, draft, compiled, index);
+      if (withheld !== null) {
+        stats.excerpts_withheld += 1;
+        findings.push({
+          code: 'excerpt_withheld',
+          severity: 'warning',
+          message: `${ex.source_ref} (${ex.ref_id}) was consulted but not put in the packet, and its trace entry is left out of the capture: ${withheld}`,
+          path: ex.source_ref,
+        });
+        return;
+      }
+      if (trace) keptTrace.push(trace);
       const key = `${ex.source_ref}\u0000${ex.text}`;
       if (seen.has(key)) return;
       if (ids.has(ex.ref_id)) {
@@ -586,7 +665,8 @@ export async function buildPacket(index: VaultIndex, draftInput: unknown, option
       excerpts.push({ ref_id: ex.ref_id, source_ref: ex.source_ref, text: ex.text });
       stats.excerpts_added += 1;
     });
-    result.research_trace.forEach((t, i) => assertInScope(t.source_ref, compiled, ns, 'traversal result', `/research_trace/${i}/source_ref`));
+    result.research_trace.forEach((t, i) => assertInScope(t.source_ref, compiled, ns, 'traversal result', `/research_trace/${i}/source_ref`, policy.allowed_prefixes));
+    for (const t of result.research_trace.slice(result.source_excerpts.length)) keptTrace.push(t);
     if (stats.excerpts_added === 0) {
       throw refuse(
         'no_lore_excerpts',
@@ -595,12 +675,12 @@ export async function buildPacket(index: VaultIndex, draftInput: unknown, option
         '/visible_context/source_excerpts',
       );
     }
-    stats.trace_entries = result.research_trace.length;
+    stats.trace_entries = keptTrace.length;
     capture = {
       mode: 'coordinator_scoped_retrieval',
       consulted_refs: result.consulted_refs,
       followed_refs: result.followed_refs,
-      research_trace: result.research_trace,
+      research_trace: keptTrace,
       research_trace_status: 'runner_captured',
       snapshot_id: result.snapshot_id,
       policy_receipt: result.policy_receipt,
@@ -622,7 +702,7 @@ export async function buildPacket(index: VaultIndex, draftInput: unknown, option
       if (kind === 'foreign') {
         throw refuse('ref_out_of_scope', `${file}: ${pointer} ${JSON.stringify(ex.source_ref)} names another lore namespace than ${ns}; it cannot be checked against this vault`, file, pointer);
       }
-      if (kind === 'lore') assertInScope(ex.source_ref, compiled, ns, file, pointer);
+      if (kind === 'lore') assertInScope(ex.source_ref, compiled, ns, file, pointer, policy.allowed_prefixes);
     });
     stats.excerpts_kept = excerpts.length;
     researchInstructions =
@@ -647,7 +727,7 @@ export async function buildPacket(index: VaultIndex, draftInput: unknown, option
     findings.push({
       code: 'prompt_lines_replaced',
       severity: 'info',
-      message: `${file}: ${removed.length} line${removed.length === 1 ? '' : 's'} of the prompt's source section did not match an excerpt and were replaced by the rendered excerpts: ${removed.map((l) => JSON.stringify(l.length > 80 ? l.slice(0, 79) + '…' : l)).join(', ')}`,
+      message: `${file}: ${removed.length} line${removed.length === 1 ? '' : 's'} of the prompt's source section did not match an excerpt and ${removed.length === 1 ? 'was' : 'were'} replaced by the rendered excerpts: ${removed.map((l) => JSON.stringify(l.length > 80 ? l.slice(0, 79) + '…' : l)).join(', ')}`,
       path: file,
       pointer: '/packet_prompt_text',
     });

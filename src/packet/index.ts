@@ -33,3 +33,8 @@ export { parseJsonDocument, validateCapture, validateDocument, validatePacket, v
 export { RAW_STATE_MARKERS, VALIDATION_RULES } from './rules.js';
 export type { ValidationRule } from './rules.js';
 export { createAjv, SCHEMA_FILES } from './schemas.js';
+// Packet builder and trace verifier (helper G).
+export { buildPacket, queriesFor, renderSourceSection, parseSourceSection, applySourceSection, renderResearchSection, applyResearchSection, RETRIEVAL_LANES } from './build.js';
+export type { BuildPacketOptions, BuildPacketResult, CaptureFragment, RetrievalLane, PromptStyle, ResearchSectionInput } from './build.js';
+export { verifyTrace, tokenContainment, TRACE_DISPOSITIONS } from './verify-trace.js';
+export type { TraceDisposition, TraceFailure, TraceInputKind, TraceEntryVerdict, TraceVerificationReport, VerifyTraceOptions } from './verify-trace.js';

@@ -240,6 +240,18 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
     const m = countUnder(r.path);
     hiddenRows.push({ clause: h, kind: 'hidden_prefix', pointer, disposition: 'enforced', rule: `never consult ${r.path} (vault config: author-only lore)`, matches: m });
   });
+  // Notes that mark themselves author-only in frontmatter (`visibility: author-only|hidden|private`,
+  // `hidden: true`, `author_only: true`).
+  for (const n of index.notes) {
+    const fm = n.frontmatter;
+    if (!fm) continue;
+    const vis = typeof fm.visibility === 'string' ? fm.visibility.toLowerCase() : '';
+    const key = ['author-only', 'author_only', 'hidden', 'private'].includes(vis) ? 'visibility' : fm.hidden === true ? 'hidden' : fm.author_only === true ? 'author_only' : null;
+    if (!key) continue;
+    const pointer = `#/frontmatter/${tok(n.path)}/${key}`;
+    hidden.push({ prefix: n.path, pointer });
+    hiddenRows.push({ clause: n.path, kind: 'hidden_note', pointer, disposition: 'enforced', rule: `never consult ${n.path} (its frontmatter marks it ${key === 'visibility' ? `visibility: ${vis}` : `${key}: true`})`, matches: 1 });
+  }
   const hiddenNoteCount = index.notes.filter((n) => hidden.some((d) => isUnderPrefix(n.path, d.prefix))).length;
 
   // ---- future era ----------------------------------------------------------------------------------
@@ -447,11 +459,12 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
         case 'deny_hidden': {
           const nRefs = (options.packet?.hidden_context_audit?.omitted_context_refs ?? []).length;
           const nPref = (config.hidden_prefixes ?? []).length;
+          const nNotes = hiddenRows.filter((r) => r.kind === 'hidden_note').length;
           matches = (matches ?? 0) + hiddenNoteCount;
           if (hidden.length === 0) {
-            parts.push(`deny hidden lore: nothing is known to be hidden (${nRefs} hidden_context_audit refs parse as lore refs, ${nPref} config hidden_prefixes)`);
+            parts.push(`deny hidden lore: nothing is known to be hidden (${nRefs} hidden_context_audit refs, ${nPref} config hidden_prefixes, no note marked author-only)`);
           } else {
-            parts.push(`deny hidden lore: ${hidden.length} deny rule(s) from ${nRefs} hidden_context_audit ref(s) and ${nPref} config hidden_prefix(es) (always denied; see the hidden rows)`);
+            parts.push(`deny hidden lore: ${hidden.length} deny rule(s) from ${nRefs} hidden_context_audit ref(s), ${nPref} config hidden_prefix(es) and ${nNotes} note(s) marked author-only (always denied; see the hidden rows)`);
             enforced = true;
           }
           break;

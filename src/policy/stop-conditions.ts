@@ -33,7 +33,7 @@ export type StopEffect =
   | { kind: 'deny_hidden' };
 
 /** Relevance threshold used by "stop when a link is not relevant…" (0..1; see docs/TRAVERSAL.md). */
-export const DEFAULT_MIN_RELEVANCE = 0.2;
+export const DEFAULT_MIN_RELEVANCE = 0.3;
 
 /** A documented plain-English pattern. `effects` receives the regex match. */
 export interface StopPattern {

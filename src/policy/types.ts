@@ -27,6 +27,7 @@ export type ClauseKind =
   | 'stop_condition'
   | 'hidden_ref'
   | 'hidden_prefix'
+  | 'hidden_note'
   | 'future_era_prefix';
 
 /**
@@ -105,7 +106,11 @@ export interface CompiledPolicy {
   follow: FollowRules;
   /** `deny_prefix:` tokens. */
   denied_prefixes: DenyRule[];
-  /** Hidden notes/folders (packet hidden_context_audit refs, config hidden_prefixes, frontmatter). */
+  /**
+   * Hidden notes/folders, always denied: packet `hidden_context_audit.omitted_context_refs`, config
+   * `hidden_prefixes`, and notes whose frontmatter says `visibility: author-only|hidden|private`,
+   * `hidden: true` or `author_only: true`.
+   */
   hidden: DenyRule[];
   /** Future-era prefixes denied by a "stop before post-Elysium…" clause (empty when none). */
   future_era: DenyRule[];

@@ -94,6 +94,31 @@ export interface SessionBudgets {
   time_budget_ms: number | null;
 }
 
+/**
+ * Parse `name=value` overrides (`--limit max_calls=50`) onto {@link DEFAULT_LIMITS}.
+ * @throws LoretraceError `usage` (exit 2) for an unknown name or a value that is not an integer ≥ 1.
+ */
+export function parseLimitOverrides(pairs: readonly string[], base: Readonly<ServerLimits> = DEFAULT_LIMITS): ServerLimits {
+  const out: ServerLimits = { ...base };
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    const name = eq < 0 ? pair : pair.slice(0, eq);
+    const raw = eq < 0 ? '' : pair.slice(eq + 1);
+    if (!Object.prototype.hasOwnProperty.call(DEFAULT_LIMITS, name)) {
+      throw new LoretraceError('usage', `unknown limit "${name}" in --limit ${pair}`, {
+        expected: `one of ${Object.keys(DEFAULT_LIMITS).join(', ')}`,
+      }, 2);
+    }
+    const value = Number(raw);
+    if (!/^[0-9]+$/.test(raw) || !Number.isSafeInteger(value) || value < 1) {
+      throw new LoretraceError('usage', `--limit ${pair}: the value must be an integer ≥ 1 (got "${raw}")`, { expected: 'integer ≥ 1' }, 2);
+    }
+    (out as unknown as Record<string, number>)[name] = value;
+  }
+  if (out.default_k > out.max_k) out.default_k = out.max_k;
+  return out;
+}
+
 /** A budget value of a policy: a non-negative safe integer, else undefined (= no limit). */
 function budgetField(budgets: PolicyBudgets | undefined, name: keyof PolicyBudgets): number | undefined {
   const v = budgets?.[name];

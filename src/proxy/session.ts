@@ -656,8 +656,8 @@ export class ProxySession {
   private async researchStatus() {
     const b = this.budgets;
     const budget = (limit: number | null, used: number) => ({ limit, used, left: limit === null ? null : Math.max(0, limit - used) });
-    const hiddenKinds = new Set(['hidden_ref', 'hidden_prefix']);
-    const receipt = this.compiled.receipt.filter((r) => !hiddenKinds.has(r.kind));
+    // Rows about hidden lore (hidden_ref, hidden_prefix, hidden_note, …) would name what they hide.
+    const receipt = this.compiled.receipt.filter((r) => !String(r.kind).startsWith('hidden'));
     const result: ToolResult<'research_status'> = {
       notice: LORE_DATA_NOTICE,
       snapshot_id: this.index.snapshot_id,

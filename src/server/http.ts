@@ -13,6 +13,8 @@
  *   on a loopback bind) with the bound port; an `Origin` header, when present, must be `http://<allowed host>`.
  * - Size limits: request target ≤ `max_url_chars` (414), JSON body ≤ `max_body_bytes` (413, parsed by
  *   express's body parser with that limit), headers ≤ Node's default 16 KiB.
+ * - Every tool response carries the header `Loretrace-Ledger-Seq: <seq>` (its ledger record, on disk
+ *   before the response is sent).
  * - Every request to `/tools/…` — including those refused here before reaching a tool (bad Host, bad token,
  *   body too large, malformed JSON, wrong content type or method) — is recorded in the ledger.
  */
@@ -178,6 +180,7 @@ export function createHttpApp(session: ProxySession, config: { allowedHosts: Set
     const tool = toolOf(req.path) ?? '';
     try {
       const r = await session.call(tool, req.body ?? {}, 'http');
+      res.set('Loretrace-Ledger-Seq', String(r.seq));
       if (r.ok) {
         res.status(200).json(r.result);
         return;

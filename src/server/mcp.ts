@@ -32,6 +32,9 @@ export const MCP_INSTRUCTIONS =
 /** `_meta` key of a refusal's structured code. */
 export const MCP_REFUSAL_META_KEY = 'loretrace/refusal';
 
+/** `_meta` key of the call's ledger seq (its record is on disk before the result is sent). */
+export const MCP_SEQ_META_KEY = 'loretrace/ledger_seq';
+
 /** The `tools/list` entries of a session (static apart from the limits in the input schemas). */
 export function mcpToolList(session: ProxySession): Tool[] {
   return TOOL_NAMES.map((name) => {
@@ -68,12 +71,12 @@ export function createMcpServer(session: ProxySession, version = '0.1.0'): Serve
     const r = await session.call(request.params.name, request.params.arguments ?? {}, 'mcp');
     if (r.ok) {
       const structured = r.result as unknown as Record<string, unknown>;
-      return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+      return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured, _meta: { [MCP_SEQ_META_KEY]: r.seq } };
     }
     return {
       isError: true,
       content: [{ type: 'text', text: JSON.stringify({ error: r.refusal }) }],
-      _meta: { [MCP_REFUSAL_META_KEY]: { ...r.refusal } },
+      _meta: { [MCP_REFUSAL_META_KEY]: { ...r.refusal }, [MCP_SEQ_META_KEY]: r.seq },
     };
   });
   return server;

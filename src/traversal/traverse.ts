@@ -11,7 +11,8 @@
  *    candidate edges to depth d+1; each goes through `checkEdge` (src/policy), the relevance floor and
  *    the visited set, and is recorded in `decisions`.
  * 5. Budgets (`max_refs`, `max_chunks`, `max_chars`, `time_budget_ms`) end the walk; what was still
- *    queued is recorded as `budget_exhausted`.
+ *    queued is recorded as `budget_exhausted`. `max_chars` also ends it as soon as an excerpt that
+ *    would fit the per-excerpt bound no longer fits the remaining characters.
  *
  * Relevance of a note (0..1): for each query, B's `search` (MiniSearch BM25, exact terms) restricted to
  * the notes the policy admits; a chunk's score divided by the best score of that query; a note's
@@ -41,8 +42,13 @@ export const DEFAULT_EXCERPT_MAX_CHARS = 900;
 
 /** Options of {@link traverse}. */
 export interface TraverseOptions {
-  /** Query texts: the scene query and each runtime retrieval requirement. Empty → seed titles. */
-  queries?: readonly string[];
+  /**
+   * Queries: the scene query and each runtime retrieval requirement, as text or `{ text, used_for }`
+   * (`used_for` names what asked for it, e.g. `runtime_retrieval_requirements[0] turn-06.lucent-lore`,
+   * and is appended to the trace entries it produced). Empty → the seed notes' titles
+   * (an `index` note contributes its folder's name).
+   */
+  queries?: readonly TraverseQuery[];
   /** Upper bound on one excerpt (characters); default {@link DEFAULT_EXCERPT_MAX_CHARS}. */
   excerptMaxChars?: number;
   /** Excerpts per consulted note (its most relevant chunks); default 1. */
@@ -50,6 +56,9 @@ export interface TraverseOptions {
   /** Clock for `time_budget_ms` (milliseconds); default `performance.now`. */
   now?: () => number;
 }
+
+/** A query: plain text, or text plus what asked for it. */
+export type TraverseQuery = string | { text: string; used_for?: string };
 
 /** Every reason a candidate edge can be skipped (all appear in `stats.skipped_by_reason`, zeros included). */
 export const SKIP_REASONS: readonly SkipReason[] = [
@@ -63,7 +72,8 @@ export const SKIP_REASONS: readonly SkipReason[] = [
  * - `from`: `Namespace:path` of the source (for an `allowed_scope` start point: `allowed_scope`).
  * - `to`: `Namespace:path` of the target, or the raw link text when it resolves to no note.
  * - `link_class`: `syntax/position` (`wikilink/field`), `backlink(syntax/position)`, or `allowed_scope`.
- * - `lines`: 1-based lines in `from` where the link stands (empty for scope start points).
+ * - `lines`: 1-based lines where the link stands — in `from` for an outbound link, in `to` for a
+ *   backlink; empty for scope start points.
  * - `depth`: link hops from a seed the target would have.
  * - `outcome`/`reason`: `followed` (reason null) or `skipped` with a {@link SkipReason}.
  * - `relevance`: the target's relevance (0..1, 6 decimals) when known, else null.
@@ -163,8 +173,15 @@ export function traverse(index: VaultIndex, compiled: CompiledPolicy, options: T
   const noteRef = (p: string) => formatRef(ns, p);
 
   // ---- queries and relevance ---------------------------------------------------------------------
-  const given = (options.queries ?? []).map((q) => q.trim()).filter((q) => q.length > 0);
-  const queries = given.length > 0 ? [...new Set(given)] : [...new Set(compiled.seeds.map((s) => getNote(index, s)?.title ?? s))];
+  const queryLabel = new Map<string, string>();
+  const given: string[] = [];
+  for (const q of options.queries ?? []) {
+    const text = (typeof q === 'string' ? q : q.text).trim();
+    if (text.length === 0 || given.includes(text)) continue;
+    given.push(text);
+    if (typeof q !== 'string' && q.used_for) queryLabel.set(text, q.used_for);
+  }
+  const queries = given.length > 0 ? given : [...new Set(compiled.seeds.map((s) => seedTitle(index, s)))];
   const admitted = index.notes.filter((n) => checkPath(compiled, n.path).ok).map((n) => n.path);
   const admittedChunks = admitted.reduce((a, p) => a + chunksOf(index, p).length, 0);
   const chunkRel = new Map<string, { rel: number; query: string }>();
@@ -199,13 +216,14 @@ export function traverse(index: VaultIndex, compiled: CompiledPolicy, options: T
   let seedsConsulted = 0;
   let scopeConsulted = 0;
   let withoutExcerpt = 0;
+  let charsBlocked = false; // an excerpt did not fit only because max_chars is nearly spent
   let maxDepth = 0;
   const ignored = { external: 0, tag: 0 };
 
   const budgetReached = (): StopReason | null => {
     if (budgets.max_refs !== null && consulted.size >= budgets.max_refs) return 'max_refs';
     if (budgets.max_chunks !== null && excerpts.length >= budgets.max_chunks) return 'max_chunks';
-    if (budgets.max_chars !== null && chars >= budgets.max_chars) return 'max_chars';
+    if (budgets.max_chars !== null && (chars >= budgets.max_chars || charsBlocked)) return 'max_chars';
     if (budgets.time_budget_ms !== null && now() - started > budgets.time_budget_ms) return 'time_budget_ms';
     return null;
   };
@@ -232,7 +250,7 @@ export function traverse(index: VaultIndex, compiled: CompiledPolicy, options: T
       if (made >= perNote) break;
       if (budgets.max_chunks !== null && excerpts.length >= budgets.max_chunks) break;
       const room = budgets.max_chars === null ? excerptMax : Math.min(excerptMax, budgets.max_chars - chars);
-      if (room < 1) break;
+      if (room < 1) { charsBlocked = true; break; }
       let lines = c.text.split('\n');
       let offset = c.line_start;
       if (preferred.lines) {
@@ -242,13 +260,17 @@ export function traverse(index: VaultIndex, compiled: CompiledPolicy, options: T
         offset = a;
       }
       const pick = pickExcerptLines(lines, queries, room, { lineOffset: offset });
-      if (!pick) continue;
+      if (!pick) {
+        if (room < excerptMax && pickExcerptLines(lines, queries, excerptMax, { lineOffset: offset })) charsBlocked = true;
+        continue;
+      }
       const rel = chunkRel.get(`${path}#${c.chunk_index}`);
       let refId = excerptRefId(path, c.chunk_index);
       if (usedRefIds.has(refId)) refId = excerptRefId(path, c.chunk_index, true);
       for (let k = 2; usedRefIds.has(refId); k++) refId = `${excerptRefId(path, c.chunk_index, true)}.${k}`;
       usedRefIds.add(refId);
-      const query = pick.terms_matched > 0 ? matchingQuery(rel?.query, pick.text) : `lookup ${formatRef(ns, path, { kind: 'chunk', index: c.chunk_index })}`;
+      const query = pick.terms_matched > 0 && rel ? rel.query : `lookup ${formatRef(ns, path, { kind: 'chunk', index: c.chunk_index })}`;
+      const label = queryLabel.get(query);
       excerpts.push({ ref_id: refId, source_ref: formatRef(ns, path, { kind: 'chunk', index: c.chunk_index }), text: pick.text });
       trace.push(makeTraceEntry({
         trace_id: `trace.${refId.replace(/^lore\./, '')}`,
@@ -259,19 +281,13 @@ export function traverse(index: VaultIndex, compiled: CompiledPolicy, options: T
         line_start: pick.line_start,
         line_end: pick.line_end,
         text: pick.text,
-        used_for: usedFor,
+        used_for: label ? `${usedFor}; query from ${label}` : usedFor,
       }));
       chars += pick.chars;
       made++;
     }
     if (made === 0) withoutExcerpt++;
   };
-  /** The given query when it matches the picked text; else the first query whose terms it contains. */
-  function matchingQuery(best: string | undefined, text: string): string {
-    const lower = text.toLowerCase();
-    if (best && lower.length > 0) return best;
-    return queries.find((q) => q.toLowerCase().split(/\s+/).some((w) => w.length > 2 && lower.includes(w))) ?? queries[0]!;
-  }
 
   // ---- consult + expand --------------------------------------------------------------------------
   const consult = (path: VaultPath, depth: number, usedFor: string, preferred: { chunk: number | null; lines: [number, number] | null }) => {
@@ -293,7 +309,7 @@ export function traverse(index: VaultIndex, compiled: CompiledPolicy, options: T
       const label = edgeClassLabel(link, dir);
       const key = `${dir}\u0000${target ?? 'unresolved:' + link.target}\u0000${label}`;
       const g = groups.get(key);
-      const line = dir === 'outbound' ? link.line : link.line;
+      const line = link.line;
       if (g) {
         if (!g.lines.includes(line)) g.lines.push(line);
         if (link.position === 'field') g.field++;
@@ -308,10 +324,9 @@ export function traverse(index: VaultIndex, compiled: CompiledPolicy, options: T
       const from = noteRef(path);
       const to = g.target !== null ? noteRef(g.target) : g.link.raw;
       const label = edgeClassLabel(g.link, g.dir);
-      const base = { from, to, link_class: label, lines: g.dir === 'outbound' ? g.lines : [], depth: depth + 1 };
+      const base = { from, to, link_class: label, lines: g.lines, depth: depth + 1 };
       const skip = (reason: SkipReason, detail: string, relevance: number | null = null) =>
         decisions.push({ ...base, outcome: 'skipped', reason, relevance, detail });
-      if (g.dir === 'inbound') base.lines = [];
       if (noExpand) {
         skip('not_expanded', `${path} has class ${noExpand} (no_expand_class): its links are not walked`);
         continue;
@@ -335,7 +350,7 @@ export function traverse(index: VaultIndex, compiled: CompiledPolicy, options: T
         cand.pending.push(idx);
         cand.mentions += mentionCount;
         cand.field += g.field;
-        if (depth + 1 < cand.depth || cand.tier === 0 && false) cand.depth = depth + 1;
+        if (depth + 1 < cand.depth) cand.depth = depth + 1;
         continue;
       }
       if (budgets.min_relevance !== null && rel < budgets.min_relevance) {
@@ -358,37 +373,33 @@ export function traverse(index: VaultIndex, compiled: CompiledPolicy, options: T
     }
   };
 
-  // ---- 1. seeds ----------------------------------------------------------------------------------
+  // ---- 1. seeds: all read first (so links between seeds are already_visited), then expanded --------
+  const seedRows = compiled.receipt.filter((r) => r.kind === 'seed');
+  const seedOrder: VaultPath[] = [];
   compiled.seeds.forEach((seed, i) => {
     if (consulted.has(seed)) return;
     // A seed fragment (`#Rescue Ledgers`) narrows the excerpt to that section.
-    const raw = compiled.receipt.filter((r) => r.kind === 'seed')[i]?.clause;
+    const raw = seedRows[i]?.clause ?? noteRef(seed);
     let lines: [number, number] | null = null;
-    if (raw && raw.includes('#')) {
+    if (raw.includes('#')) {
       const r = resolveRef(index, raw);
       lines = [r.line_start, r.line_end];
     }
     seedsConsulted++;
     consultedRefs.push(noteRef(seed));
-    consult(seed, 0, `required_seed_refs[${i}] ${raw ?? noteRef(seed)}`, { chunk: null, lines });
+    consulted.set(seed, 0);
+    seedOrder.push(seed);
+    excerptNote(seed, `required_seed_refs[${i}] ${raw}`, { chunk: null, lines });
   });
 
-  // ---- 2. scope start points ---------------------------------------------------------------------
-  compiled.scope.forEach((p, i) => {
+  // ---- 2. scope start points (registered before any link is seen) -------------------------------
+  compiled.scope.forEach((p) => {
     if (consulted.has(p)) return;
     const idx = decisions.length;
     decisions.push({ from: 'allowed_scope', to: noteRef(p), link_class: 'allowed_scope', lines: [], depth: 0, outcome: 'skipped', reason: null, relevance: round6(relOf(p)), detail: 'pending' });
-    const existing = frontier.get(p);
-    if (existing) {
-      existing.pending.push(idx);
-      existing.tier = 0;
-      existing.depth = 0;
-      existing.usedFor = `allowed_scope ${noteRef(p)}`;
-    } else {
-      frontier.set(p, { path: p, depth: 0, tier: 0, relevance: relOf(p), field: 0, mentions: 0, pending: [idx], usedFor: `allowed_scope ${noteRef(p)}`, linkChunk: null });
-    }
-    void i;
+    frontier.set(p, { path: p, depth: 0, tier: 0, relevance: relOf(p), field: 0, mentions: 0, pending: [idx], usedFor: `allowed_scope ${noteRef(p)}`, linkChunk: null });
   });
+  for (const seed of seedOrder) expand(seed, 0);
 
   // ---- 3. best-first -----------------------------------------------------------------------------
   const better = (a: Candidate, b: Candidate): boolean => {
@@ -467,4 +478,46 @@ export function traverse(index: VaultIndex, compiled: CompiledPolicy, options: T
       receipt_totals: { ...compiled.receipt_totals },
     },
   };
+}
+
+/** Fallback query text for a seed: its title, or for an `index` note its folder's name. */
+function seedTitle(index: VaultIndex, path: VaultPath): string {
+  const note = getNote(index, path);
+  const title = note?.title ?? path;
+  if (title.toLowerCase() === 'index') {
+    const parts = path.split('/');
+    return parts.length > 1 ? parts[parts.length - 2]! : title;
+  }
+  return title;
+}
+
+/**
+ * Default queries for a packet (used by `loretrace traverse --packet` when no `--query` is given):
+ * the observed event's `observable_action` and `spoken_text`, then the text of each
+ * `visible_context.source_excerpts` entry — what the scene shows the responder.
+ */
+export function packetQueries(packet: {
+  visible_context?: { observed_event?: { observable_action?: string; spoken_text?: string }; source_excerpts?: { ref_id: string; text: string }[] };
+}): { text: string; used_for: string }[] {
+  const out: { text: string; used_for: string }[] = [];
+  const ev = packet.visible_context?.observed_event;
+  if (ev?.observable_action) out.push({ text: ev.observable_action, used_for: 'visible_context.observed_event.observable_action' });
+  if (ev?.spoken_text) out.push({ text: ev.spoken_text, used_for: 'visible_context.observed_event.spoken_text' });
+  (packet.visible_context?.source_excerpts ?? []).forEach((e, i) => {
+    if (e.text) out.push({ text: e.text, used_for: `visible_context.source_excerpts[${i}] ${e.ref_id}` });
+  });
+  return out;
+}
+
+/**
+ * Queries from a projected local context (`--projected-context`): one per
+ * `context.runtime_retrieval_requirements[i]`, text = `trigger` + ": " + `compact_fact`.
+ */
+export function requirementQueries(context: {
+  context?: { runtime_retrieval_requirements?: { requirement_id: string; trigger: string; compact_fact: string }[] };
+}): { text: string; used_for: string }[] {
+  return (context.context?.runtime_retrieval_requirements ?? []).map((r, i) => ({
+    text: `${r.trigger}: ${r.compact_fact}`,
+    used_for: `runtime_retrieval_requirements[${i}] ${r.requirement_id}`,
+  }));
 }

@@ -33,8 +33,8 @@ function summary(report: CoverageReport, files: { json: string; md: string; html
     `  untouched classes  ${t.untouched_classes} of ${t.classes}${report.untouched_classes.length ? `: ${report.untouched_classes.slice(0, 12).join(', ')}${report.untouched_classes.length > 12 ? ', …' : ''}` : ''}`,
     `  vault gaps         ${t.unresolved_links} unresolved, ${t.ambiguous_links} ambiguous, ${t.broken_fragments} broken fragments, ${t.orphan_notes} orphan notes`,
   ];
-  for (const s of report.skipped) lines.push(`  skipped ${s.file}: ${s.reason} — ${s.message}`);
-  for (const c of report.stale) lines.push(`  stale ${c.artifact} ${c.pointer}: ${c.ref} — ${c.status}: ${c.detail ?? ''}`);
+  for (const s of report.skipped) lines.push(`  skipped [${s.reason}] ${s.message}`);
+  for (const c of report.stale) lines.push(`  stale [${c.status}] ${c.artifact} ${c.pointer}: ${c.ref} — ${c.detail ?? ''}`);
   lines.push(`wrote ${files.json}`, `wrote ${files.md}`, `wrote ${files.html}`);
   return lines.join('\n') + '\n';
 }

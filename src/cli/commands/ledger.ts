@@ -1,7 +1,91 @@
-/** `loretrace ledger` — not yet implemented (owned by its issue). */
+/**
+ * `loretrace ledger verify <ledger.jsonl> [--lore <dir>] [--head <hash>] [--json]` and
+ * `loretrace ledger export <ledger.jsonl> --out <lore_access.json> [--json]`.
+ *
+ * Thin shell over src/proxy/ledger.ts. `verify` exits 0 when the ledger verifies (warnings such as
+ * `ledger_not_closed` do not fail it), 1 when it does not (the first bad seq is named), 2 on usage errors
+ * (missing file). `export` verifies first, writes the capture fragment and exits 0, or 1 when the ledger
+ * does not verify (nothing is written).
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { LoretraceError } from '../../errors.js';
+import { exportLedger, verifyLedger } from '../../proxy/ledger.js';
+import type { LedgerVerifyReport } from '../../proxy/ledger.js';
+import { indexVault } from '../../indexer/build.js';
 import type { CliContext } from '../context.js';
+import { action, printJson } from '../context.js';
 
-export function register(_program: Command, _ctx: CliContext): void {
-  // placeholder: the owning issue registers the command here.
+function readLedgerFile(ctx: CliContext, file: string): string {
+  try {
+    return readFileSync(resolve(ctx.cwd, file), 'utf8');
+  } catch (e) {
+    throw new LoretraceError('usage', `cannot read ledger ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`, { file }, 2);
+  }
+}
+
+/** Human-readable verify report. */
+export function renderLedgerReport(r: LedgerVerifyReport): string {
+  const name = r.file ?? 'ledger';
+  const out: string[] = [];
+  const range = r.verified_through_seq === null ? 'no record verifies' : `seq 0-${r.verified_through_seq}`;
+  if (r.valid) {
+    out.push(`${name}: ok — ${r.records} records (${range}), chain intact, ${r.closed ? 'closed by session_end' : 'not closed (no session_end)'}; head ${r.head_hash}`);
+  } else {
+    out.push(`${name}: INVALID — first bad seq ${r.first_bad_seq ?? '(lore re-check)'}; ${r.records} records verify (${range})`);
+  }
+  out.push(`  packet ${r.packet_id ?? '?'} (sha256 ${r.packet_sha256 ?? '?'}), snapshot ${r.snapshot_id ?? '?'}`);
+  out.push(`  tool calls: ${r.totals.tool_calls} (ok ${r.totals.ok}, refused ${r.totals.refused})`);
+  if (r.lore) {
+    out.push(`  lore re-check: ${r.lore.ranges} ranges, ${r.lore.matched} matched, ${r.lore.mismatched} mismatched, ${r.lore.missing} missing, ${r.lore.file_changed} in changed files`);
+  }
+  for (const f of r.findings) out.push(`${f.path ?? name}:${f.line ?? 1}: [${f.code}] ${f.message}${f.severity === 'error' ? '' : ` [${f.severity}]`}`);
+  return out.join('\n') + '\n';
+}
+
+export function register(program: Command, ctx: CliContext): void {
+  const ledger = program.command('ledger').description('verify or export a research-proxy ledger (hash-chained JSONL)');
+  ledger
+    .command('verify')
+    .description('check every record of a ledger (seq, hash chain, schema); with --lore re-check every returned range against the vault')
+    .argument('<ledger>', 'ledger file (JSONL)')
+    .option('--lore <dir>', 're-check every returned line range and text against this vault')
+    .option('--head <hash>', 'expected record_hash of the last record (detects records cut off at the end)')
+    .option('--index-dir <dir>', 'persisted index folder (default: LORETRACE_INDEX_DIR or the user cache)')
+    .option('--json', 'print the verification report as JSON')
+    .action(
+      action(ctx, async (file: string, opts: { lore?: string; head?: string; indexDir?: string; json?: boolean }) => {
+        const text = readLedgerFile(ctx, file);
+        let index;
+        if (opts.lore !== undefined) {
+          const indexDir = opts.indexDir ?? ctx.env.LORETRACE_INDEX_DIR;
+          index = await indexVault(resolve(ctx.cwd, opts.lore), { env: ctx.env, cwd: ctx.cwd, ...(indexDir ? { indexDir: resolve(ctx.cwd, indexDir) } : {}) });
+        }
+        const report = await verifyLedger(text, { file, ...(index ? { index } : {}), ...(opts.head !== undefined ? { head: opts.head } : {}) });
+        if (opts.json) printJson(ctx, report);
+        else ctx.stdout(renderLedgerReport(report));
+        return report.valid ? 0 : 1;
+      }),
+    );
+  ledger
+    .command('export')
+    .description('write the runner_captured capture fragment (mode, consulted_refs, followed_refs, research_trace, research_trace_status, snapshot_id) of a verified ledger')
+    .argument('<ledger>', 'ledger file (JSONL)')
+    .requiredOption('--out <file>', 'where to write the fragment (JSON)')
+    .option('--json', 'print a summary as JSON')
+    .action(
+      action(ctx, async (file: string, opts: { out: string; json?: boolean }) => {
+        const text = readLedgerFile(ctx, file);
+        const fragment = await exportLedger(text, { file });
+        writeFileSync(resolve(ctx.cwd, opts.out), JSON.stringify(fragment, null, 2) + '\n');
+        const summary = {
+          out: opts.out, research_trace: fragment.research_trace.length, consulted_refs: fragment.consulted_refs.length,
+          followed_refs: fragment.followed_refs.length, snapshot_id: fragment.snapshot_id, ledger_head: fragment.ledger_head,
+        };
+        if (opts.json) printJson(ctx, summary);
+        else ctx.stdout(`wrote ${opts.out}: ${summary.research_trace} trace entries, ${summary.consulted_refs} consulted refs, ${summary.followed_refs} followed refs (snapshot ${summary.snapshot_id}; ledger head ${summary.ledger_head})\n`);
+        return 0;
+      }),
+    );
 }

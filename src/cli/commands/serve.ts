@@ -1,7 +1,129 @@
-/** `loretrace serve` — not yet implemented (owned by its issue). */
+/**
+ * `loretrace serve --lore <dir> --packet <packet.json> --ledger <ledger.jsonl> (--mcp | --http <host:port>)`
+ *
+ * Thin shell over src/proxy (ProxySession) and src/server (MCP stdio / HTTP). Opens one session for one
+ * packet — the packet must validate and use `responder_scoped_repository_search`, else the command refuses
+ * to start and says why (exit 1; exit 2 for usage errors) — then serves until the MCP client disconnects
+ * or the process gets SIGINT/SIGTERM, and closes the ledger with a `session_end` record.
+ *
+ * - `--mcp`: MCP over stdio; stdout carries only the protocol, status lines go to stderr.
+ * - `--http 127.0.0.1:0`: HTTP on a loopback port (0 = free port); when ready, one stderr line
+ *   `listening on http://127.0.0.1:PORT`. A non-loopback address needs `--allow-remote` and a bearer
+ *   token (`--token-file <file>` or the LORETRACE_PROXY_TOKEN environment variable).
+ * - `--limit name=value` (repeatable) overrides a server limit (docs/PROXY.md "Budgets").
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { LoretraceError } from '../../errors.js';
+import { openProxySession } from '../../proxy/session.js';
+import { parseLimitOverrides } from '../../proxy/limits.js';
+import { serveMcpStdio } from '../../server/mcp.js';
+import { parseHostPort, startHttpServer } from '../../server/http.js';
 import type { CliContext } from '../context.js';
+import { action, printJson } from '../context.js';
 
-export function register(_program: Command, _ctx: CliContext): void {
-  // placeholder: the owning issue registers the command here.
+interface ServeOptions {
+  lore: string;
+  packet: string;
+  ledger: string;
+  mcp?: boolean;
+  http?: string;
+  allowRemote?: boolean;
+  tokenFile?: string;
+  limit: string[];
+  indexDir?: string;
+  json?: boolean;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/** Resolve when the process gets SIGINT or SIGTERM (listeners removed afterwards). */
+function untilSignal(): { promise: Promise<string>; dispose: () => void } {
+  let dispose = () => {};
+  const promise = new Promise<string>((resolveSignal) => {
+    const on = (sig: string) => () => resolveSignal(sig);
+    const onInt = on('SIGINT');
+    const onTerm = on('SIGTERM');
+    process.once('SIGINT', onInt);
+    process.once('SIGTERM', onTerm);
+    dispose = () => {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+    };
+  });
+  return { promise, dispose };
+}
+
+export function register(program: Command, ctx: CliContext): void {
+  program
+    .command('serve')
+    .description('serve a research packet\'s sandboxed lore tools over MCP (stdio) or loopback HTTP; every call is recorded in a hash-chained ledger')
+    .requiredOption('--lore <dir>', 'vault root')
+    .requiredOption('--packet <file>', 'responder packet (lore_access.mode responder_scoped_repository_search)')
+    .requiredOption('--ledger <file>', 'ledger file to create (JSONL; must not exist)')
+    .option('--mcp', 'serve MCP over stdio')
+    .option('--http <host:port>', 'serve HTTP, e.g. 127.0.0.1:0 (0 = a free port)')
+    .option('--allow-remote', 'allow a non-loopback --http address (needs a bearer token)')
+    .option('--token-file <file>', 'bearer token file for --http (default: LORETRACE_PROXY_TOKEN)')
+    .option('--limit <name=value>', 'override a server limit (repeatable), e.g. max_calls=200', collect, [])
+    .option('--index-dir <dir>', 'persisted index folder (default: LORETRACE_INDEX_DIR or the user cache)')
+    .option('--json', 'with --http: print { url, packet_id, snapshot_id, ledger } as JSON on stdout when ready')
+    .action(
+      action(ctx, async (opts: ServeOptions) => {
+        if (Boolean(opts.mcp) === Boolean(opts.http)) {
+          throw new LoretraceError('usage', 'choose exactly one transport: --mcp or --http <host:port>', { expected: '--mcp or --http 127.0.0.1:0' }, 2);
+        }
+        const limits = parseLimitOverrides(opts.limit);
+        const target = opts.http !== undefined ? parseHostPort(opts.http) : null;
+        let token: string | undefined;
+        if (opts.tokenFile !== undefined) {
+          try {
+            token = readFileSync(resolve(ctx.cwd, opts.tokenFile), 'utf8').trim();
+          } catch (e) {
+            throw new LoretraceError('usage', `cannot read --token-file ${opts.tokenFile}: ${(e as Error).message}`, { file: opts.tokenFile }, 2);
+          }
+        } else if (ctx.env.LORETRACE_PROXY_TOKEN) {
+          token = ctx.env.LORETRACE_PROXY_TOKEN;
+        }
+        if (opts.allowRemote && !target) {
+          throw new LoretraceError('usage', '--allow-remote applies to --http only', {}, 2);
+        }
+        const indexDir = opts.indexDir ?? ctx.env.LORETRACE_INDEX_DIR;
+        const session = await openProxySession({
+          lore: resolve(ctx.cwd, opts.lore),
+          packetPath: resolve(ctx.cwd, opts.packet),
+          ledgerPath: resolve(ctx.cwd, opts.ledger),
+          limits,
+          indexOptions: { env: ctx.env, cwd: ctx.cwd, ...(indexDir ? { indexDir: resolve(ctx.cwd, indexDir) } : {}) },
+        });
+        const signal = untilSignal();
+        try {
+          if (target === null) {
+            const handle = await serveMcpStdio(session);
+            ctx.stderr(`loretrace: serving packet ${session.packet.packet_id} over MCP stdio; ledger ${opts.ledger}\n`);
+            await Promise.race([handle.closed, signal.promise]);
+            await handle.close();
+          } else {
+            const http = await startHttpServer(session, {
+              host: target.host, port: target.port, allowRemote: opts.allowRemote === true,
+              ...(token !== undefined ? { token } : {}),
+            });
+            ctx.stderr(`listening on ${http.url}\n`);
+            if (opts.json) {
+              printJson(ctx, { url: http.url, packet_id: session.packet.packet_id, snapshot_id: session.index.snapshot_id, ledger: resolve(ctx.cwd, opts.ledger) });
+            }
+            await signal.promise;
+            await http.close();
+          }
+        } finally {
+          signal.dispose();
+          await session.close();
+        }
+        ctx.stderr(`loretrace: session closed; ledger ${opts.ledger}\n`);
+        return 0;
+      }),
+    );
 }

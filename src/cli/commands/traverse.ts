@@ -1,7 +1,98 @@
-/** `loretrace traverse` — not yet implemented (owned by its issue). */
+/**
+ * `loretrace traverse --lore <dir> (--policy <policy.json> | --packet <packet.json>) [--query TEXT]...
+ *  [--projected-context <ctx.json>] [--strict-policy] [--json]`
+ *
+ * Compiles the traversal_policy (a bare policy file, or the packet's own with its allowed_scope and
+ * hidden_context_audit), walks the vault and prints the result. `--json` prints the TraverseResult
+ * (schemas/traverse-result.schema.json); byte-identical for identical inputs and snapshot.
+ * Queries: every `--query`, plus one per runtime retrieval requirement of `--projected-context`; with
+ * none, a packet's observed event and source excerpts; with no packet either, the seed titles.
+ * Exit 0 ok; 1 bad policy, missing seed, strict-policy refusal; 2 usage errors (missing/duplicate
+ * --policy/--packet, unreadable file).
+ */
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { LoretraceError } from '../../errors.js';
+import { compilePolicy } from '../../policy/compile.js';
+import { parsePolicyDocument } from '../../policy/load.js';
+import { packetQueries, requirementQueries, traverse, type TraverseQuery } from '../../traversal/traverse.js';
 import type { CliContext } from '../context.js';
+import { action, printJson } from '../context.js';
+import { addVaultOptions, openIndex, type VaultCliOptions } from './index-cmd.js';
 
-export function register(_program: Command, _ctx: CliContext): void {
-  // placeholder: the owning issue registers the command here.
+interface TraverseCliOptions extends VaultCliOptions {
+  policy?: string;
+  packet?: string;
+  query: string[];
+  projectedContext?: string;
+  strictPolicy?: boolean;
+}
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+async function readText(ctx: CliContext, file: string, option: string): Promise<string> {
+  try {
+    return await readFile(resolve(ctx.cwd, file), 'utf8');
+  } catch (e) {
+    throw new LoretraceError('usage', `cannot read ${option} ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { file, expected: 'a readable JSON file' }, 2);
+  }
+}
+
+export function register(program: Command, ctx: CliContext): void {
+  addVaultOptions(
+    program
+      .command('traverse')
+      .description('apply a traversal_policy to a vault: receipt, excerpts, research_trace and decisions')
+      .option('--policy <file>', 'a JSON file holding a bare traversal_policy object')
+      .option('--packet <file>', 'a responder packet; its lore_access.traversal_policy, allowed_scope and hidden_context_audit apply')
+      .option('--query <text>', 'a query (scene query or retrieval requirement; repeatable)', collect, [])
+      .option('--projected-context <file>', 'projected local context: its runtime_retrieval_requirements become queries')
+      .option('--strict-policy', 'refuse a policy with any advisory clause'),
+  ).action(action(ctx, async (opts: TraverseCliOptions) => {
+    if ((opts.policy === undefined) === (opts.packet === undefined)) {
+      throw new LoretraceError('usage', 'traverse needs exactly one of --policy <file> or --packet <file>', { expected: '--policy or --packet' }, 2);
+    }
+    const file = (opts.policy ?? opts.packet)!;
+    const doc = parsePolicyDocument(await readText(ctx, file, opts.policy ? '--policy' : '--packet'), file, opts.policy ? 'policy' : 'packet');
+    const queries: TraverseQuery[] = opts.query.map((q, i) => ({ text: q, used_for: `--query[${i}]` }));
+    if (opts.projectedContext) {
+      let pc: unknown;
+      const text = await readText(ctx, opts.projectedContext, '--projected-context');
+      try {
+        pc = JSON.parse(text);
+      } catch (e) {
+        throw new LoretraceError('bad_input', `${opts.projectedContext} is not JSON: ${(e as Error).message}`, { file: opts.projectedContext });
+      }
+      queries.push(...requirementQueries(pc as Parameters<typeof requirementQueries>[0]));
+    }
+    if (queries.length === 0 && doc.packet) queries.push(...packetQueries(doc.packet as Parameters<typeof packetQueries>[0]));
+    const index = await openIndex(ctx, opts);
+    const compiled = compilePolicy(doc.policy, {
+      index,
+      packet: doc.packet ?? undefined,
+      strict: Boolean(opts.strictPolicy),
+      pointerBase: doc.pointer,
+      file,
+    });
+    const result = traverse(index, compiled, { queries });
+    if (opts.json) {
+      printJson(ctx, result);
+      return 0;
+    }
+    const s = result.stats;
+    let out = `snapshot ${result.snapshot_id}\n\nPolicy receipt (${s.receipt_totals.enforced} enforced, ${s.receipt_totals.advisory} advisory):\n`;
+    for (const r of result.policy_receipt) out += `  ${r.disposition === 'enforced' ? 'enforced' : 'ADVISORY'}  ${r.pointer}  ${r.clause}\n            → ${r.rule}${r.matches === null ? '' : ` [${r.matches} notes]`}\n`;
+    out += `\nConsulted (${result.consulted_refs.length}):\n${result.consulted_refs.map((r) => `  ${r}\n`).join('')}`;
+    out += `Followed (${result.followed_refs.length}):\n${result.followed_refs.map((r) => `  ${r}\n`).join('')}`;
+    out += `\nExcerpts (${s.excerpts}, ${s.excerpt_chars} chars):\n`;
+    for (const t of result.research_trace) {
+      out += `  ${t.source_ref} lines ${t.line_start}-${t.line_end}\n`;
+      for (const l of t.extracted_constraint.split('\n').slice(0, 2)) out += `    │ ${l.length > 100 ? `${l.slice(0, 99)}…` : l}\n`;
+    }
+    const reasons = Object.entries(s.skipped_by_reason).map(([k, v]) => `${k} ${v}`).join(', ');
+    out += `\nDecisions: ${s.decisions.followed} followed, ${s.decisions.skipped} skipped (${reasons}); stopped by ${s.stopped_by}\n`;
+    ctx.stdout(out);
+    return 0;
+  }));
 }

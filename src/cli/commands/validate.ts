@@ -59,6 +59,7 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
+/** Register `loretrace validate` on `program`; output goes to `ctx` (see the file comment for behaviour and exit codes). */
 export function register(program: Command, ctx: CliContext): void {
   program
     .command('validate')

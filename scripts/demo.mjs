@@ -1,0 +1,85 @@
+#!/usr/bin/env node
+/**
+ * `npm run demo`: build a retrieval-augmented packet from the FixtureLore draft in lore-fixtures/packets/,
+ * then verify its research trace line by line, and print a short human summary.
+ *
+ *   1. loretrace retrieve --lane coordinator_scoped_retrieval  (draft + projected context + policy)
+ *      → .demo-out/packet.coordinator.json and the capture fragment .demo-out/lore_access.json
+ *   2. loretrace verify-trace .demo-out/lore_access.json
+ *   3. loretrace retrieve --lane responder_scoped_repository_search → .demo-out/packet.research.json
+ *
+ * Runs the compiled CLI (dist/, built by `npm ci` / `npm run build`) in-process. Output goes to
+ * .demo-out/ (git-ignored); the index is kept in .demo-out/index so the user cache is not touched.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
+const OUT = join(REPO, '.demo-out');
+const MAIN = join(REPO, 'dist', 'cli', 'main.js');
+if (!existsSync(MAIN)) {
+  console.error('demo: dist/cli/main.js is missing; run `npm run build` first');
+  process.exit(2);
+}
+const { main } = await import(MAIN);
+
+const VAULT = 'lore-fixtures/FixtureLore';
+const DRAFT = 'lore-fixtures/packets/brinefall-intake.turn-01.mara-voss.draft.packet.json';
+const CONTEXT = 'lore-fixtures/packets/brinefall-intake.turn-01.mara-voss.projected-context.json';
+const POLICY = 'lore-fixtures/packets/brinefall-intake.policy.json';
+
+rmSync(OUT, { recursive: true, force: true });
+mkdirSync(OUT, { recursive: true });
+const rel = (p) => relative(REPO, p).split('\\').join('/');
+
+async function run(argv) {
+  let out = '';
+  let err = '';
+  const code = await main(argv, { stdout: (t) => void (out += t), stderr: (t) => void (err += t), cwd: REPO, env: { ...process.env, LORETRACE_INDEX_DIR: join(OUT, 'index') } });
+  return { code, out, err };
+}
+
+function fail(step, r) {
+  console.error(`demo: ${step} failed (exit ${r.code})\n${r.err}${r.out}`);
+  process.exit(1);
+}
+
+const packetOut = join(OUT, 'packet.coordinator.json');
+const captureOut = join(OUT, 'lore_access.json');
+const researchOut = join(OUT, 'packet.research.json');
+const common = ['--lore', VAULT, '--packet', DRAFT, '--projected-context', CONTEXT, '--policy', POLICY];
+
+console.log(`$ loretrace retrieve ${common.join(' ')} --lane coordinator_scoped_retrieval --out ${rel(packetOut)} --capture-out ${rel(captureOut)}`);
+const retrieve = await run(['retrieve', ...common, '--lane', 'coordinator_scoped_retrieval', '--out', packetOut, '--capture-out', captureOut, '--json']);
+if (retrieve.code !== 0) fail('retrieve', retrieve);
+const summary = JSON.parse(retrieve.out);
+const packet = JSON.parse(readFileSync(packetOut, 'utf8'));
+const capture = JSON.parse(readFileSync(captureOut, 'utf8'));
+
+console.log(`\nExcerpts in the packet (${packet.visible_context.source_excerpts.length}: ${summary.stats.excerpts_kept} from the draft, ${summary.stats.excerpts_added} lore added, ${summary.stats.excerpts_withheld} withheld):`);
+for (const ex of packet.visible_context.source_excerpts) {
+  const first = ex.text.split('\n')[0];
+  console.log(`  ${ex.ref_id}\n    ${ex.source_ref}\n    "${first.length > 90 ? first.slice(0, 89) + '…' : first}"`);
+}
+console.log(`\nRefs: consulted ${capture.consulted_refs.length}, followed ${capture.followed_refs.length}`);
+for (const r of capture.consulted_refs) console.log(`  consulted ${r}`);
+for (const r of capture.followed_refs) console.log(`  followed  ${r}`);
+for (const f of summary.findings) console.log(`  ${f.severity} ${f.code}: ${f.message}`);
+
+console.log(`\n$ loretrace verify-trace --lore ${VAULT} ${rel(captureOut)}`);
+const verify = await run(['verify-trace', '--lore', VAULT, captureOut, '--json']);
+const report = JSON.parse(verify.out);
+console.log(`Trace entries (${report.entries.length}):`);
+for (const e of report.entries) console.log(`  ${e.disposition.padEnd(9)} ${e.trace_id}  ${e.source_path} L${e.line_start}-L${e.line_end} (chunk ${e.chunk_index})`);
+console.log(`  totals: ${Object.entries(report.totals).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+if (verify.code !== 0) fail('verify-trace', verify);
+
+console.log(`\n$ loretrace retrieve ${common.join(' ')} --lane responder_scoped_repository_search --out ${rel(researchOut)}`);
+const research = await run(['retrieve', ...common, '--lane', 'responder_scoped_repository_search', '--out', researchOut, '--json']);
+if (research.code !== 0) fail('retrieve (responder lane)', research);
+const rp = JSON.parse(readFileSync(researchOut, 'utf8'));
+console.log(`  lore_access.mode ${rp.lore_access.mode}, no_repo_access ${rp.isolation_requirements.no_repo_access}, ${rp.lore_access.research_instructions.length} research instructions, prompt has "## Required Lore Research": ${rp.packet_prompt_text.includes('## Required Lore Research')}`);
+
+console.log('\nFiles written:');
+for (const f of [packetOut, captureOut, researchOut]) console.log(`  ${rel(f)}`);

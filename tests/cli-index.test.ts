@@ -1,0 +1,152 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../src/cli/main.js';
+import { REPO } from './helpers/shared.js';
+
+let vault: string;
+let indexDir: string;
+const temps: string[] = [];
+beforeAll(() => {
+  const base = mkdtempSync(join(tmpdir(), 'lt-cli-'));
+  temps.push(base);
+  vault = join(base, 'Isles');
+  indexDir = join(base, 'index');
+  for (const [p, body] of Object.entries({
+    'Harbor.md': '# Harbor\n\nThe harbor of [[Brine]] keeps the lantern fleet.\n\n## Docks\n\nSee [[Brine#Tides]] and [[Nowhere]]. ^docks\n',
+    'Brine.md': '# Brine\n\nA salt town.\n\n## Tides\n\nTides rise twice.\n',
+  })) {
+    mkdirSync(join(vault, p, '..'), { recursive: true });
+    writeFileSync(join(vault, p), body);
+  }
+});
+afterAll(() => {
+  for (const t of temps) rmSync(t, { recursive: true, force: true });
+});
+
+async function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), env: { ...env }, cwd: REPO, isTTY: false });
+  return { code, stdout, stderr };
+}
+const V = () => ['--lore', vault, '--index-dir', indexDir];
+
+describe('loretrace index', () => {
+  it('prints counts and snapshot_id as JSON, parsed then reused', async () => {
+    const first = await run(['index', ...V(), '--json']);
+    expect(first.code).toBe(0);
+    const j = JSON.parse(first.stdout);
+    expect(j).toMatchObject({ namespace: 'Isles', files: 2, notes: 2, chunks: 4, links: 3, unresolved: 1, ambiguous: 0, broken_fragments: 0, parsed: 2, reused: 0, removed: 0, index_dir: indexDir, findings_by_code: { unresolved_link: 1 } });
+    expect(j.snapshot_id).toMatch(/^[0-9a-f]{64}$/);
+    const second = JSON.parse((await run(['index', ...V(), '--json'])).stdout);
+    expect([second.parsed, second.reused, second.snapshot_id]).toEqual([0, 2, j.snapshot_id]);
+  });
+
+  it('prints a readable summary', async () => {
+    const r = await run(['index', ...V()]);
+    expect(r.stdout).toContain('  links        3 (unresolved 1, ambiguous 0, broken fragments 0)\n');
+    expect(r.stdout).toContain('  findings     1 (unresolved_link ×1)\n');
+  });
+
+  it('takes the index dir from LORETRACE_INDEX_DIR', async () => {
+    const dir = join(temps[0]!, 'env-index');
+    const r = await run(['index', '--lore', vault, '--json'], { LORETRACE_INDEX_DIR: dir });
+    expect(JSON.parse(r.stdout).index_dir).toBe(dir);
+  });
+
+  it('exits 2 with one line for a missing vault, and for a missing --lore', async () => {
+    expect(await run(['index', '--lore', '/nonexistent/vault', '--index-dir', indexDir])).toEqual({
+      code: 2, stdout: '', stderr: 'loretrace: vault directory not found: /nonexistent/vault [vault_not_found]\n',
+    });
+    const r = await run(['index']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("required option '--lore <dir>' not specified");
+  });
+
+  it('warns on stderr when a corrupt index is rebuilt', async () => {
+    const dir = join(temps[0]!, 'corrupt');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'index.json'), 'nonsense');
+    const r = await run(['index', '--lore', vault, '--index-dir', dir, '--json']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/^loretrace: warning: persisted index in .* is not valid JSON .*\[index_rebuilt\]\n$/);
+  });
+});
+
+describe('loretrace search', () => {
+  it('prints exactly { snapshot_id, results } with the hit fields', async () => {
+    const r = await run(['search', 'lantern', 'fleet', ...V(), '--k', '1', '--json']);
+    expect(r.code).toBe(0);
+    const j = JSON.parse(r.stdout);
+    expect(Object.keys(j)).toEqual(['snapshot_id', 'results']);
+    expect(j.results).toEqual([{
+      ref: 'Isles:Harbor.md#chunk0', path: 'Harbor.md', chunk_index: 0, line_start: 1, line_end: 3, heading_path: ['Harbor'],
+      score: j.results[0].score, text: '# Harbor\n\nThe harbor of [[Brine]] keeps the lantern fleet.',
+    }]);
+  });
+
+  it('filters with --prefix (namespace allowed) and --class, and rejects a bad --k', async () => {
+    const pre = JSON.parse((await run(['search', 'salt', ...V(), '--prefix', 'Isles:Harbor.md', '--json'])).stdout);
+    expect(pre.results).toEqual([]);
+    const cls = JSON.parse((await run(['search', 'salt', ...V(), '--class', 'nothing', '--json'])).stdout);
+    expect(cls.results).toEqual([]);
+    expect(await run(['search', 'salt', ...V(), '--k', 'ten'])).toEqual({ code: 2, stdout: '', stderr: 'loretrace: option --k must be an integer ≥ 1 (got "ten") [usage]\n' });
+  });
+
+  it('prints numbered human results', async () => {
+    const r = await run(['search', 'tides', ...V(), '--k', '1']);
+    expect(r.stdout).toBe('1. Isles:Brine.md#chunk1  (score ' + r.stdout.match(/score ([\d.]+)/)![1] + ')\n   lines 5-7 · Brine › Tides\n   │ ## Tides\n   │ Tides rise twice.\n');
+  });
+
+  it('gives byte-identical JSON on repeated runs, and from the built bin', async () => {
+    const a = (await run(['search', 'harbor salt tides', ...V(), '--json'])).stdout;
+    const b = (await run(['search', 'harbor salt tides', ...V(), '--json'])).stdout;
+    expect(b).toBe(a);
+    const spawned = execFileSync('node', [join(REPO, 'bin', 'loretrace.js'), 'search', 'harbor salt tides', ...V(), '--json'], { encoding: 'utf8' });
+    expect(spawned).toBe(a);
+  });
+});
+
+describe('loretrace show', () => {
+  it('prints the exact lines of #chunkN, #Heading, #L-range, #^block and a whole note', async () => {
+    const show = async (ref: string) => JSON.parse((await run(['show', ref, ...V(), '--json'])).stdout);
+    expect(await show('Isles:Harbor.md#chunk1')).toEqual({ ref: 'Isles:Harbor.md#chunk1', path: 'Harbor.md', line_start: 5, line_end: 7, text: '## Docks\n\nSee [[Brine#Tides]] and [[Nowhere]]. ^docks' });
+    expect(await show('Isles:Brine.md#Tides')).toMatchObject({ line_start: 5, line_end: 7, text: '## Tides\n\nTides rise twice.' });
+    expect(await show('Isles:Harbor.md#L3-L3')).toMatchObject({ line_start: 3, line_end: 3, text: 'The harbor of [[Brine]] keeps the lantern fleet.' });
+    expect(await show('Isles:Harbor.md#^docks')).toMatchObject({ line_start: 7, line_end: 7 });
+    expect(await show('Isles:Brine.md')).toMatchObject({ line_start: 1, line_end: 7 });
+  });
+
+  it('numbers lines in human mode', async () => {
+    expect((await run(['show', 'Isles:Brine.md#Tides', ...V()])).stdout).toBe('Isles:Brine.md#Tides  (lines 5-7)\n5 │ ## Tides\n6 │ \n7 │ Tides rise twice.\n');
+  });
+
+  it('exits 1 for a ref that does not exist', async () => {
+    const r = await run(['show', 'Isles:Nope.md', ...V()]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('loretrace: ref Isles:Nope.md: no note Nope.md in vault Isles [not_found]\n');
+  });
+});
+
+describe('loretrace links', () => {
+  it('lists outgoing and incoming links with classes, lines and resolution', async () => {
+    const j = JSON.parse((await run(['links', 'Isles:Brine.md', ...V(), '--json'])).stdout);
+    expect(j.ref).toBe('Isles:Brine.md');
+    expect(j.outgoing).toEqual([]);
+    expect(j.incoming.map((l: { source_path: string; line: number; raw: string; resolution: { status: string } }) => [l.source_path, l.line, l.raw, l.resolution.status]))
+      .toEqual([['Harbor.md', 3, '[[Brine]]', 'resolved'], ['Harbor.md', 7, '[[Brine#Tides]]', 'resolved']]);
+    const h = JSON.parse((await run(['links', 'Isles:Harbor.md#Docks', ...V(), '--json'])).stdout);
+    expect(h.outgoing.map((l: { line: number; column: number; raw: string; resolution: { status: string } }) => [l.line, l.column, l.raw, l.resolution.status]))
+      .toEqual([[7, 5, '[[Brine#Tides]]', 'resolved'], [7, 25, '[[Nowhere]]', 'unresolved']]);
+  });
+
+  it('prints a readable list', async () => {
+    const r = await run(['links', 'Isles:Harbor.md', ...V()]);
+    expect(r.stdout).toContain('Outgoing (3):\n  L3:15  wikilink prose  [[Brine]] → Brine.md\n');
+    expect(r.stdout).toContain('  L7:25  wikilink prose  [[Nowhere]] → unresolved\n');
+    expect(r.stdout).toContain('Incoming (0):\n');
+  });
+});

@@ -1,0 +1,115 @@
+/**
+ * End to end on real input (issue 4, "Demo and real input"): the Pallas packet_only packet and its
+ * projected context from ../shared/ghostlight, `retrieve --lane coordinator_scoped_retrieval` with
+ * lore-fixtures/policies/pallas-strikes.policy.json over the real AetheriaLore vault, then
+ * `verify-trace` on the capture fragment. Skipped (with a notice) when ../shared is absent.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../src/cli/main.js';
+import type { CaptureFragment } from '../src/packet/build.js';
+import { parseSourceSection } from '../src/packet/build.js';
+import type { ResponderPacket } from '../src/packet/types.js';
+import { validatePacket } from '../src/packet/validate.js';
+import type { TraceVerificationReport } from '../src/packet/verify-trace.js';
+import { isUnderPrefix, parseRef } from '../src/refs/ref.js';
+import { AETHERIA, FIXTURES, GHOSTLIGHT, REPO, hasShared, sharedNotice } from './helpers/shared.js';
+
+const NAME = 'pallas-training-loop-v0.turn-01.nara-7';
+const PRE = 'AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/';
+const STRIKES = `${PRE}Timeline/Events/Pallas Species Strikes.md`;
+
+describe.skipIf(!hasShared)(`retrieve + verify-trace on the real Pallas packet (${hasShared ? 'shared data present' : sharedNotice})`, () => {
+  let tmp: string;
+  let packet: ResponderPacket;
+  let capture: CaptureFragment;
+  let retrieveOut = '';
+  let verifyCode = -1;
+  let report: TraceVerificationReport;
+
+  async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+    let out = '';
+    let err = '';
+    const code = await main(argv, { stdout: (t) => void (out += t), stderr: (t) => void (err += t), env: { LORETRACE_INDEX_DIR: join(tmp, 'index') }, cwd: REPO });
+    return { code, out, err };
+  }
+
+  beforeAll(async () => {
+    tmp = mkdtempSync(join(tmpdir(), 'loretrace-e2e-'));
+    const r = await run([
+      'retrieve',
+      '--lore', AETHERIA,
+      '--packet', join(GHOSTLIGHT, 'packets', `${NAME}.packet.json`),
+      '--projected-context', join(GHOSTLIGHT, 'projected-contexts', `${NAME}.projected-context.json`),
+      '--lane', 'coordinator_scoped_retrieval',
+      '--policy', join(FIXTURES, 'policies', 'pallas-strikes.policy.json'),
+      '--out', join(tmp, 'pallas.packet.json'),
+      '--capture-out', join(tmp, 'pallas.lore_access.json'),
+    ]);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    retrieveOut = r.out;
+    packet = JSON.parse(readFileSync(join(tmp, 'pallas.packet.json'), 'utf8')) as ResponderPacket;
+    capture = JSON.parse(readFileSync(join(tmp, 'pallas.lore_access.json'), 'utf8')) as CaptureFragment;
+    const v = await run(['verify-trace', '--lore', AETHERIA, join(tmp, 'pallas.lore_access.json'), '--json']);
+    verifyCode = v.code;
+    report = JSON.parse(v.out) as TraceVerificationReport;
+  });
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it('writes a packet that validates as a coordinator_scoped_retrieval packet', () => {
+    expect(validatePacket(packet).errors).toEqual([]);
+    expect(packet.generation_lane).toBe('retrieval_augmented');
+    expect(packet.lore_access.mode).toBe('coordinator_scoped_retrieval');
+    expect(packet.isolation_requirements.no_repo_access).toBe(true);
+    expect(retrieveOut).toContain('warning projected_context_invalid');
+  });
+
+  it('consults exactly the seed and follows exactly these refs (max_refs:12)', () => {
+    expect(capture.consulted_refs).toEqual([STRIKES]);
+    expect(capture.followed_refs).toEqual([
+      `${PRE}Factions/Powers/Major/Aeronautics Unlimited.md`,
+      `${PRE}Factions/Powers/Major/Cryonix.md`,
+      `${PRE}Factions/Powers/Major/Zhestokost.md`,
+      `${PRE}Factions/Powers/Minor/Cephalopod Syndicate.md`,
+      `${PRE}Timeline/Events/Ceres Control War.md`,
+      `${PRE}Factions/Powers/Major/Lucent Media.md`,
+      `${PRE}Factions/Powers/Minor/Orbital Forge.md`,
+      `${PRE}Factions/Movements/Awakened Labor Front.md`,
+      `${PRE}Factions/Powers/Major/Aya Collective.md`,
+      `${PRE}Factions/Movements/Sentience Rebellion.md`,
+      `${PRE}Factions/Powers/Minor/VitaForge.md`,
+    ]);
+    expect(capture.consulted_refs.length + capture.followed_refs.length).toBe(12);
+  });
+
+  it('keeps the two draft excerpts first and takes every lore excerpt from an allowed prefix, the Pallas note included', () => {
+    const ex = packet.visible_context.source_excerpts;
+    expect(ex.slice(0, 2).map((e) => e.ref_id)).toEqual(['pallas-stoppages', 'kappa-geometry']);
+    const lore = ex.slice(2);
+    expect(lore.length).toBe(12);
+    for (const e of lore) {
+      const { path } = parseRef(e.source_ref, { namespace: 'AetheriaLore' });
+      expect(['Aetheria/Worldbuilding/Pre-Elysium/', 'Aetheria/Worldbuilding/Politics/'].some((p) => isUnderPrefix(path, p))).toBe(true);
+    }
+    expect(lore[0]?.source_ref).toBe(`${STRIKES}#chunk0`);
+    expect(lore[0]?.text).toContain('Instead the action spread through technical chokepoints only the uplift crews knew how to operate.');
+    expect(parseSourceSection(packet.packet_prompt_text)?.items.map((i) => i.text)).toEqual(ex.map((e) => e.text));
+  });
+
+  it('verifies every trace entry line by line', () => {
+    expect(verifyCode).toBe(0);
+    expect(report.snapshot.drift).toBe(false);
+    expect(report.totals).toEqual({ verified: 12, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, missing_file: 0, drifted: 0, unverifiable: 0 });
+    expect(report.entries[0]).toMatchObject({
+      trace_id: 'trace.pallas_species_strikes.chunk0',
+      source_path: 'Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Pallas Species Strikes.md',
+      chunk_index: 0,
+      line_start: 4,
+      line_end: 7,
+      disposition: 'verified',
+    });
+  });
+});

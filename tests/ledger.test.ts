@@ -1,0 +1,233 @@
+/**
+ * The proxy ledger (issue 5, seed 004): record hashing, the writer, verification of tampered ledgers,
+ * the `--lore` re-check, the capture-fragment export, and the `loretrace ledger` command.
+ */
+import { createHash } from 'node:crypto';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import canonicalize from 'canonicalize';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { GENESIS_HASH, LedgerWriter, exportLedger, hashLedgerRecord, verifyLedger } from '../src/proxy/ledger.js';
+import { indexVault } from '../src/indexer/build.js';
+import { verifyTrace } from '../src/packet/verify-trace.js';
+import { validateDocument } from '../src/packet/validate.js';
+import { main } from '../src/cli/main.js';
+import { FIXTURE_VAULT, R, fixtureSession, tempDir } from './helpers/proxy.js';
+
+let tmp: { dir: string; cleanup: () => void };
+beforeEach(() => {
+  tmp = tempDir('loretrace-ledger-');
+});
+afterEach(() => tmp.cleanup());
+
+/** A closed ledger of a short research session on FixtureLore (or on `lore`); returns its path. */
+async function sessionLedger(lore = FIXTURE_VAULT): Promise<string> {
+  const path = join(tmp.dir, 'session.jsonl');
+  const s = await fixtureSession({ ledgerPath: path, lore });
+  await s.call('lore_read', { ref: `${R.territories}#Brinefall Shelf` });
+  await s.call('lore_read', { ref: R.truth });
+  await s.call('lore_follow', { from_ref: R.territories, target: 'Brinefall Blackout' });
+  await s.call('lore_read', { ref: R.blackout, line_start: 5, line_end: 11 });
+  await s.close();
+  return path;
+}
+
+function lines(path: string): string[] {
+  return readFileSync(path, 'utf8').split('\n').slice(0, -1);
+}
+
+async function cli(argv: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), cwd: tmp.dir, env: { ...process.env } });
+  return { code, stdout, stderr };
+}
+
+describe('hashLedgerRecord', () => {
+  it('hashes prev_hash followed by the RFC 8785 form of the record without its hash fields', () => {
+    const body = { seq: 1, b: 'é', a: [1, 2], prev_hash: 'x', record_hash: 'y' };
+    const expected = createHash('sha256').update(GENESIS_HASH + '{"a":[1,2],"b":"é","seq":1}', 'utf8').digest('hex');
+    expect(canonicalize({ seq: 1, b: 'é', a: [1, 2] })).toBe('{"a":[1,2],"b":"é","seq":1}');
+    expect(hashLedgerRecord(GENESIS_HASH, body)).toBe(expected);
+    expect(hashLedgerRecord(GENESIS_HASH, { a: [1, 2], seq: 1, b: 'é' })).toBe(expected);
+  });
+});
+
+describe('LedgerWriter', () => {
+  it('chains records from the genesis hash and never opens an existing file', async () => {
+    const path = join(tmp.dir, 'w.jsonl');
+    const w = LedgerWriter.create(path);
+    const a = w.append({ time: '2025-01-01T00:00:00.000Z', kind: 'session_end', totals: { tool_calls: 0 } });
+    const b = w.append({ time: '2025-01-01T00:00:01.000Z', kind: 'session_end', totals: { tool_calls: 0 } });
+    await w.flush();
+    await w.close();
+    expect([a.seq, b.seq]).toEqual([0, 1]);
+    expect(a.prev_hash).toBe(GENESIS_HASH);
+    expect(b.prev_hash).toBe(a.record_hash);
+    expect(lines(path).map((l) => JSON.parse(l).record_hash)).toEqual([a.record_hash, b.record_hash]);
+    expect(() => LedgerWriter.create(path)).toThrow(expect.objectContaining({ code: 'ledger_exists' }));
+  });
+});
+
+describe('verifyLedger', () => {
+  it('accepts a closed session ledger and reports its head, totals and packet', async () => {
+    const path = await sessionLedger();
+    const r = await verifyLedger(readFileSync(path, 'utf8'), { file: 'session.jsonl' });
+    expect(r).toMatchObject({
+      valid: true, records: 6, verified_through_seq: 5, first_bad_seq: null, closed: true,
+      packet_id: 'proxy-fixture.brinefall-berths.dock_warden_ilse.packet.research.v0',
+      totals: { tool_calls: 4, ok: 3, refused: 1 }, findings: [],
+    });
+    expect(r.head_hash).toBe(JSON.parse(lines(path)[5]!).record_hash);
+  });
+
+  it('names the first bad seq of an edited record', async () => {
+    const path = await sessionLedger();
+    const ls = lines(path);
+    ls[1] = ls[1]!.replace('oldest anchorage', 'newest anchorage');
+    const r = await verifyLedger(ls.join('\n') + '\n', { file: 'x.jsonl' });
+    expect(r).toMatchObject({ valid: false, first_bad_seq: 1, verified_through_seq: 0, records: 1 });
+    expect(r.findings[0]).toMatchObject({ code: 'ledger_record_hash_mismatch', line: 2, path: 'x.jsonl', pointer: '/record_hash' });
+  });
+
+  it('catches an edited record whose own hash was recomputed at the next record', async () => {
+    const path = await sessionLedger();
+    const ls = lines(path);
+    const rec = JSON.parse(ls[2]!);
+    rec.outcome.code = 'not_reached';
+    rec.record_hash = hashLedgerRecord(rec.prev_hash, rec);
+    ls[2] = JSON.stringify(rec);
+    const r = await verifyLedger(ls.join('\n') + '\n');
+    expect(r.first_bad_seq).toBe(3);
+    expect(r.findings[0]!.code).toBe('ledger_prev_hash_mismatch');
+  });
+
+  it('names the first bad seq of a deleted, an inserted and a reordered record', async () => {
+    const ls = lines(await sessionLedger());
+    const deleted = [...ls.slice(0, 2), ...ls.slice(3)];
+    const inserted = [...ls.slice(0, 3), ls[2]!, ...ls.slice(3)];
+    const reordered = [ls[0]!, ls[2]!, ls[1]!, ...ls.slice(3)];
+    const verdicts = await Promise.all([deleted, inserted, reordered].map((l) => verifyLedger(l.join('\n') + '\n')));
+    expect(verdicts.map((v) => [v.first_bad_seq, v.findings[0]!.code])).toEqual([
+      [2, 'ledger_seq_mismatch'],
+      [3, 'ledger_seq_mismatch'],
+      [1, 'ledger_seq_mismatch'],
+    ]);
+    expect(verdicts[0]!.findings[0]!.message).toBe('line 3 has seq 3, expected 2: a record was deleted, inserted or reordered before it');
+  });
+
+  it('reports a torn last record and verifies everything before it', async () => {
+    const text = readFileSync(await sessionLedger(), 'utf8');
+    const cut = text.slice(0, text.length - 40);
+    const r = await verifyLedger(cut);
+    expect(r).toMatchObject({ valid: false, records: 5, verified_through_seq: 4, first_bad_seq: 5 });
+    expect(r.findings[0]!.code).toBe('ledger_torn_record');
+  });
+
+  it('detects records cut off at the end against a pinned head, and warns about a ledger never closed', async () => {
+    const ls = lines(await sessionLedger());
+    const head = JSON.parse(ls[5]!).record_hash as string;
+    const shortened = ls.slice(0, 4).join('\n') + '\n';
+    const plain = await verifyLedger(shortened);
+    expect(plain).toMatchObject({ valid: true, closed: false, verified_through_seq: 3 });
+    expect(plain.findings.map((f) => [f.code, f.severity])).toEqual([['ledger_not_closed', 'warning']]);
+    const pinned = await verifyLedger(shortened, { head });
+    expect(pinned).toMatchObject({ valid: false, first_bad_seq: 4 });
+    expect(pinned.findings[0]!.code).toBe('ledger_head_mismatch');
+  });
+
+  it('re-checks every returned range against the vault with an index, and finds a changed line', async () => {
+    const vault = join(tmp.dir, 'FixtureLore');
+    cpSync(FIXTURE_VAULT, vault, { recursive: true });
+    const path = await sessionLedger(vault);
+    const text = readFileSync(path, 'utf8');
+    const same = await verifyLedger(text, { index: await indexVault(vault, { persist: false, workers: false }) });
+    expect(same.valid).toBe(true);
+    expect(same.lore).toEqual({ ranges: 3, matched: 3, mismatched: 0, missing: 0, file_changed: 0 });
+    const note = join(vault, 'World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md');
+    writeFileSync(note, readFileSync(note, 'utf8').replace('Three convoys were lost', 'Four convoys were lost'));
+    const changed = await verifyLedger(text, { index: await indexVault(vault, { persist: false, workers: false }) });
+    expect(changed.valid).toBe(false);
+    expect(changed.lore).toEqual({ ranges: 3, matched: 2, mismatched: 1, missing: 0, file_changed: 1 });
+    expect(changed.findings.map((f) => f.code)).toEqual(['ledger_snapshot_changed', 'ledger_lore_mismatch', 'ledger_lore_file_changed']);
+    expect(changed.findings[1]!.message).toBe('seq 4: lines 5-7 of World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md in the vault differ from the text the proxy returned');
+  });
+});
+
+describe('exportLedger', () => {
+  it('writes one runner_captured entry per returned chunk piece, and the fragment verifies against the vault', async () => {
+    const path = await sessionLedger();
+    const fragment = await exportLedger(readFileSync(path, 'utf8'));
+    expect(fragment.mode).toBe('responder_scoped_repository_search');
+    expect(fragment.research_trace_status).toBe('runner_captured');
+    expect(fragment.consulted_refs).toEqual([R.territories]);
+    expect(fragment.followed_refs).toEqual([R.blackout]);
+    expect(fragment.research_trace.map((e) => [e.trace_id, e.source_ref, e.chunk_index, e.line_start, e.line_end])).toEqual([
+      ['ledger-1-0', `${R.territories}#chunk1`, 1, 5, 8],
+      ['ledger-4-0', `${R.blackout}#L5-L7`, 0, 5, 7],
+      ['ledger-4-1', `${R.blackout}#L9-L11`, 1, 9, 11],
+    ]);
+    expect(fragment.research_trace[1]).toMatchObject({
+      origin: 'runner_captured',
+      query: `lore_read ${R.blackout} lines 5-11`,
+      extracted_constraint: '**Primary actors:** [[Meridian Compact]], [[Halcyon Mutual]], relay keepers\n\nFor nine nights the relay buoys of Kestrel Reach went silent and ships running cold could not be found. Three convoys were lost before the harbors agreed to light the old towers by hand.',
+    });
+    const index = await indexVault(FIXTURE_VAULT, { persist: false, workers: false });
+    const verdict = await verifyTrace(index, fragment, { file: 'fragment.json' });
+    expect(verdict.ok).toBe(true);
+    expect(verdict.totals.verified).toBe(3);
+    expect(verdict.runner_captured).toEqual({ checked: 3, failed: 0 });
+  });
+
+  it('produces entries that are valid Ghostlight research_trace entries inside a capture lore_access', async () => {
+    const fragment = await exportLedger(readFileSync(await sessionLedger(), 'utf8'));
+    const { snapshot_id: _s, packet_id: _p, policy_receipt: _r, ledger_head: _h, ...loreAccess } = fragment;
+    const report = validateDocument('capture', { lore_access: { ...loreAccess, research_summary: 'x' } });
+    expect(report.errors.filter((e) => e.pointer.startsWith('/lore_access'))).toEqual([]);
+  });
+
+  it('refuses to export a ledger that does not verify', async () => {
+    const ls = lines(await sessionLedger());
+    await expect(exportLedger([ls[0], ls[2], ls[1]].join('\n') + '\n', { file: 'bad.jsonl' })).rejects.toMatchObject({
+      code: 'ledger_invalid',
+      message: expect.stringContaining('ledger bad.jsonl does not verify (first bad seq 1)'),
+    });
+  });
+});
+
+describe('loretrace ledger', () => {
+  it('verify prints ok and exits 0; --json gives the report', async () => {
+    const path = await sessionLedger();
+    const text = await cli(['ledger', 'verify', path]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: ok — 6 records \\(seq 0-5\\), chain intact, closed by session_end; head [0-9a-f]{64}\\n`));
+    const json = await cli(['ledger', 'verify', path, '--json', '--lore', FIXTURE_VAULT]);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ valid: true, records: 6, lore: { ranges: 3, matched: 3 } });
+  });
+
+  it('verify exits 1 and names the first bad seq of a tampered ledger; a missing file is a usage error', async () => {
+    const path = await sessionLedger();
+    const ls = lines(path);
+    writeFileSync(path, [ls[0], ls[1], ls[3], ls[4], ls[5]].join('\n') + '\n');
+    const r = await cli(['ledger', 'verify', path]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(`${path}: INVALID — first bad seq 2; 2 records verify (seq 0-1)`);
+    expect(r.stdout).toContain(`${path}:3: [ledger_seq_mismatch] line 3 has seq 3, expected 2`);
+    const missing = await cli(['ledger', 'verify', join(tmp.dir, 'nope.jsonl')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe(`loretrace: cannot read ledger ${join(tmp.dir, 'nope.jsonl')}: no such file [usage]\n`);
+  });
+
+  it('export writes the capture fragment', async () => {
+    const path = await sessionLedger();
+    const out = join(tmp.dir, 'lore_access.json');
+    const r = await cli(['ledger', 'export', path, '--out', out, '--json']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ out, research_trace: 3, consulted_refs: 1, followed_refs: 1 });
+    const fragment = JSON.parse(readFileSync(out, 'utf8'));
+    expect(Object.keys(fragment)).toEqual([
+      'mode', 'consulted_refs', 'followed_refs', 'research_trace', 'research_trace_status', 'snapshot_id', 'packet_id', 'policy_receipt', 'ledger_head',
+    ]);
+  });
+});

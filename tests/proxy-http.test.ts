@@ -1,0 +1,213 @@
+/**
+ * The HTTP transport (issue 5) on an ephemeral loopback port: the same research session as MCP, 50
+ * concurrent clients on one session, Host/Origin/token/size checks, and — with the built CLI — the
+ * `listening on` line and a SIGKILL in the middle of a session.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startHttpServer, parseHostPort, isLoopbackHost } from '../src/server/http.js';
+import type { HttpServerHandle } from '../src/server/http.js';
+import type { ProxySession } from '../src/proxy/session.js';
+import { verifyLedger } from '../src/proxy/ledger.js';
+import { BIN, FIXTURE_VAULT, PROXY_PACKET, R, fixtureSession, readLedger, tempDir } from './helpers/proxy.js';
+import { REPO } from './helpers/shared.js';
+
+let tmp: { dir: string; cleanup: () => void };
+let session: ProxySession | null = null;
+let http: HttpServerHandle | null = null;
+let child: ChildProcess | null = null;
+beforeEach(() => {
+  tmp = tempDir('loretrace-http-');
+});
+afterEach(async () => {
+  if (http) await http.close();
+  if (session) await session.close();
+  if (child && child.exitCode === null) child.kill('SIGKILL');
+  http = null;
+  session = null;
+  child = null;
+  tmp.cleanup();
+});
+
+interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: any;
+}
+
+/** One HTTP request on loopback with full control of the headers. */
+function send(url: string, method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<Reply> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: u.hostname, port: u.port, method, path, headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers }, agent: false }, (res) => {
+      let data = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (data += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: data === '' ? null : JSON.parse(data) }));
+    });
+    req.on('error', reject);
+    if (body !== undefined) req.write(body);
+    req.end();
+  });
+}
+
+const tool = (url: string, name: string, args: unknown, headers: Record<string, string> = {}) => send(url, 'POST', `/tools/${name}`, JSON.stringify(args), headers);
+
+async function serve(limits = {}, options: Parameters<typeof startHttpServer>[1] = {}) {
+  session = await fixtureSession({ ledgerPath: join(tmp.dir, 'http.jsonl'), limits });
+  http = await startHttpServer(session, options);
+  return http.url;
+}
+
+describe('parseHostPort', () => {
+  it('reads host:port including bracketed IPv6 and refuses anything else as a usage error', () => {
+    expect(parseHostPort('127.0.0.1:0')).toEqual({ host: '127.0.0.1', port: 0 });
+    expect(parseHostPort('[::1]:8080')).toEqual({ host: '::1', port: 8080 });
+    expect(() => parseHostPort('127.0.0.1')).toThrow(expect.objectContaining({ code: 'usage', exitCode: 2 }));
+    expect(isLoopbackHost('127.1.2.3')).toBe(true);
+    expect(isLoopbackHost('0.0.0.0')).toBe(false);
+  });
+});
+
+describe('startHttpServer', () => {
+  it('serves the research session: results with 200, refusals with 4xx and { error: { code, message } }', async () => {
+    const url = await serve();
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect((await send(url, 'GET', '/health')).body).toEqual({ status: 'ok' });
+    const read = await tool(url, 'lore_read', { ref: `${R.territories}#Brinefall Shelf` });
+    expect(read.status).toBe(200);
+    expect(read.headers['loretrace-ledger-seq']).toBe('1');
+    expect(read.body.data).toMatchObject({ ref: `${R.territories}#chunk1`, line_start: 5, line_end: 8, snapshot_id: session!.index.snapshot_id });
+    const follow = await tool(url, 'lore_follow', { from_ref: R.territories, target: 'Brinefall Blackout' });
+    expect(follow.body.admitted).toMatchObject({ ref: R.blackout, depth: 1 });
+    expect((await tool(url, 'lore_read', { ref: `${R.blackout}#Aftermath` })).body.data).toMatchObject({ line_start: 9, line_end: 13, via: 'follow' });
+    expect((await tool(url, 'lore_search', { query: 'sanctuary capacity' })).body.results[0].path).toBe('World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md');
+    const hidden = await tool(url, 'lore_read', { ref: R.truth });
+    expect(hidden).toMatchObject({ status: 404, body: { error: { code: 'not_found', message: `no admitted note matches ${JSON.stringify(R.truth)} in this session's index` } } });
+    expect((await tool(url, 'lore_read', { ref: R.veilDrive })).status).toBe(403);
+    expect((await tool(url, 'lore_read', { ref: 'FixtureLore:a/../b.md' })).body.error.code).toBe('bad_ref');
+    expect((await tool(url, 'research_status', {})).body.followed_refs).toEqual([R.blackout]);
+    expect(readLedger(join(tmp.dir, 'http.jsonl')).slice(1).map((r) => r.transport)).toEqual(Array(8).fill('http'));
+  });
+
+  it('keeps the ledger chain linear and valid under 50 concurrent clients on one session', async () => {
+    const url = await serve({ rate_burst: 1000 });
+    const clients = Array.from({ length: 50 }, async (_, i) => {
+      const statuses: number[] = [];
+      statuses.push((await tool(url, 'lore_read', { ref: `${R.territories}#chunk${i % 3}` })).status);
+      statuses.push((await tool(url, 'lore_search', { query: `harbor ${i}` })).status);
+      statuses.push((await tool(url, 'lore_read', { ref: R.truth })).status);
+      statuses.push((await tool(url, 'research_status', {})).status);
+      return statuses;
+    });
+    const all = await Promise.all(clients);
+    expect(all.flat().filter((s) => s === 200).length).toBe(150);
+    expect(all.flat().filter((s) => s === 404).length).toBe(50);
+    await http!.close();
+    http = null;
+    await session!.close();
+    session = null;
+    const ledger = join(tmp.dir, 'http.jsonl');
+    const report = await verifyLedger(readFileSync(ledger, 'utf8'));
+    expect(report).toMatchObject({ valid: true, records: 202, closed: true, totals: { tool_calls: 200, ok: 150, refused: 50 } });
+    const recs = readLedger(ledger);
+    expect(recs.map((r) => r.seq)).toEqual(Array.from({ length: 202 }, (_, i) => i));
+  });
+
+  it('refuses a foreign Host or Origin header, a wrong method, a non-JSON or oversized body, and records each', async () => {
+    const url = await serve({ max_body_bytes: 1024 });
+    const port = new URL(url).port;
+    const evilHost = await tool(url, 'research_status', {}, { host: `attacker.example:${port}` });
+    expect(evilHost).toMatchObject({ status: 403, body: { error: { code: 'bad_request', message: `Host header "attacker.example:${port}" is not this server's address` } } });
+    expect((await tool(url, 'research_status', {}, { host: `localhost:${port}` })).status).toBe(200);
+    const evilOrigin = await tool(url, 'research_status', {}, { origin: 'http://attacker.example' });
+    expect(evilOrigin.status).toBe(403);
+    expect((await tool(url, 'research_status', {}, { origin: `http://127.0.0.1:${port}` })).status).toBe(200);
+    expect((await send(url, 'GET', '/tools/lore_read')).status).toBe(405);
+    expect((await send(url, 'POST', '/tools/lore_read', 'ref=x', { 'content-type': 'text/plain' })).status).toBe(415);
+    expect((await send(url, 'POST', '/tools/lore_read', '{"ref":')).body.error).toEqual({ code: 'bad_request', message: 'the request body is not JSON' });
+    const big = await tool(url, 'lore_search', { query: 'x'.repeat(1024 * 1024) });
+    expect(big).toMatchObject({ status: 413, body: { error: { code: 'bad_request', message: 'the request body is larger than 1024 bytes' } } });
+    expect((await send(url, 'GET', `/tools/${'a'.repeat(3000)}`)).status).toBe(414);
+    const reasons = readLedger(join(tmp.dir, 'http.jsonl')).slice(1).map((r) => (r.outcome!.status === 'refused' ? (r.outcome as any).reason : 'ok'));
+    expect(reasons).toEqual(['bad_host', 'ok', 'bad_origin', 'ok', 'method_not_allowed', 'unsupported_media_type', 'bad_json', 'body_too_large', 'url_too_long']);
+  });
+
+  it('requires a bearer token when one is set, and refuses a non-loopback bind without --allow-remote and a token', async () => {
+    const token = 'a-test-token-of-32-characters-xx';
+    const url = await serve({}, { token });
+    expect((await tool(url, 'research_status', {})).status).toBe(401);
+    expect((await tool(url, 'research_status', {}, { authorization: 'Bearer wrong-token-wrong-token' })).status).toBe(401);
+    expect((await tool(url, 'research_status', {}, { authorization: `Bearer ${token}` })).status).toBe(200);
+    await expect(startHttpServer(session!, { host: '0.0.0.0' })).rejects.toMatchObject({ code: 'usage', exitCode: 2 });
+    await expect(startHttpServer(session!, { host: '0.0.0.0', allowRemote: true })).rejects.toMatchObject({
+      code: 'usage',
+      message: '--allow-remote needs a bearer token (--token-file <file> or LORETRACE_PROXY_TOKEN)',
+    });
+  });
+});
+
+const built = existsSync(join(REPO, 'dist', 'cli', 'main.js'));
+
+/** Spawn `loretrace serve --http 127.0.0.1:0` and resolve with its URL once the listening line appears. */
+function spawnHttp(ledger: string): Promise<{ url: string; proc: ChildProcess; stderr: () => string }> {
+  const proc = spawn(process.execPath, [BIN, 'serve', '--lore', FIXTURE_VAULT, '--packet', PROXY_PACKET, '--ledger', ledger, '--http', '127.0.0.1:0'], {
+    cwd: tmp.dir,
+    env: { ...process.env, LORETRACE_INDEX_DIR: join(tmp.dir, 'index') },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child = proc;
+  let err = '';
+  return new Promise((resolve, reject) => {
+    proc.stderr!.on('data', (d) => {
+      err += String(d);
+      const m = /^listening on (http:\/\/127\.0\.0\.1:\d+)$/m.exec(err);
+      if (m) resolve({ url: m[1]!, proc, stderr: () => err });
+    });
+    proc.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
+  });
+}
+
+describe('loretrace serve --http', () => {
+  it.skipIf(!built)('prints "listening on http://127.0.0.1:PORT" on stderr and leaves a verifiable ledger after SIGKILL mid-session', async () => {
+    const ledger = join(tmp.dir, 'killed.jsonl');
+    const { url, proc } = await spawnHttp(ledger);
+    const answered: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await tool(url, 'lore_read', { ref: `${R.territories}#chunk${i % 3}` });
+      answered.push(Number(r.headers['loretrace-ledger-seq']));
+    }
+    // A burst still in flight when the server is killed.
+    const inFlight = Array.from({ length: 20 }, () =>
+      tool(url, 'lore_search', { query: 'harbor' }).then((r) => answered.push(Number(r.headers['loretrace-ledger-seq'])), () => undefined));
+    await new Promise((r) => setTimeout(r, 5));
+    proc.kill('SIGKILL');
+    await new Promise((r) => proc.once('exit', r));
+    await Promise.all(inFlight);
+    const report = await verifyLedger(readFileSync(ledger, 'utf8'));
+    expect(report.closed).toBe(false);
+    expect(report.verified_through_seq).not.toBeNull();
+    // Every answered call's record is on disk and verifies (fsync before the response).
+    expect(Math.max(...answered)).toBeLessThanOrEqual(report.verified_through_seq!);
+    // Nothing but a torn final line may be wrong, and then everything before it verifies.
+    for (const f of report.findings) expect(['ledger_not_closed', 'ledger_torn_record']).toContain(f.code);
+    if (!report.valid) expect(report.first_bad_seq).toBe(report.records);
+  });
+
+  it.skipIf(!built)('refuses to start for a packet of another lore_access mode and says why', async () => {
+    const proc = spawn(process.execPath, [BIN, 'serve', '--lore', FIXTURE_VAULT, '--packet', join(REPO, 'lore-fixtures', 'artifacts', 'packet.harbor.json'), '--ledger', join(tmp.dir, 'x.jsonl'), '--http', '127.0.0.1:0'], {
+      cwd: tmp.dir, env: { ...process.env, LORETRACE_INDEX_DIR: join(tmp.dir, 'index') }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child = proc;
+    let err = '';
+    proc.stderr!.on('data', (d) => (err += String(d)));
+    const code = await new Promise((r) => proc.once('exit', r));
+    expect(code).toBe(1);
+    expect(err).toMatch(/^loretrace: packet .*packet\.harbor\.json is (not a valid responder packet|.*coordinator_scoped_retrieval)/);
+    expect(existsSync(join(tmp.dir, 'x.jsonl'))).toBe(false);
+  });
+});

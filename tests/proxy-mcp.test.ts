@@ -1,0 +1,105 @@
+/**
+ * The MCP transport (issue 5): a real SDK client drives `loretrace serve --mcp` over stdio through a whole
+ * research session on FixtureLore, then the ledger verifies and its exported fragment passes verifyTrace.
+ * Needs `npm run build` (npm test builds first). The tool list is checked in-process over InMemoryTransport.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createMcpServer } from '../src/server/mcp.js';
+import { exportLedger, verifyLedger } from '../src/proxy/ledger.js';
+import { indexVault } from '../src/indexer/build.js';
+import { verifyTrace } from '../src/packet/verify-trace.js';
+import { BIN, FIXTURE_VAULT, PROXY_PACKET, R, fixtureSession, readLedger, tempDir } from './helpers/proxy.js';
+import { REPO } from './helpers/shared.js';
+
+let tmp: { dir: string; cleanup: () => void };
+beforeEach(() => {
+  tmp = tempDir('loretrace-mcp-');
+});
+afterEach(() => tmp.cleanup());
+
+type CallResult = { isError?: boolean; structuredContent?: Record<string, any>; content: { type: string; text?: string }[]; _meta?: Record<string, any> };
+
+describe('createMcpServer', () => {
+  it('lists five read-only tools with static descriptions and input and output schemas', async () => {
+    const session = await fixtureSession({ ledgerPath: join(tmp.dir, 'l.jsonl') });
+    const server = createMcpServer(session);
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    const client = new Client({ name: 'test', version: '0.0.0' });
+    await Promise.all([server.connect(a), client.connect(b)]);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(['lore_search', 'lore_read', 'lore_links', 'lore_follow', 'research_status']);
+    for (const t of tools) {
+      expect(t.annotations).toEqual({ title: t.name, readOnlyHint: true, destructiveHint: false, idempotentHint: t.name !== 'research_status', openWorldHint: false });
+      expect(t.outputSchema?.type).toBe('object');
+      expect(t.inputSchema.type).toBe('object');
+      for (const word of ['Brinefall', 'Meridian', 'Tidewater', 'FixtureLore', 'dock_warden']) expect(t.description).not.toContain(word);
+    }
+    expect(tools[0]!.inputSchema).toMatchObject({ properties: { query: { type: 'string', maxLength: 512 } }, required: ['query'], additionalProperties: false });
+    // A malformed call reaches the session: refused as a tool result and recorded in the ledger.
+    const bad = (await client.callTool({ name: 'lore_read', arguments: { ref: 7 } })) as CallResult;
+    expect(bad.isError).toBe(true);
+    expect(bad._meta?.['loretrace/refusal']).toMatchObject({ code: 'bad_request' });
+    expect(readLedger(join(tmp.dir, 'l.jsonl'))[1]!.outcome).toMatchObject({ status: 'refused', code: 'bad_request', reason: 'invalid_arguments' });
+    await client.close();
+    await session.close();
+  });
+});
+
+describe('loretrace serve --mcp', () => {
+  it.skipIf(!existsSync(join(REPO, 'dist', 'cli', 'main.js')))('serves a whole research session over stdio; the ledger verifies and the export verifies against the vault', async () => {
+    const ledger = join(tmp.dir, 'mcp.jsonl');
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, 'serve', '--lore', FIXTURE_VAULT, '--packet', PROXY_PACKET, '--ledger', ledger, '--mcp'],
+      env: { ...process.env, LORETRACE_INDEX_DIR: join(tmp.dir, 'index') } as Record<string, string>,
+      cwd: tmp.dir,
+      stderr: 'pipe',
+    });
+    let stderr = '';
+    transport.stderr?.on('data', (d) => (stderr += String(d)));
+    const client = new Client({ name: 'responder', version: '0.0.0' });
+    await client.connect(transport);
+    const call = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallResult;
+
+    const status = await call('research_status', {});
+    expect(status.structuredContent!.admitted.map((a: any) => a.ref)).toEqual([R.factions, R.territories, R.preIndex]);
+    const seed = await call('lore_read', { ref: `${R.territories}#Kestrel Reach` });
+    expect(seed.structuredContent!.data).toMatchObject({ ref: `${R.territories}#chunk2`, line_start: 10, line_end: 14, via: 'seed' });
+    expect(JSON.parse(seed.content[0]!.text!)).toEqual(seed.structuredContent);
+    const links = await call('lore_links', { ref: R.territories });
+    expect(links.structuredContent!.links.map((l: any) => l.target)).toEqual(['Meridian Compact', 'Kestrel Route Accord', 'Brinefall Blackout']);
+    const follow = await call('lore_follow', { from_ref: R.territories, target: 'Kestrel Route Accord' });
+    expect(follow.structuredContent!.admitted).toMatchObject({ ref: R.kestrel, depth: 1, newly_admitted: true });
+    const followed = await call('lore_read', { ref: R.kestrel });
+    expect(followed.structuredContent!.data).toMatchObject({ ref: `${R.kestrel}#chunk0`, line_start: 1, line_end: 7, via: 'follow', depth: 1 });
+    const hits = await call('lore_search', { query: 'arbiters neutrality accord', k: 2 });
+    expect(hits.structuredContent!.results[0]).toMatchObject({ path: 'World/Pre-Elysium/Timeline/Events/Kestrel Route Accord.md' });
+    const refusal = await call('lore_read', { ref: R.veilDrive });
+    expect(refusal.isError).toBe(true);
+    expect(refusal.structuredContent).toBeUndefined();
+    expect(JSON.parse(refusal.content[0]!.text!)).toEqual({ error: { code: 'out_of_scope', message: `ref ${R.veilDrive} is outside this packet's traversal policy (out_of_scope)` } });
+    expect(refusal._meta).toEqual({ 'loretrace/refusal': { code: 'out_of_scope', message: `ref ${R.veilDrive} is outside this packet's traversal policy (out_of_scope)` }, 'loretrace/ledger_seq': 7 });
+
+    await client.close();
+    for (let i = 0; i < 100 && !readFileSync(ledger, 'utf8').includes('"session_end"'); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(stderr).toContain('loretrace: serving packet proxy-fixture.brinefall-berths.dock_warden_ilse.packet.research.v0 over MCP stdio');
+
+    const text = readFileSync(ledger, 'utf8');
+    const report = await verifyLedger(text, { index: await indexVault(FIXTURE_VAULT, { persist: false, workers: false }) });
+    expect(report).toMatchObject({ valid: true, closed: true, records: 9, totals: { tool_calls: 7, ok: 6, refused: 1 } });
+    expect(readLedger(ledger).slice(1, 8).map((r) => [r.tool, r.transport])).toEqual([
+      ['research_status', 'mcp'], ['lore_read', 'mcp'], ['lore_links', 'mcp'], ['lore_follow', 'mcp'], ['lore_read', 'mcp'], ['lore_search', 'mcp'], ['lore_read', 'mcp'],
+    ]);
+    const fragment = await exportLedger(text);
+    expect(fragment.consulted_refs).toEqual([R.territories]);
+    expect(fragment.followed_refs).toEqual([R.kestrel]);
+    const verdict = await verifyTrace(await indexVault(FIXTURE_VAULT, { persist: false, workers: false }), fragment, {});
+    expect(verdict.ok).toBe(true);
+    expect(verdict.runner_captured).toEqual({ checked: 2, failed: 0 });
+  });
+});

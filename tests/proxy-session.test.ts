@@ -1,0 +1,349 @@
+/**
+ * ProxySession (issue 5): tools, enforcement, refusal codes, budgets and the ledger record of every call,
+ * driven in-process on lore-fixtures/FixtureLore with lore-fixtures/packets/proxy-fixture-research.packet.json.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openProxySession } from '../src/proxy/session.js';
+import type { ProxyResponse, ProxySession } from '../src/proxy/session.js';
+import { verifyLedger } from '../src/proxy/ledger.js';
+import { LORE_DATA_NOTICE } from '../src/proxy/tools.js';
+import { DEFAULT_LIMITS } from '../src/proxy/limits.js';
+import { FIXTURE_VAULT, PROXY_PACKET, PROXY_PACKET_ID, R, fakeClock, fixtureSession, readLedger, tempDir } from './helpers/proxy.js';
+
+let tmp: { dir: string; cleanup: () => void };
+let session: ProxySession | null = null;
+beforeEach(() => {
+  tmp = tempDir();
+});
+afterEach(async () => {
+  if (session) await session.close();
+  session = null;
+  tmp.cleanup();
+});
+
+const ledgerPath = () => join(tmp.dir, 'ledger.jsonl');
+
+function ok(r: ProxyResponse): Record<string, any> {
+  if (!r.ok) throw new Error(`expected a result, got refusal ${r.refusal.code}: ${r.refusal.message}`);
+  return r.result as Record<string, any>;
+}
+function refused(r: ProxyResponse): { code: string; message: string } {
+  if (r.ok) throw new Error(`expected a refusal, got a ${r.tool} result`);
+  return r.refusal;
+}
+
+describe('openProxySession', () => {
+  it('admits the seeds and scope notes at depth 0 and pins packet, policy and snapshot in the first record', async () => {
+    session = await fixtureSession({ ledgerPath: ledgerPath() });
+    const [start] = readLedger(ledgerPath());
+    expect(start!.seq).toBe(0);
+    expect(start!.kind).toBe('session_start');
+    expect(start!.prev_hash).toBe('0'.repeat(64));
+    const s = start!.session!;
+    expect(s.packet_id).toBe(PROXY_PACKET_ID);
+    expect(s.packet_sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(s.snapshot_id).toBe(session.index.snapshot_id);
+    expect(s.admitted).toEqual([
+      { ref: R.territories, path: 'World/Pre-Elysium/Territories.md', via: 'seed' },
+      { ref: R.factions, path: 'World/Pre-Elysium/Factions/index.md', via: 'seed' },
+      { ref: R.preIndex, path: 'World/Pre-Elysium/index.md', via: 'scope' },
+    ]);
+    expect(s.policy_receipt.length).toBe(session.compiled.receipt.length);
+  });
+
+  it('refuses to start for a packet that does not validate, and writes no ledger', async () => {
+    const bad = JSON.parse(readFileSync(PROXY_PACKET, 'utf8'));
+    delete bad.lore_access.research_instructions;
+    const file = join(tmp.dir, 'bad.packet.json');
+    writeFileSync(file, JSON.stringify(bad));
+    await expect(fixtureSession({ ledgerPath: ledgerPath(), packetPath: file })).rejects.toMatchObject({
+      code: 'packet_invalid',
+      message: expect.stringContaining('is not a valid responder packet'),
+    });
+    expect(() => readFileSync(ledgerPath())).toThrow();
+  });
+
+  it('refuses to start for a valid packet whose lore_access.mode is not responder_scoped_repository_search', async () => {
+    const p = JSON.parse(readFileSync(PROXY_PACKET, 'utf8'));
+    p.lore_access.mode = 'coordinator_scoped_retrieval';
+    p.isolation_requirements.no_repo_access = true;
+    const file = join(tmp.dir, 'coord.packet.json');
+    writeFileSync(file, JSON.stringify(p));
+    await expect(fixtureSession({ ledgerPath: ledgerPath(), packetPath: file })).rejects.toMatchObject({
+      code: 'packet_wrong_mode',
+      message: `packet ${file} has lore_access.mode "coordinator_scoped_retrieval"; the proxy serves only responder_scoped_repository_search packets`,
+    });
+  });
+
+  it('refuses a ledger path that already exists (a ledger is never overwritten)', async () => {
+    writeFileSync(ledgerPath(), 'keep me\n');
+    await expect(fixtureSession({ ledgerPath: ledgerPath() })).rejects.toMatchObject({ code: 'ledger_exists' });
+    expect(readFileSync(ledgerPath(), 'utf8')).toBe('keep me\n');
+  });
+});
+
+describe('ProxySession.call lore_read', () => {
+  it('returns the exact lines of a heading section as data with provenance and the fixed notice', async () => {
+    session = await fixtureSession({ ledgerPath: ledgerPath() });
+    const r = ok(await session.call('lore_read', { ref: `${R.territories}#Brinefall Shelf` }));
+    expect(r.notice).toBe(LORE_DATA_NOTICE);
+    expect(r.data).toEqual({
+      ref: `${R.territories}#chunk1`,
+      requested_ref: `${R.territories}#Brinefall Shelf`,
+      path: 'World/Pre-Elysium/Territories.md',
+      chunk_index: 1,
+      line_start: 5,
+      line_end: 8,
+      snapshot_id: session.index.snapshot_id,
+      heading_path: ['Territories', 'Brinefall Shelf'],
+      via: 'seed',
+      depth: 0,
+      content:
+        '## Brinefall Shelf\n\nBrinefall Shelf is the oldest anchorage, a ring of rafts around a sunken tower. The [[Meridian Compact]] keeps its charter office here, and every berth is rented by the tide.\nSalvage rights on the shelf are sold by the hour, and a crew that overstays pays in fuel.',
+    });
+  });
+
+  it('narrows a ref with line_start/line_end and refuses lines outside the ref as bad_request', async () => {
+    session = await fixtureSession({ ledgerPath: ledgerPath() });
+    const r = ok(await session.call('lore_read', { ref: R.territories, line_start: 12, line_end: 13 }));
+    expect(r.data.ref).toBe(`${R.territories}#L12-L13`);
+    expect(r.data.content).toBe('Kestrel Reach is open water between harbors, watched by relay buoys.\n- Convoys cross it under the [[Kestrel Route Accord]].');
+    const bad = refused(await session.call('lore_read', { ref: `${R.territories}#chunk1`, line_start: 4 }));
+    expect(bad).toEqual({
+      code: 'bad_request',
+      message: `lore_read: lines 4-8 are not inside ${R.territories}#chunk1 (lines 5-8); expected 5 ≤ line_start ≤ line_end ≤ 8`,
+    });
+  });
+
+  it('records one returned range per chunk a whole-note read touches', async () => {
+    session = await fixtureSession({ ledgerPath: ledgerPath() });
+    const r = await session.call('lore_read', { ref: R.territories });
+    expect(ok(r).data.ref).toBe(R.territories);
+    const rec = readLedger(ledgerPath())[r.seq]!;
+    expect(rec.outcome!.status).toBe('ok');
+    const pieces = (rec.outcome as any).returned.map((p: any) => [p.ref, p.chunk_index, p.line_start, p.line_end, p.via]);
+    expect(pieces).toEqual([
+      [`${R.territories}#chunk0`, 0, 1, 3, 'seed'],
+      [`${R.territories}#chunk1`, 1, 5, 8, 'seed'],
+      [`${R.territories}#chunk2`, 2, 10, 14, 'seed'],
+    ]);
+  });
+
+  it('refuses a note that is allowed by the policy but not reached with not_reached', async () => {
+    session = await fixtureSession({ ledgerPath: ledgerPath() });
+    expect(refused(await session.call('lore_read', { ref: R.blackout }))).toEqual({
+      code: 'not_reached',
+      message: `ref ${R.blackout} is not reached yet: read a seed or scope note and lore_follow a link to it`,
+    });
+  });
+
+  it('answers a hidden note and a missing note with the same not_found, and records the true reasons', async () => {
+    session = await fixtureSession({ ledgerPath: ledgerPath() });
+    const missing = 'FixtureLore:World/Pre-Elysium/Author Notes/Nothing Here.md';
+    const a = await session.call('lore_read', { ref: R.truth });
+    const b = await session.call('lore_read', { ref: missing });
+    expect(refused(a)).toEqual({ code: 'not_found', message: `no admitted note matches ${JSON.stringify(R.truth)} in this session's index` });
+    expect(refused(b)).toEqual({ code: 'not_found', message: `no admitted note matches ${JSON.stringify(missing)} in this session's index` });
+    const records = readLedger(ledgerPath());
+    expect(records[a.seq]!.outcome).toMatchObject({ status: 'refused', code: 'not_found', reason: 'hidden_ref' });
+    expect(records[b.seq]!.outcome).toMatchObject({ status: 'refused', code: 'not_found', reason: 'not_found' });
+  });
+
+  it('refuses future-era and out-of-prefix notes (including a sibling folder sharing a prefix name) with out_of_scope', async () => {
+    session = await fixtureSession({ ledgerPath: ledgerPath() });
+    for (const [ref, reason] of [[R.veilDrive, 'future_era'], [R.rumors, 'prefix_denied'], [R.home, 'prefix_denied']] as const) {
+      const r = await session.call('lore_read', { ref });
+      expect(refused(r)).toEqual({ code: 'out_of_scope', message: `ref ${ref} is outside this packet's traversal policy (out_of_scope)` });
+      expect(readLedger(ledgerPath())[r.seq]!.outcome).toMatchObject({ code: 'out_of_scope', reason });
+    }
+  });
+
+  it('refuses malformed refs with bad_ref and malformed arguments with bad_request', async () => {
+    session = await fixtureSession({ ledgerPath: ledgerPath() });
+    expect(refused(await session.call('lore_read', { ref: 'FixtureLore:World/../Home.md' }))).toEqual({
+      code: 'bad_ref',
+      message: 'ref "FixtureLore:World/../Home.md" is not a valid lore ref: it contains a ".." segment',
+    });
+    expect(refused(await session.call('lore_read', { ref: 42 }))).toMatchObject({ code: 'bad_request', message: expect.stringMatching(/^lore_read: argument ref /) });
+    expect(refused(await session.call('lore_read', { ref: R.territories, extra: 1 }))).toMatchObject({ code: 'bad_request' });
+    expect(refused(await session.call('lore_delete', {}))).toEqual({
+      code: 'bad_request',
+      message: 'unknown tool "lore_delete"; expected one of lore_search, lore_read, lore_links, lore_follow, research_status',
+    });
+  });
+});
+
+describe('ProxySession.call lore_follow', () => {
+  it('admits a linked note at depth + 1 and makes it readable', async () => {
+    session = await fixtureSession({ ledgerPath: ledgerPath() });
+    const r = ok(await session.call('lore_follow', { from_ref: R.territories, target: 'Brinefall Blackout' }));
+    expect(r.admitted).toEqual({
+      ref: R.blackout,
+      path: 'World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md',
+      depth: 1,
+      from_ref: R.territories,
+      link: { line: 14, column: 34, syntax: 'wikilink' },
+      newly_admitted: true,
+    });
+    const read = ok(await session.call('lore_read', { ref: `${R.blackout}#Aftermath` }));
+    expect(read.data).toMatchObject({ line_start: 9, line_end: 13, via: 'follow', depth: 1 });
+  });
+
+  it('accepts the target as a ref and refuses a target no link leads to with not_reached', async () => {
+    session = await fixtureSession({ ledgerPath: ledgerPath() });
+    expect(ok(await session.call('lore_follow', { from_ref: R.territories, target: R.meridian })).admitted.depth).toBe(1);
+    expect(refused(await session.call('lore_follow', { from_ref: R.territories, target: R.quietHands }))).toEqual({
+      code: 'not_reached',
+      message: `no link in ${R.territories} leads to ${JSON.stringify(R.quietHands)}; lore_follow only follows links that exist in the note`,
+    });
+  });
+
+  it('refuses a hop beyond max_link_depth with depth_exceeded', async () => {
+    session = await fixtureSession({ ledgerPath: ledgerPath() });
+    ok(await session.call('lore_follow', { from_ref: R.territories, target: 'Brinefall Blackout' }));
+    const k = ok(await session.call('lore_follow', { from_ref: R.blackout, target: 'Kestrel Route Accord' }));
+    expect(k.admitted.depth).toBe(2);
+    const r = await session.call('lore_follow', { from_ref: R.kestrel, target: 'Harbor Neutrality' });
+    expect(refused(r).code).toBe('depth_exceeded');
+    expect(readLedger(ledgerPath())[r.seq]!.outcome).toMatchObject({ reason: 'depth_exceeded' });
+  });
+
+  it('refuses a link whose target class is not in follow_link_classes with class_not_allowed', async () => {
+    session = await fixtureSession({ ledgerPath: ledgerPath() });
+    const r = refused(await session.call('lore_follow', { from_ref: R.preIndex, target: 'World/Pre-Elysium/Territories' }));
+    expect(r.code).toBe('class_not_allowed');
+  });
+
+  it('answers links to hidden and unresolved notes with not_found, and links out of the policy with out_of_scope', async () => {
+    session = await fixtureSession({ ledgerPath: ledgerPath() });
+    ok(await session.call('lore_follow', { from_ref: R.territories, target: 'Meridian Compact' }));
+    const hidden = await session.call('lore_follow', { from_ref: R.meridian, target: 'Brinefall Truth' });
+    const unresolved = await session.call('lore_follow', { from_ref: R.meridian, target: 'Drowned Archive' });
+    expect(refused(hidden)).toEqual({ code: 'not_found', message: 'no admitted note matches "Brinefall Truth" in this session\'s index' });
+    expect(refused(unresolved)).toEqual({ code: 'not_found', message: 'no admitted note matches "Drowned Archive" in this session\'s index' });
+    expect(refused(await session.call('lore_follow', { from_ref: R.meridian, target: 'Veil Drive' })).code).toBe('out_of_scope');
+    expect(refused(await session.call('lore_follow', { from_ref: R.meridian, target: 'Dockside Rumors' })).code).toBe('out_of_scope');
+    const records = readLedger(ledgerPath());
+    expect(records[hidden.seq]!.outcome).toMatchObject({ reason: 'hidden_ref' });
+    expect(records[unresolved.seq]!.outcome).toMatchObject({ reason: 'unresolved' });
+  });
+});
+
+describe('ProxySession.call lore_links', () => {
+  it('lists outgoing links with the follow decision and hides the identity of hidden targets', async () => {
+    session = await fixtureSession({ ledgerPath: ledgerPath() });
+    ok(await session.call('lore_follow', { from_ref: R.territories, target: 'Meridian Compact' }));
+    const r = ok(await session.call('lore_links', { ref: R.meridian }));
+    expect(r.from).toEqual({ ref: R.meridian, path: 'World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md', depth: 1 });
+    const byTarget = Object.fromEntries(r.links.map((l: any) => [l.target, [l.target_ref, l.follow.allowed, l.follow.code]]));
+    expect(byTarget['Quiet Hands']).toEqual([R.quietHands, true, null]);
+    expect(byTarget['Veil Drive']).toEqual([R.veilDrive, false, 'out_of_scope']);
+    expect(byTarget['Dockside Rumors']).toEqual([R.rumors, false, 'out_of_scope']);
+    expect(byTarget['Brinefall Truth']).toEqual([null, false, 'not_found']);
+    expect(byTarget['Drowned Archive']).toEqual([null, false, 'not_found']);
+  });
+});
+
+describe('ProxySession.call lore_search', () => {
+  it('returns only hits inside the admitted notes, with provenance and no text', async () => {
+    session = await fixtureSession({ ledgerPath: ledgerPath() });
+    const before = ok(await session.call('lore_search', { query: 'sanctuary berths blackout' }));
+    const admitted = new Set(['World/Pre-Elysium/Territories.md', 'World/Pre-Elysium/Factions/index.md', 'World/Pre-Elysium/index.md']);
+    expect(before.results.length).toBeGreaterThan(0);
+    for (const h of before.results) {
+      expect(admitted.has(h.path)).toBe(true);
+      expect(Object.keys(h).sort()).toEqual(['chunk_index', 'heading_path', 'line_end', 'line_start', 'path', 'ref', 'score', 'snapshot_id']);
+    }
+    ok(await session.call('lore_follow', { from_ref: R.territories, target: 'Brinefall Blackout' }));
+    const after = ok(await session.call('lore_search', { query: 'sanctuary berths blackout', k: 3 }));
+    expect(after.results[0].path).toBe('World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md');
+    expect(after.results.length).toBeLessThanOrEqual(3);
+  });
+
+  it('refuses a 1 MB query with bad_request and records a digest of it, not the query', async () => {
+    session = await fixtureSession({ ledgerPath: ledgerPath() });
+    const query = 'x'.repeat(1024 * 1024);
+    const r = await session.call('lore_search', { query });
+    expect(refused(r)).toEqual({ code: 'bad_request', message: `lore_search: argument query is longer than the limit of ${DEFAULT_LIMITS.max_query_chars}` });
+    const rec = readLedger(ledgerPath())[r.seq]!;
+    expect(rec.outcome).toMatchObject({ reason: 'query_too_long' });
+    expect((rec.arguments as any).query).toEqual({ $omitted: 'string', chars: 1024 * 1024, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+  });
+});
+
+describe('ProxySession budgets', () => {
+  it('refuses calls past max_calls with budget_exhausted', async () => {
+    session = await fixtureSession({ ledgerPath: ledgerPath(), limits: { max_calls: 2 } });
+    ok(await session.call('research_status', {}));
+    ok(await session.call('research_status', {}));
+    expect(refused(await session.call('research_status', {}))).toEqual({ code: 'budget_exhausted', message: "the session's call budget (2 calls) is spent" });
+  });
+
+  it('refuses a read that would pass max_chars_returned, leaving the budget unspent', async () => {
+    session = await fixtureSession({ ledgerPath: ledgerPath(), limits: { max_chars_returned: 400 } });
+    const r = ok(await session.call('lore_read', { ref: `${R.territories}#chunk1` }));
+    expect(r.budgets_left.chars).toBe(400 - 284);
+    expect(refused(await session.call('lore_read', { ref: `${R.territories}#chunk1` })).code).toBe('budget_exhausted');
+    expect(ok(await session.call('lore_read', { ref: `${R.territories}#chunk0` })).data.line_start).toBe(1);
+  });
+
+  it('rate-limits a burst with rate_limited and admits calls again after the bucket refills', async () => {
+    const clock = fakeClock();
+    session = await fixtureSession({ ledgerPath: ledgerPath(), clock, limits: { rate_burst: 3, rate_per_second: 1 } });
+    const burst = await Promise.all(Array.from({ length: 5 }, () => session!.call('research_status', {})));
+    expect(burst.map((r) => (r.ok ? 'ok' : r.refusal.code))).toEqual(['ok', 'ok', 'ok', 'rate_limited', 'rate_limited']);
+    clock.ms.value += 1000;
+    expect((await session.call('research_status', {})).ok).toBe(true);
+  });
+});
+
+describe('ProxySession.call research_status', () => {
+  it('reports admitted refs with depth, consulted and followed refs, and a receipt without hidden rows', async () => {
+    session = await fixtureSession({ ledgerPath: ledgerPath() });
+    ok(await session.call('lore_read', { ref: `${R.territories}#chunk0` }));
+    ok(await session.call('lore_follow', { from_ref: R.territories, target: 'Brinefall Blackout' }));
+    ok(await session.call('lore_read', { ref: `${R.blackout}#chunk0` }));
+    const s = ok(await session.call('research_status', {}));
+    expect(s.consulted_refs).toEqual([R.territories]);
+    expect(s.followed_refs).toEqual([R.blackout]);
+    expect(s.admitted.map((a: any) => [a.ref, a.depth, a.via])).toEqual([
+      [R.factions, 0, 'seed'],
+      [R.territories, 0, 'seed'],
+      [R.preIndex, 0, 'scope'],
+      [R.blackout, 1, 'follow'],
+    ]);
+    expect(s.calls).toEqual({ total: 4, ok: 4, refused: 0 });
+    expect(s.policy_receipt.some((r: any) => r.kind === 'hidden_ref')).toBe(false);
+    expect(JSON.stringify(s)).not.toContain('Brinefall Truth');
+  });
+});
+
+describe('ProxySession.close', () => {
+  it('ends the ledger with session_end totals (zeros included) and the chain verifies', async () => {
+    session = await fixtureSession({ ledgerPath: ledgerPath() });
+    ok(await session.call('lore_read', { ref: `${R.territories}#chunk0` }));
+    refused(await session.call('lore_read', { ref: R.truth }));
+    await session.close();
+    const records = readLedger(ledgerPath());
+    const end = records[records.length - 1]!;
+    expect(end.kind).toBe('session_end');
+    expect(end.totals).toMatchObject({
+      tool_calls: 2, ok: 1, refused: 1, not_found: 1, bad_ref: 0, bad_request: 0, out_of_scope: 0, not_reached: 0,
+      depth_exceeded: 0, class_not_allowed: 0, budget_exhausted: 0, rate_limited: 0, reads: 1, notes_read: 1,
+    });
+    const report = await verifyLedger(readFileSync(ledgerPath(), 'utf8'));
+    expect(report).toMatchObject({ valid: true, records: 4, closed: true, totals: { tool_calls: 2, ok: 1, refused: 1 } });
+    await expect(session.call('research_status', {})).rejects.toMatchObject({ code: 'session_closed' });
+    session = null;
+  });
+
+  it('serialises concurrent calls so seq follows the order calls arrived in', async () => {
+    session = await openProxySession({
+      lore: FIXTURE_VAULT, packetPath: PROXY_PACKET, ledgerPath: ledgerPath(), indexOptions: { persist: false, workers: false }, clock: fakeClock(),
+    });
+    const rs = await Promise.all(Array.from({ length: 20 }, (_, i) => session!.call('lore_read', { ref: `${R.territories}#chunk${i % 3}` })));
+    expect(rs.map((r) => r.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+  });
+});

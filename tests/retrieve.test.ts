@@ -1,0 +1,367 @@
+/**
+ * buildPacket (src/packet/build.ts), the prompt renderers, and `loretrace retrieve` on the FixtureLore
+ * draft in lore-fixtures/packets/: both lanes, exact excerpts and refs, validity, determinism, refusals.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { indexVault } from '../src/indexer/build.js';
+import { main } from '../src/cli/main.js';
+import {
+  applyResearchSection,
+  applySourceSection,
+  buildPacket,
+  parseSourceSection,
+  PROXY_TOOLS,
+  queriesFor,
+  renderResearchSection,
+  renderSourceSection,
+} from '../src/packet/build.js';
+import type { BuildPacketResult } from '../src/packet/build.js';
+import { TOOL_NAMES } from '../src/proxy/tools.js';
+import { isUnderPrefix, parseRef } from '../src/refs/ref.js';
+import type { ProjectedLocalContext, ResponderPacket, SourceExcerpt, TraversalPolicy } from '../src/packet/types.js';
+import { validatePacket } from '../src/packet/validate.js';
+import { verifyTrace } from '../src/packet/verify-trace.js';
+import type { VaultIndex } from '../src/types.js';
+import { FIXTURES, FIXTURE_VAULT, REPO } from './helpers/shared.js';
+
+const PACKETS = join(FIXTURES, 'packets');
+const DRAFT_FILE = join(PACKETS, 'brinefall-intake.turn-01.mara-voss.draft.packet.json');
+const CONTEXT_FILE = join(PACKETS, 'brinefall-intake.turn-01.mara-voss.projected-context.json');
+const POLICY_FILE = join(PACKETS, 'brinefall-intake.policy.json');
+const readJson = <T>(f: string): T => JSON.parse(readFileSync(f, 'utf8')) as T;
+
+let tmp: string;
+let index: VaultIndex;
+let draft: ResponderPacket;
+let context: ProjectedLocalContext;
+let policy: TraversalPolicy;
+let coordinator: BuildPacketResult;
+
+const PREFIXES = ['World/Pre-Elysium/', 'World/Politics/'];
+
+beforeAll(async () => {
+  tmp = mkdtempSync(join(tmpdir(), 'loretrace-retrieve-'));
+  index = await indexVault(FIXTURE_VAULT, { indexDir: join(tmp, 'index') });
+  draft = readJson(DRAFT_FILE);
+  context = readJson(CONTEXT_FILE);
+  policy = readJson(POLICY_FILE);
+  coordinator = await buildPacket(index, draft, { projectedContext: context, policy, file: 'draft.json' });
+});
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+describe('buildPacket', () => {
+  it('adds traced lore excerpts after the draft\'s non-lore excerpts (coordinator_scoped_retrieval)', () => {
+    const p = coordinator.packet;
+    expect(coordinator.lane).toBe('coordinator_scoped_retrieval');
+    expect(p.visible_context.source_excerpts.map((e) => [e.ref_id, e.source_ref])).toEqual([
+      ['local.capacity_board', 'lore-fixtures/packets/brinefall-intake.turn-01.scene-digest.json#capacity'],
+      ['lore.brinefall_blackout.chunk1', 'FixtureLore:World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md#chunk1'],
+      ['lore.quiet_hands.chunk1', 'FixtureLore:World/Pre-Elysium/Factions/Movements/Quiet Hands.md#chunk1'],
+      ['lore.kestrel_route_accord.chunk0', 'FixtureLore:World/Pre-Elysium/Timeline/Events/Kestrel Route Accord.md#chunk0'],
+      ['lore.harbor_neutrality.chunk0', 'FixtureLore:World/Politics/Harbor Neutrality.md#chunk0'],
+    ]);
+    expect(p.visible_context.source_excerpts[2]?.text).toBe('Care is counted in beds, air, food and repair hours, and no berth is promised that cannot be kept. ^oath');
+    expect(coordinator.stats).toEqual({ excerpts_kept: 1, excerpts_added: 4, excerpts_dropped: 0, excerpts_withheld: 1, trace_entries: 4 });
+    expect(coordinator.queries).toEqual([
+      'scene grounding: The Brinefall Blackout silenced the relay buoys and the Meridian Compact promised sanctuary berths to crews caught in it.',
+      'institutional pressure: Quiet Hands count care in beds, air, food and repair hours and refuse intake when beds run out.',
+      draft.visible_context.observed_event.observable_action,
+    ]);
+  });
+
+  it('sets the lane fields: generation_lane, lore_access with traversal_policy, no_repo_access true', () => {
+    const p = coordinator.packet;
+    expect(p.generation_lane).toBe('retrieval_augmented');
+    expect(p.lore_access).toEqual({
+      mode: 'coordinator_scoped_retrieval',
+      allowed_scope: ['FixtureLore:World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md'],
+      required_provenance: true,
+      traversal_policy: policy,
+    });
+    expect(Object.keys(p.lore_access)).toEqual(['mode', 'allowed_scope', 'required_provenance', 'traversal_policy']);
+    expect(p.isolation_requirements.no_repo_access).toBe(true);
+    expect(Object.keys(p)).toEqual(Object.keys(draft));
+  });
+
+  it('writes the capture fragment: consulted and followed refs, runner_captured trace, snapshot, receipt', async () => {
+    const c = coordinator.capture!;
+    expect(Object.keys(c)).toEqual(['mode', 'consulted_refs', 'followed_refs', 'research_trace', 'research_trace_status', 'snapshot_id', 'policy_receipt']);
+    expect(c.consulted_refs).toEqual(['FixtureLore:World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md']);
+    expect(c.followed_refs).toEqual([
+      'FixtureLore:World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md',
+      'FixtureLore:World/Pre-Elysium/Factions/Movements/Quiet Hands.md',
+      'FixtureLore:World/Pre-Elysium/Timeline/Events/Kestrel Route Accord.md',
+      'FixtureLore:World/Politics/Harbor Neutrality.md',
+    ]);
+    expect(c.research_trace.map((t) => [t.trace_id, t.origin, t.source_path, t.chunk_index, t.line_start, t.line_end])).toEqual([
+      ['trace.brinefall_blackout.chunk1', 'runner_captured', 'World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md', 1, 11, 12],
+      ['trace.quiet_hands.chunk1', 'runner_captured', 'World/Pre-Elysium/Factions/Movements/Quiet Hands.md', 1, 7, 7],
+      ['trace.kestrel_route_accord.chunk0', 'runner_captured', 'World/Pre-Elysium/Timeline/Events/Kestrel Route Accord.md', 0, 3, 7],
+      ['trace.harbor_neutrality.chunk0', 'runner_captured', 'World/Politics/Harbor Neutrality.md', 0, 6, 6],
+    ]);
+    expect(c.research_trace_status).toBe('runner_captured');
+    expect(c.snapshot_id).toBe(index.snapshot_id);
+    const report = await verifyTrace(index, c);
+    expect(report.totals.verified).toBe(4);
+    expect(report.ok).toBe(true);
+  });
+
+  it('withholds an excerpt whose lines link to hidden lore, and its trace entry', () => {
+    const withheld = coordinator.findings.filter((f) => f.code === 'excerpt_withheld');
+    expect(withheld.map((f) => f.path)).toEqual(['FixtureLore:World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md#chunk3']);
+    expect(withheld[0]?.message).toContain('line 24 links [[Brinefall Truth]] to hidden lore');
+    const shown = JSON.stringify([coordinator.packet.visible_context, coordinator.packet.packet_prompt_text, coordinator.capture?.research_trace]);
+    expect(shown).not.toContain('Author Notes');
+    expect(shown).not.toContain('Brinefall Truth');
+  });
+
+  it('lets no lore ref outside allowed_prefixes reach the packet', () => {
+    for (const ex of coordinator.packet.visible_context.source_excerpts.filter((e) => e.source_ref.startsWith('FixtureLore:'))) {
+      const { path } = parseRef(ex.source_ref, { namespace: 'FixtureLore' });
+      expect(PREFIXES.some((p) => isUnderPrefix(path, p))).toBe(true);
+    }
+  });
+
+  it('re-renders the prompt source section so prompt and excerpts agree, reporting replaced lines', () => {
+    const section = parseSourceSection(coordinator.packet.packet_prompt_text);
+    expect(section?.style).toBe('plain');
+    expect(section?.items.map((i) => i.text)).toEqual(coordinator.packet.visible_context.source_excerpts.map((e) => e.text));
+    const replaced = coordinator.findings.find((f) => f.code === 'prompt_lines_replaced');
+    expect(replaced?.message).toBe(
+      'draft.json: 1 line of the prompt\'s source section did not match an excerpt and was replaced by the rendered excerpts: "- Old hand-written constraint that no excerpt backs."',
+    );
+    expect(validatePacket(coordinator.packet).valid).toBe(true);
+  });
+
+  it('gives byte-identical output on two runs', async () => {
+    const again = await buildPacket(index, readJson(DRAFT_FILE), { projectedContext: readJson(CONTEXT_FILE), policy: readJson(POLICY_FILE), file: 'draft.json' });
+    expect(JSON.stringify(again.packet, null, 2)).toBe(JSON.stringify(coordinator.packet, null, 2));
+    expect(JSON.stringify(again.capture, null, 2)).toBe(JSON.stringify(coordinator.capture, null, 2));
+  });
+
+  it('replaces the draft\'s lore excerpts in the coordinator lane (finding draft_lore_excerpt_dropped)', async () => {
+    const d = structuredClone(draft);
+    d.visible_context.source_excerpts.push({ ref_id: 'lore.hand', source_ref: 'FixtureLore:World/Politics/Salvage Law.md', text: 'Salvage law decides who owns a wreck.' });
+    const r = await buildPacket(index, d, { projectedContext: context, policy, file: 'draft.json' });
+    expect(r.stats.excerpts_dropped).toBe(1);
+    expect(r.findings.find((f) => f.code === 'draft_lore_excerpt_dropped')?.pointer).toBe('/visible_context/source_excerpts/1');
+    expect(r.packet.visible_context.source_excerpts.map((e) => e.ref_id)).not.toContain('lore.hand');
+  });
+
+  it('builds the responder_scoped_repository_search lane: no lore fetched, research section, no_repo_access false', async () => {
+    const r = await buildPacket(index, draft, { lane: 'responder_scoped_repository_search', policy, file: 'draft.json' });
+    const p = r.packet;
+    expect(r.capture).toBeNull();
+    expect(r.queries).toEqual([]);
+    expect(p.visible_context.source_excerpts).toEqual(draft.visible_context.source_excerpts);
+    expect(p.lore_access.mode).toBe('responder_scoped_repository_search');
+    expect(p.lore_access.research_instructions?.length).toBe(5);
+    expect(p.isolation_requirements.no_repo_access).toBe(false);
+    expect(p.output_contract.required_fields.slice(-4)).toEqual(['consulted_refs', 'followed_refs', 'research_trace', 'research_summary']);
+    const prompt = p.packet_prompt_text;
+    expect(prompt).toContain('\n\n## Required Lore Research\n');
+    expect(prompt).toContain('- FixtureLore:World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md\n');
+    expect(prompt).toContain('  - FixtureLore:World/Pre-Elysium/\n  - FixtureLore:World/Politics/\n');
+    expect(prompt).toContain('`loretrace serve --lore <vault> --packet <this packet> --mcp`');
+    expect(validatePacket(p).valid).toBe(true);
+  });
+
+  it('uses the draft\'s traversal_policy over --policy, with a warning', async () => {
+    const d = structuredClone(draft);
+    d.lore_access.traversal_policy = { ...policy, stop_conditions: ['max_refs:2'] };
+    const r = await buildPacket(index, d, { projectedContext: context, policy, file: 'draft.json' });
+    expect(r.findings.find((f) => f.code === 'policy_option_ignored')?.severity).toBe('warning');
+    expect(r.capture?.consulted_refs.length).toBe(1);
+    expect(r.capture?.followed_refs.length).toBe(1);
+  });
+
+  it('refuses a draft that violates the contract, with the validator errors', async () => {
+    const d = structuredClone(draft) as unknown as Record<string, unknown>;
+    d['generation_lane'] = 'retrieval_augmented';
+    await expect(buildPacket(index, d, { policy, file: 'draft.json' })).rejects.toMatchObject({
+      code: 'invalid_draft',
+      message:
+        'draft.json: the draft violates the responder packet contract (1 error): /lore_access/mode [lane.retrieval_augmented_requires_scoped_mode] generation_lane is retrieval_augmented but lore_access.mode is curated_excerpts_only',
+      details: { pointer: '/lore_access/mode' },
+    });
+  });
+
+  it('refuses without a policy (exit code 2)', async () => {
+    await expect(buildPacket(index, draft, { file: 'draft.json' })).rejects.toMatchObject({
+      code: 'no_policy',
+      exitCode: 2,
+      message:
+        'draft.json has no /lore_access/traversal_policy and no --policy was given; expected a traversal policy (max_link_depth, allowed_prefixes, required_seed_refs, follow_link_classes, stop_conditions) for lane coordinator_scoped_retrieval',
+    });
+  });
+
+  it('refuses a responder-lane draft whose lore excerpt lies outside allowed_prefixes', async () => {
+    const d = structuredClone(draft);
+    d.visible_context.source_excerpts.push({ ref_id: 'lore.veil', source_ref: 'FixtureLore:World/Post-Elysium/Veil Drive.md', text: 'x' });
+    await expect(buildPacket(index, d, { lane: 'responder_scoped_repository_search', policy, file: 'draft.json' })).rejects.toMatchObject({
+      code: 'ref_out_of_scope',
+      message:
+        'draft.json: /visible_context/source_excerpts/1/source_ref "FixtureLore:World/Post-Elysium/Veil Drive.md" is outside allowed_prefixes (FixtureLore:World/Pre-Elysium/, FixtureLore:World/Politics/)',
+    });
+  });
+
+  it('refuses a projected context of another responder', async () => {
+    const c = structuredClone(context);
+    c.context.local_agent_id = 'idris_kell';
+    await expect(buildPacket(index, draft, { projectedContext: c, policy, file: 'draft.json', projectedContextFile: 'ctx.json' })).rejects.toMatchObject({
+      code: 'projected_context_mismatch',
+      details: { pointer: '/context/local_agent_id' },
+    });
+  });
+});
+
+describe('queriesFor', () => {
+  it('is one query per runtime retrieval requirement, then the observable action, without duplicates', () => {
+    expect(queriesFor(draft)).toEqual([draft.visible_context.observed_event.observable_action]);
+    expect(queriesFor(draft, context)).toHaveLength(3);
+  });
+});
+
+describe('renderSourceSection', () => {
+  const ex: SourceExcerpt[] = [
+    { ref_id: 'a', source_ref: 'x.json', text: 'one' },
+    { ref_id: 'lore.b', source_ref: 'FixtureLore:B.md#chunk0', text: 'two\n\n- three' },
+  ];
+  it('renders plain bullets or ref_id bullets, continuing lines with two spaces', () => {
+    expect(renderSourceSection(ex, 'plain')).toEqual(['- one', '- two', '  ', '  - three']);
+    expect(renderSourceSection(ex, 'markdown')).toEqual(['- a: one', '- lore.b: two', '  ', '  - three']);
+  });
+  it('round-trips through parseSourceSection', () => {
+    const prompt = ['# P', '', '## Source Excerpts', ...renderSourceSection(ex, 'markdown'), '', '## Output Contract', 'x'].join('\n');
+    expect(parseSourceSection(prompt)?.items).toEqual([
+      { ref_id: 'a', text: 'one' },
+      { ref_id: 'lore.b', text: 'two\n\n- three' },
+    ]);
+  });
+});
+
+describe('applySourceSection', () => {
+  const ex: SourceExcerpt[] = [{ ref_id: 'a', source_ref: 'x.json', text: 'one' }];
+  it('replaces only the bullet run after the header', () => {
+    const r = applySourceSection('Intro\n\nSource constraints:\n- old\n- older\n\nOutput contract:\nJSON', ex);
+    expect(r).toEqual({ prompt: 'Intro\n\nSource constraints:\n- one\n\nOutput contract:\nJSON', removed: ['- old', '- older'] });
+  });
+  it('inserts a section before the output contract when there is none, in the prompt\'s style', () => {
+    expect(applySourceSection('# T\n\n## Output Contract\nJSON', ex).prompt).toBe('# T\n\n## Source Excerpts\n- a: one\n\n## Output Contract\nJSON');
+    expect(applySourceSection('Intro', ex).prompt).toBe('Intro\n\nSource constraints:\n- one');
+  });
+  it('removes the section when there are no excerpts', () => {
+    expect(applySourceSection('A\n\nSource constraints:\n- old\n\nOutput contract:\nJSON', []).prompt).toBe('A\n\nOutput contract:\nJSON');
+  });
+});
+
+describe('applyResearchSection', () => {
+  const section = renderResearchSection({ allowed_scope: ['N:a.md'], traversal_policy: { max_link_depth: 1, allowed_prefixes: ['N:'], required_seed_refs: [], follow_link_classes: [], stop_conditions: [] }, research_instructions: ['Look.'] });
+  it('renders every list, with (none) for empty ones, and names the proxy tools', () => {
+    expect(section[0]).toBe('## Required Lore Research');
+    expect(section).toContain('- Required seed refs:');
+    expect(section).toContain('  - (none)');
+    expect(PROXY_TOOLS.map((t) => t[0])).toEqual([...TOOL_NAMES]);
+  });
+  it('goes before the first ## heading of a markdown prompt and is replaced in place on a second run', () => {
+    const once = applyResearchSection('# P\nIntro\n\n## Local\nctx', section);
+    expect(once).toBe(['# P', 'Intro', '', ...section, '', '## Local', 'ctx'].join('\n'));
+    expect(applyResearchSection(once, section)).toBe(once);
+    expect(applyResearchSection(once, null)).toBe('# P\nIntro\n\n## Local\nctx');
+  });
+  it('is appended to a plain prompt', () => {
+    expect(applyResearchSection('Intro\n', section)).toBe(['Intro', '', ...section].join('\n'));
+  });
+});
+
+describe('loretrace retrieve', () => {
+  async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+    let out = '';
+    let err = '';
+    const code = await main(argv, { stdout: (t) => void (out += t), stderr: (t) => void (err += t), env: { LORETRACE_INDEX_DIR: join(tmp, 'index') }, cwd: REPO });
+    return { code, out, err };
+  }
+  const base = (out: string): string[] => [
+    'retrieve', '--lore', FIXTURE_VAULT, '--packet', DRAFT_FILE, '--projected-context', CONTEXT_FILE, '--policy', POLICY_FILE, '--out', out,
+  ];
+
+  it('writes the packet and the capture fragment, byte-identical on a second run', async () => {
+    const a = join(tmp, 'a', 'packet.json');
+    const b = join(tmp, 'b', 'packet.json');
+    const first = await run([...base(a), '--capture-out', join(tmp, 'a', 'lore_access.json')]);
+    expect(first.code).toBe(0);
+    expect(first.out).toContain('retrieve: coordinator_scoped_retrieval over FixtureLore');
+    expect(first.out).toContain('  excerpts: 1 kept from the draft, 4 lore excerpts added, 0 draft lore excerpts replaced\n');
+    expect(first.out).toContain('  research trace: 4 runner_captured entries\n');
+    expect((await run([...base(b), '--capture-out', join(tmp, 'b', 'lore_access.json')])).code).toBe(0);
+    const text = readFileSync(a, 'utf8');
+    expect(readFileSync(b, 'utf8')).toBe(text);
+    expect(readFileSync(join(tmp, 'b', 'lore_access.json'), 'utf8')).toBe(readFileSync(join(tmp, 'a', 'lore_access.json'), 'utf8'));
+    expect(text.endsWith('}\n')).toBe(true);
+    expect(text).toBe(JSON.stringify(coordinator.packet, null, 2) + '\n');
+  });
+
+  it('exits 2 on an unknown lane and writes nothing', async () => {
+    const out = join(tmp, 'lane', 'packet.json');
+    const r = await run([...base(out), '--lane', 'packet_only']);
+    expect(r.code).toBe(2);
+    expect(r.err).toBe('loretrace: unknown lane "packet_only" for --lane; expected coordinator_scoped_retrieval or responder_scoped_repository_search [usage]\n');
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('exits 2 on a draft that is not JSON', async () => {
+    const bad = join(tmp, 'bad.json');
+    writeFileSync(bad, '{ "schema_version": ');
+    const out = join(tmp, 'nj', 'packet.json');
+    const r = await run(['retrieve', '--lore', FIXTURE_VAULT, '--packet', bad, '--policy', POLICY_FILE, '--out', out]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/is not JSON: .* at line 1, column 21 \[bad_json\]\n$/);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('exits 1 on a draft violating the contract, listing every validator error, and writes nothing', async () => {
+    const d = structuredClone(draft) as unknown as Record<string, unknown>;
+    d['generation_lane'] = 'retrieval_augmented';
+    (d['isolation_requirements'] as Record<string, unknown>)['no_repo_access'] = false;
+    const file = join(tmp, 'violating.json');
+    writeFileSync(file, JSON.stringify(d));
+    const out = join(tmp, 'viol', 'packet.json');
+    const r = await run(['retrieve', '--lore', FIXTURE_VAULT, '--packet', file, '--policy', POLICY_FILE, '--out', out]);
+    expect(r.code).toBe(1);
+    expect(r.err.split('\n').slice(1)).toEqual([
+      '  /isolation_requirements/no_repo_access [isolation.requires_no_repo_access] lore_access.mode curated_excerpts_only sets no_repo_access false; only responder_scoped_repository_search may give the responder repo access (expected true)',
+      '  /lore_access/mode [lane.retrieval_augmented_requires_scoped_mode] generation_lane is retrieval_augmented but lore_access.mode is curated_excerpts_only (expected coordinator_scoped_retrieval or responder_scoped_repository_search)',
+      '',
+    ]);
+    expect(r.err).toMatch(/^loretrace: .*violating\.json: the draft violates the responder packet contract \(2 errors\)/);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('exits 2 without a policy', async () => {
+    const r = await run(['retrieve', '--lore', FIXTURE_VAULT, '--packet', DRAFT_FILE, '--out', join(tmp, 'np', 'p.json')]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('[no_policy]');
+  });
+
+  it('exits 2 for --capture-out on the responder lane', async () => {
+    const r = await run([...base(join(tmp, 'rl', 'p.json')), '--lane', 'responder_scoped_repository_search', '--capture-out', join(tmp, 'rl', 'c.json')]);
+    expect(r.code).toBe(2);
+    expect(existsSync(join(tmp, 'rl'))).toBe(false);
+  });
+
+  it('runs from the built binary (node bin/loretrace.js) with --json', () => {
+    const out = join(tmp, 'bin', 'packet.json');
+    const stdout = execFileSync(process.execPath, [join(REPO, 'bin', 'loretrace.js'), ...base(out), '--json'], {
+      env: { ...process.env, LORETRACE_INDEX_DIR: join(tmp, 'index') },
+      encoding: 'utf8',
+    });
+    const summary = JSON.parse(stdout) as { ok: boolean; stats: unknown; written: string[] };
+    expect(summary.ok).toBe(true);
+    expect(summary.stats).toEqual(coordinator.stats);
+    expect(readFileSync(out, 'utf8')).toBe(JSON.stringify(coordinator.packet, null, 2) + '\n');
+  });
+});

@@ -1,0 +1,408 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../src/cli/main.js';
+import { indexVault } from '../src/indexer/build.js';
+import { splitLines, sliceLines } from '../src/notes/lines.js';
+import { checkPath, compilePolicy } from '../src/policy/index.js';
+import type { TraversalPolicy } from '../src/packet/types.js';
+import { packetQueries, requirementQueries, traverse } from '../src/traversal/index.js';
+import type { TraverseResult, TraversalDecision } from '../src/traversal/index.js';
+import type { VaultIndex } from '../src/types.js';
+import { AETHERIA, FIXTURES, FIXTURE_VAULT, GHOSTLIGHT, hasShared, sharedNotice } from './helpers/shared.js';
+
+const WORLD_POLICY = join(FIXTURES, 'policies', 'world-blackout.policy.json');
+const SELLA = join(GHOSTLIGHT, 'packets', 'scene-02-sanctuary-intake.sella_ren.packet.research.v0.json');
+const F = 'FixtureLore:World/';
+const MC = 'Pre-Elysium/Factions/Powers/Major/Meridian Compact.md';
+
+let index: VaultIndex;
+beforeAll(async () => {
+  index = await indexVault(FIXTURE_VAULT, { persist: false });
+});
+
+function policy(over: Partial<TraversalPolicy> = {}): TraversalPolicy {
+  return {
+    max_link_depth: 1,
+    allowed_prefixes: ['World/Pre-Elysium/', 'World/Politics/', 'World/Technology/'],
+    required_seed_refs: [`World/${MC}`],
+    follow_link_classes: ['wikilink', 'markdown_link', 'embed'],
+    stop_conditions: ['stop before post-Elysium lore'],
+    ...over,
+  };
+}
+
+function run(p: TraversalPolicy, queries: string[], packet?: Parameters<typeof compilePolicy>[1]['packet']): TraverseResult {
+  return traverse(index, compilePolicy(p, { index, packet }), { queries });
+}
+
+/** Decisions as `outcome reason from -> to class lines depth`, fixture prefix stripped. */
+function brief(r: TraverseResult): string[] {
+  const s = (x: string) => x.replace(F, '');
+  return r.decisions.map((d: TraversalDecision) => `${d.outcome}${d.reason ? ` ${d.reason}` : ''} ${s(d.from)} -> ${s(d.to)} ${d.link_class} L${d.lines.join(',')} d${d.depth}`);
+}
+
+function traceLines(r: TraverseResult): string[] {
+  return r.research_trace.map((t) => `${t.source_ref.replace(F, '')} L${t.line_start}-${t.line_end}`);
+}
+
+describe('traverse', () => {
+  it('walks the world policy best-first and skips irrelevant links (below_relevance, already_visited)', () => {
+    const p = JSON.parse(readFileSync(WORLD_POLICY, 'utf8')) as TraversalPolicy;
+    const r = run(p, ['sanctuary capacity during a blackout', 'rescue obligations']);
+    expect(r.consulted_refs).toEqual([`${F}Pre-Elysium/Timeline/Events/Brinefall Blackout.md`, `${F}Pre-Elysium/Territories.md`]);
+    expect(r.followed_refs).toEqual([`${F}Pre-Elysium/Timeline/Events/Kestrel Route Accord.md`, `${F}Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md`]);
+    expect(traceLines(r)).toEqual([
+      'Pre-Elysium/Timeline/Events/Brinefall Blackout.md#chunk1 L11-12',
+      'Pre-Elysium/Territories.md#chunk2 L14-14',
+      'Pre-Elysium/Timeline/Events/Kestrel Route Accord.md#chunk0 L6-6',
+      'Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md#chunk1 L11-11',
+    ]);
+    expect(r.research_trace[2]).toEqual({
+      trace_id: 'trace.kestrel_route_accord.chunk0',
+      origin: 'runner_captured',
+      query: 'rescue obligations',
+      source_ref: `${F}Pre-Elysium/Timeline/Events/Kestrel Route Accord.md#chunk0`,
+      source_path: 'World/Pre-Elysium/Timeline/Events/Kestrel Route Accord.md',
+      chunk_index: 0,
+      line_start: 6,
+      line_end: 6,
+      extracted_constraint: 'The Kestrel Route Accord ties rescue obligations to convoy rights: a harbor that refuses a distress call loses its convoy slots for a season.',
+      used_for: `link [[Kestrel Route Accord]] (wikilink/prose) from ${F}Pre-Elysium/Timeline/Events/Brinefall Blackout.md line 13, depth 1`,
+    });
+    expect(r.source_excerpts[1]).toEqual({
+      ref_id: 'lore.territories.chunk2',
+      source_ref: `${F}Pre-Elysium/Territories.md#chunk2`,
+      text: '- The reach went dark during the [[Brinefall Blackout]].',
+    });
+    expect(brief(r)).toEqual([
+      `skipped below_relevance Pre-Elysium/Timeline/Events/Brinefall Blackout.md -> ${MC} wikilink/field L5 d1`,
+      'followed Pre-Elysium/Timeline/Events/Brinefall Blackout.md -> Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md wikilink/field L5 d1',
+      'followed Pre-Elysium/Timeline/Events/Brinefall Blackout.md -> Pre-Elysium/Timeline/Events/Kestrel Route Accord.md wikilink/prose L13 d1',
+      `skipped below_relevance Pre-Elysium/Territories.md -> ${MC} wikilink/prose L7 d1`,
+      'skipped already_visited Pre-Elysium/Territories.md -> Pre-Elysium/Timeline/Events/Kestrel Route Accord.md wikilink/list_item L13 d1',
+      'skipped already_visited Pre-Elysium/Territories.md -> Pre-Elysium/Timeline/Events/Brinefall Blackout.md wikilink/list_item L14 d1',
+      `skipped below_relevance Pre-Elysium/Timeline/Events/Kestrel Route Accord.md -> ${MC} wikilink/field L4 d2`,
+      'skipped below_relevance Pre-Elysium/Timeline/Events/Kestrel Route Accord.md -> Pre-Elysium/Factions/Powers/Major/Saltglass Syndicate.md wikilink/field L4 d2',
+      'skipped below_relevance Pre-Elysium/Timeline/Events/Kestrel Route Accord.md -> Politics/Harbor Neutrality.md wikilink/prose L7 d2',
+      `skipped below_relevance Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md -> ${MC} wikilink/field L4 d2`,
+      'skipped below_relevance Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md -> Pre-Elysium/Factions/Powers/Major/Saltglass Syndicate.md wikilink/heading L8 d2',
+    ]);
+    expect(r.decisions[0]).toMatchObject({ relevance: 0.196888, detail: 'relevance 0.196888 < min_relevance 0.3' });
+    expect(r.stats.skipped_by_reason).toEqual({
+      prefix_denied: 0, class_not_allowed: 0, depth_exceeded: 0, budget_exhausted: 0, below_relevance: 7,
+      hidden_ref: 0, future_era: 0, unresolved: 0, already_visited: 2, not_expanded: 0, not_found: 0,
+    });
+    expect(r.stats.stopped_by).toBe('frontier_exhausted');
+  });
+
+  it('records prefix_denied, unresolved, future_era and hidden_ref edges and follows markdown links and embeds', () => {
+    const r = run(policy(), ['harbor charter rescue']);
+    expect(r.followed_refs.map((x) => x.replace(F, ''))).toEqual([
+      'Politics/Salvage Law.md',
+      'Pre-Elysium/Factions/Movements/Quiet Hands.md',
+      'Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md',
+      'Pre-Elysium/Factions/Powers/Major/Saltglass Syndicate.md',
+      'Pre-Elysium/Technology/Heat Sink Lattice.md',
+    ]);
+    expect(brief(r).slice(0, 9)).toEqual([
+      `followed ${MC} -> Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md wikilink/field L5 d1`,
+      `followed ${MC} -> Pre-Elysium/Factions/Powers/Major/Saltglass Syndicate.md wikilink/field L5 d1`,
+      `followed ${MC} -> Pre-Elysium/Factions/Movements/Quiet Hands.md wikilink/prose L12 d1`,
+      `followed ${MC} -> Politics/Salvage Law.md markdown_link/prose L13 d1`,
+      `followed ${MC} -> Pre-Elysium/Technology/Heat Sink Lattice.md embed/prose L17 d1`,
+      `skipped prefix_denied ${MC} -> Pre-Elysium-Extra/Dockside Rumors.md wikilink/prose L22 d1`,
+      `skipped unresolved ${MC} -> [[Drowned Archive]] wikilink/prose L22 d1`,
+      `skipped future_era ${MC} -> Post-Elysium/Veil Drive.md wikilink/prose L23 d1`,
+      `skipped hidden_ref ${MC} -> Pre-Elysium/Author Notes/Brinefall Truth.md wikilink/prose L24 d1`,
+    ]);
+    expect(r.stats.links_ignored).toEqual({ external: 1, tag: 1 });
+    expect(traceLines(r)[3]).toBe('Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md#chunk0 L3-3');
+  });
+
+  it('skips links whose target class is not listed (class_not_allowed)', () => {
+    const r = run(policy({ follow_link_classes: ['events'] }), ['harbor']);
+    expect(r.followed_refs).toEqual([]);
+    expect(r.stats.skipped_by_reason.class_not_allowed).toBe(5);
+    expect(brief(r)[3]).toBe(`skipped class_not_allowed ${MC} -> Politics/Salvage Law.md markdown_link/prose L13 d1`);
+    expect(traceLines(r)).toEqual([`${MC}#chunk0 L3-7`]);
+  });
+
+  it('skips every edge of a seed when max_link_depth is 0 (depth_exceeded)', () => {
+    const r = run(policy({ max_link_depth: 0 }), ['harbor']);
+    expect(r.followed_refs).toEqual([]);
+    expect(r.stats.skipped_by_reason).toMatchObject({ depth_exceeded: 8, unresolved: 1 });
+    expect(r.stats.max_depth_reached).toBe(0);
+  });
+
+  it('ends the walk at max_refs and records the queue as budget_exhausted', () => {
+    const r = run(policy({ stop_conditions: ['max_refs:2'] }), ['storm insurance']);
+    expect(r.followed_refs).toEqual([`${F}Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md`]);
+    expect(r.stats.stopped_by).toBe('max_refs');
+    expect(r.stats.notes_consulted).toBe(2);
+    expect(brief(r).filter((d) => d.startsWith('skipped budget_exhausted'))).toEqual([
+      `skipped budget_exhausted ${MC} -> Pre-Elysium/Factions/Powers/Major/Saltglass Syndicate.md wikilink/field L5 d1`,
+      `skipped budget_exhausted ${MC} -> Pre-Elysium/Factions/Movements/Quiet Hands.md wikilink/prose L12 d1`,
+      `skipped budget_exhausted ${MC} -> Politics/Salvage Law.md markdown_link/prose L13 d1`,
+      `skipped budget_exhausted ${MC} -> Pre-Elysium/Technology/Heat Sink Lattice.md embed/prose L17 d1`,
+    ]);
+    expect(traceLines(r)).toEqual([`${MC}#chunk1 L11-11`, 'Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md#chunk1 L11-11']);
+  });
+
+  it('ends the walk when max_chars is spent', () => {
+    const r = run(policy({ max_link_depth: 2, stop_conditions: ['max_chars:200'] }), ['storm insurance']);
+    expect(r.stats.stopped_by).toBe('max_chars');
+    expect(r.stats.excerpt_chars).toBe(195);
+    expect(traceLines(r)).toEqual([`${MC}#chunk1 L11-11`, 'Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md#chunk0 L4-4']);
+  });
+
+  it('ends the walk at max_chunks', () => {
+    const r = run(policy({ stop_conditions: ['max_chunks:2'] }), ['harbor']);
+    expect(r.stats.stopped_by).toBe('max_chunks');
+    expect(traceLines(r)).toEqual([`${MC}#chunk0 L3-7`, 'Politics/Salvage Law.md#chunk1 L7-7']);
+    expect(r.stats.skipped_by_reason.budget_exhausted).toBe(4);
+  });
+
+  it('consults but does not expand notes of a no_expand_class (not_expanded)', () => {
+    const r = run(policy({
+      required_seed_refs: ['World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md'],
+      max_link_depth: 2,
+      follow_link_classes: ['wikilink'],
+      stop_conditions: ['no_expand_class:powers'],
+    }), ['blackout']);
+    expect(r.followed_refs.slice(0, 2)).toEqual([`${F}${MC}`, `${F}Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md`]);
+    expect(r.stats.skipped_by_reason.not_expanded).toBe(14);
+    expect(r.decisions.find((d) => d.reason === 'not_expanded')).toMatchObject({
+      from: `${F}${MC}`, to: `${F}Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md`, detail: `World/${MC} has class powers (no_expand_class): its links are not walked`,
+    });
+  });
+
+  it('walks inbound links in reverse only when backlink is listed', () => {
+    const r = run(policy({ required_seed_refs: ['World/Pre-Elysium/Factions/Movements/Quiet Hands.md'], follow_link_classes: ['backlink'] }), ['sanctuary beds']);
+    expect(r.followed_refs.map((x) => x.replace(F, ''))).toEqual([MC, 'Pre-Elysium/Factions/Movements/Open Ledger Society.md', 'Pre-Elysium/Factions/index.md']);
+    expect(brief(r).slice(0, 5)).toEqual([
+      'skipped class_not_allowed Pre-Elysium/Factions/Movements/Quiet Hands.md -> Pre-Elysium/Factions/Movements/Open Ledger Society.md wikilink/prose L12 d1',
+      `skipped class_not_allowed Pre-Elysium/Factions/Movements/Quiet Hands.md -> ${MC} wikilink/prose L12 d1`,
+      'followed Pre-Elysium/Factions/Movements/Quiet Hands.md -> Pre-Elysium/Factions/Movements/Open Ledger Society.md backlink(block_link/prose) L8 d1',
+      `followed Pre-Elysium/Factions/Movements/Quiet Hands.md -> ${MC} backlink(wikilink/prose) L12 d1`,
+      'followed Pre-Elysium/Factions/Movements/Quiet Hands.md -> Pre-Elysium/Factions/index.md backlink(wikilink/list_item) L13 d1',
+    ]);
+  });
+
+  it('consults allowed_scope start points best-first within the budgets', () => {
+    const r = run(
+      policy({ required_seed_refs: ['World/Pre-Elysium/Territories.md'], follow_link_classes: [], stop_conditions: ['max_refs:3'] }),
+      ['salvage neutral pier'],
+      { lore_access: { allowed_scope: ['World/Politics/Salvage Law.md', 'World/Politics/Harbor Neutrality.md', 'World/Technology/Signal Masking.md'] } },
+    );
+    expect(r.consulted_refs.map((x) => x.replace(F, ''))).toEqual(['Pre-Elysium/Territories.md', 'Politics/Salvage Law.md', 'Politics/Harbor Neutrality.md']);
+    expect(brief(r).slice(0, 3)).toEqual([
+      'followed allowed_scope -> Politics/Salvage Law.md allowed_scope L d0',
+      'followed allowed_scope -> Politics/Harbor Neutrality.md allowed_scope L d0',
+      'skipped budget_exhausted allowed_scope -> Technology/Signal Masking.md allowed_scope L d0',
+    ]);
+    expect(r.research_trace[1]!.used_for).toBe(`allowed_scope ${F}Politics/Salvage Law.md`);
+    expect(r.stats.scope_consulted).toBe(2);
+  });
+
+  it('narrows a seed with a heading fragment to that section and falls back to seed titles as the query', () => {
+    const r = run(policy({ required_seed_refs: ['World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md#Aftermath'], follow_link_classes: [] }), []);
+    expect(r.stats.queries).toEqual(['Brinefall Blackout']);
+    expect(r.stats.query_source).toBe('seed_titles');
+    expect(r.research_trace).toEqual([{
+      trace_id: 'trace.brinefall_blackout.chunk1',
+      origin: 'runner_captured',
+      query: 'Brinefall Blackout',
+      source_ref: `${F}Pre-Elysium/Timeline/Events/Brinefall Blackout.md#chunk1`,
+      source_path: 'World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md',
+      chunk_index: 1,
+      line_start: 11,
+      line_end: 11,
+      extracted_constraint: 'Halcyon Mutual rewrote its storm clauses to price thermal posture, and the Meridian Compact promised sanctuary berths to any crew caught in a blackout.',
+      used_for: 'required_seed_refs[0] World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md#Aftermath',
+    }]);
+  });
+
+  it('names the requirement a query came from in used_for', () => {
+    const r = traverse(index, compilePolicy(policy({ follow_link_classes: [] }), { index }), {
+      queries: [{ text: 'salvage disputes arbitration', used_for: 'runtime_retrieval_requirements[0] req.salvage' }],
+    });
+    expect(r.research_trace[0]!.used_for).toBe(`required_seed_refs[0] World/${MC}; query from runtime_retrieval_requirements[0] req.salvage`);
+    expect(traceLines(r)).toEqual([`${MC}#chunk1 L13-13`]);
+  });
+
+  it('writes trace entries with exactly Ghostlight fields whose text equals the file lines', () => {
+    const r = run(policy({ max_link_depth: 2 }), ['harbor charter rescue', 'storm']);
+    for (const t of r.research_trace) {
+      expect(Object.keys(t)).toEqual(['trace_id', 'origin', 'query', 'source_ref', 'source_path', 'chunk_index', 'line_start', 'line_end', 'extracted_constraint', 'used_for']);
+      const lines = splitLines(readFileSync(join(FIXTURE_VAULT, t.source_path), 'utf8'));
+      expect(t.extracted_constraint).toBe(sliceLines(lines, t.line_start, t.line_end));
+    }
+    expect(r.source_excerpts.map((e) => e.text)).toEqual(r.research_trace.map((t) => t.extracted_constraint));
+  });
+
+  it('is deterministic', () => {
+    const p = JSON.parse(readFileSync(WORLD_POLICY, 'utf8')) as TraversalPolicy;
+    const a = JSON.stringify(run(p, ['sanctuary capacity']));
+    const b = JSON.stringify(run(p, ['sanctuary capacity']));
+    expect(a).toBe(b);
+  });
+
+  it('refuses a policy compiled against another snapshot', () => {
+    const c = compilePolicy(policy(), { index });
+    expect(() => traverse({ ...index, snapshot_id: 'other' }, c)).toThrow(`the policy was compiled against snapshot ${index.snapshot_id}, not other; compile it again for this index`);
+  });
+});
+
+describe('packetQueries and requirementQueries', () => {
+  it('take the observed event and excerpts of a packet, and the requirements of a projected context', () => {
+    expect(packetQueries({ visible_context: { observed_event: { observable_action: 'Maer routes a packet.', spoken_text: '' }, source_excerpts: [{ ref_id: 'x', text: 'Beds are full.' }] } })).toEqual([
+      { text: 'Maer routes a packet.', used_for: 'visible_context.observed_event.observable_action' },
+      { text: 'Beds are full.', used_for: 'visible_context.source_excerpts[0] x' },
+    ]);
+    expect(requirementQueries({ context: { runtime_retrieval_requirements: [{ requirement_id: 'r1', trigger: 'scene grounding', compact_fact: 'Salvage law rules wrecks.' }] } })).toEqual([
+      { text: 'scene grounding: Salvage law rules wrecks.', used_for: 'runtime_retrieval_requirements[0] r1' },
+    ]);
+  });
+});
+
+async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const env = { ...process.env, LORETRACE_INDEX_DIR: join(tmpdir(), 'loretrace-d-traverse-cli') };
+  const code = await main(argv, { stdout: (t) => { out += t; }, stderr: (t) => { err += t; }, env, cwd: FIXTURES, isTTY: false });
+  return { code, out, err };
+}
+
+describe('loretrace traverse (CLI)', () => {
+  it('prints byte-identical JSON on two runs', async () => {
+    const argv = ['traverse', '--lore', 'FixtureLore', '--policy', 'policies/world-blackout.policy.json', '--query', 'sanctuary capacity during a blackout', '--json'];
+    const a = await cli(argv);
+    const b = await cli(argv);
+    expect(a.code).toBe(0);
+    expect(a.err).toBe('');
+    expect(b.out).toBe(a.out);
+    const r = JSON.parse(a.out) as TraverseResult;
+    expect(Object.keys(r)).toEqual(['schema_version', 'snapshot_id', 'policy_receipt', 'consulted_refs', 'followed_refs', 'source_excerpts', 'research_trace', 'decisions', 'stats']);
+    expect(r.followed_refs).toEqual([`${F}Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md`]);
+  }, 30_000);
+
+  it('turns projected-context requirements into queries', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'loretrace-d-'));
+    const ctxFile = join(dir, 'ctx.json');
+    writeFileSync(ctxFile, JSON.stringify({ context: { runtime_retrieval_requirements: [{ requirement_id: 'req.rescue', trigger: 'scene grounding', compact_fact: 'rescue obligations decide convoy rights' }] } }));
+    const r = await cli(['traverse', '--lore', 'FixtureLore', '--policy', 'policies/world-blackout.policy.json', '--projected-context', ctxFile, '--json']);
+    expect(r.code).toBe(0);
+    const res = JSON.parse(r.out) as TraverseResult;
+    expect(res.stats.queries).toEqual(['scene grounding: rescue obligations decide convoy rights']);
+    expect(res.research_trace.map((t) => [t.source_ref.replace(F, ''), t.query])).toEqual([
+      ['Pre-Elysium/Timeline/Events/Brinefall Blackout.md#chunk0', `lookup ${F}Pre-Elysium/Timeline/Events/Brinefall Blackout.md#chunk0`],
+      ['Pre-Elysium/Territories.md#chunk1', 'scene grounding: rescue obligations decide convoy rights'],
+      ['Pre-Elysium/Timeline/Events/Kestrel Route Accord.md#chunk0', 'scene grounding: rescue obligations decide convoy rights'],
+    ]);
+    expect(res.research_trace[1]!.used_for).toBe(`required_seed_refs[1] ${F}Pre-Elysium/Territories.md; query from runtime_retrieval_requirements[0] req.rescue`);
+  }, 30_000);
+
+  it('exits 2 without exactly one of --policy and --packet', async () => {
+    const r = await cli(['traverse', '--lore', 'FixtureLore']);
+    expect(r).toEqual({ code: 2, out: '', err: 'loretrace: traverse needs exactly one of --policy <file> or --packet <file> [usage]\n' });
+  });
+
+  it('exits 1 naming the file for a policy that is not JSON', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'loretrace-d-'));
+    const bad = join(dir, 'bad.policy.json');
+    writeFileSync(bad, '{ "max_link_depth": 2, ');
+    const r = await cli(['traverse', '--lore', 'FixtureLore', '--policy', bad]);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(new RegExp(`^loretrace: ${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is not JSON: .* \\[bad_policy\\]\\n$`));
+  });
+
+  it('exits 1 under --strict-policy when a clause is advisory', async () => {
+    const r = await cli(['traverse', '--lore', 'FixtureLore', '--policy', 'policies/world-blackout.policy.json', '--strict-policy']);
+    expect(r.code).toBe(1);
+    expect(r.err).toBe('loretrace: --strict-policy refuses this policy: 1 advisory clause: /stop_conditions/3 "summarize only the constraints that affected the response" (policies/world-blackout.policy.json, pointer /stop_conditions/3) [strict_policy]\n');
+  });
+});
+
+describe.skipIf(!hasShared)(`traverse on the real Sella packet (${hasShared ? 'shared data present' : sharedNotice})`, () => {
+  let real: VaultIndex;
+  let r: TraverseResult;
+  const A = 'AetheriaLore:Aetheria/Worldbuilding/';
+  beforeAll(async () => {
+    real = await indexVault(AETHERIA, { indexDir: join(tmpdir(), 'loretrace-d-traverse-aetheria') });
+    const packet = JSON.parse(readFileSync(SELLA, 'utf8'));
+    r = traverse(real, compilePolicy(packet.lore_access.traversal_policy, { index: real, packet }), { queries: packetQueries(packet) });
+  }, 120_000);
+
+  it('consults the seeds and scope notes, and follows only refs inside the three prefixes', () => {
+    expect(r.consulted_refs.map((x) => x.replace(A, ''))).toEqual(SELLA_CONSULTED);
+    expect(r.followed_refs.map((x) => x.replace(A, ''))).toEqual(SELLA_FOLLOWED);
+    const prefixes = ['Aetheria/Worldbuilding/Pre-Elysium/', 'Aetheria/Worldbuilding/Politics/', 'Aetheria/Worldbuilding/Technology/'];
+    for (const t of r.research_trace) expect(prefixes.some((p) => t.source_path.startsWith(p))).toBe(true);
+  });
+
+  it('never consults Post-Elysium lore, which the compiled policy refuses as future_era', () => {
+    const all = [...r.consulted_refs, ...r.followed_refs, ...r.research_trace.map((t) => t.source_ref)];
+    expect(all.filter((x) => x.includes('/Post-Elysium/'))).toEqual([]);
+    const packet = JSON.parse(readFileSync(SELLA, 'utf8'));
+    const c = compilePolicy(packet.lore_access.traversal_policy, { index: real, packet });
+    const post = real.notes.filter((n) => n.path.startsWith('Aetheria/Worldbuilding/Post-Elysium/'));
+    expect(post.length).toBe(17);
+    for (const n of post) expect(checkPath(c, n.path)).toMatchObject({ ok: false, reason: 'future_era' });
+    expect(r.stats.skipped_by_reason).toEqual({
+      prefix_denied: 0, class_not_allowed: 32, depth_exceeded: 7, budget_exhausted: 0, below_relevance: 210,
+      hidden_ref: 0, future_era: 0, unresolved: 1, already_visited: 137, not_expanded: 0, not_found: 0,
+    });
+  });
+
+  it('keeps every excerpt verbatim', () => {
+    for (const t of r.research_trace) {
+      const lines = splitLines(readFileSync(join(AETHERIA, t.source_path), 'utf8'));
+      expect(t.extracted_constraint).toBe(sliceLines(lines, t.line_start, t.line_end));
+    }
+    expect(r.research_trace[0]).toMatchObject({
+      source_ref: `${A}Pre-Elysium/Timeline/Events/Cold Wake Panic.md#chunk0`, line_start: 7, line_end: 9,
+    });
+  });
+});
+
+const SELLA_CONSULTED = [
+  'Pre-Elysium/Timeline/Events/Cold Wake Panic.md',
+  'Pre-Elysium/Territories.md',
+  'Pre-Elysium/Factions/index.md',
+  'Pre-Elysium/Factions/Powers/Major/Pan-Solar Consortium.md',
+  'Pre-Elysium/Factions/Powers/Major/Aya Collective.md',
+  'Pre-Elysium/Factions/Powers/Major/Cetacean Navigators.md',
+  'Pre-Elysium/Timeline/Events/Ganymede Route Compact.md',
+  'Pre-Elysium/Technology/Neuromorphic Firmware.md',
+  'Politics/Thermal Signature Warfare.md',
+  'Pre-Elysium/Megas.md',
+  'Pre-Elysium/Factions/Powers/index.md',
+  'Pre-Elysium/Factions/Powers/Minor/Lightsail Express.md',
+  'Politics/Restrictions on Warfare.md',
+  'Pre-Elysium/index.md',
+  'Pre-Elysium/Factions/Movements/index.md',
+];
+const SELLA_FOLLOWED = [
+  'Pre-Elysium/Factions/Powers/Major/Finch Cybernetics.md',
+  'Pre-Elysium/Factions/Powers/Minor/Cognitum.md',
+  'Pre-Elysium/Timeline/Events/Food Security Wars.md',
+  'Pre-Elysium/Timeline/Events/Triton Sanctuary Accords.md',
+  'Pre-Elysium/Factions/Movements/Free Neural Network.md',
+  'Pre-Elysium/Factions/Powers/Major/Cryonix.md',
+  'Pre-Elysium/Factions/Powers/Minor/NeuroSyn.md',
+  'Pre-Elysium/Technology/Mind Uploading.md',
+  'Pre-Elysium/Factions/Powers/Major/Sol Dominion.md',
+  'Pre-Elysium/Factions/Movements/Pragmatists.md',
+  'Pre-Elysium/Factions/Powers/Minor/Orbital Forge.md',
+  'Pre-Elysium/Technology/Thermal Management.md',
+  'Pre-Elysium/Factions/Movements/Truth Cults.md',
+  'Pre-Elysium/Factions/Powers/Major/Pirate Coalition.md',
+  'Pre-Elysium/Factions/Powers/Major/Aeronautics Unlimited.md',
+  'Pre-Elysium/Factions/Powers/Minor/Ewan Hart.md',
+  'Pre-Elysium/Factions/Powers/Minor/Rossum & Douglas.md',
+  'Pre-Elysium/Factions/Powers/Major/Activist Network.md',
+  'Pre-Elysium/Factions/Powers/Major/Lucent Media.md',
+  'Pre-Elysium/Factions/Movements/Baseline League.md',
+];
