@@ -5,6 +5,7 @@
  */
 export * from './errors.js';
 export type * from './types.js';
+export * from './notes/index.js';
 export * from './proxy/index.js';
 export * from './server/index.js';
 export * from './packet/index.js';

@@ -113,3 +113,30 @@ describe.skipIf(!hasShared)(`retrieve + verify-trace on the real Pallas packet (
     });
   });
 });
+
+describe.skipIf(!hasShared)(`retrieve --lane responder_scoped_repository_search on the real research packet (${hasShared ? 'shared data present' : sharedNotice})`, () => {
+  it('changes only the research section of the prompt and keeps the source section byte for byte', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'loretrace-e2e-research-'));
+    try {
+      const draftFile = join(GHOSTLIGHT, 'packets', 'scene-02-sanctuary-intake.sella_ren.packet.research.v0.json');
+      const out = join(tmp, 'sella.json');
+      const code = await main(['retrieve', '--lore', AETHERIA, '--packet', draftFile, '--out', out], {
+        stdout: () => undefined,
+        stderr: () => undefined,
+        env: { LORETRACE_INDEX_DIR: join(tmp, 'index') },
+        cwd: REPO,
+      });
+      expect(code).toBe(0);
+      const before = JSON.parse(readFileSync(draftFile, 'utf8')) as Record<string, unknown>;
+      const after = JSON.parse(readFileSync(out, 'utf8')) as Record<string, unknown>;
+      expect(Object.keys(after)).toEqual(Object.keys(before));
+      expect(Object.keys(before).filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]))).toEqual(['packet_prompt_text']);
+      const sectionOf = (p: unknown) => String(p).split('## Source Excerpts')[1]?.split('## Output Contract')[0];
+      expect(sectionOf(after['packet_prompt_text'])).toBe(sectionOf(before['packet_prompt_text']));
+      expect(String(after['packet_prompt_text'])).toContain('\nLore search proxy:\n');
+      expect(validatePacket(after).errors).toEqual([]);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+});

@@ -104,7 +104,7 @@ const HOSTILE: { name: string; tool: 'lore_read' | 'lore_follow' | 'lore_search'
   { name: 'drive letter', tool: 'lore_read', args: { ref: 'C:/Windows/win.ini' }, code: 'bad_ref', reason: 'bad_ref' },
   { name: 'UNC path', tool: 'lore_read', args: { ref: '\\\\server\\share\\secret.md' }, code: 'bad_ref', reason: 'bad_ref' },
   { name: 'UNC path with slashes', tool: 'lore_read', args: { ref: '//server/share/secret.md' }, code: 'bad_ref', reason: 'bad_ref' },
-  { name: 'file:// URL', tool: 'lore_read', args: { ref: `file://${canary}` }, code: 'bad_ref', reason: 'bad_ref' },
+  { name: 'file:// URL', tool: 'lore_read', args: { ref: "file:///etc/passwd" }, code: 'bad_ref', reason: 'bad_ref' },
   { name: 'NUL', tool: 'lore_read', args: { ref: `${R.territories}\u0000.png` }, code: 'bad_ref', reason: 'bad_ref' },
   { name: 'control character', tool: 'lore_read', args: { ref: `${R.territories}\u001b[2J` }, code: 'bad_ref', reason: 'bad_ref' },
   { name: 'newline inside a ref', tool: 'lore_read', args: { ref: `${R.territories}\n${R.veilDrive}` }, code: 'bad_ref', reason: 'bad_ref' },

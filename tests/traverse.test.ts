@@ -10,7 +10,9 @@ import type { TraversalPolicy } from '../src/packet/types.js';
 import { packetQueries, requirementQueries, traverse } from '../src/traversal/index.js';
 import type { TraverseResult, TraversalDecision } from '../src/traversal/index.js';
 import type { VaultIndex } from '../src/types.js';
-import { AETHERIA, FIXTURES, FIXTURE_VAULT, GHOSTLIGHT, hasShared, sharedNotice } from './helpers/shared.js';
+import { AETHERIA, FIXTURES, FIXTURE_VAULT, GHOSTLIGHT, REPO, hasShared, sharedNotice } from './helpers/shared.js';
+import { makeTraceEntry, pickExcerptLines } from '../src/excerpts/index.js';
+import { createAjv } from '../src/packet/schemas.js';
 
 const WORLD_POLICY = join(FIXTURES, 'policies', 'world-blackout.policy.json');
 const SELLA = join(GHOSTLIGHT, 'packets', 'scene-02-sanctuary-intake.sella_ren.packet.research.v0.json');
@@ -242,6 +244,22 @@ describe('traverse', () => {
     expect(r.source_excerpts.map((e) => e.text)).toEqual(r.research_trace.map((t) => t.extracted_constraint));
   });
 
+  it('ends the walk when time_budget_ms runs out (clock injected)', () => {
+    let t = 0;
+    const r = traverse(index, compilePolicy(policy({ stop_conditions: ['time_budget_ms:5'] }), { index }), { queries: ['harbor'], now: () => (t += 3) });
+    expect(r.stats.stopped_by).toBe('time_budget_ms');
+    expect(r.stats.notes_consulted).toBe(2);
+  });
+
+  it('passes --strict-policy with a token-only policy file', () => {
+    const p = JSON.parse(readFileSync(join(FIXTURES, 'policies', 'world-tokens.policy.json'), 'utf8')) as TraversalPolicy;
+    const c = compilePolicy(p, { index, strict: true });
+    expect(c.receipt_totals).toEqual({ enforced: 14, advisory: 0 });
+    const r = traverse(index, c, { queries: ['storm insurance salvage'] });
+    expect(r.stats.notes_consulted).toBeLessThanOrEqual(4);
+    expect(r.stats.excerpt_chars).toBeLessThanOrEqual(1200);
+  });
+
   it('is deterministic', () => {
     const p = JSON.parse(readFileSync(WORLD_POLICY, 'utf8')) as TraversalPolicy;
     const a = JSON.stringify(run(p, ['sanctuary capacity']));
@@ -356,6 +374,14 @@ describe.skipIf(!hasShared)(`traverse on the real Sella packet (${hasShared ? 's
     });
   });
 
+  it('validates against schemas/traverse-result.schema.json', () => {
+    const ajv = createAjv();
+    ajv.addSchema(JSON.parse(readFileSync(join(REPO, 'schemas', 'policy-receipt.schema.json'), 'utf8')));
+    const validate = ajv.compile(JSON.parse(readFileSync(join(REPO, 'schemas', 'traverse-result.schema.json'), 'utf8')));
+    expect(validate(JSON.parse(JSON.stringify(r)))).toBe(true);
+    expect(r.stats).toMatchObject({ notes_consulted: 35, excerpts: 35, excerpt_chars: 21171, stopped_by: 'frontier_exhausted', receipt_totals: { enforced: 37, advisory: 1 } });
+  });
+
   it('keeps every excerpt verbatim', () => {
     for (const t of r.research_trace) {
       const lines = splitLines(readFileSync(join(AETHERIA, t.source_path), 'utf8'));
@@ -406,3 +432,47 @@ const SELLA_FOLLOWED = [
   'Pre-Elysium/Factions/Powers/Major/Lucent Media.md',
   'Pre-Elysium/Factions/Movements/Baseline League.md',
 ];
+
+describe('pickExcerptLines', () => {
+  const lines = ['## Limits', '', 'The cells must be dumped within a day.', 'Crews call the stored heat a debt.', '', 'Unrelated closing line.'];
+
+  it('picks the run covering the most query terms, with file line numbers', () => {
+    expect(pickExcerptLines(lines, ['heat debt dumped'], 200, { lineOffset: 5 })).toEqual({
+      line_start: 7, line_end: 8, text: 'The cells must be dumped within a day.\nCrews call the stored heat a debt.', chars: 73, terms_matched: 3, hits: 3,
+    });
+  });
+
+  it('never cuts a line: a bound too small for the best run gives the best single line that fits', () => {
+    expect(pickExcerptLines(lines, ['heat debt dumped'], 40)).toMatchObject({ line_start: 4, line_end: 4, terms_matched: 2 });
+    expect(pickExcerptLines(lines, ['heat debt dumped'], 10)).toBeNull();
+  });
+
+  it('falls back to the first content lines when no line matches, skipping headings and blanks', () => {
+    expect(pickExcerptLines(lines, ['zeppelin'], 200)).toMatchObject({ line_start: 3, line_end: 4, terms_matched: 0 });
+  });
+
+  it('folds diacritics and case like search', () => {
+    expect(pickExcerptLines(['Plain line.', 'The Framgång charter.'], ['framgang'], 100)).toMatchObject({ line_start: 2, line_end: 2 });
+  });
+});
+
+describe('makeTraceEntry', () => {
+  it('refuses an inverted line range', () => {
+    expect(() => makeTraceEntry({ trace_id: 't', query: 'q', namespace: 'N', path: 'a.md', chunk_index: 0, line_start: 5, line_end: 4, text: 'x', used_for: 'u' })).toThrow(
+      'research_trace entry t: lines 5-4 are not a 1-based inclusive range',
+    );
+  });
+});
+
+describe('traverse result schema', () => {
+  it('validates the fixture walk and the empty-trace walk against schemas/traverse-result.schema.json', () => {
+    const ajv = createAjv();
+    ajv.addSchema(JSON.parse(readFileSync(join(REPO, 'schemas', 'policy-receipt.schema.json'), 'utf8')));
+    const validate = ajv.compile(JSON.parse(readFileSync(join(REPO, 'schemas', 'traverse-result.schema.json'), 'utf8')));
+    const p = JSON.parse(readFileSync(WORLD_POLICY, 'utf8')) as TraversalPolicy;
+    for (const r of [run(p, ['sanctuary capacity']), run(policy({ max_link_depth: 0, stop_conditions: ['max_chars:1'] }), [])]) {
+      expect(validate(JSON.parse(JSON.stringify(r)))).toBe(true);
+      expect(validate.errors ?? null).toBeNull();
+    }
+  });
+});

@@ -12,7 +12,11 @@ import { TRACE_DISPOSITIONS, tokenContainment, verifyTrace } from '../src/packet
 import type { TraceVerificationReport } from '../src/packet/verify-trace.js';
 import type { ResearchTraceEntry } from '../src/packet/types.js';
 import type { VaultIndex } from '../src/types.js';
-import { FIXTURE_VAULT } from './helpers/shared.js';
+import { FIXTURES, FIXTURE_VAULT } from './helpers/shared.js';
+import { buildPacket } from '../src/packet/build.js';
+import { openProxySession } from '../src/proxy/session.js';
+import { DEFAULT_LIMITS } from '../src/proxy/limits.js';
+import { readFileSync } from 'node:fs';
 
 let tmp: string;
 let index: VaultIndex;
@@ -287,5 +291,23 @@ describe('loretrace verify-trace', () => {
     const { code, err } = await run(['verify-trace', '--lore', FIXTURE_VAULT, file]);
     expect(code).toBe(2);
     expect(err).toMatch(/^loretrace: .*broken\.json is not JSON: .* at line 1, column 21 \[bad_json\]\n$/);
+  });
+
+  it('verifies a proxy ledger (.jsonl) of a packet built for the responder lane', async () => {
+    const draft = JSON.parse(readFileSync(join(FIXTURES, 'packets', 'brinefall-intake.turn-01.mara-voss.draft.packet.json'), 'utf8')) as unknown;
+    const policy = JSON.parse(readFileSync(join(FIXTURES, 'packets', 'brinefall-intake.policy.json'), 'utf8')) as import('../src/packet/types.js').TraversalPolicy;
+    const built = await buildPacket(index, draft, { lane: 'responder_scoped_repository_search', policy });
+    const packetPath = join(tmp, 'research.packet.json');
+    writeFileSync(packetPath, JSON.stringify(built.packet, null, 2) + '\n');
+    const ledgerPath = join(tmp, 'session.ledger.jsonl');
+    const session = await openProxySession({ lore: FIXTURE_VAULT, packetPath, ledgerPath, limits: DEFAULT_LIMITS, indexOptions: { indexDir: join(tmp, 'index') } });
+    const read = await session.call('lore_read', { ref: `FixtureLore:${BLACKOUT}#chunk1` });
+    expect(read.ok).toBe(true);
+    await session.close();
+    const { code, out } = await run(['verify-trace', '--lore', FIXTURE_VAULT, ledgerPath, '--json']);
+    const report = JSON.parse(out) as TraceVerificationReport;
+    expect(report.input_kind).toBe('ledger_export');
+    expect(report.entries.map((e) => [e.source_path, e.chunk_index, e.line_start, e.line_end, e.disposition])).toEqual([[BLACKOUT, 1, 9, 13, 'verified']]);
+    expect(code).toBe(0);
   });
 });

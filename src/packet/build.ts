@@ -101,7 +101,6 @@ export interface BuildPacketResult {
 }
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 // ---------------------------------------------------------------------------------------------------------
 // Prompt rendering
@@ -393,6 +392,18 @@ function loreKind(sourceRef: string, namespace: string): 'lore' | 'foreign' | 'o
 }
 
 /**
+ * The parts of a source_ref: Ghostlight joins several sources with `"; "`
+ * (`AetheriaLore:…/Aya Collective.md; agents.sella_ren.memories.memory-care-is-capacity`). Each part is
+ * classified by {@link loreKind}; the excerpt is `lore` when any part is, `foreign` when any part is.
+ */
+function sourceParts(sourceRef: string, namespace: string): { kind: 'lore' | 'foreign' | 'other'; lore: string[] } {
+  const parts = sourceRef.split(/;\s+/);
+  const kinds = parts.map((p) => loreKind(p, namespace));
+  const kind = kinds.includes('foreign') ? 'foreign' : kinds.includes('lore') ? 'lore' : 'other';
+  return { kind, lore: parts.filter((_, i) => kinds[i] === 'lore') };
+}
+
+/**
  * Check that a lore ref may reach a packet: it parses, lies under an allowed prefix (whole segments),
  * and the compiled policy's path check passes (not hidden, not future-era, not denied). Throws
  * `ref_out_of_scope` naming the pointer otherwise.
@@ -616,7 +627,7 @@ export async function buildPacket(index: VaultIndex, draftInput: unknown, option
   if (lane === 'coordinator_scoped_retrieval') {
     excerpts = [];
     draftExcerpts.forEach((ex, i) => {
-      const kind = loreKind(ex.source_ref, ns);
+      const { kind } = sourceParts(ex.source_ref, ns);
       const pointer = `/visible_context/source_excerpts/${i}`;
       if (kind === 'other') {
         excerpts.push(ex);
@@ -697,12 +708,12 @@ export async function buildPacket(index: VaultIndex, draftInput: unknown, option
   } else {
     excerpts = draftExcerpts.slice();
     excerpts.forEach((ex, i) => {
-      const kind = loreKind(ex.source_ref, ns);
+      const { kind, lore } = sourceParts(ex.source_ref, ns);
       const pointer = `/visible_context/source_excerpts/${i}/source_ref`;
       if (kind === 'foreign') {
         throw refuse('ref_out_of_scope', `${file}: ${pointer} ${JSON.stringify(ex.source_ref)} names another lore namespace than ${ns}; it cannot be checked against this vault`, file, pointer);
       }
-      if (kind === 'lore') assertInScope(ex.source_ref, compiled, ns, file, pointer, policy.allowed_prefixes);
+      for (const ref of lore) assertInScope(ref, compiled, ns, file, pointer, policy.allowed_prefixes);
     });
     stats.excerpts_kept = excerpts.length;
     researchInstructions =

@@ -131,7 +131,8 @@ function isObject(v: unknown): v is Record<string, unknown> {
  *   `/lore_access/research_trace` and `/parsed_output/research_trace` (both when present; a capture mirrors
  *   the responder's trace into lore_access, and both copies are checked);
  * - traverse result (`decisions` and `stats` present): `/research_trace`;
- * - ledger export (`schema_version` starting `loretrace.ledger`, or a `records` array): `/research_trace`,
+ * - ledger export (`loretrace ledger export`: has `ledger_head`; or `schema_version` starting
+ *   `loretrace.ledger`, or a `records` array): `/research_trace`,
  *   else every `records[i].trace_entry` / `records[i].research_trace_entry`;
  * - capture fragment (anything else with a top-level `research_trace`).
  */
@@ -160,7 +161,7 @@ function locate(doc: unknown, file: string): { kind: TraceInputKind; recorded: s
   } else if ('decisions' in doc && 'stats' in doc) {
     kind = 'traverse_result';
     if ('research_trace' in doc) arrays.push({ pointer: '/research_trace', value: doc['research_trace'] });
-  } else if (schemaVersion.startsWith('loretrace.ledger') || Array.isArray(doc['records'])) {
+  } else if (schemaVersion.startsWith('loretrace.ledger') || Array.isArray(doc['records']) || typeof doc['ledger_head'] === 'string') {
     kind = 'ledger_export';
     if ('research_trace' in doc) {
       arrays.push({ pointer: '/research_trace', value: doc['research_trace'] });

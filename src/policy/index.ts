@@ -6,4 +6,4 @@ export type { PolicyDocument } from './load.js';
 export { DEFAULT_LINK_CLASS_SYNONYMS, mapLinkClassPhrase } from './synonyms.js';
 export { STOP_PATTERNS, STOP_TOKENS, DEFAULT_MIN_RELEVANCE, parseStopCondition } from './stop-conditions.js';
 export type { StopEffect, StopPattern, ParsedStopCondition } from './stop-conditions.js';
-export type { CompiledPolicy, PolicyReceiptRow, Disposition, ClauseKind, Budgets, FollowRules, DenyRule, SkipReason, CheckResult } from './types.js';
+export type { CompiledPolicy, PolicyReceiptRow, Disposition, ClauseKind, Budgets, FollowRules, DenyRule, EdgeSkipReason, CheckResult } from './types.js';

@@ -130,7 +130,7 @@ export interface CompiledPolicy {
 }
 
 /** Why a path or an edge is refused (also the `reason` of a skipped traversal decision). */
-export type SkipReason =
+export type EdgeSkipReason =
   | 'prefix_denied'
   | 'class_not_allowed'
   | 'depth_exceeded'
@@ -144,4 +144,4 @@ export type SkipReason =
   | 'not_found';
 
 /** Result of {@link checkPath} / {@link checkEdge}. `detail` says which rule refused, in words. */
-export type CheckResult = { ok: true } | { ok: false; reason: SkipReason; detail: string };
+export type CheckResult = { ok: true } | { ok: false; reason: EdgeSkipReason; detail: string };

@@ -400,9 +400,9 @@ export class ProxySession {
   }
 
   /**
-   * Parse a ref and find its admitted note. Order (so refusals cannot probe for hidden lore):
-   * grammar (`bad_ref`) → policy `checkPath` on the path string (outside the prefixes: `out_of_scope`;
-   * hidden: `not_found`) → existence in the index (`not_found`) → admitted (`not_reached`).
+   * Parse a ref and find its admitted note. Order: grammar (`bad_ref`) → the policy's `checkPath` (a path not
+   * in the index and a hidden note both give `not_found` with the same message, so refusals cannot probe for
+   * hidden lore; future-era and out-of-prefix notes give `out_of_scope`) → admitted (`not_reached`).
    */
   private admittedNote(input: string, label: string): { parsed: ParsedRef; admission: Admission; note: NoteRecord } {
     let parsed: ParsedRef;

@@ -28,6 +28,7 @@
  */
 import { LoretraceError } from '../errors.js';
 import type { Chunk, LoreRef, NoteRecord, VaultIndex, VaultPath } from '../types.js';
+import { chunksOf, getNote } from '../indexer/lookup.js';
 
 /** The fragment of a ref. Lines are 1-based and inclusive; chunk indexes are 0-based. */
 export type RefFragment =
@@ -259,21 +260,11 @@ export function resolveRef(index: VaultIndex, ref: string | ParsedRef): Resolved
   }
 }
 
-/** Note record by exact path (binary search on the path-sorted `index.notes`, linear fallback). */
+/** Note record by exact path (O(1) through the indexer's lookup maps). */
 function findNote(index: VaultIndex, path: string): NoteRecord | undefined {
-  const notes = index.notes;
-  let lo = 0;
-  let hi = notes.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    const p = notes[mid]!.path;
-    if (p === path) return notes[mid];
-    if (p < path) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return notes.find((n) => n.path === path);
+  return getNote(index, path as VaultPath);
 }
 
-function chunksOfNote(index: VaultIndex, path: string): Chunk[] {
-  return index.chunks.filter((c) => c.path === path);
+function chunksOfNote(index: VaultIndex, path: string): readonly Chunk[] {
+  return chunksOf(index, path as VaultPath);
 }

@@ -28,7 +28,7 @@ import { backlinks, chunksOf, getNote, outgoingLinks } from '../indexer/lookup.j
 import { search } from '../search/search.js';
 import { checkEdge, checkPath, edgeClassLabel, edgeTarget } from '../policy/compile.js';
 import type { EdgeDirection } from '../policy/compile.js';
-import type { CompiledPolicy, PolicyReceiptRow, SkipReason } from '../policy/types.js';
+import type { CompiledPolicy, PolicyReceiptRow, EdgeSkipReason } from '../policy/types.js';
 import { cmp } from '../policy/synonyms.js';
 import { formatRef, resolveRef } from '../refs/ref.js';
 import { excerptRefId, pickExcerptLines } from '../excerpts/excerpt.js';
@@ -61,7 +61,7 @@ export interface TraverseOptions {
 export type TraverseQuery = string | { text: string; used_for?: string };
 
 /** Every reason a candidate edge can be skipped (all appear in `stats.skipped_by_reason`, zeros included). */
-export const SKIP_REASONS: readonly SkipReason[] = [
+export const SKIP_REASONS: readonly EdgeSkipReason[] = [
   'prefix_denied', 'class_not_allowed', 'depth_exceeded', 'budget_exhausted', 'below_relevance',
   'hidden_ref', 'future_era', 'unresolved', 'already_visited', 'not_expanded', 'not_found',
 ];
@@ -75,7 +75,7 @@ export const SKIP_REASONS: readonly SkipReason[] = [
  * - `lines`: 1-based lines where the link stands — in `from` for an outbound link, in `to` for a
  *   backlink; empty for scope start points.
  * - `depth`: link hops from a seed the target would have.
- * - `outcome`/`reason`: `followed` (reason null) or `skipped` with a {@link SkipReason}.
+ * - `outcome`/`reason`: `followed` (reason null) or `skipped` with a {@link EdgeSkipReason}.
  * - `relevance`: the target's relevance (0..1, 6 decimals) when known, else null.
  * - `detail`: the rule that decided, in words.
  */
@@ -86,7 +86,7 @@ export interface TraversalDecision {
   lines: number[];
   depth: number;
   outcome: 'followed' | 'skipped';
-  reason: SkipReason | null;
+  reason: EdgeSkipReason | null;
   relevance: number | null;
   detail: string;
 }
@@ -109,7 +109,7 @@ export interface TraverseStats {
   /** Consulted notes for which no excerpt was produced (budget, or no line fits the bound). */
   consulted_without_excerpt: number;
   decisions: { total: number; followed: number; skipped: number };
-  skipped_by_reason: Record<SkipReason, number>;
+  skipped_by_reason: Record<EdgeSkipReason, number>;
   /** Link records not treated as edges: external URLs and #tags. */
   links_ignored: { external: number; tag: number };
   /** Deepest depth actually consulted. */
@@ -325,7 +325,7 @@ export function traverse(index: VaultIndex, compiled: CompiledPolicy, options: T
       const to = g.target !== null ? noteRef(g.target) : g.link.raw;
       const label = edgeClassLabel(g.link, g.dir);
       const base = { from, to, link_class: label, lines: g.lines, depth: depth + 1 };
-      const skip = (reason: SkipReason, detail: string, relevance: number | null = null) =>
+      const skip = (reason: EdgeSkipReason, detail: string, relevance: number | null = null) =>
         decisions.push({ ...base, outcome: 'skipped', reason, relevance, detail });
       if (noExpand) {
         skip('not_expanded', `${path} has class ${noExpand} (no_expand_class): its links are not walked`);
@@ -448,7 +448,7 @@ export function traverse(index: VaultIndex, compiled: CompiledPolicy, options: T
   }
 
   const skipped = decisions.filter((d) => d.outcome === 'skipped');
-  const byReason = Object.fromEntries(SKIP_REASONS.map((r) => [r, 0])) as Record<SkipReason, number>;
+  const byReason = Object.fromEntries(SKIP_REASONS.map((r) => [r, 0])) as Record<EdgeSkipReason, number>;
   for (const d of skipped) byReason[d.reason!]++;
   return {
     schema_version: TRAVERSE_RESULT_VERSION,

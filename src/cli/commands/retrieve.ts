@@ -104,7 +104,7 @@ interface RetrieveOptions {
   json?: boolean;
 }
 
-function humanSummary(ctx: CliContext, r: BuildPacketResult, index: VaultIndex, written: string[]): string {
+function humanSummary(r: BuildPacketResult, index: VaultIndex, written: string[]): string {
   const lines: string[] = [];
   lines.push(`retrieve: ${r.lane} over ${index.namespace} (snapshot ${index.snapshot_id.slice(0, 12)})`);
   if (r.queries.length) {
@@ -127,7 +127,6 @@ function humanSummary(ctx: CliContext, r: BuildPacketResult, index: VaultIndex, 
   lines.push(`  packet validates: yes (${r.validation.errors.length} errors)`);
   for (const f of r.findings) lines.push(`  ${f.severity} ${f.code}: ${f.message}`);
   for (const w of written) lines.push(`wrote ${w}`);
-  void ctx;
   return lines.join('\n') + '\n';
 }
 
@@ -193,7 +192,7 @@ export function register(program: Command, ctx: CliContext): void {
               written,
             });
           } else {
-            ctx.stdout(humanSummary(ctx, result, index, written));
+            ctx.stdout(humanSummary(result, index, written));
           }
           return 0;
         } catch (e) {

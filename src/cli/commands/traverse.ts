@@ -82,7 +82,7 @@ export function register(program: Command, ctx: CliContext): void {
     }
     const s = result.stats;
     let out = `snapshot ${result.snapshot_id}\n\nPolicy receipt (${s.receipt_totals.enforced} enforced, ${s.receipt_totals.advisory} advisory):\n`;
-    for (const r of result.policy_receipt) out += `  ${r.disposition === 'enforced' ? 'enforced' : 'ADVISORY'}  ${r.pointer}  ${r.clause}\n            → ${r.rule}${r.matches === null ? '' : ` [${r.matches} notes]`}\n`;
+    for (const r of result.policy_receipt) out += `  ${r.disposition === 'enforced' ? 'enforced' : 'ADVISORY'}  ${r.pointer}  ${r.clause}\n            → ${r.rule}${r.matches === null ? '' : ` [${r.matches} note${r.matches === 1 ? "" : "s"}]`}\n`;
     out += `\nConsulted (${result.consulted_refs.length}):\n${result.consulted_refs.map((r) => `  ${r}\n`).join('')}`;
     out += `Followed (${result.followed_refs.length}):\n${result.followed_refs.map((r) => `  ${r}\n`).join('')}`;
     out += `\nExcerpts (${s.excerpts}, ${s.excerpt_chars} chars):\n`;

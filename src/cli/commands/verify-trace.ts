@@ -12,7 +12,34 @@ import { TRACE_DISPOSITIONS, verifyTrace } from '../../packet/verify-trace.js';
 import type { TraceVerificationReport } from '../../packet/verify-trace.js';
 import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { isLoretraceError } from '../../errors.js';
+import { exportLedger } from '../../proxy/ledger.js';
 import { indexFromOptions, readJsonFile, reportWithErrors } from './retrieve.js';
+
+/**
+ * Read the input: a JSON document, or a proxy ledger (JSON Lines, first record `loretrace.ledger.*`),
+ * which is verified and exported to its capture fragment first (`exportLedger`, src/proxy/ledger.ts).
+ */
+async function readTraceInput(ctx: CliContext, file: string): Promise<unknown> {
+  try {
+    return await readJsonFile(ctx, file, 'capture, capture fragment, traverse result or ledger export');
+  } catch (e) {
+    if (!isLoretraceError(e) || e.code !== 'bad_json') throw e;
+    const text = await readFile(resolve(ctx.cwd, file), 'utf8');
+    const first = text.split('\n', 1)[0] ?? '';
+    let head: unknown;
+    try {
+      head = JSON.parse(first);
+    } catch {
+      throw e;
+    }
+    const version = typeof head === 'object' && head !== null ? (head as Record<string, unknown>)['schema_version'] : undefined;
+    if (typeof version !== 'string' || !version.startsWith('loretrace.ledger')) throw e;
+    return exportLedger(text, { file });
+  }
+}
 
 /** The human form of a report: a header, one line per entry, totals, verdict. */
 export function renderVerification(report: TraceVerificationReport): string {
@@ -52,14 +79,14 @@ export function register(program: Command, ctx: CliContext): void {
   program
     .command('verify-trace')
     .description('Check every research_trace entry (capture, capture fragment, traverse result, ledger export) line by line against the vault')
-    .argument('<file>', 'capture, capture fragment (retrieve --capture-out), traverse result or ledger export (JSON)')
+    .argument('<file>', 'capture, capture fragment (retrieve --capture-out), traverse result, ledger export (JSON) or proxy ledger (.jsonl)')
     .requiredOption('--lore <dir>', 'vault root')
     .option('--index-dir <dir>', 'persisted index folder (default: LORETRACE_INDEX_DIR or the user cache)')
     .option('--json', 'print the verification report as JSON')
     .action(
       action(ctx, async (file: string, opts: VerifyOptions) => {
         try {
-          const doc = await readJsonFile(ctx, file, 'capture, capture fragment, traverse result or ledger export');
+          const doc = await readTraceInput(ctx, file);
           const index = await indexFromOptions(ctx, opts);
           const report = await verifyTrace(index, doc, { file });
           if (opts.json) printJson(ctx, report);
