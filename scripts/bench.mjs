@@ -98,7 +98,9 @@ const cpuProfDir = args['cpu-prof'] ? join(out, 'profiles') : null;
 if (cpuProfDir) await mkdir(cpuProfDir, { recursive: true });
 
 const started = Date.now();
-const results = await runBench({
+let results;
+try {
+results = await runBench({
   source,
   scales,
   runs: posInt('runs', args.runs),
@@ -107,6 +109,7 @@ const results = await runBench({
   dist: resolve(args.dist),
   traversalIterations: posInt('traversal-iterations', args['traversal-iterations']),
   proxyCalls: posInt('proxy-calls', args['proxy-calls']),
+  packetTemplate: join(REPO, 'lore-fixtures', 'packets', 'proxy-fixture-research.packet.json'),
   timeoutMs: posInt('timeout', args.timeout) * 1000,
   phaseBudgetMs: posInt('phase-budget', args['phase-budget']) * 1000,
   phases,
@@ -115,6 +118,10 @@ const results = await runBench({
   command: ['npm run bench --', ...process.argv.slice(2)].join(' ').replace(/ --$/, ''),
   log: args.quiet ? () => {} : (line) => process.stderr.write(line + '\n'),
 });
+} catch (e) {
+  process.stderr.write(`bench: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.exit(1);
+}
 
 const errors = await validateResults(results);
 const jsonFile = join(out, 'bench-results.json');

@@ -173,8 +173,8 @@ const NEEDS: Record<string, string[]> = {
   warm_start: ['indexVault', 'search'],
   search: ['indexVault', 'search'],
   traversal: ['indexVault', 'compilePolicy', 'traverse'],
-  proxy_lore_search: ['indexVault', 'compilePolicy', 'startHttpProxy'],
-  proxy_lore_read: ['indexVault', 'compilePolicy', 'startHttpProxy'],
+  proxy_lore_search: ['indexVault', 'openProxySession', 'startHttpServer'],
+  proxy_lore_read: ['indexVault', 'openProxySession', 'startHttpServer'],
   incremental_1_file: ['indexVault'],
   incremental_1_percent: ['indexVault'],
 };

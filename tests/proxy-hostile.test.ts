@@ -37,9 +37,10 @@ beforeAll(async () => {
   execFileSync('mkfifo', [p('Pipe.md')]);
   writeFileSync(p('Swap Symlink.md'), '# Swap Symlink\n\nAn ordinary note at index time.\n');
   writeFileSync(p('Swap Fifo.md'), '# Swap Fifo\n\nAn ordinary note at index time.\n');
+  writeFileSync(p('Cafe\u0301 Dock.md'), '# Café Dock\n\nA note whose file name is NFD on disk.\n');
   // A packet variant whose allowed_scope names every planted file (so only the file checks stand in the way).
   const packet = JSON.parse(readFileSync(PROXY_PACKET, 'utf8'));
-  const extra = ['Outside Link.md', 'Future Link.md', 'Hard Link.md', 'Pipe.md', 'Swap Symlink.md', 'Swap Fifo.md'].map(pre);
+  const extra = ['Outside Link.md', 'Future Link.md', 'Hard Link.md', 'Pipe.md', 'Swap Symlink.md', 'Swap Fifo.md', 'Caf\u00e9 Dock.md'].map(pre);
   packet.lore_access.allowed_scope.push(...extra);
   packet.packet_prompt_text += '\n' + extra.map((e: string) => `- ${e}`).join('\n');
   const packetPath = join(tmp.dir, 'hostile.packet.json');
@@ -141,6 +142,13 @@ describe('ProxySession.call with hostile input', () => {
     const { response, paths } = await opened(() => session.call('lore_read', { ref: `${R.territories}#chunk0` }));
     expect(response.ok ? 'ok' : readLedger(ledger)[response.seq]!.outcome).toBe('ok');
     expect(paths).toEqual([join(vault, 'World', 'Pre-Elysium', 'Territories.md')]);
+  });
+
+  it('reads a note stored under an NFD file name through its NFC ref, and answers its NFD spelling the same', async () => {
+    const nfc = await session.call('lore_read', { ref: pre('Caf\u00e9 Dock.md') });
+    const nfd = await session.call('lore_read', { ref: pre('Cafe\u0301 Dock.md') });
+    expect(nfc.ok ? (nfc.result as any).data.content : nfc.refusal).toBe('# Café Dock\n\nA note whose file name is NFD on disk.');
+    expect(nfd.ok ? (nfd.result as any).data.path : nfd.refusal).toBe('World/Pre-Elysium/Caf\u00e9 Dock.md');
   });
 
   it('answers the NFD and NFC spellings of a name identically', async () => {

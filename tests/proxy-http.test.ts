@@ -15,6 +15,7 @@ import type { ProxySession } from '../src/proxy/session.js';
 import { verifyLedger } from '../src/proxy/ledger.js';
 import { BIN, FIXTURE_VAULT, PROXY_PACKET, R, fixtureSession, readLedger, tempDir } from './helpers/proxy.js';
 import { REPO } from './helpers/shared.js';
+import { main } from '../src/cli/main.js';
 
 let tmp: { dir: string; cleanup: () => void };
 let session: ProxySession | null = null;
@@ -152,6 +153,30 @@ describe('startHttpServer', () => {
 });
 
 const built = existsSync(join(REPO, 'dist', 'cli', 'main.js'));
+
+describe('loretrace serve (refusing to start)', () => {
+  const run = async (argv: string[]) => {
+    let stderr = '';
+    const code = await main(argv, { stdout: () => undefined, stderr: (t) => (stderr += t), cwd: tmp.dir, env: { ...process.env } });
+    return { code, stderr };
+  };
+  const base = () => ['serve', '--lore', FIXTURE_VAULT, '--packet', PROXY_PACKET, '--ledger', join(tmp.dir, 'never.jsonl')];
+
+  it('needs exactly one transport', async () => {
+    expect(await run(base())).toEqual({ code: 2, stderr: 'loretrace: choose exactly one transport: --mcp or --http <host:port> [usage]\n' });
+    expect((await run([...base(), '--mcp', '--http', '127.0.0.1:0'])).code).toBe(2);
+  });
+
+  it('refuses a non-loopback address without --allow-remote and a token, before creating the ledger', async () => {
+    expect(await run([...base(), '--http', '0.0.0.0:0'])).toEqual({
+      code: 2,
+      stderr: 'loretrace: refusing to bind 0.0.0.0: it is not a loopback address; pass --allow-remote with a bearer token to serve beyond this machine [usage]\n',
+    });
+    expect((await run([...base(), '--http', '0.0.0.0:0', '--allow-remote'])).code).toBe(2);
+    expect((await run([...base(), '--http', '127.0.0.1:0', '--limit', 'max_calls=0'])).code).toBe(2);
+    expect(existsSync(join(tmp.dir, 'never.jsonl'))).toBe(false);
+  });
+});
 
 /** Spawn `loretrace serve --http 127.0.0.1:0` and resolve with its URL once the listening line appears. */
 function spawnHttp(ledger: string): Promise<{ url: string; proc: ChildProcess; stderr: () => string }> {

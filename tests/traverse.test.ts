@@ -254,7 +254,7 @@ describe('traverse', () => {
   it('passes --strict-policy with a token-only policy file', () => {
     const p = JSON.parse(readFileSync(join(FIXTURES, 'policies', 'world-tokens.policy.json'), 'utf8')) as TraversalPolicy;
     const c = compilePolicy(p, { index, strict: true });
-    expect(c.receipt_totals).toEqual({ enforced: 14, advisory: 0 });
+    expect(c.receipt_totals).toEqual({ enforced: 13, advisory: 0 });
     const r = traverse(index, c, { queries: ['storm insurance salvage'] });
     expect(r.stats.notes_consulted).toBeLessThanOrEqual(4);
     expect(r.stats.excerpt_chars).toBeLessThanOrEqual(1200);

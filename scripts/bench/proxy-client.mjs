@@ -1,7 +1,8 @@
 /**
  * HTTP client side of the proxy phases, run in the orchestrator while the proxy server runs in its own
  * child (so the server's peak RSS is its own). One session; `calls` `lore_search` calls (cycling the
- * query set) then `calls` `lore_read` calls (cycling the line ranges the proxy floor reads), per run.
+ * query set) then `calls` `lore_read` calls (cycling the sampled line ranges the session admits — the
+ * same ranges the proxy floor then reads), per run.
  * Per-call latency is request start → full response body parsed.
  */
 import { percentile } from './stats.mjs';
@@ -11,17 +12,22 @@ const now = () => performance.now();
 /**
  * @param {{ url: string, session?: string, headers?: Record<string, string>, searchPath: string, readPath: string }} info
  *   what the proxy child reported when ready
- * @param {{ namespace: string, queries: string[], reads: { path: string, line_start: number, line_end: number }[], calls: number, runs: number, budgetMs: number }} o
- * @returns {Promise<Record<'proxy_lore_search' | 'proxy_lore_read', any>>} raw phase figures, or `{ error }` per phase
+ * @param {{ namespace: string, queries: string[], reads: { path: string, ref_path: string, line_start: number, line_end: number }[], calls: number, runs: number, budgetMs: number }} o
+ * @returns {Promise<Record<string, any>>} raw figures of `proxy_lore_search` and `proxy_lore_read` (or `{ error }`
+ *   each), plus `admitted_reads`: the ranges the session admitted
  */
 export async function runProxyClient(info, o) {
   const headers = { 'content-type': 'application/json', ...(info.headers ?? {}) };
-  const call = async (path, body) => {
+  const call = async (path, body, allowRefusal = false) => {
     const res = await fetch(new URL(path, info.url), { method: 'POST', headers, body: JSON.stringify(body) });
     const text = await res.text();
-    if (!res.ok) throw new Error(`HTTP ${res.status} from ${path}: ${text.slice(0, 300)}`);
+    if (!res.ok) {
+      if (allowRefusal) return null;
+      throw new Error(`HTTP ${res.status} from ${path}: ${text.slice(0, 300)}`);
+    }
     return JSON.parse(text);
   };
+  const readBody = (rd) => ({ ref: `${o.namespace}:${rd.ref_path}#L${rd.line_start}-L${rd.line_end}` });
   const measure = async (makeBody, path) => {
     const p50 = [], p99 = [], rates = [];
     const start = now();
@@ -47,10 +53,15 @@ export async function runProxyClient(info, o) {
     out.proxy_lore_search = { error: e instanceof Error ? e.message : String(e) };
   }
   try {
-    out.proxy_lore_read = await measure((i) => {
-      const rd = o.reads[i % o.reads.length];
-      return { ref: `${o.namespace}:${rd.path}#L${rd.line_start}-L${rd.line_end}` };
-    }, info.readPath);
+    // One untimed pass keeps the ranges the session admits (a sampled note may be hidden, e.g. author-only
+    // frontmatter); the proxy floor then reads exactly these ranges.
+    const admitted = [];
+    for (const rd of o.reads) if ((await call(info.readPath, readBody(rd), true)) !== null) admitted.push(rd);
+    if (admitted.length === 0) throw new Error(`the session admitted none of the ${o.reads.length} sampled line ranges`);
+    out.admitted_reads = admitted;
+    out.proxy_lore_read = await measure((i) => readBody(admitted[i % admitted.length]), info.readPath);
+    out.proxy_lore_read.extra.ranges = admitted.length;
+    out.proxy_lore_read.extra.ranges_refused_in_warmup = o.reads.length - admitted.length;
   } catch (e) {
     out.proxy_lore_read = { error: e instanceof Error ? e.message : String(e) };
   }

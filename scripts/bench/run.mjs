@@ -5,8 +5,8 @@
  * Order per scale (later phases reuse what earlier ones left on disk):
  *   read_floor → remark_parse → plain_pipeline (saves plain index JSON) → cold_index (leaves the
  *   persisted index) → plain_warm_start → warm_start → search (writes its chunks) → plain_search (same
- *   chunks) → traversal → proxy_floor → proxy (lore_search, lore_read) → incremental (edits files,
- *   restores them).
+ *   chunks) → traversal → proxy (lore_search, lore_read; finds which sampled line ranges the session
+ *   admits) → proxy_floor (the same ranges) → incremental (edits files, restores them).
  */
 import { mkdtemp, mkdir, rm, readFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
@@ -47,6 +47,7 @@ const TASK_PHASES = {
  * @property {string} dist      loretrace build folder (absolute)
  * @property {number} traversalIterations traversals per run
  * @property {number} proxyCalls calls per proxy tool per run
+ * @property {string} packetTemplate responder packet JSON whose lore_access the proxy phase replaces
  * @property {number} timeoutMs per child
  * @property {number} phaseBudgetMs a phase starts no new run after this many milliseconds (≥ 1 run)
  * @property {string[] | null} phases only these phase ids (others `skipped`); null = all
@@ -127,7 +128,7 @@ async function pickReads(source, paths, count, seed) {
   for (const rel of paths) {
     const text = decode(await readFile(join(source, ...rel.split('/'))));
     for (const c of headingChunks(rel, text, processor.parse(text))) {
-      all.push({ path: `${copyName(0)}/${rel}`, line_start: c.line_start, line_end: c.line_end });
+      all.push({ path: `${copyName(0)}/${rel}`, ref_path: `${copyName(0)}/${rel}`.normalize('NFC'), line_start: c.line_start, line_end: c.line_end });
     }
   }
   return sampleIndices(mulberry32(seed), all.length, count).map((i) => all[i]);
@@ -217,18 +218,20 @@ export async function runBench(o) {
       const ps = await run('plain_search', { root: vault.root, paths, namespace: vault.namespace, runs: o.runs, queries, chunksFile: sr ? chunksFile : null });
       if (ps && ps.data.chunks_source === 'loretrace') ctx.plainTop5 = ps.data.top5;
       await run('traversal', { ...common, indexDir: ctx.indexDir, queries: queries.slice(0, 10), iterations: o.traversalIterations }, [hasIndex]);
-      await run('proxy_floor', { root: vault.root, reads, calls: o.proxyCalls, runs: o.runs, workDir: work });
       await run(
         'proxy',
-        { ...common, indexDir: ctx.indexDir, ledgerDir: join(work, 'proxy-ledger') },
+        { ...common, indexDir: ctx.indexDir, ledgerDir: join(work, 'proxy-ledger'), packetTemplate: o.packetTemplate },
         [hasIndex],
         { onReady: async (info) => Object.assign(ctx, { proxy: await runProxyClient(info, { namespace: vault.namespace, queries, reads, calls: o.proxyCalls, runs: o.runs, budgetMs: o.phaseBudgetMs }) }) },
       );
-      if (ctx.proxy) {
-        for (const [id, raw] of Object.entries(ctx.proxy)) {
-          if (raw.error) phases[id] = { ...phaseRecord(PHASES.find((d) => d.id === id), 'failed', raw.error), peak_rss_bytes: phases[id].peak_rss_bytes };
-          else fillPhase(phases[id], raw, phases[id].peak_rss_bytes);
-        }
+      await run('proxy_floor', { root: vault.root, reads: ctx.proxy?.admitted_reads ?? reads, calls: o.proxyCalls, runs: o.runs, workDir: work });
+      for (const id of TASK_PHASES.proxy) {
+        if (phases[id].status !== 'ok') continue;
+        const raw = ctx.proxy?.[id];
+        const serverExtra = phases[id].extra;
+        if (!raw) phases[id] = { ...phaseRecord(PHASES.find((d) => d.id === id), 'failed', 'the HTTP client did not run'), peak_rss_bytes: phases[id].peak_rss_bytes };
+        else if (raw.error) phases[id] = { ...phaseRecord(PHASES.find((d) => d.id === id), 'failed', raw.error), peak_rss_bytes: phases[id].peak_rss_bytes };
+        else fillPhase(phases[id], { ...raw, extra: { ...serverExtra, ...raw.extra } }, phases[id].peak_rss_bytes);
       }
       const rand = mulberry32(o.seed + 2);
       const order = sampleIndices(rand, paths.length, paths.length);

@@ -9,14 +9,14 @@
  * per-run p50/p99 lists instead. Nothing is asserted here; the orchestrator turns them into medians
  * and ratios.
  */
-import { readFile, rm, readdir, stat, mkdir } from 'node:fs/promises';
-import { createWriteStream, readFileSync, openSync, writeSync, fsyncSync, closeSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFile, writeFile, rm, readdir, stat, mkdir } from 'node:fs/promises';
+import { createWriteStream, existsSync, readFileSync, openSync, writeSync, fsyncSync, closeSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import MiniSearch from 'minisearch';
 import { makeProcessor, decode, runPlainPipeline, newPlainMiniSearch, PLAIN_MINISEARCH_OPTIONS, splitLinesPlain, headingChunks } from './plain.mjs';
 import { percentile } from './stats.mjs';
 import { requireApi, indexWith, Unavailable } from './loretrace.mjs';
-import { editFiles, restoreFiles } from './vault.mjs';
+import { editFiles, restoreFiles, listFiles } from './vault.mjs';
 
 const now = () => performance.now();
 const gc = () => (typeof globalThis.gc === 'function' ? globalThis.gc() : undefined);
@@ -210,7 +210,7 @@ async function plainSearch({ chunksFile, root, paths, namespace, runs, queries }
     const processor = makeProcessor();
     for (const rel of paths) {
       const text = decode(await readFile(abs(root, rel)));
-      for (const c of headingChunks(rel, text, processor.parse(text))) docs.push({ id: `${namespace}:${c.id}`, text: c.text });
+      for (const c of headingChunks(rel, text, processor.parse(text))) docs.push({ id: `${namespace}:${c.id.normalize('NFC')}`, text: c.text });
     }
   }
   const b0 = now();
@@ -243,8 +243,9 @@ async function plainSearch({ chunksFile, root, paths, namespace, runs, queries }
 }
 
 /**
- * Traversal: compilePolicy once, then `iterations` traversals per run of a depth-2, max_refs 12
- * policy from the seed note, cycling through `queries`.
+ * Traversal: compilePolicy once, then `iterations` traversals per run of a depth-2 policy from the
+ * seed note that follows every wikilink inside the seed's copy, stopped by `max_refs:12` (D's structured
+ * stop token), cycling through `queries`.
  */
 async function traversal({ root, indexDir, runs, iterations, queries, seedPath, distDir }) {
   const api = await requireApi(distDir, ['indexVault', 'compilePolicy', 'traverse']);
@@ -256,11 +257,11 @@ async function traversal({ root, indexDir, runs, iterations, queries, seedPath, 
     max_link_depth: 2,
     allowed_prefixes: [`${ns}:${seed.split('/')[0]}/`],
     required_seed_refs: [`${ns}:${seed}`],
-    follow_link_classes: [],
+    follow_link_classes: ['wikilink'],
     stop_conditions: ['max_refs:12'],
   };
-  const compiled = api.compilePolicy(policy, { index, budgets: { max_refs: 12 }, max_refs: 12 });
-  const run = (q) => api.traverse(index, compiled, { queries: [q], max_refs: 12 });
+  const compiled = api.compilePolicy(policy, { index });
+  const run = (q) => api.traverse(index, compiled, { queries: [q] });
   const first = run(queries[0]);
   const perRun = [];
   for (const r of runIndices(runs)) {
@@ -370,14 +371,58 @@ async function incremental({ root, indexDir, runs, onePaths, pctPaths, distDir }
 }
 
 /**
- * Proxy server child: indexes (warm), starts loretrace's HTTP proxy on 127.0.0.1 with one session
- * whose policy admits the whole first copy, reports { url, searchPath, readPath, headers } and waits
- * until the orchestrator's client has finished. The figures come from the client (proxy-client.mjs);
- * this child contributes the server's peak RSS.
+ * Proxy server child: opens one research session the way `loretrace serve` does (`openProxySession`:
+ * packet validated, vault indexed warm from the persisted index, policy compiled, ledger created),
+ * starts loretrace's HTTP transport on 127.0.0.1 (`startHttpServer`), reports { url, searchPath,
+ * readPath } and waits until the orchestrator's client (proxy-client.mjs) is done. The packet is the
+ * repo's proxy fixture packet with its lore_access replaced: every note of the first copy (`c000/`)
+ * is in allowed_scope (lore_search runs over those admitted notes, filtered out of the whole ×N index;
+ * a packet must list its scope in packet_prompt_text, so a whole-vault scope at ×100 is not a packet
+ * anyone would write), the prefix is `c000/`, no budgets. Server limits are raised so the rate limiter and call budgets never refuse a bench call.
+ * The latency figures come from the client; this child contributes the server's peak RSS.
  */
-async function proxy({ root, indexDir, ledgerDir, distDir }, channel) {
-  const api = await requireApi(distDir, ['indexVault', 'compilePolicy']);
-  throw new Unavailable('the HTTP proxy server start function is not exported from dist/index.js yet');
+async function proxy({ root, indexDir, ledgerDir, distDir, packetTemplate, workDir }, channel) {
+  const api = await requireApi(distDir, ['indexVault', 'openProxySession', 'startHttpServer']);
+  if (!existsSync(packetTemplate)) throw new Unavailable(`packet template ${packetTemplate} not found`);
+  const packet = JSON.parse(await readFile(packetTemplate, 'utf8'));
+  // Note paths from the file list (not a second in-memory index: this child's RSS is the server's).
+  const all = (await listFiles(root)).map((p) => p.normalize('NFC'));
+  const ns = basename(root);
+  const copy = all[0].split('/')[0];
+  const notes = all.filter((p) => p.startsWith(`${copy}/`));
+  const la = packet.lore_access;
+  packet.packet_id = 'loretrace-bench.proxy.packet.research.v0';
+  la.allowed_scope = notes.map((p) => `${ns}:${p}`);
+  la.traversal_policy = {
+    max_link_depth: 2,
+    allowed_prefixes: [`${ns}:${copy}/`],
+    required_seed_refs: [la.allowed_scope[0]],
+    follow_link_classes: ['wikilink'],
+    stop_conditions: [],
+  };
+  packet.hidden_context_audit.omitted_context_refs = [`${ns}:bench-hidden/none.md`];
+  // The packet rules want the scope and prefixes quoted in the prompt: prepend them to the template's.
+  packet.packet_prompt_text =
+    `## Bench research scope\n` + la.allowed_scope.map((r) => `- ${r}\n`).join('') +
+    `Allowed prefixes:\n- ${ns}:${copy}/\n\n` + packet.packet_prompt_text;
+  const packetPath = join(workDir, 'bench-proxy.packet.json');
+  await writeFile(packetPath, JSON.stringify(packet, null, 2));
+  await rm(ledgerDir, { recursive: true, force: true });
+  await mkdir(ledgerDir, { recursive: true });
+  const big = 1_000_000_000;
+  const limits = { ...api.DEFAULT_LIMITS, max_calls: big, max_results: big, max_chars_returned: big, rate_burst: big, rate_per_second: big };
+  const t0 = now();
+  const session = await api.openProxySession({
+    lore: root, packetPath, ledgerPath: join(ledgerDir, 'ledger.jsonl'), limits, indexOptions: { indexDir },
+  });
+  const openMs = now() - t0;
+  const server = await api.startHttpServer(session);
+  channel.ready({ url: server.url, searchPath: '/tools/lore_search', readPath: '/tools/lore_read' });
+  await channel.stopped;
+  await server.close();
+  if (typeof session.close === 'function') await session.close();
+  const extra = { session_open_ms: openMs, scope_notes: packet.lore_access.allowed_scope.length, ledger_bytes: await dirBytes(ledgerDir) };
+  return { phases: { proxy_lore_search: { extra }, proxy_lore_read: { extra } } };
 }
 
 /** Task table: name → async (params) => result. */

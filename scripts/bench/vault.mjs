@@ -13,7 +13,9 @@ function skipDir(name) {
 }
 
 /**
- * Every file under `root` (recursively), as vault-relative POSIX paths sorted by code unit.
+ * Every file under `root` (recursively), as vault-relative POSIX paths sorted by code unit. Paths are
+ * exactly as on disk (not NFC-normalised: a macOS-made vault may hold NFD names); use `.normalize('NFC')`
+ * to turn one into a loretrace vault path for a ref.
  * @param {string} root absolute folder
  * @param {(rel: string) => boolean} [keep] filter on the relative path; default: `.md` files
  * @returns {Promise<string[]>}
@@ -27,7 +29,7 @@ export async function listFiles(root, keep = (rel) => rel.toLowerCase().endsWith
       if (e.isDirectory()) {
         if (!skipDir(e.name)) await walk(abs);
       } else if (e.isFile()) {
-        const rel = relative(root, abs).split(sep).join('/').normalize('NFC');
+        const rel = relative(root, abs).split(sep).join('/');
         if (keep(rel)) out.push(rel);
       }
     }

@@ -175,7 +175,7 @@ async function build(input: BuildInput): Promise<VaultIndex> {
       }
       : undefined,
   });
-  findings.push(...scan.findings);
+  for (const f of scan.findings) findings.push(f);
 
   const files = scan.files;
   const toParse: ScannedFile[] = [];
@@ -251,7 +251,7 @@ async function build(input: BuildInput): Promise<VaultIndex> {
     }
     for (const l of resolvedLines) resolveFindings.push(...l.findings);
   }
-  findings.push(...sortFindings([...parseFindings, ...resolveFindings]));
+  for (const f of sortFindings(parseFindings.concat(resolveFindings))) findings.push(f);
 
   const manifestFiles: ManifestEntry[] = files.map((f) => ({ path: f.path, size: f.size, sha256: f.sha256 }));
   const snapshot = snapshotId(namespace, manifestFiles, scan.assets);

@@ -3,7 +3,8 @@
  * the one the index saw (issue 5, "re-checks before reading that the file is still the indexed one").
  *
  * The path is looked up in the index manifest; the request text is never turned into a file-system path
- * (a ref is first parsed and resolved through the index by src/refs). Then, before any byte is returned:
+ * (a ref is first parsed and resolved through the index by src/refs; a file stored on disk under another
+ * Unicode normalisation is found by comparing NFC names). Then, before any byte is returned:
  *
  * 1. `realpath` of the note's folder must lie inside `realpath(index.root)` (no folder swapped for a link);
  * 2. `lstat` of the file: a regular file (not a symlink, FIFO, socket or device), one hard link only
@@ -34,6 +35,39 @@ export interface IndexedLines {
 }
 
 const realRoots = new Map<string, string>();
+const diskPaths = new Map<string, string>();
+
+/**
+ * The absolute on-disk path of an indexed note. Index paths are NFC; a file whose name is stored in another
+ * normalisation on disk (NFD, as macOS tools write) is found by listing each folder and comparing NFC forms —
+ * from the index's path, never from request text. Cached per root + path.
+ */
+async function diskPath(root: string, path: string): Promise<string> {
+  const key = `${root}\u0000${path}`;
+  const hit = diskPaths.get(key);
+  if (hit !== undefined) return hit;
+  const direct = join(root, ...path.split('/'));
+  let found = direct;
+  try {
+    await fs.promises.lstat(direct);
+  } catch {
+    let dir = root;
+    for (const segment of path.split('/')) {
+      let names: string[];
+      try {
+        names = await fs.promises.readdir(dir);
+      } catch {
+        names = [];
+      }
+      const name = names.find((n) => n === segment) ?? names.find((n) => n.normalize('NFC') === segment);
+      if (name === undefined) return direct;
+      dir = join(dir, name);
+    }
+    found = dir;
+  }
+  diskPaths.set(key, found);
+  return found;
+}
 
 /**
  * Read an indexed note's lines after re-checking the file (see the module comment for the four checks).
@@ -45,11 +79,15 @@ const realRoots = new Map<string, string>();
 export async function readIndexedLines(index: VaultIndex, path: string): Promise<IndexedLines> {
   const entry = index.manifest.find((m) => m.path === path);
   if (!entry) throw new LoretraceError('not_found', `${path} is not an indexed note of vault ${index.namespace}`, { file: path });
-  const abs = join(index.root, ...entry.path.split('/'));
+  const abs = await diskPath(index.root, entry.path);
 
   let realRoot = realRoots.get(index.root);
   if (realRoot === undefined) {
-    realRoot = await fs.promises.realpath(index.root);
+    try {
+      realRoot = await fs.promises.realpath(index.root);
+    } catch {
+      throw new LoretraceError('stale_file', `the vault root ${index.root} is no longer readable`, { file: path });
+    }
     realRoots.set(index.root, realRoot);
   }
   let realDir: string;

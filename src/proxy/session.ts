@@ -337,14 +337,19 @@ export class ProxySession {
     return { ok: true, tool: tool as ToolName, seq: record.seq, result: result! };
   }
 
-  /** A non-refusal error inside a tool: a LoretraceError with a refusal-like code, else a bug. */
+  /**
+   * A non-refusal error inside a tool: a LoretraceError maps through {@link refusalCodeFor} (file checks →
+   * `not_found`); anything else is a bug, still recorded (reason `internal_error`) and answered `bad_request`
+   * with a generic message, so the ledger stays complete.
+   */
   private unexpected(e: unknown): Refuse {
     if (isLoretraceError(e)) {
       if (e.code === 'ledger_write_failed' || e.code === 'ledger_closed') throw e;
       const code = refusalCodeFor(e.code);
       return new Refuse(code, e.code, e.message, code === 'not_found' ? 'no admitted note matches the request in this session\'s index' : undefined);
     }
-    throw e;
+    const message = e instanceof Error ? e.message : String(e);
+    return new Refuse('bad_request', 'internal_error', `internal error: ${message}`, 'the request could not be served (internal error; it is recorded)');
   }
 
   private async dispatch(tool: string, args: unknown): Promise<{ result: ToolResult<ToolName>; outcome: LedgerOutcome }> {

@@ -213,13 +213,11 @@ export function createHttpApp(session: ProxySession, config: { allowedHosts: Set
 }
 
 /**
- * Start the HTTP server of a session.
- *
- * @throws LoretraceError `usage` (exit 2) for a non-loopback host without `allowRemote`, `allowRemote`
- *   without a token, or a token shorter than 16 characters; `listen_failed` when the address cannot be bound.
+ * Check the bind rules before anything is started: a non-loopback `host` needs `allowRemote` and a token;
+ * a token needs at least 16 characters.
+ * @throws LoretraceError `usage` (exit 2) naming the rule.
  */
-export async function startHttpServer(session: ProxySession, options: HttpServerOptions = {}): Promise<HttpServerHandle> {
-  const host = options.host ?? '127.0.0.1';
+export function assertHttpBindAllowed(host: string, options: Pick<HttpServerOptions, 'allowRemote' | 'token'>): void {
   const loopback = isLoopbackHost(host);
   if (!loopback && !options.allowRemote) {
     throw new LoretraceError('usage', `refusing to bind ${host}: it is not a loopback address; pass --allow-remote with a bearer token to serve beyond this machine`, { expected: '127.0.0.1 or --allow-remote' }, 2);
@@ -230,6 +228,18 @@ export async function startHttpServer(session: ProxySession, options: HttpServer
   if (options.token !== undefined && options.token.length < 16) {
     throw new LoretraceError('usage', `the bearer token is ${options.token.length} characters; use at least 16`, { expected: 'a token of at least 16 characters' }, 2);
   }
+}
+
+/**
+ * Start the HTTP server of a session.
+ *
+ * @throws LoretraceError `usage` (exit 2) for a non-loopback host without `allowRemote`, `allowRemote`
+ *   without a token, or a token shorter than 16 characters; `listen_failed` when the address cannot be bound.
+ */
+export async function startHttpServer(session: ProxySession, options: HttpServerOptions = {}): Promise<HttpServerHandle> {
+  const host = options.host ?? '127.0.0.1';
+  assertHttpBindAllowed(host, options);
+  const loopback = isLoopbackHost(host);
   const allowedHosts = new Set<string>();
   const app0 = { allowedHosts, ...(options.token !== undefined ? { token: options.token } : {}) };
   const app = createHttpApp(session, app0);

@@ -19,7 +19,7 @@ import { LoretraceError } from '../../errors.js';
 import { openProxySession } from '../../proxy/session.js';
 import { parseLimitOverrides } from '../../proxy/limits.js';
 import { serveMcpStdio } from '../../server/mcp.js';
-import { parseHostPort, startHttpServer } from '../../server/http.js';
+import { assertHttpBindAllowed, parseHostPort, startHttpServer } from '../../server/http.js';
 import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
 
@@ -91,6 +91,7 @@ export function register(program: Command, ctx: CliContext): void {
         if (opts.allowRemote && !target) {
           throw new LoretraceError('usage', '--allow-remote applies to --http only', {}, 2);
         }
+        if (target) assertHttpBindAllowed(target.host, { allowRemote: opts.allowRemote === true, ...(token !== undefined ? { token } : {}) });
         const indexDir = opts.indexDir ?? ctx.env.LORETRACE_INDEX_DIR;
         const session = await openProxySession({
           lore: resolve(ctx.cwd, opts.lore),
