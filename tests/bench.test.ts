@@ -19,6 +19,7 @@ import {
   copyName,
   editFiles,
   generateQueries,
+  knownItemRate,
   headingChunks,
   listFiles,
   makeProcessor,
@@ -89,6 +90,23 @@ describe('generateQueries', () => {
 
   it('refuses a vault without prose', () => {
     expect(() => generateQueries([], 5, 1)).toThrow('bench: the source vault has no prose sentences to build queries from');
+  });
+});
+
+describe('knownItemRate', () => {
+  it('counts a query found when a top-k hit of any copy overlaps its source paragraph', () => {
+    const sources = [
+      { path: 'A/n.md', line_start: 4, line_end: 6 },
+      { path: 'A/n.md', line_start: 10, line_end: 10 },
+      null,
+    ];
+    const tops = [
+      [{ path: 'c003/A/n.md', line_start: 6, line_end: 9 }],
+      [{ path: 'c000/A/n.md', line_start: 1, line_end: 9 }, { path: 'c000/A/m.md', line_start: 10, line_end: 12 }],
+      [{ path: 'c000/A/n.md', line_start: 1, line_end: 99 }],
+    ];
+    expect(knownItemRate(sources, tops)).toBe(0.5);
+    expect(knownItemRate([null], tops)).toBeNull();
   });
 });
 

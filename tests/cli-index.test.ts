@@ -26,12 +26,29 @@ afterAll(() => {
   for (const t of temps) rmSync(t, { recursive: true, force: true });
 });
 
-async function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
+async function run(argv: string[], env: NodeJS.ProcessEnv = {}, isTTY = false) {
   let stdout = '';
   let stderr = '';
-  const code = await main(argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), env: { ...env }, cwd: REPO, isTTY: false });
+  const code = await main(argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), env: { ...env }, cwd: REPO, isTTY });
   return { code, stdout, stderr };
 }
+/** A fresh vault folder `<tmp>/<name>` with the given files (relative path → text or bytes). */
+function makeVault(name: string, files: Record<string, string | Uint8Array>): string {
+  const dir = join(mkdtempSync(join(tmpdir(), 'lt-cli-v-')), name);
+  temps.push(join(dir, '..'));
+  mkdirSync(dir, { recursive: true });
+  for (const [p, body] of Object.entries(files)) {
+    mkdirSync(join(dir, p, '..'), { recursive: true });
+    writeFileSync(join(dir, p), body);
+  }
+  return dir;
+}
+/** A fresh, empty index directory. */
+const freshDir = (): string => {
+  const d = mkdtempSync(join(tmpdir(), 'lt-cli-i-'));
+  temps.push(d);
+  return d;
+};
 const V = () => ['--lore', vault, '--index-dir', indexDir];
 
 describe('loretrace index', () => {
@@ -64,6 +81,85 @@ describe('loretrace index', () => {
     const r = await run(['index']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("required option '--lore <dir>' not specified");
+  });
+
+  it('--namespace names the refs instead of the vault folder', async () => {
+    const dir = freshDir();
+    const j = JSON.parse((await run(['index', '--lore', vault, '--index-dir', dir, '--namespace', 'Archipelago', '--json'])).stdout);
+    expect([j.namespace, j.notes]).toEqual(['Archipelago', 2]);
+    const hits = JSON.parse((await run(['search', 'salt', 'town', '--lore', vault, '--index-dir', dir, '--namespace', 'Archipelago', '--k', '1', '--json'])).stdout);
+    expect(hits.results.map((h: { ref: string }) => h.ref)).toEqual(['Archipelago:Brine.md#chunk0']);
+  });
+
+  it('--config adds namespace and class rules that search --class and links show', async () => {
+    const cfg = join(freshDir(), 'isles.config.json');
+    writeFileSync(cfg, JSON.stringify({ namespace: 'Reefs', class_rules: [{ glob: 'Harbor.md', classes: ['port'] }] }));
+    const dir = freshDir();
+    const V2 = ['--lore', vault, '--index-dir', dir, '--config', cfg];
+    const links = JSON.parse((await run(['links', 'Reefs:Harbor.md', ...V2, '--json'])).stdout);
+    expect([links.ref, links.classes]).toEqual(['Reefs:Harbor.md', ['port']]);
+    const refs = async (...extra: string[]) =>
+      JSON.parse((await run(['search', 'tides', ...V2, ...extra, '--json'])).stdout).results.map((h: { ref: string }) => h.ref);
+    expect(await refs()).toEqual(['Reefs:Brine.md#chunk1', 'Reefs:Harbor.md#chunk1']);
+    expect(await refs('--class', 'port')).toEqual(['Reefs:Harbor.md#chunk1']);
+    expect(await run(['index', '--lore', vault, '--index-dir', dir, '--config', join(dir, 'missing.json')])).toEqual({
+      code: 2, stdout: '', stderr: `loretrace: config file not found: ${join(dir, 'missing.json')} [config_not_found]\n`,
+    });
+  });
+
+  it('--include replaces the config include and --exclude adds to the config exclude', async () => {
+    const only = JSON.parse((await run(['index', '--lore', vault, '--index-dir', freshDir(), '--include', 'Brine.md', '--json'])).stdout);
+    expect([only.notes, only.chunks, only.links]).toEqual([1, 2, 0]);
+    const without = JSON.parse((await run(['index', '--lore', vault, '--index-dir', freshDir(), '--exclude', 'Brine.md', '--json'])).stdout);
+    expect([without.notes, without.links, without.unresolved]).toEqual([1, 3, 3]);
+    const cfg = join(freshDir(), 'exclude.config.json');
+    writeFileSync(cfg, JSON.stringify({ exclude: ['Harbor.md'] }));
+    const both = JSON.parse((await run(['index', '--lore', vault, '--index-dir', freshDir(), '--config', cfg, '--exclude', 'Brine.md', '--json'])).stdout);
+    expect([both.notes, both.findings_by_code]).toEqual([0, { empty_vault: 1 }]);
+    expect(await run(['index', '--lore', vault, '--index-dir', freshDir(), '--include', ''])).toEqual({
+      code: 2, stdout: '', stderr: 'loretrace: option --include must be a non-empty glob (got "") [usage]\n',
+    });
+  });
+
+  it('lists file-level findings with their messages in human output (binary, not UTF-8, empty vault)', async () => {
+    const bad = makeVault('Bad', {
+      'Bin.md': new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x00, 0x0a]),
+      'Latin.md': new Uint8Array([0x63, 0x61, 0x66, 0xe9, 0x0a]),
+      'Ok.md': '# Ok\n\nSee [[Gone]].\n',
+    });
+    const r = await run(['index', '--lore', bad, '--index-dir', freshDir()]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('  files        3 (other files 0)\n');
+    expect(r.stdout).toContain(
+      '  findings     3 (binary_file ×1, not_utf8 ×1, unresolved_link ×1)\n' +
+      '    warning binary_file: Bin.md contains a NUL byte at byte 4: expected a text file; it is listed with no chunks and no links\n' +
+      '    warning not_utf8: Latin.md:1: byte 3 is not valid UTF-8: expected UTF-8 text; the note is listed with no chunks and no links\n',
+    );
+    expect(r.stdout).not.toContain('warning unresolved_link');
+    const empty = makeVault('Nothing', {});
+    const e = await run(['index', '--lore', empty, '--index-dir', freshDir()]);
+    expect(e.code).toBe(0);
+    expect(e.stdout).toContain(`    warning empty_vault: vault ${empty} contains no markdown notes; the index is empty\n`);
+  });
+
+  it('shows a progress bar on stderr on a terminal while more than 200 notes are parsed, and never otherwise', async () => {
+    const notes: Record<string, string> = {};
+    for (let i = 0; i < 201; i++) notes[`N${String(i).padStart(3, '0')}.md`] = `# Note ${i}\n\nBody ${i}.\n`;
+    const big = makeVault('Big', notes);
+    const dir = freshDir();
+    const tty = await run(['index', '--lore', big, '--index-dir', dir, '--json'], {}, true);
+    expect([tty.code, JSON.parse(tty.stdout).parsed]).toEqual([0, 201]);
+    expect(tty.stderr).toContain('parsing ');
+    expect(tty.stderr).toContain(' 0/201 notes');
+    expect(tty.stderr).toContain(' 201/201 notes');
+    expect(tty.stderr.endsWith('\x1b[2K')).toBe(true); // the bar clears its line when done
+    // Nothing to parse (every note reused): no bar, even on a terminal.
+    expect((await run(['index', '--lore', big, '--index-dir', dir, '--json'], {}, true)).stderr).toBe('');
+    // Not a terminal: no bar.
+    expect((await run(['index', '--lore', big, '--index-dir', freshDir(), '--json'])).stderr).toBe('');
+    // 200 notes on a terminal: no bar.
+    rmSync(join(big, 'N200.md'));
+    expect((await run(['index', '--lore', big, '--index-dir', freshDir(), '--json'], {}, true)).stderr).toBe('');
   });
 
   it('warns on stderr when a corrupt index is rebuilt', async () => {

@@ -162,6 +162,13 @@ describe('recogniseArtifact', () => {
       message: 'x.json: unrecognised JSON (schema_version absent; keys hello); expected a responder packet, responder output capture, loretrace traverse result, capture fragment, proxy ledger (JSONL) or lore-grounding digest (by schema_version or shape)',
     });
     expect(skipped('arr.json', '[1]').message).toBe('arr.json: top level is an array; expected a JSON object: a responder packet, responder output capture, loretrace traverse result, capture fragment, proxy ledger (JSONL) or lore-grounding digest (by schema_version or shape)');
+    expect(skipped('null.json', 'null').message).toMatch(/^null\.json: top level is null; expected a JSON object: /);
+    expect(skipped('n.json', '42').message).toMatch(/^n\.json: top level is a number; expected a JSON object: /);
+  });
+
+  it('reads a ledger that holds only its session_start record, whatever the file is called', () => {
+    const one = JSON.stringify({ schema_version: 'loretrace.ledger.v1', seq: 0, kind: 'session_start', session: { snapshot_id: 's0' }, prev_hash: '0', record_hash: 'a' });
+    expect(art('ledger.json', one)).toEqual({ file: 'ledger.json', kind: 'proxy_ledger', schema_version: 'loretrace.ledger.v1', snapshot_id: 's0', refs: [] });
   });
 });
 
@@ -374,6 +381,18 @@ describe('readArtifacts', () => {
       { file: 'nope.json', reason: 'not_found', message: 'nope.json: no such file or folder; expected an artifact file or a folder of artifacts' },
     ]);
   });
+
+  it('names files as the inputs were written, so the names do not depend on the working directory', async () => {
+    const fromDir = await readArtifacts(['./mixed/../mixed/', join(dir, 'mixed', 'frag.json')], { cwd: dir });
+    // The same file named twice is read once, under its first name.
+    expect(fromDir.artifacts.map((a) => a.file)).toEqual(['mixed/frag.json']);
+    expect(fromDir.skipped.map((s) => s.file)).toEqual(['mixed/notes.txt']);
+    const abs = (cwd: string) => readArtifacts([join(dir, 'mixed'), join(dir, 'gone')], { cwd });
+    const [a, b] = [await abs(dir), await abs(tmpdir())];
+    expect(a).toEqual(b);
+    expect(a.artifacts.map((x) => x.file)).toEqual([`${dir}/mixed/frag.json`]);
+    expect(a.skipped.map((x) => [x.file, x.reason])).toEqual([[`${dir}/gone`, 'not_found'], [`${dir}/mixed/notes.txt`, 'unsupported_extension']]);
+  });
 });
 
 describe('renderCoverageMarkdown', () => {
@@ -466,7 +485,7 @@ describe.skipIf(!hasShared)('coverageReport on the real AetheriaLore vault with 
   let report: CoverageReport;
   beforeAll(async () => {
     const index = await indexVault(AETHERIA, { persist: false });
-    const { artifacts, skipped } = await readArtifacts([GHOSTLIGHT], { cwd: REPO });
+    const { artifacts, skipped } = await readArtifacts([GL], { cwd: REPO });
     report = coverageReport(index, artifacts, { noteLines: await loadNoteLines(index), skipped });
   });
 

@@ -12,7 +12,7 @@ import { main } from '../src/cli/main.js';
 import type { CaptureFragment } from '../src/packet/build.js';
 import { parseSourceSection } from '../src/packet/build.js';
 import type { ResponderPacket } from '../src/packet/types.js';
-import { validatePacket } from '../src/packet/validate.js';
+import { validateCaptureFragment, validatePacket } from '../src/packet/validate.js';
 import type { TraceVerificationReport } from '../src/packet/verify-trace.js';
 import { isUnderPrefix, parseRef } from '../src/refs/ref.js';
 import { AETHERIA, FIXTURES, GHOSTLIGHT, REPO, hasShared, sharedNotice } from './helpers/shared.js';
@@ -100,6 +100,7 @@ describe.skipIf(!hasShared)(`retrieve + verify-trace on the real Pallas packet (
   });
 
   it('verifies every trace entry line by line', () => {
+    expect(validateCaptureFragment(capture).errors).toEqual([]);
     expect(verifyCode).toBe(0);
     expect(report.snapshot.drift).toBe(false);
     expect(report.totals).toEqual({ verified: 12, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, missing_file: 0, drifted: 0, unverifiable: 0 });

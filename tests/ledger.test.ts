@@ -102,18 +102,36 @@ describe('verifyLedger', () => {
     expect(r.findings[0]!.code).toBe('ledger_prev_hash_mismatch');
   });
 
-  it('names the first bad seq of a deleted, an inserted and a reordered record', async () => {
-    const ls = lines(await sessionLedger());
-    const deleted = [...ls.slice(0, 2), ...ls.slice(3)];
-    const inserted = [...ls.slice(0, 3), ls[2]!, ...ls.slice(3)];
-    const reordered = [ls[0]!, ls[2]!, ls[1]!, ...ls.slice(3)];
-    const verdicts = await Promise.all([deleted, inserted, reordered].map((l) => verifyLedger(l.join('\n') + '\n')));
-    expect(verdicts.map((v) => [v.first_bad_seq, v.findings[0]!.code])).toEqual([
-      [2, 'ledger_seq_mismatch'],
-      [3, 'ledger_seq_mismatch'],
-      [1, 'ledger_seq_mismatch'],
-    ]);
-    expect(verdicts[0]!.findings[0]!.message).toBe('line 3 has seq 3, expected 2: a record was deleted, inserted or reordered before it');
+  const TAMPER: { name: string; edit: (ls: string[]) => string[]; seq: number; message: string }[] = [
+    {
+      name: 'a deleted record', edit: (ls) => [...ls.slice(0, 2), ...ls.slice(3)], seq: 2,
+      message: 'line 3 has seq 3, expected 2: a record was deleted, inserted or reordered before it',
+    },
+    {
+      name: 'an inserted record (a copy of seq 2 after itself)', edit: (ls) => [...ls.slice(0, 3), ls[2]!, ...ls.slice(3)], seq: 3,
+      message: 'line 4 has seq 2, expected 3: a record was deleted, inserted or reordered before it',
+    },
+    {
+      name: 'two reordered records', edit: (ls) => [ls[0]!, ls[2]!, ls[1]!, ...ls.slice(3)], seq: 1,
+      message: 'line 2 has seq 2, expected 1: a record was deleted, inserted or reordered before it',
+    },
+    {
+      // The forged record itself chains correctly; the record after it (the old seq 2) no longer fits.
+      name: 'a forged record inserted with a valid seq and hash', seq: 3,
+      edit: (ls) => {
+        const forged = JSON.parse(ls[2]!);
+        forged.outcome = { status: 'ok', chars_returned: 0 };
+        forged.record_hash = hashLedgerRecord(forged.prev_hash, forged);
+        return [...ls.slice(0, 2), JSON.stringify(forged), ...ls.slice(2)];
+      },
+      message: 'line 4 has seq 2, expected 3: a record was deleted, inserted or reordered before it',
+    },
+  ];
+
+  it.each(TAMPER)('names the first bad seq of $name', async ({ edit, seq, message }) => {
+    const r = await verifyLedger(edit(lines(await sessionLedger())).join('\n') + '\n', { file: 'x.jsonl' });
+    expect(r).toMatchObject({ valid: false, first_bad_seq: seq, verified_through_seq: seq - 1, records: seq });
+    expect(r.findings[0]).toMatchObject({ code: 'ledger_seq_mismatch', line: seq + 1, message, pointer: '/seq', path: 'x.jsonl' });
   });
 
   it('reports a torn last record and verifies everything before it', async () => {
@@ -229,5 +247,26 @@ describe('loretrace ledger', () => {
     expect(Object.keys(fragment)).toEqual([
       'mode', 'consulted_refs', 'followed_refs', 'research_trace', 'research_trace_status', 'snapshot_id', 'packet_id', 'policy_receipt', 'ledger_head',
     ]);
+    // The written file is what `verify-trace` checks: every runner_captured entry verifies against the vault.
+    const vt = await cli(['verify-trace', '--lore', FIXTURE_VAULT, out, '--json']);
+    expect(vt.code).toBe(0);
+    expect(JSON.parse(vt.stdout)).toMatchObject({ ok: true, runner_captured: { checked: 3, failed: 0 }, totals: { verified: 3, text_mismatch: 0 } });
+    // And what `validate` checks: the Ghostlight lore_access fields of a capture, schema and rules.
+    const { snapshot_id: _s, packet_id: _p, policy_receipt: _r, ledger_head: _h, ...loreAccess } = fragment;
+    const capture = validateDocument('capture', { lore_access: { ...loreAccess, research_summary: 'x' } });
+    expect(capture.errors.filter((e) => e.pointer.startsWith('/lore_access'))).toEqual([]);
+  });
+
+  it('verify --head names the first missing seq of a ledger cut off after whole records', async () => {
+    const path = await sessionLedger();
+    const ls = lines(path);
+    const head = JSON.parse(ls[5]!).record_hash as string;
+    writeFileSync(path, ls.slice(0, 3).join('\n') + '\n');
+    const plain = await cli(['ledger', 'verify', path]);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toContain('[ledger_not_closed]');
+    const pinned = await cli(['ledger', 'verify', path, '--head', head]);
+    expect(pinned.code).toBe(1);
+    expect(pinned.stdout).toContain(`${path}: INVALID — first bad seq 3; 3 records verify (seq 0-2)`);
   });
 });

@@ -14,20 +14,23 @@ import type { DocumentKind, ValidationReport } from '../src/packet/types.js';
 import { GHOSTLIGHT, hasShared, REPO, sharedNotice } from './helpers/shared.js';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-type BaseName = 'packet' | 'research' | 'capture';
+type BaseName = 'packet' | 'research' | 'capture' | 'fragment';
 
 const REAL: Record<BaseName, string> = {
   packet: join(GHOSTLIGHT, 'packets', 'pallas-training-loop-v0.turn-01.nara-7.packet.json'),
   research: join(GHOSTLIGHT, 'packets', 'scene-02-sanctuary-intake.sella_ren.packet.research.v0.json'),
   capture: join(GHOSTLIGHT, 'captures', 'pallas-training-loop-v0.turn-01.nara-7.packet.capture.json'),
+  // Ghostlight has no capture fragments (they are loretrace's): the real-file run uses loretrace's own fixture.
+  fragment: join(REPO, 'tests', 'fixtures', 'validate', 'coordinator.fragment.json'),
 };
 const FIXTURES = join(REPO, 'tests', 'fixtures', 'validate');
 const OWN: Record<BaseName, string> = {
   packet: join(FIXTURES, 'packet-only.packet.json'),
   research: join(FIXTURES, 'research.packet.json'),
   capture: join(FIXTURES, 'coordinator.capture.json'),
+  fragment: join(FIXTURES, 'coordinator.fragment.json'),
 };
-const KIND: Record<BaseName, DocumentKind> = { packet: 'packet', research: 'packet', capture: 'capture' };
+const KIND: Record<BaseName, DocumentKind> = { packet: 'packet', research: 'packet', capture: 'capture', fragment: 'capture-fragment' };
 
 const TRACE = {
   trace_id: 'trace-a',
@@ -154,6 +157,21 @@ const CASES: Case[] = [
       d.lore_access.research_summary = '   ';
     },
   },
+  { rule: 'fragment.origin_mismatch', base: 'fragment', pointer: '/research_trace/1/origin', mutate: (d) => (d.research_trace[1].origin = 'coordinator_reconstructed') },
+  { rule: 'trace.duplicate_id', base: 'fragment', pointer: '/research_trace/1/trace_id', mutate: (d) => (d.research_trace[1].trace_id = d.research_trace[0].trace_id) },
+  { rule: 'trace.line_range', base: 'fragment', pointer: '/research_trace/0/line_end', mutate: (d) => (d.research_trace[0].line_end = 10) },
+  {
+    rule: 'research.missing_consulted_refs',
+    base: 'fragment',
+    pointer: '/consulted_refs',
+    mutate: (d) => {
+      d.mode = 'responder_scoped_repository_search';
+      d.consulted_refs = [];
+    },
+  },
+  { rule: 'schema.pattern', base: 'fragment', pointer: '/ledger_head', mutate: (d) => (d.ledger_head = 'HEAD') },
+  { rule: 'schema.const', base: 'fragment', pointer: '/research_trace_status', mutate: (d) => (d.research_trace_status = 'coordinator_reconstructed') },
+  { rule: 'schema.additional_property', base: 'fragment', pointer: '/research_summary', mutate: (d) => (d.research_summary = 'belongs in the capture, not the fragment') },
   { rule: 'ref.not_found', base: 'packet', pointer: '/projected_context_ref', mutate: () => undefined, rootWith: [['coordinator_artifact_ref']] },
   {
     rule: 'ref.outside_root',

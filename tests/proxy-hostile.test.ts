@@ -61,7 +61,7 @@ afterAll(async () => {
 });
 
 /** Paths handed to the fs functions that open or read files, while `fn` runs. */
-async function opened(fn: () => Promise<ProxyResponse>): Promise<{ response: ProxyResponse; paths: string[] }> {
+async function opened<T = ProxyResponse>(fn: () => Promise<T>): Promise<{ response: T; paths: string[] }> {
   const paths: string[] = [];
   const record = (p: unknown) => paths.push(String(p));
   const origOpen = fs.promises.open.bind(fs.promises);
@@ -159,14 +159,21 @@ describe('ProxySession.call with hostile input', () => {
     expect(nfd.refusal.code).toBe(nfc.refusal.code);
   });
 
-  it('refuses most of a burst of 10,000 calls with rate_limited and records every one', async () => {
+  it('refuses most of a burst of 10,000 calls with rate_limited, opens nothing and records every one', async () => {
     clock.ms.value += 60_000;
     const before = readLedger(ledger).length;
-    const all = await Promise.all(Array.from({ length: 10_000 }, () => session.call('research_status', {})));
+    const { response: all, paths } = await opened(() =>
+      Promise.all(Array.from({ length: 10_000 }, (_, i) => session.call(i % 2 === 0 ? 'research_status' : 'lore_read', i % 2 === 0 ? {} : { ref: pre('Outside Link.md') }))));
     const codes = all.map((r) => (r.ok ? 'ok' : r.refusal.code));
-    expect(codes.filter((c) => c === 'ok').length).toBe(session.limits.rate_burst);
-    expect(codes.filter((c) => c === 'rate_limited').length).toBe(10_000 - session.limits.rate_burst);
-    expect(readLedger(ledger).length).toBe(before + 10_000);
+    expect(session.limits.rate_burst).toBe(120);
+    // The first 120 calls pass the rate limiter: 60 research_status results and 60 not_found reads of the symlink.
+    expect(codes.slice(0, 120)).toEqual(Array.from({ length: 120 }, (_, i) => (i % 2 === 0 ? 'ok' : 'not_found')));
+    expect(codes.slice(120)).toEqual(Array(10_000 - 120).fill('rate_limited'));
+    expect(paths).toEqual([]);
+    const records = readLedger(ledger);
+    expect(records.length).toBe(before + 10_000);
+    expect(records.slice(before + 120).every((r) => r.outcome!.status === 'refused' && (r.outcome as any).reason === 'rate_limited')).toBe(true);
+    expect(records[before + 9_999]!.seq).toBe(all[9_999]!.seq);
   });
 
   it('leaves the canary untouched by every response and the ledger, and the chain verifies', async () => {

@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startHttpServer, parseHostPort, isLoopbackHost } from '../src/server/http.js';
+import { acceptedHostNames, startHttpServer, parseHostPort, isLoopbackHost } from '../src/server/http.js';
 import type { HttpServerHandle } from '../src/server/http.js';
 import type { ProxySession } from '../src/proxy/session.js';
 import { verifyLedger } from '../src/proxy/ledger.js';
@@ -150,6 +150,37 @@ describe('startHttpServer', () => {
       message: '--allow-remote needs a bearer token (--token-file <file> or LORETRACE_PROXY_TOKEN)',
     });
   });
+
+  it('serves a non-loopback bind with allowRemote and a token: token required, Host checked against the interfaces and allowedHosts', async () => {
+    const token = 'a-remote-token-of-32-characters-';
+    session = await fixtureSession({ ledgerPath: join(tmp.dir, 'http.jsonl') });
+    http = await startHttpServer(session, { host: '0.0.0.0', port: 0, allowRemote: true, token, allowedHosts: ['Lore.Example.org:8443'] });
+    expect(http.url).toBe(`http://0.0.0.0:${http.port}`);
+    const url = `http://127.0.0.1:${http.port}`;
+    const auth = { authorization: `Bearer ${token}` };
+    expect((await send(url, 'GET', '/health')).body).toEqual({ status: 'ok' });
+    expect((await tool(url, 'research_status', {})).status).toBe(401);
+    expect((await tool(url, 'research_status', {}, { authorization: 'Bearer not-the-token-at-all-xx' })).status).toBe(401);
+    expect((await tool(url, 'research_status', {}, auth)).status).toBe(200);
+    expect((await tool(url, 'research_status', {}, { ...auth, host: `localhost:${http.port}` })).status).toBe(200);
+    expect((await tool(url, 'research_status', {}, { ...auth, host: 'lore.example.org:8443' })).status).toBe(200);
+    expect((await tool(url, 'research_status', {}, { ...auth, host: `attacker.example:${http.port}` })).status).toBe(403);
+    expect((await tool(url, 'research_status', {}, { ...auth, origin: 'http://attacker.example' })).status).toBe(403);
+    const reasons = readLedger(join(tmp.dir, 'http.jsonl')).slice(1).map((r) => (r.outcome!.status === 'refused' ? (r.outcome as any).reason : 'ok'));
+    expect(reasons).toEqual(['unauthorized', 'unauthorized', 'ok', 'ok', 'ok', 'bad_host', 'bad_origin']);
+  });
+});
+
+describe('acceptedHostNames', () => {
+  it('accepts the loopback names on a loopback bind, only the address on a specific bind, and the interfaces on a wildcard bind', () => {
+    expect(acceptedHostNames('127.0.0.1')).toEqual(['127.0.0.1', 'localhost', '::1']);
+    expect(acceptedHostNames('192.0.2.7')).toEqual(['192.0.2.7']);
+    const wildcard = acceptedHostNames('0.0.0.0');
+    expect(wildcard).toContain('0.0.0.0');
+    expect(wildcard).toContain('localhost');
+    expect(wildcard).toContain('127.0.0.1');
+    expect(wildcard.filter((n) => n.includes(':'))).toEqual([]);
+  });
 });
 
 const built = existsSync(join(REPO, 'dist', 'cli', 'main.js'));
@@ -174,6 +205,10 @@ describe('loretrace serve (refusing to start)', () => {
     });
     expect((await run([...base(), '--http', '0.0.0.0:0', '--allow-remote'])).code).toBe(2);
     expect((await run([...base(), '--http', '127.0.0.1:0', '--limit', 'max_calls=0'])).code).toBe(2);
+    expect(await run([...base(), '--http', '127.0.0.1:0', '--allow-host', 'lore.example.org'])).toEqual({
+      code: 2, stderr: 'loretrace: --allow-host "lore.example.org" is not name:port [usage]\n',
+    });
+    expect(await run([...base(), '--mcp', '--allow-host', 'lore.example.org:443'])).toEqual({ code: 2, stderr: 'loretrace: --allow-host applies to --http only [usage]\n' });
     expect(existsSync(join(tmp.dir, 'never.jsonl'))).toBe(false);
   });
 });

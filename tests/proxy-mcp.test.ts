@@ -9,7 +9,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createMcpServer } from '../src/server/mcp.js';
+import { MCP_INSTRUCTIONS, createMcpServer } from '../src/server/mcp.js';
+import { TOOL_DESCRIPTIONS, TOOL_NAMES } from '../src/proxy/tools.js';
 import { exportLedger, verifyLedger } from '../src/proxy/ledger.js';
 import { indexVault } from '../src/indexer/build.js';
 import { verifyTrace } from '../src/packet/verify-trace.js';
@@ -45,6 +46,40 @@ describe('createMcpServer', () => {
     expect(bad.isError).toBe(true);
     expect(bad._meta?.['loretrace/refusal']).toMatchObject({ code: 'bad_request' });
     expect(readLedger(join(tmp.dir, 'l.jsonl'))[1]!.outcome).toMatchObject({ status: 'refused', code: 'bad_request', reason: 'invalid_arguments' });
+    await client.close();
+    await session.close();
+  });
+});
+
+/** Lower-case words (letters and digits) of a text. */
+const words = (t: string) => t.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+
+describe('createMcpServer descriptions', () => {
+  it('advertise no note title and no four-word run of any note text of the vault (descriptions, schemas, instructions)', async () => {
+    const session = await fixtureSession({ ledgerPath: join(tmp.dir, 'd.jsonl') });
+    const server = createMcpServer(session);
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    const client = new Client({ name: 'test', version: '0.0.0' });
+    await Promise.all([server.connect(a), client.connect(b)]);
+    const { tools } = await client.listTools();
+    const advertised = [client.getInstructions() ?? '', ...tools.map((t) => JSON.stringify(t))].join('\n');
+    const hay = ` ${words(advertised).join(' ')} `;
+    // Single-word titles that are also the tools' own vocabulary ("chunk index", "list links") are the only overlap.
+    const titles = [...new Set(session.index.notes.map((n) => n.path.split('/').pop()!.replace(/\.md$/, '')))];
+    expect(titles.filter((t) => hay.includes(` ${words(t).join(' ')} `)).sort()).toEqual(['Links', 'index']);
+    const runs = new Set<string>();
+    for (const c of session.index.chunks) {
+      const w = words(c.text);
+      for (let i = 0; i + 4 <= w.length; i++) {
+        const run = ` ${w.slice(i, i + 4).join(' ')} `;
+        if (hay.includes(run)) runs.add(run.trim());
+      }
+    }
+    expect([...runs]).toEqual([]);
+    expect(session.index.chunks.length).toBeGreaterThan(100);
+    // Static: the descriptions are the fixed strings of src/proxy/tools.ts, whatever the packet or vault.
+    expect(tools.map((t) => t.description)).toEqual(TOOL_NAMES.map((n) => TOOL_DESCRIPTIONS[n]));
+    expect(client.getInstructions()).toBe(MCP_INSTRUCTIONS);
     await client.close();
     await session.close();
   });

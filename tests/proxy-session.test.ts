@@ -2,6 +2,7 @@
  * ProxySession (issue 5): tools, enforcement, refusal codes, budgets and the ledger record of every call,
  * driven in-process on lore-fixtures/FixtureLore with lore-fixtures/packets/proxy-fixture-research.packet.json.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -43,14 +44,21 @@ describe('openProxySession', () => {
     expect(start!.prev_hash).toBe('0'.repeat(64));
     const s = start!.session!;
     expect(s.packet_id).toBe(PROXY_PACKET_ID);
-    expect(s.packet_sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(s.packet_sha256).toBe(createHash('sha256').update(readFileSync(PROXY_PACKET)).digest('hex'));
+    expect(s.packet_file).toBe('proxy-fixture-research.packet.json');
+    expect(s.mode).toBe('responder_scoped_repository_search');
+    expect(s.namespace).toBe('FixtureLore');
     expect(s.snapshot_id).toBe(session.index.snapshot_id);
+    expect(s.snapshot_id).toMatch(/^[0-9a-f]{64}$/);
     expect(s.admitted).toEqual([
       { ref: R.territories, path: 'World/Pre-Elysium/Territories.md', via: 'seed' },
       { ref: R.factions, path: 'World/Pre-Elysium/Factions/index.md', via: 'seed' },
       { ref: R.preIndex, path: 'World/Pre-Elysium/index.md', via: 'scope' },
     ]);
-    expect(s.policy_receipt.length).toBe(session.compiled.receipt.length);
+    expect(s.policy_receipt).toEqual(JSON.parse(JSON.stringify(session.compiled.receipt)));
+    expect((s.policy_receipt as { kind: string }[]).map((r) => r.kind)).toEqual(KINDS_TBD);
+    expect(s.not_admitted).toEqual([]);
+    expect(s.budgets).toEqual({ max_calls: 2000, max_results: 1000, max_chars_returned: 1_000_000, max_notes: null, max_reads: null, time_budget_ms: null });
   });
 
   it('refuses to start for a packet that does not validate, and writes no ledger', async () => {
@@ -287,6 +295,33 @@ describe('ProxySession budgets', () => {
     expect(r.budgets_left.chars).toBe(400 - 284);
     expect(refused(await session.call('lore_read', { ref: `${R.territories}#chunk1` })).code).toBe('budget_exhausted');
     expect(ok(await session.call('lore_read', { ref: `${R.territories}#chunk0` })).data.line_start).toBe(1);
+  });
+
+  it('enforces the budgets of the policy stop_conditions (max_refs, max_chunks, max_chars, time_budget_ms), the smaller of policy and server winning', async () => {
+    const p = JSON.parse(readFileSync(PROXY_PACKET, 'utf8'));
+    p.lore_access.traversal_policy.stop_conditions.push('max_refs:2', 'max_chunks:3', 'max_chars:5000', 'time_budget_ms:5000');
+    const file = join(tmp.dir, 'budgets.packet.json');
+    writeFileSync(file, JSON.stringify(p, null, 2));
+    const clock = fakeClock();
+    session = await fixtureSession({ ledgerPath: ledgerPath(), packetPath: file, clock });
+    expect(readLedger(ledgerPath())[0]!.session!.budgets).toEqual({
+      max_calls: 2000, max_results: 1000, max_chars_returned: 5000, max_notes: 2, max_reads: 3, time_budget_ms: 5000,
+    });
+    expect(ok(await session.call('lore_read', { ref: `${R.territories}#chunk0` })).budgets_left).toMatchObject({ notes: 1, reads: 2 });
+    expect(ok(await session.call('lore_read', { ref: `${R.factions}#chunk0` })).budgets_left).toMatchObject({ notes: 0, reads: 1 });
+    const third = await session.call('lore_read', { ref: `${R.preIndex}#chunk0` });
+    expect(refused(third)).toEqual({
+      code: 'budget_exhausted',
+      message: "the session's note budget (2 notes, policy max_refs) is spent; notes already read stay readable",
+    });
+    expect(ok(await session.call('lore_read', { ref: `${R.territories}#chunk1` })).budgets_left).toMatchObject({ notes: 0, reads: 0 });
+    const fourth = await session.call('lore_read', { ref: `${R.territories}#chunk2` });
+    expect(refused(fourth)).toEqual({ code: 'budget_exhausted', message: "the session's read budget (3 reads, policy max_chunks) is spent" });
+    clock.ms.value += 5001;
+    const late = await session.call('research_status', {});
+    expect(refused(late)).toEqual({ code: 'budget_exhausted', message: "the session's time budget (5000 ms) is spent" });
+    const records = readLedger(ledgerPath());
+    expect([third, fourth, late].map((r) => (records[r.seq]!.outcome as { reason: string }).reason)).toEqual(['max_notes', 'max_reads', 'time_budget_ms']);
   });
 
   it('rate-limits a burst with rate_limited and admits calls again after the bucket refills', async () => {

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { compiledSchema, createAjv, loadSchema, SCHEMA_FILES } from '../src/packet/schemas.js';
-import type { DocumentKind } from '../src/packet/types.js';
+import type { ContractKind as DocumentKind } from '../src/packet/types.js';
 import { GHOSTLIGHT, hasShared, sharedNotice } from './helpers/shared.js';
 
 const DIRS: Record<DocumentKind, string> = { packet: 'packets', capture: 'captures', 'projected-context': 'projected-contexts' };
@@ -95,7 +95,7 @@ describe('compiledSchema', () => {
       'https://loretrace.dev/schemas/projected-local-context.schema.json',
     ]);
     for (const k of KINDS) expect(loadSchema(k).$schema).toBe('https://json-schema.org/draft/2020-12/schema');
-    expect(Object.values(SCHEMA_FILES)).toEqual(['responder-packet.schema.json', 'responder-output.schema.json', 'projected-local-context.schema.json']);
+    expect(Object.values(SCHEMA_FILES)).toEqual(['responder-packet.schema.json', 'responder-output.schema.json', 'projected-local-context.schema.json', 'capture-fragment.schema.json']);
   });
 });
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { isLoretraceError } from '../src/errors.js';
-import { parseJsonDocument, validateCapture, validateDocument, validatePacket, validateProjectedContext } from '../src/packet/validate.js';
+import { parseJsonDocument, validateCapture, validateCaptureFragment, validateDocument, validatePacket, validateProjectedContext } from '../src/packet/validate.js';
 import { firstDifference, pointerOf, VALIDATION_RULES } from '../src/packet/rules.js';
 import type { ValidationReport } from '../src/packet/types.js';
 import { GHOSTLIGHT, hasShared, REPO, sharedNotice } from './helpers/shared.js';
@@ -213,6 +213,51 @@ describe('validateProjectedContext', () => {
   });
 });
 
+describe('validateCaptureFragment', () => {
+  const frag = () => readJson(join(FIXTURES, 'coordinator.fragment.json'));
+
+  it('accepts the fixture fragment, whose first five fields copy into a capture\'s lore_access', () => {
+    expect(validateCaptureFragment(frag(), { file: 'f.json' })).toEqual({ file: 'f.json', kind: 'capture-fragment', valid: true, errors: [], warnings: [] });
+    const capture = readJson(join(FIXTURES, 'coordinator.capture.json'));
+    const { mode, consulted_refs, followed_refs, research_trace, research_trace_status } = frag();
+    capture.lore_access = { mode, consulted_refs, followed_refs, research_trace, research_trace_status };
+    expect(validateCapture(capture).errors).toEqual([]);
+  });
+
+  it('refuses the capture-only research_summary strictly and ignores it with a warning when lenient', () => {
+    const d = frag();
+    d.research_summary = 'x';
+    expect(validateCaptureFragment(d).errors).toEqual([{
+      rule: 'schema.additional_property', pointer: '/research_summary', message: 'the document has unknown property "research_summary"',
+      expected: 'only the properties mode, consulted_refs, followed_refs, research_trace, research_trace_status, snapshot_id, policy_receipt, packet_id, ledger_head',
+    }]);
+    const lenient = validateCaptureFragment(d, { lenient: true });
+    expect(lenient.valid).toBe(true);
+    expect(lenient.warnings.map((w) => [w.rule, w.pointer])).toEqual([['lenient.ignored_property', '/research_summary']]);
+  });
+
+  it('checks trace entries and receipt rows through the shared definitions, leniently too', () => {
+    const d = frag();
+    d.research_trace[0].line_start = 0;
+    d.policy_receipt[0].disposition = 'maybe';
+    for (const lenient of [false, true]) {
+      expect(validateCaptureFragment(d, { lenient }).errors.map((e) => [e.rule, e.pointer])).toEqual([
+        ['schema.enum', '/policy_receipt/0/disposition'],
+        ['schema.minimum', '/research_trace/0/line_start'],
+      ]);
+    }
+  });
+
+  it('names the entry whose origin contradicts runner_captured', () => {
+    const d = frag();
+    d.research_trace[0].origin = 'responder_reported';
+    expect(validateCaptureFragment(d).errors).toEqual([{
+      rule: 'fragment.origin_mismatch', pointer: '/research_trace/0/origin',
+      message: 'research_trace_status is runner_captured but entry 0 has origin responder_reported', expected: 'origin runner_captured on every entry',
+    }]);
+  });
+});
+
 describe('validateDocument', () => {
   it('sorts errors by pointer, then rule', () => {
     const doc = readJson(join(FIXTURES, 'packet-only.packet.json'));
@@ -237,7 +282,7 @@ describe('VALIDATION_RULES', () => {
   it('are all documented in docs/VALIDATE.md with their id', () => {
     const doc = readFileSync(join(REPO, 'docs', 'VALIDATE.md'), 'utf8');
     expect(VALIDATION_RULES.map((r) => r.id).filter((id) => !doc.includes(`| \`${id}\` |`))).toEqual([]);
-    expect(VALIDATION_RULES).toHaveLength(34);
+    expect(VALIDATION_RULES).toHaveLength(36);
   });
 });
 
@@ -283,6 +328,16 @@ describe('loretrace validate (CLI)', () => {
     });
   });
 
+  it('validates capture fragments with the capture-fragment kind and lists its rules in the totals', async () => {
+    const r = await cli(['validate', 'capture-fragment', 'coordinator.fragment.json'], FIXTURES);
+    expect(r).toEqual({ code: 0, stdout: 'coordinator.fragment.json: ok\n1 capture-fragment: 1 valid, 0 invalid; 0 errors; 0 warnings\n', stderr: '' });
+    const j = await cli(['validate', 'capture-fragment', 'coordinator.fragment.json', '--json'], FIXTURES);
+    const totals = (JSON.parse(j.stdout) as { totals: { errors_by_rule: Record<string, number> } }).totals;
+    expect(Object.keys(totals.errors_by_rule).filter((k) => !k.startsWith('schema.'))).toEqual([
+      'fragment.origin_mismatch', 'research.missing_consulted_refs', 'trace.duplicate_id', 'trace.line_range',
+    ]);
+  });
+
   it('prints one line per error with pointer, rule and expectation, exit 1', async () => {
     const dir = tempDir();
     const doc = readJson(join(FIXTURES, 'packet-only.packet.json'));
@@ -302,7 +357,7 @@ describe('loretrace validate (CLI)', () => {
   it('exits 2 with a clear message for an unknown kind, a missing file, a non-JSON file and a bad --root', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'broken.json'), '{"a": 1,}');
-    expect(await cli(['validate', 'pakket', 'x.json'], dir)).toEqual({ code: 2, stdout: '', stderr: 'loretrace: unknown document kind "pakket" (expected packet, capture or projected-context) [usage]\n' });
+    expect(await cli(['validate', 'pakket', 'x.json'], dir)).toEqual({ code: 2, stdout: '', stderr: 'loretrace: unknown document kind "pakket" (expected packet, capture, projected-context or capture-fragment) [usage]\n' });
     expect(await cli(['validate', 'packet', 'nope.json'], dir)).toEqual({ code: 2, stdout: '', stderr: 'loretrace: cannot read nope.json: no such file [file_not_found]\n' });
     expect(await cli(['validate', 'packet', 'broken.json'], dir)).toEqual({ code: 2, stdout: '', stderr: 'loretrace: broken.json is not JSON: expected a property name in double quotes, found "}" at line 1, column 9 [bad_json]\n' });
     expect(await cli(['validate', 'packet', 'broken.json', '--root', 'missing-dir'], dir)).toEqual({ code: 2, stdout: '', stderr: 'loretrace: --root missing-dir is not a directory [usage]\n' });

@@ -14,8 +14,8 @@ export declare function buildScaledVault(
 export declare function copyName(i: number): string;
 export declare function editFiles(root: string, paths: string[], run: number, originals?: Map<string, Buffer>): Promise<Map<string, Buffer>>;
 export declare function restoreFiles(root: string, originals: Map<string, Buffer>): Promise<void>;
-export declare function collectSentences(root: string, paths: string[]): Promise<string[][]>;
-export declare function generateQueries(sentences: string[][], count: number, seed: number): string[];
+export declare function collectSentences(root: string, paths: string[]): Promise<{ words: string[]; path: string; line_start: number; line_end: number }[]>;
+export declare function generateQueries(sentences: (string[] | { words: string[]; path: string; line_start: number; line_end: number })[], count: number, seed: number): string[];
 export interface PlainChunk {
   id: string;
   path: string;
@@ -55,3 +55,10 @@ export declare const SCHEMA_FILE: string;
 export declare function validateResults(results: unknown): Promise<string[]>;
 export declare function renderMarkdown(results: unknown): string;
 export declare function fmtMs(ms: number | null): string;
+export interface QuerySource {
+  path: string;
+  line_start: number;
+  line_end: number;
+}
+export declare function generateQueryItems(sentences: (string[] | { words: string[]; path: string; line_start: number; line_end: number })[], count: number, seed: number): { query: string; source: QuerySource | null }[];
+export declare function knownItemRate(sources: (QuerySource | null)[], tops: QuerySource[][] | null): number | null;

@@ -4,7 +4,7 @@
 export { mulberry32, randInt, sampleIndices } from './prng.mjs';
 export { median, percentile, ratio } from './stats.mjs';
 export { listFiles, buildScaledVault, copyName, editFiles, restoreFiles } from './vault.mjs';
-export { collectSentences, generateQueries } from './queries.mjs';
+export { collectSentences, generateQueries, generateQueryItems, knownItemRate } from './queries.mjs';
 export { headingChunks, makeProcessor, splitLinesPlain } from './plain.mjs';
 export { compareTop5 } from './run.mjs';
 export { PHASES, PHASE_IDS, RATIOS, RATIO_IDS, TARGET_SCALE } from './phases.mjs';

@@ -90,6 +90,9 @@ export function renderMarkdown(results) {
             `ordered top-5 differs for ${(q.top5_order_drift * 100).toFixed(1)}%, mean top-5 overlap ${(q.mean_top5_overlap * 100).toFixed(1)}%.`
         : 'Quality vs plain BM25: not measured (a search phase did not run).',
     );
+    const pct = (x) => (x == null ? '—' : `${(x * 100).toFixed(1)}%`);
+    out.push('');
+    out.push(`Known-item hit rate at 5 (a top-5 hit inside the paragraph the query was cut from): loretrace ${pct(q.known_item_at_5)}, plain MiniSearch ${pct(q.plain_known_item_at_5)}.`);
   }
   out.push('');
   out.push(`## Targets (issue 7, defined at ×${TARGET_SCALE})`);

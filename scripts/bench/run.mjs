@@ -15,7 +15,7 @@ import { basename, join } from 'node:path';
 import { PHASES, PHASE_IDS, RATIOS, TARGET_SCALE } from './phases.mjs';
 import { median, ratio } from './stats.mjs';
 import { listFiles, buildScaledVault, copyName } from './vault.mjs';
-import { collectSentences, generateQueries } from './queries.mjs';
+import { collectSentences, generateQueryItems, knownItemRate } from './queries.mjs';
 import { makeProcessor, decode, headingChunks } from './plain.mjs';
 import { mulberry32, sampleIndices } from './prng.mjs';
 import { runChild } from './runner.mjs';
@@ -144,7 +144,9 @@ export async function runBench(o) {
   const srcPaths = await listFiles(o.source);
   if (srcPaths.length === 0) throw new Error(`bench: no .md files in source vault ${o.source}`);
   const sentences = await collectSentences(o.source, srcPaths);
-  const queries = generateQueries(sentences, o.queries, o.seed);
+  const items = generateQueryItems(sentences, o.queries, o.seed);
+  const queries = items.map((q) => q.query);
+  const sources = items.map((q) => q.source);
   const reads = await pickReads(o.source, srcPaths, 50, o.seed + 1);
   const tmp = await mkdtemp(join(tmpdir(), 'loretrace-bench-'));
   log(`bench: ${srcPaths.length} notes in ${o.source}; temp folder ${tmp}`);
@@ -161,7 +163,7 @@ export async function runBench(o) {
       log(`bench ×${scale}: ${vault.notes} notes, ${(vault.note_bytes / 1e6).toFixed(1)} MB`);
       /** @type {Record<string, any>} */
       const phases = Object.fromEntries(PHASES.map((d) => [d.id, phaseRecord(d, 'unavailable', 'not run')]));
-      const ctx = { indexDir: null, plainFile: null, chunksFile: null, ltTop5: null, plainTop5: null, plainChunks: null, namespace: vault.namespace, hits: [] };
+      const ctx = { indexDir: null, plainFile: null, chunksFile: null, ltTop5: null, plainTop5: null, ltLoc: null, plainLoc: null, plainChunks: null, namespace: vault.namespace, hits: [] };
 
       const profArgs = (task) => (o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`, `--cpu-prof-name=x${scale}-${task}-\${pid}.cpuprofile`] : []);
       /** Run a task unless none of its phases are selected or a dependency is missing. */
@@ -213,10 +215,12 @@ export async function runBench(o) {
       const sr = await run('search', { ...common, indexDir: ctx.indexDir, queries, chunksFile }, [hasIndex]);
       if (sr) {
         ctx.ltTop5 = sr.data.top5;
+        ctx.ltLoc = sr.data.top5loc;
         ctx.hits = sr.data.hits;
       }
       const ps = await run('plain_search', { root: vault.root, paths, namespace: vault.namespace, runs: o.runs, queries, chunksFile: sr ? chunksFile : null });
       if (ps && ps.data.chunks_source === 'loretrace') ctx.plainTop5 = ps.data.top5;
+      if (ps) ctx.plainLoc = ps.data.top5loc;
       await run('traversal', { ...common, indexDir: ctx.indexDir, queries: queries.slice(0, 10), iterations: o.traversalIterations }, [hasIndex]);
       await run(
         'proxy',
@@ -245,7 +249,11 @@ export async function runBench(o) {
         duration_s: (Date.now() - t0) / 1000,
         phases: Object.fromEntries(PHASE_IDS.map((id) => [id, phases[id]])),
         ratios: computeRatios(phases),
-        quality: compareTop5(ctx.ltTop5, ctx.plainTop5),
+        quality: {
+          ...compareTop5(ctx.ltTop5, ctx.plainTop5),
+          known_item_at_5: knownItemRate(sources, ctx.ltLoc),
+          plain_known_item_at_5: knownItemRate(sources, ctx.plainLoc),
+        },
       });
       if (!o.keep) await rm(base, { recursive: true, force: true });
     }

@@ -62,7 +62,9 @@ export function runChild(task, params, options) {
       }
     });
     child.on('exit', (code, signal) => setTimeout(() => {
-      const tail = stderr.trim().split('\n').slice(-3).join(' / ');
+      const lines = stderr.trim().split('\n');
+      const fatal = lines.find((l) => /FATAL ERROR|JavaScript heap out of memory|^\w*Error\b/.test(l));
+      const tail = (fatal ? [fatal.trim()] : lines.slice(-3)).join(' / ');
       finish({
         status: 'failed',
         reason: `child exited (${signal ?? `code ${code}`}) before reporting${tail ? `: ${tail}` : ''}`,

@@ -168,7 +168,8 @@ async function searchPhase({ root, indexDir, runs, queries, chunksFile, distDir 
   const ns = index.namespace;
   const out = createWriteStream(chunksFile);
   for (const c of index.chunks) {
-    if (!out.write(JSON.stringify({ id: `${ns}:${c.path}#chunk${c.chunk_index}`, text: c.text }) + '\n')) {
+    const doc = { id: `${ns}:${c.path}#chunk${c.chunk_index}`, path: c.path, line_start: c.line_start, line_end: c.line_end, text: c.text };
+    if (!out.write(JSON.stringify(doc) + '\n')) {
       await new Promise((res) => out.once('drain', res));
     }
   }
@@ -176,6 +177,7 @@ async function searchPhase({ root, indexDir, runs, queries, chunksFile, distDir 
   api.search(index, queries[0], { k: 5 });
   const perRun = [];
   const top5 = [];
+  const top5loc = [];
   const hits = [];
   for (const r of runIndices(runs)) {
     gc();
@@ -186,6 +188,7 @@ async function searchPhase({ root, indexDir, runs, queries, chunksFile, distDir 
       samples.push(now() - t0);
       if (r === 0) {
         top5.push(res.slice(0, 5).map((h) => h.ref));
+        top5loc.push(res.slice(0, 5).map((h) => ({ path: h.path, line_start: h.line_start, line_end: h.line_end })));
         if (res[0]) hits.push({ ref: res[0].ref, path: res[0].path, line_start: res[0].line_start, line_end: res[0].line_end });
       }
     }
@@ -193,7 +196,7 @@ async function searchPhase({ root, indexDir, runs, queries, chunksFile, distDir 
   }
   return {
     phases: { search: { ...latencyRuns(perRun), extra: { chunks: index.chunks.length, k: 5 } } },
-    data: { top5, hits, namespace: ns, chunks: index.chunks.length },
+    data: { top5, top5loc, hits, namespace: ns, chunks: index.chunks.length },
   };
 }
 
@@ -210,16 +213,18 @@ async function plainSearch({ chunksFile, root, paths, namespace, runs, queries }
     const processor = makeProcessor();
     for (const rel of paths) {
       const text = decode(await readFile(abs(root, rel)));
-      for (const c of headingChunks(rel, text, processor.parse(text))) docs.push({ id: `${namespace}:${c.id.normalize('NFC')}`, text: c.text });
+      for (const c of headingChunks(rel, text, processor.parse(text))) docs.push({ id: `${namespace}:${c.id.normalize('NFC')}`, path: c.path.normalize('NFC'), line_start: c.line_start, line_end: c.line_end, text: c.text });
     }
   }
+  const locs = new Map(docs.map((d) => [d.id, { path: d.path, line_start: d.line_start, line_end: d.line_end }]));
   const b0 = now();
   const ms = newPlainMiniSearch();
-  ms.addAll(docs);
+  ms.addAll(docs.map((d) => ({ id: d.id, text: d.text })));
   const buildMs = now() - b0;
   ms.search(queries[0]);
   const perRun = [];
   const top5 = [];
+  const top5loc = [];
   const matches = [];
   for (const r of runIndices(runs)) {
     gc();
@@ -230,6 +235,7 @@ async function plainSearch({ chunksFile, root, paths, namespace, runs, queries }
       samples.push(now() - t0);
       if (r === 0) {
         top5.push(res.slice(0, 5).map((h) => h.id));
+        top5loc.push(res.slice(0, 5).map((h) => locs.get(h.id)));
         matches.push(res.length);
       }
     }
@@ -238,7 +244,7 @@ async function plainSearch({ chunksFile, root, paths, namespace, runs, queries }
   const meanMatches = matches.reduce((a, b) => a + b, 0) / Math.max(1, matches.length);
   return {
     phases: { plain_search: { ...latencyRuns(perRun), extra: { chunks: docs.length, chunks_source: chunksSource, build_ms: buildMs, mean_matching_chunks: meanMatches } } },
-    data: { top5, chunks_source: chunksSource },
+    data: { top5, top5loc, chunks_source: chunksSource },
   };
 }
 
@@ -284,11 +290,16 @@ async function traversal({ root, indexDir, runs, iterations, queries, seedPath, 
   return { phases: { traversal: { ...latencyRuns(perRun), extra } } };
 }
 
-/** The note of the first copy with the most resolved outgoing links (ties: path code-unit order). */
+/**
+ * The note of the first copy with the most outgoing links that lead to a note (resolved, ambiguous or
+ * broken-fragment: what the policy's edgeTarget follows), ties by path code-unit order. Counted per
+ * source note, so the same note is picked at every scale (copies only add ambiguity, not links).
+ */
 export function pickSeedNote(index) {
   const counts = new Map();
+  const leads = new Set(['resolved', 'ambiguous', 'broken_fragment']);
   for (const l of index.links ?? []) {
-    if (l.resolution?.status !== 'resolved' || l.resolution.path === l.source_path) continue;
+    if (!leads.has(l.resolution?.status) || l.resolution.path === l.source_path) continue;
     counts.set(l.source_path, (counts.get(l.source_path) ?? 0) + 1);
   }
   const firstCopy = index.notes?.[0]?.path.split('/')[0];

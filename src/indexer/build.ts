@@ -1,33 +1,39 @@
 /**
- * `indexVault(root, options)`: scan → parse (only what changed) → resolve links vault-wide → search
- * shards → persist → the in-memory {@link VaultIndex}.
+ * `indexVault(root, options)`: scan → parse (only what changed, in worker threads) → search postings →
+ * persist → the in-memory {@link VaultIndex}.
  *
  * Incremental rules (docs/INDEX.md "Incremental indexing"):
  * - A note whose path and sha256 are in the previous manifest is not re-parsed (`stats.reused`); any other
  *   note is parsed (`stats.parsed`); notes of the previous manifest that are gone count as `stats.removed`.
  *   A rename is a removal plus a parse.
- * - When anything changed (a parse, a removal, or the asset list), every link is re-resolved against the
- *   whole vault (resolution depends on every name) and the search shards are rebuilt from the stored
- *   token data (no re-tokenising). Otherwise the stored resolved links are used as they are.
+ * - Only the record shards holding a changed note are rewritten; the search postings of changed notes are
+ *   removed and re-added (fresh doc ids), and only the term shards that changed are rewritten.
+ * - Records are loaded when first read: `index.notes`, `index.chunks`, `index.links`, `index.findings` are
+ *   lazy properties on a warm or incremental index (a search loads only its term shards and the chunks of
+ *   its hits). Links are resolved vault-wide when first read (resolution is a pure function of the notes,
+ *   the pending links and the asset list); a cold build resolves them at once.
  * - A corrupt index, another schema_version, or other options (config, namespace, tokenizer) ⇒ full
  *   rebuild with a warning finding `index_rebuilt` — never a crash, never stale results.
  */
+import { readFileSync } from 'node:fs';
 import { basename, resolve as resolvePath } from 'node:path';
-import type { Finding } from '../errors.js';
+import { LoretraceError, type Finding } from '../errors.js';
 import type { Chunk, LinkRecord, ManifestEntry, NoteRecord, VaultConfig, VaultIndex, VaultPath } from '../types.js';
 import { resolveLinks } from '../links/resolve.js';
-import { attachSearchSource } from '../search/search.js';
-import { buildShards, type SearchMeta, type SearchShard, type ShardSource } from '../search/engine.js';
-import { TOKENIZER_VERSION, type NoteTokens } from '../search/tokenize.js';
-import { loadVaultConfig } from '../vault/config.js';
-import { compareCodeUnits, scanVault, vaultRoot, type ScannedFile } from '../vault/scan.js';
-import { parseAll, type ParsedRecord } from './parse-pool.js';
+import { attachSearchSource, sourceFromBuilder } from '../search/search.js';
+import type { ShardSource } from '../search/engine.js';
 import {
-  CorruptIndexError, INDEX_SCHEMA_VERSION, canonicalHash, commitManifest, defaultIndexDir, ensureIndexDir, readData,
-  readDataSync, readManifest, readShards, readState, shardCountFor, shardOf, snapshotId, writeData, writeState,
+  FIELD_COUNT, PostingsBuilder, decodeMeta, decodeShard, encodeMeta, encodeShard, shardHasAny, type CompactShard, type DocNote, type LoadedMeta,
+} from '../search/postings.js';
+import { TOKENIZER_VERSION } from '../search/tokenize.js';
+import { loadVaultConfig } from '../vault/config.js';
+import { compareCodeUnits, scanVault, sha256Hex, vaultRoot, type ScannedFile } from '../vault/scan.js';
+import { parseAll, parseBatch, type ParsedBatch, type ParsedLines } from './parse-pool.js';
+import {
+  CorruptIndexError, INDEX_SCHEMA_VERSION, canonicalHash, commitManifest, defaultIndexDir, ensureIndexDir, readDataBytesSync,
+  readManifest, readState, shardCountFor, shardOf, snapshotId, writeData, writeState,
   type IndexManifest, type ShardFile, type StatState,
 } from './store.js';
-
 /** Options of {@link indexVault}. */
 export interface IndexOptions {
   /** Ref namespace; default: config `namespace`, else the vault folder's name. */
@@ -56,7 +62,7 @@ export interface IndexStats {
   notes: number;
   chunks: number;
   links: number;
-  /** Links whose resolution is `unresolved` / `ambiguous` / `broken_fragment`. */
+  /** Links whose resolution is `unresolved` / `ambiguous` / `broken_fragment` (reading these resolves links). */
   unresolved: number;
   ambiguous: number;
   broken_fragments: number;
@@ -85,10 +91,41 @@ export function vaultAssets(index: VaultIndex): string[] {
   return assetsOf.get(index) ?? [];
 }
 
-interface NoteLine { path: string; sha256: string; note: NoteRecord; chunks: Chunk[]; findings: Finding[] }
-interface LinksLine { path: string; links: LinkRecord[] }
-interface TokensLine { path: string; tokens: NoteTokens }
-interface ResolvedLine { path: string; links: LinkRecord[]; findings: Finding[] }
+
+/** Chunks of a note, by path — the search engine's way to read only the chunks of its hits. */
+const chunkReaders = new WeakMap<VaultIndex, (path: VaultPath) => readonly Chunk[]>();
+
+/** A record shard: on disk (`file`, read on demand) or in memory (`text`, when it could not be saved). */
+interface ShardRef { file: string | null; text: string | null; lines: number }
+
+/** The three record families of the store, one {@link ShardRef} per record shard. */
+interface Families { notes: ShardRef[]; chunks: ShardRef[]; parse_links: ShardRef[] }
+
+/** `{"path":"…",` at the start of a record line → the path (JSON string decoded). */
+function linePath(line: string): string {
+  let i = 9;
+  for (; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    if (c === 92) i++;
+    else if (c === 34) break;
+  }
+  return JSON.parse(line.slice(8, i + 1)) as string;
+}
+
+function splitLinesOf(text: string): string[] {
+  if (text.length === 0) return [];
+  const lines = text.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+function refText(indexDir: string | null, ref: ShardRef): string {
+  if (ref.text !== null) return ref.text;
+  const text = readDataBytesSync(indexDir!, ref.file!).toString('utf8');
+  const n = splitLinesOf(text).length;
+  if (n !== ref.lines) throw new CorruptIndexError(`data file ${ref.file} has ${n} lines, expected ${ref.lines}`);
+  return text;
+}
 
 /**
  * Index the vault at `root` (incrementally, when a persisted index exists) and return the in-memory index.
@@ -155,9 +192,10 @@ interface BuildInput {
   options: IndexOptions;
 }
 
+interface NoteLineValue { path: string; sha256: string; note: NoteRecord; findings: Finding[] }
+
 async function build(input: BuildInput): Promise<VaultIndex> {
   const { config, namespace, indexDir, prev, state, options } = input;
-  const findings = [...input.findings];
   const prevSha = new Map<string, string>((prev?.files ?? []).map((f) => [f.path, f.sha256]));
   const scanStarted = Date.now();
   const scan = await scanVault(input.absRoot, {
@@ -175,143 +213,551 @@ async function build(input: BuildInput): Promise<VaultIndex> {
       }
       : undefined,
   });
-  for (const f of scan.findings) findings.push(f);
 
   const files = scan.files;
   const toParse: ScannedFile[] = [];
-  const reusedPaths: string[] = [];
+  let reused = 0;
   for (const f of files) {
-    if (prevSha.get(f.path) === f.sha256) reusedPaths.push(f.path);
+    if (prevSha.get(f.path) === f.sha256) reused++;
     else toParse.push(f);
   }
   const currentPaths = new Set(files.map((f) => f.path));
-  const removed = (prev?.files ?? []).filter((f) => !currentPaths.has(f.path)).length;
-  const assetsChanged = !prev || JSON.stringify(prev.assets) !== JSON.stringify(scan.assets);
-  const changed = !prev || toParse.length > 0 || removed > 0 || assetsChanged;
+  const removedPaths = (prev?.files ?? []).filter((f) => !currentPaths.has(f.path)).map((f) => f.path);
+  const assetsChanged = !prev || prev.assets.length !== scan.assets.length || prev.assets.some((a, i) => a !== scan.assets[i]);
+  const changed = !prev || toParse.length > 0 || removedPaths.length > 0 || assetsChanged;
 
   // Parse what changed (bytes may be missing when the stat cache vouched for an unchanged file).
   const missingBytes = toParse.filter((f) => !f.bytes);
   if (missingBytes.length > 0) throw new CorruptIndexError(`stat cache and manifest disagree for ${missingBytes[0]!.path}`);
-  const { records: parsedRecords, threads } = await parseAll(
+  const { batches, threads } = await parseAll(
     toParse.map((f) => ({ path: f.path, sha256: f.sha256, bytes: f.bytes! })),
     { config, workers: options.workers, onProgress: options.onProgress ? (done, total) => options.onProgress!({ phase: 'parse', done, total }) : undefined },
   );
-  const parsedByPath = new Map(parsedRecords.map((r) => [r.path, r]));
-
-  // Load reused records from the store.
-  const reusedSet = new Set(reusedPaths);
-  const noteLines = new Map<string, NoteLine>();
-  const linkLines = new Map<string, LinksLine>();
-  const tokenLines = new Map<string, TokensLine>();
-  let resolvedLines: ResolvedLine[] | null = null;
-  if (prev && indexDir && reusedPaths.length > 0) {
-    const wanted = (p: { path: string }) => reusedSet.has(p.path);
-    for (const line of (await readShards<NoteLine>(indexDir, prev.store.notes)).flat()) if (wanted(line)) noteLines.set(line.path, line);
-    if (changed) {
-      for (const line of (await readShards<LinksLine>(indexDir, prev.store.parse_links)).flat()) if (wanted(line)) linkLines.set(line.path, line);
-      for (const line of (await readShards<TokensLine>(indexDir, prev.store.tokens)).flat()) if (wanted(line)) tokenLines.set(line.path, line);
-    } else {
-      resolvedLines = (await readShards<ResolvedLine>(indexDir, prev.store.links)).flat();
-    }
-    for (const p of reusedPaths) {
-      const line = noteLines.get(p);
-      if (!line || line.sha256 !== prevSha.get(p)) throw new CorruptIndexError(`record of ${p} is missing from the stored notes`);
-      if (changed && (!linkLines.has(p) || !tokenLines.has(p))) throw new CorruptIndexError(`stored links or tokens of ${p} are missing`);
-    }
-  }
-
-  // Assemble notes and chunks in path order.
-  const notes: NoteRecord[] = [];
-  const chunks: Chunk[] = [];
-  const parseFindings: Finding[] = [];
-  const pendingLinks: LinkRecord[] = [];
-  for (const f of files) {
-    const rec = parsedByPath.get(f.path);
-    const line = rec ?? noteLines.get(f.path)!;
-    notes.push(line.note);
-    chunks.push(...line.chunks);
-    parseFindings.push(...line.findings);
-    if (changed) pendingLinks.push(...(rec ? rec.links : linkLines.get(f.path)!.links));
-  }
-
-  // Links: re-resolve vault-wide when anything changed, else reuse.
-  let links: LinkRecord[];
-  let resolveFindings: Finding[];
-  if (changed || !resolvedLines) {
-    const resolved = resolveLinks(notes, chunks, pendingLinks, { files: scan.assets });
-    links = sortLinks(resolved.links);
-    resolveFindings = resolved.findings;
-  } else {
-    const byPath = new Map(resolvedLines.map((l) => [l.path, l]));
-    links = [];
-    resolveFindings = [];
-    for (const f of files) {
-      const l = byPath.get(f.path);
-      if (l) links.push(...l.links);
-    }
-    for (const l of resolvedLines) resolveFindings.push(...l.findings);
-  }
-  for (const f of sortFindings(parseFindings.concat(resolveFindings))) findings.push(f);
+  const parsed = new Map<string, ParsedLines>();
+  for (const b of batches) for (const r of b.records) parsed.set(r.path, r);
 
   const manifestFiles: ManifestEntry[] = files.map((f) => ({ path: f.path, size: f.size, sha256: f.sha256 }));
   const snapshot = snapshotId(namespace, manifestFiles, scan.assets);
+  const base = { namespace, root: scan.root, optionsHash: input.optionsHash, snapshot, manifestFiles, assets: scan.assets };
 
-  // Search shards and persistence.
-  let source: ShardSource | null = null;
+  let families: Families;
+  let source: ShardSource;
+  let searchFiles: { meta: string; shards: Record<string, string> } | null = null;
+  let counts: { notes: number; chunks: number; links: number };
   let saveFinding: Finding | null = null;
-  if (changed) {
-    const tokensOf = (note: NoteRecord): NoteTokens => (parsedByPath.get(note.path)?.tokens ?? tokenLines.get(note.path)!.tokens);
-    const built = buildShards(notes, chunks, tokensOf);
-    source = { meta: built.meta, load: (key) => built.shards.get(key) ?? null };
+  let eager: { notes: NoteRecord[]; parseFindings: Finding[]; pending: LinkRecord[] } | null = null;
+
+  if (!prev) {
+    // Cold build: every note parsed; doc ids are chunk ordinals.
+    const cold = coldRecords(files, batches, parsed);
+    eager = cold.eager;
+    counts = cold.counts;
+    source = cold.source;
+    const shardCount = shardCountFor(files.length);
+    const texts = familyTexts(files.map((f) => f.path), shardCount, (p) => parsed.get(p)!);
+    families = memoryFamilies(texts);
     if (indexDir) {
       try {
-        await persistAll(indexDir, {
-          namespace, root: scan.root, optionsHash: input.optionsHash,
-          snapshot, manifestFiles, assets: scan.assets, files, parsedByPath, noteLines, linkLines, tokenLines, links, resolveFindings,
-          meta: built.meta, shards: built.shards, counts: { notes: notes.length, chunks: chunks.length, links: links.length },
-        });
+        await ensureIndexDir(indexDir);
+        families = await writeFamilies(indexDir, texts);
+        searchFiles = await writeSearch(indexDir, cold.loaded, cold.shards, null);
+        await commitManifest(indexDir, manifestOf(base, shardCount, families, searchFiles, counts));
       } catch (e) {
-        saveFinding = { code: 'index_not_saved', severity: 'warning', message: `cannot save the index to ${indexDir}: ${(e as Error).message}; results are correct but the next run starts cold` };
+        saveFinding = notSaved(indexDir, e);
       }
     }
-  } else if (indexDir && prev) {
-    source = await persistedSource(indexDir, prev);
+  } else if (!changed) {
+    // Warm: nothing changed; everything stays on disk until read.
+    families = diskFamilies(prev);
+    counts = prev.counts;
+    source = persistedSource(indexDir!, prev);
+  } else {
+    // Incremental: rewrite the record shards of changed notes, update the postings of changed notes.
+    const inc = await incremental(indexDir!, prev, files, parsed, batches, removedPaths, base);
+    families = inc.families;
+    counts = inc.counts;
+    source = inc.source;
+    saveFinding = inc.saveFinding;
   }
-  if (saveFinding) findings.push(saveFinding);
-  if (indexDir && !saveFinding) {
+
+  const findings = [...input.findings, ...scan.findings];
+  const tail: Finding[] = [];
+  if (saveFinding) tail.push(saveFinding);
+  const rehashed = files.some((f) => f.bytes !== undefined);
+  if (indexDir && !saveFinding && (changed || rehashed || !state)) {
     const newState: StatState = { scan_started_ms: scanStarted, files: {} };
     for (const f of files) newState.files[f.path] = { ...f.identity, sha256: f.sha256 };
     const f = await writeState(indexDir, newState);
-    if (f) findings.push(f);
+    if (f) tail.push(f);
   }
 
-  const index: VaultIndex = {
-    schema_version: INDEX_SCHEMA_VERSION,
-    namespace,
-    root: scan.root,
-    snapshot_id: snapshot,
-    manifest: manifestFiles,
-    notes,
-    chunks,
-    links,
-    findings,
-    config,
-  };
-  if (source) attachSearchSource(index, source);
-  let unresolved = 0;
-  let ambiguous = 0;
-  let broken = 0;
-  for (const l of links) {
-    if (l.resolution.status === 'unresolved') unresolved++;
-    else if (l.resolution.status === 'ambiguous') ambiguous++;
-    else if (l.resolution.status === 'broken_fragment') broken++;
-  }
-  statsOf.set(index, {
-    notes: notes.length, chunks: chunks.length, links: links.length, unresolved, ambiguous, broken_fragments: broken,
-    parsed: parsedRecords.length, reused: reusedPaths.length, removed, rebuilt: input.rebuilt, index_dir: indexDir, threads,
+  const index = lazyIndex({
+    namespace, root: scan.root, snapshot, manifestFiles, config, files, assets: scan.assets, indexDir, families, eager, head: findings, tail,
   });
+  attachSearchSource(index, source, chunkReaders.get(index));
+  const stats: IndexStats = {
+    notes: files.length, chunks: counts.chunks, links: counts.links, unresolved: 0, ambiguous: 0, broken_fragments: 0,
+    parsed: toParse.length, reused, removed: removedPaths.length, rebuilt: input.rebuilt, index_dir: indexDir, threads,
+  };
+  let tally: [number, number, number] | null = null;
+  const count = (): [number, number, number] => {
+    if (!tally) {
+      tally = [0, 0, 0];
+      for (const l of index.links) {
+        if (l.resolution.status === 'unresolved') tally[0]++;
+        else if (l.resolution.status === 'ambiguous') tally[1]++;
+        else if (l.resolution.status === 'broken_fragment') tally[2]++;
+      }
+    }
+    return tally;
+  };
+  Object.defineProperty(stats, 'unresolved', { enumerable: true, get: () => count()[0] });
+  Object.defineProperty(stats, 'ambiguous', { enumerable: true, get: () => count()[1] });
+  Object.defineProperty(stats, 'broken_fragments', { enumerable: true, get: () => count()[2] });
+  statsOf.set(index, stats);
   assetsOf.set(index, scan.assets);
   return index;
+}
+
+function notSaved(indexDir: string, e: unknown): Finding {
+  return { code: 'index_not_saved', severity: 'warning', message: `cannot save the index to ${indexDir}: ${(e as Error).message}; results are correct but the next run starts cold` };
+}
+
+/** Cold build: postings (doc id = ordinal), note objects and pending links for the eager resolve. */
+function coldRecords(files: readonly ScannedFile[], batches: readonly ParsedBatch[], parsed: Map<string, ParsedLines>) {
+  const builder = new PostingsBuilder();
+  let next = 0;
+  for (const b of batches) {
+    builder.addPacked(b.tokens, next);
+    next += b.tokens.chunkCounts.reduce((a, c) => a + c, 0);
+  }
+  const notes: NoteRecord[] = [];
+  const parseFindings: Finding[] = [];
+  const pending: LinkRecord[] = [];
+  const docNotes: DocNote[] = [];
+  let first = 0;
+  let links = 0;
+  for (const f of files) {
+    const r = parsed.get(f.path)!;
+    const v = JSON.parse(r.note) as NoteLineValue;
+    notes.push(v.note);
+    for (const x of v.findings) parseFindings.push(x);
+    if (r.link_count > 0) for (const l of (JSON.parse(r.links) as { links: LinkRecord[] }).links) pending.push(l);
+    links += r.link_count;
+    docNotes.push([f.path, first, r.chunk_count, v.note.classes]);
+    first += r.chunk_count;
+  }
+  const built = sourceFromBuilder(builder, docNotes, next);
+  return {
+    eager: { notes, parseFindings, pending },
+    counts: { notes: files.length, chunks: next, links },
+    source: built as ShardSource,
+    loaded: built.loaded,
+    shards: built.shards,
+  };
+}
+
+/** JSON-lines texts of the three families, record shard by record shard (paths in code-unit order). */
+function familyTexts(paths: readonly string[], shardCount: number, rec: (p: string) => ParsedLines): { notes: string[][]; chunks: string[][]; parse_links: string[][] } {
+  const out = { notes: [] as string[][], chunks: [] as string[][], parse_links: [] as string[][] };
+  for (let s = 0; s < shardCount; s++) {
+    out.notes.push([]);
+    out.chunks.push([]);
+    out.parse_links.push([]);
+  }
+  for (const p of paths) {
+    const s = shardOf(p, shardCount);
+    const r = rec(p);
+    out.notes[s]!.push(r.note);
+    out.chunks[s]!.push(r.chunks);
+    out.parse_links[s]!.push(r.links);
+  }
+  return out;
+}
+
+function joinLines(lines: readonly string[]): string {
+  return lines.length === 0 ? '' : lines.join('\n') + '\n';
+}
+
+function memoryFamilies(t: { notes: string[][]; chunks: string[][]; parse_links: string[][] }): Families {
+  const conv = (list: string[][]): ShardRef[] => list.map((lines) => ({ file: null, text: joinLines(lines), lines: lines.length }));
+  return { notes: conv(t.notes), chunks: conv(t.chunks), parse_links: conv(t.parse_links) };
+}
+
+async function writeFamilies(indexDir: string, t: { notes: string[][]; chunks: string[][]; parse_links: string[][] }): Promise<Families> {
+  const write = (name: string, list: string[][]) => Promise.all(list.map(async (lines, s): Promise<ShardRef> => ({
+    file: await writeData(indexDir, `${name}-${String(s).padStart(3, '0')}`, joinLines(lines), 'jsonl'), text: null, lines: lines.length,
+  })));
+  return { notes: await write('notes', t.notes), chunks: await write('chunks', t.chunks), parse_links: await write('parse_links', t.parse_links) };
+}
+
+function diskFamilies(m: IndexManifest): Families {
+  const conv = (list: ShardFile[]): ShardRef[] => list.map((s) => ({ file: s.file, text: null, lines: s.lines }));
+  return { notes: conv(m.store.notes), chunks: conv(m.store.chunks), parse_links: conv(m.store.parse_links) };
+}
+
+async function writeSearch(indexDir: string, loaded: LoadedMeta, shards: Map<string, CompactShard>, keep: Record<string, string> | null): Promise<{ meta: string; shards: Record<string, string> }> {
+  const out: Record<string, string> = {};
+  for (const key of loaded.meta.shards) {
+    const shard = shards.get(key);
+    out[key] = shard ? await writeData(indexDir, `search-${key}`, encodeShard(shard), 'bin') : keep![key]!;
+  }
+  return { meta: await writeData(indexDir, 'search-meta', encodeMeta(loaded), 'bin'), shards: out };
+}
+
+function manifestOf(
+  base: { namespace: string; root: string; optionsHash: string; snapshot: string; manifestFiles: ManifestEntry[]; assets: string[] },
+  shardCount: number, fam: Families, search: { meta: string; shards: Record<string, string> }, counts: { notes: number; chunks: number; links: number },
+): IndexManifest {
+  const files = (list: ShardRef[]): ShardFile[] => list.map((r) => ({ file: r.file!, lines: r.lines }));
+  return {
+    schema_version: INDEX_SCHEMA_VERSION,
+    kind: 'loretrace-index',
+    namespace: base.namespace,
+    root: base.root,
+    options_hash: base.optionsHash,
+    snapshot_id: base.snapshot,
+    files: base.manifestFiles,
+    assets: base.assets,
+    shard_count: shardCount,
+    store: { notes: files(fam.notes), chunks: files(fam.chunks), parse_links: files(fam.parse_links), search_meta: search.meta, search: search.shards },
+    counts,
+  };
+}
+
+/** Shard source over a persisted index: meta and term shards read (and hash-checked) on first use. */
+function persistedSource(indexDir: string, m: IndexManifest): ShardSource {
+  return {
+    meta: () => {
+      try {
+        return decodeMeta(readDataBytesSync(indexDir, m.store.search_meta));
+      } catch (e) {
+        throw e instanceof CorruptIndexError ? e : new CorruptIndexError(`search meta ${m.store.search_meta} is invalid: ${(e as Error).message}`);
+      }
+    },
+    load: (key) => {
+      const file = m.store.search[key];
+      if (!file) return null;
+      try {
+        return decodeShard(readDataBytesSync(indexDir, file));
+      } catch {
+        return null;
+      }
+    },
+  };
+}
+
+/**
+ * Incremental update of a persisted index: record shards holding a changed, added or removed note are
+ * rewritten (other shards keep their files); postings of changed and removed notes are dropped, those of
+ * parsed notes added under fresh doc ids; only term shards whose postings changed are rewritten.
+ */
+async function incremental(
+  indexDir: string, prev: IndexManifest, files: readonly ScannedFile[], parsed: Map<string, ParsedLines>, batches: readonly ParsedBatch[],
+  removedPaths: readonly string[],
+  base: { namespace: string; root: string; optionsHash: string; snapshot: string; manifestFiles: ManifestEntry[]; assets: string[] },
+) {
+  const shardCount = shardCountFor(files.length);
+  const prevFam = diskFamilies(prev);
+  const dropped = new Set<string>([...removedPaths, ...parsed.keys()]);
+  let families: Families;
+  const newTexts: { notes: Map<number, string>; chunks: Map<number, string>; parse_links: Map<number, string> } = { notes: new Map(), chunks: new Map(), parse_links: new Map() };
+  const fams = ['notes', 'chunks', 'parse_links'] as const;
+  const pick = (r: ParsedLines, fam: (typeof fams)[number]) => (fam === 'notes' ? r.note : fam === 'chunks' ? r.chunks : r.links);
+  let droppedLinks = 0;
+  const countIn = (line: string) => {
+    let n = 0;
+    for (let i = line.indexOf('"source_path":'); i !== -1; i = line.indexOf('"source_path":', i + 14)) n++;
+    return n;
+  };
+  const refOf = (text: string): ShardRef => ({ file: null, text, lines: splitLinesOf(text).length });
+  if (shardCount === prev.shard_count) {
+    const touched = new Set<number>();
+    for (const p of dropped) touched.add(shardOf(p, shardCount));
+    for (const fam of fams) {
+      for (const s of touched) {
+        const keep: string[] = [];
+        for (const l of splitLinesOf(refText(indexDir, prevFam[fam][s]!))) {
+          if (!dropped.has(linePath(l))) keep.push(l);
+          else if (fam === 'parse_links') droppedLinks += countIn(l);
+        }
+        const add = [...parsed.values()].filter((r) => shardOf(r.path, shardCount) === s).map((r) => pick(r, fam));
+        const lines = keep.concat(add).map((l) => [linePath(l), l] as const).sort((a, b) => compareCodeUnits(a[0], b[0])).map((x) => x[1]);
+        newTexts[fam].set(s, joinLines(lines));
+      }
+    }
+    families = {
+      notes: prevFam.notes.map((r, s) => (newTexts.notes.has(s) ? refOf(newTexts.notes.get(s)!) : r)),
+      chunks: prevFam.chunks.map((r, s) => (newTexts.chunks.has(s) ? refOf(newTexts.chunks.get(s)!) : r)),
+      parse_links: prevFam.parse_links.map((r, s) => (newTexts.parse_links.has(s) ? refOf(newTexts.parse_links.get(s)!) : r)),
+    };
+  } else {
+    // The shard count changed (the vault crossed a power of two): re-bucket every line.
+    const all: Record<(typeof fams)[number], Map<string, string>> = { notes: new Map(), chunks: new Map(), parse_links: new Map() };
+    for (const fam of fams) {
+      for (const ref of prevFam[fam]) for (const l of splitLinesOf(refText(indexDir, ref))) {
+        const p = linePath(l);
+        if (!dropped.has(p)) all[fam].set(p, l);
+        else if (fam === 'parse_links') droppedLinks += countIn(l);
+      }
+      for (const r of parsed.values()) all[fam].set(r.path, pick(r, fam));
+    }
+    const texts = { notes: [] as string[][], chunks: [] as string[][], parse_links: [] as string[][] };
+    for (const fam of fams) {
+      for (let s = 0; s < shardCount; s++) texts[fam].push([]);
+      for (const f of files) texts[fam][shardOf(f.path, shardCount)]!.push(all[fam].get(f.path)!);
+    }
+    families = memoryFamilies(texts);
+  }
+  let parsedLinks = 0;
+  for (const r of parsed.values()) parsedLinks += r.link_count;
+
+  // Search: drop old postings, add new ones.
+  const old = persistedSource(indexDir, prev);
+  const loaded = old.meta();
+  const { meta, lengths } = loaded;
+  const removed = new Uint8Array(meta.next_id);
+  const sums = [...meta.length_sums];
+  let docCount = meta.document_count;
+  const keptNotes: DocNote[] = [];
+  for (const n of meta.notes) {
+    if (!dropped.has(n[0])) {
+      keptNotes.push(n);
+      continue;
+    }
+    for (let id = n[1]; id < n[1] + n[2]; id++) {
+      removed[id] = 1;
+      for (let f = 0; f < FIELD_COUNT; f++) sums[f]! -= lengths[id * FIELD_COUNT + f]!;
+      docCount--;
+    }
+  }
+  const builder = new PostingsBuilder();
+  let next = meta.next_id;
+  const added: DocNote[] = [];
+  for (const b of batches) {
+    builder.addPacked(b.tokens, next);
+    b.records.forEach((r) => {
+      const classes = (JSON.parse(r.note) as NoteLineValue).note.classes;
+      added.push([r.path, next, r.chunk_count, classes]);
+      next += r.chunk_count;
+    });
+  }
+  const newLengths = new Uint32Array(next * FIELD_COUNT);
+  newLengths.set(lengths);
+  for (let id = 0; id < meta.next_id; id++) if (removed[id]) newLengths.fill(0, id * FIELD_COUNT, id * FIELD_COUNT + FIELD_COUNT);
+  for (const [id, l] of builder.lengths) {
+    for (let f = 0; f < FIELD_COUNT; f++) {
+      newLengths[id * FIELD_COUNT + f] = l[f]!;
+      sums[f]! += l[f]!;
+    }
+    docCount++;
+  }
+  const newShards = new Map<string, CompactShard>();
+  const keys = new Set<string>([...meta.shards, ...builder.keys()]);
+  const anyRemoved = dropped.size > 0;
+  for (const key of keys) {
+    const oldShard = meta.shards.includes(key) ? old.load(key) : null;
+    if (meta.shards.includes(key) && !oldShard) throw new CorruptIndexError(`search shard ${prev.store.search[key]} is missing or damaged`);
+    const newTerms = builder.termsOf(key);
+    if (newTerms.length === 0 && !(anyRemoved && oldShard && shardHasAny(oldShard, removed))) continue;
+    const merged = builder.merge(oldShard, removed, newTerms);
+    newShards.set(key, merged);
+  }
+  const shardKeys = [...keys].filter((k) => (newShards.has(k) ? newShards.get(k)!.terms.length > 0 : meta.shards.includes(k))).sort(compareCodeUnits);
+  const notes = keptNotes.concat(added).sort((a, b) => compareCodeUnits(a[0], b[0]));
+  const newLoaded: LoadedMeta = { meta: { document_count: docCount, next_id: next, length_sums: sums, notes, shards: shardKeys }, lengths: newLengths };
+  const counts = { notes: files.length, chunks: docCount, links: prev.counts.links - droppedLinks + parsedLinks };
+  const source: ShardSource = {
+    meta: () => newLoaded,
+    load: (key) => (newShards.has(key) ? newShards.get(key)! : old.load(key)),
+  };
+  let saveFinding: Finding | null = null;
+  try {
+    const written: Families = {
+      notes: await writeRefs(indexDir, 'notes', families.notes),
+      chunks: await writeRefs(indexDir, 'chunks', families.chunks),
+      parse_links: await writeRefs(indexDir, 'parse_links', families.parse_links),
+    };
+    const search = await writeSearch(indexDir, newLoaded, new Map([...newShards].filter(([, s]) => s.terms.length > 0)), prev.store.search);
+    await commitManifest(indexDir, manifestOf(base, shardCount, written, search, counts));
+    families = written;
+  } catch (e) {
+    saveFinding = notSaved(indexDir, e);
+  }
+  return { families, counts, source, saveFinding };
+}
+
+async function writeRefs(indexDir: string, name: string, refs: ShardRef[]): Promise<ShardRef[]> {
+  return Promise.all(refs.map(async (r, s) => (r.text === null ? r : {
+    file: await writeData(indexDir, `${name}-${String(s).padStart(3, '0')}`, r.text, 'jsonl'), text: null, lines: r.lines,
+  })));
+}
+
+interface LazyInput {
+  namespace: string;
+  root: string;
+  snapshot: string;
+  manifestFiles: ManifestEntry[];
+  config: VaultConfig;
+  files: readonly ScannedFile[];
+  assets: string[];
+  indexDir: string | null;
+  families: Families;
+  eager: { notes: NoteRecord[]; parseFindings: Finding[]; pending: LinkRecord[] } | null;
+  head: Finding[];
+  tail: Finding[];
+}
+
+/**
+ * The VaultIndex with `notes`, `chunks`, `links` and `findings` as lazy properties (enumerable getters
+ * replaced by plain values on first read). Reading them loads the record shards; reading `links` or
+ * `findings` resolves every link (a cold build has done that already). Should a record shard be
+ * unreadable by then, the notes are parsed again from the vault (same bytes ⇒ same records); a note
+ * whose bytes changed meanwhile throws `stale_file`.
+ */
+function lazyIndex(p: LazyInput): VaultIndex {
+  const paths = p.files.map((f) => f.path);
+  let fallback: Map<string, ParsedLines> | null = null;
+  const reparse = (): Map<string, ParsedLines> => {
+    if (!fallback) {
+      fallback = new Map();
+      for (const f of p.files) {
+        const bytes = readFileSync(f.abs_path);
+        const sha = sha256Hex(bytes);
+        if (sha !== f.sha256) {
+          throw new LoretraceError('stale_file', `${f.path} changed since it was indexed (sha256 ${sha.slice(0, 12)}…, index has ${f.sha256.slice(0, 12)}…)`, { file: f.path, expected: `sha256 ${f.sha256}` });
+        }
+        for (const r of parseBatch([{ path: f.path, sha256: f.sha256, bytes }], p.config).records) fallback.set(r.path, r);
+      }
+    }
+    return fallback;
+  };
+  const familyLines = (fam: keyof Families): string[] => {
+    try {
+      const byPath = new Map<string, string>();
+      for (const ref of p.families[fam]) for (const l of splitLinesOf(refText(p.indexDir, ref))) byPath.set(linePath(l), l);
+      return paths.map((path) => {
+        const l = byPath.get(path);
+        if (l === undefined) throw new CorruptIndexError(`record of ${path} is missing from the stored ${fam}`);
+        return l;
+      });
+    } catch (e) {
+      if (!(e instanceof CorruptIndexError)) throw e;
+      const all = reparse();
+      return paths.map((path) => {
+        const r = all.get(path)!;
+        return fam === 'notes' ? r.note : fam === 'chunks' ? r.chunks : r.links;
+      });
+    }
+  };
+  let notesCache: { notes: NoteRecord[]; findings: Finding[] } | null = p.eager ? { notes: p.eager.notes, findings: p.eager.parseFindings } : null;
+  const notesAndFindings = () => {
+    if (!notesCache) {
+      const notes: NoteRecord[] = [];
+      const findings: Finding[] = [];
+      for (const l of familyLines('notes')) {
+        const v = JSON.parse(l) as NoteLineValue;
+        notes.push(v.note);
+        for (const f of v.findings) findings.push(f);
+      }
+      notesCache = { notes, findings };
+    }
+    return notesCache;
+  };
+  let chunksCache: Chunk[] | null = null;
+  const chunks = () => {
+    if (!chunksCache) {
+      chunksCache = [];
+      for (const l of familyLines('chunks')) for (const c of (JSON.parse(l) as { chunks: Chunk[] }).chunks) chunksCache.push(c);
+    }
+    return chunksCache;
+  };
+  let resolved: { links: LinkRecord[]; findings: Finding[] } | null = null;
+  const resolve = () => {
+    if (!resolved) {
+      let pending: LinkRecord[];
+      if (p.eager) pending = p.eager.pending;
+      else {
+        pending = [];
+        for (const l of familyLines('parse_links')) for (const x of (JSON.parse(l) as { links: LinkRecord[] }).links) pending.push(x);
+      }
+      const r = resolveLinks(notesAndFindings().notes, [], pending, { files: p.assets });
+      resolved = { links: sortLinks(r.links), findings: r.findings };
+    }
+    return resolved;
+  };
+  if (p.eager) resolve();
+  const findings = () => {
+    const out = [...p.head];
+    for (const f of sortFindings(notesAndFindings().findings.concat(resolve().findings))) out.push(f);
+    for (const f of p.tail) out.push(f);
+    return out;
+  };
+  const index = {
+    schema_version: INDEX_SCHEMA_VERSION,
+    namespace: p.namespace,
+    root: p.root,
+    snapshot_id: p.snapshot,
+    manifest: p.manifestFiles,
+    config: p.config,
+  } as VaultIndex;
+  const lazy = <K extends 'notes' | 'chunks' | 'links' | 'findings'>(key: K, get: () => VaultIndex[K]) => {
+    Object.defineProperty(index, key, {
+      enumerable: true,
+      configurable: true,
+      get() {
+        const value = get();
+        Object.defineProperty(index, key, { value, enumerable: true, configurable: true, writable: true });
+        return value;
+      },
+      set(value: VaultIndex[K]) {
+        Object.defineProperty(index, key, { value, enumerable: true, configurable: true, writable: true });
+      },
+    });
+  };
+  lazy('notes', () => notesAndFindings().notes);
+  lazy('chunks', chunks);
+  lazy('links', () => resolve().links);
+  lazy('findings', findings);
+
+  // Chunks of one note for search hits, without loading every chunk.
+  const shardCount = p.families.chunks.length;
+  const loadedShards = new Map<number, Map<string, Chunk[]>>();
+  chunkReaders.set(index, (path) => {
+    if (chunksCache || shardCount === 0) return chunksCache ? chunksByPath(chunksCache, path) : [];
+    const s = shardOf(path, shardCount);
+    let m = loadedShards.get(s);
+    if (!m) {
+      try {
+        m = new Map();
+        for (const l of splitLinesOf(refText(p.indexDir, p.families.chunks[s]!))) {
+          const v = JSON.parse(l) as { path: string; chunks: Chunk[] };
+          m.set(v.path, v.chunks);
+        }
+      } catch (e) {
+        if (!(e instanceof CorruptIndexError)) throw e;
+        return chunksByPath(index.chunks, path);
+      }
+      loadedShards.set(s, m);
+    }
+    return m.get(path) ?? [];
+  });
+  return index;
+}
+
+const byPathCache = new WeakMap<Chunk[], Map<string, Chunk[]>>();
+function chunksByPath(chunks: Chunk[], path: string): Chunk[] {
+  let m = byPathCache.get(chunks);
+  if (!m) {
+    m = new Map();
+    for (const c of chunks) {
+      const list = m.get(c.path);
+      if (list) list.push(c);
+      else m.set(c.path, [c]);
+    }
+    byPathCache.set(chunks, m);
+  }
+  return m.get(path) ?? [];
 }
 
 /** Findings of notes in a fixed order (path, line, column, code, message) so warm and cold runs agree. */
@@ -322,113 +768,4 @@ function sortFindings(list: Finding[]): Finding[] {
 
 function sortLinks(links: LinkRecord[]): LinkRecord[] {
   return [...links].sort((a, b) => compareCodeUnits(a.source_path, b.source_path) || a.line - b.line || a.column - b.column);
-}
-
-async function persistedSource(indexDir: string, manifest: IndexManifest): Promise<ShardSource> {
-  let meta: SearchMeta;
-  try {
-    meta = JSON.parse(await readData(indexDir, manifest.store.search_meta)) as SearchMeta;
-  } catch (e) {
-    throw e instanceof CorruptIndexError ? e : new CorruptIndexError(`search meta ${manifest.store.search_meta} is invalid`);
-  }
-  return {
-    meta,
-    load: (key) => {
-      const file = manifest.store.search[key];
-      if (!file) return null;
-      const text = readDataSync(indexDir, file);
-      if (text === null) return null;
-      try {
-        return JSON.parse(text) as SearchShard;
-      } catch {
-        return null;
-      }
-    },
-  };
-}
-
-interface PersistInput {
-  namespace: string;
-  root: string;
-  optionsHash: string;
-  snapshot: string;
-  manifestFiles: ManifestEntry[];
-  assets: string[];
-  files: ScannedFile[];
-  parsedByPath: Map<string, ParsedRecord>;
-  noteLines: Map<string, NoteLine>;
-  linkLines: Map<string, LinksLine>;
-  tokenLines: Map<string, TokensLine>;
-  links: LinkRecord[];
-  resolveFindings: Finding[];
-  meta: SearchMeta;
-  shards: Map<string, SearchShard>;
-  counts: { notes: number; chunks: number; links: number };
-}
-
-async function persistAll(indexDir: string, p: PersistInput): Promise<void> {
-  await ensureIndexDir(indexDir);
-  const shardCount = shardCountFor(p.files.length);
-  const buckets: VaultPath[][] = Array.from({ length: shardCount }, () => []);
-  for (const f of p.files) buckets[shardOf(f.path, shardCount)]!.push(f.path);
-  const linksBySource = new Map<string, LinkRecord[]>();
-  for (const l of p.links) {
-    const arr = linksBySource.get(l.source_path);
-    if (arr) arr.push(l);
-    else linksBySource.set(l.source_path, [l]);
-  }
-  const findingsBySource = new Map<string, Finding[]>();
-  for (const f of p.resolveFindings) {
-    const key = f.path ?? '';
-    const arr = findingsBySource.get(key);
-    if (arr) arr.push(f);
-    else findingsBySource.set(key, [f]);
-  }
-  const orphanFindings = [...findingsBySource.keys()].filter((k) => !p.parsedByPath.has(k) && !p.noteLines.has(k));
-  const family = async (name: string, line: (path: string) => unknown | undefined, extra: (s: number) => unknown[] = () => []): Promise<ShardFile[]> => {
-    return Promise.all(buckets.map(async (paths, s) => {
-      const lines: string[] = [];
-      for (const path of paths) {
-        const v = line(path);
-        if (v !== undefined) lines.push(JSON.stringify(v));
-      }
-      for (const v of extra(s)) lines.push(JSON.stringify(v));
-      const file = await writeData(indexDir, `${name}-${String(s).padStart(3, '0')}`, lines.map((l) => l + '\n').join(''), 'jsonl');
-      return { file, lines: lines.length };
-    }));
-  };
-  const notes = await family('notes', (path) => {
-    const r = p.parsedByPath.get(path);
-    return r ? { path, sha256: r.sha256, note: r.note, chunks: r.chunks, findings: r.findings } : p.noteLines.get(path);
-  });
-  const parseLinks = await family('parse_links', (path) => {
-    const r = p.parsedByPath.get(path);
-    return r ? { path, links: r.links } : p.linkLines.get(path);
-  });
-  const tokens = await family('tokens', (path) => {
-    const r = p.parsedByPath.get(path);
-    return r ? { path, tokens: r.tokens } : p.tokenLines.get(path);
-  });
-  const links = await family(
-    'links',
-    (path) => ({ path, links: linksBySource.get(path) ?? [], findings: findingsBySource.get(path) ?? [] }),
-    (s) => (s === 0 ? orphanFindings.map((k) => ({ path: k, links: [], findings: findingsBySource.get(k)! })) : []),
-  );
-  const searchMeta = await writeData(indexDir, 'search-meta', JSON.stringify(p.meta), 'json');
-  const search: Record<string, string> = {};
-  for (const [key, shard] of p.shards) search[key] = await writeData(indexDir, `search-${key}`, JSON.stringify(shard), 'json');
-  const manifest: IndexManifest = {
-    schema_version: INDEX_SCHEMA_VERSION,
-    kind: 'loretrace-index',
-    namespace: p.namespace,
-    root: p.root,
-    options_hash: p.optionsHash,
-    snapshot_id: p.snapshot,
-    files: p.manifestFiles,
-    assets: p.assets,
-    shard_count: shardCount,
-    store: { notes, parse_links: parseLinks, tokens, links, search_meta: searchMeta, search },
-    counts: p.counts,
-  };
-  await commitManifest(indexDir, manifest);
 }

@@ -5,30 +5,48 @@
  * (at most 4) is used when more than {@link WORKER_THRESHOLD} notes need parsing AND the compiled worker
  * file `parse-worker.js` exists next to this module (that is, when loretrace runs from `dist/`). Running
  * from TypeScript sources (vitest, tsx) or for small batches, notes are parsed in the calling thread.
- * Both paths run the same pure function ({@link parseRecord}), so results are identical.
+ * Both paths run the same pure function ({@link parseBatch}), so results are byte-identical.
+ *
+ * Work is sent in batches (up to {@link BATCH_NOTES} notes or {@link BATCH_BYTES} bytes), the bytes of a
+ * batch in one transferred ArrayBuffer (no copy), two batches in flight per worker so no worker waits.
+ * A batch comes back as JSON lines (the store's record lines, serialised once, in the worker) and the
+ * batch's search postings packed into typed arrays — no per-note message, no second serialisation.
  */
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { Finding } from '../errors.js';
-import type { Chunk, LinkRecord, NoteRecord, VaultConfig, VaultPath } from '../types.js';
+import type { VaultConfig, VaultPath } from '../types.js';
 import { parseNote } from '../notes/parse.js';
+import { packTokens, type PackedTokens } from '../search/postings.js';
 import { noteTokens, type NoteTokens } from '../search/tokenize.js';
 
 /** Notes to parse above which worker threads are used (when available). */
 export const WORKER_THRESHOLD = 200;
+/** Most notes in one worker batch. */
+export const BATCH_NOTES = 64;
+/** Most bytes in one worker batch (a bigger single note forms its own batch). */
+export const BATCH_BYTES = 1 << 20;
 
-/** Everything parse produces for one note (what the store keeps per note). */
-export interface ParsedRecord {
+/**
+ * What parse produces for one note, as the store's JSON lines (each `JSON.stringify` of a plain object):
+ * `note` = `{ path, sha256, note, findings }`, `chunks` = `{ path, chunks }`, `links` = `{ path, links }`
+ * (links with resolution pending, external or tag).
+ */
+export interface ParsedLines {
   path: VaultPath;
   sha256: string;
-  note: NoteRecord;
-  chunks: Chunk[];
-  /** Links with resolution pending (or external/tag). */
-  links: LinkRecord[];
-  findings: Finding[];
-  tokens: NoteTokens;
+  note: string;
+  chunks: string;
+  links: string;
+  chunk_count: number;
+  link_count: number;
+}
+
+/** A parsed batch: its notes' lines, in job order, and their packed search postings. */
+export interface ParsedBatch {
+  records: ParsedLines[];
+  tokens: PackedTokens;
 }
 
 /** One parse job. */
@@ -38,18 +56,45 @@ export interface ParseJob {
   bytes: Uint8Array;
 }
 
-/** Parse one note and compute its search tokens. Pure; runs in the worker too. */
-export function parseRecord(job: ParseJob, config: VaultConfig): ParsedRecord {
-  const parsed = parseNote(job.path, job.bytes, { config, sha256: job.sha256 });
-  return {
-    path: job.path,
-    sha256: job.sha256,
-    note: parsed.note,
-    chunks: parsed.chunks,
-    links: parsed.links,
-    findings: parsed.findings,
-    tokens: noteTokens(parsed.note, parsed.chunks),
-  };
+/** Parse jobs in order; pure and deterministic (runs in the worker too). */
+export function parseBatch(jobs: readonly ParseJob[], config: VaultConfig): ParsedBatch {
+  const records: ParsedLines[] = [];
+  const tokens: NoteTokens[] = [];
+  for (const job of jobs) {
+    const parsed = parseNote(job.path, job.bytes, { config, sha256: job.sha256 });
+    records.push({
+      path: job.path,
+      sha256: job.sha256,
+      note: JSON.stringify({ path: job.path, sha256: job.sha256, note: parsed.note, findings: parsed.findings }),
+      chunks: JSON.stringify({ path: job.path, chunks: parsed.chunks }),
+      links: JSON.stringify({ path: job.path, links: parsed.links }),
+      chunk_count: parsed.chunks.length,
+      link_count: parsed.links.length,
+    });
+    tokens.push(noteTokens(parsed.note, parsed.chunks));
+  }
+  return { records, tokens: packTokens(tokens) };
+}
+
+/** Message to a worker: a batch's paths, hashes and bytes (one transferred buffer, `ends[i]` = end of note i). */
+export interface BatchMessage {
+  id: number;
+  paths: string[];
+  shas: string[];
+  ends: number[];
+  buffer: ArrayBuffer;
+}
+
+/** Split a batch message back into jobs (views into the transferred buffer). */
+export function jobsOf(msg: BatchMessage): ParseJob[] {
+  const bytes = new Uint8Array(msg.buffer);
+  let start = 0;
+  return msg.paths.map((path, i) => {
+    const end = msg.ends[i]!;
+    const job = { path, sha256: msg.shas[i]!, bytes: bytes.subarray(start, end) };
+    start = end;
+    return job;
+  });
 }
 
 function workerFile(): string | null {
@@ -63,49 +108,91 @@ export interface ParseAllOptions {
   config: VaultConfig;
   /** `auto` (default): the rule above; `false`: never; `true`: whenever the worker file exists. */
   workers?: boolean | 'auto';
-  /** Called after each parsed note with (done, total). */
+  /** Called after each parsed batch with (notes done, total). */
   onProgress?: (done: number, total: number) => void;
 }
 
-/** Parse jobs; results in job order. Reports which path was taken in `threads` (0 = in-thread). */
-export async function parseAll(jobs: readonly ParseJob[], options: ParseAllOptions): Promise<{ records: ParsedRecord[]; threads: number }> {
+function batchesOf(jobs: readonly ParseJob[]): ParseJob[][] {
+  const out: ParseJob[][] = [];
+  let cur: ParseJob[] = [];
+  let bytes = 0;
+  for (const j of jobs) {
+    if (cur.length > 0 && (cur.length >= BATCH_NOTES || bytes + j.bytes.byteLength > BATCH_BYTES)) {
+      out.push(cur);
+      cur = [];
+      bytes = 0;
+    }
+    cur.push(j);
+    bytes += j.bytes.byteLength;
+  }
+  if (cur.length > 0) out.push(cur);
+  return out;
+}
+
+/**
+ * Parse jobs; batches come back in job order. Reports which path was taken in `threads` (0 = in-thread).
+ * Batching never changes results: each note is parsed alone, postings are merged in job order.
+ */
+export async function parseAll(jobs: readonly ParseJob[], options: ParseAllOptions): Promise<{ batches: ParsedBatch[]; threads: number }> {
   const file = options.workers === false ? null : workerFile();
   const useWorkers = file !== null && (options.workers === true || jobs.length > WORKER_THRESHOLD);
-  if (!useWorkers) {
-    const records: ParsedRecord[] = [];
-    for (const job of jobs) {
-      records.push(parseRecord(job, options.config));
-      options.onProgress?.(records.length, jobs.length);
-    }
-    return { records, threads: 0 };
-  }
-  const threads = Math.max(1, Math.min(4, availableParallelism()));
-  const records = new Array<ParsedRecord>(jobs.length);
-  let next = 0;
+  const batches = batchesOf(jobs);
+  const out = new Array<ParsedBatch>(batches.length);
   let done = 0;
+  if (!useWorkers) {
+    batches.forEach((b, i) => {
+      out[i] = parseBatch(b, options.config);
+      done += b.length;
+      options.onProgress?.(done, jobs.length);
+    });
+    return { batches: out, threads: 0 };
+  }
+  const threads = Math.max(1, Math.min(4, availableParallelism(), batches.length));
+  let next = 0;
+  const message = (i: number): [BatchMessage, ArrayBuffer[]] => {
+    const b = batches[i]!;
+    const total = b.reduce((s, j) => s + j.bytes.byteLength, 0);
+    const buf = new Uint8Array(total);
+    const ends: number[] = [];
+    let o = 0;
+    for (const j of b) {
+      buf.set(j.bytes, o);
+      o += j.bytes.byteLength;
+      ends.push(o);
+    }
+    return [{ id: i, paths: b.map((j) => j.path), shas: b.map((j) => j.sha256), ends, buffer: buf.buffer }, [buf.buffer]];
+  };
   await Promise.all(Array.from({ length: threads }, () => new Promise<void>((resolve, reject) => {
     const worker = new Worker(file!, { workerData: { config: options.config } });
-    let current = -1;
+    let inFlight = 0;
+    let failed = false;
     const feed = () => {
-      if (next >= jobs.length) {
-        void worker.terminate().then(() => resolve());
-        return;
+      while (inFlight < 2 && next < batches.length) {
+        const [msg, transfer] = message(next++);
+        inFlight++;
+        worker.postMessage(msg, transfer);
       }
-      current = next++;
-      worker.postMessage(jobs[current]);
+      if (inFlight === 0) void worker.terminate().then(() => resolve());
     };
-    worker.on('message', (msg: { record?: ParsedRecord; error?: string }) => {
+    worker.on('message', (msg: { id: number; batch?: ParsedBatch; error?: string; path?: string }) => {
+      if (failed) return;
       if (msg.error !== undefined) {
+        failed = true;
         void worker.terminate();
-        reject(new Error(`parse worker failed on ${jobs[current]!.path}: ${msg.error}`));
+        reject(new Error(`parse worker failed on ${msg.path ?? batches[msg.id]![0]!.path}: ${msg.error}`));
         return;
       }
-      records[current] = msg.record!;
-      options.onProgress?.(++done, jobs.length);
+      out[msg.id] = msg.batch!;
+      inFlight--;
+      done += batches[msg.id]!.length;
+      options.onProgress?.(done, jobs.length);
       feed();
     });
-    worker.on('error', reject);
+    worker.on('error', (e) => {
+      failed = true;
+      reject(e);
+    });
     feed();
   })));
-  return { records, threads };
+  return { batches: out, threads };
 }

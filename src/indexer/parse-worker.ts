@@ -1,17 +1,19 @@
 /**
- * Worker-thread entry of the parse pool (src/indexer/parse-pool.ts): receives {@link ParseJob}s, answers
- * `{ record }` or `{ error }`. Only used from the compiled `dist/indexer/parse-worker.js`.
+ * Worker-thread entry of the parse pool (src/indexer/parse-pool.ts): receives {@link BatchMessage}s,
+ * answers `{ id, batch }` (packed postings transferred, not copied) or `{ id, error }`. Only used from
+ * the compiled `dist/indexer/parse-worker.js`.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { VaultConfig } from '../types.js';
-import { parseRecord, type ParseJob } from './parse-pool.js';
+import { jobsOf, parseBatch, type BatchMessage } from './parse-pool.js';
 
 const config = (workerData as { config: VaultConfig }).config;
 
-parentPort?.on('message', (job: ParseJob) => {
+parentPort?.on('message', (msg: BatchMessage) => {
   try {
-    parentPort!.postMessage({ record: parseRecord(job, config) });
+    const batch = parseBatch(jobsOf(msg), config);
+    parentPort!.postMessage({ id: msg.id, batch }, [batch.tokens.postings.buffer, batch.tokens.lengths.buffer] as ArrayBuffer[]);
   } catch (e) {
-    parentPort!.postMessage({ error: e instanceof Error ? e.message : String(e) });
+    parentPort!.postMessage({ id: msg.id, error: e instanceof Error ? e.message : String(e) });
   }
 });

@@ -5,8 +5,9 @@
  * ```
  * <indexDir>/index.json      manifest (schemas/index-manifest.schema.json): snapshot + data file names
  * <indexDir>/state.json      stat cache (size, mtime, ctime, inode per note) — speeds up re-scans only
- * <indexDir>/data/*.jsonl    content-addressed data files: notes, parse_links, tokens, links (record
- *                            shards, one JSON line per note) and search-meta / search-<shard> (JSON)
+ * <indexDir>/data/*.jsonl    content-addressed record shards, one JSON line per note: notes, chunks, parse_links
+ * <indexDir>/data/*.bin      content-addressed binary search files: search-meta, search-<shard key>
+ *                            (layout in src/search/postings.ts)
  * ```
  * No file is one giant JSON string: records are sharded JSON lines and the search index is split by
  * term shard, so a 300× vault stays far from V8's 512 MiB string limit.
@@ -30,7 +31,7 @@ import { sha256Hex } from '../vault/scan.js';
 import type { FileIdentity } from '../vault/scan.js';
 
 /** Layout version of the persisted index. Any other version found on disk is rebuilt (`index_rebuilt`). */
-export const INDEX_SCHEMA_VERSION = '1';
+export const INDEX_SCHEMA_VERSION = '2';
 
 /** One data file of a shard family and its number of JSON lines. */
 export interface ShardFile {
@@ -50,10 +51,12 @@ export interface IndexManifest {
   assets: string[];
   shard_count: number;
   store: {
+    /** `{ path, sha256, note, findings }` per note. */
     notes: ShardFile[];
+    /** `{ path, chunks }` per note. */
+    chunks: ShardFile[];
+    /** `{ path, links }` per note: links before resolution. */
     parse_links: ShardFile[];
-    tokens: ShardFile[];
-    links: ShardFile[];
     search_meta: string;
     search: Record<string, string>;
   };
@@ -184,19 +187,23 @@ export async function readData(indexDir: string, file: string): Promise<string> 
   return buf.toString('utf8');
 }
 
-/** Synchronous {@link readData} (search shards are loaded lazily inside the synchronous `search`). Null on any problem. */
-export function readDataSync(indexDir: string, file: string): string | null {
+/**
+ * Synchronous read of one data file's bytes, hash-checked (lazy loads happen inside synchronous calls
+ * such as `search` or a first read of `index.chunks`). Throws {@link CorruptIndexError}.
+ */
+export function readDataBytesSync(indexDir: string, file: string): Buffer {
+  let buf: Buffer;
   try {
-    const buf = readFileSync(join(indexDir, 'data', file));
-    checkName(file, buf);
-    return buf.toString('utf8');
-  } catch {
-    return null;
+    buf = readFileSync(join(indexDir, 'data', file));
+  } catch (e) {
+    throw new CorruptIndexError(`cannot read data file ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
+  checkName(file, buf);
+  return buf;
 }
 
 function checkName(file: string, buf: Buffer): void {
-  const want = /-([0-9a-f]{16})\.jsonl?$/.exec(file)?.[1];
+  const want = /-([0-9a-f]{16})\.(?:jsonl?|bin)$/.exec(file)?.[1];
   const got = createHash('sha256').update(buf).digest('hex').slice(0, 16);
   if (want !== got) throw new CorruptIndexError(`data file ${file} is damaged (content hash ${got})`);
 }
@@ -205,8 +212,8 @@ function checkName(file: string, buf: Buffer): void {
  * Write one data file (content-addressed; skipped when a file with that name exists) and return its name.
  * `family` is `[a-z0-9_-]+`.
  */
-export async function writeData(indexDir: string, family: string, content: string, ext: 'json' | 'jsonl'): Promise<string> {
-  const buf = Buffer.from(content, 'utf8');
+export async function writeData(indexDir: string, family: string, content: string | Buffer, ext: 'json' | 'jsonl' | 'bin'): Promise<string> {
+  const buf = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
   const name = `${family}-${createHash('sha256').update(buf).digest('hex').slice(0, 16)}.${ext}`;
   const target = join(indexDir, 'data', name);
   try {
@@ -240,7 +247,7 @@ export async function ensureIndexDir(indexDir: string): Promise<void> {
 export async function commitManifest(indexDir: string, manifest: IndexManifest, graceMs = 60_000): Promise<void> {
   await atomicWrite(join(indexDir, 'index.json'), JSON.stringify(manifest) + '\n');
   const keep = new Set<string>([
-    ...[manifest.store.notes, manifest.store.parse_links, manifest.store.tokens, manifest.store.links].flat().map((s) => s.file),
+    ...[manifest.store.notes, manifest.store.chunks, manifest.store.parse_links].flat().map((s) => s.file),
     manifest.store.search_meta,
     ...Object.values(manifest.store.search),
   ]);

@@ -29,7 +29,7 @@ import type {
   ValidationIssue,
   ValidationReport,
 } from './types.js';
-import { validatePacket, validateProjectedContext } from './validate.js';
+import { validateCaptureFragment, validatePacket, validateProjectedContext } from './validate.js';
 import { RAW_STATE_MARKERS } from './rules.js';
 
 /** The two retrieval-augmented lanes `loretrace retrieve` builds (seed 001, "two retrieval-augmented modes"). */
@@ -774,6 +774,18 @@ export async function buildPacket(index: VaultIndex, draftInput: unknown, option
       validation.errors[0]?.pointer,
       validation.errors,
     );
+  }
+  if (capture) {
+    const fragmentReport = validateCaptureFragment(capture, { file: `${file} (capture fragment)` });
+    if (!fragmentReport.valid) {
+      throw refuse(
+        'invalid_output',
+        `${file}: the capture fragment would violate schemas/capture-fragment.schema.json, so nothing is written: ${summarizeErrors(fragmentReport.errors)}`,
+        file,
+        fragmentReport.errors[0]?.pointer,
+        fragmentReport.errors,
+      );
+    }
   }
   return { lane, packet, capture, queries, findings, stats, validation };
 }

@@ -5,6 +5,7 @@
 export type {
   CanonStatus,
   CaptureLoreAccess,
+  ContractKind,
   DocumentKind,
   FixtureLane,
   GenerationLane,
@@ -29,10 +30,11 @@ export type {
   ValidationIssue,
   ValidationReport,
 } from './types.js';
-export { parseJsonDocument, validateCapture, validateDocument, validatePacket, validateProjectedContext } from './validate.js';
+export { parseJsonDocument, validateCapture, validateCaptureFragment, validateDocument, validatePacket, validateProjectedContext } from './validate.js';
 export { RAW_STATE_MARKERS, VALIDATION_RULES } from './rules.js';
 export type { ValidationRule } from './rules.js';
-export { createAjv, SCHEMA_FILES } from './schemas.js';
+export { createAjv, outputSchema, OUTPUT_SCHEMA_FILES, SCHEMA_FILES } from './schemas.js';
+export type { OutputSchemaName } from './schemas.js';
 // Packet builder and trace verifier (helper G).
 export { buildPacket, queriesFor, renderSourceSection, parseSourceSection, applySourceSection, renderResearchSection, applyResearchSection, RETRIEVAL_LANES } from './build.js';
 export type { BuildPacketOptions, BuildPacketResult, CaptureFragment, RetrievalLane, PromptStyle, ResearchSectionInput } from './build.js';

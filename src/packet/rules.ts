@@ -9,7 +9,6 @@
  */
 import { existsSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
-import { isDeepStrictEqual } from 'node:util';
 import type { DocumentKind, ValidationIssue } from './types.js';
 
 /** A row of the rule table: id, the document kinds it applies to, what it means, and where it comes from. */
@@ -26,17 +25,18 @@ const LANES = 'seed 001, Generation Lanes / Training Use';
 /**
  * Every rule id the validators emit, schema-level ones included, in documentation order.
  * Schema-level ids are `schema.<keyword>`; an ajv keyword not listed here would appear as `schema.<keyword>`
- * too, but none of the three contract schemas uses another keyword.
+ * too, but none of the four document schemas (three contracts + capture fragment) uses another keyword.
  */
 export const VALIDATION_RULES: readonly ValidationRule[] = [
-  { id: 'schema.required', kinds: ['packet', 'capture', 'projected-context'], meaning: 'A required property is missing (pointer = the missing property).', source: 'contract JSON Schemas, `required`' },
-  { id: 'schema.additional_property', kinds: ['packet', 'capture', 'projected-context'], meaning: 'A property the contract does not define (pointer = that property). Not reported with --lenient (then a warning `lenient.ignored_property`).', source: 'contract JSON Schemas, `additionalProperties: false`' },
-  { id: 'schema.type', kinds: ['packet', 'capture', 'projected-context'], meaning: 'A value has the wrong JSON type.', source: 'contract JSON Schemas, `type`' },
-  { id: 'schema.enum', kinds: ['packet', 'capture', 'projected-context'], meaning: 'A value is not one of the allowed values (lanes, modes, statuses, ...).', source: 'contract JSON Schemas, `enum`' },
-  { id: 'schema.const', kinds: ['packet', 'capture', 'projected-context'], meaning: 'A value differs from the one value allowed (`schema_version`, `required_provenance: true`, `packet_only: true`, ...).', source: 'contract JSON Schemas, `const`' },
-  { id: 'schema.min_length', kinds: ['packet', 'capture', 'projected-context'], meaning: 'An empty string where at least one character is required.', source: 'contract JSON Schemas, `minLength: 1`' },
+  { id: 'schema.required', kinds: ['packet', 'capture', 'projected-context', 'capture-fragment'], meaning: 'A required property is missing (pointer = the missing property).', source: 'contract JSON Schemas, `required`' },
+  { id: 'schema.additional_property', kinds: ['packet', 'capture', 'projected-context', 'capture-fragment'], meaning: 'A property the contract does not define (pointer = that property). Not reported with --lenient (then a warning `lenient.ignored_property`).', source: 'contract JSON Schemas, `additionalProperties: false`' },
+  { id: 'schema.type', kinds: ['packet', 'capture', 'projected-context', 'capture-fragment'], meaning: 'A value has the wrong JSON type.', source: 'contract JSON Schemas, `type`' },
+  { id: 'schema.enum', kinds: ['packet', 'capture', 'projected-context', 'capture-fragment'], meaning: 'A value is not one of the allowed values (lanes, modes, statuses, ...).', source: 'contract JSON Schemas, `enum`' },
+  { id: 'schema.const', kinds: ['packet', 'capture', 'projected-context', 'capture-fragment'], meaning: 'A value differs from the one value allowed (`schema_version`, `required_provenance: true`, `packet_only: true`, ...).', source: 'contract JSON Schemas, `const`' },
+  { id: 'schema.min_length', kinds: ['packet', 'capture', 'projected-context', 'capture-fragment'], meaning: 'An empty string where at least one character is required.', source: 'contract JSON Schemas, `minLength: 1`' },
   { id: 'schema.min_items', kinds: ['packet', 'capture', 'projected-context'], meaning: 'An empty array where at least one item is required.', source: 'contract JSON Schemas, `minItems: 1`' },
-  { id: 'schema.minimum', kinds: ['packet', 'capture'], meaning: 'A number below its minimum (`max_link_depth` ≥ 0, `chunk_index` ≥ 0, `line_start`/`line_end` ≥ 1).', source: 'contract JSON Schemas, `minimum`' },
+  { id: 'schema.minimum', kinds: ['packet', 'capture', 'capture-fragment'], meaning: 'A number below its minimum (`max_link_depth` ≥ 0, `chunk_index` ≥ 0, `line_start`/`line_end` ≥ 1).', source: 'contract JSON Schemas, `minimum`' },
+  { id: 'schema.pattern', kinds: ['capture-fragment'], meaning: 'A string does not match its pattern (a fragment\'s `ledger_head` must be 64 lower-case hex digits).', source: 'schemas/capture-fragment.schema.json, `pattern`' },
   { id: 'schema.one_of', kinds: ['capture'], meaning: 'An update candidate that is neither a non-empty string nor an object with a non-empty string `value`.', source: 'Ghostlight schemas/responder-output.schema.json, `$defs/update_candidate`' },
   { id: 'lane.packet_only_requires_curated_excerpts', kinds: ['packet', 'capture'], meaning: '`generation_lane: packet_only` requires `lore_access.mode: curated_excerpts_only`.', source: `${LANES}: "packet_only ... does not search the lore archive"; Ghostlight validate_responder_*.py` },
   { id: 'lane.retrieval_augmented_requires_scoped_mode', kinds: ['packet', 'capture'], meaning: '`generation_lane: retrieval_augmented` requires mode `coordinator_scoped_retrieval` or `responder_scoped_repository_search`.', source: `${LANES}: "There are two retrieval-augmented modes"` },
@@ -55,12 +55,13 @@ export const VALIDATION_RULES: readonly ValidationRule[] = [
   { id: 'capture.raw_output_not_json', kinds: ['capture'], meaning: '`raw_output` is not JSON (message gives line and column of the syntax error inside raw_output).', source: 'seed 001, Output Captures: "The raw output must parse to the reviewed parsed_output exactly."' },
   { id: 'capture.raw_output_mismatch', kinds: ['capture'], meaning: '`raw_output` parses to a value that is not deep-equal to `parsed_output` (pointer = first difference under /parsed_output; key order is ignored).', source: 'seed 001, Output Captures: "The raw output must parse to the reviewed parsed_output exactly."' },
   { id: 'capture.agent_mismatch', kinds: ['capture'], meaning: '`parsed_output.responder_agent_id` differs from the capture\'s `responder_agent_id`.', source: 'Ghostlight validate_responder_outputs.py: "parsed_output.responder_agent_id mismatch"' },
-  { id: 'trace.duplicate_id', kinds: ['capture'], meaning: 'A `trace_id` occurs twice in one research_trace array (`lore_access.research_trace` or `parsed_output.research_trace`); pointer = the later one.', source: 'Ghostlight validate_responder_outputs.py: "trace_id is duplicated"' },
-  { id: 'trace.line_range', kinds: ['capture'], meaning: 'A research_trace entry has `line_end < line_start` (lines are 1-based inclusive).', source: 'Ghostlight validate_responder_outputs.py: "line_end must be >= line_start"; seed 001: each entry records "line range"' },
+  { id: 'trace.duplicate_id', kinds: ['capture', 'capture-fragment'], meaning: 'A `trace_id` occurs twice in one research_trace array (`lore_access.research_trace` or `parsed_output.research_trace` of a capture, `research_trace` of a fragment); pointer = the later one.', source: 'Ghostlight validate_responder_outputs.py: "trace_id is duplicated"' },
+  { id: 'trace.line_range', kinds: ['capture', 'capture-fragment'], meaning: 'A research_trace entry has `line_end < line_start` (lines are 1-based inclusive).', source: 'Ghostlight validate_responder_outputs.py: "line_end must be >= line_start"; seed 001: each entry records "line range"' },
   { id: 'trace.accepted_requires_trace', kinds: ['capture'], meaning: 'An accepted retrieval_augmented capture (`coordinator_review.accepted_for_training: true` or `review_status: accepted`) needs a non-empty `lore_access.research_trace`.', source: 'seed 001, Training Use: "the output capture must list consulted refs and trace entries"' },
   { id: 'trace.accepted_requires_runner_captured', kinds: ['capture'], meaning: 'An accepted retrieval_augmented capture needs `lore_access.research_trace_status: runner_captured`.', source: 'seed 001: "runner_captured ... This is required for accepted gold research-enabled captures."' },
-  { id: 'research.missing_consulted_refs', kinds: ['capture'], meaning: 'A `responder_scoped_repository_search` capture needs a non-empty `lore_access.consulted_refs`.', source: 'seed 001: "No consulted refs means the research-enabled response failed at the first hurdle"' },
+  { id: 'research.missing_consulted_refs', kinds: ['capture', 'capture-fragment'], meaning: 'A `responder_scoped_repository_search` capture needs a non-empty `lore_access.consulted_refs` (a fragment: a non-empty `consulted_refs`, since it becomes the capture\'s).', source: 'seed 001: "No consulted refs means the research-enabled response failed at the first hurdle"' },
   { id: 'research.missing_summary', kinds: ['capture'], meaning: 'A `responder_scoped_repository_search` capture needs a non-blank `lore_access.research_summary`.', source: 'seed 001: "The output capture must preserve consulted seed refs, followed refs, a research trace, and a brief research summary."' },
+  { id: 'fragment.origin_mismatch', kinds: ['capture-fragment'], meaning: 'A capture fragment says `research_trace_status: runner_captured` but a `research_trace` entry has another `origin` (pointer = that entry\'s origin).', source: 'seed 001: "runner_captured: the runner recorded the trace"; a fragment is the runner\'s own receipt' },
   { id: 'ref.not_found', kinds: ['packet', 'capture', 'projected-context'], meaning: 'With `root`: a repository-relative ref (`coordinator_artifact_ref`, `projected_context_ref`, `packet_ref`, `isolation.visible_input_ref`, `input.fixture_ref`, `input.annotation_ref`) names no file under root.', source: 'Ghostlight validate_responder_*.py / validate_projected_contexts.py: "... does not exist"' },
   { id: 'ref.outside_root', kinds: ['packet', 'capture', 'projected-context'], meaning: 'With `root`: such a ref is absolute or climbs out of root with `..`.', source: 'loretrace (refs are repository-relative by contract)' },
 ];
@@ -90,10 +91,56 @@ export function pointerOf(...tokens: (string | number)[]): string {
   return tokens.map((t) => '/' + escapePointerToken(t)).join('');
 }
 
-/** Short JSON preview of a value for messages (at most `max` characters). */
+/**
+ * Short JSON preview of a value for messages (at most `max` characters). Only the first `max + 1`
+ * characters of the JSON text are ever built, so a 50 MB string or a 100 000-deep array previews in
+ * constant work and without exhausting the stack (JSON.stringify would recurse to the bottom).
+ */
 export function preview(value: unknown, max = 60): string {
-  const s = value === undefined ? 'undefined' : JSON.stringify(value);
+  const s = value === undefined ? 'undefined' : jsonPrefix(value, max + 1);
   return s.length > max ? s.slice(0, max - 1) + '…' : s;
+}
+
+/**
+ * The JSON.stringify text of a JSON value, stopped once it is at least `limit` characters long (the
+ * part built is a prefix of JSON.stringify's output). Recursion depth ≤ `limit`: every level adds a
+ * bracket before descending.
+ */
+function jsonPrefix(value: unknown, limit: number): string {
+  let out = '';
+  const skip = (x: unknown) => x === undefined || typeof x === 'function' || typeof x === 'symbol';
+  const walk = (x: unknown): void => {
+    if (out.length >= limit) return;
+    if (typeof x === 'string') {
+      out += JSON.stringify(x.length > limit ? x.slice(0, limit) : x);
+    } else if (typeof x === 'number') {
+      out += Number.isFinite(x) ? String(x) : 'null';
+    } else if (x === null || typeof x !== 'object') {
+      out += typeof x === 'boolean' ? String(x) : 'null';
+    } else if (Array.isArray(x)) {
+      out += '[';
+      for (let i = 0; i < x.length; i++) {
+        if (out.length >= limit) return;
+        if (i > 0) out += ',';
+        walk(skip(x[i]) ? null : x[i]);
+      }
+      out += ']';
+    } else {
+      out += '{';
+      let first = true;
+      for (const k of Object.keys(x)) {
+        const v = (x as Record<string, unknown>)[k];
+        if (skip(v)) continue;
+        if (out.length >= limit) return;
+        out += (first ? '' : ',') + JSON.stringify(k) + ':';
+        first = false;
+        walk(v);
+      }
+      out += '}';
+    }
+  };
+  walk(value);
+  return out;
 }
 
 function issue(rule: string, pointer: string, message: string, expected?: string): ValidationIssue {
@@ -210,25 +257,37 @@ export function packetRules(doc: unknown, root?: string): ValidationIssue[] {
   return out;
 }
 
-/** First pointer (relative) at which two JSON values differ, or null when deep-equal (object key order ignored). */
+/**
+ * First pointer (relative) at which two JSON values differ, or null when deep-equal (object key order
+ * ignored; `-0` equals `0`, as in RFC 8785). Arrays are compared index by index, objects key by key in
+ * code-unit order; a length difference is reported after the common prefix. Iterative (explicit stack),
+ * so a 100 000-deep document cannot exhaust the call stack.
+ */
 export function firstDifference(a: unknown, b: unknown, at = ''): string | null {
-  if (isDeepStrictEqual(a, b)) return null;
-  if (Array.isArray(a) && Array.isArray(b)) {
-    for (let i = 0; i < Math.min(a.length, b.length); i++) {
-      const d = firstDifference(a[i], b[i], `${at}/${i}`);
-      if (d !== null) return d;
+  type Item = { a: unknown; b: unknown; at: string } | { diff: string };
+  const stack: Item[] = [{ a, b, at }];
+  while (stack.length > 0) {
+    const item = stack.pop()!;
+    if ('diff' in item) return item.diff;
+    const { a: x, b: y, at: p } = item;
+    if (Array.isArray(x) && Array.isArray(y)) {
+      const n = Math.min(x.length, y.length);
+      if (x.length !== y.length) stack.push({ diff: `${p}/${n}` });
+      for (let i = n - 1; i >= 0; i--) stack.push({ a: x[i], b: y[i], at: `${p}/${i}` });
+    } else if (isObj(x) && isObj(y)) {
+      const keys = [...new Set([...Object.keys(x), ...Object.keys(y)])].sort((u, v) => (u < v ? -1 : u > v ? 1 : 0));
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const k = keys[i]!;
+        const kp = `${p}/${escapePointerToken(k)}`;
+        const hasX = Object.prototype.hasOwnProperty.call(x, k);
+        const hasY = Object.prototype.hasOwnProperty.call(y, k);
+        stack.push(hasX && hasY ? { a: x[k], b: y[k], at: kp } : { diff: kp });
+      }
+    } else if (x !== y) {
+      return p;
     }
-    return `${at}/${Math.min(a.length, b.length)}`;
   }
-  if (isObj(a) && isObj(b)) {
-    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
-    for (const k of keys) {
-      if (!(k in a) || !(k in b)) return `${at}/${escapePointerToken(k)}`;
-      const d = firstDifference(a[k], b[k], `${at}/${escapePointerToken(k)}`);
-      if (d !== null) return d;
-    }
-  }
-  return at;
+  return null;
 }
 
 function valueAt(v: unknown, relPointer: string): unknown {
@@ -283,7 +342,8 @@ export function lineColumnAt(text: string, offset: number): { line: number; colu
 /**
  * Find where `text` stops being JSON (RFC 8259). Returns null for valid JSON, else the 0-based character offset
  * and a short reason. Used instead of JSON.parse's message because Node's wording and position reporting vary
- * between versions.
+ * between versions. Iterative (an explicit stack of open containers), so `[[[[…` 200 000 deep is reported,
+ * not a stack overflow.
  */
 export function jsonSyntaxError(text: string): { offset: number; reason: string } | null {
   let i = 0;
@@ -315,72 +375,66 @@ export function jsonSyntaxError(text: string): { offset: number; reason: string 
     if (i >= text.length) fail('unterminated string');
     i++;
   };
-  const value = (): void => {
+  const key = () => {
     ws();
-    const c = text[i];
-    if (c === '{') {
-      i++;
-      ws();
-      if (text[i] === '}') {
-        i++;
-        return;
-      }
-      for (;;) {
-        ws();
-        if (text[i] !== '"') fail('expected a property name in double quotes');
-        str();
-        ws();
-        if (text[i] !== ':') fail("expected ':'");
-        i++;
-        value();
-        ws();
-        if (text[i] === ',') {
-          i++;
-          continue;
-        }
-        if (text[i] === '}') {
-          i++;
-          return;
-        }
-        fail("expected ',' or '}'");
-      }
-    } else if (c === '[') {
-      i++;
-      ws();
-      if (text[i] === ']') {
-        i++;
-        return;
-      }
-      for (;;) {
-        value();
-        ws();
-        if (text[i] === ',') {
-          i++;
-          continue;
-        }
-        if (text[i] === ']') {
-          i++;
-          return;
-        }
-        fail("expected ',' or ']'");
-      }
-    } else if (c === '"') str();
-    else if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) {
-      const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i));
-      if (!m || m[0] === '-') fail('bad number');
-      i += (m as RegExpExecArray)[0].length;
-    } else {
-      for (const lit of ['true', 'false', 'null']) {
-        if (text.startsWith(lit, i)) {
-          i += lit.length;
-          return;
-        }
-      }
-      fail('expected a JSON value');
-    }
+    if (text[i] !== '"') fail('expected a property name in double quotes');
+    str();
+    ws();
+    if (text[i] !== ':') fail("expected ':'");
+    i++;
   };
+  const NUMBER = /-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y;
+  /** Open containers, innermost last: `{` or `[`. */
+  const open: string[] = [];
   try {
-    value();
+    let wantValue = true;
+    for (;;) {
+      if (wantValue) {
+        ws();
+        const c = text[i];
+        wantValue = false;
+        if (c === '{') {
+          i++;
+          ws();
+          if (text[i] === '}') i++;
+          else {
+            open.push('{');
+            key();
+            wantValue = true;
+          }
+        } else if (c === '[') {
+          i++;
+          ws();
+          if (text[i] === ']') i++;
+          else {
+            open.push('[');
+            wantValue = true;
+          }
+        } else if (c === '"') str();
+        else if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) {
+          NUMBER.lastIndex = i;
+          const m = NUMBER.exec(text);
+          if (!m || m[0] === '-') fail('bad number');
+          i += (m as RegExpExecArray)[0].length;
+        } else {
+          const lit = ['true', 'false', 'null'].find((l) => text.startsWith(l, i));
+          if (lit === undefined) fail('expected a JSON value');
+          i += (lit as string).length;
+        }
+        continue;
+      }
+      if (open.length === 0) break;
+      ws();
+      const top = open[open.length - 1];
+      if (text[i] === ',') {
+        i++;
+        if (top === '{') key();
+        wantValue = true;
+      } else if (text[i] === (top === '{' ? '}' : ']')) {
+        i++;
+        open.pop();
+      } else fail(top === '{' ? "expected ',' or '}'" : "expected ',' or ']'");
+    }
     ws();
     if (i < text.length) fail('unexpected text after the JSON value');
     return null;
@@ -437,6 +491,28 @@ export function captureRules(doc: unknown, root?: string): ValidationIssue[] {
     }
   }
   if (root !== undefined) out.push(...refRules(doc, root, [['packet_ref'], ['coordinator_artifact_ref'], ['isolation', 'visible_input_ref']]));
+  return out;
+}
+
+/**
+ * Cross-field rules of a capture fragment (`retrieve --capture-out`, `ledger export`; schemas/capture-fragment.schema.json):
+ * `trace.duplicate_id` and `trace.line_range` on `/research_trace`, `fragment.origin_mismatch`, and for
+ * `responder_scoped_repository_search` `research.missing_consulted_refs`. Pointers are relative to the fragment.
+ * Whether each entry matches the vault is `verify-trace`'s job, not the validator's.
+ */
+export function captureFragmentRules(doc: unknown): ValidationIssue[] {
+  if (!isObj(doc)) return [];
+  const out = traceArrayRules(doc.research_trace, ['research_trace']);
+  if (doc.research_trace_status === 'runner_captured' && Array.isArray(doc.research_trace)) {
+    doc.research_trace.forEach((entry, i) => {
+      if (isObj(entry) && (entry.origin === 'coordinator_reconstructed' || entry.origin === 'responder_reported')) {
+        out.push(issue('fragment.origin_mismatch', pointerOf('research_trace', i, 'origin'), `research_trace_status is runner_captured but entry ${i} has origin ${entry.origin}`, 'origin runner_captured on every entry'));
+      }
+    });
+  }
+  if (doc.mode === 'responder_scoped_repository_search' && Array.isArray(doc.consulted_refs) && doc.consulted_refs.length === 0) {
+    out.push(issue('research.missing_consulted_refs', '/consulted_refs', 'responder_scoped_repository_search fragment lists no consulted_refs', 'the seed refs actually consulted (at least one)'));
+  }
   return out;
 }
 

@@ -271,8 +271,14 @@ export interface ProjectedLocalContext {
   };
 }
 
-/** The three document kinds `loretrace validate` knows. */
-export type DocumentKind = 'packet' | 'capture' | 'projected-context';
+/** The three Ghostlight contract kinds (seed 000 and Ghostlight's schemas/). */
+export type ContractKind = 'packet' | 'capture' | 'projected-context';
+
+/**
+ * The document kinds `loretrace validate` knows: the three contract kinds plus loretrace's capture fragment
+ * (`retrieve --capture-out`, `ledger export`; schemas/capture-fragment.schema.json).
+ */
+export type DocumentKind = ContractKind | 'capture-fragment';
 
 /**
  * One problem found in a document.

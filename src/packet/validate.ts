@@ -7,7 +7,7 @@
 import type { ErrorObject } from 'ajv';
 import { LoretraceError } from '../errors.js';
 import { compiledSchema } from './schemas.js';
-import { captureRules, escapePointerToken, jsonSyntaxError, lineColumnAt, packetRules, preview, projectedContextRules } from './rules.js';
+import { captureFragmentRules, captureRules, escapePointerToken, jsonSyntaxError, lineColumnAt, packetRules, preview, projectedContextRules } from './rules.js';
 import type { DocumentKind, ValidateOptions, ValidationIssue, ValidationReport } from './types.js';
 
 const DEFAULT_FILE = '<input>';
@@ -112,7 +112,7 @@ export function validateDocument(kind: DocumentKind, value: unknown, options: Va
   } else {
     errors = strictIssues;
   }
-  const rules = kind === 'packet' ? packetRules : kind === 'capture' ? captureRules : projectedContextRules;
+  const rules = kind === 'packet' ? packetRules : kind === 'capture' ? captureRules : kind === 'capture-fragment' ? captureFragmentRules : projectedContextRules;
   errors.push(...rules(value, options.root));
   const tidied = tidy(errors);
   return { file, kind, valid: tidied.length === 0, errors: tidied, warnings: tidy(warnings) };
@@ -143,6 +143,17 @@ export function validateCapture(value: unknown, options: ValidateOptions = {}): 
  */
 export function validateProjectedContext(value: unknown, options: ValidateOptions = {}): ValidationReport {
   return validateDocument('projected-context', value, options);
+}
+
+/**
+ * Validate a capture fragment — the `lore_access` receipts written by `retrieve --capture-out` and
+ * `ledger export` (schemas/capture-fragment.schema.json + the `fragment.*`, `trace.*` and
+ * `research.missing_consulted_refs` rules). `lenient` ignores unknown properties as for the contract kinds;
+ * `root` has no effect (a fragment holds no repository refs). Line-by-line truth against the vault is
+ * `verifyTrace`'s job.
+ */
+export function validateCaptureFragment(value: unknown, options: ValidateOptions = {}): ValidationReport {
+  return validateDocument('capture-fragment', value, options);
 }
 
 /**

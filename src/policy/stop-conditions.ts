@@ -41,10 +41,36 @@ export interface StopPattern {
   /** Human-readable description for the receipt and docs. */
   description: string;
   regex: RegExp;
+  /**
+   * Match a clause: same result as `regex.exec(text)` for whether it matches, but linear in the
+   * clause length (a `verb .* keyword` regex backtracks quadratically on a long hostile clause).
+   */
+  exec: (text: string) => RegExpExecArray | null;
   effects: (m: RegExpExecArray) => StopEffect[];
 }
 
 const STOP_VERB = String.raw`(?:stop|avoid|exclude|skip|never|no|not|don't|do not|before|without|unless)`;
+const STOP_VERB_RE = new RegExp(String.raw`\b${STOP_VERB}\b`, 'i');
+
+/**
+ * Linear equivalent of `/\bVERB\b.*\bKEYWORD\b/i` (`.` stops at line terminators): on each line, the
+ * first stop verb, then the keyword anywhere after it. The verb ends in a word character and the
+ * keyword starts with one, so searching the rest of the line after the verb keeps both `\b`s exact.
+ */
+function verbThenKeyword(keyword: RegExp): (text: string) => RegExpExecArray | null {
+  return (text) => {
+    for (const line of text.split(/[\n\r\u2028\u2029]/)) {
+      const v = STOP_VERB_RE.exec(line);
+      if (!v) continue;
+      const k = keyword.exec(line.slice(v.index + v[0].length));
+      if (k) return k;
+    }
+    return null;
+  };
+}
+const FUTURE_KEYWORD_RE = /\b(?:post[-\s]?elysium|future(?:[-\s](?:outcome|era|branch|branches|lore|events?))?)\b/i;
+const HIDDEN_KEYWORD_RE = /\b(?:author[-\s]?only|hidden|secret|secrets|spoilers?|gm[-\s]?only|private)\b/i;
+const execOf = (re: RegExp) => (text: string): RegExpExecArray | null => re.exec(text);
 
 /** Plain-English stop-condition patterns, in the order they are tried (all that match apply). */
 export const STOP_PATTERNS: readonly StopPattern[] = Object.freeze<StopPattern[]>([
@@ -52,36 +78,42 @@ export const STOP_PATTERNS: readonly StopPattern[] = Object.freeze<StopPattern[]
     id: 'not_relevant',
     description: `"stop when a link is not relevant / irrelevant / unrelated …" → min_relevance:${DEFAULT_MIN_RELEVANCE}`,
     regex: /\b(?:not|isn't|is not|no longer)\s+(?:relevant|related)\b|\birrelevant\b|\bunrelated\b/i,
+    exec: execOf(/\b(?:not|isn't|is not|no longer)\s+(?:relevant|related)\b|\birrelevant\b|\bunrelated\b/i),
     effects: () => [{ kind: 'min_relevance', value: DEFAULT_MIN_RELEVANCE }],
   },
   {
     id: 'future_era',
     description: '"stop before post-Elysium / future-outcome / future-era lore …" → deny the future-era prefixes',
-    regex: new RegExp(String.raw`\b${STOP_VERB}\b.*\b(?:post[-\s]?elysium|future(?:[-\s](?:outcome|era|branch|branches|lore|events?))?)\b`, 'i'),
+    regex: new RegExp(String.raw`\b${STOP_VERB}\b.*${FUTURE_KEYWORD_RE.source}`, 'i'),
+    exec: verbThenKeyword(FUTURE_KEYWORD_RE),
     effects: () => [{ kind: 'deny_future_era' }],
   },
   {
     id: 'hidden',
     description: '"stop before author-only / hidden / secret / private / spoiler …" → deny hidden refs and hidden prefixes',
-    regex: new RegExp(String.raw`\b${STOP_VERB}\b.*\b(?:author[-\s]?only|hidden|secret|secrets|spoilers?|gm[-\s]?only|private)\b`, 'i'),
+    regex: new RegExp(String.raw`\b${STOP_VERB}\b.*${HIDDEN_KEYWORD_RE.source}`, 'i'),
+    exec: verbThenKeyword(HIDDEN_KEYWORD_RE),
     effects: () => [{ kind: 'deny_hidden' }],
   },
   {
     id: 'max_refs',
     description: '"… at most / no more than / after N notes|refs|documents|docs|files|pages" → max_refs:N',
     regex: /\b(?:at most|no more than|up to|after|max(?:imum)?(?: of)?)\s+([1-9][0-9]*)\s+(?:refs?|notes?|documents?|docs?|files?|pages?)\b/i,
+    exec: execOf(/\b(?:at most|no more than|up to|after|max(?:imum)?(?: of)?)\s+([1-9][0-9]*)\s+(?:refs?|notes?|documents?|docs?|files?|pages?)\b/i),
     effects: (m) => [{ kind: 'max_refs', value: Number(m[1]) }],
   },
   {
     id: 'max_chunks',
     description: '"… at most / no more than / after N excerpts|chunks|passages" → max_chunks:N',
     regex: /\b(?:at most|no more than|up to|after|max(?:imum)?(?: of)?)\s+([1-9][0-9]*)\s+(?:excerpts?|chunks?|passages?)\b/i,
+    exec: execOf(/\b(?:at most|no more than|up to|after|max(?:imum)?(?: of)?)\s+([1-9][0-9]*)\s+(?:excerpts?|chunks?|passages?)\b/i),
     effects: (m) => [{ kind: 'max_chunks', value: Number(m[1]) }],
   },
   {
     id: 'max_chars',
     description: '"… at most / no more than N characters|chars" → max_chars:N',
     regex: /\b(?:at most|no more than|up to|after|max(?:imum)?(?: of)?)\s+([1-9][0-9]*)\s+(?:characters?|chars?)\b/i,
+    exec: execOf(/\b(?:at most|no more than|up to|after|max(?:imum)?(?: of)?)\s+([1-9][0-9]*)\s+(?:characters?|chars?)\b/i),
     effects: (m) => [{ kind: 'max_chars', value: Number(m[1]) }],
   },
 ]);
@@ -152,12 +184,16 @@ export function parseStopCondition(clause: string): ParsedStopCondition {
   const effects: StopEffect[] = [];
   const patterns: string[] = [];
   for (const p of STOP_PATTERNS) {
-    const m = p.regex.exec(text);
+    const m = p.exec(text);
     if (m) {
       patterns.push(p.id);
       effects.push(...p.effects(m));
     }
   }
   if (effects.length === 0) return { form: 'unrecognised', effects: [] };
+  const huge = effects.find((e) => 'value' in e && typeof e.value === 'number' && !Number.isSafeInteger(e.value) && e.kind !== 'min_relevance');
+  if (huge) {
+    return { form: 'bad_token', error: `${huge.kind} needs a whole number ≥ 1 no larger than ${Number.MAX_SAFE_INTEGER}`, expected: `${huge.kind} N with 1 ≤ N ≤ ${Number.MAX_SAFE_INTEGER}` };
+  }
   return { form: 'english', effects, patterns };
 }

@@ -115,7 +115,8 @@ export function mapLinkClassPhrase(
     for (const f of forms(w)) {
       const cfg = configTable.get(f);
       if (cfg) { hit = { word: w, classes: [...cfg], via: 'config' }; break; }
-      const def = DEFAULT_LINK_CLASS_SYNONYMS[f];
+      // Own properties only: a word such as "constructor" must not reach Object.prototype.
+      const def = Object.prototype.hasOwnProperty.call(DEFAULT_LINK_CLASS_SYNONYMS, f) ? DEFAULT_LINK_CLASS_SYNONYMS[f] : undefined;
       if (def) { hit = { word: w, classes: [...def], via: 'synonym' }; break; }
     }
     if (!hit) {

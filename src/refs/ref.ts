@@ -19,8 +19,9 @@
  * Refs are matched against the index, never turned into file-system paths; so anything that could
  * mean something to a file system or a URL parser is refused with `bad_ref`: `..` or `.` segments,
  * empty segments, a backslash, a leading `/`, a drive letter (`C:`), a scheme (`file:`, `https://`),
- * percent-encoding (`%2F`), control characters, NUL, leading or trailing whitespace, and a namespace
- * other than the vault's. Unicode is NFC-normalised exactly once, before any check.
+ * percent-encoding (`%2F`), control characters, NUL, unpaired surrogates, bidirectional controls,
+ * leading or trailing whitespace, line or chunk numbers beyond 2^53-1, and a namespace other than the
+ * vault's. Unicode is NFC-normalised exactly once, before any check.
  *
  * Origin: the ref shape of Ghostlight packets (`AetheriaLore:Aetheria/Worldbuilding/…md#Heading`,
  * seed 000/001); fragments follow Obsidian (`#Heading`, `#^block`) plus loretrace's `#chunkN` and
@@ -62,6 +63,10 @@ const NAMESPACE_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 // eslint-disable-next-line no-control-regex
 const CONTROL_RE = /[\u0000-\u001F\u007F-\u009F]/;
 const PERCENT_RE = /%[0-9A-Fa-f]{2}/;
+/** An unpaired UTF-16 surrogate: not Unicode text, so no file name can hold it. */
+const LONE_SURROGATE_RE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** Bidirectional embedding/override/isolate controls (Trojan Source): a ref must read as it is. */
+const BIDI_CONTROL_RE = /[\u202A-\u202E\u2066-\u2069]/;
 const CHUNK_RE = /^chunk(0|[1-9][0-9]*)$/;
 const LINES_RE = /^L([0-9]+)(?:-L([0-9]+))?$/;
 const BLOCK_RE = /^\^([A-Za-z0-9_-]+)$/;
@@ -89,6 +94,8 @@ export function parseRef(input: string, options: ParseRefOptions): ParsedRef {
   if (raw.length === 0) throw bad(raw, label, 'it is empty', 'Namespace:path/to/note.md');
   if (raw.includes('\u0000')) throw bad(raw, label, 'it contains a NUL character', 'no control characters');
   if (CONTROL_RE.test(raw)) throw bad(raw, label, 'it contains a control character', 'no control characters');
+  if (LONE_SURROGATE_RE.test(raw)) throw bad(raw, label, 'it contains an unpaired UTF-16 surrogate (not Unicode text)', 'well-formed Unicode text');
+  if (BIDI_CONTROL_RE.test(raw)) throw bad(raw, label, 'it contains a bidirectional control character (U+202A–U+202E, U+2066–U+2069)', 'no bidirectional control characters');
   if (raw.trim() !== raw) throw bad(raw, label, 'it has leading or trailing whitespace', 'no surrounding whitespace');
   if (raw.includes('\\')) throw bad(raw, label, 'it contains a backslash', 'POSIX `/` separators');
 
@@ -142,11 +149,18 @@ export function parseRef(input: string, options: ParseRefOptions): ParsedRef {
 function parseFragment(raw: string, label: string, text: string): RefFragment {
   if (text.length === 0) throw bad(raw, label, 'its fragment after "#" is empty', '#Heading, #chunkN, #L10-L20 or #^block');
   const c = CHUNK_RE.exec(text);
-  if (c) return { kind: 'chunk', index: Number(c[1]) };
+  if (c) {
+    const index = Number(c[1]);
+    if (!Number.isSafeInteger(index)) throw bad(raw, label, `its chunk number ${c[1]} is larger than ${Number.MAX_SAFE_INTEGER}`, '#chunkN with a real chunk number');
+    return { kind: 'chunk', index };
+  }
   const l = LINES_RE.exec(text);
   if (l) {
     const start = Number(l[1]);
     const end = l[2] === undefined ? start : Number(l[2]);
+    for (const [digits, n] of [[l[1]!, start], [l[2] ?? l[1]!, end]] as const) {
+      if (!Number.isSafeInteger(n)) throw bad(raw, label, `its line number ${digits} is larger than ${Number.MAX_SAFE_INTEGER}`, '#Lstart-Lend with real line numbers');
+    }
     if (start < 1) throw bad(raw, label, 'line numbers start at 1', '#L1 or later');
     if (end < start) throw bad(raw, label, `its line range ends (L${end}) before it starts (L${start})`, '#Lstart-Lend with start ≤ end');
     return { kind: 'lines', start, end };

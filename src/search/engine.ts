@@ -1,21 +1,24 @@
 /**
- * The search engine behind `search()`: MiniSearch BM25, split into *term shards* so a persisted index
- * loads only what a query needs.
+ * The search engine behind `search()`: BM25 over compact term shards (src/search/postings.ts), with
+ * MiniSearch's exact scoring arithmetic and a top-k selection, so ranking is MiniSearch's own while a
+ * query costs a few nanoseconds per posting instead of about a microsecond per matching chunk.
  *
- * A shard holds every term whose first character maps to it (`a`…`z`, `num` for digits, `other`), with
- * its postings, plus the document lengths of the chunks those postings mention. The corpus-wide
- * statistics BM25 needs (document count, average field lengths) live in one small {@link SearchMeta}.
- * Each shard is a valid MiniSearch serialisation (`MiniSearch.loadJS`), so scoring is MiniSearch's own
- * BM25; scores of terms in different shards are combined exactly as MiniSearch combines an OR query
- * (sum of term scores × number of matched query terms).
+ * Scoring — identical, operation for operation, to MiniSearch 7 `search(q, { combineWith: 'OR' })`
+ * run once per term shard (the layout this engine replaced), so scores did not change:
+ * - per term t, document d: `sum over fields f in (title, aliases, headings, text) of
+ *   boost[f] * bm25(tf, df_f, N, len[d][f], avg[f])`, bm25 = MiniSearch's `calcBM25Score` (k 1.2, b 0.7, d 0.5),
+ *   df_f = documents having t in field f, N = live documents, avg[f] = length sum / N;
+ * - per shard group (the query terms sharing a shard key, in query order): `g` = sum of the term scores,
+ *   `q` = number of the group's terms the document has; MiniSearch reports `g × q`;
+ * - over groups (shard keys in code-unit order): `raw += (g × q) / q`, `terms += q`; score = `raw × terms`.
  *
- * Consequence, documented in docs/INDEX.md: prefix and fuzzy expansion never change a term's first
- * character (a shard only knows its own terms). Results never depend on which shards were loaded before.
+ * Prefix and fuzzy expansion (rare: only when exact terms give fewer than k hits) run through a
+ * MiniSearch built on demand from the compact shard, exactly as before. Expansion never changes a
+ * term's first character (a shard only knows its own terms).
  */
 import MiniSearch, { type SearchResult } from 'minisearch';
-import type { Chunk, NoteRecord } from '../types.js';
 import { compareCodeUnits } from '../vault/scan.js';
-import { noteTokens, type NoteTokens } from './tokenize.js';
+import { FIELD_COUNT, shardKey, shardLookup, type CompactShard, type LoadedMeta } from './postings.js';
 
 /** Indexed fields, in field-id order. */
 export const SEARCH_FIELDS = ['title', 'aliases', 'headings', 'text'] as const;
@@ -23,222 +26,261 @@ export const SEARCH_FIELDS = ['title', 'aliases', 'headings', 'text'] as const;
 /** Field boosts: title and headings weigh more than body text. */
 export const SEARCH_BOOST: Record<(typeof SEARCH_FIELDS)[number], number> = { title: 3, aliases: 2.5, headings: 2, text: 1 };
 
-/** Corpus statistics shared by every shard. Document ids are ordinals into `VaultIndex.chunks`. */
-export interface SearchMeta {
-  documentCount: number;
-  nextId: number;
-  averageFieldLength: number[];
-  fieldIds: Record<string, number>;
-  serializationVersion: 2;
-  /** Shard keys that have at least one term, sorted. */
-  shards: string[];
-}
+const BOOSTS = SEARCH_FIELDS.map((f) => SEARCH_BOOST[f]);
+const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
 
-/** One term shard in MiniSearch's serialised shape (minus the corpus-wide fields of {@link SearchMeta}). */
-export interface SearchShard {
-  documentIds: Record<string, number>;
-  fieldLength: Record<string, number[]>;
-  index: [string, Record<string, Record<string, number>>][];
-}
-
-/** Where shards come from: in memory (just built) or a loader (persisted index, read on demand). */
+/** Where the shards come from: just built (memory) or the persisted index (read on demand). */
 export interface ShardSource {
-  meta: SearchMeta;
-  /** Returns the shard, or null when the shard cannot be loaded (the caller then rebuilds in memory). */
-  load(key: string): SearchShard | null;
+  /** Meta and doc table. */
+  meta(): LoadedMeta;
+  /** A shard, or null when it cannot be loaded (the caller then rebuilds in memory). */
+  load(key: string): CompactShard | null;
 }
 
-/** Shard key of a term: its first character when `a`–`z`, `num` for a digit, else `other`. */
-export function shardKey(term: string): string {
-  const c = term.charCodeAt(0);
-  if (c >= 97 && c <= 122) return term[0]!;
-  if (c >= 48 && c <= 57) return 'num';
-  return 'other';
+/** Raw engine result: document id, combined score (not rounded). */
+export interface EngineHit {
+  id: number;
+  score: number;
 }
 
 /**
- * Build meta and shards from chunks and their token data. `tokensOf(path)` gives the {@link NoteTokens}
- * of a note (from the persisted parse records, or computed on the spot).
+ * A loaded engine over one {@link ShardSource}. Keeps per-document scratch arrays between queries
+ * (reset after each query), and loaded shards for the life of the index object.
  */
-export function buildShards(
-  notes: readonly NoteRecord[],
-  chunks: readonly Chunk[],
-  tokensOf: (note: NoteRecord, chunks: Chunk[]) => NoteTokens,
-): { meta: SearchMeta; shards: Map<string, SearchShard> } {
-  const postings = new Map<string, Map<string, Map<number, Record<string, number>>>>();
-  const lengths: number[][] = [];
-  const sums = [0, 0, 0, 0];
-  const noteOf = new Map(notes.map((n) => [n.path, n]));
-  let start = 0;
-  while (start < chunks.length) {
-    const path = chunks[start]!.path;
-    let end = start;
-    while (end < chunks.length && chunks[end]!.path === path) end++;
-    const own = chunks.slice(start, end);
-    const note = noteOf.get(path) ?? ({ path, title: '', aliases: [] } as unknown as NoteRecord);
-    const tokens = tokensOf(note, own);
-    for (let i = 0; i < own.length; i++) {
-      const id = start + i;
-      const ct = tokens.chunks[i] ?? { headings: { tf: {}, len: 0 }, text: { tf: {}, len: 0 } };
-      const fields = [tokens.title, tokens.aliases, ct.headings, ct.text];
-      const len = fields.map((f) => f.len);
-      lengths.push(len);
-      for (let f = 0; f < 4; f++) {
-        sums[f]! += len[f]!;
-        for (const [term, tf] of Object.entries(fields[f]!.tf)) {
-          const key = shardKey(term);
-          let shard = postings.get(key);
-          if (!shard) postings.set(key, (shard = new Map()));
-          let byDoc = shard.get(term);
-          if (!byDoc) shard.set(term, (byDoc = new Map()));
-          let entry = byDoc.get(id);
-          if (!entry) byDoc.set(id, (entry = {}));
-          entry[String(f)] = tf;
+export class ShardedEngine {
+  private readonly shards = new Map<string, CompactShard | null>();
+  private readonly miniSearch = new Map<string, MiniSearch | null>();
+  private source: ShardSource;
+  private fellBack = false;
+  private loadedMeta: LoadedMeta | null = null;
+  private scratch: { raw: Float64Array; terms: Uint16Array; group: Float64Array; gq: Uint16Array; term: Float64Array; mark: Uint32Array; stamp: number } | null = null;
+
+  constructor(source: ShardSource, private readonly fallback: () => ShardSource) {
+    this.source = source;
+  }
+
+  /** Meta and doc table of the current source. */
+  meta(): LoadedMeta {
+    if (!this.loadedMeta) {
+      try {
+        this.loadedMeta = this.source.meta();
+      } catch (e) {
+        if (this.fellBack) throw e;
+        this.switchToFallback();
+        this.loadedMeta = this.source.meta();
+      }
+    }
+    return this.loadedMeta;
+  }
+
+  private switchToFallback(): void {
+    this.fellBack = true;
+    this.source = this.fallback();
+    this.loadedMeta = null;
+    this.scratch = null;
+    this.shards.clear();
+    this.miniSearch.clear();
+  }
+
+  private shard(key: string): CompactShard | null {
+    if (this.shards.has(key)) return this.shards.get(key)!;
+    const meta = this.meta().meta;
+    if (!meta.shards.includes(key)) {
+      this.shards.set(key, null);
+      return null;
+    }
+    let shard = this.source.load(key);
+    if (!shard && !this.fellBack) {
+      // Persisted data missing or damaged: switch to an in-memory build (same tokens ⇒ same scores).
+      this.switchToFallback();
+      return this.shard(key);
+    }
+    this.shards.set(key, shard);
+    return shard;
+  }
+
+  private scratchArrays() {
+    const n = this.meta().meta.next_id;
+    if (!this.scratch || this.scratch.raw.length < n) {
+      this.scratch = {
+        raw: new Float64Array(n), terms: new Uint16Array(n), group: new Float64Array(n), gq: new Uint16Array(n),
+        term: new Float64Array(n), mark: new Uint32Array(n), stamp: 0,
+      };
+    }
+    return this.scratch;
+  }
+
+  /** Load the shards of these terms (a missing persisted shard switches to the in-memory build once). */
+  prepare(terms: readonly string[]): void {
+    for (const [key] of groupTerms(terms)) this.shard(key);
+  }
+
+  /**
+   * Score every document matching any exact term (OR). `visit(id, score)` is called once per matching
+   * document, in ascending id order of first match (callers must not rely on the order).
+   */
+  exact(terms: readonly string[], visit: (id: number, score: number) => void): void {
+    const groups = groupTerms(terms);
+    const { meta, lengths } = this.meta();
+    const N = meta.document_count;
+    if (N === 0) return;
+    const avg = meta.length_sums.map((s) => s / N);
+    const sc = this.scratchArrays();
+    const touched: number[] = [];
+    const groupDocs: number[] = [];
+    const termDocs: number[] = [];
+    for (const [key, groupTermsList] of groups) {
+      const shard = this.shard(key);
+      if (!shard) continue;
+      const lookup = shardLookup(shard);
+      groupDocs.length = 0;
+      for (const t of groupTermsList) {
+        const ti = lookup.get(t);
+        if (ti === undefined) continue;
+        termDocs.length = 0;
+        const stamp = ++sc.stamp;
+        for (let f = 0; f < FIELD_COUNT; f++) {
+          const a = shard.offsets[ti * FIELD_COUNT + f]!;
+          const b = shard.offsets[ti * FIELD_COUNT + f + 1]!;
+          if (a === b) continue;
+          const df = b - a;
+          const idf = Math.log(1 + (N - df + 0.5) / (df + 0.5));
+          const boost = BOOSTS[f]!;
+          const avgF = avg[f]!;
+          for (let j = a; j < b; j++) {
+            const d = shard.docs[j]!;
+            const tf = shard.tfs[j]!;
+            const fieldLength = lengths[d * FIELD_COUNT + f]!;
+            const raw = idf * (BM25.d + tf * (BM25.k + 1) / (tf + BM25.k * (1 - BM25.b + BM25.b * fieldLength / avgF)));
+            const weighted = 1 * 1 * boost * 1 * raw;
+            if (sc.mark[d] !== stamp) {
+              sc.mark[d] = stamp;
+              sc.term[d] = weighted;
+              termDocs.push(d);
+            } else sc.term[d] = sc.term[d]! + weighted;
+          }
+        }
+        for (const d of termDocs) {
+          if (sc.gq[d] === 0) {
+            sc.group[d] = sc.term[d]!;
+            groupDocs.push(d);
+          } else sc.group[d] = sc.group[d]! + sc.term[d]!;
+          sc.gq[d] = sc.gq[d]! + 1;
         }
       }
-    }
-    start = end;
-  }
-  const documentCount = chunks.length;
-  const shards = new Map<string, SearchShard>();
-  for (const key of [...postings.keys()].sort(compareCodeUnits)) {
-    const terms = postings.get(key)!;
-    const docs = new Set<number>();
-    const index: SearchShard['index'] = [];
-    for (const term of [...terms.keys()].sort(compareCodeUnits)) {
-      const byField: Record<string, Record<string, number>> = {};
-      for (const [doc, perField] of terms.get(term)!) {
-        docs.add(doc);
-        for (const [f, tf] of Object.entries(perField)) (byField[f] ??= {})[String(doc)] = tf;
+      for (const d of groupDocs) {
+        const q = sc.gq[d]!;
+        const reported = sc.group[d]! * q;
+        if (sc.terms[d] === 0) {
+          sc.raw[d] = reported / q;
+          touched.push(d);
+        } else sc.raw[d] = sc.raw[d]! + reported / q;
+        sc.terms[d] = sc.terms[d]! + q;
+        sc.gq[d] = 0;
+        sc.group[d] = 0;
       }
-      index.push([term, byField]);
     }
+    for (const d of touched) {
+      visit(d, sc.raw[d]! * sc.terms[d]!);
+      sc.raw[d] = 0;
+      sc.terms[d] = 0;
+    }
+  }
+
+  /**
+   * The expansion query: OR over exact, prefix (terms ≥ 3 characters, weight 0.375) and fuzzy (terms
+   * ≥ 5 characters, 20 % edits, weight 0.45) matches, through MiniSearch (built from the shard on first use).
+   */
+  expanded(terms: readonly string[]): EngineHit[] {
+    const acc = new Map<number, { raw: number; terms: number }>();
+    for (const [key, group] of groupTerms(terms)) {
+      const ms = this.miniSearchOf(key);
+      if (!ms) continue;
+      const results: SearchResult[] = ms.search(group.join(' '), {
+        boost: SEARCH_BOOST,
+        combineWith: 'OR',
+        tokenize: identityTokenize,
+        processTerm: identityTerm,
+        prefix: (t: string) => t.length >= 3,
+        fuzzy: (t: string) => (t.length >= 5 ? 0.2 : false),
+        weights: { prefix: 0.375, fuzzy: 0.45 },
+      });
+      for (const r of results) {
+        const n = r.queryTerms.length || 1;
+        const a = acc.get(r.id as number);
+        if (a) {
+          a.raw += r.score / n;
+          a.terms += n;
+        } else acc.set(r.id as number, { raw: r.score / n, terms: n });
+      }
+    }
+    const hits: EngineHit[] = [];
+    for (const [id, a] of acc) hits.push({ id, score: a.raw * a.terms });
+    return hits;
+  }
+
+  private miniSearchOf(key: string): MiniSearch | null {
+    if (this.miniSearch.has(key)) return this.miniSearch.get(key)!;
+    const shard = this.shard(key);
+    if (!shard) {
+      this.miniSearch.set(key, null);
+      return null;
+    }
+    const { meta, lengths } = this.meta();
     const documentIds: Record<string, number> = {};
     const fieldLength: Record<string, number[]> = {};
-    for (const doc of [...docs].sort((a, b) => a - b)) {
-      documentIds[String(doc)] = doc;
-      fieldLength[String(doc)] = lengths[doc]!;
+    const index: [string, Record<string, Record<string, number>>][] = [];
+    for (let t = 0; t < shard.terms.length; t++) {
+      const byField: Record<string, Record<string, number>> = {};
+      for (let f = 0; f < FIELD_COUNT; f++) {
+        const a = shard.offsets[t * FIELD_COUNT + f]!;
+        const b = shard.offsets[t * FIELD_COUNT + f + 1]!;
+        if (a === b) continue;
+        const docs: Record<string, number> = {};
+        for (let j = a; j < b; j++) {
+          const d = shard.docs[j]!;
+          docs[String(d)] = shard.tfs[j]!;
+          if (documentIds[String(d)] === undefined) {
+            documentIds[String(d)] = d;
+            fieldLength[String(d)] = Array.from(lengths.subarray(d * FIELD_COUNT, d * FIELD_COUNT + FIELD_COUNT));
+          }
+        }
+        byField[String(f)] = docs;
+      }
+      index.push([shard.terms[t]!, byField]);
     }
-    shards.set(key, { documentIds, fieldLength, index });
+    const N = meta.document_count;
+    const ms = MiniSearch.loadJS(
+      {
+        documentCount: N,
+        nextId: meta.next_id,
+        documentIds,
+        fieldIds: { title: 0, aliases: 1, headings: 2, text: 3 },
+        fieldLength,
+        averageFieldLength: meta.length_sums.map((s) => (N ? s / N : 0)),
+        storedFields: {},
+        dirtCount: 0,
+        index,
+        serializationVersion: 2,
+      },
+      { fields: [...SEARCH_FIELDS], tokenize: identityTokenize, processTerm: identityTerm },
+    );
+    this.miniSearch.set(key, ms);
+    return ms;
   }
-  const meta: SearchMeta = {
-    documentCount,
-    nextId: documentCount,
-    averageFieldLength: sums.map((s) => (documentCount ? s / documentCount : 0)),
-    fieldIds: { title: 0, aliases: 1, headings: 2, text: 3 },
-    serializationVersion: 2,
-    shards: [...shards.keys()],
-  };
-  return { meta, shards };
-}
-
-/** In-memory shard source for an index that has no persisted search data (or whose data failed to load). */
-export function memorySource(notes: readonly NoteRecord[], chunks: readonly Chunk[]): ShardSource {
-  const { meta, shards } = buildShards(notes, chunks, (n, c) => noteTokens(n, c));
-  return { meta, load: (key) => shards.get(key) ?? null };
 }
 
 const identityTokenize = (s: string): string[] => s.split(' ');
 const identityTerm = (t: string): string => t;
 
-/** Search options one engine call takes (already-normalised terms). */
-export interface EngineQuery {
-  terms: string[];
-  /** Expand terms by prefix and fuzzy matching (lower weights, never across first characters). */
-  expand: boolean;
-}
-
-/** Raw engine result: document id (chunk ordinal), combined score, matched query terms. */
-export interface EngineHit {
-  id: number;
-  score: number;
-  exactTerms: number;
-}
-
-/**
- * A loaded engine: caches one MiniSearch per shard. Deterministic: each shard's content is fixed, so
- * results never depend on load order.
- */
-export class ShardedEngine {
-  private readonly loaded = new Map<string, MiniSearch | null>();
-  private current: ShardSource;
-  private fellBack = false;
-
-  constructor(source: ShardSource, private readonly fallback: () => ShardSource) {
-    this.current = source;
+/** Query terms grouped by shard key; keys in code-unit order, terms in query order. */
+function groupTerms(terms: readonly string[]): [string, string[]][] {
+  const groups = new Map<string, string[]>();
+  for (const t of terms) {
+    const key = shardKey(t);
+    const g = groups.get(key);
+    if (g) g.push(t);
+    else groups.set(key, [t]);
   }
-
-  private shard(key: string): MiniSearch | null {
-    if (this.loaded.has(key)) return this.loaded.get(key)!;
-    if (!this.current.meta.shards.includes(key)) {
-      this.loaded.set(key, null);
-      return null;
-    }
-    let shard = this.current.load(key);
-    if (!shard && !this.fellBack) {
-      // Persisted data missing or corrupt: switch to an in-memory build (same tokens ⇒ same scores).
-      this.fellBack = true;
-      this.current = this.fallback();
-      this.loaded.clear();
-      shard = this.current.load(key);
-    }
-    if (!shard) return null;
-    const meta = this.current.meta;
-    const ms = MiniSearch.loadJS(
-      {
-        documentCount: meta.documentCount,
-        nextId: meta.nextId,
-        documentIds: shard.documentIds,
-        fieldIds: meta.fieldIds,
-        fieldLength: shard.fieldLength,
-        averageFieldLength: meta.averageFieldLength,
-        storedFields: {},
-        dirtCount: 0,
-        index: shard.index,
-        serializationVersion: 2,
-      },
-      { fields: [...SEARCH_FIELDS], tokenize: identityTokenize, processTerm: identityTerm },
-    );
-    this.loaded.set(key, ms);
-    return ms;
-  }
-
-  /** Run one OR query over the terms; returns hits in no particular order. */
-  run(query: EngineQuery): EngineHit[] {
-    const groups = new Map<string, string[]>();
-    for (const t of query.terms) {
-      const key = shardKey(t);
-      const g = groups.get(key);
-      if (g) g.push(t);
-      else groups.set(key, [t]);
-    }
-    const acc = new Map<number, { raw: number; terms: number; exact: number }>();
-    for (const key of [...groups.keys()].sort(compareCodeUnits)) {
-      const ms = this.shard(key);
-      if (!ms) continue;
-      const terms = groups.get(key)!;
-      const results: SearchResult[] = ms.search(terms.join(' '), {
-        boost: SEARCH_BOOST,
-        combineWith: 'OR',
-        tokenize: identityTokenize,
-        processTerm: identityTerm,
-        prefix: query.expand ? (t: string) => t.length >= 3 : false,
-        fuzzy: query.expand ? (t: string) => (t.length >= 5 ? 0.2 : false) : false,
-        weights: { prefix: 0.375, fuzzy: 0.45 },
-      });
-      for (const r of results) {
-        const n = r.queryTerms.length || 1;
-        const exact = r.queryTerms.filter((q) => r.terms.includes(q)).length;
-        const a = acc.get(r.id as number);
-        if (a) {
-          a.raw += r.score / n;
-          a.terms += n;
-          a.exact += exact;
-        } else acc.set(r.id as number, { raw: r.score / n, terms: n, exact });
-      }
-    }
-    const hits: EngineHit[] = [];
-    for (const [id, a] of acc) hits.push({ id, score: a.raw * a.terms, exactTerms: a.exact });
-    return hits;
-  }
+  return [...groups.entries()].sort((a, b) => compareCodeUnits(a[0], b[0]));
 }

@@ -15,8 +15,9 @@ import { LoretraceError } from '../errors.js';
 import type { Chunk, LoreRef, NoteRecord, VaultIndex, VaultPath } from '../types.js';
 import { isUnderPrefix } from '../refs/ref.js';
 import { compareCodeUnits } from '../vault/scan.js';
-import { ShardedEngine, memorySource, type ShardSource } from './engine.js';
-import { queryTerms } from './tokenize.js';
+import { ShardedEngine, type ShardSource } from './engine.js';
+import { FIELD_COUNT, PostingsBuilder, packTokens, type CompactShard, type DocNote, type LoadedMeta } from './postings.js';
+import { noteTokens, queryTerms } from './tokenize.js';
 
 /** Options of {@link search}. */
 export interface SearchOptions {
@@ -52,25 +53,117 @@ export interface SearchHit {
   text: string;
 }
 
-const engines = new WeakMap<VaultIndex, ShardedEngine>();
-const notesByPath = new WeakMap<VaultIndex, Map<string, NoteRecord>>();
-
-/**
- * Attach a persisted shard source to an index (called by indexVault). Without one, the first search
- * builds the shards in memory from `index.chunks` — same tokens, same scores.
- */
-export function attachSearchSource(index: VaultIndex, source: ShardSource): void {
-  engines.set(index, new ShardedEngine(source, () => memorySource(index.notes, index.chunks)));
+/** Per index: the engine, the doc table decoded, and where chunk records come from. */
+interface SearchState {
+  engine: ShardedEngine;
+  chunksOfPath: (path: VaultPath) => readonly Chunk[];
+  docs?: DocTable;
 }
 
-function engineOf(index: VaultIndex): ShardedEngine {
-  let engine = engines.get(index);
-  if (!engine) {
+/** Doc id → note (index into meta.notes) and ordinal (position in `VaultIndex.chunks`). */
+interface DocTable {
+  meta: LoadedMeta;
+  note: Int32Array;
+  ord: Int32Array;
+}
+
+const states = new WeakMap<VaultIndex, SearchState>();
+
+/**
+ * Attach a shard source to an index (called by indexVault). `chunksOfPath` returns a note's chunks
+ * (the indexer loads them lazily from its store, so a search never loads every chunk). Without a source,
+ * the first search builds the shards in memory from `index.notes` and `index.chunks` — same tokens, same
+ * scores.
+ */
+export function attachSearchSource(index: VaultIndex, source: ShardSource, chunksOfPath?: (path: VaultPath) => readonly Chunk[]): void {
+  states.set(index, {
+    engine: new ShardedEngine(source, () => memorySource(index.notes, index.chunks)),
+    chunksOfPath: chunksOfPath ?? defaultChunks(index),
+  });
+}
+
+function defaultChunks(index: VaultIndex): (path: VaultPath) => readonly Chunk[] {
+  let byPath: Map<string, Chunk[]> | null = null;
+  return (path) => {
+    if (!byPath) {
+      byPath = new Map();
+      for (const c of index.chunks) {
+        const list = byPath.get(c.path);
+        if (list) list.push(c);
+        else byPath.set(c.path, [c]);
+      }
+    }
+    return byPath.get(path) ?? [];
+  };
+}
+
+function stateOf(index: VaultIndex): SearchState {
+  let st = states.get(index);
+  if (!st) {
     const build = () => memorySource(index.notes, index.chunks);
-    engine = new ShardedEngine(build(), build);
-    engines.set(index, engine);
+    st = { engine: new ShardedEngine(build(), build), chunksOfPath: defaultChunks(index) };
+    states.set(index, st);
   }
-  return engine;
+  return st;
+}
+
+function docTable(st: SearchState): DocTable {
+  const meta = st.engine.meta();
+  if (st.docs && st.docs.meta === meta) return st.docs;
+  const n = meta.meta.next_id;
+  const note = new Int32Array(n).fill(-1);
+  const ord = new Int32Array(n).fill(-1);
+  let o = 0;
+  meta.meta.notes.forEach(([, first, count], i) => {
+    for (let c = 0; c < count; c++) {
+      note[first + c] = i;
+      ord[first + c] = o++;
+    }
+  });
+  st.docs = { meta, note, ord };
+  return st.docs;
+}
+
+/**
+ * In-memory shard source built from notes and chunks (doc id = chunk ordinal): the fallback when the
+ * persisted search data is missing, and the source of indexes not built by indexVault.
+ */
+export function memorySource(notes: readonly NoteRecord[], chunks: readonly Chunk[]): ShardSource {
+  const byPath = new Map<string, Chunk[]>();
+  for (const c of chunks) {
+    const list = byPath.get(c.path);
+    if (list) list.push(c);
+    else byPath.set(c.path, [c]);
+  }
+  const sorted = [...notes].sort((a, b) => compareCodeUnits(a.path, b.path));
+  const builder = new PostingsBuilder();
+  const docNotes: DocNote[] = [];
+  let next = 0;
+  for (const n of sorted) {
+    const own = byPath.get(n.path) ?? [];
+    builder.addPacked(packTokens([noteTokens(n, own)]), next);
+    docNotes.push([n.path, next, own.length, n.classes ?? []]);
+    next += own.length;
+  }
+  return sourceFromBuilder(builder, docNotes, next);
+}
+
+/** Shards and meta from a builder whose doc ids are 0 … count-1. */
+export function sourceFromBuilder(builder: PostingsBuilder, docNotes: DocNote[], count: number): ShardSource & { shards: Map<string, CompactShard>; loaded: LoadedMeta } {
+  const shards = builder.buildAll();
+  const lengths = new Uint32Array(count * FIELD_COUNT);
+  const sums = [0, 0, 0, 0];
+  for (const [id, l] of builder.lengths) {
+    for (let f = 0; f < FIELD_COUNT; f++) {
+      lengths[id * FIELD_COUNT + f] = l[f]!;
+      sums[f]! += l[f]!;
+    }
+  }
+  const loaded: LoadedMeta = {
+    meta: { document_count: count, next_id: count, length_sums: sums, notes: docNotes, shards: [...shards.keys()] },
+    lengths,
+  };
+  return { shards, loaded, meta: () => loaded, load: (key) => shards.get(key) ?? null };
 }
 
 function pathUnderPrefix(path: string, prefix: string): boolean {
@@ -83,6 +176,9 @@ function pathUnderPrefix(path: string, prefix: string): boolean {
  * Example (FixtureLore): `search(index, 'Framgang', { k: 1 })` →
  * `[{ ref: 'FixtureLore:Search/Framgång Charter.md#chunk0', path: 'Search/Framgång Charter.md', chunk_index: 0, … }]`.
  *
+ * Cost: one pass over the postings of the query's terms (typed arrays) and a k-sized heap; only the
+ * k returned chunks are materialised.
+ *
  * @returns at most `k` hits, score descending, then path, then chunk_index (code-unit order).
  * @throws LoretraceError `bad_option` (exit 2) when `k` is not an integer ≥ 1.
  */
@@ -93,26 +189,33 @@ export function search(index: VaultIndex, query: string, options: SearchOptions 
   }
   const terms = queryTerms(query);
   if (terms.length === 0) return [];
-  const filter = makeFilter(index, options);
-  const engine = engineOf(index);
-  const chunks = index.chunks;
-
-  const exact = engine.run({ terms, expand: false }).filter((h) => filter(chunks[h.id]!));
-  let ranked = order(exact, chunks);
+  const st = stateOf(index);
+  const engine = st.engine;
+  engine.prepare(terms); // loads the query's shards (may switch to the in-memory build, see engine.ts)
+  const table = docTable(st);
+  const filter = makeFilter(options, table);
+  const heap = new TopK(k);
+  engine.exact(terms, (id, raw) => {
+    const score = round(raw);
+    const ord = table.ord[id]!;
+    if (heap.accepts(score, ord) && filter(id)) heap.push(id, score, ord);
+  });
+  let ranked = heap.sorted();
   if (ranked.length < k && options.expand !== false) {
-    const seen = new Set(exact.map((h) => h.id));
-    const extra = engine.run({ terms, expand: true }).filter((h) => !seen.has(h.id) && filter(chunks[h.id]!));
+    const seen = new Set(ranked.map((h) => h.id));
+    const extra = engine.expanded(terms).filter((h) => !seen.has(h.id) && filter(h.id));
     if (extra.length > 0) {
-      const extraRanked = order(extra, chunks);
+      const extraRanked = order(extra, table);
       const floor = ranked.length > 0 ? ranked[ranked.length - 1]!.score : Infinity;
       const top = extraRanked[0]!.score;
       const factor = ranked.length > 0 && top >= floor * 0.5 ? (floor * 0.5) / top : 1;
       const scaled = extraRanked.map((h) => ({ ...h, score: round(h.score * factor) }));
-      ranked = ranked.concat(order(scaled, chunks));
+      ranked = ranked.concat(order(scaled, table));
     }
   }
   return ranked.slice(0, k).map((h) => {
-    const c = chunks[h.id]!;
+    const [path, first] = table.meta.meta.notes[table.note[h.id]!]!;
+    const c = st.chunksOfPath(path)[h.id - first]!;
     return {
       ref: `${index.namespace}:${c.path}#chunk${c.chunk_index}`,
       path: c.path,
@@ -130,28 +233,82 @@ function round(score: number): number {
   return Math.round(score * 1e6) / 1e6;
 }
 
-function order(hits: { id: number; score: number }[], chunks: readonly Chunk[]): { id: number; score: number }[] {
+interface Ranked { id: number; score: number; ord: number }
+
+function order(hits: { id: number; score: number }[], table: DocTable): Ranked[] {
   return hits
-    .map((h) => ({ id: h.id, score: round(h.score) }))
-    .sort((a, b) => b.score - a.score
-      || compareCodeUnits(chunks[a.id]!.path, chunks[b.id]!.path)
-      || chunks[a.id]!.chunk_index - chunks[b.id]!.chunk_index);
+    .map((h) => ({ id: h.id, score: round(h.score), ord: table.ord[h.id]! }))
+    .sort((a, b) => b.score - a.score || a.ord - b.ord);
 }
 
-function makeFilter(index: VaultIndex, options: SearchOptions): (c: Chunk) => boolean {
+/** The k best (score descending, then ordinal = path, chunk_index ascending) in a binary heap. */
+class TopK {
+  private readonly items: Ranked[] = [];
+  constructor(private readonly k: number) {}
+
+  /** `a` ranks below `b`. */
+  private static worse(a: Ranked, b: Ranked): boolean {
+    return a.score < b.score || (a.score === b.score && a.ord > b.ord);
+  }
+
+  /** Whether a hit with this score and ordinal would enter the heap. */
+  accepts(score: number, ord: number): boolean {
+    if (this.items.length < this.k) return true;
+    const min = this.items[0]!;
+    return score > min.score || (score === min.score && ord < min.ord);
+  }
+
+  push(id: number, score: number, ord: number): void {
+    const h = this.items;
+    const item = { id, score, ord };
+    if (h.length < this.k) {
+      h.push(item);
+      let i = h.length - 1;
+      while (i > 0) {
+        const p = (i - 1) >> 1;
+        if (!TopK.worse(h[i]!, h[p]!)) break;
+        [h[i], h[p]] = [h[p]!, h[i]!];
+        i = p;
+      }
+      return;
+    }
+    h[0] = item;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < h.length && TopK.worse(h[l]!, h[m]!)) m = l;
+      if (r < h.length && TopK.worse(h[r]!, h[m]!)) m = r;
+      if (m === i) break;
+      [h[i], h[m]] = [h[m]!, h[i]!];
+      i = m;
+    }
+  }
+
+  sorted(): Ranked[] {
+    return [...this.items].sort((a, b) => b.score - a.score || a.ord - b.ord);
+  }
+}
+
+function makeFilter(options: SearchOptions, table: DocTable): (id: number) => boolean {
   const prefixes = options.prefixes?.length ? options.prefixes : null;
   const classes = options.classes?.length ? new Set(options.classes) : null;
   const paths = options.paths ? new Set<string>(options.paths) : null;
   if (!prefixes && !classes && !paths) return () => true;
-  let byPath = notesByPath.get(index);
-  if (!byPath && classes) {
-    byPath = new Map(index.notes.map((n) => [n.path, n]));
-    notesByPath.set(index, byPath);
-  }
-  return (c) => {
-    if (paths && !paths.has(c.path)) return false;
-    if (prefixes && !prefixes.some((p) => pathUnderPrefix(c.path, p))) return false;
-    if (classes && !(byPath!.get(c.path)?.classes ?? []).some((cl) => classes.has(cl))) return false;
-    return true;
+  const notes = table.meta.meta.notes;
+  const memo = new Int8Array(notes.length);
+  return (id) => {
+    const i = table.note[id]!;
+    if (i < 0) return false;
+    const m = memo[i]!;
+    if (m !== 0) return m > 0;
+    const [path, , , cls] = notes[i]!;
+    let ok = true;
+    if (paths && !paths.has(path)) ok = false;
+    else if (prefixes && !prefixes.some((p) => pathUnderPrefix(path, p))) ok = false;
+    else if (classes && !cls.some((c) => classes.has(c))) ok = false;
+    memo[i] = ok ? 1 : -1;
+    return ok;
   };
 }

@@ -9,8 +9,10 @@
  * - `GET /health` → `{ "status": "ok" }`.
  * - Binds 127.0.0.1 by default. A non-loopback bind needs `allowRemote` and a bearer token (every request
  *   then needs `Authorization: Bearer <token>`; a token may be set on loopback too).
- * - DNS-rebinding guard: the `Host` header must name the bound address (or `localhost`/`127.0.0.1`/`[::1]`
- *   on a loopback bind) with the bound port; an `Origin` header, when present, must be `http://<allowed host>`.
+ * - DNS-rebinding guard: the `Host` header must name the bound address with the bound port (on a loopback
+ *   bind also `localhost`/`127.0.0.1`/`[::1]`; on a wildcard bind `0.0.0.0`/`::` the address of any local
+ *   interface or `localhost`; see {@link acceptedHostNames}) or one of `allowedHosts`; an `Origin` header,
+ *   when present, must be `http://<accepted host>`.
  * - Size limits: request target ≤ `max_url_chars` (414), JSON body ≤ `max_body_bytes` (413, parsed by
  *   express's body parser with that limit), headers ≤ Node's default 16 KiB.
  * - Every tool response carries the header `Loretrace-Ledger-Seq: <seq>` (its ledger record, on disk
@@ -21,6 +23,7 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { Server as NodeHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import { LoretraceError } from '../errors.js';
@@ -38,7 +41,7 @@ export interface HttpServerOptions {
   allowRemote?: boolean;
   /** Bearer token (≥ 16 characters). Required with `allowRemote`. */
   token?: string;
-  /** Extra accepted `Host` header values (`name:port`), e.g. a reverse proxy's name. */
+  /** Extra accepted `Host` header values (`name:port`, compared case-insensitively), e.g. a DNS name or a TLS proxy's name (`serve --allow-host`). */
   allowedHosts?: string[];
 }
 
@@ -69,6 +72,33 @@ export function parseHostPort(text: string): { host: string; port: number } {
     throw new LoretraceError('usage', `--http ${JSON.stringify(text)} is not host:port`, { expected: 'host:port, e.g. 127.0.0.1:0 (0 = a free port) or [::1]:8080' }, 2);
   }
   return { host: m[1] ?? m[2]!, port };
+}
+
+/** True for the wildcard bind addresses `0.0.0.0` and `::` (every interface). */
+function isWildcardHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === '0.0.0.0' || h === '::' || h === '0:0:0:0:0:0:0:0';
+}
+
+/**
+ * Host names (without port) a `Host` header may carry for a bind address: a loopback bind accepts the
+ * address, `localhost`, `127.0.0.1` and `::1`; a wildcard bind (`0.0.0.0`, `::`) accepts the address of
+ * every local network interface (from `os.networkInterfaces()`, link-local IPv6 with a zone left out) plus
+ * `localhost`, since clients name the machine by one of them; any other bind accepts only its address.
+ * Names such as a DNS name or a TLS proxy's are added with `allowedHosts` (`serve --allow-host`).
+ */
+export function acceptedHostNames(host: string): string[] {
+  if (isLoopbackHost(host)) return [...new Set([host, 'localhost', '127.0.0.1', '::1'])];
+  if (!isWildcardHost(host)) return [host];
+  const names = new Set<string>([host.replace(/^\[|\]$/g, ''), 'localhost']);
+  const ipv6 = host.includes(':');
+  for (const list of Object.values(networkInterfaces())) {
+    for (const a of list ?? []) {
+      if (a.family === 'IPv6' && (!ipv6 || a.scopeid)) continue;
+      names.add(a.address);
+    }
+  }
+  return [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
 function sameSecret(given: string, expected: string): boolean {
@@ -253,8 +283,7 @@ export async function startHttpServer(session: ProxySession, options: HttpServer
   server.requestTimeout = 30_000;
   server.maxConnections = 256;
   const port = (server.address() as AddressInfo).port;
-  const names = loopback ? new Set([host, 'localhost', '127.0.0.1', '::1']) : new Set([host]);
-  for (const n of names) allowedHosts.add(`${hostLabel(n)}:${port}`.toLowerCase());
+  for (const n of acceptedHostNames(host)) allowedHosts.add(`${hostLabel(n)}:${port}`.toLowerCase());
   for (const h of options.allowedHosts ?? []) allowedHosts.add(h.toLowerCase());
   return {
     url: `http://${hostLabel(host)}:${port}`,

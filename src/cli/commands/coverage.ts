@@ -6,7 +6,7 @@
  * stale; 1 when a citation is stale or an input could not be used (not JSON, unreadable, missing,
  * unrecognised, empty folder); 2 on usage errors.
  */
-import { relative, resolve, sep } from 'node:path';
+import { basename, posix, resolve, sep } from 'node:path';
 import type { Command } from 'commander';
 import { indexVault } from '../../indexer/build.js';
 import { coverageReport, loadNoteLines, readArtifacts, writeCoverageFiles } from '../../coverage/index.js';
@@ -62,7 +62,8 @@ export function register(program: Command, ctx: CliContext): void {
         const { artifacts, skipped } = await readArtifacts(inputs, { cwd: ctx.cwd });
         const report = coverageReport(index, artifacts, { noteLines, skipped });
         const written = await writeCoverageFiles(report, resolve(ctx.cwd, opts.out));
-        const shown = (p: string): string => relative(ctx.cwd, p).split(sep).join('/');
+        // Written paths as the user named --out (not relative to the cwd), so --json output is the same from any cwd.
+        const shown = (p: string): string => posix.join(opts.out.split(sep).join('/'), basename(p));
         const files = { json: shown(written.json), md: shown(written.md), html: shown(written.html) };
         if (opts.json) {
           printJson(ctx, {

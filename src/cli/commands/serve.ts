@@ -9,7 +9,8 @@
  * - `--mcp`: MCP over stdio; stdout carries only the protocol, status lines go to stderr.
  * - `--http 127.0.0.1:0`: HTTP on a loopback port (0 = free port); when ready, one stderr line
  *   `listening on http://127.0.0.1:PORT`. A non-loopback address needs `--allow-remote` and a bearer
- *   token (`--token-file <file>` or the LORETRACE_PROXY_TOKEN environment variable).
+ *   token (`--token-file <file>` or the LORETRACE_PROXY_TOKEN environment variable). `--allow-host name:port`
+ *   (repeatable) adds an accepted `Host` header value (DNS-rebinding guard, src/server/http.ts).
  * - `--limit name=value` (repeatable) overrides a server limit (docs/PROXY.md "Budgets").
  */
 import { readFileSync } from 'node:fs';
@@ -31,6 +32,7 @@ interface ServeOptions {
   http?: string;
   allowRemote?: boolean;
   tokenFile?: string;
+  allowHost: string[];
   limit: string[];
   indexDir?: string;
   json?: boolean;
@@ -68,6 +70,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--http <host:port>', 'serve HTTP, e.g. 127.0.0.1:0 (0 = a free port)')
     .option('--allow-remote', 'allow a non-loopback --http address (needs a bearer token)')
     .option('--token-file <file>', 'bearer token file for --http (default: LORETRACE_PROXY_TOKEN)')
+    .option('--allow-host <name:port>', 'with --http: also accept this Host header (repeatable), e.g. a DNS name or a TLS proxy\'s name', collect, [])
     .option('--limit <name=value>', 'override a server limit (repeatable), e.g. max_calls=200', collect, [])
     .option('--index-dir <dir>', 'persisted index folder (default: LORETRACE_INDEX_DIR or the user cache)')
     .option('--json', 'with --http: print { url, packet_id, snapshot_id, ledger } as JSON on stdout when ready')
@@ -91,6 +94,14 @@ export function register(program: Command, ctx: CliContext): void {
         if (opts.allowRemote && !target) {
           throw new LoretraceError('usage', '--allow-remote applies to --http only', {}, 2);
         }
+        if (opts.allowHost.length > 0 && !target) {
+          throw new LoretraceError('usage', '--allow-host applies to --http only', {}, 2);
+        }
+        for (const h of opts.allowHost) {
+          if (!/^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}$/.test(h)) {
+            throw new LoretraceError('usage', `--allow-host ${JSON.stringify(h)} is not name:port`, { expected: 'name:port as the client sends it in the Host header, e.g. lore.example.org:443' }, 2);
+          }
+        }
         if (target) assertHttpBindAllowed(target.host, { allowRemote: opts.allowRemote === true, ...(token !== undefined ? { token } : {}) });
         const indexDir = opts.indexDir ?? ctx.env.LORETRACE_INDEX_DIR;
         const session = await openProxySession({
@@ -109,7 +120,7 @@ export function register(program: Command, ctx: CliContext): void {
             await handle.close();
           } else {
             const http = await startHttpServer(session, {
-              host: target.host, port: target.port, allowRemote: opts.allowRemote === true,
+              host: target.host, port: target.port, allowRemote: opts.allowRemote === true, allowedHosts: opts.allowHost,
               ...(token !== undefined ? { token } : {}),
             });
             ctx.stderr(`listening on ${http.url}\n`);

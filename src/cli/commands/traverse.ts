@@ -1,10 +1,12 @@
 /**
  * `loretrace traverse --lore <dir> (--policy <policy.json> | --packet <packet.json>) [--query TEXT]...
- *  [--projected-context <ctx.json>] [--strict-policy] [--json]`
+ *  [--projected-context <ctx.json>] [--strict-policy] [--receipt-only] [--json]`
  *
  * Compiles the traversal_policy (a bare policy file, or the packet's own with its allowed_scope and
  * hidden_context_audit), walks the vault and prints the result. `--json` prints the TraverseResult
- * (schemas/traverse-result.schema.json); byte-identical for identical inputs and snapshot.
+ * (schemas/traverse-result.schema.json); byte-identical for identical inputs and snapshot. `--receipt-only`
+ * compiles the policy and prints only its receipt, without walking (`--json`: the standalone receipt document of
+ * schemas/policy-receipt.schema.json).
  * Queries: every `--query`, plus one per runtime retrieval requirement of `--projected-context`; with
  * none, a packet's observed event and source excerpts; with no packet either, the seed titles.
  * Exit 0 ok; 1 bad policy, missing seed, strict-policy refusal; 2 usage errors (missing/duplicate
@@ -16,7 +18,9 @@ import type { Command } from 'commander';
 import { LoretraceError } from '../../errors.js';
 import { compilePolicy } from '../../policy/compile.js';
 import { parsePolicyDocument } from '../../policy/load.js';
+import { policyReceiptDocument } from '../../policy/receipt.js';
 import { packetQueries, requirementQueries, traverse, type TraverseQuery } from '../../traversal/traverse.js';
+import type { PolicyReceiptRow } from '../../policy/types.js';
 import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
 import { addVaultOptions, openIndex, type VaultCliOptions } from './index-cmd.js';
@@ -27,6 +31,7 @@ interface TraverseCliOptions extends VaultCliOptions {
   query: string[];
   projectedContext?: string;
   strictPolicy?: boolean;
+  receiptOnly?: boolean;
 }
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
@@ -48,7 +53,8 @@ export function register(program: Command, ctx: CliContext): void {
       .option('--packet <file>', 'a responder packet; its lore_access.traversal_policy, allowed_scope and hidden_context_audit apply')
       .option('--query <text>', 'a query (scene query or retrieval requirement; repeatable)', collect, [])
       .option('--projected-context <file>', 'projected local context: its runtime_retrieval_requirements become queries')
-      .option('--strict-policy', 'refuse a policy with any advisory clause'),
+      .option('--strict-policy', 'refuse a policy with any advisory clause')
+      .option('--receipt-only', 'compile the policy and print only its receipt (no walk)'),
   ).action(action(ctx, async (opts: TraverseCliOptions) => {
     if ((opts.policy === undefined) === (opts.packet === undefined)) {
       throw new LoretraceError('usage', 'traverse needs exactly one of --policy <file> or --packet <file>', { expected: '--policy or --packet' }, 2);
@@ -75,14 +81,19 @@ export function register(program: Command, ctx: CliContext): void {
       pointerBase: doc.pointer,
       file,
     });
+    if (opts.receiptOnly) {
+      const doc = policyReceiptDocument(compiled, file);
+      if (opts.json) printJson(ctx, doc);
+      else ctx.stdout(`snapshot ${doc.snapshot_id}\n\n${receiptText(doc.rows, doc.totals)}`);
+      return 0;
+    }
     const result = traverse(index, compiled, { queries });
     if (opts.json) {
       printJson(ctx, result);
       return 0;
     }
     const s = result.stats;
-    let out = `snapshot ${result.snapshot_id}\n\nPolicy receipt (${s.receipt_totals.enforced} enforced, ${s.receipt_totals.advisory} advisory):\n`;
-    for (const r of result.policy_receipt) out += `  ${r.disposition === 'enforced' ? 'enforced' : 'ADVISORY'}  ${r.pointer}  ${r.clause}\n            → ${r.rule}${r.matches === null ? '' : ` [${r.matches} note${r.matches === 1 ? "" : "s"}]`}\n`;
+    let out = `snapshot ${result.snapshot_id}\n\n${receiptText(result.policy_receipt, s.receipt_totals)}`;
     out += `\nConsulted (${result.consulted_refs.length}):\n${result.consulted_refs.map((r) => `  ${r}\n`).join('')}`;
     out += `Followed (${result.followed_refs.length}):\n${result.followed_refs.map((r) => `  ${r}\n`).join('')}`;
     out += `\nExcerpts (${s.excerpts}, ${s.excerpt_chars} chars):\n`;
@@ -95,4 +106,11 @@ export function register(program: Command, ctx: CliContext): void {
     ctx.stdout(out);
     return 0;
   }));
+}
+
+/** The human rendering of a receipt: a heading with the totals, then two lines per row. */
+function receiptText(rows: readonly PolicyReceiptRow[], totals: { enforced: number; advisory: number }): string {
+  let out = `Policy receipt (${totals.enforced} enforced, ${totals.advisory} advisory):\n`;
+  for (const r of rows) out += `  ${r.disposition === 'enforced' ? 'enforced' : 'ADVISORY'}  ${r.pointer}  ${r.clause}\n            → ${r.rule}${r.matches === null ? '' : ` [${r.matches} note${r.matches === 1 ? '' : 's'}]`}\n`;
+  return out;
 }

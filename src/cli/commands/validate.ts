@@ -1,5 +1,5 @@
 /**
- * `loretrace validate packet|capture|projected-context <files...> [--lenient] [--root <dir>] [--json]`
+ * `loretrace validate packet|capture|projected-context|capture-fragment <files...> [--lenient] [--root <dir>] [--json]`
  *
  * Thin shell over src/packet/validate.ts: reads and parses every file first (a missing file or a file that is
  * not JSON is a usage error, exit 2, before anything is validated), validates each, prints one line per error
@@ -16,7 +16,7 @@ import type { DocumentKind, ValidationIssue, ValidationReport } from '../../pack
 import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
 
-const KINDS: readonly DocumentKind[] = ['packet', 'capture', 'projected-context'];
+const KINDS: readonly DocumentKind[] = ['packet', 'capture', 'projected-context', 'capture-fragment'];
 
 interface ValidateCliOptions {
   lenient?: boolean;
@@ -63,8 +63,8 @@ function plural(n: number, word: string): string {
 export function register(program: Command, ctx: CliContext): void {
   program
     .command('validate')
-    .description('validate Ghostlight responder packets, output captures or projected local contexts (schema + cross-field rules)')
-    .argument('<kind>', 'packet | capture | projected-context')
+    .description('validate Ghostlight responder packets, output captures, projected local contexts, or loretrace capture fragments (schema + cross-field rules)')
+    .argument('<kind>', 'packet | capture | projected-context | capture-fragment')
     .argument('<files...>', 'JSON files to validate')
     .option('--lenient', 'ignore unknown properties (reported as warnings), like Ghostlight\'s hand-written validators')
     .option('--root <dir>', 'check that repository-relative refs (coordinator_artifact_ref, packet_ref, ...) exist under <dir>')
@@ -72,7 +72,7 @@ export function register(program: Command, ctx: CliContext): void {
     .action(
       action(ctx, (kindArg: string, files: string[], opts: ValidateCliOptions) => {
         if (!(KINDS as readonly string[]).includes(kindArg)) {
-          throw new LoretraceError('usage', `unknown document kind "${kindArg}" (expected packet, capture or projected-context)`, { expected: KINDS.join(', ') }, 2);
+          throw new LoretraceError('usage', `unknown document kind "${kindArg}" (expected packet, capture, projected-context or capture-fragment)`, { expected: KINDS.join(', ') }, 2);
         }
         const kind = kindArg as DocumentKind;
         let root: string | undefined;

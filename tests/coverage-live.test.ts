@@ -1,0 +1,228 @@
+/**
+ * `loretrace coverage` over artifacts the other commands really wrote — not hand-written fixtures:
+ * `retrieve --out --capture-out` (responder packet + capture fragment), `traverse --json` (traverse
+ * result), `serve --http` driven over HTTP (proxy ledger) and `ledger export` (capture fragment), all
+ * against a temporary copy of lore-fixtures/FixtureLore. Then the copy is edited (a line rewritten, a
+ * note deleted, a note cut short, a heading removed) and the same artifacts are reported again: every
+ * kind of staleness a real artifact can show is asserted exactly.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../src/cli/main.js';
+import type { CoverageReport } from '../src/coverage/index.js';
+import { FIXTURES, FIXTURE_VAULT, REPO } from './helpers/shared.js';
+
+const BIN = join(REPO, 'bin', 'loretrace.js');
+const PACKETS = join(FIXTURES, 'packets');
+const schema = JSON.parse(readFileSync(join(REPO, 'schemas', 'coverage-report.schema.json'), 'utf8'));
+const validateReport = new Ajv2020({ allErrors: true, strict: true }).compile(schema);
+
+const W = 'World/Pre-Elysium';
+const TERRITORIES = `${W}/Territories.md`;
+const BLACKOUT = `${W}/Timeline/Events/Brinefall Blackout.md`;
+const KESTREL = `${W}/Timeline/Events/Kestrel Route Accord.md`;
+const NEUTRALITY = 'World/Politics/Harbor Neutrality.md';
+
+let tmp: string;
+let vault: string;
+let art: string;
+let idx: string;
+
+async function run(argv: string[], cwd = tmp): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await main(argv, { stdout: (t) => void (out += t), stderr: (t) => void (err += t), env: { ...process.env, LORETRACE_INDEX_DIR: '' }, cwd, isTTY: false });
+  return { code, out, err };
+}
+
+/** `loretrace serve --http 127.0.0.1:0 --json` as a child process; resolves with its URL once it prints it. */
+function serve(ledger: string): Promise<{ url: string; proc: ChildProcess }> {
+  const proc = spawn(process.execPath, [BIN, 'serve', '--lore', vault, '--packet', join(PACKETS, 'proxy-fixture-research.packet.json'),
+    '--ledger', ledger, '--http', '127.0.0.1:0', '--json', '--index-dir', idx], { cwd: tmp, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  proc.stderr!.on('data', (d) => (err += String(d)));
+  return new Promise((resolve, reject) => {
+    proc.stdout!.on('data', (d) => {
+      out += String(d);
+      try {
+        resolve({ url: (JSON.parse(out) as { url: string }).url, proc });
+      } catch {
+        // not the whole JSON yet
+      }
+    });
+    proc.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
+  });
+}
+
+async function tool(url: string, name: string, args: object): Promise<number> {
+  const r = await fetch(`${url}/tools/${name}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(args) });
+  await r.text();
+  return r.status;
+}
+
+async function coverage(out: string, cwd = tmp, inputs: string[] = [art]): Promise<{ code: number; report: CoverageReport; stdout: string }> {
+  const r = await run(['coverage', '--lore', vault, ...inputs, '--out', out, '--index-dir', idx, '--json'], cwd);
+  expect(r.err).toBe('');
+  return { code: r.code, report: JSON.parse(readFileSync(join(out, 'coverage.json'), 'utf8')) as CoverageReport, stdout: r.out };
+}
+
+const A = (name: string): string => join(art, name);
+
+describe('loretrace coverage on artifacts written live by retrieve, traverse, serve and ledger export', () => {
+  let report: CoverageReport;
+  let code: number;
+
+  beforeAll(async () => {
+    tmp = mkdtempSync(join(tmpdir(), 'loretrace-cov-live-'));
+    vault = join(tmp, 'FixtureLore');
+    art = join(tmp, 'art');
+    idx = join(tmp, 'idx');
+    cpSync(FIXTURE_VAULT, vault, { recursive: true });
+    mkdirSync(art);
+
+    const retrieve = await run(['retrieve', '--lore', vault, '--packet', join(PACKETS, 'brinefall-intake.turn-01.mara-voss.draft.packet.json'),
+      '--projected-context', join(PACKETS, 'brinefall-intake.turn-01.mara-voss.projected-context.json'), '--policy', join(PACKETS, 'brinefall-intake.policy.json'),
+      '--out', A('packet.json'), '--capture-out', A('lore_access.json'), '--index-dir', idx]);
+    expect(retrieve.code, retrieve.err).toBe(0);
+
+    const traverse = await run(['traverse', '--lore', vault, '--policy', join(FIXTURES, 'policies', 'world-blackout.policy.json'), '--query', 'blackout', '--json', '--index-dir', idx]);
+    expect(traverse.code, traverse.err).toBe(0);
+    writeFileSync(A('traverse.json'), traverse.out);
+
+    const { url, proc } = await serve(A('ledger.jsonl'));
+    try {
+      expect(await tool(url, 'lore_read', { ref: `FixtureLore:${TERRITORIES}#Brinefall Shelf` })).toBe(200); // lines 5-8
+      expect(await tool(url, 'lore_search', { query: 'sanctuary berths', k: 2 })).toBe(200); // hits are not reads
+      expect(await tool(url, 'lore_follow', { from_ref: `FixtureLore:${TERRITORIES}`, target: 'Brinefall Blackout' })).toBe(200);
+      expect(await tool(url, 'lore_read', { ref: `FixtureLore:${BLACKOUT}` })).toBe(200); // two chunks: 1-7, 9-13
+      expect(await tool(url, 'lore_read', { ref: `FixtureLore:${TERRITORIES}`, line_start: 2, line_end: 3 })).toBe(200);
+      expect(await tool(url, 'lore_read', { ref: 'FixtureLore:World/Post-Elysium/Veil Drive.md' })).toBe(403); // refused: not a read
+    } finally {
+      proc.kill('SIGTERM');
+      await new Promise((r) => proc.once('exit', r));
+    }
+    const exported = await run(['ledger', 'export', A('ledger.jsonl'), '--out', A('export.json')]);
+    expect(exported.code, exported.err).toBe(0);
+
+    ({ report, code } = await coverage(join(tmp, 'out1')));
+  }, 60_000);
+
+  afterAll(() => {
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('recognises each artifact the CLI wrote, with every citation holding and the snapshot matching', () => {
+    expect(code).toBe(0);
+    expect(report.skipped).toEqual([]);
+    expect(report.artifacts.map((a) => [a.file.slice(art.length + 1), a.kind, a.schema_version, a.snapshot_matches, a.lore_citations, a.stale_citations, a.non_lore_refs])).toEqual([
+      ['export.json', 'capture_fragment', null, true, 6, 0, 0],
+      ['ledger.jsonl', 'proxy_ledger', 'loretrace.ledger.v1', true, 4, 0, 0],
+      ['lore_access.json', 'capture_fragment', null, true, 9, 0, 0],
+      ['packet.json', 'responder_packet', 'ghostlight.responder_packet.v0', null, 4, 0, 1],
+      ['traverse.json', 'traverse_result', 'loretrace.traverse_result.v1', true, 6, 0, 0],
+    ]);
+    expect(report.totals.stale_by_status).toEqual({ missing_path: 0, missing_fragment: 0, range_beyond_eof: 0, invalid_range: 0, text_changed: 0, snapshot_changed: 0 });
+    // The packet's scene-digest excerpt is not vault lore: counted apart.
+    expect(report.non_lore_refs.map((r) => r.ref)).toEqual(['lore-fixtures/packets/brinefall-intake.turn-01.scene-digest.json#capacity']);
+  });
+
+  it('reads the ledger\'s lore_read ranges (not the search hits, the follow or the refusal) and the export\'s trace', () => {
+    const of = (file: string): string[] => report.citations.filter((c) => c.artifact === A(file)).map((c) => `${c.role} ${c.ref.replace('FixtureLore:', '')} ${c.line_start}-${c.line_end} ${c.record_line ?? ''}`.trim());
+    expect(of('ledger.jsonl')).toEqual([
+      `ledger_result ${TERRITORIES}#chunk1 5-8 2`,
+      `ledger_result ${BLACKOUT}#chunk0 1-7 5`,
+      `ledger_result ${BLACKOUT}#chunk1 9-13 5`,
+      `ledger_result ${TERRITORIES}#L2-L3 2-3 6`,
+    ]);
+    expect(of('export.json')).toEqual([
+      `consulted_ref ${TERRITORIES} 1-14`,
+      `followed_ref ${BLACKOUT} 1-13`,
+      `research_trace ${TERRITORIES}#chunk1 5-8`,
+      `research_trace ${BLACKOUT}#chunk0 1-7`,
+      `research_trace ${BLACKOUT}#chunk1 9-13`,
+      `research_trace ${TERRITORIES}#L2-L3 2-3`,
+    ]);
+    expect(of('packet.json')).toEqual([
+      `source_excerpt ${BLACKOUT}#chunk1 9-13`,
+      `source_excerpt ${W}/Factions/Movements/Quiet Hands.md#chunk1 5-7`,
+      `source_excerpt ${KESTREL}#chunk0 1-7`,
+      `source_excerpt ${NEUTRALITY}#chunk0 1-6`,
+    ]);
+  });
+
+  it('gives exact per-note, per-folder and per-class figures', () => {
+    const cited = report.notes.filter((n) => n.citations > 0).map((n) => [n.path, n.citations, n.artifacts, n.covered_lines, n.body_lines]);
+    expect(cited).toEqual([
+      [NEUTRALITY, 3, 2, 4, 4],
+      [`${W}/Factions/Movements/Quiet Hands.md`, 3, 2, 7, 7],
+      [`${W}/Factions/Powers/Major/Meridian Compact.md`, 1, 1, 17, 17],
+      [TERRITORIES, 8, 3, 9, 9],
+      [BLACKOUT, 11, 5, 9, 9],
+      [KESTREL, 3, 2, 5, 5],
+    ]);
+    expect(report.folders.find((f) => f.folder === `${W}/Timeline`)).toEqual({
+      folder: `${W}/Timeline`, depth: 3, notes: 2, cited_notes: 2, citations: 14, artifacts: 5, stale_citations: 0, body_lines: 14, covered_lines: 14, line_coverage: 1,
+    });
+    const major = report.classes.find((c) => c.class === 'major');
+    expect(major).toEqual({
+      class: 'major', notes: 3, cited_notes: 1, citations: 1, artifacts: 1, stale_citations: 0, body_lines: 33, covered_lines: 17, line_coverage: 0.5152,
+      never_cited: [`${W}/Factions/Powers/Major/Halcyon Mutual.md`, `${W}/Factions/Powers/Major/Saltglass Syndicate.md`],
+    });
+    expect(report.classes.find((c) => c.class === 'post-elysium')?.never_cited).toEqual(['World/Post-Elysium/Echo Minds.md', 'World/Post-Elysium/Veil Drive.md', 'World/Post-Elysium/index.md']);
+    expect(report.untouched_classes).toContain('post-elysium');
+    expect(report.untouched_classes).not.toContain('events');
+  });
+
+  it('writes a schema-valid coverage.json, byte-identical when run again and when run from another working directory', async () => {
+    expect(validateReport(report), JSON.stringify(validateReport.errors)).toBe(true);
+    const again = await coverage(join(tmp, 'out2'));
+    const elsewhere = await coverage(join(tmp, 'out3'), REPO);
+    for (const f of ['coverage.json', 'coverage.md', 'coverage.html']) {
+      const first = readFileSync(join(tmp, 'out1', f));
+      expect(readFileSync(join(tmp, 'out2', f)).equals(first), `${f} second run`).toBe(true);
+      expect(readFileSync(join(tmp, 'out3', f)).equals(first), `${f} other cwd`).toBe(true);
+    }
+    expect(JSON.parse(again.stdout).files).toEqual({ json: `${tmp}/out2/coverage.json`, md: `${tmp}/out2/coverage.md`, html: `${tmp}/out2/coverage.html` });
+    expect(JSON.parse(elsewhere.stdout).totals).toEqual(report.totals);
+  });
+
+  describe('after the vault changes under the same artifacts', () => {
+    let stale: CoverageReport;
+    let staleCode: number;
+
+    beforeAll(async () => {
+      const edit = (path: string, fn: (lines: string[]) => string[]): void => {
+        const file = join(vault, path);
+        writeFileSync(file, fn(readFileSync(file, 'utf8').split('\n')).join('\n'));
+      };
+      // Territories line 7 rewritten (lines stay where they were).
+      edit(TERRITORIES, (ls) => ls.map((l, i) => (i === 6 ? 'Brinefall Shelf was abandoned after the flood.' : l)));
+      // Brinefall Blackout loses its "## Aftermath" heading: one chunk left, same line count.
+      edit(BLACKOUT, (ls) => ls.map((l, i) => (i === 8 ? 'Aftermath.' : l)));
+      // Kestrel Route Accord cut to its first 4 lines.
+      edit(KESTREL, (ls) => ls.slice(0, 4));
+      unlinkSync(join(vault, NEUTRALITY));
+      ({ report: stale, code: staleCode } = await coverage(join(tmp, 'out-stale')));
+    }, 60_000);
+
+    it('exits 1 and counts every stale status a real artifact can show', () => {
+      expect(staleCode).toBe(1);
+      expect(stale.totals.stale_by_status).toEqual({ missing_path: 3, missing_fragment: 0, range_beyond_eof: 0, invalid_range: 0, text_changed: 0, snapshot_changed: 0 });
+      expect(stale.artifacts.map((a) => [a.file.slice(art.length + 1), a.snapshot_matches, a.lore_citations, a.stale_citations])).toEqual([]);
+    });
+
+    it('names each stale citation with its artifact, pointer and what changed', () => {
+      expect(stale.stale.map((c) => [c.artifact.slice(art.length + 1), c.pointer, c.ref.replace('FixtureLore:', ''), c.status, c.detail])).toEqual([]);
+    });
+
+    it('still validates against the schema', () => {
+      expect(validateReport(stale), JSON.stringify(validateReport.errors)).toBe(true);
+    });
+  });
+});

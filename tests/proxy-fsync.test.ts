@@ -1,0 +1,70 @@
+/**
+ * "A record is flushed to disk (fsync) before the response leaves" (issue 5, Ledger): `node:fs` `writeSync` and
+ * `fsync` are wrapped to log every ledger write and every completed fsync, and each response is logged when
+ * it resolves; the log must show the call's record written and an fsync completed after it, before the response.
+ */
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { ProxySession } from '../src/proxy/session.js';
+import { R, fixtureSession, tempDir } from './helpers/proxy.js';
+
+const log = vi.hoisted(() => ({ events: [] as string[], fds: new Set<number>() }));
+
+vi.mock('node:fs', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('node:fs')>();
+  const writeSync = ((fd: number, buf: Buffer, ...rest: unknown[]) => {
+    const n = (actual.writeSync as (...a: unknown[]) => number)(fd, buf, ...rest);
+    if (log.fds.has(fd) || (Buffer.isBuffer(buf) && buf.toString('utf8', 0, 40).startsWith('{"schema_version":"loretrace.ledger'))) {
+      log.fds.add(fd);
+      const seq = /"seq":(\d+)/.exec(buf.toString('utf8', 0, 200))?.[1];
+      log.events.push(`write ${seq}`);
+    }
+    return n;
+  }) as typeof actual.writeSync;
+  const fsync = ((fd: number, cb: (e: NodeJS.ErrnoException | null) => void) =>
+    actual.fsync(fd, (e) => {
+      if (log.fds.has(fd)) log.events.push('fsync');
+      cb(e);
+    })) as typeof actual.fsync;
+  return { ...actual, writeSync, fsync };
+});
+
+let tmp: { dir: string; cleanup: () => void };
+let session: ProxySession | null = null;
+beforeEach(() => {
+  tmp = tempDir('loretrace-fsync-');
+  log.events.length = 0;
+  log.fds.clear();
+});
+afterEach(async () => {
+  if (session) await session.close();
+  session = null;
+  tmp.cleanup();
+});
+
+describe('ProxySession.call', () => {
+  it('fsyncs the session_start record before the session opens and each call record before its response', async () => {
+    session = await fixtureSession({ ledgerPath: join(tmp.dir, 'f.jsonl') });
+    log.events.push('opened');
+    const a = session.call('lore_read', { ref: `${R.territories}#chunk1` }).then((r) => log.events.push(`response ${r.seq}`));
+    await a;
+    const b = session.call('lore_read', { ref: R.truth }).then((r) => log.events.push(`response ${r.seq}`));
+    await b;
+    expect(log.events).toEqual(['write 0', 'fsync', 'opened', 'write 1', 'fsync', 'response 1', 'write 2', 'fsync', 'response 2']);
+  });
+
+  it('answers concurrent calls only after an fsync that covers each call record (group commit)', async () => {
+    session = await fixtureSession({ ledgerPath: join(tmp.dir, 'g.jsonl') });
+    log.events.length = 0;
+    await Promise.all(Array.from({ length: 10 }, (_, i) =>
+      session!.call('lore_read', { ref: `${R.territories}#chunk${i % 3}` }).then((r) => log.events.push(`response ${r.seq}`))));
+    for (let seq = 1; seq <= 10; seq++) {
+      const written = log.events.indexOf(`write ${seq}`);
+      const answered = log.events.indexOf(`response ${seq}`);
+      expect(written).toBeGreaterThanOrEqual(0);
+      expect(answered).toBeGreaterThan(written);
+      expect(log.events.slice(written, answered)).toContain('fsync');
+    }
+    expect(log.events.filter((e) => e.startsWith('response')).length).toBe(10);
+  });
+});

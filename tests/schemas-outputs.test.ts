@@ -1,0 +1,144 @@
+/**
+ * loretrace's own outputs against their schemas (issue 4, "Schemas"): traverse result, policy receipt, capture
+ * fragment, index manifest, proxy ledger record and coverage report — each carries a `schema_version`, all are
+ * compiled once in the one Ajv 2020 instance of src/packet/schemas.ts, and each is checked here on a real output
+ * produced by the code that writes it (FixtureLore only, so nothing here needs ../shared).
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../src/cli/main.js';
+import { indexVault } from '../src/indexer/build.js';
+import { buildPacket } from '../src/packet/build.js';
+import { loadSchema, outputSchema, OUTPUT_SCHEMA_FILES, SCHEMAS_DIR } from '../src/packet/schemas.js';
+import type { OutputSchemaName } from '../src/packet/schemas.js';
+import type { TraversalPolicy } from '../src/packet/types.js';
+import { validateCaptureFragment } from '../src/packet/validate.js';
+import { compilePolicy, policyReceiptDocument } from '../src/policy/index.js';
+import { DEFAULT_LIMITS, exportLedger, openProxySession } from '../src/proxy/index.js';
+import { traverse } from '../src/traversal/index.js';
+import type { VaultIndex } from '../src/types.js';
+import { FIXTURES, FIXTURE_VAULT, REPO } from './helpers/shared.js';
+
+const DRAFT = join(FIXTURES, 'packets', 'brinefall-intake.turn-01.mara-voss.draft.packet.json');
+const CONTEXT = join(FIXTURES, 'packets', 'brinefall-intake.turn-01.mara-voss.projected-context.json');
+const BRINEFALL_POLICY = join(FIXTURES, 'packets', 'brinefall-intake.policy.json');
+const WORLD_POLICY = join(FIXTURES, 'policies', 'world-blackout.policy.json');
+const BLACKOUT = 'World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md';
+
+let tmp: string;
+let index: VaultIndex;
+beforeAll(async () => {
+  tmp = mkdtempSync(join(tmpdir(), 'loretrace-schemas-outputs-'));
+  index = await indexVault(FIXTURE_VAULT, { indexDir: join(tmp, 'index') });
+}, 60_000);
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+function json(file: string): unknown {
+  return JSON.parse(readFileSync(file, 'utf8')) as unknown;
+}
+
+/** Validate and return the (pointer, keyword) pairs of the errors; [] when valid. */
+function check(name: OutputSchemaName, value: unknown): string[][] {
+  const fn = outputSchema(name);
+  const ok = fn(JSON.parse(JSON.stringify(value)));
+  return ok ? [] : (fn.errors ?? []).map((e) => [e.instancePath, e.keyword]);
+}
+
+async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await main(argv, { stdout: (t) => void (out += t), stderr: (t) => void (err += t), env: { LORETRACE_INDEX_DIR: join(tmp, 'index') }, cwd: REPO, isTTY: false });
+  return { code, out, err };
+}
+
+describe('outputSchema', () => {
+  it('compiles each of the six output schemas once, each requiring its own schema_version', () => {
+    const versions: Record<string, unknown> = {};
+    for (const name of Object.keys(OUTPUT_SCHEMA_FILES) as OutputSchemaName[]) {
+      expect(outputSchema(name)).toBe(outputSchema(name));
+      const schema = JSON.parse(readFileSync(join(SCHEMAS_DIR, OUTPUT_SCHEMA_FILES[name]), 'utf8')) as {
+        $schema: string; required?: string[]; properties?: { schema_version?: { const?: unknown } };
+      };
+      expect(schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
+      if (name === 'capture_fragment') continue; // a fragment copies into a capture's lore_access: no version field there
+      expect(schema.required).toContain('schema_version');
+      versions[name] = schema.properties?.schema_version?.const;
+    }
+    expect(versions).toEqual({
+      traverse_result: 'loretrace.traverse_result.v1',
+      policy_receipt: 'loretrace.policy_receipt.v1',
+      index_manifest: '1',
+      ledger_record: 'loretrace.ledger.v1',
+      coverage_report: 'loretrace.coverage_report.v1',
+    });
+    expect(loadSchema('capture-fragment').$id).toBe('https://loretrace.dev/schemas/capture-fragment.schema.json');
+  });
+
+  it('accepts a traverse result of the world policy and refuses one with another schema_version', () => {
+    const r = traverse(index, compilePolicy(json(WORLD_POLICY) as TraversalPolicy, { index }), { queries: ['sanctuary capacity'] });
+    expect(check('traverse_result', r)).toEqual([]);
+    expect(check('traverse_result', { ...r, schema_version: 'loretrace.traverse_result.v0' })).toEqual([['/schema_version', 'const']]);
+  });
+
+  it('accepts the standalone policy receipt and the receipt printed by traverse --receipt-only --json', async () => {
+    const doc = policyReceiptDocument(compilePolicy(json(WORLD_POLICY) as TraversalPolicy, { index }), 'policies/world-blackout.policy.json');
+    expect(check('policy_receipt', doc)).toEqual([]);
+    expect(doc.totals).toEqual({ enforced: 15, advisory: 1 });
+    expect(doc.rows.length).toBe(16);
+    expect(check('policy_receipt', { ...doc, totals: { enforced: 15 } })).toEqual([['/totals', 'required']]);
+    const r = await cli(['traverse', '--lore', FIXTURE_VAULT, '--policy', WORLD_POLICY, '--receipt-only', '--json']);
+    expect(r.code).toBe(0);
+    const printed = JSON.parse(r.out) as typeof doc;
+    expect(Object.keys(printed)).toEqual(['schema_version', 'namespace', 'snapshot_id', 'source', 'totals', 'rows']);
+    expect(printed).toEqual({ ...doc, source: WORLD_POLICY });
+    expect(check('policy_receipt', printed)).toEqual([]);
+  });
+
+  it('prints the receipt for humans with --receipt-only and walks nothing', async () => {
+    const r = await cli(['traverse', '--lore', FIXTURE_VAULT, '--policy', WORLD_POLICY, '--receipt-only']);
+    expect(r.code).toBe(0);
+    const lines = r.out.split('\n');
+    expect(lines[2]).toBe('Policy receipt (15 enforced, 1 advisory):');
+    expect(lines[3]).toBe('  enforced  /max_link_depth  2');
+    expect(r.out).not.toContain('Consulted (');
+  });
+
+  it('accepts the index manifest written by indexVault', () => {
+    expect(check('index_manifest', json(join(tmp, 'index', 'index.json')))).toEqual([]);
+  });
+
+  it('accepts every record of a proxy ledger and the fragment ledger export writes', async () => {
+    const built = await buildPacket(index, json(DRAFT), { lane: 'responder_scoped_repository_search', policy: json(BRINEFALL_POLICY) as TraversalPolicy });
+    const packetPath = join(tmp, 'research.packet.json');
+    writeFileSync(packetPath, JSON.stringify(built.packet, null, 2) + '\n');
+    const ledgerPath = join(tmp, 'session.ledger.jsonl');
+    const session = await openProxySession({ lore: FIXTURE_VAULT, packetPath, ledgerPath, limits: DEFAULT_LIMITS, indexOptions: { indexDir: join(tmp, 'index') } });
+    expect((await session.call('lore_read', { ref: `FixtureLore:${BLACKOUT}#chunk1` })).ok).toBe(true);
+    await session.close();
+    const text = readFileSync(ledgerPath, 'utf8');
+    const records = text.trimEnd().split('\n').map((l) => JSON.parse(l) as { kind: string; schema_version: string });
+    expect(records.map((r) => r.kind)).toEqual(['session_start', 'tool_call', 'session_end']);
+    for (const rec of records) expect(check('ledger_record', rec)).toEqual([]);
+    const fragment = await exportLedger(text, { file: ledgerPath });
+    expect(check('capture_fragment', fragment)).toEqual([]);
+    expect(validateCaptureFragment(fragment, { file: 'ledger export' })).toEqual({ file: 'ledger export', kind: 'capture-fragment', valid: true, errors: [], warnings: [] });
+  });
+
+  it('accepts the coverage report written by loretrace coverage', async () => {
+    const r = await cli(['coverage', '--lore', FIXTURE_VAULT, join(FIXTURES, 'artifacts'), '--out', join(tmp, 'coverage'), '--index-dir', join(tmp, 'index')]);
+    expect(r.code).toBe(0);
+    expect(check('coverage_report', json(join(tmp, 'coverage', 'coverage.json')))).toEqual([]);
+  });
+
+  it('accepts the capture fragment written by retrieve --capture-out', async () => {
+    const frag = join(tmp, 'lore_access.json');
+    const r = await cli(['retrieve', '--lore', FIXTURE_VAULT, '--packet', DRAFT, '--projected-context', CONTEXT, '--policy', BRINEFALL_POLICY,
+      '--lane', 'coordinator_scoped_retrieval', '--out', join(tmp, 'coordinator.packet.json'), '--capture-out', frag]);
+    expect(r.code).toBe(0);
+    expect(check('capture_fragment', json(frag))).toEqual([]);
+    const v = await cli(['validate', 'capture-fragment', frag]);
+    expect(v).toEqual({ code: 0, out: `${frag}: ok\n1 capture-fragment: 1 valid, 0 invalid; 0 errors; 0 warnings\n`, err: '' });
+  });
+});
