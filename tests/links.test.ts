@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NoteRecord } from '../src/types.js';
-import { buildLinkLookup, chunkNote, extractLinks, parseMarkdown, resolveLink, targetClasses } from '../src/notes/index.js';
+import { buildLinkLookup, chunkNote, extractLinks, parseMarkdown, parseNote, resolveLink, resolveLinks, targetClasses } from '../src/notes/index.js';
 import { expectGolden, listVault, parseVault, resolveVault } from './helpers/fixture-notes.js';
 import { AETHERIA, FIXTURE_VAULT, hasShared, sharedNotice } from './helpers/shared.js';
 
@@ -252,6 +252,81 @@ describe('resolveLinks', () => {
     const withoutFiles = resolveVault({ ...vault, files: [] }).links.find((l) => l.raw === '![[Map.png|300]]');
     expect(withoutFiles?.resolution).toEqual({ status: 'unresolved' });
     expect(linksOf('Edge/Links.md').find((l) => l.raw === '![[Map.png|300]]')?.resolution).toEqual({ status: 'resolved', path: 'Edge/Map.png' });
+  });
+});
+
+describe('resolveLinks, every link form with its line, column, classes and resolution', () => {
+  it('resolves each link of the Edge/Links.md fixture exactly', () => {
+    const R = (path: string, more: object = {}) => ({ status: 'resolved', path, ...more });
+    expect(linksOf('Edge/Links.md').map((l) => [l.line, l.column, l.syntax, l.position, l.chunk_index, l.resolution])).toEqual([
+      [5, 7, 'wikilink', 'prose', 1, R('Edge/Headings.md')],
+      [5, 29, 'wikilink', 'prose', 1, R('Edge/Fences.md')],
+      [5, 61, 'heading_link', 'prose', 1, R('Edge/Headings.md', { chunk_index: 3, line: 7 })],
+      [5, 91, 'heading_link', 'prose', 1, R('Edge/Headings.md', { chunk_index: 5, line: 12 })],
+      [5, 145, 'block_link', 'prose', 1, R('Edge/Blocks.md', { chunk_index: 0, line: 3 })],
+      [5, 171, 'heading_link', 'prose', 1, R('Edge/Links.md', { chunk_index: 1, line: 3 })],
+      [6, 17, 'wikilink', 'prose', 1, R('Edge/Cycle A.md')],
+      [6, 28, 'wikilink', 'prose', 1, R('Edge/Cycle B.md')],
+      [8, 21, 'wikilink', 'list_item', 1, R('Edge/Tables.md')],
+      [9, 23, 'wikilink', 'field', 1, R('Home.md')],
+      [9, 33, 'wikilink', 'field', 1, { status: 'ambiguous', path: 'Edge/Beta/Lantern Relay.md', candidates: ['Edge/Beta/Lantern Relay.md', 'Edge/Alpha/Lantern Relay.md'] }],
+      [10, 10, 'wikilink', 'list_item', 1, R('Edge/Blocks.md')],
+      [10, 30, 'wikilink', 'field', 1, R('Edge/Seven Levels.md')],
+      [12, 21, 'wikilink', 'field', 1, R('Edge/Cycle A.md')],
+      [16, 1, 'embed', 'prose', 2, R('Edge/Blocks.md')],
+      [16, 17, 'embed', 'prose', 2, R('Edge/Map.png')],
+      [16, 38, 'embed', 'prose', 2, R('Edge/Blocks.md', { chunk_index: 0, line: 6 })],
+      [20, 1, 'markdown_link', 'prose', 3, R('Edge/Line Endings CRLF.md')],
+      [20, 35, 'markdown_link', 'prose', 3, R('Home.md')],
+      [20, 53, 'markdown_link', 'prose', 3, R('Edge/Headings.md', { chunk_index: 2, line: 5 })],
+      [20, 80, 'external', 'prose', 3, { status: 'external', url: 'https://example.org/a#b' }],
+      [20, 112, 'external', 'prose', 3, { status: 'external', url: 'https://example.com/auto' }],
+      [20, 140, 'external', 'prose', 3, { status: 'external', url: 'http://www.example.net' }],
+      [20, 160, 'tag', 'prose', 3, { status: 'tag' }],
+      [24, 1, 'wikilink', 'prose', 4, { status: 'unresolved' }],
+      [24, 19, 'heading_link', 'prose', 4, { status: 'broken_fragment', path: 'Edge/Headings.md', fragment: 'No Such Heading' }],
+      [24, 49, 'block_link', 'prose', 4, { status: 'broken_fragment', path: 'Edge/Blocks.md', fragment: '^missing' }],
+      [24, 70, 'embed', 'prose', 4, { status: 'unresolved' }],
+      [28, 5, 'wikilink', 'prose', 5, R('Edge/Café Noir.md')],
+      [28, 27, 'wikilink', 'prose', 5, R('Edge/Café Noir.md')],
+      [28, 51, 'wikilink', 'prose', 5, R('Edge/Café Noir.md')],
+    ]);
+  });
+
+  it('resolves same-note blocks, aliased blocks, sized block embeds, repeated headings, paths and markdown destinations', () => {
+    const enc = (t: string) => new TextEncoder().encode(t);
+    const files: Record<string, string> = {
+      'Lore/Index.md': [
+        '# Index',
+        '',
+        'Local block [[#^here]] and [[Twice#Repeated|first of two]] and [[Twice#Heading with a link inside]].',
+        'Aliased block [[Twice#^b1|the block]], sized block embed ![[Twice#^b1|200]], by path [[Lore/Sub/Name Two.md]] and [[Sub/Name Two]].',
+        'Markdown: [once](Some%2520Name.md), [rel](Sub/Name%20Two.md#Part), [angle](<Sub/Name Two.md>), [wide](Twice.md). ^here',
+      ].join('\n') + '\n',
+      'Lore/Some%20Name.md': 'A file whose name really contains %20.\n',
+      'Lore/Sub/Name Two.md': '# Name Two\n\n## Part\n\nText.\n',
+      'Other/Twice.md': '# Twice\n\n## Repeated\n\nOne.\n\n## Repeated\n\nTwo. ^b1\n\n## Heading with [[Index|a link]] inside\n',
+    };
+    const parsed = Object.entries(files).map(([p, t]) => parseNote(p, enc(t)));
+    const r = resolveLinks(parsed.map((p) => p.note), parsed.flatMap((p) => p.chunks), parsed.flatMap((p) => p.links));
+    expect(r.links.filter((l) => l.source_path === 'Lore/Index.md').map((l) => [l.line, l.column, l.syntax, l.position, l.target, l.fragment, l.display, l.resolution])).toEqual([
+      [3, 13, 'block_link', 'prose', '', '^here', null, { status: 'resolved', path: 'Lore/Index.md', chunk_index: 0, line: 5 }],
+      // the first of two same-text headings wins, as in Obsidian
+      [3, 28, 'heading_link', 'prose', 'Twice', 'Repeated', 'first of two', { status: 'resolved', path: 'Other/Twice.md', chunk_index: 1, line: 3 }],
+      // a heading holding a link is matched by its displayed text
+      [3, 64, 'heading_link', 'prose', 'Twice', 'Heading with a link inside', null, { status: 'resolved', path: 'Other/Twice.md', chunk_index: 3, line: 11 }],
+      [4, 15, 'block_link', 'prose', 'Twice', '^b1', 'the block', { status: 'resolved', path: 'Other/Twice.md', chunk_index: 2, line: 9 }],
+      [4, 58, 'embed', 'prose', 'Twice', '^b1', '200', { status: 'resolved', path: 'Other/Twice.md', chunk_index: 2, line: 9 }],
+      [4, 86, 'wikilink', 'prose', 'Lore/Sub/Name Two.md', null, null, { status: 'resolved', path: 'Lore/Sub/Name Two.md' }],
+      [4, 115, 'wikilink', 'prose', 'Sub/Name Two', null, null, { status: 'resolved', path: 'Lore/Sub/Name Two.md' }],
+      // percent-decoded exactly once: %2520 → %20, which names the file literally
+      [5, 11, 'markdown_link', 'prose', 'Some%20Name.md', null, 'once', { status: 'resolved', path: 'Lore/Some%20Name.md' }],
+      [5, 37, 'markdown_link', 'prose', 'Sub/Name Two.md', 'Part', 'rel', { status: 'resolved', path: 'Lore/Sub/Name Two.md', chunk_index: 1, line: 3 }],
+      [5, 68, 'markdown_link', 'prose', 'Sub/Name Two.md', null, 'angle', { status: 'resolved', path: 'Lore/Sub/Name Two.md' }],
+      // not beside the note: looked up vault-wide by name
+      [5, 96, 'markdown_link', 'prose', 'Twice.md', null, 'wide', { status: 'resolved', path: 'Other/Twice.md' }],
+    ]);
+    expect(r.findings).toEqual([]);
   });
 });
 

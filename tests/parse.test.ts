@@ -222,6 +222,49 @@ describe('parseNote', () => {
     ]);
   });
 
+  it('takes no heading, link or tag from backtick, tilde, indented or inline code', () => {
+    const { note, chunks, links } = fixture('Edge/Fences.md');
+    expect(note.headings).toEqual([{ text: 'Real Heading', depth: 1, line: 18, chunk_index: 1 }]);
+    expect(chunks.map((c) => [c.line_start, c.line_end, c.heading_path])).toEqual([
+      [1, 16, []],
+      [18, 20, ['Real Heading']],
+    ]);
+    expect(links.map((l) => [l.line, l.column, l.raw])).toEqual([
+      [16, 67, '[[Links]]'],
+      [20, 29, '[[Headings]]'],
+      [20, 51, '#fenced-real'],
+    ]);
+  });
+
+  it('strips closing ## but keeps C# and Tower #3; reads setext, repeated and linked headings', () => {
+    const { note, chunks, links } = fixture('Edge/Headings.md');
+    expect(note.headings.map((h) => [h.line, h.depth, h.text, h.chunk_index])).toEqual([
+      [3, 1, 'Closing Sequence', 1],
+      [5, 2, 'C#', 2],
+      [7, 2, 'Tower #3', 3],
+      [9, 1, 'Setext Level One', 4],
+      [12, 2, 'Setext Level Two', 5],
+      [15, 3, 'Repeated', 6],
+      [19, 3, 'Repeated', 7],
+      [23, 2, 'Heading with a link inside', 8],
+    ]);
+    expect(chunks.map((c) => [c.chunk_index, c.line_start, c.line_end, c.heading_path.join(' > ')])).toEqual([
+      [0, 1, 1, ''],
+      [1, 3, 3, 'Closing Sequence'],
+      [2, 5, 5, 'Closing Sequence > C#'],
+      [3, 7, 7, 'Closing Sequence > Tower #3'],
+      [4, 9, 10, 'Setext Level One'],
+      [5, 12, 13, 'Setext Level One > Setext Level Two'],
+      [6, 15, 17, 'Setext Level One > Setext Level Two > Repeated'],
+      [7, 19, 21, 'Setext Level One > Setext Level Two > Repeated'],
+      [8, 23, 25, 'Setext Level One > Heading with a link inside'],
+    ]);
+    expect(chunks[1]?.text).toBe('# Closing Sequence ##');
+    expect(chunks[4]?.text).toBe('Setext Level One\n================');
+    expect(chunks[8]?.text).toBe('## Heading with [[Links|a link]] inside\n\n####### Seven hashes is a paragraph, not a heading.');
+    expect(links.map((l) => [l.line, l.column, l.syntax, l.position, l.raw, l.chunk_index])).toEqual([[23, 17, 'wikilink', 'heading', '[[Links|a link]]', 8]]);
+  });
+
   it('reports a binary file without crashing', () => {
     const r = parseNote('Edge/bin.md', new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x00, 0x0a]), {});
     expect(r.findings).toEqual([

@@ -56,7 +56,11 @@ describe('openProxySession', () => {
       { ref: R.preIndex, path: 'World/Pre-Elysium/index.md', via: 'scope' },
     ]);
     expect(s.policy_receipt).toEqual(JSON.parse(JSON.stringify(session.compiled.receipt)));
-    expect((s.policy_receipt as { kind: string }[]).map((r) => r.kind)).toEqual(KINDS_TBD);
+    expect((s.policy_receipt as { kind: string }[]).map((r) => r.kind)).toEqual([
+      'max_link_depth', 'allowed_prefix', 'allowed_prefix', 'allowed_prefix', 'seed', 'seed', 'allowed_scope', 'allowed_scope', 'allowed_scope',
+      'follow_link_class', 'follow_link_class', 'follow_link_class', 'follow_link_class', 'stop_condition', 'stop_condition', 'stop_condition',
+      'hidden_ref', 'hidden_note', 'future_era_prefix',
+    ]);
     expect(s.not_admitted).toEqual([]);
     expect(s.budgets).toEqual({ max_calls: 2000, max_results: 1000, max_chars_returned: 1_000_000, max_notes: null, max_reads: null, time_budget_ms: null });
   });

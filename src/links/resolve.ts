@@ -128,20 +128,40 @@ function byName(
 ): PathHit | null {
   const exact = byPathMap.get(key(stem));
   if (exact !== undefined) return { path: exact, candidates: null, note };
-  const list = byNameMap.get(key(baseName(stem)));
-  if (!list) return null;
   const suffix = key(stem);
-  const matches = list.filter((p) => {
-    const k = key(stemOf(p));
-    return k === suffix || k.endsWith('/' + suffix);
-  });
+  // Matches depend only on the target's key, so they are computed once per key (not once per link):
+  // a vault copied N times would otherwise cost links × N key computations.
+  let matches = matchCache.get(byNameMap)?.get(suffix);
+  if (matches === undefined) {
+    const list = byNameMap.get(key(baseName(stem)));
+    matches = list
+      ? list.filter((p) => {
+          const k = key(stemOf(p));
+          return k === suffix || k.endsWith('/' + suffix);
+        })
+      : [];
+    Object.freeze(matches);
+    let perMap = matchCache.get(byNameMap);
+    if (!perMap) matchCache.set(byNameMap, (perMap = new Map()));
+    perMap.set(suffix, matches);
+  }
   if (matches.length === 0) return null;
   if (matches.length === 1) return { path: matches[0] as VaultPath, candidates: null, note };
   const folder = folderOf(fromPath);
   const own = matches.findIndex((p) => folderOf(p) === folder);
-  if (own > 0) matches.unshift(...matches.splice(own, 1));
-  return { path: matches[0] as VaultPath, candidates: matches, note };
+  if (own <= 0) return { path: matches[0] as VaultPath, candidates: matches as VaultPath[], note };
+  // The source note's own folder wins: a reordered copy, shared by every link from that folder.
+  const cacheKey = `${suffix}\u0000${folder}`;
+  let reordered = matchCache.get(byNameMap)?.get(cacheKey);
+  if (reordered === undefined) {
+    reordered = Object.freeze([matches[own] as VaultPath, ...matches.slice(0, own), ...matches.slice(own + 1)]);
+    matchCache.get(byNameMap)?.set(cacheKey, reordered);
+  }
+  return { path: reordered[0] as VaultPath, candidates: reordered as VaultPath[], note };
 }
+
+/** Per name-table cache of name matches (see byName); weak, so it lives exactly as long as its lookup. */
+const matchCache = new WeakMap<Map<string, VaultPath[]>, Map<string, readonly VaultPath[]>>();
 
 function findPath(fromPath: VaultPath, target: string, lookup: LinkLookup, markdown: boolean): PathHit | null | 'unresolved' {
   const t = target.normalize('NFC');
@@ -281,7 +301,7 @@ export function resolveLinks(
       findings.push({
         code: 'ambiguous_link',
         severity: 'info',
-        message: `ambiguous ${kind} ${link.raw} in ${where}: ${resolution.candidates.length} notes match "${link.target}"; resolved to ${resolution.path} (candidates: ${resolution.candidates.join(', ')})`,
+        message: `ambiguous ${kind} ${link.raw} in ${where}: ${resolution.candidates.length} notes match "${link.target}"; resolved to ${resolution.path} (candidates: ${listCandidates(resolution.candidates)})`,
         path: link.source_path,
         line: link.line,
         column: link.column,
@@ -289,4 +309,10 @@ export function resolveLinks(
     }
   }
   return { links: out, findings };
+}
+
+/** The first 5 candidates, then `… and N more` (the full list stays in `resolution.candidates`). */
+function listCandidates(candidates: readonly string[]): string {
+  const shown = candidates.slice(0, 5).join(', ');
+  return candidates.length > 5 ? `${shown}, … and ${candidates.length - 5} more` : shown;
 }

@@ -17,6 +17,7 @@ import type { TraversalPolicy } from '../packet/types.js';
 import { isUnderPrefix, parseRef, resolveRef } from '../refs/ref.js';
 import type { ParsedRef } from '../refs/ref.js';
 import { cmp, mapLinkClassPhrase } from './synonyms.js';
+import { preview } from '../packet/rules.js';
 import { DEFAULT_MIN_RELEVANCE, STOP_PATTERNS, parseStopCondition } from './stop-conditions.js';
 import type { StopEffect } from './stop-conditions.js';
 import type { Budgets, CheckResult, CompiledPolicy, DenyRule, FollowRules, PolicyReceiptRow } from './types.js';
@@ -52,6 +53,32 @@ export interface CompileOptions {
 }
 
 const POLICY_KEYS = ['max_link_depth', 'allowed_prefixes', 'required_seed_refs', 'follow_link_classes', 'stop_conditions'] as const;
+
+/**
+ * A value as it appears in a message: JSON, at most 120 characters (a 1 MB clause or a 100 000-deep
+ * array must not become the message), non-finite numbers as written (`Infinity`, which is what
+ * `1e309` parses to; JSON.stringify would say `null`).
+ */
+function show(v: unknown): string {
+  if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
+  return preview(v, 120);
+}
+
+/**
+ * A packet field the compiler reads must be a list when present: `allowed_scope`,
+ * `hidden_context_audit.omitted_context_refs`. Anything else is a malformed packet, refused with its
+ * pointer (`bad_policy`), never silently read as "no entries".
+ */
+function packetList(packet: PolicyPacketContext | undefined, path: readonly [string, string], fail: (pointer: string, message: string, expected?: string) => never): unknown[] {
+  const pointer = `/${path[0]}/${path[1]}`;
+  const outer = (packet as Record<string, unknown> | undefined)?.[path[0]];
+  if (outer === undefined || outer === null) return [];
+  if (typeof outer !== 'object' || Array.isArray(outer)) fail(`/${path[0]}`, `packet /${path[0]} must be an object (got ${show(outer)})`, 'a JSON object');
+  const v = (outer as Record<string, unknown>)[path[1]];
+  if (v === undefined) return [];
+  if (!Array.isArray(v)) fail(pointer, `packet ${pointer} must be a list of strings (got ${show(v)})`, 'a list of strings');
+  return v as unknown[];
+}
 
 /** RFC 6901 escaping of one pointer token. */
 function tok(s: string | number): string {
@@ -96,14 +123,14 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
     if (!(k in raw)) fail(ptr(k), `traversal_policy is missing ${ptr(k)}`, `a ${k === 'max_link_depth' ? 'integer ≥ 0' : 'list of strings'}`);
   }
   const depth = raw.max_link_depth;
-  if (typeof depth !== 'number' || !Number.isInteger(depth) || depth < 0) {
-    fail(ptr('max_link_depth'), `traversal_policy ${ptr('max_link_depth')} must be an integer ≥ 0 (got ${JSON.stringify(depth)})`, 'an integer ≥ 0');
+  if (typeof depth !== 'number' || !Number.isSafeInteger(depth) || depth < 0) {
+    fail(ptr('max_link_depth'), `traversal_policy ${ptr('max_link_depth')} must be an integer ≥ 0 (got ${show(depth)})`, `an integer from 0 to ${Number.MAX_SAFE_INTEGER}`);
   }
   const strList = (k: (typeof POLICY_KEYS)[number]): string[] => {
     const v = raw[k];
-    if (!Array.isArray(v)) fail(ptr(k), `traversal_policy ${ptr(k)} must be a list of strings (got ${JSON.stringify(v)})`, 'a list of strings');
+    if (!Array.isArray(v)) fail(ptr(k), `traversal_policy ${ptr(k)} must be a list of strings (got ${show(v)})`, 'a list of strings');
     (v as unknown[]).forEach((x, i) => {
-      if (typeof x !== 'string' || x.length === 0) fail(ptr(k, i), `traversal_policy ${ptr(k, i)} must be a non-empty string (got ${JSON.stringify(x)})`, 'a non-empty string');
+      if (typeof x !== 'string' || x.length === 0) fail(ptr(k, i), `traversal_policy ${ptr(k, i)} must be a non-empty string (got ${show(x)})`, 'a non-empty string');
     });
     return v as string[];
   };
@@ -141,7 +168,7 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
   const allowed: string[] = [];
   prefixesIn.forEach((p, i) => {
     const r = refOrFail(p, ptr('allowed_prefixes', i), `allowed_prefixes[${i}]`);
-    if (r.fragment) fail(ptr('allowed_prefixes', i), `traversal_policy ${ptr('allowed_prefixes', i)} ${JSON.stringify(p)} is a prefix and cannot carry a #fragment`, 'Namespace:folder/ or Namespace:note.md');
+    if (r.fragment) fail(ptr('allowed_prefixes', i), `traversal_policy ${ptr('allowed_prefixes', i)} ${show(p)} is a prefix and cannot carry a #fragment`, 'Namespace:folder/ or Namespace:note.md');
     allowed.push(r.path);
     const m = countUnder(r.path);
     receipt.push({
@@ -160,7 +187,7 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
   const stopEffects: { i: number; effects: StopEffect[]; patterns: string[] | null; form: string }[] = [];
   stopsIn.forEach((s, i) => {
     const parsed = parseStopCondition(s);
-    if (parsed.form === 'bad_token') fail(ptr('stop_conditions', i), `traversal_policy ${ptr('stop_conditions', i)} ${JSON.stringify(s)}: ${parsed.error}`, parsed.expected);
+    if (parsed.form === 'bad_token') fail(ptr('stop_conditions', i), `traversal_policy ${ptr('stop_conditions', i)} ${show(s)}: ${parsed.error}`, parsed.expected);
     else stopEffects.push({ i, effects: parsed.effects, patterns: parsed.form === 'english' ? parsed.patterns : null, form: parsed.form });
   });
   const budgets: Budgets = { max_refs: null, max_chunks: null, max_chars: null, min_relevance: null, time_budget_ms: null };
@@ -210,11 +237,12 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
   // ---- hidden (always denied) ---------------------------------------------------------------------
   const hidden: DenyRule[] = [];
   const hiddenRows: PolicyReceiptRow[] = [];
-  (options.packet?.hidden_context_audit?.omitted_context_refs ?? []).forEach((h, i) => {
+  packetList(options.packet, ['hidden_context_audit', 'omitted_context_refs'], fail).forEach((hv, i) => {
+    const h = typeof hv === 'string' ? hv : show(hv);
     const pointer = `/hidden_context_audit/omitted_context_refs/${i}`;
     let r: ParsedRef;
     try {
-      r = parseRef(h, { namespace: ns, label: `omitted_context_refs[${i}]` });
+      r = parseRef(hv as string, { namespace: ns, label: `omitted_context_refs[${i}]` });
     } catch (e) {
       if (!isLoretraceError(e)) throw e;
       hiddenRows.push({ clause: h, kind: 'hidden_ref', pointer, disposition: 'advisory', rule: `not a lore ref of ${ns} (${e.message.replace(/^.*is not a valid lore ref: /, '')}); there is nothing in the vault to deny`, matches: null });
@@ -305,7 +333,7 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
   seedsIn.forEach((s, i) => {
     const pointer = ptr('required_seed_refs', i);
     const r = refOrFail(s, pointer, `required_seed_refs[${i}]`);
-    if (r.is_prefix) fail(pointer, `traversal_policy ${pointer} ${JSON.stringify(s)} names a folder; a seed must be one note`, 'Namespace:path/to/note.md');
+    if (r.is_prefix) fail(pointer, `traversal_policy ${pointer} ${show(s)} names a folder; a seed must be one note`, 'Namespace:path/to/note.md');
     if (!notes.has(r.path)) {
       fail(pointer, `required seed ${s} (${pointer}) is not in vault ${ns}: no note ${r.path}`, 'an existing note', 'seed_not_found');
     }
@@ -337,12 +365,13 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
 
   // ---- allowed_scope (packet) ----------------------------------------------------------------------
   const scope: VaultPath[] = [];
-  (options.packet?.lore_access?.allowed_scope ?? []).forEach((s, i) => {
+  packetList(options.packet, ['lore_access', 'allowed_scope'], fail).forEach((sv, i) => {
+    const s = typeof sv === 'string' ? sv : show(sv);
     const pointer = `/lore_access/allowed_scope/${i}`;
     let r: ParsedRef | null = null;
     let why = '';
     try {
-      r = parseRef(s, { namespace: ns, label: `allowed_scope[${i}]` });
+      r = parseRef(sv as string, { namespace: ns, label: `allowed_scope[${i}]` });
     } catch (e) {
       if (!isLoretraceError(e)) throw e;
       why = e.message.replace(/^.*is not a valid lore ref: /, '');
@@ -457,7 +486,7 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
           break;
         }
         case 'deny_hidden': {
-          const nRefs = (options.packet?.hidden_context_audit?.omitted_context_refs ?? []).length;
+          const nRefs = packetList(options.packet, ['hidden_context_audit', 'omitted_context_refs'], fail).length;
           const nPref = (config.hidden_prefixes ?? []).length;
           const nNotes = hiddenRows.filter((r) => r.kind === 'hidden_note').length;
           matches = (matches ?? 0) + hiddenNoteCount;
@@ -481,7 +510,7 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
     const adv = receipt.filter((r) => r.disposition === 'advisory');
     throw new LoretraceError(
       'strict_policy',
-      `--strict-policy refuses this policy: ${adv.length} advisory clause${adv.length === 1 ? '' : 's'}: ${adv.map((r) => `${r.pointer} ${JSON.stringify(r.clause)}`).join('; ')}`,
+      `--strict-policy refuses this policy: ${adv.length} advisory clause${adv.length === 1 ? '' : 's'}: ${adv.map((r) => `${r.pointer} ${show(r.clause)}`).join('; ')}`,
       { ...(file ? { file } : {}), pointer: adv[0]!.pointer, expected: 'every clause enforced', data: { advisory: adv } },
     );
   }
