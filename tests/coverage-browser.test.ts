@@ -105,10 +105,18 @@ describe.runIf(runBrowser)('renderCoverageHtml in headless Chromium', () => {
   it('shades the vault tree and saves a screenshot', async () => {
     const { page } = fixturePage;
     expect(await page.$$eval('#tree details[data-folder]', (els) => els.map((e) => e.getAttribute('data-folder')))).toEqual(['', ...report.folders.map((f) => f.folder)]);
+    // Shading: never cited = grey #eceff1; Tide Court (100% covered) = hsl(145, 55%, 40%); Harbor Ledger (90%) = hsl(145, 55%, 45%).
+    const chip = (path: string): Promise<unknown> =>
+      page.evaluate(`getComputedStyle(document.querySelector(${JSON.stringify(`#tree .tnote .chip[title^="${path}:"]`)})).backgroundColor`);
+    expect(await chip('Coverage/Lonely Reef.md')).toBe('rgb(236, 239, 241)');
+    expect(await chip('Coverage/Tide Court.md')).toBe('rgb(46, 158, 93)');
+    expect(await chip('Coverage/Harbor Ledger.md')).toBe('rgb(52, 178, 104)');
     mkdirSync(ARTIFACT_DIR, { recursive: true });
     await page.evaluate('window.scrollTo(0, 0)');
     await page.screenshot({ path: join(ARTIFACT_DIR, 'coverage.png'), fullPage: false });
+    await page.screenshot({ path: join(ARTIFACT_DIR, 'coverage-full.png'), fullPage: true });
     expect(existsSync(join(ARTIFACT_DIR, 'coverage.png'))).toBe(true);
+    expect(existsSync(join(ARTIFACT_DIR, 'coverage-full.png'))).toBe(true);
   });
 
   describe.skipIf(!hasShared)('on the real AetheriaLore vault with the Ghostlight artifacts', () => {
@@ -127,7 +135,8 @@ describe.runIf(runBrowser)('renderCoverageHtml in headless Chromium', () => {
       expect(real.consoleErrors).toEqual([]);
       expect(real.requests).toEqual([]);
       expect(await real.page.locator('#chart-classes rect.bar').count()).toBe(19);
-      expect(await real.page.locator('#chart-folders rect.bar').count()).toBe(realReport.folders.length);
+      expect(realReport.folders.length).toBe(20);
+      expect(await real.page.locator('#chart-folders rect.bar').count()).toBe(20);
       expect(await real.page.locator('#notes tbody tr').count()).toBe(148);
       await real.page.locator('#notes thead th', { hasText: 'line coverage' }).locator('button').click();
       await real.page.locator('#notes thead th', { hasText: 'line coverage' }).locator('button').click();

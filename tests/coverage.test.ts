@@ -249,6 +249,39 @@ describe('coverageReport', () => {
     expect([r.totals.other_namespace_refs, r.totals.non_lore_refs, r.totals.rejected_refs, r.totals.lore_citations]).toEqual([1, 3, 1, 0]);
   });
 
+  it('refuses entries that are not refs and ranges that are not integers, instead of dropping or widening them', () => {
+    const r = coverageReport(HAND, [
+      art('bad.json', { mode: 'm', consulted_refs: [null, 5, '  ', 'Hand:Lore/B.md'], followed_refs: 'Hand:Lore/A.md',
+        research_trace: [null, { source_ref: 7 }, { source_ref: 'Hand:Lore/A.md', line_start: '3', line_end: 4 }, { source_ref: 'Hand:Lore/A.md', line_start: 2.5, line_end: 3 }, { source_ref: 'Hand:Lore/A.md', line_start: 3 }] }),
+      art('d.json', { source_refs: [{ path: 'Lore/A.md', line_start: 3 }, { note: 'no path' }, 42] }),
+      art('p.json', { schema_version: 'ghostlight.responder_packet.v0', visible_context: { source_excerpts: [{ ref_id: 'x', text: 't' }, 'Hand:Lore/A.md'] } }),
+    ], { noteLines: HAND_LINES });
+    expect(r.rejected_refs.map((x) => [x.artifact, x.pointer, x.ref, x.detail])).toEqual([
+      ['bad.json', '/consulted_refs/0', 'null', 'consulted_refs item is null; expected a lore ref string'],
+      ['bad.json', '/consulted_refs/1', '5', 'consulted_refs item is a number; expected a lore ref string'],
+      ['bad.json', '/consulted_refs/2', '"  "', 'consulted_refs item is an empty string; expected a lore ref string'],
+      ['bad.json', '/followed_refs', '"Hand:Lore/A.md"', 'followed_refs is a string; expected an array'],
+      ['bad.json', '/research_trace/0', 'null', 'research_trace entry is null; expected an object with source_ref'],
+      ['bad.json', '/research_trace/1', '{"source_ref":7}', 'research_trace entry has no source_ref or source_path string (source_ref is a number)'],
+      ['d.json', '/source_refs/1', '{"note":"no path"}', 'source_refs item has no path (path is absent); expected { path, line_start, line_end }'],
+      ['d.json', '/source_refs/2', '42', 'source_refs item is a number; expected { path, line_start, line_end }'],
+      ['p.json', '/visible_context/source_excerpts/0/source_ref', 'absent', 'source excerpt without a ref: source_ref is absent; expected a source_ref string'],
+      ['p.json', '/visible_context/source_excerpts/1', '"Hand:Lore/A.md"', 'source excerpt without a ref: the excerpt is a string; expected a source_ref string'],
+    ]);
+    expect(r.citations.map((c) => [c.artifact, c.pointer, c.line_start, c.line_end, c.status, c.detail])).toEqual([
+      ['bad.json', '/consulted_refs/3', 1, 5, 'ok', undefined],
+      ['bad.json', '/research_trace/2', null, null, 'invalid_range', 'line_start "3", line_end 4: not a line range; expected integers 1 ≤ line_start ≤ line_end'],
+      ['bad.json', '/research_trace/3', null, null, 'invalid_range', 'line_start 2.5, line_end 3: not a line range; expected integers 1 ≤ line_start ≤ line_end'],
+      ['bad.json', '/research_trace/4', null, null, 'invalid_range', 'line_start 3, line_end absent: not a line range; expected integers 1 ≤ line_start ≤ line_end'],
+      // A digest's lone line_start is that one line.
+      ['d.json', '/source_refs/0', 3, 3, 'ok', undefined],
+    ]);
+    expect(r.artifacts.map((a) => [a.file, a.lore_citations, a.stale_citations, a.rejected_refs])).toEqual([['bad.json', 4, 3, 6], ['d.json', 1, 0, 2], ['p.json', 0, 0, 2]]);
+    // Only the sound citations cover lines: B whole (2 body lines), A line 3.
+    expect(r.totals.covered_lines).toBe(3);
+    expect(validateReport(r), JSON.stringify(validateReport.errors)).toBe(true);
+  });
+
   it('lists unresolved, ambiguous and broken-fragment links and orphan notes', () => {
     const r = coverageReport(HAND, [], { noteLines: HAND_LINES });
     expect(r.gaps).toEqual({

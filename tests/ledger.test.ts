@@ -3,7 +3,7 @@
  * the `--lore` re-check, the capture-fragment export, and the `loretrace ledger` command.
  */
 import { createHash } from 'node:crypto';
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import canonicalize from 'canonicalize';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -169,6 +169,14 @@ describe('verifyLedger', () => {
     expect(changed.lore).toEqual({ ranges: 3, matched: 2, mismatched: 1, missing: 0, file_changed: 1 });
     expect(changed.findings.map((f) => f.code)).toEqual(['ledger_snapshot_changed', 'ledger_lore_mismatch', 'ledger_lore_file_changed']);
     expect(changed.findings[1]!.message).toBe('seq 4: lines 5-7 of World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md in the vault differ from the text the proxy returned');
+    // A returned note deleted from the vault is `ledger_lore_missing`.
+    rmSync(join(vault, 'World/Pre-Elysium/Territories.md'));
+    const gone = await verifyLedger(text, { index: await indexVault(vault, { persist: false, workers: false }) });
+    expect(gone.lore).toEqual({ ranges: 3, matched: 1, mismatched: 1, missing: 1, file_changed: 1 });
+    expect(gone.findings.find((f) => f.code === 'ledger_lore_missing')).toMatchObject({
+      line: 2, pointer: '/outcome/returned',
+      message: 'seq 1: World/Pre-Elysium/Territories.md is not a readable indexed note of the vault; expected lines 5-8',
+    });
   });
 });
 
@@ -251,10 +259,10 @@ describe('loretrace ledger', () => {
     const vt = await cli(['verify-trace', '--lore', FIXTURE_VAULT, out, '--json']);
     expect(vt.code).toBe(0);
     expect(JSON.parse(vt.stdout)).toMatchObject({ ok: true, runner_captured: { checked: 3, failed: 0 }, totals: { verified: 3, text_mismatch: 0 } });
-    // And what `validate` checks: the Ghostlight lore_access fields of a capture, schema and rules.
-    const { snapshot_id: _s, packet_id: _p, policy_receipt: _r, ledger_head: _h, ...loreAccess } = fragment;
-    const capture = validateDocument('capture', { lore_access: { ...loreAccess, research_summary: 'x' } });
-    expect(capture.errors.filter((e) => e.pointer.startsWith('/lore_access'))).toEqual([]);
+    // And what `validate` checks for a fragment (schemas/capture-fragment.schema.json + rules).
+    const v = await cli(['validate', 'capture-fragment', out, '--json']);
+    expect(v.code).toBe(0);
+    expect(JSON.parse(v.stdout)).toMatchObject({ kind: 'capture-fragment', totals: { files: 1, valid: 1, invalid: 0, errors: 0, warnings: 0 } });
   });
 
   it('verify --head names the first missing seq of a ledger cut off after whole records', async () => {

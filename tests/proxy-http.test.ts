@@ -97,15 +97,23 @@ describe('startHttpServer', () => {
 
   it('keeps the ledger chain linear and valid under 50 concurrent clients on one session', async () => {
     const url = await serve({ rate_burst: 1000 });
+    const seqs: number[] = [];
     const clients = Array.from({ length: 50 }, async (_, i) => {
       const statuses: number[] = [];
-      statuses.push((await tool(url, 'lore_read', { ref: `${R.territories}#chunk${i % 3}` })).status);
-      statuses.push((await tool(url, 'lore_search', { query: `harbor ${i}` })).status);
-      statuses.push((await tool(url, 'lore_read', { ref: R.truth })).status);
-      statuses.push((await tool(url, 'research_status', {})).status);
+      const step = async (r: Promise<Reply>) => {
+        const reply = await r;
+        seqs.push(Number(reply.headers['loretrace-ledger-seq']));
+        statuses.push(reply.status);
+      };
+      await step(tool(url, 'lore_read', { ref: `${R.territories}#chunk${i % 3}` }));
+      await step(tool(url, 'lore_search', { query: `harbor ${i}` }));
+      await step(tool(url, 'lore_read', { ref: R.truth }));
+      await step(tool(url, 'research_status', {}));
       return statuses;
     });
     const all = await Promise.all(clients);
+    // Every response names its own ledger record: 200 distinct seqs 1..200.
+    expect([...seqs].sort((a, b) => a - b)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
     expect(all.flat().filter((s) => s === 200).length).toBe(150);
     expect(all.flat().filter((s) => s === 404).length).toBe(50);
     await http!.close();

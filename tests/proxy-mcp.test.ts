@@ -14,6 +14,7 @@ import { TOOL_DESCRIPTIONS, TOOL_NAMES } from '../src/proxy/tools.js';
 import { exportLedger, verifyLedger } from '../src/proxy/ledger.js';
 import { indexVault } from '../src/indexer/build.js';
 import { verifyTrace } from '../src/packet/verify-trace.js';
+import { validateDocument } from '../src/packet/validate.js';
 import { BIN, FIXTURE_VAULT, PROXY_PACKET, R, fixtureSession, readLedger, tempDir } from './helpers/proxy.js';
 import { REPO } from './helpers/shared.js';
 
@@ -99,6 +100,9 @@ describe('loretrace serve --mcp', () => {
     transport.stderr?.on('data', (d) => (stderr += String(d)));
     const client = new Client({ name: 'responder', version: '0.0.0' });
     await client.connect(transport);
+    // listTools first: the SDK client then checks every structuredContent against the tool's outputSchema
+    // (callTool throws on a mismatch), so each result below is schema-valid.
+    expect((await client.listTools()).tools.map((t) => [t.name, t.outputSchema?.type])).toEqual(TOOL_NAMES.map((n) => [n, 'object']));
     const call = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallResult;
 
     const status = await call('research_status', {});
@@ -136,5 +140,7 @@ describe('loretrace serve --mcp', () => {
     const verdict = await verifyTrace(await indexVault(FIXTURE_VAULT, { persist: false, workers: false }), fragment, {});
     expect(verdict.ok).toBe(true);
     expect(verdict.runner_captured).toEqual({ checked: 2, failed: 0 });
+    const validation = validateDocument('capture-fragment', fragment, { file: 'fragment.json' });
+    expect([validation.valid, validation.errors, validation.warnings]).toEqual([true, [], []]);
   });
 });

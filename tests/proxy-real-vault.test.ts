@@ -11,6 +11,7 @@ import { openProxySession } from '../src/proxy/session.js';
 import type { ProxyResponse, ProxySession } from '../src/proxy/session.js';
 import { exportLedger, verifyLedger } from '../src/proxy/ledger.js';
 import { verifyTrace } from '../src/packet/verify-trace.js';
+import { validateDocument } from '../src/packet/validate.js';
 import { sliceLines, splitLines } from '../src/notes/lines.js';
 import { AETHERIA, GHOSTLIGHT, hasShared, sharedNotice } from './helpers/shared.js';
 import { fakeClock, tempDir } from './helpers/proxy.js';
@@ -104,5 +105,7 @@ describe.skipIf(!hasShared)(`ProxySession on AetheriaLore with the Sella researc
     const verdict = await verifyTrace(session.index, fragment, {});
     expect(verdict.ok).toBe(true);
     expect(verdict.runner_captured.failed).toBe(0);
+    const validation = validateDocument('capture-fragment', fragment, { file: 'fragment.json' });
+    expect([validation.valid, validation.errors, validation.warnings]).toEqual([true, [], []]);
   });
 });

@@ -1,7 +1,7 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { indexVault } from '../src/indexer/build.js';
 import { splitLines, sliceLines } from '../src/notes/lines.js';
@@ -12,7 +12,7 @@ import type { TraverseResult, TraversalDecision } from '../src/traversal/index.j
 import type { VaultIndex } from '../src/types.js';
 import { AETHERIA, FIXTURES, FIXTURE_VAULT, GHOSTLIGHT, REPO, hasShared, sharedNotice } from './helpers/shared.js';
 import { makeTraceEntry, pickExcerptLines } from '../src/excerpts/index.js';
-import { createAjv } from '../src/packet/schemas.js';
+import { outputSchema } from '../src/packet/schemas.js';
 
 const WORLD_POLICY = join(FIXTURES, 'policies', 'world-blackout.policy.json');
 const SELLA = join(GHOSTLIGHT, 'packets', 'scene-02-sanctuary-intake.sella_ren.packet.research.v0.json');
@@ -285,10 +285,14 @@ describe('packetQueries and requirementQueries', () => {
   });
 });
 
+/** A fresh index dir per test run, so a persisted index of an older layout never adds a rebuild warning. */
+const cliIndexDir = mkdtempSync(join(tmpdir(), 'loretrace-d-traverse-cli-'));
+afterAll(() => rmSync(cliIndexDir, { recursive: true, force: true }));
+
 async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  const env = { ...process.env, LORETRACE_INDEX_DIR: join(tmpdir(), 'loretrace-d-traverse-cli') };
+  const env = { ...process.env, LORETRACE_INDEX_DIR: cliIndexDir };
   const code = await main(argv, { stdout: (t) => { out += t; }, stderr: (t) => { err += t; }, env, cwd: FIXTURES, isTTY: false });
   return { code, out, err };
 }
@@ -375,9 +379,7 @@ describe.skipIf(!hasShared)(`traverse on the real Sella packet (${hasShared ? 's
   });
 
   it('validates against schemas/traverse-result.schema.json', () => {
-    const ajv = createAjv();
-    ajv.addSchema(JSON.parse(readFileSync(join(REPO, 'schemas', 'policy-receipt.schema.json'), 'utf8')));
-    const validate = ajv.compile(JSON.parse(readFileSync(join(REPO, 'schemas', 'traverse-result.schema.json'), 'utf8')));
+    const validate = outputSchema('traverse_result');
     expect(validate(JSON.parse(JSON.stringify(r)))).toBe(true);
     expect(r.stats).toMatchObject({ notes_consulted: 35, excerpts: 35, excerpt_chars: 21171, stopped_by: 'frontier_exhausted', receipt_totals: { enforced: 37, advisory: 1 } });
   });
@@ -466,9 +468,7 @@ describe('makeTraceEntry', () => {
 
 describe('traverse result schema', () => {
   it('validates the fixture walk and the empty-trace walk against schemas/traverse-result.schema.json', () => {
-    const ajv = createAjv();
-    ajv.addSchema(JSON.parse(readFileSync(join(REPO, 'schemas', 'policy-receipt.schema.json'), 'utf8')));
-    const validate = ajv.compile(JSON.parse(readFileSync(join(REPO, 'schemas', 'traverse-result.schema.json'), 'utf8')));
+    const validate = outputSchema('traverse_result');
     const p = JSON.parse(readFileSync(WORLD_POLICY, 'utf8')) as TraversalPolicy;
     for (const r of [run(p, ['sanctuary capacity']), run(policy({ max_link_depth: 0, stop_conditions: ['max_chars:1'] }), [])]) {
       expect(validate(JSON.parse(JSON.stringify(r)))).toBe(true);

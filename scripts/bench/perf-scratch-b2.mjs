@@ -6,6 +6,7 @@
 import { existsSync, readFileSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import MiniSearch from 'minisearch';
+import { Session } from 'node:inspector/promises';
 import { buildScaledVault, listFiles, editFiles, restoreFiles } from './vault.mjs';
 import { runPlainPipeline, PLAIN_MINISEARCH_OPTIONS, newPlainMiniSearch } from './plain.mjs';
 import { collectSentences, generateQueries } from './queries.mjs';
@@ -32,6 +33,20 @@ const paths = await listFiles(root);
 const queries = generateQueries(await collectSentences(SRC, await listFiles(SRC)), 200, 7);
 const api = phase === 'plain' || phase === 'plainwarm' || phase === 'plainsearch' || phase === 'vault' ? null : await import(join(dist, 'index.js'));
 const ltDir = join(work, 'lt-index');
+let session = null;
+if (process.env.PROF) {
+  session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+}
+process.on('beforeExit', async () => {
+  if (!session) return;
+  const { profile } = await session.post('Profiler.stop');
+  mkdirSync(process.env.PROF, { recursive: true });
+  writeFileSync(join(process.env.PROF, `${phase}.cpuprofile`), JSON.stringify(profile));
+  session = null;
+});
 const plainFile = join(work, 'plain.json');
 
 if (phase === 'plain') {

@@ -11,7 +11,7 @@
  * - Records are loaded when first read: `index.notes`, `index.chunks`, `index.links`, `index.findings` are
  *   lazy properties on a warm or incremental index (a search loads only its term shards and the chunks of
  *   its hits). Links are resolved vault-wide when first read (resolution is a pure function of the notes,
- *   the pending links and the asset list); a cold build resolves them at once.
+ *   the pending links and the asset list) — in every mode, so a cold, warm or incremental run agree.
  * - A corrupt index, another schema_version, or other options (config, namespace, tokenizer) ⇒ full
  *   rebuild with a warning finding `index_rebuilt` — never a crash, never stale results.
  */
@@ -20,10 +20,10 @@ import { basename, resolve as resolvePath } from 'node:path';
 import { LoretraceError, type Finding } from '../errors.js';
 import type { Chunk, LinkRecord, ManifestEntry, NoteRecord, VaultConfig, VaultIndex, VaultPath } from '../types.js';
 import { resolveLinks } from '../links/resolve.js';
-import { attachSearchSource, sourceFromBuilder } from '../search/search.js';
+import { attachSearchSource } from '../search/search.js';
 import type { ShardSource } from '../search/engine.js';
 import {
-  FIELD_COUNT, PostingsBuilder, decodeMeta, decodeShard, encodeMeta, encodeShard, shardHasAny, type CompactShard, type DocNote, type LoadedMeta,
+  FIELD_COUNT, PostingsBuilder, buildFromPacked, decodeMeta, decodeShard, encodeMeta, encodeShard, shardHasAny, type CompactShard, type DocNote, type LoadedMeta,
 } from '../search/postings.js';
 import { TOKENIZER_VERSION } from '../search/tokenize.js';
 import { loadVaultConfig } from '../vault/config.js';
@@ -95,8 +95,8 @@ export function vaultAssets(index: VaultIndex): string[] {
 /** Chunks of a note, by path — the search engine's way to read only the chunks of its hits. */
 const chunkReaders = new WeakMap<VaultIndex, (path: VaultPath) => readonly Chunk[]>();
 
-/** A record shard: on disk (`file`, read on demand) or in memory (`text`, when it could not be saved). */
-interface ShardRef { file: string | null; text: string | null; lines: number }
+/** A record shard: on disk (`file`, read on demand) or in memory (`data`, UTF-8, when not saved (yet)). */
+interface ShardRef { file: string | null; data: Buffer | null; lines: number }
 
 /** The three record families of the store, one {@link ShardRef} per record shard. */
 interface Families { notes: ShardRef[]; chunks: ShardRef[]; parse_links: ShardRef[] }
@@ -120,7 +120,7 @@ function splitLinesOf(text: string): string[] {
 }
 
 function refText(indexDir: string | null, ref: ShardRef): string {
-  if (ref.text !== null) return ref.text;
+  if (ref.data !== null) return ref.data.toString('utf8');
   const text = readDataBytesSync(indexDir!, ref.file!).toString('utf8');
   const n = splitLinesOf(text).length;
   if (n !== ref.lines) throw new CorruptIndexError(`data file ${ref.file} has ${n} lines, expected ${ref.lines}`);
@@ -242,25 +242,25 @@ async function build(input: BuildInput): Promise<VaultIndex> {
 
   let families: Families;
   let source: ShardSource;
-  let searchFiles: { meta: string; shards: Record<string, string> } | null = null;
   let counts: { notes: number; chunks: number; links: number };
   let saveFinding: Finding | null = null;
-  let eager: { notes: NoteRecord[]; parseFindings: Finding[]; pending: LinkRecord[] } | null = null;
 
   if (!prev) {
     // Cold build: every note parsed; doc ids are chunk ordinals.
     const cold = coldRecords(files, batches, parsed);
-    eager = cold.eager;
     counts = cold.counts;
     source = cold.source;
     const shardCount = shardCountFor(files.length);
-    const texts = familyTexts(files.map((f) => f.path), shardCount, (p) => parsed.get(p)!);
-    families = memoryFamilies(texts);
+    families = familyBuffers(files.map((f) => f.path), shardCount, (p) => parsed.get(p)!);
     if (indexDir) {
       try {
         await ensureIndexDir(indexDir);
-        families = await writeFamilies(indexDir, texts);
-        searchFiles = await writeSearch(indexDir, cold.loaded, cold.shards, null);
+        families = {
+          notes: await writeRefs(indexDir, 'notes', families.notes),
+          chunks: await writeRefs(indexDir, 'chunks', families.chunks),
+          parse_links: await writeRefs(indexDir, 'parse_links', families.parse_links),
+        };
+        const searchFiles = await writeSearch(indexDir, cold.loaded, cold.shards, null);
         await commitManifest(indexDir, manifestOf(base, shardCount, families, searchFiles, counts));
       } catch (e) {
         saveFinding = notSaved(indexDir, e);
@@ -292,7 +292,7 @@ async function build(input: BuildInput): Promise<VaultIndex> {
   }
 
   const index = lazyIndex({
-    namespace, root: scan.root, snapshot, manifestFiles, config, files, assets: scan.assets, indexDir, families, eager, head: findings, tail,
+    namespace, root: scan.root, snapshot, manifestFiles, config, files, assets: scan.assets, indexDir, families, head: findings, tail,
   });
   attachSearchSource(index, source, chunkReaders.get(index));
   const stats: IndexStats = {
@@ -323,56 +323,45 @@ function notSaved(indexDir: string, e: unknown): Finding {
   return { code: 'index_not_saved', severity: 'warning', message: `cannot save the index to ${indexDir}: ${(e as Error).message}; results are correct but the next run starts cold` };
 }
 
-/** Cold build: postings (doc id = ordinal), note objects and pending links for the eager resolve. */
+/** Cold build: postings (doc id = chunk ordinal), doc table and counts. */
 function coldRecords(files: readonly ScannedFile[], batches: readonly ParsedBatch[], parsed: Map<string, ParsedLines>) {
-  const builder = new PostingsBuilder();
-  let next = 0;
-  for (const b of batches) {
-    builder.addPacked(b.tokens, next);
-    next += b.tokens.chunkCounts.reduce((a, c) => a + c, 0);
-  }
-  const notes: NoteRecord[] = [];
-  const parseFindings: Finding[] = [];
-  const pending: LinkRecord[] = [];
+  const built = buildFromPacked(batches.map((b) => b.tokens));
   const docNotes: DocNote[] = [];
   let first = 0;
   let links = 0;
   for (const f of files) {
     const r = parsed.get(f.path)!;
-    const v = JSON.parse(r.note) as NoteLineValue;
-    notes.push(v.note);
-    for (const x of v.findings) parseFindings.push(x);
-    if (r.link_count > 0) for (const l of (JSON.parse(r.links) as { links: LinkRecord[] }).links) pending.push(l);
     links += r.link_count;
-    docNotes.push([f.path, first, r.chunk_count, v.note.classes]);
+    docNotes.push([f.path, first, r.chunk_count, r.classes]);
     first += r.chunk_count;
   }
-  const built = sourceFromBuilder(builder, docNotes, next);
-  return {
-    eager: { notes, parseFindings, pending },
-    counts: { notes: files.length, chunks: next, links },
-    source: built as ShardSource,
-    loaded: built.loaded,
-    shards: built.shards,
+  const loaded: LoadedMeta = {
+    meta: { document_count: built.count, next_id: built.count, length_sums: built.sums, notes: docNotes, shards: [...built.shards.keys()] },
+    lengths: built.lengths,
   };
+  const source: ShardSource = { meta: () => loaded, load: (key) => built.shards.get(key) ?? null };
+  return { counts: { notes: files.length, chunks: built.count, links }, source, loaded, shards: built.shards };
 }
 
-/** JSON-lines texts of the three families, record shard by record shard (paths in code-unit order). */
-function familyTexts(paths: readonly string[], shardCount: number, rec: (p: string) => ParsedLines): { notes: string[][]; chunks: string[][]; parse_links: string[][] } {
-  const out = { notes: [] as string[][], chunks: [] as string[][], parse_links: [] as string[][] };
+const NL = Buffer.from('\n');
+
+/** Record shards of the three families as UTF-8 buffers (lines in path order within a shard). */
+function familyBuffers(paths: readonly string[], shardCount: number, rec: (p: string) => ParsedLines): Families {
+  const parts = { notes: [] as Uint8Array[][], chunks: [] as Uint8Array[][], parse_links: [] as Uint8Array[][] };
   for (let s = 0; s < shardCount; s++) {
-    out.notes.push([]);
-    out.chunks.push([]);
-    out.parse_links.push([]);
+    parts.notes.push([]);
+    parts.chunks.push([]);
+    parts.parse_links.push([]);
   }
   for (const p of paths) {
     const s = shardOf(p, shardCount);
     const r = rec(p);
-    out.notes[s]!.push(r.note);
-    out.chunks[s]!.push(r.chunks);
-    out.parse_links[s]!.push(r.links);
+    parts.notes[s]!.push(r.note, NL);
+    parts.chunks[s]!.push(r.chunks, NL);
+    parts.parse_links[s]!.push(r.links, NL);
   }
-  return out;
+  const conv = (list: Uint8Array[][]): ShardRef[] => list.map((l) => ({ file: null, data: Buffer.concat(l), lines: l.length / 2 }));
+  return { notes: conv(parts.notes), chunks: conv(parts.chunks), parse_links: conv(parts.parse_links) };
 }
 
 function joinLines(lines: readonly string[]): string {
@@ -380,19 +369,12 @@ function joinLines(lines: readonly string[]): string {
 }
 
 function memoryFamilies(t: { notes: string[][]; chunks: string[][]; parse_links: string[][] }): Families {
-  const conv = (list: string[][]): ShardRef[] => list.map((lines) => ({ file: null, text: joinLines(lines), lines: lines.length }));
+  const conv = (list: string[][]): ShardRef[] => list.map((lines) => ({ file: null, data: Buffer.from(joinLines(lines), 'utf8'), lines: lines.length }));
   return { notes: conv(t.notes), chunks: conv(t.chunks), parse_links: conv(t.parse_links) };
 }
 
-async function writeFamilies(indexDir: string, t: { notes: string[][]; chunks: string[][]; parse_links: string[][] }): Promise<Families> {
-  const write = (name: string, list: string[][]) => Promise.all(list.map(async (lines, s): Promise<ShardRef> => ({
-    file: await writeData(indexDir, `${name}-${String(s).padStart(3, '0')}`, joinLines(lines), 'jsonl'), text: null, lines: lines.length,
-  })));
-  return { notes: await write('notes', t.notes), chunks: await write('chunks', t.chunks), parse_links: await write('parse_links', t.parse_links) };
-}
-
 function diskFamilies(m: IndexManifest): Families {
-  const conv = (list: ShardFile[]): ShardRef[] => list.map((s) => ({ file: s.file, text: null, lines: s.lines }));
+  const conv = (list: ShardFile[]): ShardRef[] => list.map((s) => ({ file: s.file, data: null, lines: s.lines }));
   return { notes: conv(m.store.notes), chunks: conv(m.store.chunks), parse_links: conv(m.store.parse_links) };
 }
 
@@ -463,14 +445,14 @@ async function incremental(
   let families: Families;
   const newTexts: { notes: Map<number, string>; chunks: Map<number, string>; parse_links: Map<number, string> } = { notes: new Map(), chunks: new Map(), parse_links: new Map() };
   const fams = ['notes', 'chunks', 'parse_links'] as const;
-  const pick = (r: ParsedLines, fam: (typeof fams)[number]) => (fam === 'notes' ? r.note : fam === 'chunks' ? r.chunks : r.links);
+  const pick = (r: ParsedLines, fam: (typeof fams)[number]) => Buffer.from(fam === 'notes' ? r.note : fam === 'chunks' ? r.chunks : r.links).toString('utf8');
   let droppedLinks = 0;
   const countIn = (line: string) => {
     let n = 0;
     for (let i = line.indexOf('"source_path":'); i !== -1; i = line.indexOf('"source_path":', i + 14)) n++;
     return n;
   };
-  const refOf = (text: string): ShardRef => ({ file: null, text, lines: splitLinesOf(text).length });
+  const refOf = (text: string): ShardRef => ({ file: null, data: Buffer.from(text, 'utf8'), lines: splitLinesOf(text).length });
   if (shardCount === prev.shard_count) {
     const touched = new Set<number>();
     for (const p of dropped) touched.add(shardOf(p, shardCount));
@@ -537,8 +519,7 @@ async function incremental(
   for (const b of batches) {
     builder.addPacked(b.tokens, next);
     b.records.forEach((r) => {
-      const classes = (JSON.parse(r.note) as NoteLineValue).note.classes;
-      added.push([r.path, next, r.chunk_count, classes]);
+      added.push([r.path, next, r.chunk_count, r.classes]);
       next += r.chunk_count;
     });
   }
@@ -588,8 +569,8 @@ async function incremental(
 }
 
 async function writeRefs(indexDir: string, name: string, refs: ShardRef[]): Promise<ShardRef[]> {
-  return Promise.all(refs.map(async (r, s) => (r.text === null ? r : {
-    file: await writeData(indexDir, `${name}-${String(s).padStart(3, '0')}`, r.text, 'jsonl'), text: null, lines: r.lines,
+  return Promise.all(refs.map(async (r, s) => (r.data === null ? r : {
+    file: await writeData(indexDir, `${name}-${String(s).padStart(3, '0')}`, r.data, 'jsonl'), data: null, lines: r.lines,
   })));
 }
 
@@ -603,7 +584,6 @@ interface LazyInput {
   assets: string[];
   indexDir: string | null;
   families: Families;
-  eager: { notes: NoteRecord[]; parseFindings: Finding[]; pending: LinkRecord[] } | null;
   head: Finding[];
   tail: Finding[];
 }
@@ -646,11 +626,11 @@ function lazyIndex(p: LazyInput): VaultIndex {
       const all = reparse();
       return paths.map((path) => {
         const r = all.get(path)!;
-        return fam === 'notes' ? r.note : fam === 'chunks' ? r.chunks : r.links;
+        return Buffer.from(fam === 'notes' ? r.note : fam === 'chunks' ? r.chunks : r.links).toString('utf8');
       });
     }
   };
-  let notesCache: { notes: NoteRecord[]; findings: Finding[] } | null = p.eager ? { notes: p.eager.notes, findings: p.eager.parseFindings } : null;
+  let notesCache: { notes: NoteRecord[]; findings: Finding[] } | null = null;
   const notesAndFindings = () => {
     if (!notesCache) {
       const notes: NoteRecord[] = [];
@@ -675,18 +655,13 @@ function lazyIndex(p: LazyInput): VaultIndex {
   let resolved: { links: LinkRecord[]; findings: Finding[] } | null = null;
   const resolve = () => {
     if (!resolved) {
-      let pending: LinkRecord[];
-      if (p.eager) pending = p.eager.pending;
-      else {
-        pending = [];
-        for (const l of familyLines('parse_links')) for (const x of (JSON.parse(l) as { links: LinkRecord[] }).links) pending.push(x);
-      }
+      const pending: LinkRecord[] = [];
+      for (const l of familyLines('parse_links')) for (const x of (JSON.parse(l) as { links: LinkRecord[] }).links) pending.push(x);
       const r = resolveLinks(notesAndFindings().notes, [], pending, { files: p.assets });
       resolved = { links: sortLinks(r.links), findings: r.findings };
     }
     return resolved;
   };
-  if (p.eager) resolve();
   const findings = () => {
     const out = [...p.head];
     for (const f of sortFindings(notesAndFindings().findings.concat(resolve().findings))) out.push(f);

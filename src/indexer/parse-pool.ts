@@ -29,16 +29,19 @@ export const BATCH_NOTES = 64;
 export const BATCH_BYTES = 1 << 20;
 
 /**
- * What parse produces for one note, as the store's JSON lines (each `JSON.stringify` of a plain object):
- * `note` = `{ path, sha256, note, findings }`, `chunks` = `{ path, chunks }`, `links` = `{ path, links }`
- * (links with resolution pending, external or tag).
+ * What parse produces for one note, as the store's JSON lines in UTF-8 (each `JSON.stringify` of a plain
+ * object, no trailing newline): `note` = `{ path, sha256, note, findings }`, `chunks` = `{ path, chunks }`,
+ * `links` = `{ path, links }` (links with resolution pending, external or tag). The byte arrays are views
+ * into one buffer per batch and family (transferred from the worker, never copied).
  */
 export interface ParsedLines {
   path: VaultPath;
   sha256: string;
-  note: string;
-  chunks: string;
-  links: string;
+  note: Uint8Array;
+  chunks: Uint8Array;
+  links: Uint8Array;
+  /** `note.classes` (the search doc table filters on it). */
+  classes: string[];
   chunk_count: number;
   link_count: number;
 }
@@ -49,6 +52,67 @@ export interface ParsedBatch {
   tokens: PackedTokens;
 }
 
+/** A batch as it crosses the thread boundary: one UTF-8 buffer per family plus line ends. */
+export interface WireBatch {
+  paths: string[];
+  shas: string[];
+  classes: string[][];
+  chunkCounts: number[];
+  linkCounts: number[];
+  buffers: { note: ArrayBuffer; chunks: ArrayBuffer; links: ArrayBuffer };
+  ends: { note: number[]; chunks: number[]; links: number[] };
+  tokens: PackedTokens;
+}
+
+const FAMILIES = ['note', 'chunks', 'links'] as const;
+
+/** Pack parsed lines for the transfer (one buffer per family). */
+export function toWire(b: { paths: string[]; shas: string[]; classes: string[][]; chunkCounts: number[]; linkCounts: number[]; lines: Record<(typeof FAMILIES)[number], string[]>; tokens: PackedTokens }): WireBatch {
+  const buffers = {} as WireBatch['buffers'];
+  const ends = {} as WireBatch['ends'];
+  for (const fam of FAMILIES) {
+    const parts = b.lines[fam].map((l) => Buffer.from(l, 'utf8'));
+    const total = parts.reduce((s, x) => s + x.length, 0);
+    const ab = new ArrayBuffer(total);
+    const view = new Uint8Array(ab);
+    const e: number[] = [];
+    let o = 0;
+    for (const x of parts) {
+      view.set(x, o);
+      o += x.length;
+      e.push(o);
+    }
+    buffers[fam] = ab;
+    ends[fam] = e;
+  }
+  return { paths: b.paths, shas: b.shas, classes: b.classes, chunkCounts: b.chunkCounts, linkCounts: b.linkCounts, buffers, ends, tokens: b.tokens };
+}
+
+/** Unpack a {@link WireBatch} into per-note views. */
+export function fromWire(w: WireBatch): ParsedBatch {
+  const views = FAMILIES.map((fam) => {
+    const all = new Uint8Array(w.buffers[fam]);
+    let start = 0;
+    return w.ends[fam].map((end) => {
+      const v = all.subarray(start, end);
+      start = end;
+      return v;
+    });
+  });
+  return {
+    records: w.paths.map((path, i) => ({
+      path, sha256: w.shas[i]!, note: views[0]![i]!, chunks: views[1]![i]!, links: views[2]![i]!,
+      classes: w.classes[i]!, chunk_count: w.chunkCounts[i]!, link_count: w.linkCounts[i]!,
+    })),
+    tokens: w.tokens,
+  };
+}
+
+/** Transferable buffers of a wire batch. */
+export function transferList(w: WireBatch): ArrayBuffer[] {
+  return [w.buffers.note, w.buffers.chunks, w.buffers.links, w.tokens.postings.buffer as ArrayBuffer, w.tokens.lengths.buffer as ArrayBuffer];
+}
+
 /** One parse job. */
 export interface ParseJob {
   path: VaultPath;
@@ -56,24 +120,29 @@ export interface ParseJob {
   bytes: Uint8Array;
 }
 
-/** Parse jobs in order; pure and deterministic (runs in the worker too). */
-export function parseBatch(jobs: readonly ParseJob[], config: VaultConfig): ParsedBatch {
-  const records: ParsedLines[] = [];
+/** Parse jobs in order into a {@link WireBatch}; pure and deterministic (runs in the worker too). */
+export function parseWire(jobs: readonly ParseJob[], config: VaultConfig): WireBatch {
+  const lines = { note: [] as string[], chunks: [] as string[], links: [] as string[] };
   const tokens: NoteTokens[] = [];
+  const classes: string[][] = [];
+  const chunkCounts: number[] = [];
+  const linkCounts: number[] = [];
   for (const job of jobs) {
     const parsed = parseNote(job.path, job.bytes, { config, sha256: job.sha256 });
-    records.push({
-      path: job.path,
-      sha256: job.sha256,
-      note: JSON.stringify({ path: job.path, sha256: job.sha256, note: parsed.note, findings: parsed.findings }),
-      chunks: JSON.stringify({ path: job.path, chunks: parsed.chunks }),
-      links: JSON.stringify({ path: job.path, links: parsed.links }),
-      chunk_count: parsed.chunks.length,
-      link_count: parsed.links.length,
-    });
+    lines.note.push(JSON.stringify({ path: job.path, sha256: job.sha256, note: parsed.note, findings: parsed.findings }));
+    lines.chunks.push(JSON.stringify({ path: job.path, chunks: parsed.chunks }));
+    lines.links.push(JSON.stringify({ path: job.path, links: parsed.links }));
+    classes.push(parsed.note.classes);
+    chunkCounts.push(parsed.chunks.length);
+    linkCounts.push(parsed.links.length);
     tokens.push(noteTokens(parsed.note, parsed.chunks));
   }
-  return { records, tokens: packTokens(tokens) };
+  return toWire({ paths: jobs.map((j) => j.path), shas: jobs.map((j) => j.sha256), classes, chunkCounts, linkCounts, lines, tokens: packTokens(tokens) });
+}
+
+/** Parse jobs in order (in the calling thread). */
+export function parseBatch(jobs: readonly ParseJob[], config: VaultConfig): ParsedBatch {
+  return fromWire(parseWire(jobs, config));
 }
 
 /** Message to a worker: a batch's paths, hashes and bytes (one transferred buffer, `ends[i]` = end of note i). */
@@ -149,6 +218,7 @@ export async function parseAll(jobs: readonly ParseJob[], options: ParseAllOptio
   }
   const threads = Math.max(1, Math.min(4, availableParallelism(), batches.length));
   let next = 0;
+  const sizes = batches.map((b) => b.length);
   const message = (i: number): [BatchMessage, ArrayBuffer[]] => {
     const b = batches[i]!;
     const total = b.reduce((s, j) => s + j.bytes.byteLength, 0);
@@ -160,7 +230,10 @@ export async function parseAll(jobs: readonly ParseJob[], options: ParseAllOptio
       o += j.bytes.byteLength;
       ends.push(o);
     }
-    return [{ id: i, paths: b.map((j) => j.path), shas: b.map((j) => j.sha256), ends, buffer: buf.buffer }, [buf.buffer]];
+    const msg: BatchMessage = { id: i, paths: b.map((j) => j.path), shas: b.map((j) => j.sha256), ends, buffer: buf.buffer };
+    sizes[i] = b.length;
+    batches[i] = []; // the bytes now live in the transferred buffer only
+    return [msg, [buf.buffer]];
   };
   await Promise.all(Array.from({ length: threads }, () => new Promise<void>((resolve, reject) => {
     const worker = new Worker(file!, { workerData: { config: options.config } });
@@ -174,17 +247,17 @@ export async function parseAll(jobs: readonly ParseJob[], options: ParseAllOptio
       }
       if (inFlight === 0) void worker.terminate().then(() => resolve());
     };
-    worker.on('message', (msg: { id: number; batch?: ParsedBatch; error?: string; path?: string }) => {
+    worker.on('message', (msg: { id: number; batch?: WireBatch; error?: string; path?: string }) => {
       if (failed) return;
       if (msg.error !== undefined) {
         failed = true;
         void worker.terminate();
-        reject(new Error(`parse worker failed on ${msg.path ?? batches[msg.id]![0]!.path}: ${msg.error}`));
+        reject(new Error(`parse worker failed on a batch of ${sizes[msg.id]} notes: ${msg.error}`));
         return;
       }
-      out[msg.id] = msg.batch!;
+      out[msg.id] = fromWire(msg.batch!);
       inFlight--;
-      done += batches[msg.id]!.length;
+      done += sizes[msg.id]!;
       options.onProgress?.(done, jobs.length);
       feed();
     });

@@ -5,14 +5,14 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { VaultConfig } from '../types.js';
-import { jobsOf, parseBatch, type BatchMessage } from './parse-pool.js';
+import { jobsOf, parseWire, transferList, type BatchMessage } from './parse-pool.js';
 
 const config = (workerData as { config: VaultConfig }).config;
 
 parentPort?.on('message', (msg: BatchMessage) => {
   try {
-    const batch = parseBatch(jobsOf(msg), config);
-    parentPort!.postMessage({ id: msg.id, batch }, [batch.tokens.postings.buffer, batch.tokens.lengths.buffer] as ArrayBuffer[]);
+    const batch = parseWire(jobsOf(msg), config);
+    parentPort!.postMessage({ id: msg.id, batch }, transferList(batch));
   } catch (e) {
     parentPort!.postMessage({ id: msg.id, error: e instanceof Error ? e.message : String(e) });
   }

@@ -444,6 +444,44 @@ export function jsonSyntaxError(text: string): { offset: number; reason: string 
   }
 }
 
+/**
+ * First duplicate object key in a document that is already known to be valid JSON (call after JSON.parse
+ * succeeded). JSON.parse silently keeps the last of two equal keys, so `{"max_link_depth": 1,
+ * "max_link_depth": 50}` would be read as 50 while a reviewer sees 1. Returns the RFC 6901 pointer of the
+ * second occurrence and its 0-based character offset, or null. Linear, iterative.
+ */
+export function jsonDuplicateKey(text: string): { pointer: string; offset: number } | null {
+  type Frame = { obj: boolean; keys: Set<string>; token: string; expectKey: boolean; index: number };
+  const frames: Frame[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      const top = frames[frames.length - 1];
+      if (top && top.obj && top.expectKey) {
+        const key = JSON.parse(text.slice(i, j + 1)) as string;
+        if (top.keys.has(key)) {
+          const parent = frames.slice(0, -1).map((f) => '/' + escapePointerToken(f.token)).join('');
+          return { pointer: `${parent}/${escapePointerToken(key)}`, offset: i };
+        }
+        top.keys.add(key);
+        top.token = key;
+        top.expectKey = false;
+      }
+      i = j;
+    } else if (c === '{') frames.push({ obj: true, keys: new Set(), token: '', expectKey: true, index: 0 });
+    else if (c === '[') frames.push({ obj: false, keys: new Set(), token: '0', expectKey: false, index: 0 });
+    else if (c === '}' || c === ']') frames.pop();
+    else if (c === ',') {
+      const top = frames[frames.length - 1];
+      if (top?.obj) top.expectKey = true;
+      else if (top) top.token = String(++top.index);
+    }
+  }
+  return null;
+}
+
 /** Cross-field rules of a responder output capture (see {@link VALIDATION_RULES}). `root` enables the `ref.*` rules. */
 export function captureRules(doc: unknown, root?: string): ValidationIssue[] {
   if (!isObj(doc)) return [];

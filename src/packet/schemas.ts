@@ -49,6 +49,13 @@ export const OUTPUT_SCHEMA_FILES: Readonly<Record<OutputSchemaName, string>> = {
   coverage_report: 'coverage-report.schema.json',
 };
 
+/**
+ * Options of every loretrace Ajv instance. `strict: true` except `strictRequired`, which would refuse a `required`
+ * under `not` (ledger-record.schema.json forbids a field that way: "a session record has no `tool`"); that is
+ * valid JSON Schema, and the lint has no effect on how documents are validated.
+ */
+const AJV_OPTIONS = { allErrors: true, strict: true, strictRequired: false, verbose: true } as const;
+
 /** Every schema file the shared Ajv instance holds (document kinds first, then outputs; no duplicates). */
 const ALL_SCHEMA_FILES: readonly string[] = [...new Set([...Object.values(SCHEMA_FILES), ...Object.values(OUTPUT_SCHEMA_FILES)])];
 
@@ -84,13 +91,13 @@ function loadSchemaFile(file: string): Record<string, unknown> {
 }
 
 /**
- * A fresh Ajv2020 instance (ajv-formats, `allErrors`, `strict: true`, `verbose: true`) with every loretrace schema
+ * A fresh Ajv2020 instance (ajv-formats, `allErrors`, `strict: true` but `strictRequired: false`, `verbose: true`) with every loretrace schema
  * (the contract schemas, the capture fragment and the output schemas of {@link OUTPUT_SCHEMA_FILES}) added under
  * their `$id`s, so other schemas can `$ref` them — for example
  * `https://loretrace.dev/schemas/responder-output.schema.json#/$defs/research_trace_entry`.
  */
 export function createAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ allErrors: true, strict: true, verbose: true });
+  const ajv = new Ajv2020(AJV_OPTIONS);
   addFormats(ajv);
   for (const file of ALL_SCHEMA_FILES) ajv.addSchema(loadSchemaFile(file));
   return ajv;
@@ -133,7 +140,7 @@ export function compiledSchema(kind: DocumentKind, lenient = false): ValidateFun
   let fn: ValidateFunction;
   if (lenient) {
     lenientAjv ??= (() => {
-      const ajv = new Ajv2020({ allErrors: true, strict: true, verbose: true });
+      const ajv = new Ajv2020(AJV_OPTIONS);
       addFormats(ajv);
       for (const file of ALL_SCHEMA_FILES) ajv.addSchema(lenientCopy(loadSchemaFile(file)));
       return ajv;

@@ -124,7 +124,8 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
   }
   const depth = raw.max_link_depth;
   if (typeof depth !== 'number' || !Number.isSafeInteger(depth) || depth < 0) {
-    fail(ptr('max_link_depth'), `traversal_policy ${ptr('max_link_depth')} must be an integer ≥ 0 (got ${show(depth)})`, `an integer from 0 to ${Number.MAX_SAFE_INTEGER}`);
+    const tooBig = typeof depth === 'number' && Number.isInteger(depth) && depth > 0;
+    fail(ptr('max_link_depth'), `traversal_policy ${ptr('max_link_depth')} must be an integer ≥ 0${tooBig ? ` no larger than ${Number.MAX_SAFE_INTEGER}` : ''} (got ${show(depth)})`, `an integer from 0 to ${Number.MAX_SAFE_INTEGER}`);
   }
   const strList = (k: (typeof POLICY_KEYS)[number]): string[] => {
     const v = raw[k];

@@ -5,6 +5,7 @@
  */
 import { LoretraceError } from '../errors.js';
 import type { TraversalPolicy } from '../packet/types.js';
+import { jsonDuplicateKey, jsonSyntaxError, lineColumnAt } from '../packet/rules.js';
 import type { PolicyPacketContext } from './compile.js';
 
 /** What {@link parsePolicyDocument} returns: the policy, its pointer, and the packet when there is one. */
@@ -18,15 +19,26 @@ export interface PolicyDocument {
 /**
  * Parse a policy or packet file's text.
  * @param kind `policy`: the document is a bare traversal_policy; `packet`: a responder packet.
- * @throws LoretraceError `bad_policy` (exit 1) when the text is not JSON (message names the file and
- *   the parser's position), or a packet has no `/lore_access/traversal_policy`.
+ * @throws LoretraceError `bad_policy` (exit 1) when the text is not JSON (message names the file, the
+ *   reason and the line and column, e.g. `p.json is not JSON: unexpected end of input at line 1, column 13`),
+ *   when an object has the same key twice (JSON.parse would silently keep the last value; pointer =
+ *   the duplicate), or a packet has no `/lore_access/traversal_policy`.
  */
 export function parsePolicyDocument(text: string, file: string, kind: 'policy' | 'packet'): PolicyDocument {
   let doc: unknown;
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   try {
-    doc = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-  } catch (e) {
-    throw new LoretraceError('bad_policy', `${file} is not JSON: ${(e as Error).message}`, { file, pointer: '', expected: `a JSON ${kind === 'policy' ? 'traversal_policy object' : 'responder packet'}` });
+    doc = JSON.parse(body);
+  } catch {
+    // Position and reason from the validators' scanner (stable across Node versions, never recursive).
+    const bad = jsonSyntaxError(body) ?? { offset: 0, reason: 'invalid JSON' };
+    const { line, column } = lineColumnAt(body, bad.offset);
+    throw new LoretraceError('bad_policy', `${file} is not JSON: ${bad.reason} at line ${line}, column ${column}`, { file, line, pointer: '', expected: `a JSON ${kind === 'policy' ? 'traversal_policy object' : 'responder packet'}` });
+  }
+  const dup = jsonDuplicateKey(body);
+  if (dup) {
+    const { line, column } = lineColumnAt(body, dup.offset);
+    throw new LoretraceError('bad_policy', `${file} has the key ${dup.pointer} twice (second at line ${line}, column ${column}); JSON readers keep only one of the values, so the ${kind} would not be applied as a reviewer reads it`, { file, line, pointer: dup.pointer, expected: 'each key once per object' });
   }
   if (kind === 'policy') return { policy: doc as TraversalPolicy, pointer: '', packet: null };
   const la = (doc as { lore_access?: { traversal_policy?: unknown } } | null)?.lore_access;

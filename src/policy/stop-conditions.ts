@@ -32,6 +32,11 @@ export type StopEffect =
   | { kind: 'deny_future_era' }
   | { kind: 'deny_hidden' };
 
+/** A value quoted for a message, cut to 100 characters (a hostile clause can be megabytes long). */
+function quote(v: string): string {
+  return JSON.stringify(v.length > 100 ? v.slice(0, 99) + '…' : v);
+}
+
 /** Relevance threshold used by "stop when a link is not relevant…" (0..1; see docs/TRAVERSAL.md). */
 export const DEFAULT_MIN_RELEVANCE = 0.3;
 
@@ -154,7 +159,7 @@ export function parseStopCondition(clause: string): ParsedStopCondition {
     const intToken = (kind: 'max_refs' | 'max_chunks' | 'max_chars' | 'time_budget_ms'): ParsedStopCondition =>
       /^[1-9][0-9]*$/.test(value) && Number.isSafeInteger(Number(value))
         ? { form: 'token', effects: [{ kind, value: Number(value) }] }
-        : { form: 'bad_token', error: `${name} needs a whole number ≥ 1 (got ${JSON.stringify(value)})`, expected: `${name}:N with N ≥ 1` };
+        : { form: 'bad_token', error: `${name} needs a whole number ≥ 1 (got ${quote(value)})`, expected: `${name}:N with N ≥ 1` };
     switch (name) {
       case 'max_refs':
       case 'max_chunks':
@@ -164,7 +169,7 @@ export function parseStopCondition(clause: string): ParsedStopCondition {
       case 'min_relevance': {
         const x = Number(value);
         if (!/^(?:0|1|0?\.[0-9]+|1\.0+|0\.[0-9]*)$/.test(value) || !(x >= 0 && x <= 1)) {
-          return { form: 'bad_token', error: `min_relevance needs a number from 0 to 1 (got ${JSON.stringify(value)})`, expected: 'min_relevance:X with 0 ≤ X ≤ 1' };
+          return { form: 'bad_token', error: `min_relevance needs a number from 0 to 1 (got ${quote(value)})`, expected: 'min_relevance:X with 0 ≤ X ≤ 1' };
         }
         return { form: 'token', effects: [{ kind: 'min_relevance', value: x }] };
       }
@@ -176,7 +181,7 @@ export function parseStopCondition(clause: string): ParsedStopCondition {
       default:
         return {
           form: 'bad_token',
-          error: `unknown structured token ${JSON.stringify(name)}`,
+          error: `unknown structured token ${quote(name)}`,
           expected: `one of ${STOP_TOKENS.join(', ')} (or a plain-English sentence)`,
         };
     }

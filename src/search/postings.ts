@@ -335,3 +335,83 @@ function readU32s(buf: Buffer, offset: number, count: number): Uint32Array {
   for (let i = 0; i < count; i++) out[i] = buf.readUInt32LE(offset + i * 4);
   return out;
 }
+
+/**
+ * Cold build: compact shards straight from packed batches (batch i's doc 0 follows the last doc of
+ * batch i-1), by a two-pass counting sort into one typed buffer — no per-posting objects. Postings
+ * of a (term, field) come out in ascending doc id order because batches and their docs are visited in order.
+ */
+export function buildFromPacked(batches: readonly PackedTokens[]): { shards: Map<string, CompactShard>; lengths: Uint32Array; sums: number[]; count: number } {
+  const termIds = new Map<string, number>();
+  const terms: string[] = [];
+  const local: Int32Array[] = [];
+  for (const b of batches) {
+    const map = new Int32Array(b.terms.length);
+    b.terms.forEach((t, i) => {
+      let id = termIds.get(t);
+      if (id === undefined) {
+        id = terms.length;
+        termIds.set(t, id);
+        terms.push(t);
+      }
+      map[i] = id;
+    });
+    local.push(map);
+  }
+  const G = terms.length;
+  const counts = new Uint32Array(G * FIELD_COUNT);
+  let count = 0;
+  for (const b of batches) count += b.lengths.length / FIELD_COUNT;
+  batches.forEach((b, bi) => {
+    const map = local[bi]!;
+    const p = b.postings;
+    for (let i = 0; i < p.length; i += 4) counts[map[p[i]!]! * FIELD_COUNT + p[i + 2]!]!++;
+  });
+  // Terms in code-unit order, grouped by shard key; positions laid out shard after shard.
+  const order = terms.map((_, i) => i).sort((a, b) => compareCodeUnits(terms[a]!, terms[b]!));
+  const byKey = new Map<string, number[]>();
+  for (const id of order) {
+    const k = shardKey(terms[id]!);
+    const list = byKey.get(k);
+    if (list) list.push(id);
+    else byKey.set(k, [id]);
+  }
+  const keys = [...byKey.keys()].sort(compareCodeUnits);
+  const cursor = new Uint32Array(G * FIELD_COUNT);
+  let total = 0;
+  for (const c of counts) total += c;
+  const docs = new Uint32Array(total);
+  const tfs = new Uint32Array(total);
+  const shards = new Map<string, CompactShard>();
+  let pos = 0;
+  for (const key of keys) {
+    const ids = byKey.get(key)!;
+    const start = pos;
+    const offsets = new Uint32Array(ids.length * FIELD_COUNT + 1);
+    ids.forEach((id, ti) => {
+      for (let f = 0; f < FIELD_COUNT; f++) {
+        offsets[ti * FIELD_COUNT + f] = pos - start;
+        cursor[id * FIELD_COUNT + f] = pos;
+        pos += counts[id * FIELD_COUNT + f]!;
+      }
+    });
+    offsets[ids.length * FIELD_COUNT] = pos - start;
+    shards.set(key, { terms: ids.map((id) => terms[id]!), offsets, docs: docs.subarray(start, pos), tfs: tfs.subarray(start, pos) });
+  }
+  const lengths = new Uint32Array(count * FIELD_COUNT);
+  const sums = [0, 0, 0, 0];
+  let first = 0;
+  batches.forEach((b, bi) => {
+    const map = local[bi]!;
+    const p = b.postings;
+    for (let i = 0; i < p.length; i += 4) {
+      const at = cursor[map[p[i]!]! * FIELD_COUNT + p[i + 2]!]!++;
+      docs[at] = first + p[i + 1]!;
+      tfs[at] = p[i + 3]!;
+    }
+    lengths.set(b.lengths, first * FIELD_COUNT);
+    for (let j = 0; j < b.lengths.length; j++) sums[j % FIELD_COUNT]! += b.lengths[j]!;
+    first += b.lengths.length / FIELD_COUNT;
+  });
+  return { shards, lengths, sums, count };
+}

@@ -491,20 +491,45 @@ function seedTitle(index: VaultIndex, path: VaultPath): string {
   return title;
 }
 
+/** `bad_input` for a malformed packet / projected-context field (pointer + what was expected). */
+function badShape(doc: string, pointer: string, expected: string, got: unknown): LoretraceError {
+  const shown = typeof got === 'string' ? JSON.stringify(got.length > 60 ? got.slice(0, 59) + '…' : got) : got === null ? 'null' : Array.isArray(got) ? 'an array' : typeof got;
+  return new LoretraceError('bad_input', `${doc} ${pointer} must be ${expected} (got ${shown})`, { pointer, expected });
+}
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
 /**
  * Default queries for a packet (used by `loretrace traverse --packet` when no `--query` is given):
  * the observed event's `observable_action` and `spoken_text`, then the text of each
  * `visible_context.source_excerpts` entry — what the scene shows the responder.
+ * @throws LoretraceError `bad_input` when a field it reads has the wrong shape (`visible_context` not an
+ *   object, `observable_action` not a string, `source_excerpts` not a list of objects, an excerpt `text`
+ *   not a string); the message names the JSON pointer. Absent fields simply give no query.
  */
 export function packetQueries(packet: {
   visible_context?: { observed_event?: { observable_action?: string; spoken_text?: string }; source_excerpts?: { ref_id: string; text: string }[] };
 }): { text: string; used_for: string }[] {
   const out: { text: string; used_for: string }[] = [];
-  const ev = packet.visible_context?.observed_event;
-  if (ev?.observable_action) out.push({ text: ev.observable_action, used_for: 'visible_context.observed_event.observable_action' });
-  if (ev?.spoken_text) out.push({ text: ev.spoken_text, used_for: 'visible_context.observed_event.spoken_text' });
-  (packet.visible_context?.source_excerpts ?? []).forEach((e, i) => {
-    if (e.text) out.push({ text: e.text, used_for: `visible_context.source_excerpts[${i}] ${e.ref_id}` });
+  if (!isPlainObject(packet)) throw badShape('packet', '/', 'a JSON object', packet);
+  const vc: unknown = packet.visible_context;
+  if (vc === undefined) return out;
+  if (!isPlainObject(vc)) throw badShape('packet', '/visible_context', 'an object', vc);
+  const ev: unknown = vc.observed_event;
+  if (ev !== undefined) {
+    if (!isPlainObject(ev)) throw badShape('packet', '/visible_context/observed_event', 'an object', ev);
+    for (const k of ['observable_action', 'spoken_text'] as const) {
+      const t = ev[k];
+      if (t !== undefined && typeof t !== 'string') throw badShape('packet', `/visible_context/observed_event/${k}`, 'a string', t);
+      if (t) out.push({ text: t, used_for: `visible_context.observed_event.${k}` });
+    }
+  }
+  const se: unknown = vc.source_excerpts;
+  if (se === undefined) return out;
+  if (!Array.isArray(se)) throw badShape('packet', '/visible_context/source_excerpts', 'a list of excerpt objects', se);
+  se.forEach((e: unknown, i) => {
+    if (!isPlainObject(e)) throw badShape('packet', `/visible_context/source_excerpts/${i}`, 'an excerpt object', e);
+    if (e.text !== undefined && typeof e.text !== 'string') throw badShape('packet', `/visible_context/source_excerpts/${i}/text`, 'a string', e.text);
+    if (e.text) out.push({ text: e.text, used_for: `visible_context.source_excerpts[${i}] ${typeof e.ref_id === 'string' ? e.ref_id : ''}`.trimEnd() });
   });
   return out;
 }
@@ -512,12 +537,30 @@ export function packetQueries(packet: {
 /**
  * Queries from a projected local context (`--projected-context`): one per
  * `context.runtime_retrieval_requirements[i]`, text = `trigger` + ": " + `compact_fact`.
+ * @throws LoretraceError `bad_input` when the document is not an object, `context` is not an object,
+ *   `runtime_retrieval_requirements` is not a list, or an entry is not an object with string `trigger`
+ *   and `compact_fact`; the message names the JSON pointer. No requirements (absent list) → no query.
  */
 export function requirementQueries(context: {
   context?: { runtime_retrieval_requirements?: { requirement_id: string; trigger: string; compact_fact: string }[] };
 }): { text: string; used_for: string }[] {
-  return (context.context?.runtime_retrieval_requirements ?? []).map((r, i) => ({
-    text: `${r.trigger}: ${r.compact_fact}`,
-    used_for: `runtime_retrieval_requirements[${i}] ${r.requirement_id}`,
-  }));
+  const doc = 'projected context';
+  if (!isPlainObject(context)) throw badShape(doc, '/', 'a JSON object', context);
+  const ctx: unknown = context.context;
+  if (ctx === undefined) return [];
+  if (!isPlainObject(ctx)) throw badShape(doc, '/context', 'an object', ctx);
+  const reqs: unknown = ctx.runtime_retrieval_requirements;
+  if (reqs === undefined) return [];
+  if (!Array.isArray(reqs)) throw badShape(doc, '/context/runtime_retrieval_requirements', 'a list of requirement objects', reqs);
+  return reqs.map((r: unknown, i) => {
+    const at = `/context/runtime_retrieval_requirements/${i}`;
+    if (!isPlainObject(r)) throw badShape(doc, at, 'a requirement object', r);
+    for (const k of ['trigger', 'compact_fact'] as const) {
+      if (typeof r[k] !== 'string') throw badShape(doc, `${at}/${k}`, 'a string', r[k]);
+    }
+    return {
+      text: `${r.trigger as string}: ${r.compact_fact as string}`,
+      used_for: `runtime_retrieval_requirements[${i}] ${typeof r.requirement_id === 'string' ? r.requirement_id : ''}`.trimEnd(),
+    };
+  });
 }

@@ -94,7 +94,7 @@ const STORE_CODES = new Set(['index_rebuilt', 'index_not_saved']);
 
 /**
  * Open (build or refresh) the index for a vault command. Store warnings go to stderr as
- * `loretrace: warning: …`; when `ctx.isTTY`, a progress bar (`parsing ▓▓░░ 120/480 notes`, on
+ * `loretrace: warning: …`; when `ctx.isTTY`, a progress bar (`parsing ███░░ 120/480 notes`, on
  * `ctx.stderr`, cleared when done) shows while more than {@link PROGRESS_MIN_NOTES} notes are parsed.
  *
  * @throws whatever `indexVault` throws (`vault_not_found`, `bad_config`, …); the bar is stopped first.

@@ -9,13 +9,15 @@
  * schemas/policy-receipt.schema.json).
  * Queries: every `--query`, plus one per runtime retrieval requirement of `--projected-context`; with
  * none, a packet's observed event and source excerpts; with no packet either, the seed titles.
- * Exit 0 ok; 1 bad policy, missing seed, strict-policy refusal; 2 usage errors (missing/duplicate
- * --policy/--packet, unreadable file).
+ * Exit 0 ok; 1 bad policy, missing seed, strict-policy refusal, malformed packet/projected-context
+ * field (`bad_input`, with its pointer); 2 usage errors (missing/duplicate --policy/--packet,
+ * unreadable or non-regular file, projected context that is not JSON: `bad_json`).
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { LoretraceError } from '../../errors.js';
+import { LoretraceError, isLoretraceError } from '../../errors.js';
+import { parseJsonDocument } from '../../packet/validate.js';
 import { compilePolicy } from '../../policy/compile.js';
 import { parsePolicyDocument } from '../../policy/load.js';
 import { policyReceiptDocument } from '../../policy/receipt.js';
@@ -36,11 +38,29 @@ interface TraverseCliOptions extends VaultCliOptions {
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
+/** Largest policy / packet / projected-context file read (bytes); these are small JSON documents. */
+const MAX_INPUT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Read an input file as UTF-8. Only regular files are opened: a FIFO or `/dev/zero` would block or
+ * never end, a directory is not a document. Exit 2 (`usage`) for all of these and for read errors.
+ */
 async function readText(ctx: CliContext, file: string, option: string): Promise<string> {
+  const abs = resolve(ctx.cwd, file);
+  const refuse = (why: string) => new LoretraceError('usage', `cannot read ${option} ${file}: ${why}`, { file, expected: 'a readable JSON file' }, 2);
+  let st;
   try {
-    return await readFile(resolve(ctx.cwd, file), 'utf8');
+    st = await stat(abs);
   } catch (e) {
-    throw new LoretraceError('usage', `cannot read ${option} ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { file, expected: 'a readable JSON file' }, 2);
+    throw refuse((e as NodeJS.ErrnoException).code ?? (e as Error).message);
+  }
+  if (st.isDirectory()) throw refuse('EISDIR');
+  if (!st.isFile()) throw refuse('not a regular file');
+  if (st.size > MAX_INPUT_BYTES) throw refuse(`${st.size} bytes is larger than the ${MAX_INPUT_BYTES}-byte limit`);
+  try {
+    return await readFile(abs, 'utf8');
+  } catch (e) {
+    throw refuse((e as NodeJS.ErrnoException).code ?? (e as Error).message);
   }
 }
 
@@ -63,16 +83,24 @@ export function register(program: Command, ctx: CliContext): void {
     const doc = parsePolicyDocument(await readText(ctx, file, opts.policy ? '--policy' : '--packet'), file, opts.policy ? 'policy' : 'packet');
     const queries: TraverseQuery[] = opts.query.map((q, i) => ({ text: q, used_for: `--query[${i}]` }));
     if (opts.projectedContext) {
-      let pc: unknown;
       const text = await readText(ctx, opts.projectedContext, '--projected-context');
+      // BOM-tolerant; `bad_json` (exit 2) with line and column, like `validate` and `retrieve`.
+      const pc = parseJsonDocument(text, opts.projectedContext);
       try {
-        pc = JSON.parse(text);
+        queries.push(...requirementQueries(pc as Parameters<typeof requirementQueries>[0]));
       } catch (e) {
-        throw new LoretraceError('bad_input', `${opts.projectedContext} is not JSON: ${(e as Error).message}`, { file: opts.projectedContext });
+        if (isLoretraceError(e)) e.details.file = opts.projectedContext;
+        throw e;
       }
-      queries.push(...requirementQueries(pc as Parameters<typeof requirementQueries>[0]));
     }
-    if (queries.length === 0 && doc.packet) queries.push(...packetQueries(doc.packet as Parameters<typeof packetQueries>[0]));
+    if (queries.length === 0 && doc.packet) {
+      try {
+        queries.push(...packetQueries(doc.packet as Parameters<typeof packetQueries>[0]));
+      } catch (e) {
+        if (isLoretraceError(e)) e.details.file = file;
+        throw e;
+      }
+    }
     const index = await openIndex(ctx, opts);
     const compiled = compilePolicy(doc.policy, {
       index,

@@ -89,8 +89,14 @@ export function register(program: Command, ctx: CliContext): void {
         const docs = files.map((file) => {
           let text: string;
           try {
+            // Only regular files: /dev/zero or a FIFO would never end or block forever.
+            const st = statSync(resolve(ctx.cwd, file));
+            if (!st.isFile() && !st.isDirectory()) {
+              throw new LoretraceError('file_not_found', `cannot read ${file}: not a regular file`, { file, expected: `a readable JSON ${kind} file` }, 2);
+            }
             text = readFileSync(resolve(ctx.cwd, file), 'utf8');
           } catch (e) {
+            if (e instanceof LoretraceError) throw e;
             const code = (e as NodeJS.ErrnoException).code;
             const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : (e as Error).message;
             throw new LoretraceError('file_not_found', `cannot read ${file}: ${why}`, { file, expected: `a readable JSON ${kind} file` }, 2);

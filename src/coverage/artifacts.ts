@@ -1,0 +1,450 @@
+/**
+ * Recognise coverage inputs and pull the lore refs out of them.
+ *
+ * {@link recogniseArtifact} is pure (file name + text in, plain data out); {@link readArtifacts} does the
+ * file-system walk for the CLI. A file is recognised by its `schema_version` first and by its shape
+ * second; anything else is *skipped with a reason*, never dropped silently and never fatal.
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { extname, join, posix, relative, resolve, sep } from 'node:path';
+import type { ArtifactKind, ArtifactSet, CoverageArtifact, RefOccurrence, SkippedInput } from './types.js';
+import { COVERAGE_SCHEMA_VERSION } from './types.js';
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+type Obj = { [k: string]: Json };
+
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
+
+/** RFC 6901 escaping of one pointer segment. */
+const seg = (s: string | number): string => String(s).replace(/~/g, '~0').replace(/\//g, '~1');
+
+/** Split a `source_ref` that holds several refs (`a; b`) into its trimmed, non-empty parts. */
+export function splitRefList(value: string): string[] {
+  return value.split(';').map((p) => p.trim()).filter((p) => p.length > 0);
+}
+
+/**
+ * Proxy tools whose results are lore the responder read (see docs/COVERAGE.md): `lore_read` returns
+ * text. `lore_search` hits, `lore_links` targets and `lore_follow` admissions are candidates, not reads,
+ * just as `ledger export` makes one research_trace entry per read.
+ */
+const LEDGER_READING_TOOLS = new Set(['lore_read']);
+
+/** The kinds recognised, in words, for "expected" messages. */
+const EXPECTED =
+  'a responder packet, responder output capture, loretrace traverse result, capture fragment, ' +
+  'proxy ledger (JSONL) or lore-grounding digest (by schema_version or shape)';
+
+/** 1-based line and column of a character offset in `text`. */
+function lineCol(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let last = -1;
+  for (let i = 0; i < offset && i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10 || (c === 13 && text.charCodeAt(i + 1) !== 10)) {
+      line++;
+      last = i;
+    }
+  }
+  return { line, column: offset - last };
+}
+
+/** `JSON.parse` with a message that names the line and column of a syntax error. */
+function parseJson(file: string, text: string): { ok: true; value: unknown } | { ok: false; message: string } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    const pos = /position (\d+)/.exec(msg);
+    const where = pos ? (() => { const lc = lineCol(text, Number(pos[1])); return ` at line ${lc.line}, column ${lc.column}`; })() : '';
+    const detail = msg.replace(/ in JSON at position \d+.*$/, '').replace(/\s*\(line \d+ column \d+\)$/, '');
+    return { ok: false, message: `${file}: not JSON${where}: ${detail}; expected ${EXPECTED}` };
+  }
+}
+
+/** A JSON value in words, for messages: `null`, `a number`, `an array`, `an empty string`, … */
+function kindWord(v: Json | undefined): string {
+  if (v === undefined) return 'absent';
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'string') return v.trim() === '' ? 'an empty string' : 'a string';
+  return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
+}
+
+/** A JSON value as shown in a report (at most 80 characters). */
+function shown(v: Json | undefined): string {
+  const t = v === undefined ? 'absent' : JSON.stringify(v);
+  return t.length > 80 ? t.slice(0, 79) + '…' : t;
+}
+
+/** An occurrence for an entry that is not a ref (reported in `rejected_refs`). */
+function notARef(role: RefOccurrence['role'], pointer: string, value: Json | undefined, reason: string): RefOccurrence {
+  return { role, pointer, ref: shown(value), not_a_ref: reason };
+}
+
+/**
+ * Put the explicit range of `node` on `occ`: both integers → `line_start`/`line_end`; either present but
+ * not both integers → `bad_range`; both absent → nothing (the ref's own range applies). With
+ * `singleLine`, an integer `line_start` alone means that one line (digests).
+ */
+function setRange(occ: RefOccurrence, node: Obj, singleLine = false): boolean {
+  const { line_start: a, line_end: b } = node;
+  if (isInt(a) && isInt(b)) {
+    occ.line_start = a;
+    occ.line_end = b;
+    return true;
+  }
+  if (singleLine && isInt(a) && b === undefined) {
+    occ.line_start = a;
+    occ.line_end = a;
+    return true;
+  }
+  if (a !== undefined || b !== undefined) occ.bad_range = `line_start ${shown(a)}, line_end ${shown(b)}`;
+  return false;
+}
+
+/** Reject a list field that is present but not an array (nothing inside it can be read). */
+function notAList(list: Json | undefined, role: RefOccurrence['role'], pointer: string, out: RefOccurrence[]): boolean {
+  if (list === undefined || Array.isArray(list)) return false;
+  out.push(notARef(role, pointer, list, `${pointer.slice(pointer.lastIndexOf('/') + 1)} is ${kindWord(list)}; expected an array`));
+  return true;
+}
+
+function refsFromTraceEntry(entry: Json, pointer: string, out: RefOccurrence[]): void {
+  if (!isObj(entry)) {
+    out.push(notARef('research_trace', pointer, entry, `research_trace entry is ${kindWord(entry)}; expected an object with source_ref`));
+    return;
+  }
+  const ref = typeof entry.source_ref === 'string' && entry.source_ref.trim() ? entry.source_ref.trim()
+    : typeof entry.source_path === 'string' && entry.source_path.trim() ? entry.source_path.trim() : null;
+  if (ref === null) {
+    out.push(notARef('research_trace', pointer, entry, `research_trace entry has no source_ref or source_path string (source_ref is ${kindWord(entry.source_ref)})`));
+    return;
+  }
+  const occ: RefOccurrence = { role: 'research_trace', pointer, ref };
+  if (setRange(occ, entry) && entry.origin === 'runner_captured' && typeof entry.extracted_constraint === 'string') {
+    occ.verbatim_text = entry.extracted_constraint;
+  }
+  out.push(occ);
+}
+
+function refList(list: Json | undefined, role: RefOccurrence['role'], pointer: string, out: RefOccurrence[]): void {
+  if (notAList(list, role, pointer, out) || !Array.isArray(list)) return;
+  list.forEach((item, i) => {
+    const parts = typeof item === 'string' ? splitRefList(item) : [];
+    if (parts.length === 0) {
+      out.push(notARef(role, `${pointer}/${i}`, item, `${pointer.slice(pointer.lastIndexOf('/') + 1)} item is ${kindWord(item)}; expected a lore ref string`));
+      return;
+    }
+    for (const part of parts) out.push({ role, pointer: `${pointer}/${i}`, ref: part });
+  });
+}
+
+function excerptRefs(list: Json | undefined, pointer: string, out: RefOccurrence[]): void {
+  if (notAList(list, 'source_excerpt', pointer, out) || !Array.isArray(list)) return;
+  list.forEach((ex, i) => {
+    const parts = isObj(ex) && typeof ex.source_ref === 'string' ? splitRefList(ex.source_ref) : [];
+    if (parts.length === 0) {
+      const why = isObj(ex) ? `source_ref is ${kindWord(ex.source_ref)}` : `the excerpt is ${kindWord(ex)}`;
+      out.push(notARef('source_excerpt', `${pointer}/${i}${isObj(ex) ? '/source_ref' : ''}`, isObj(ex) ? ex.source_ref : ex, `source excerpt without a ref: ${why}; expected a source_ref string`));
+      return;
+    }
+    for (const part of parts) out.push({ role: 'source_excerpt', pointer: `${pointer}/${i}/source_ref`, ref: part });
+  });
+}
+
+function traceRefs(list: Json | undefined, pointer: string, out: RefOccurrence[]): void {
+  if (notAList(list, 'research_trace', pointer, out) || !Array.isArray(list)) return;
+  list.forEach((entry, i) => refsFromTraceEntry(entry, `${pointer}/${i}`, out));
+}
+
+/** consulted_refs, followed_refs, research_trace of an object at `pointer` (a lore_access block, a fragment, a traverse result). */
+function loreAccessRefs(block: Obj, pointer: string, out: RefOccurrence[], fallback?: { block: Obj; pointer: string }): void {
+  // A field present in `block` is read (a non-array is reported); an absent one falls back.
+  for (const [field, role] of [['consulted_refs', 'consulted_ref'], ['followed_refs', 'followed_ref']] as const) {
+    if (block[field] !== undefined) refList(block[field], role, `${pointer}/${field}`, out);
+    else if (fallback) refList(fallback.block[field], role, `${fallback.pointer}/${field}`, out);
+  }
+  if (block.research_trace !== undefined) traceRefs(block.research_trace, `${pointer}/research_trace`, out);
+  else if (fallback) traceRefs(fallback.block.research_trace, `${fallback.pointer}/research_trace`, out);
+}
+
+function snapshotOf(v: Obj): string | null {
+  return typeof v.snapshot_id === 'string' && v.snapshot_id ? v.snapshot_id : null;
+}
+
+/**
+ * Result objects inside a ledger record's outcome: objects with a string `ref` (or `source_ref`), found
+ * depth-first (array items in order, object keys in code-unit order). Iterative, so a hostile, deeply
+ * nested outcome cannot overflow the call stack.
+ */
+function ledgerResults(root: Json, rootPointer: string, out: RefOccurrence[], line: number): void {
+  const stack: { node: Json; pointer: string }[] = [{ node: root, pointer: rootPointer }];
+  while (stack.length > 0) {
+    const { node, pointer } = stack.pop()!;
+    if (Array.isArray(node)) {
+      for (let i = node.length - 1; i >= 0; i--) stack.push({ node: node[i]!, pointer: `${pointer}/${i}` });
+      continue;
+    }
+    if (!isObj(node)) continue;
+    const ref = typeof node.ref === 'string' ? node.ref : typeof node.source_ref === 'string' ? node.source_ref : null;
+    if (ref !== null && ref.trim()) {
+      const occ: RefOccurrence = { role: 'ledger_result', pointer, record_line: line, ref: ref.trim() };
+      if (setRange(occ, node) && typeof node.text === 'string') occ.verbatim_text = node.text;
+      out.push(occ);
+      continue;
+    }
+    const keys = Object.keys(node).sort();
+    for (let i = keys.length - 1; i >= 0; i--) stack.push({ node: node[keys[i]!] as Json, pointer: `${pointer}/${seg(keys[i]!)}` });
+  }
+}
+
+/** True when a ledger outcome records a refusal rather than returned lore. */
+function isRefusal(outcome: Json | undefined): boolean {
+  if (!isObj(outcome)) return false;
+  if (outcome.refused === true || outcome.admitted === false || outcome.ok === false) return true;
+  if (typeof outcome.status === 'string' && /refus|error|denied/.test(outcome.status)) return true;
+  return 'refusal' in outcome || 'error' in outcome;
+}
+
+function recogniseLedger(file: string, text: string): CoverageArtifact | SkippedInput {
+  const lines = text.split(/\r\n|\r|\n/);
+  const records: { line: number; value: Obj }[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const l = lines[i]!.trim();
+    if (!l) continue;
+    const parsed = parseJson(file, l);
+    if (!parsed.ok) {
+      return { file, reason: 'not_json', message: `${file}: line ${i + 1} is not a JSON record (${parsed.message.replace(/^.*?not JSON(?: at line \d+, column \d+)?: /, '').replace(/; expected .*$/, '')}); expected one JSON object per line` };
+    }
+    if (!isObj(parsed.value)) return { file, reason: 'unrecognised', message: `${file}: line ${i + 1} is not a JSON object; expected one ledger record per line` };
+    records.push({ line: i + 1, value: parsed.value });
+  }
+  if (records.length === 0) return { file, reason: 'unrecognised', message: `${file}: empty JSONL file; expected proxy ledger records` };
+  const isLedger = records.every((r) => isInt(r.value.seq) && ('record_hash' in r.value || 'prev_hash' in r.value));
+  if (!isLedger) {
+    return { file, reason: 'unrecognised', message: `${file}: JSONL records without seq/prev_hash/record_hash; expected a loretrace proxy ledger` };
+  }
+  const refs: RefOccurrence[] = [];
+  let snapshot: string | null = null;
+  let schemaVersion: string | null = null;
+  for (const { line, value } of records) {
+    if (schemaVersion === null && typeof value.schema_version === 'string') schemaVersion = value.schema_version;
+    if (snapshot === null) {
+      snapshot = snapshotOf(value);
+      if (snapshot === null) for (const k of Object.keys(value).sort()) { const v = value[k]; if (isObj(v) && snapshotOf(v)) { snapshot = snapshotOf(v); break; } }
+    }
+    const tool = typeof value.tool === 'string' ? value.tool : null;
+    if (tool === null || !LEDGER_READING_TOOLS.has(tool)) continue;
+    const outcome = value.outcome ?? value.result;
+    if (outcome === undefined || isRefusal(outcome)) continue;
+    ledgerResults(outcome, value.outcome !== undefined ? '/outcome' : '/result', refs, line);
+  }
+  return { file, kind: 'proxy_ledger', schema_version: schemaVersion, snapshot_id: snapshot, refs };
+}
+
+function kindOf(v: Obj): ArtifactKind | { skip: string } | null {
+  const sv = typeof v.schema_version === 'string' ? v.schema_version : '';
+  if (sv === COVERAGE_SCHEMA_VERSION) return { skip: 'a loretrace coverage report (output of this command), not an input' };
+  if (sv.startsWith('ghostlight.responder_packet')) return 'responder_packet';
+  if (sv.startsWith('ghostlight.responder_output')) return 'responder_capture';
+  if (/traverse[_-]result/.test(sv)) return 'traverse_result';
+  if (/capture[_-]fragment/.test(sv)) return 'capture_fragment';
+  if (/lore[_-]grounding/.test(sv)) return 'lore_grounding_digest';
+  if (sv.startsWith('ghostlight.projected_local_context')) {
+    return { skip: 'a Ghostlight projected local context: its runtime_retrieval_requirements are queries, not lore citations' };
+  }
+  if (sv.startsWith('ghostlight.corpus_coverage')) return { skip: 'the Ghostlight corpus coverage ledger: it lists fixtures, not lore refs' };
+  if (typeof v.$schema === 'string') return { skip: 'a JSON Schema document, not an artifact' };
+  // Shapes, when schema_version does not say.
+  if (isObj(v.visible_context) && isObj(v.lore_access)) return 'responder_packet';
+  if (isObj(v.lore_access) && ('raw_output' in v || 'parsed_output' in v)) return 'responder_capture';
+  if (Array.isArray(v.decisions) && Array.isArray(v.research_trace) && Array.isArray(v.source_excerpts)) return 'traverse_result';
+  if (typeof v.mode === 'string' && Array.isArray(v.consulted_refs)) return 'capture_fragment';
+  if (Array.isArray(v.source_refs) && v.source_refs.some((r) => typeof r === 'string' || (isObj(r) && typeof r.path === 'string'))) {
+    return 'lore_grounding_digest';
+  }
+  return null;
+}
+
+/**
+ * Recognise one input file from its text and extract its lore ref occurrences. Pure.
+ *
+ * Recognised by `schema_version` (`ghostlight.responder_packet.*`, `ghostlight.responder_output.*`,
+ * `*traverse_result*`, `*capture_fragment*`, `*lore_grounding*`) or, failing that, by shape; a file
+ * named `*.jsonl` (or whose text is not one JSON value but one JSON object per line) is read as a proxy
+ * ledger. A UTF-8 BOM is ignored. Never throws: an unusable input comes back as a {@link SkippedInput}
+ * whose `message` names the file, the line/column or pointer, and what was expected.
+ *
+ * Fields read per kind (pointers in {@link RefOccurrence.pointer}):
+ * packet `/visible_context/source_excerpts/i/source_ref` (split at `;`); capture
+ * `/lore_access/{consulted_refs,followed_refs,research_trace}` (each falling back to `/parsed_output/…`
+ * when `lore_access` lacks it); traverse result and capture fragment: the same three at top level plus
+ * `/source_excerpts`; ledger: the returned ranges of `lore_read` records that were not refused (`/outcome/returned/i`, with their `text`);
+ * digest `/source_refs/i` (`path` or `ref`, with `line_start`/`line_end`).
+ *
+ * @param file the name shown in the report.
+ * @param text the file's text (UTF-8 decoded).
+ */
+export function recogniseArtifact(file: string, text: string): CoverageArtifact | SkippedInput {
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  if (body.trim() === '') return { file, reason: 'not_json', message: `${file}: empty file; expected ${EXPECTED}` };
+  const parsed = parseJson(file, body);
+  if (!parsed.ok) {
+    const looksJsonl = /\.jsonl$/i.test(file) || /^\s*\{[^\n]*\}\s*\r?\n\s*\{/.test(body);
+    if (looksJsonl) return recogniseLedger(file, body);
+    return { file, reason: 'not_json', message: parsed.message };
+  }
+  if (/\.jsonl$/i.test(file)) return recogniseLedger(file, body);
+  const v = parsed.value;
+  if (!isObj(v)) {
+    return { file, reason: 'unrecognised', message: `${file}: top level is ${Array.isArray(v) ? 'an array' : v === null ? 'null' : `a ${typeof v}`}; expected a JSON object: ${EXPECTED}` };
+  }
+  // A ledger holding only its first record parses as one JSON object whatever the file is called.
+  if (isInt(v.seq) && ('record_hash' in v || 'prev_hash' in v) && typeof v.kind === 'string') return recogniseLedger(file, body);
+  const kind = kindOf(v);
+  if (kind === null) {
+    const keys = Object.keys(v).slice(0, 6).join(', ');
+    return { file, reason: 'unrecognised', message: `${file}: unrecognised JSON (schema_version ${typeof v.schema_version === 'string' ? JSON.stringify(v.schema_version) : 'absent'}; keys ${keys}${Object.keys(v).length > 6 ? ', …' : ''}); expected ${EXPECTED}` };
+  }
+  if (typeof kind === 'object') return { file, reason: 'no_lore_refs', message: `${file}: ${kind.skip}` };
+  const refs: RefOccurrence[] = [];
+  switch (kind) {
+    case 'responder_packet':
+      if (isObj(v.visible_context)) excerptRefs(v.visible_context.source_excerpts, '/visible_context/source_excerpts', refs);
+      break;
+    case 'responder_capture': {
+      const la = isObj(v.lore_access) ? v.lore_access : {};
+      loreAccessRefs(la, '/lore_access', refs, isObj(v.parsed_output) ? { block: v.parsed_output, pointer: '/parsed_output' } : undefined);
+      break;
+    }
+    case 'traverse_result':
+    case 'capture_fragment':
+      excerptRefs(v.source_excerpts, '/source_excerpts', refs);
+      loreAccessRefs(v, '', refs);
+      break;
+    case 'lore_grounding_digest':
+      if (!notAList(v.source_refs, 'digest_source_ref', '/source_refs', refs) && Array.isArray(v.source_refs)) {
+        v.source_refs.forEach((r, i) => {
+          const pointer = `/source_refs/${i}`;
+          const parts = typeof r === 'string' ? splitRefList(r) : [];
+          if (parts.length > 0) {
+            for (const part of parts) refs.push({ role: 'digest_source_ref', pointer, ref: part });
+            return;
+          }
+          const ref = !isObj(r) ? null : typeof r.path === 'string' ? r.path : typeof r.ref === 'string' ? r.ref : typeof r.source_ref === 'string' ? r.source_ref : null;
+          if (ref === null || !ref.trim()) {
+            refs.push(notARef('digest_source_ref', pointer, r, isObj(r) ? `source_refs item has no path (path is ${kindWord(r.path)}); expected { path, line_start, line_end }` : `source_refs item is ${kindWord(r)}; expected { path, line_start, line_end }`));
+            return;
+          }
+          const occ: RefOccurrence = { role: 'digest_source_ref', pointer, ref: ref.trim() };
+          setRange(occ, r as Obj, true);
+          refs.push(occ);
+        });
+      }
+      break;
+    case 'proxy_ledger':
+      break;
+  }
+  return { file, kind, schema_version: typeof v.schema_version === 'string' ? v.schema_version : null, snapshot_id: snapshotOf(v), refs };
+}
+
+/** True when `x` is a {@link SkippedInput} rather than a recognised artifact. */
+export function isSkipped(x: CoverageArtifact | SkippedInput): x is SkippedInput {
+  return 'reason' in x;
+}
+
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Options for {@link readArtifacts}. */
+export interface ReadArtifactsOptions {
+  /** Directory relative inputs are resolved against; default `process.cwd()`. Report names do not depend on it. */
+  cwd?: string;
+}
+
+/**
+ * The report name of an input as the caller wrote it: POSIX separators, `.`/`..` segments and a trailing
+ * `/` normalised away (`./a/../b.json` → `b.json`, `/tmp/x/` → `/tmp/x`); absolute stays absolute,
+ * relative stays relative. So the same arguments give the same names from any working directory.
+ */
+function inputName(input: string): string {
+  const p = posix.normalize(input.split(sep).join('/'));
+  return p.length > 1 && p.endsWith('/') ? p.slice(0, -1) : p;
+}
+
+async function walk(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  const entries = await readdir(dir, { withFileTypes: true });
+  for (const e of entries.sort((a, b) => cmp(a.name, b.name))) {
+    if (e.name.startsWith('.') || e.name === 'node_modules') continue;
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...(await walk(p)));
+    else if (e.isFile()) out.push(p);
+  }
+  return out;
+}
+
+/**
+ * Read artifact files and folders (folders recursively; dot-entries and `node_modules` skipped; inside a
+ * folder only `*.json` and `*.jsonl` are read, other files are listed as `unsupported_extension`). Each
+ * file is read as UTF-8 and passed to {@link recogniseArtifact}; a file named twice is read once.
+ * Missing inputs (`not_found`), unreadable files (`unreadable`) and folders holding no files at all
+ * (`empty_folder`) become skipped entries — this function does not throw for bad inputs.
+ *
+ * Output lists are sorted by `file` (code-unit order). Names are the inputs as written (normalised, POSIX
+ * separators; see `inputName`) followed by the path inside a folder, so the report does not depend on the
+ * working directory: `lore-fixtures/artifacts` gives `lore-fixtures/artifacts/capture.harbor.json`,
+ * `/tmp/run/art` gives `/tmp/run/art/packet.json`.
+ */
+export async function readArtifacts(inputs: readonly string[], options: ReadArtifactsOptions = {}): Promise<ArtifactSet> {
+  const cwd = options.cwd ?? process.cwd();
+  const artifacts: CoverageArtifact[] = [];
+  const skipped: SkippedInput[] = [];
+  const seen = new Set<string>();
+  const files: { abs: string; name: string; explicit: boolean }[] = [];
+  for (const input of inputs) {
+    const abs = resolve(cwd, input);
+    const shown = inputName(input);
+    let st;
+    try {
+      st = await stat(abs);
+    } catch {
+      skipped.push({ file: shown, reason: 'not_found', message: `${shown}: no such file or folder; expected an artifact file or a folder of artifacts` });
+      continue;
+    }
+    if (st.isDirectory()) {
+      const found = await walk(abs);
+      if (found.length === 0) {
+        skipped.push({ file: shown, reason: 'empty_folder', message: `${shown}: folder holds no files; expected artifact files (*.json, *.jsonl)` });
+      }
+      for (const f of found) files.push({ abs: f, name: posix.join(shown, relative(abs, f).split(sep).join('/')), explicit: false });
+    } else {
+      files.push({ abs, name: shown, explicit: true });
+    }
+  }
+  for (const { abs, name, explicit } of files) {
+    if (seen.has(abs)) continue;
+    seen.add(abs);
+    const ext = extname(abs).toLowerCase();
+    if (!explicit && ext !== '.json' && ext !== '.jsonl') {
+      skipped.push({ file: name, reason: 'unsupported_extension', message: `${name}: not a .json or .jsonl file; name it on the command line to read it anyway` });
+      continue;
+    }
+    let text: string;
+    try {
+      const bytes = await readFile(abs);
+      text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    } catch (e) {
+      const why = e instanceof TypeError ? 'not valid UTF-8' : e instanceof Error ? e.message : String(e);
+      skipped.push({ file: name, reason: 'unreadable', message: `${name}: cannot be read (${why}); expected a UTF-8 JSON file` });
+      continue;
+    }
+    const r = recogniseArtifact(name, text);
+    if (isSkipped(r)) skipped.push(r);
+    else artifacts.push(r);
+  }
+  artifacts.sort((a, b) => cmp(a.file, b.file));
+  skipped.sort((a, b) => cmp(a.file, b.file) || cmp(a.reason, b.reason));
+  return { artifacts, skipped };
+}

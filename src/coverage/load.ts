@@ -1,0 +1,58 @@
+/**
+ * The I/O around the pure report: read every note's current lines (for line figures and text checks)
+ * and write the three report files.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { LoretraceError, isLoretraceError } from '../errors.js';
+import { readNoteLines } from '../indexer/lookup.js';
+import type { VaultIndex } from '../types.js';
+import { renderCoverageHtml } from './render-html.js';
+import { renderCoverageMarkdown } from './render-md.js';
+import type { CoverageReport } from './types.js';
+
+/**
+ * Current lines of every note of `index` (through `readNoteLines`, which checks each file's sha256
+ * against the index), keyed by vault path — the `noteLines` option of `coverageReport`.
+ *
+ * A note that cannot be re-read as indexed (`stale_file`: changed or vanished since indexing) is left
+ * out of the map; `coverageReport` then rebuilds its lines from the index's chunks, which hold every
+ * non-blank body line of the indexed snapshot. Never throws for a single note.
+ */
+export async function loadNoteLines(index: VaultIndex): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  for (const n of index.notes) {
+    try {
+      out.set(n.path, await readNoteLines(index, n.path));
+    } catch (e) {
+      if (!isLoretraceError(e)) throw e;
+    }
+  }
+  return out;
+}
+
+/** Paths of the files {@link writeCoverageFiles} wrote. */
+export interface CoverageFiles {
+  json: string;
+  md: string;
+  html: string;
+}
+
+/**
+ * Write `coverage.json` (2-space JSON + newline), `coverage.md` and `coverage.html` into `outDir`
+ * (created when missing). Same report ⇒ byte-identical files.
+ *
+ * @throws LoretraceError `coverage_unwritable` naming the folder when it cannot be created or written.
+ */
+export async function writeCoverageFiles(report: CoverageReport, outDir: string): Promise<CoverageFiles> {
+  const files: CoverageFiles = { json: join(outDir, 'coverage.json'), md: join(outDir, 'coverage.md'), html: join(outDir, 'coverage.html') };
+  try {
+    await mkdir(outDir, { recursive: true });
+    await writeFile(files.json, JSON.stringify(report, null, 2) + '\n', 'utf8');
+    await writeFile(files.md, renderCoverageMarkdown(report), 'utf8');
+    await writeFile(files.html, renderCoverageHtml(report), 'utf8');
+  } catch (e) {
+    throw new LoretraceError('coverage_unwritable', `cannot write the coverage report into ${outDir}: ${(e as Error).message}`, { file: outDir, expected: 'a writable folder' });
+  }
+  return files;
+}

@@ -1,0 +1,297 @@
+/**
+ * Types of the lore coverage report (issue 6): what lore the packets, captures, traces, ledgers and
+ * digests actually cite, and where the vault itself is thin. The lore-side counterpart of Ghostlight's
+ * corpus coverage ledger (`corpus-coverage.json`).
+ *
+ * Conventions as in src/types.ts: lines are 1-based inclusive in the original note file; paths are
+ * vault-relative POSIX NFC; every list in a report is sorted with a code-unit compare.
+ */
+import type { VaultPath } from '../types.js';
+
+/** `schema_version` of `coverage.json` (schemas/coverage-report.schema.json). */
+export const COVERAGE_SCHEMA_VERSION = 'loretrace.coverage_report.v1';
+
+/**
+ * What kind of artifact a file was recognised as:
+ * - `responder_packet` — Ghostlight responder packet (seed 000): `visible_context.source_excerpts[].source_ref`.
+ * - `responder_capture` — Ghostlight responder output capture: `lore_access.consulted_refs`,
+ *   `followed_refs`, `research_trace`.
+ * - `traverse_result` — output of `loretrace traverse` (schemas/traverse-result.schema.json).
+ * - `capture_fragment` — the `lore_access` fragment written by `retrieve --capture-out` or `ledger export`.
+ * - `proxy_ledger` — the proxy's JSONL trace ledger (one record per tool call).
+ * - `lore_grounding_digest` — a Ghostlight lore-grounding digest: `source_refs[{ path, line_start, line_end }]`.
+ */
+export type ArtifactKind =
+  | 'responder_packet'
+  | 'responder_capture'
+  | 'traverse_result'
+  | 'capture_fragment'
+  | 'proxy_ledger'
+  | 'lore_grounding_digest';
+
+/** Where inside its artifact a ref was found (the field it came from). */
+export type CitationRole =
+  | 'source_excerpt'
+  | 'consulted_ref'
+  | 'followed_ref'
+  | 'research_trace'
+  | 'ledger_result'
+  | 'digest_source_ref';
+
+/**
+ * One ref as it stands in an artifact, before it is matched against the vault. A `source_ref` that
+ * holds several refs separated by `; ` gives one occurrence per part (same pointer).
+ */
+export interface RefOccurrence {
+  role: CitationRole;
+  /** RFC 6901 JSON pointer of the field inside the artifact (inside the record, for a JSONL ledger). */
+  pointer: string;
+  /** 1-based line of the JSONL record, for ledgers; absent for JSON files. */
+  record_line?: number;
+  /** The ref text exactly as written (one `; `-separated part), or the digest's `path`. */
+  ref: string;
+  /** Explicit line range carried next to the ref (research_trace entry, ledger result, digest source_ref). */
+  line_start?: number;
+  line_end?: number;
+  /**
+   * Text the artifact claims those lines held, when the artifact records it verbatim
+   * (a `runner_captured` trace entry's `extracted_constraint`; a ledger result's `text`).
+   * Compared with the current lines to detect `text_changed`.
+   */
+  verbatim_text?: string;
+  /**
+   * Set when the artifact writes `line_start`/`line_end` next to the ref but not as integers (`"3"`,
+   * `2.5`, `null`, one of them absent), e.g. `line_start "3", line_end 4`. The citation is then
+   * `invalid_range`, never silently widened to the ref's own range.
+   */
+  bad_range?: string;
+  /**
+   * Set when the entry is not a ref at all (a number or `null` in `consulted_refs`, an empty string, a
+   * trace entry with neither `source_ref` nor `source_path`, a list field that is not an array): the
+   * reason in words. `ref` then holds the entry as JSON (at most 80 characters). Reported in
+   * `rejected_refs`, so nothing in an artifact is dropped silently.
+   */
+  not_a_ref?: string;
+}
+
+/** One recognised artifact file and the refs found in it. Plain data (what {@link recogniseArtifact} returns). */
+export interface CoverageArtifact {
+  /** The file as displayed in the report: the input as named (normalised, POSIX), plus the path inside a named folder. */
+  file: string;
+  kind: ArtifactKind;
+  /** The file's `schema_version` (first record's, for a ledger), or null when it has none. */
+  schema_version: string | null;
+  /** The vault snapshot the artifact records (`snapshot_id`), or null when it records none. */
+  snapshot_id: string | null;
+  refs: RefOccurrence[];
+}
+
+/** Why an input file was not read as an artifact. */
+export type SkipReason =
+  | 'not_json'
+  | 'unrecognised'
+  | 'no_lore_refs'
+  | 'unreadable'
+  | 'unsupported_extension'
+  | 'empty_folder'
+  | 'not_found';
+
+/** An input that was listed but not used, with the reason in words (file, line or pointer, what was expected). */
+export interface SkippedInput {
+  file: string;
+  reason: SkipReason;
+  message: string;
+}
+
+/** Artifacts read from disk plus the inputs that were skipped (what `readArtifacts` returns). */
+export interface ArtifactSet {
+  artifacts: CoverageArtifact[];
+  skipped: SkippedInput[];
+}
+
+/**
+ * Status of one lore citation against the current vault. Everything except `ok` is *stale*:
+ * - `missing_path` — no note at that path in the vault now.
+ * - `missing_fragment` — the note exists but the `#heading`, `#chunkN` or `#^block` does not.
+ * - `range_beyond_eof` — a cited line lies past the note's last line.
+ * - `invalid_range` — `line_start < 1` or `line_end < line_start`.
+ * - `text_changed` — the artifact recorded the cited text verbatim and the lines now differ.
+ * - `snapshot_changed` — the artifact records a `snapshot_id` other than the vault's and carries no
+ *   verbatim text that would show the citation still holds.
+ */
+export type CitationStatus =
+  | 'ok'
+  | 'missing_path'
+  | 'missing_fragment'
+  | 'range_beyond_eof'
+  | 'invalid_range'
+  | 'text_changed'
+  | 'snapshot_changed';
+
+/** Every stale status, in report order (totals list each one, zeros included — seed 003). */
+export const STALE_STATUSES = [
+  'missing_path',
+  'missing_fragment',
+  'range_beyond_eof',
+  'invalid_range',
+  'text_changed',
+  'snapshot_changed',
+] as const satisfies readonly Exclude<CitationStatus, 'ok'>[];
+
+/** One lore citation in the vault's namespace, matched against the vault. */
+export interface Citation {
+  artifact: string;
+  role: CitationRole;
+  pointer: string;
+  record_line?: number;
+  /** The ref as written. */
+  ref: string;
+  /** Vault path the ref names (whether or not it exists now). */
+  path: VaultPath;
+  /** The cited line range in the current note (1-based inclusive), or null when it could not be placed. */
+  line_start: number | null;
+  line_end: number | null;
+  status: CitationStatus;
+  /** For stale citations: what is wrong, in words. Absent when `ok`. */
+  detail?: string;
+}
+
+/** A ref that is not vault lore, lore of another namespace, or an entry refused as a ref — counted apart. */
+export interface ApartRef {
+  artifact: string;
+  pointer: string;
+  record_line?: number;
+  ref: string;
+  /** For other-namespace refs: the namespace written before `:`. */
+  namespace?: string;
+  /** For refused refs: the reason (the ref grammar's `bad_ref` message, a folder ref, or an entry that is not a ref). */
+  detail?: string;
+}
+
+/** Figures for one note. `line_coverage` = `covered_lines / body_lines`, rounded to 4 decimals; null when `body_lines` is 0. */
+export interface NoteCoverage {
+  path: VaultPath;
+  title: string;
+  /** Folder of the note ('' for the vault root). */
+  folder: string;
+  classes: string[];
+  /** Lore citations of this path (stale ones included). */
+  citations: number;
+  /** Distinct artifact files citing it. */
+  artifacts: number;
+  stale_citations: number;
+  /** Non-blank lines outside the frontmatter. */
+  body_lines: number;
+  /** Of those, lines inside the range of at least one non-stale citation. */
+  covered_lines: number;
+  line_coverage: number | null;
+  /** Links from other notes that resolve (or ambiguously resolve) to this note. */
+  inbound_links: number;
+}
+
+/** Figures aggregated over a group of notes (a folder with its subfolders, or a target class). */
+export interface GroupCoverage {
+  notes: number;
+  cited_notes: number;
+  citations: number;
+  /** Distinct artifact files citing any note of the group. */
+  artifacts: number;
+  stale_citations: number;
+  body_lines: number;
+  covered_lines: number;
+  line_coverage: number | null;
+}
+
+export interface FolderCoverage extends GroupCoverage {
+  /**
+   * Vault-relative folder path without trailing slash. Figures include every subfolder. Folders are
+   * listed in tree order (segment by segment, code-unit order), so a folder's subfolders follow it.
+   */
+  folder: string;
+  /** Nesting depth: 1 for a top-level folder. */
+  depth: number;
+}
+
+export interface ClassCoverage extends GroupCoverage {
+  class: string;
+  /** Paths of the class's notes that no artifact cites (sorted). */
+  never_cited: VaultPath[];
+}
+
+/** Per-artifact summary row. */
+export interface ArtifactSummary {
+  file: string;
+  kind: ArtifactKind;
+  schema_version: string | null;
+  snapshot_id: string | null;
+  /** true/false when the artifact records a snapshot_id; null when it records none. */
+  snapshot_matches: boolean | null;
+  lore_citations: number;
+  stale_citations: number;
+  non_lore_refs: number;
+  other_namespace_refs: number;
+  rejected_refs: number;
+}
+
+/** The vault's own holes (from the index's link graph). */
+export interface VaultGaps {
+  unresolved_links: { source_path: VaultPath; line: number; column: number; raw: string; target: string }[];
+  ambiguous_links: {
+    source_path: VaultPath; line: number; column: number; raw: string; target: string;
+    resolved_to: VaultPath; candidates: VaultPath[];
+  }[];
+  broken_fragments: { source_path: VaultPath; line: number; column: number; raw: string; path: VaultPath; fragment: string }[];
+  /** Notes no other note links to (sorted). */
+  orphan_notes: VaultPath[];
+}
+
+/** Totals of a report. Every stale status is listed, zeros included. */
+export interface CoverageTotals {
+  notes: number;
+  artifacts: number;
+  skipped_inputs: number;
+  lore_citations: number;
+  cited_notes: number;
+  never_cited_notes: number;
+  stale_citations: number;
+  stale_by_status: Record<(typeof STALE_STATUSES)[number], number>;
+  non_lore_refs: number;
+  other_namespace_refs: number;
+  rejected_refs: number;
+  body_lines: number;
+  covered_lines: number;
+  line_coverage: number | null;
+  classes: number;
+  untouched_classes: number;
+  unresolved_links: number;
+  ambiguous_links: number;
+  broken_fragments: number;
+  orphan_notes: number;
+}
+
+/** The whole report, as written to `coverage.json` (schemas/coverage-report.schema.json). Deterministic: no timestamps. */
+export interface CoverageReport {
+  schema_version: typeof COVERAGE_SCHEMA_VERSION;
+  namespace: string;
+  snapshot_id: string;
+  totals: CoverageTotals;
+  artifacts: ArtifactSummary[];
+  skipped: SkippedInput[];
+  notes: NoteCoverage[];
+  folders: FolderCoverage[];
+  classes: ClassCoverage[];
+  /** Classes none of whose notes is cited (sorted). */
+  untouched_classes: string[];
+  /** Every lore citation in the vault's namespace: artifacts by file name, then in the order their fields are read (see `recogniseArtifact`). */
+  citations: Citation[];
+  /** The stale subset of `citations`. */
+  stale: Citation[];
+  non_lore_refs: ApartRef[];
+  other_namespace_refs: ApartRef[];
+  /**
+   * Refused entries: refs in the vault's namespace the ref grammar refuses (`..`, backslash, ...), folder
+   * refs, and entries that are not refs at all (see {@link RefOccurrence.not_a_ref}).
+   */
+  rejected_refs: ApartRef[];
+  gaps: VaultGaps;
+}

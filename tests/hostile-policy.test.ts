@@ -1,0 +1,180 @@
+// Hostile traversal policies (breaker regressions): each case once crashed, hung or misread a policy.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { indexVault } from '../src/indexer/build.js';
+import { compilePolicy, parsePolicyDocument, parseStopCondition } from '../src/policy/index.js';
+import { mapLinkClassPhrase } from '../src/policy/synonyms.js';
+import type { TraversalPolicy } from '../src/packet/types.js';
+import type { VaultIndex } from '../src/types.js';
+import { isLoretraceError } from '../src/errors.js';
+import { FIXTURE_VAULT } from './helpers/shared.js';
+
+let index: VaultIndex;
+beforeAll(async () => {
+  index = await indexVault(FIXTURE_VAULT, { persist: false });
+});
+
+const base: TraversalPolicy = {
+  max_link_depth: 1,
+  allowed_prefixes: ['FixtureLore:World/Pre-Elysium/'],
+  required_seed_refs: ['FixtureLore:World/Pre-Elysium/Territories.md'],
+  follow_link_classes: ['wikilink'],
+  stop_conditions: [],
+};
+
+function compileError(policy: unknown, packet?: unknown): { code: string; message: string; pointer: unknown } {
+  try {
+    compilePolicy(policy as TraversalPolicy, { index, ...(packet ? { packet: packet as never } : {}) });
+  } catch (e) {
+    if (isLoretraceError(e)) return { code: e.code, message: e.message, pointer: e.details.pointer };
+    throw e;
+  }
+  throw new Error('compilePolicy did not throw');
+}
+
+function parseError(text: string, kind: 'policy' | 'packet' = 'policy'): { code: string; message: string; pointer: unknown; line: unknown } {
+  try {
+    parsePolicyDocument(text, 'p.json', kind);
+  } catch (e) {
+    if (isLoretraceError(e)) return { code: e.code, message: e.message, pointer: e.details.pointer, line: e.details.line };
+    throw e;
+  }
+  throw new Error('parsePolicyDocument did not throw');
+}
+
+describe('mapLinkClassPhrase', () => {
+  it('maps a word that names an Object.prototype member ("constructor") to nothing instead of crashing', () => {
+    expect(mapLinkClassPhrase('constructor __proto__ toString hasOwnProperty', new Set())).toEqual({ words: [], classes: [] });
+  });
+
+  it('still maps real words next to it', () => {
+    expect(mapLinkClassPhrase('constructors of factions', new Set())).toEqual({ words: [{ word: 'factions', classes: ['factions'], via: 'synonym' }], classes: ['factions'] });
+  });
+});
+
+describe('parseStopCondition', () => {
+  it('matches a 400 000-character clause of stop verbs in linear time (once a quadratic regex backtrack)', () => {
+    expect(parseStopCondition('stop '.repeat(80_000))).toEqual({ form: 'unrecognised', effects: [] });
+    expect(parseStopCondition('stop '.repeat(80_000) + 'post-Elysium')).toEqual({ form: 'english', effects: [{ kind: 'deny_future_era' }], patterns: ['future_era'] });
+  });
+
+  it('keeps the line rule of the old regex: the verb and the keyword must share a line', () => {
+    expect(parseStopCondition('avoid\nhidden lore').form).toBe('unrecognised');
+    expect(parseStopCondition('avoid the hidden lore').form).toBe('english');
+    expect(parseStopCondition('the hidden lore, avoid').form).toBe('unrecognised');
+  });
+
+  it('refuses an English budget beyond 2^53-1 instead of reading it as Infinity', () => {
+    expect(parseStopCondition(`stop after ${'9'.repeat(400)} notes`)).toEqual({
+      form: 'bad_token',
+      error: 'max_refs needs a whole number ≥ 1 no larger than 9007199254740991',
+      expected: 'max_refs N with 1 ≤ N ≤ 9007199254740991',
+    });
+  });
+});
+
+describe('compilePolicy', () => {
+  it('compiles a follow_link_classes entry "constructor" (advisory) instead of an internal error', () => {
+    const c = compilePolicy({ ...base, follow_link_classes: ['constructor'] }, { index });
+    const row = c.receipt.find((r) => r.kind === 'follow_link_class');
+    expect(row?.disposition).toBe('advisory');
+  });
+
+  it('refuses max_link_depth 1e309 (Infinity), naming it as written', () => {
+    expect(compileError({ ...base, max_link_depth: Number.POSITIVE_INFINITY })).toEqual({
+      code: 'bad_policy',
+      message: 'traversal_policy /max_link_depth must be an integer ≥ 0 (got Infinity)',
+      pointer: '/max_link_depth',
+    });
+  });
+
+  it('refuses max_link_depth 1e300 (not a safe integer)', () => {
+    expect(compileError({ ...base, max_link_depth: 1e300 })).toEqual({
+      code: 'bad_policy',
+      message: 'traversal_policy /max_link_depth must be an integer ≥ 0 no larger than 9007199254740991 (got 1e+300)',
+      pointer: '/max_link_depth',
+    });
+  });
+
+  it('keeps a message short when the bad value is a 1 MB string or a 100 000-deep array', () => {
+    const deep = JSON.parse('['.repeat(100_000) + ']'.repeat(100_000)) as unknown;
+    const e1 = compileError({ ...base, allowed_prefixes: deep });
+    expect(e1.code).toBe('bad_policy');
+    expect(e1.pointer).toBe('/allowed_prefixes/0');
+    expect(e1.message).toBe(`traversal_policy /allowed_prefixes/0 must be a non-empty string (got ${'['.repeat(119)}…)`);
+    const e2 = compileError({ ...base, stop_conditions: ['max_refs:' + '1'.repeat(1_000_000)] });
+    expect(e2.message.length).toBeLessThan(400);
+    expect(e2.message).toBe(`traversal_policy /stop_conditions/0 "max_refs:${"1".repeat(109)}…: max_refs needs a whole number ≥ 1 (got "${"1".repeat(99)}…")`);
+  });
+
+  it('refuses a packet whose allowed_scope or omitted_context_refs is not a list, with the pointer', () => {
+    expect(compileError(base, { lore_access: { allowed_scope: 'FixtureLore:World/' } })).toEqual({
+      code: 'bad_policy',
+      message: 'packet /lore_access/allowed_scope must be a list of strings (got "FixtureLore:World/")',
+      pointer: '/lore_access/allowed_scope',
+    });
+    expect(compileError(base, { hidden_context_audit: { omitted_context_refs: { a: 1 } } })).toEqual({
+      code: 'bad_policy',
+      message: 'packet /hidden_context_audit/omitted_context_refs must be a list of strings (got {"a":1})',
+      pointer: '/hidden_context_audit/omitted_context_refs',
+    });
+    expect(compileError(base, { hidden_context_audit: 'x' })).toEqual({
+      code: 'bad_policy',
+      message: 'packet /hidden_context_audit must be an object (got "x")',
+      pointer: '/hidden_context_audit',
+    });
+  });
+
+  it('writes a non-string allowed_scope / hidden entry as a string clause (the receipt schema wants strings)', () => {
+    const c = compilePolicy(base, { index, packet: { lore_access: { allowed_scope: [null, 5] }, hidden_context_audit: { omitted_context_refs: [{ a: 1 }] } } as never });
+    const rows = c.receipt.filter((r) => r.kind === 'allowed_scope' || r.kind === 'hidden_ref').map((r) => [r.kind, r.clause, r.disposition]);
+    expect(rows).toEqual([
+      ['allowed_scope', 'null', 'advisory'],
+      ['allowed_scope', '5', 'advisory'],
+      ['hidden_ref', '{"a":1}', 'advisory'],
+    ]);
+  });
+});
+
+describe('parsePolicyDocument', () => {
+  it('names line and column when the text is not JSON', () => {
+    expect(parseError('{"max_link_depth": 2,\n')).toEqual({ code: 'bad_policy', message: 'p.json is not JSON: unexpected end of input at line 2, column 1', pointer: '', line: 2 });
+    expect(parseError('')).toEqual({ code: 'bad_policy', message: 'p.json is not JSON: unexpected end of input at line 1, column 1', pointer: '', line: 1 });
+  });
+
+  it('reports 200 000 unclosed brackets as not JSON, not as a stack overflow', () => {
+    expect(parseError('['.repeat(200_000)).message).toBe('p.json is not JSON: unexpected end of input at line 1, column 200001');
+  });
+
+  it('refuses a duplicate key, which JSON.parse would silently resolve to the last value', () => {
+    const text = '{"max_link_depth": 1,\n "max_link_depth": 50, "allowed_prefixes": [], "required_seed_refs": [], "follow_link_classes": [], "stop_conditions": []}';
+    expect(parseError(text)).toEqual({
+      code: 'bad_policy',
+      message: 'p.json has the key /max_link_depth twice (second at line 2, column 2); JSON readers keep only one of the values, so the policy would not be applied as a reviewer reads it',
+      pointer: '/max_link_depth',
+      line: 2,
+    });
+    expect(parseError('{"lore_access": {"traversal_policy": {}, "x": [{"a": 1, "a\\u0062": 2, "ab": 3}]}}', 'packet').pointer).toBe('/lore_access/x/0/ab');
+  });
+
+  it('accepts a BOM and equal keys in different objects', () => {
+    expect(parsePolicyDocument('\uFEFF{"a": {"k": 1}, "b": {"k": 2}}', 'p.json', 'policy').policy).toEqual({ a: { k: 1 }, b: { k: 2 } });
+  });
+});
+
+describe('loretrace traverse with hostile files (CLI)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'loretrace-hostile-policy-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('refuses a policy 1e309 deep in a real file run through the CLI path', async () => {
+    const { main } = await import('../src/cli/main.js');
+    const f = join(dir, 'inf.policy.json');
+    writeFileSync(f, JSON.stringify(base).replace('"max_link_depth":1', '"max_link_depth":1e309'));
+    let err = '';
+    const code = await main(['traverse', '--lore', FIXTURE_VAULT, '--policy', f], { stdout: () => {}, stderr: (t) => void (err += t), env: { LORETRACE_INDEX_DIR: join(dir, 'idx') }, cwd: dir, isTTY: false });
+    expect(code).toBe(1);
+    expect(err).toBe(`loretrace: traversal_policy /max_link_depth must be an integer ≥ 0 (got Infinity) (${f}, pointer /max_link_depth) [bad_policy]\n`);
+  });
+});
