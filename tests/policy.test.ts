@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -398,7 +398,7 @@ describe('checkEdge', () => {
 describe.skipIf(!hasShared)(`compilePolicy on the real Sella packet (${hasShared ? 'shared data present' : sharedNotice})`, () => {
   let real: VaultIndex;
   beforeAll(async () => {
-    real = await indexVault(AETHERIA, { indexDir: join(tmpdir(), 'loretrace-d-policy-aetheria') });
+    real = await indexVault(AETHERIA, { indexDir: mkdtempSync(join(tmpdir(), 'loretrace-d-policy-aetheria-')) });
   }, 120_000);
 
   it('enforces every link-class phrase and the first three stop conditions; the fourth is advisory', () => {

@@ -352,7 +352,7 @@ describe.skipIf(!hasShared)(`traverse on the real Sella packet (${hasShared ? 's
   let r: TraverseResult;
   const A = 'AetheriaLore:Aetheria/Worldbuilding/';
   beforeAll(async () => {
-    real = await indexVault(AETHERIA, { indexDir: join(tmpdir(), 'loretrace-d-traverse-aetheria') });
+    real = await indexVault(AETHERIA, { indexDir: mkdtempSync(join(tmpdir(), 'loretrace-d-traverse-aetheria-')) });
     const packet = JSON.parse(readFileSync(SELLA, 'utf8'));
     r = traverse(real, compilePolicy(packet.lore_access.traversal_policy, { index: real, packet }), { queries: packetQueries(packet) });
   }, 120_000);

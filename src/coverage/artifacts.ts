@@ -373,24 +373,37 @@ function inputName(input: string): string {
   return p.length > 1 && p.endsWith('/') ? p.slice(0, -1) : p;
 }
 
-async function walk(dir: string): Promise<string[]> {
+/**
+ * Files under `dir` (sorted, recursive). Entries that are neither a folder nor a regular file — symbolic
+ * links (never followed inside a folder: no loops, no escape), FIFOs, sockets, devices — are returned in
+ * `other` with what they are, so the caller lists them as skipped instead of dropping them silently.
+ */
+async function walk(dir: string, other: { path: string; what: string }[] = []): Promise<string[]> {
   const out: string[] = [];
   const entries = await readdir(dir, { withFileTypes: true });
   for (const e of entries.sort((a, b) => cmp(a.name, b.name))) {
     if (e.name.startsWith('.') || e.name === 'node_modules') continue;
     const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...(await walk(p)));
+    if (e.isDirectory()) out.push(...(await walk(p, other)));
     else if (e.isFile()) out.push(p);
+    else other.push({ path: p, what: e.isSymbolicLink() ? 'a symbolic link (not followed inside a folder; name its target on the command line to read it)' : e.isFIFO() ? 'a FIFO, not a regular file' : e.isSocket() ? 'a socket, not a regular file' : 'a device, not a regular file' });
   }
   return out;
+}
+
+/** What a non-regular input is, for the skipped entry (`null` for a regular file). */
+function notRegular(st: { isFile(): boolean; isFIFO(): boolean; isSocket(): boolean }): string | null {
+  if (st.isFile()) return null;
+  return st.isFIFO() ? 'a FIFO, not a regular file' : st.isSocket() ? 'a socket, not a regular file' : 'a device, not a regular file';
 }
 
 /**
  * Read artifact files and folders (folders recursively; dot-entries and `node_modules` skipped; inside a
  * folder only `*.json` and `*.jsonl` are read, other files are listed as `unsupported_extension`). Each
  * file is read as UTF-8 and passed to {@link recogniseArtifact}; a file named twice is read once.
- * Missing inputs (`not_found`), unreadable files (`unreadable`) and folders holding no files at all
- * (`empty_folder`) become skipped entries — this function does not throw for bad inputs.
+ * Missing inputs (`not_found`), unreadable files, FIFOs, devices and (inside folders) symbolic links
+ * (`unreadable`, never opened or followed) and folders holding no files at all (`empty_folder`) become
+ * skipped entries — this function does not throw for bad inputs.
  *
  * Output lists are sorted by `file` (code-unit order). Names are the inputs as written (normalised, POSIX
  * separators; see `inputName`) followed by the path inside a folder, so the report does not depend on the
@@ -414,11 +427,19 @@ export async function readArtifacts(inputs: readonly string[], options: ReadArti
       continue;
     }
     if (st.isDirectory()) {
-      const found = await walk(abs);
-      if (found.length === 0) {
+      const other: { path: string; what: string }[] = [];
+      const found = await walk(abs, other);
+      for (const o of other) {
+        const name = posix.join(shown, relative(abs, o.path).split(sep).join('/'));
+        skipped.push({ file: name, reason: 'unreadable', message: `${name}: is ${o.what}; expected an artifact file` });
+      }
+      if (found.length === 0 && other.length === 0) {
         skipped.push({ file: shown, reason: 'empty_folder', message: `${shown}: folder holds no files; expected artifact files (*.json, *.jsonl)` });
       }
       for (const f of found) files.push({ abs: f, name: posix.join(shown, relative(abs, f).split(sep).join('/')), explicit: false });
+    } else if (notRegular(st) !== null) {
+      // Never opened: /dev/zero would never end, a FIFO would block.
+      skipped.push({ file: shown, reason: 'unreadable', message: `${shown}: is ${notRegular(st)}; expected an artifact file` });
     } else {
       files.push({ abs, name: shown, explicit: true });
     }

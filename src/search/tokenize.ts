@@ -60,20 +60,28 @@ export interface NoteTokens {
   chunks: { headings: FieldTokens; text: FieldTokens }[];
 }
 
-/** Token data of one field value. */
+/**
+ * Token data of one field value. Each distinct raw token is normalised once (a field repeats its words
+ * a lot); the number of distinct raw tokens is the field length.
+ */
 export function fieldTokens(text: string): FieldTokens {
   const tokens = tokenize(text);
+  const seen = new Map<string, string | null>();
   const tf: TermFreqs = Object.create(null) as TermFreqs;
   for (const token of tokens) {
-    const term = processTerm(token);
+    let term = seen.get(token);
+    if (term === undefined) {
+      term = processTerm(token);
+      seen.set(token, term);
+    }
     if (term === null) continue;
     tf[term] = (tf[term] ?? 0) + 1;
   }
-  return { tf: sortedObject(tf), len: new Set(tokens).size };
+  return { tf, len: seen.size };
 }
 
 /**
- * Token data of a note and its chunks. Pure and deterministic (keys in code-unit order); runs in the
+ * Token data of a note and its chunks. Pure and deterministic (terms in first-seen order); runs in the
  * parse worker so the search index is a merge, not a re-tokenisation.
  */
 export function noteTokens(note: Pick<NoteRecord, 'title' | 'aliases'>, chunks: Pick<Chunk, 'heading_path' | 'text'>[]): NoteTokens {
@@ -96,10 +104,4 @@ export function queryTerms(query: string): string[] {
   }
   const content = terms.filter((t) => !STOP_WORDS.has(t));
   return content.length > 0 ? content : terms;
-}
-
-function sortedObject(tf: TermFreqs): TermFreqs {
-  const out: TermFreqs = {};
-  for (const key of Object.keys(tf).sort()) out[key] = tf[key]!;
-  return out;
 }
