@@ -466,6 +466,8 @@ export async function readArtifacts(inputs: readonly string[], options: ReadArti
     else artifacts.push(r);
   }
   artifacts.sort((a, b) => cmp(a.file, b.file));
-  skipped.sort((a, b) => cmp(a.file, b.file) || cmp(a.reason, b.reason));
-  return { artifacts, skipped };
+  skipped.sort((a, b) => cmp(a.file, b.file) || cmp(a.reason, b.reason) || cmp(a.message, b.message));
+  // A file reached twice (named and inside a named folder) is listed once.
+  const unique = skipped.filter((x, i) => i === 0 || x.file !== skipped[i - 1]!.file || x.reason !== skipped[i - 1]!.reason || x.message !== skipped[i - 1]!.message);
+  return { artifacts, skipped: unique };
 }
