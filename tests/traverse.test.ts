@@ -136,6 +136,14 @@ describe('traverse', () => {
     expect(r.followed_refs).toEqual([]);
     expect(r.stats.skipped_by_reason).toMatchObject({ depth_exceeded: 8, unresolved: 1 });
     expect(r.stats.max_depth_reached).toBe(0);
+    expect(brief(r).filter((d) => /Salvage Law|Heat Sink|Veil Drive|Brinefall Truth/.test(d))).toEqual([
+      `skipped depth_exceeded ${MC} -> Politics/Salvage Law.md markdown_link/prose L13 d1`,
+      `skipped depth_exceeded ${MC} -> Pre-Elysium/Technology/Heat Sink Lattice.md embed/prose L17 d1`,
+      `skipped depth_exceeded ${MC} -> Post-Elysium/Veil Drive.md wikilink/prose L23 d1`,
+      `skipped depth_exceeded ${MC} -> Pre-Elysium/Author Notes/Brinefall Truth.md wikilink/prose L24 d1`,
+    ]);
+    expect(r.decisions.find((d) => d.reason === 'depth_exceeded')?.detail).toBe('depth 1 > max_link_depth 0');
+    expect(traceLines(r)).toEqual([`${MC}#chunk0 L3-7`]);
   });
 
   it('ends the walk at max_refs and records the queue as budget_exhausted', () => {

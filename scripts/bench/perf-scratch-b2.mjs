@@ -125,7 +125,7 @@ if (phase === 'incr') {
       await editFiles(root, one, r, originals);
       const t0 = now();
       const index = await api.indexVault(root, { indexDir: ltDir });
-      log('incremental 1 file', (now() - t0).toFixed(0), 'ms', JSON.stringify(api.indexStats(index)));
+      const ms = now() - t0; const st = api.indexStats(index); log('incremental 1 file', ms.toFixed(0), 'ms', JSON.stringify({ parsed: st.parsed, reused: st.reused, threads: st.threads }));
     }
   } finally {
     await restoreFiles(root, originals);

@@ -270,16 +270,40 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
     hiddenRows.push({ clause: h, kind: 'hidden_prefix', pointer, disposition: 'enforced', rule: `never consult ${r.path} (vault config: author-only lore)`, matches: m });
   });
   // Notes that mark themselves author-only in frontmatter (`visibility: author-only|hidden|private`,
-  // `hidden: true`, `author_only: true`).
+  // also as a list; `hidden: true`, `author_only: true`, also as the strings "true"/"yes"; key names
+  // case-insensitive). Fail closed: a note whose frontmatter block exists but cannot be parsed
+  // (bad_frontmatter: invalid YAML, duplicate keys, an alias bomb) may say it is author-only, so it is
+  // denied too — a parse error must never turn hidden lore into visible lore.
   for (const n of index.notes) {
     const fm = n.frontmatter;
-    if (!fm) continue;
-    const vis = typeof fm.visibility === 'string' ? fm.visibility.toLowerCase() : '';
-    const key = ['author-only', 'author_only', 'hidden', 'private'].includes(vis) ? 'visibility' : fm.hidden === true ? 'hidden' : fm.author_only === true ? 'author_only' : null;
-    if (!key) continue;
+    let why: string | null = null;
+    let key = 'frontmatter';
+    if (!fm) {
+      if (n.frontmatter_lines) why = `its frontmatter (lines ${n.frontmatter_lines.line_start}-${n.frontmatter_lines.line_end}) cannot be parsed, so it may be marked author-only; denied until it parses (fail closed)`;
+    } else {
+      const field = (name: string): unknown => {
+        const k = Object.keys(fm).find((x) => x.toLowerCase() === name);
+        return k === undefined ? undefined : fm[k];
+      };
+      const visRaw = field('visibility');
+      const vis = (Array.isArray(visRaw) ? visRaw : [visRaw]).filter((v): v is string => typeof v === 'string').map((v) => v.trim().toLowerCase());
+      const marked = vis.find((v) => ['author-only', 'author_only', 'hidden', 'private'].includes(v));
+      const yes = (v: unknown) => v === true || (typeof v === 'string' && ['true', 'yes'].includes(v.trim().toLowerCase()));
+      if (marked !== undefined) {
+        key = 'visibility';
+        why = `its frontmatter marks it visibility: ${marked}`;
+      } else if (yes(field('hidden'))) {
+        key = 'hidden';
+        why = 'its frontmatter marks it hidden: true';
+      } else if (yes(field('author_only'))) {
+        key = 'author_only';
+        why = 'its frontmatter marks it author_only: true';
+      }
+    }
+    if (why === null) continue;
     const pointer = `#/frontmatter/${tok(n.path)}/${key}`;
     hidden.push({ prefix: n.path, pointer });
-    hiddenRows.push({ clause: n.path, kind: 'hidden_note', pointer, disposition: 'enforced', rule: `never consult ${n.path} (its frontmatter marks it ${key === 'visibility' ? `visibility: ${vis}` : `${key}: true`})`, matches: 1 });
+    hiddenRows.push({ clause: n.path, kind: 'hidden_note', pointer, disposition: 'enforced', rule: `never consult ${n.path} (${why})`, matches: 1 });
   }
   const hiddenNoteCount = index.notes.filter((n) => hidden.some((d) => isUnderPrefix(n.path, d.prefix))).length;
 
