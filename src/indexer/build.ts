@@ -283,8 +283,12 @@ async function build(input: BuildInput): Promise<VaultIndex> {
   const findings = [...input.findings, ...scan.findings];
   const tail: Finding[] = [];
   if (saveFinding) tail.push(saveFinding);
-  const rehashed = files.some((f) => f.bytes !== undefined);
-  if (indexDir && !saveFinding && (changed || rehashed || !state)) {
+  // The stat cache is rewritten when it would save real work next time: after a cold build, or when many
+  // notes had to be re-hashed. A few re-hashed notes (an edit) are cheaper to re-hash next run than to
+  // rewrite the cache of every note now.
+  let rehashed = 0;
+  for (const f of files) if (f.bytes !== undefined) rehashed++;
+  if (indexDir && !saveFinding && (!state || rehashed > Math.max(32, files.length / 200))) {
     const newState: StatState = { scan_started_ms: scanStarted, files: {} };
     for (const f of files) newState.files[f.path] = { ...f.identity, sha256: f.sha256 };
     const f = await writeState(indexDir, newState);

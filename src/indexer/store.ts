@@ -76,9 +76,21 @@ export interface StatState {
  * of seed 002). Identical vault content and namespace ⇒ identical id, on any machine.
  */
 export function snapshotId(namespace: string, files: readonly ManifestEntry[], assets: readonly string[]): string {
-  const body = canonicalize({ namespace, files: files.map((f) => ({ path: f.path, size: f.size, sha256: f.sha256 })), assets });
-  return sha256Hex(body ?? '');
+  // The canonical JSON of this fixed shape, written out directly (canonicalize() of the same object gives
+  // the same bytes — tests/indexer.test.ts checks it — at a tenth of the cost on 15,000 files): keys in
+  // code-unit order (assets < files < namespace; path < sha256 < size), strings as JSON.stringify writes
+  // them (RFC 8785 §3.2.2.2), sizes are integers. Files in the order given (the manifest's path order).
+  const sorted = files;
+  let body = `{"assets":${JSON.stringify(assets)},"files":[`;
+  for (let i = 0; i < sorted.length; i++) {
+    const f = sorted[i]!;
+    if (!Number.isSafeInteger(f.size) || !/^[0-9a-f]{64}$/.test(f.sha256)) return sha256Hex(canonicalize({ namespace, files: sorted.map((x) => ({ path: x.path, size: x.size, sha256: x.sha256 })), assets }) ?? '');
+    body += `${i === 0 ? '' : ','}{"path":${JSON.stringify(f.path)},"sha256":"${f.sha256}","size":${f.size}}`;
+  }
+  body += `],"namespace":${JSON.stringify(namespace)}}`;
+  return sha256Hex(body);
 }
+
 
 /** sha256 of the canonical JSON of a value (used for `options_hash`). */
 export function canonicalHash(value: unknown): string {

@@ -274,12 +274,13 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
   // case-insensitive). Fail closed: a note whose frontmatter block exists but cannot be parsed
   // (bad_frontmatter: invalid YAML, duplicate keys, an alias bomb) may say it is author-only, so it is
   // denied too — a parse error must never turn hidden lore into visible lore.
+  const badFrontmatter = new Set(index.findings.filter((f) => f.code === 'bad_frontmatter' && typeof f.path === 'string').map((f) => f.path as string));
   for (const n of index.notes) {
     const fm = n.frontmatter;
     let why: string | null = null;
     let key = 'frontmatter';
     if (!fm) {
-      if (n.frontmatter_lines) why = `its frontmatter (lines ${n.frontmatter_lines.line_start}-${n.frontmatter_lines.line_end}) cannot be parsed, so it may be marked author-only; denied until it parses (fail closed)`;
+      if (n.frontmatter_lines && badFrontmatter.has(n.path)) why = `its frontmatter (lines ${n.frontmatter_lines.line_start}-${n.frontmatter_lines.line_end}) cannot be parsed, so it may be marked author-only; denied until it parses (fail closed)`;
     } else {
       const field = (name: string): unknown => {
         const k = Object.keys(fm).find((x) => x.toLowerCase() === name);

@@ -101,7 +101,7 @@ export async function scanVault(root: string, options: ScanOptions = {}): Promis
   const assets: VaultPath[] = [];
   const seen = new Set<string>();
 
-  const walk = (dirAbs: string): void => {
+  const walk = (dirAbs: string, dirPath: string): void => {
     let entries: Dirent[];
     try {
       entries = readdirSync(dirAbs, { withFileTypes: true });
@@ -114,7 +114,10 @@ export async function scanVault(root: string, options: ScanOptions = {}): Promis
     }
     const kept = entries
       .filter((e) => !e.name.startsWith('.') && e.name !== 'node_modules')
-      .map((e) => ({ abs: join(dirAbs, e.name), path: toVaultPath(realRoot, join(dirAbs, e.name)) }))
+      .map((e) => {
+        const name = ASCII_NAME.test(e.name) ? e.name : e.name.normalize('NFC');
+        return { abs: dirAbs + sep + e.name, path: dirPath === '' ? name : `${dirPath}/${name}` };
+      })
       .filter((e) => !isExcluded(e.path))
       .sort((a, b) => compareCodeUnits(a.path, b.path));
     const stats = kept.map((e) => {
@@ -150,7 +153,7 @@ export async function scanVault(root: string, options: ScanOptions = {}): Promis
         continue;
       }
       if (st.isDirectory()) {
-        walk(abs);
+        walk(abs, path);
         continue;
       }
       const note = isNote(path);
@@ -174,7 +177,7 @@ export async function scanVault(root: string, options: ScanOptions = {}): Promis
       candidates.push({ path, abs, st });
     }
   };
-  walk(realRoot);
+  walk(realRoot, '');
 
   const read = candidates.map((c): ScannedFile | null => {
     const identity: FileIdentity = { size: c.st.size, mtime_ms: c.st.mtimeMs, ctime_ms: c.st.ctimeMs, ino: c.st.ino };
@@ -219,6 +222,9 @@ export async function vaultRoot(root: string): Promise<string> {
   }
   return realRoot;
 }
+
+// eslint-disable-next-line no-control-regex
+const ASCII_NAME = /^[\x00-\x7f]*$/;
 
 function toVaultPath(root: string, abs: string): VaultPath {
   return relative(root, abs).split(sep).join('/').normalize('NFC');
