@@ -1,5 +1,5 @@
 // Hostile traversal policies (breaker regressions): each case once crashed, hung or misread a policy.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -176,5 +176,40 @@ describe('loretrace traverse with hostile files (CLI)', () => {
     const code = await main(['traverse', '--lore', FIXTURE_VAULT, '--policy', f], { stdout: () => {}, stderr: (t) => void (err += t), env: { LORETRACE_INDEX_DIR: join(dir, 'idx') }, cwd: dir, isTTY: false });
     expect(code).toBe(1);
     expect(err).toBe(`loretrace: traversal_policy /max_link_depth must be an integer ≥ 0 (got Infinity) (${f}, pointer /max_link_depth) [bad_policy]\n`);
+  });
+});
+
+describe('compilePolicy: notes that hide themselves in frontmatter', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'loretrace-hostile-hidden-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const notes: Record<string, string> = {
+    'Dup.md': '---\nvisibility: public\nvisibility: author-only\n---\n# Dup\nsecret\n',
+    'Broken.md': '---\nvisibility: author-only\ntitle: [unclosed\n---\n# Broken\nsecret\n',
+    'Laughs.md': '---\na: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\nvisibility: author-only\n---\n# Laughs\nsecret\n',
+    'List.md': '---\nvisibility: [author-only]\n---\n# List\nsecret\n',
+    'Key.md': '---\nVisibility: Author-Only\n---\n# Key\nsecret\n',
+    'Str.md': '---\nhidden: "true"\n---\n# Str\nsecret\n',
+    'Public.md': '---\nvisibility: public\n---\n# Public\nopen\n',
+    'Empty.md': '---\n---\n# Empty\nopen\n',
+  };
+  let vault: VaultIndex;
+  beforeAll(async () => {
+    mkdirSync(join(dir, 'Lore', 'In'), { recursive: true });
+    for (const [name, text] of Object.entries(notes)) writeFileSync(join(dir, 'Lore', 'In', name), text);
+    writeFileSync(join(dir, 'Lore', 'Outside.md'), '---\ntitle: [unclosed\n---\n# Outside\n');
+    vault = await indexVault(join(dir, 'Lore'), { persist: false });
+  });
+
+  it('denies notes whose frontmatter cannot be parsed (fail closed) and catches list, key-case and string-true markers', () => {
+    const c = compilePolicy({ max_link_depth: 1, allowed_prefixes: ['Lore:In/'], required_seed_refs: [], follow_link_classes: ['wikilink'], stop_conditions: [] }, { index: vault });
+    const rows = c.receipt.filter((r) => r.kind === 'hidden_note').map((r) => [r.clause, r.rule]);
+    expect(rows).toEqual([
+      ['In/Broken.md', 'never consult In/Broken.md (its frontmatter (lines 1-4) cannot be parsed, so it may be marked author-only; denied until it parses (fail closed))'],
+      ['In/Dup.md', 'never consult In/Dup.md (its frontmatter (lines 1-4) cannot be parsed, so it may be marked author-only; denied until it parses (fail closed))'],
+      ['In/Key.md', 'never consult In/Key.md (its frontmatter marks it visibility: author-only)'],
+      ['In/Laughs.md', 'never consult In/Laughs.md (its frontmatter (lines 1-9) cannot be parsed, so it may be marked author-only; denied until it parses (fail closed))'],
+      ['In/List.md', 'never consult In/List.md (its frontmatter marks it visibility: author-only)'],
+      ['In/Str.md', 'never consult In/Str.md (its frontmatter marks it hidden: true)'],
+    ]);
   });
 });

@@ -9,7 +9,8 @@ import { backlinks, chunksOf, getNote, outgoingLinks, readNoteLines } from '../s
 import { defaultIndexDir, snapshotId } from '../src/indexer/store.js';
 import { sliceLines, splitLines } from '../src/notes/lines.js';
 import { search } from '../src/search/search.js';
-import { AETHERIA, FIXTURE_VAULT, hasShared, sharedNotice } from './helpers/shared.js';
+import { pathToFileURL } from 'node:url';
+import { AETHERIA, FIXTURE_VAULT, REPO, hasShared, sharedNotice } from './helpers/shared.js';
 
 const temps: string[] = [];
 function temp(prefix: string): string {
@@ -266,6 +267,28 @@ describe('indexVault', () => {
     expect(a.snapshot_id).toBe(b.snapshot_id);
     expect(JSON.stringify(search(a, 'charter guild harbor', { k: 20 }))).toBe(JSON.stringify(search(b, 'charter guild harbor', { k: 20 })));
     expect(JSON.stringify(a.links)).toBe(JSON.stringify(b.links));
+  });
+});
+
+const DIST_BUILD = join(REPO, 'dist', 'indexer', 'build.js');
+describe.skipIf(!existsSync(DIST_BUILD))(`indexVault with worker threads (needs the dist build: ${existsSync(DIST_BUILD) ? 'present' : 'run npm run build'})`, () => {
+  it('gives the same snapshot_id, records, links, findings, search JSON and persisted files with and without threads', async () => {
+    type Api = { indexVault: typeof indexVault; indexStats: typeof indexStats };
+    const dist = (await import(pathToFileURL(DIST_BUILD).href)) as Api;
+    const distSearch = ((await import(pathToFileURL(join(REPO, 'dist', 'search', 'search.js')).href)) as { search: typeof search }).search;
+    const vault = hasShared ? AETHERIA : FIXTURE_VAULT; // AetheriaLore: 148 notes = 3 batches over 2+ threads
+    const [dirT, dirI] = [temp('lt-idx-thr-'), temp('lt-idx-inl-')];
+    const threaded = await dist.indexVault(vault, { indexDir: dirT, workers: true });
+    const inline = await dist.indexVault(vault, { indexDir: dirI, workers: false });
+    expect(dist.indexStats(threaded)!.threads).toBeGreaterThan(0);
+    expect(dist.indexStats(inline)!.threads).toBe(0);
+    expect(threaded.snapshot_id).toBe(inline.snapshot_id);
+    expect(JSON.stringify([threaded.notes, threaded.chunks, threaded.links, threaded.findings])).toBe(JSON.stringify([inline.notes, inline.chunks, inline.links, inline.findings]));
+    for (const q of ['Cold Wake Panic delayed heat dumps', 'charter guild harbor', 'tidew']) {
+      expect(JSON.stringify(distSearch(threaded, q, { k: 20 }))).toBe(JSON.stringify(distSearch(inline, q, { k: 20 })));
+    }
+    // Content-addressed data files: identical names ⇒ identical bytes.
+    expect(readdirSync(join(dirT, 'data')).sort()).toEqual(readdirSync(join(dirI, 'data')).sort());
   });
 });
 

@@ -3,6 +3,7 @@
  * library errors into exit codes. Commands only parse arguments, call the library, print and return
  * an exit code (0 ok, 1 findings/invalid, 2 usage error). Only bin/loretrace.js touches process.exitCode.
  */
+import { Command } from 'commander';
 import { isLoretraceError } from '../errors.js';
 
 /** Output sinks and environment for one CLI run (tests pass in-memory sinks). */
@@ -17,16 +18,42 @@ export interface CliContext {
   cwd: string;
   /** Set by a command's action: the exit code of this run. */
   exitCode: number;
+  /**
+   * The command being run as typed after `loretrace` (`search`, `ledger verify`; `''` for the program
+   * itself), set by {@link action} and by `main` for commander's errors. Usage errors point at
+   * `loretrace <command> --help`.
+   */
+  command?: string;
+}
+
+/** A command's name as typed after `loretrace`: `search`, `ledger verify`, or `''` for the program. */
+export function commandPath(cmd: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = cmd; c?.parent; c = c.parent) names.unshift(c.name());
+  return names.join(' ');
+}
+
+/** The pointer a usage error ends with: `; see 'loretrace search --help'`. */
+export function usageHint(command: string | undefined): string {
+  return `; see 'loretrace${command ? ` ${command}` : ''} --help'`;
+}
+
+/** `1 note`, `2 notes`; `many` for irregular plurals (`plural(n, 'entry', 'entries')`). */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
 }
 
 /**
- * Wrap a command action: runs it, stores its returned exit code in `ctx.exitCode`, and converts a
+ * Wrap a command action: records the command in `ctx.command` (commander passes the Command as the
+ * action's last argument), runs it, stores its returned exit code in `ctx.exitCode`, and converts a
  * thrown LoretraceError into `loretrace: <message>` on stderr (exit 2 for usage errors, else 1).
  * Any other exception is a bug: it is reported in one line with a request to file an issue, never as
  * a stack trace (set LORETRACE_DEBUG=1 to see the stack).
  */
 export function action<A extends unknown[]>(ctx: CliContext, fn: (...args: A) => Promise<number> | number) {
   return async (...args: A): Promise<void> => {
+    const last = args[args.length - 1];
+    if (last instanceof Command) ctx.command = commandPath(last);
     try {
       ctx.exitCode = await fn(...args);
     } catch (e) {
@@ -35,13 +62,18 @@ export function action<A extends unknown[]>(ctx: CliContext, fn: (...args: A) =>
   };
 }
 
-/** Print an error the CLI way and return its exit code. */
+/**
+ * Print an error the CLI way and return its exit code: one line
+ * `loretrace: <message> (<file>, pointer <p>, line <n>) [<code>]`; a `usage` error also points at the
+ * command's help (`loretrace: <message>; see 'loretrace <command> --help' [usage]`).
+ */
 export function reportError(ctx: CliContext, e: unknown): number {
   if (isLoretraceError(e)) {
     const where = [e.details.file, e.details.pointer ? `pointer ${e.details.pointer}` : undefined, e.details.line ? `line ${e.details.line}` : undefined]
       .filter(Boolean)
       .join(', ');
-    ctx.stderr(`loretrace: ${e.message}${where && !e.message.includes(e.details.file ?? '\u0000') ? ` (${where})` : ''} [${e.code}]\n`);
+    const hint = e.code === 'usage' ? usageHint(ctx.command) : '';
+    ctx.stderr(`loretrace: ${e.message}${where && !e.message.includes(e.details.file ?? '\u0000') ? ` (${where})` : ''}${hint} [${e.code}]\n`);
     return e.exitCode;
   }
   const msg = e instanceof Error ? e.message : String(e);

@@ -4,7 +4,8 @@
  */
 import { Command, CommanderError } from 'commander';
 import type { CliContext } from './context.js';
-import { reportError } from './context.js';
+import { commandPath, reportError } from './context.js';
+import { LoretraceError } from '../errors.js';
 import { register as registerIndex } from './commands/index-cmd.js';
 import { register as registerSearch } from './commands/search.js';
 import { register as registerShow } from './commands/show.js';
@@ -16,6 +17,18 @@ import { register as registerVerifyTrace } from './commands/verify-trace.js';
 import { register as registerServe } from './commands/serve.js';
 import { register as registerLedger } from './commands/ledger.js';
 import { register as registerCoverage } from './commands/coverage.js';
+
+/**
+ * commander's error text as the body of our one-line usage error: `error: unknown option '--kk'\n(Did you
+ * mean --k?)` → `unknown option '--kk' (did you mean --k?)`; a trailing period is dropped.
+ */
+function commanderMessage(message: string): string {
+  return message
+    .replace(/^error: /, '')
+    .replace(/\n\(Did you mean/g, ' (did you mean')
+    .replace(/\s*\n\s*/g, ' ')
+    .replace(/\.$/, '');
+}
 
 /** Options for {@link main}; every field defaults to the real process. */
 export interface MainOptions {
@@ -42,22 +55,33 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   const program = new Command('loretrace')
     .description('Verifiable lore retrieval for Ghostlight responder packets')
     .version('0.1.0')
-    .exitOverride()
-    .configureOutput({ writeOut: (s) => ctx.stdout(s), writeErr: (s) => ctx.stderr(s) })
-    .showHelpAfterError('(run `loretrace --help` for usage)');
+    // commander's own error line is replaced by ours (see the catch below); help still goes to writeOut/writeErr.
+    .configureOutput({ writeOut: (s) => ctx.stdout(s), writeErr: (s) => ctx.stderr(s), outputError: () => {} });
   for (const register of [
     registerIndex, registerSearch, registerShow, registerLinks, registerTraverse, registerValidate,
     registerRetrieve, registerVerifyTrace, registerServe, registerLedger, registerCoverage,
   ]) {
     register(program, ctx);
   }
-  program.commands.forEach((c) => c.exitOverride());
+  // Every command (subcommands included) throws instead of exiting, and says which command failed.
+  let failed: Command = program;
+  const override = (cmd: Command): void => {
+    cmd.exitOverride((err) => {
+      failed = cmd;
+      throw err;
+    });
+    cmd.commands.forEach(override);
+  };
+  override(program);
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (e) {
     if (e instanceof CommanderError) {
-      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return 0;
-      return 2;
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version') return 0;
+      // Help shown because no (sub)command was given (`loretrace`, `loretrace ledger`): a usage error.
+      if (e.code === 'commander.help') return e.exitCode === 0 ? 0 : 2;
+      ctx.command = commandPath(failed);
+      return reportError(ctx, new LoretraceError('usage', commanderMessage(e.message), {}, 2));
     }
     return reportError(ctx, e);
   }

@@ -272,15 +272,16 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
   // Notes that mark themselves author-only in frontmatter (`visibility: author-only|hidden|private`,
   // also as a list; `hidden: true`, `author_only: true`, also as the strings "true"/"yes"; key names
   // case-insensitive). Fail closed: a note whose frontmatter block exists but cannot be parsed
-  // (bad_frontmatter: invalid YAML, duplicate keys, an alias bomb) may say it is author-only, so it is
-  // denied too — a parse error must never turn hidden lore into visible lore.
+  // (bad_frontmatter: invalid YAML, duplicate keys, an alias bomb) may say it is author-only, so when it
+  // lies under allowed_prefixes it is denied too — a parse error must never turn hidden lore visible.
   const badFrontmatter = new Set(index.findings.filter((f) => f.code === 'bad_frontmatter' && typeof f.path === 'string').map((f) => f.path as string));
   for (const n of index.notes) {
     const fm = n.frontmatter;
     let why: string | null = null;
     let key = 'frontmatter';
     if (!fm) {
-      if (n.frontmatter_lines && badFrontmatter.has(n.path)) why = `its frontmatter (lines ${n.frontmatter_lines.line_start}-${n.frontmatter_lines.line_end}) cannot be parsed, so it may be marked author-only; denied until it parses (fail closed)`;
+      // Only where it matters: a note outside allowed_prefixes is refused by the prefix rule anyway.
+      if (n.frontmatter_lines && badFrontmatter.has(n.path) && allowed.some((a) => isUnderPrefix(n.path, a))) why = `its frontmatter (lines ${n.frontmatter_lines.line_start}-${n.frontmatter_lines.line_end}) cannot be parsed, so it may be marked author-only; denied until it parses (fail closed)`;
     } else {
       const field = (name: string): unknown => {
         const k = Object.keys(fm).find((x) => x.toLowerCase() === name);

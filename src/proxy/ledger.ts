@@ -18,16 +18,14 @@
  */
 import { createHash } from 'node:crypto';
 import { closeSync, fsync, fsyncSync, openSync, writeSync } from 'node:fs';
-import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import canonicalize from 'canonicalize';
-import Ajv2020 from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
 import { LoretraceError } from '../errors.js';
 import type { Finding } from '../errors.js';
 import type { VaultIndex, VaultPath } from '../types.js';
 import type { RefusalCode } from './refusals.js';
 import { readIndexedLines } from './safe-read.js';
+import { outputSchema } from '../packet/schemas.js';
 import { sliceLines } from '../notes/lines.js';
 
 /** `schema_version` of every ledger record written by this version. */
@@ -280,19 +278,17 @@ export class LedgerWriter {
 // ---------------------------------------------------------------------------------------------------------
 // Verification
 
-type RecordValidator = ((value: unknown) => boolean) & { errors?: { instancePath: string; message?: string; keyword: string }[] | null };
-let recordValidator: RecordValidator | null = null;
-
-/** The ajv validator of schemas/ledger-record.schema.json (compiled once). */
+/**
+ * Check one parsed line against schemas/ledger-record.schema.json through the shared compiled validator
+ * (`outputSchema('ledger_record')` of src/packet/schemas.ts: one Ajv instance for every loretrace schema, so
+ * the session's `policy_receipt` is checked against policy-receipt.schema.json's `$defs/rows`). Reports the
+ * first ajv error: its instance pointer and `<ajv message> (<keyword>)`.
+ * @throws LoretraceError `schema_missing` when the schema files are absent or do not compile (a broken install).
+ */
 function validateRecordShape(value: unknown): { ok: true } | { ok: false; pointer: string; message: string } {
-  if (!recordValidator) {
-    const schema = JSON.parse(readFileSync(new URL('../../schemas/ledger-record.schema.json', import.meta.url), 'utf8'));
-    const ajv = new Ajv2020.default({ allErrors: false, strict: false });
-    addFormats.default(ajv);
-    recordValidator = ajv.compile(schema) as unknown as RecordValidator;
-  }
-  if (recordValidator!(value)) return { ok: true };
-  const err = recordValidator!.errors?.[0];
+  const validate = outputSchema('ledger_record');
+  if (validate(value)) return { ok: true };
+  const err = validate.errors?.[0];
   return { ok: false, pointer: err?.instancePath || '', message: `${err?.message ?? 'invalid'} (${err?.keyword ?? 'schema'})` };
 }
 

@@ -18,8 +18,8 @@
 import type { Readable, Writable } from 'node:stream';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, isJSONRPCErrorResponse, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResultResponse } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, JSONRPCMessage, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ProxySession } from '../proxy/session.js';
 import { TOOL_DESCRIPTIONS, TOOL_NAMES, toolJsonSchemas } from '../proxy/tools.js';
 
@@ -84,8 +84,12 @@ export function createMcpServer(session: ProxySession, version = '0.1.0'): Serve
 
 /** A running stdio MCP server. */
 export interface McpStdioHandle {
-  /** Resolves when the client disconnects (stdin ends) or {@link close} is called. */
+  /**
+   * Resolves when the client disconnects (stdin ends or closes) or {@link close} is called, and only after every
+   * request already received has been answered on `stdout` and `stdout` has been flushed.
+   */
   closed: Promise<void>;
+  /** Stop reading requests, answer the ones in flight, flush `stdout`, then close the server. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -93,22 +97,66 @@ export interface McpStdioHandle {
  * Serve the session over stdio (newline-delimited JSON-RPC). Nothing else may write to `stdout`.
  * Messages up to 4 MiB are accepted so that oversized arguments reach the session and are refused (and
  * recorded) as `bad_request` rather than killing the connection.
+ *
+ * Shutdown drains: when stdin ends (a client that pipes its requests and closes stdin, or disconnects while
+ * calls are running) every request already read is still answered — the session records each call in the
+ * ledger before its reply is sent, so a dropped reply would leave a ledger saying "answered" for a reply the
+ * client never got. The server closes only after the last reply has been written and `stdout` flushed; the
+ * caller then closes the session (`session_end`). A request cancelled by the client
+ * (`notifications/cancelled`) gets no reply, as MCP specifies, and is not waited for. A final line without a
+ * trailing newline is not a complete message and is not read (the SDK's framing).
  */
 export async function serveMcpStdio(session: ProxySession, io: { stdin?: Readable; stdout?: Writable } = {}): Promise<McpStdioHandle> {
   const stdin = io.stdin ?? process.stdin;
+  const stdout = io.stdout ?? process.stdout;
   const server = createMcpServer(session);
-  const transport = new StdioServerTransport(stdin, io.stdout ?? process.stdout, { maxBufferSize: 4 * 1024 * 1024 });
+  const transport = new StdioServerTransport(stdin, stdout, { maxBufferSize: 4 * 1024 * 1024 });
   let resolveClosed!: () => void;
   const closed = new Promise<void>((r) => (resolveClosed = r));
   server.onclose = () => resolveClosed();
-  stdin.once('end', () => void server.close().finally(resolveClosed));
-  stdin.once('close', () => void server.close().finally(resolveClosed));
-  await server.connect(transport);
-  return {
-    closed,
-    close: async () => {
+
+  // Requests read but not yet answered, by JSON-RPC id (a count, in case a client reuses an id).
+  const inFlight = new Map<string | number, number>();
+  let idle: (() => void) | null = null;
+  const settle = (id: string | number) => {
+    const n = (inFlight.get(id) ?? 0) - 1;
+    if (n > 0) inFlight.set(id, n);
+    else inFlight.delete(id);
+    if (inFlight.size === 0) idle?.();
+  };
+  const send = transport.send.bind(transport);
+  transport.send = async (message: JSONRPCMessage) => {
+    await send(message);
+    if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id !== undefined) settle(message.id);
+  };
+
+  let draining: Promise<void> | null = null;
+  const drain = (): Promise<void> =>
+    (draining ??= (async () => {
+      stdin.pause();
+      // A reader that went away (stdout destroyed) cannot take the replies: do not wait for them then.
+      const gone = new Promise<void>((r) => (stdout.destroyed ? r() : stdout.once('close', () => r())));
+      if (inFlight.size > 0) await Promise.race([new Promise<void>((r) => (idle = r)), gone]);
+      if (!stdout.destroyed && !stdout.writableEnded) await Promise.race([new Promise<void>((r) => stdout.write('', () => r())), gone]);
       await server.close();
       resolveClosed();
-    },
+    })());
+  stdin.once('end', () => void drain());
+  stdin.once('close', () => void drain());
+  await server.connect(transport);
+
+  // After connect (which installs the protocol's handler): count each request as it is dispatched.
+  const dispatch = transport.onmessage;
+  transport.onmessage = (message: JSONRPCMessage) => {
+    if (isJSONRPCRequest(message)) inFlight.set(message.id, (inFlight.get(message.id) ?? 0) + 1);
+    dispatch?.(message);
+    if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
+      const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
+      if ((typeof id === 'string' || typeof id === 'number') && inFlight.has(id)) {
+        inFlight.delete(id);
+        if (inFlight.size === 0) idle?.();
+      }
+    }
   };
+  return { closed, close: drain };
 }

@@ -6,130 +6,19 @@
  * or removed. Human output also lists the file-level findings (binary or non-UTF-8 notes, oversized or
  * unreadable files, symlinks, bad frontmatter, an empty vault) with their messages; link findings are
  * counted there and listed in full by `--json` and `loretrace links`.
- * A progress bar (stderr) is shown on a terminal when more than {@link PROGRESS_MIN_NOTES} notes need parsing.
+ * A progress bar (stderr) is shown on a terminal when more than `PROGRESS_MIN_NOTES` (src/cli/vault-options.ts) notes need parsing.
  * Exit 0 ok (warnings allowed), 1 when any finding has severity `error`, 2 on usage errors.
  *
- * Also exports the vault options and {@link openIndex} shared by `search`, `show` and `links`.
+ * The vault options and `openIndex` are shared by every vault command (src/cli/vault-options.ts); this
+ * file also exports the small option helpers `search` uses.
  */
-import { resolve as resolvePath } from 'node:path';
-import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
 import { LoretraceError, type Finding } from '../../errors.js';
-import { indexStats, indexVault, vaultAssets, type IndexOptions } from '../../indexer/build.js';
-import type { VaultConfig, VaultIndex } from '../../types.js';
-import { loadVaultConfig } from '../../vault/config.js';
+import { indexStats, vaultAssets } from '../../indexer/build.js';
+import type { VaultIndex } from '../../types.js';
 import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
-
-/** Options every vault command takes. */
-export interface VaultCliOptions {
-  lore: string;
-  namespace?: string;
-  indexDir?: string;
-  config?: string;
-  /** `--include` globs (repeatable); replace the config's `include` when given. */
-  include?: string[];
-  /** `--exclude` globs (repeatable); added to the config's `exclude`. */
-  exclude?: string[];
-  json?: boolean;
-}
-
-const collectGlob = (value: string, previous: string[] = []): string[] => [...previous, value];
-
-/**
- * Add `--lore`, `--namespace`, `--index-dir`, `--config`, `--include`, `--exclude` and `--json` to a command.
- * `--include`/`--exclude` are picomatch globs over vault-relative POSIX paths (docs/INDEX.md "Scan rules").
- */
-export function addVaultOptions(cmd: Command): Command {
-  return cmd
-    .requiredOption('--lore <dir>', 'vault directory (an Obsidian vault of markdown notes)')
-    .option('--namespace <name>', 'ref namespace (default: config namespace, else the vault folder name)')
-    .option('--index-dir <dir>', 'where the persisted index lives (default: $LORETRACE_INDEX_DIR, else the user cache)')
-    .option('--config <file>', 'vault config file (default: <vault>/loretrace.config.json when present)')
-    .option('--include <glob>', 'only notes whose vault path matches (repeatable; replaces config include, default **/*.md)', collectGlob)
-    .option('--exclude <glob>', 'leave out files whose vault path matches (repeatable; added to config exclude)', collectGlob)
-    .option('--json', 'print JSON');
-}
-
-/**
- * The vault config with the CLI's `--include` / `--exclude` applied, or undefined when neither is given
- * (then `indexVault` reads the config itself). The config file is found as `indexVault` finds it:
- * `--config`, else `<vault>/loretrace.config.json` when present.
- *
- * @throws LoretraceError `usage` (exit 2) for an empty glob; `config_not_found` / `bad_config` (exit 2).
- */
-async function cliConfig(ctx: CliContext, opts: VaultCliOptions): Promise<VaultConfig | undefined> {
-  if (!opts.include?.length && !opts.exclude?.length) return undefined;
-  for (const [name, globs] of [['--include', opts.include], ['--exclude', opts.exclude]] as const) {
-    for (const g of globs ?? []) {
-      if (g.trim() === '') throw new LoretraceError('usage', `option ${name} must be a non-empty glob (got ${JSON.stringify(g)})`, { expected: 'a picomatch glob such as "World/**/*.md"' }, 2);
-    }
-  }
-  const { config } = await loadVaultConfig(resolvePath(ctx.cwd, opts.lore), { configPath: opts.config, cwd: ctx.cwd });
-  const merged: VaultConfig = { ...config };
-  if (opts.include?.length) merged.include = [...opts.include];
-  if (opts.exclude?.length) merged.exclude = [...(config.exclude ?? []), ...opts.exclude];
-  return merged;
-}
-
-/** Notes to parse above which a terminal gets a progress bar. */
-export const PROGRESS_MIN_NOTES = 200;
-
-/**
- * A TTY-like stream over `ctx.stderr` for cli-progress (which writes text and ANSI cursor codes through
- * `write` and the readline helpers), so the bar goes where the command's stderr goes.
- */
-function progressStream(ctx: CliContext): NodeJS.WritableStream {
-  const write = (chunk: unknown, ...rest: unknown[]): boolean => {
-    ctx.stderr(String(chunk));
-    const done = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
-    done?.();
-    return true;
-  };
-  return { isTTY: true, columns: process.stderr.columns || 80, write } as unknown as NodeJS.WritableStream;
-}
-
-/** Findings about the persisted index itself, echoed to stderr by every vault command. */
-const STORE_CODES = new Set(['index_rebuilt', 'index_not_saved']);
-
-/**
- * Open (build or refresh) the index for a vault command. Store warnings go to stderr as
- * `loretrace: warning: …`; when `ctx.isTTY`, a progress bar (`parsing ███░░ 120/480 notes`, on
- * `ctx.stderr`, cleared when done) shows while more than {@link PROGRESS_MIN_NOTES} notes are parsed.
- *
- * @throws whatever `indexVault` throws (`vault_not_found`, `bad_config`, …); the bar is stopped first.
- */
-export async function openIndex(ctx: CliContext, opts: VaultCliOptions): Promise<VaultIndex> {
-  let bar: cliProgress.SingleBar | null = null;
-  const config = await cliConfig(ctx, opts);
-  const options: IndexOptions = {
-    namespace: opts.namespace,
-    indexDir: opts.indexDir,
-    configPath: opts.config,
-    ...(config ? { config } : {}),
-    env: ctx.env,
-    cwd: ctx.cwd,
-    onProgress: ctx.isTTY
-      ? ({ done, total }) => {
-        if (total <= PROGRESS_MIN_NOTES) return;
-        if (!bar) {
-          bar = new cliProgress.SingleBar({ stream: progressStream(ctx), format: 'parsing {bar} {value}/{total} notes', hideCursor: true, clearOnComplete: true }, cliProgress.Presets.shades_classic);
-          bar.start(total, 0);
-        }
-        bar.update(done);
-        if (done === total) bar.stop();
-      }
-      : undefined,
-  };
-  let index: VaultIndex;
-  try {
-    index = await indexVault(opts.lore, options);
-  } finally {
-    (bar as cliProgress.SingleBar | null)?.stop(); // no-op when already stopped; never leave its timer running
-  }
-  for (const f of index.findings) if (STORE_CODES.has(f.code)) ctx.stderr(`loretrace: warning: ${f.message} [${f.code}]\n`);
-  return index;
-}
+import { addVaultOptions, openIndex, STORE_CODES, type VaultCliOptions } from '../vault-options.js';
 
 /** Strip a leading `Namespace:` from a user-given vault path prefix. */
 export function stripNamespace(index: VaultIndex, value: string): string {
@@ -158,6 +47,7 @@ function countBy(findings: Finding[]): Record<string, number> {
 
 export function register(program: Command, ctx: CliContext): void {
   addVaultOptions(program.command('index').description('build or refresh the persisted index of a vault and print its counts'))
+    .option('--json', 'print the counts and every finding as JSON')
     .action(action(ctx, async (opts: VaultCliOptions) => {
       const index = await openIndex(ctx, opts);
       const s = indexStats(index)!;

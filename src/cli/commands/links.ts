@@ -11,7 +11,7 @@ import { formatRef, parseRef, resolveRef } from '../../refs/ref.js';
 import type { LinkRecord, LinkResolution, VaultIndex } from '../../types.js';
 import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
-import { addVaultOptions, openIndex, type VaultCliOptions } from './index-cmd.js';
+import { addVaultOptions, openIndex, type VaultCliOptions } from '../vault-options.js';
 
 function targetOf(r: LinkResolution): string {
   switch (r.status) {
@@ -33,7 +33,7 @@ export function register(program: Command, ctx: CliContext): void {
       .command('links')
       .description('outgoing and incoming links of a note, with classes, lines and resolution')
       .argument('<ref>', 'Namespace:path.md, optionally with a fragment to narrow the outgoing links'),
-  ).action(action(ctx, async (ref: string, opts: VaultCliOptions) => {
+  ).option('--json', 'print { ref, path, classes, outgoing, incoming } as JSON').action(action(ctx, async (ref: string, opts: VaultCliOptions) => {
     const index = await openIndex(ctx, opts);
     const parsed = parseRef(ref, { namespace: index.namespace });
     const r = resolveRef(index, parsed);

@@ -9,37 +9,17 @@
  * the contract, policy refused, ref out of scope); 2 usage (unknown lane, unreadable or non-JSON file,
  * no policy, --capture-out on the responder lane).
  */
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname, relative, resolve, sep } from 'node:path';
 import type { Command } from 'commander';
 import { LoretraceError, isLoretraceError } from '../../errors.js';
-import { indexVault } from '../../indexer/build.js';
 import { buildPacket, RETRIEVAL_LANES } from '../../packet/build.js';
 import type { BuildPacketResult, RetrievalLane } from '../../packet/build.js';
 import type { TraversalPolicy, ValidationIssue } from '../../packet/types.js';
-import { parseJsonDocument } from '../../packet/validate.js';
 import type { VaultIndex } from '../../types.js';
 import type { CliContext } from '../context.js';
-import { action, printJson, reportError } from '../context.js';
-
-/** Read and parse a JSON file; `file_not_found` (exit 2) when unreadable, `bad_json` (exit 2) when not JSON. */
-export async function readJsonFile(ctx: CliContext, file: string, what: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(resolve(ctx.cwd, file), 'utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : (e as Error).message;
-    throw new LoretraceError('file_not_found', `cannot read ${file}: ${why}`, { file, expected: `a readable JSON ${what}` }, 2);
-  }
-  return parseJsonDocument(text, file);
-}
-
-/** Index the vault named by `--lore` (honours `--index-dir` / LORETRACE_INDEX_DIR). */
-export async function indexFromOptions(ctx: CliContext, opts: { lore: string; indexDir?: string }): Promise<VaultIndex> {
-  const indexDir = opts.indexDir ?? ctx.env.LORETRACE_INDEX_DIR;
-  return indexVault(resolve(ctx.cwd, opts.lore), { ...(indexDir ? { indexDir: resolve(ctx.cwd, indexDir) } : {}) });
-}
+import { action, plural, printJson, reportError } from '../context.js';
+import { addVaultOptions, openIndex, readJsonFile, type VaultCliOptions } from '../vault-options.js';
 
 /** A path as shown to the user: relative to the working directory, POSIX separators. */
 export function shownPath(ctx: CliContext, abs: string): string {
@@ -91,8 +71,7 @@ export function reportWithErrors(ctx: CliContext, e: unknown, json: boolean): nu
   return code;
 }
 
-interface RetrieveOptions {
-  lore: string;
+interface RetrieveOptions extends VaultCliOptions {
   packet: string;
   projectedContext?: string;
   lane?: string;
@@ -100,8 +79,6 @@ interface RetrieveOptions {
   strictPolicy?: boolean;
   out: string;
   captureOut?: string;
-  indexDir?: string;
-  json?: boolean;
 }
 
 function humanSummary(r: BuildPacketResult, index: VaultIndex, written: string[]): string {
@@ -112,7 +89,7 @@ function humanSummary(r: BuildPacketResult, index: VaultIndex, written: string[]
     for (const q of r.queries) lines.push(`    ${JSON.stringify(q)}`);
   }
   lines.push(
-    `  excerpts: ${r.stats.excerpts_kept} kept from the draft, ${r.stats.excerpts_added} lore excerpt${r.stats.excerpts_added === 1 ? '' : 's'} added, ${r.stats.excerpts_dropped} draft lore excerpt${r.stats.excerpts_dropped === 1 ? '' : 's'} replaced`,
+    `  excerpts: ${r.stats.excerpts_kept} kept from the draft, ${plural(r.stats.excerpts_added, 'lore excerpt')} added, ${plural(r.stats.excerpts_dropped, 'draft lore excerpt')} replaced`,
   );
   for (const ex of r.packet.visible_context.source_excerpts) lines.push(`    ${ex.ref_id}  ${ex.source_ref}`);
   if (r.capture) {
@@ -120,7 +97,7 @@ function humanSummary(r: BuildPacketResult, index: VaultIndex, written: string[]
     for (const ref of r.capture.consulted_refs) lines.push(`    ${ref}`);
     lines.push(`  followed refs (${r.capture.followed_refs.length}):`);
     for (const ref of r.capture.followed_refs) lines.push(`    ${ref}`);
-    lines.push(`  research trace: ${r.capture.research_trace.length} runner_captured entr${r.capture.research_trace.length === 1 ? 'y' : 'ies'}`);
+    lines.push(`  research trace: ${plural(r.capture.research_trace.length, 'runner_captured entry', 'runner_captured entries')}`);
   } else {
     lines.push(`  research: the responder searches through the proxy (## Required Lore Research rendered); no lore pre-fetched`);
   }
@@ -132,10 +109,9 @@ function humanSummary(r: BuildPacketResult, index: VaultIndex, written: string[]
 
 /** Register `retrieve` on the program. */
 export function register(program: Command, ctx: CliContext): void {
-  program
+  addVaultOptions(program
     .command('retrieve')
-    .description('Build a retrieval_augmented responder packet from a draft (coordinator traversal or responder research lane)')
-    .requiredOption('--lore <dir>', 'vault root')
+    .description('build a retrieval_augmented responder packet from a draft (coordinator traversal or responder research lane)'))
     .requiredOption('--packet <draft.json>', 'draft responder packet (must already satisfy the packet contract)')
     .option('--projected-context <ctx.json>', 'projected local context: its runtime_retrieval_requirements become traversal queries')
     .option('--lane <lane>', `${RETRIEVAL_LANES.join(' | ')} (default: the draft's mode when it is one of them, else coordinator_scoped_retrieval)`)
@@ -143,7 +119,6 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--strict-policy', 'refuse a policy with advisory (unenforced) clauses')
     .requiredOption('--out <packet.json>', 'where to write the packet')
     .option('--capture-out <lore_access.json>', 'coordinator lane: where to write the capture fragment (consulted refs, runner_captured research_trace, snapshot, policy receipt)')
-    .option('--index-dir <dir>', 'persisted index folder (default: LORETRACE_INDEX_DIR or the user cache)')
     .option('--json', 'print a JSON summary instead of text')
     .action(
       action(ctx, async (opts: RetrieveOptions) => {
@@ -157,7 +132,7 @@ export function register(program: Command, ctx: CliContext): void {
           const draft = await readJsonFile(ctx, opts.packet, 'draft responder packet');
           const projected = opts.projectedContext !== undefined ? await readJsonFile(ctx, opts.projectedContext, 'projected local context') : undefined;
           const policyFile = opts.policy !== undefined ? policyFromFile(await readJsonFile(ctx, opts.policy, 'traversal policy'), opts.policy) : undefined;
-          const index = await indexFromOptions(ctx, opts);
+          const index = await openIndex(ctx, opts);
           const result = await buildPacket(index, draft, {
             ...(opts.lane !== undefined ? { lane: opts.lane as RetrievalLane } : {}),
             ...(projected !== undefined ? { projectedContext: projected, projectedContextFile: opts.projectedContext } : {}),

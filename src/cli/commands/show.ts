@@ -12,7 +12,7 @@ import { sliceLines } from '../../notes/lines.js';
 import { formatRef, parseRef, resolveRef } from '../../refs/ref.js';
 import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
-import { addVaultOptions, openIndex, type VaultCliOptions } from './index-cmd.js';
+import { addVaultOptions, openIndex, type VaultCliOptions } from '../vault-options.js';
 
 export function register(program: Command, ctx: CliContext): void {
   addVaultOptions(
@@ -20,7 +20,7 @@ export function register(program: Command, ctx: CliContext): void {
       .command('show')
       .description('print the exact lines of a lore ref')
       .argument('<ref>', 'Namespace:path.md with optional #chunkN, #Heading, #L10-L20 or #^block'),
-  ).action(action(ctx, async (ref: string, opts: VaultCliOptions) => {
+  ).option('--json', 'print { ref, path, line_start, line_end, text } as JSON').action(action(ctx, async (ref: string, opts: VaultCliOptions) => {
     const index = await openIndex(ctx, opts);
     const parsed = parseRef(ref, { namespace: index.namespace });
     const r = resolveRef(index, parsed);

@@ -1,31 +1,30 @@
 /**
- * `loretrace traverse --lore <dir> (--policy <policy.json> | --packet <packet.json>) [--query TEXT]...
+ * `loretrace traverse --lore <dir> (--policy <policy.json> | --packet <packet.json> | both) [--query TEXT]...
  *  [--projected-context <ctx.json>] [--strict-policy] [--receipt-only] [--json]`
  *
  * Compiles the traversal_policy (a bare policy file, or the packet's own with its allowed_scope and
- * hidden_context_audit), walks the vault and prints the result. `--json` prints the TraverseResult
+ * hidden_context_audit; with both, the packet's when it has one, else the file's — retrieve's precedence,
+ * so a draft's walk can be previewed), walks the vault and prints the result. `--json` prints the TraverseResult
  * (schemas/traverse-result.schema.json); byte-identical for identical inputs and snapshot. `--receipt-only`
  * compiles the policy and prints only its receipt, without walking (`--json`: the standalone receipt document of
  * schemas/policy-receipt.schema.json).
  * Queries: every `--query`, plus one per runtime retrieval requirement of `--projected-context`; with
  * none, a packet's observed event and source excerpts; with no packet either, the seed titles.
  * Exit 0 ok; 1 bad policy, missing seed, strict-policy refusal, malformed packet/projected-context
- * field (`bad_input`, with its pointer); 2 usage errors (missing/duplicate --policy/--packet,
- * unreadable or non-regular file, projected context that is not JSON: `bad_json`).
+ * field (`bad_input`, with its pointer); 2 usage errors (neither --policy nor --packet; `file_not_found`
+ * for an unreadable or non-regular file; projected context that is not JSON: `bad_json`).
  */
-import { readFile, stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { LoretraceError, isLoretraceError } from '../../errors.js';
 import { parseJsonDocument } from '../../packet/validate.js';
 import { compilePolicy } from '../../policy/compile.js';
-import { parsePolicyDocument } from '../../policy/load.js';
+import { parsePolicyDocument, type PolicyDocument } from '../../policy/load.js';
 import { policyReceiptDocument } from '../../policy/receipt.js';
 import { packetQueries, requirementQueries, traverse, type TraverseQuery } from '../../traversal/traverse.js';
 import type { PolicyReceiptRow } from '../../policy/types.js';
 import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
-import { addVaultOptions, openIndex, type VaultCliOptions } from './index-cmd.js';
+import { addVaultOptions, openIndex, readInputText, readJsonFile, type VaultCliOptions } from '../vault-options.js';
 
 interface TraverseCliOptions extends VaultCliOptions {
   policy?: string;
@@ -38,29 +37,36 @@ interface TraverseCliOptions extends VaultCliOptions {
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
-/** Largest policy / packet / projected-context file read (bytes); these are small JSON documents. */
-const MAX_INPUT_BYTES = 64 * 1024 * 1024;
-
 /**
- * Read an input file as UTF-8. Only regular files are opened: a FIFO or `/dev/zero` would block or
- * never end, a directory is not a document. Exit 2 (`usage`) for all of these and for read errors.
+ * The policy to apply and where it comes from. `--packet` alone: the packet's own traversal_policy.
+ * `--policy` alone: the bare policy. Both (as in `retrieve`): the packet's traversal_policy when it has one
+ * (a `policy_option_ignored` warning says --policy was not used), else the --policy file's, applied with
+ * the packet's allowed_scope and hidden_context_audit.
+ *
+ * @throws LoretraceError `usage` (exit 2) with neither option; `file_not_found` / `bad_json` (exit 2);
+ *   `bad_policy` (exit 1) from `parsePolicyDocument`.
  */
-async function readText(ctx: CliContext, file: string, option: string): Promise<string> {
-  const abs = resolve(ctx.cwd, file);
-  const refuse = (why: string) => new LoretraceError('usage', `cannot read ${option} ${file}: ${why}`, { file, expected: 'a readable JSON file' }, 2);
-  let st;
-  try {
-    st = await stat(abs);
-  } catch (e) {
-    throw refuse((e as NodeJS.ErrnoException).code ?? (e as Error).message);
+async function loadPolicy(ctx: CliContext, opts: TraverseCliOptions): Promise<{ doc: PolicyDocument; file: string }> {
+  if (opts.packet === undefined) {
+    if (opts.policy === undefined) {
+      throw new LoretraceError('usage', 'traverse needs --policy <file>, --packet <file>, or both (a packet without a traversal_policy takes the --policy one)', { expected: '--policy and/or --packet' }, 2);
+    }
+    return { doc: parsePolicyDocument(await readInputText(ctx, opts.policy, 'JSON traversal policy'), opts.policy, 'policy'), file: opts.policy };
   }
-  if (st.isDirectory()) throw refuse('EISDIR');
-  if (!st.isFile()) throw refuse('not a regular file');
-  if (st.size > MAX_INPUT_BYTES) throw refuse(`${st.size} bytes is larger than the ${MAX_INPUT_BYTES}-byte limit`);
+  const packetText = await readInputText(ctx, opts.packet, 'JSON responder packet');
   try {
-    return await readFile(abs, 'utf8');
+    const doc = parsePolicyDocument(packetText, opts.packet, 'packet');
+    if (opts.policy !== undefined) {
+      ctx.stderr(`loretrace: warning: ${opts.packet} carries /lore_access/traversal_policy, which takes precedence; the policy given with --policy (${opts.policy}) was not used [policy_option_ignored]\n`);
+    }
+    return { doc, file: opts.packet };
   } catch (e) {
-    throw refuse((e as NodeJS.ErrnoException).code ?? (e as Error).message);
+    // Only "this packet has no traversal_policy" falls back to --policy; the text already parsed as JSON.
+    if (opts.policy === undefined || !isLoretraceError(e) || e.code !== 'bad_policy' || e.details.pointer !== '/lore_access/traversal_policy') throw e;
+    const packet = parseJsonDocument(packetText, opts.packet);
+    if (typeof packet !== 'object' || packet === null || Array.isArray(packet)) throw e;
+    const { policy } = parsePolicyDocument(await readInputText(ctx, opts.policy, 'JSON traversal policy'), opts.policy, 'policy');
+    return { doc: { policy, pointer: '', packet: packet as PolicyDocument['packet'] }, file: opts.policy };
   }
 }
 
@@ -69,23 +75,18 @@ export function register(program: Command, ctx: CliContext): void {
     program
       .command('traverse')
       .description('apply a traversal_policy to a vault: receipt, excerpts, research_trace and decisions')
-      .option('--policy <file>', 'a JSON file holding a bare traversal_policy object')
-      .option('--packet <file>', 'a responder packet; its lore_access.traversal_policy, allowed_scope and hidden_context_audit apply')
+      .option('--policy <file>', 'a JSON file holding a bare traversal_policy object (with --packet: used when the packet has none)')
+      .option('--packet <file>', 'a responder packet (a draft for retrieve, say); its lore_access.traversal_policy, allowed_scope and hidden_context_audit apply')
       .option('--query <text>', 'a query (scene query or retrieval requirement; repeatable)', collect, [])
       .option('--projected-context <file>', 'projected local context: its runtime_retrieval_requirements become queries')
       .option('--strict-policy', 'refuse a policy with any advisory clause')
       .option('--receipt-only', 'compile the policy and print only its receipt (no walk)'),
-  ).action(action(ctx, async (opts: TraverseCliOptions) => {
-    if ((opts.policy === undefined) === (opts.packet === undefined)) {
-      throw new LoretraceError('usage', 'traverse needs exactly one of --policy <file> or --packet <file>', { expected: '--policy or --packet' }, 2);
-    }
-    const file = (opts.policy ?? opts.packet)!;
-    const doc = parsePolicyDocument(await readText(ctx, file, opts.policy ? '--policy' : '--packet'), file, opts.policy ? 'policy' : 'packet');
+  ).option('--json', 'print the traverse result (with --receipt-only: the policy receipt document) as JSON').action(action(ctx, async (opts: TraverseCliOptions) => {
+    const { doc, file } = await loadPolicy(ctx, opts);
     const queries: TraverseQuery[] = opts.query.map((q, i) => ({ text: q, used_for: `--query[${i}]` }));
     if (opts.projectedContext) {
-      const text = await readText(ctx, opts.projectedContext, '--projected-context');
       // BOM-tolerant; `bad_json` (exit 2) with line and column, like `validate` and `retrieve`.
-      const pc = parseJsonDocument(text, opts.projectedContext);
+      const pc = await readJsonFile(ctx, opts.projectedContext, 'projected local context');
       try {
         queries.push(...requirementQueries(pc as Parameters<typeof requirementQueries>[0]));
       } catch (e) {
@@ -97,7 +98,7 @@ export function register(program: Command, ctx: CliContext): void {
       try {
         queries.push(...packetQueries(doc.packet as Parameters<typeof packetQueries>[0]));
       } catch (e) {
-        if (isLoretraceError(e)) e.details.file = file;
+        if (isLoretraceError(e)) e.details.file = opts.packet;
         throw e;
       }
     }
