@@ -12,7 +12,7 @@ import type { Chunk, NoteRecord, VaultIndex } from '../types.js';
 import { readNoteLines } from '../indexer/lookup.js';
 import { sliceLines } from '../notes/lines.js';
 import { parseRef } from '../refs/ref.js';
-import type { TraceOrigin } from './types.js';
+import type { ResearchTraceEntry, TraceOrigin } from './types.js';
 
 
 /**
@@ -52,8 +52,11 @@ export const TRACE_DISPOSITIONS: readonly TraceDisposition[] = [
 /** The check that failed, recorded as `cause` on a `drifted` entry. */
 export type TraceFailure = 'text_mismatch' | 'out_of_range' | 'chunk_mismatch' | 'missing_file';
 
-/** Which kind of JSON document was verified. */
-export type TraceInputKind = 'capture' | 'capture_fragment' | 'traverse_result' | 'ledger_export';
+/**
+ * Which kind of document was verified: detected by shape, except `proxy_ledger` — a raw proxy ledger
+ * (JSONL) that the caller exported with `exportLedger` first and labels with `options.inputKind`.
+ */
+export type TraceInputKind = 'capture' | 'capture_fragment' | 'traverse_result' | 'ledger_export' | 'proxy_ledger';
 
 /** The verdict on one trace entry. */
 export interface TraceEntryVerdict {
@@ -111,6 +114,11 @@ export interface TraceVerificationReport {
 export interface VerifyTraceOptions {
   /** Name of the input file, used in messages and copied to `report.file`. */
   file?: string;
+  /**
+   * `proxy_ledger`: the input is the `exportLedger` export of a raw JSONL ledger (as `loretrace
+   * verify-trace session.jsonl` does); reported as `input_kind: 'proxy_ledger'` instead of `ledger_export`.
+   */
+  inputKind?: 'proxy_ledger';
 }
 
 const ORIGINS: readonly TraceOrigin[] = ['runner_captured', 'coordinator_reconstructed', 'responder_reported'];
@@ -224,16 +232,8 @@ function checkSnapshot(value: unknown, where: string, pointer: string): string |
   return value;
 }
 
-interface CheckedEntry {
-  trace_id: string;
-  origin: TraceOrigin;
-  source_ref: string;
-  source_path: string;
-  chunk_index: number;
-  line_start: number;
-  line_end: number;
-  extracted_constraint: string;
-}
+/** The fields of a research_trace entry that verification needs (query and used_for are not checked). */
+type CheckedEntry = Omit<ResearchTraceEntry, 'query' | 'used_for'>;
 
 /** Structural check of one entry: the fields verification needs, with their types. Throws `bad_trace_entry`. */
 function checkEntry(entry: Record<string, unknown>, pointer: string, where: string): CheckedEntry {
@@ -477,7 +477,7 @@ export async function verifyTrace(
   return {
     schema_version: 'loretrace.trace_verification.v1',
     file: options.file ?? null,
-    input_kind: kind,
+    input_kind: options.inputKind === 'proxy_ledger' && kind === 'ledger_export' ? 'proxy_ledger' : kind,
     namespace: index.namespace,
     snapshot: {
       current: index.snapshot_id,

@@ -23,6 +23,7 @@ import canonicalize from 'canonicalize';
 import { LoretraceError } from '../errors.js';
 import type { Finding } from '../errors.js';
 import type { VaultIndex, VaultPath } from '../types.js';
+import type { ResearchTraceEntry } from '../packet/types.js';
 import type { RefusalCode } from './refusals.js';
 import { readIndexedLines } from './safe-read.js';
 import { outputSchema } from '../packet/schemas.js';
@@ -527,18 +528,7 @@ export function parseLedger(text: string, file?: string): LedgerRecord[] {
 // Export
 
 /** One Ghostlight `research_trace_entry` (responder-output schema `$defs/research_trace_entry`). */
-export interface LedgerTraceEntry {
-  trace_id: string;
-  origin: 'runner_captured';
-  query: string;
-  source_ref: string;
-  source_path: string;
-  chunk_index: number;
-  line_start: number;
-  line_end: number;
-  extracted_constraint: string;
-  used_for: string;
-}
+export type LedgerTraceEntry = ResearchTraceEntry & { origin: 'runner_captured' };
 
 /**
  * The capture fragment `loretrace ledger export` writes: the runner-captured part of a capture's

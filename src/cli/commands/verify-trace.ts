@@ -2,43 +2,50 @@
  * `loretrace verify-trace --lore <dir> <capture-or-fragment.json> [--json]`
  *
  * Thin shell over `verifyTrace` (src/packet/verify-trace.ts): index the vault, read the capture, capture
- * fragment, traverse result or ledger export, check every research_trace entry, print one line per entry
+ * fragment, traverse result, ledger export or raw proxy ledger (.jsonl, exported first), check every research_trace entry, print one line per entry
  * and the totals for every disposition (zeros included). Exit 0 when every runner_captured entry verifies
- * (and at least one entry was checked); 1 otherwise or on invalid input; 2 on usage errors (unreadable or
- * non-JSON file).
+ * (and at least one entry was checked); 1 otherwise or on invalid input; 2 on usage errors (unreadable:
+ * `file_not_found`, or non-JSON file: `bad_json`).
  */
 import type { Command } from 'commander';
 import { TRACE_DISPOSITIONS, verifyTrace } from '../../packet/verify-trace.js';
 import type { TraceVerificationReport } from '../../packet/verify-trace.js';
 import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
-import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
 import { isLoretraceError } from '../../errors.js';
+import { parseJsonDocument } from '../../packet/validate.js';
 import { exportLedger } from '../../proxy/ledger.js';
-import { indexFromOptions, readJsonFile, reportWithErrors } from './retrieve.js';
+import { addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
+import { reportWithErrors } from './retrieve.js';
 
 /**
  * Read the input: a JSON document, or a proxy ledger (JSON Lines, first record `loretrace.ledger.*`),
  * which is verified and exported to its capture fragment first (`exportLedger`, src/proxy/ledger.ts).
+ * `fromLedger` is true for a ledger (the report then says `proxy_ledger`).
  */
-async function readTraceInput(ctx: CliContext, file: string): Promise<unknown> {
+async function readTraceInput(ctx: CliContext, file: string): Promise<{ doc: unknown; fromLedger: boolean }> {
+  const text = await readInputText(ctx, file, 'JSON capture, capture fragment, traverse result, ledger export or proxy ledger (JSONL)');
+  const isLedgerRecord = (v: unknown): boolean => {
+    const version = typeof v === 'object' && v !== null ? (v as Record<string, unknown>)['schema_version'] : undefined;
+    return typeof version === 'string' && version.startsWith('loretrace.ledger');
+  };
+  let doc: unknown;
   try {
-    return await readJsonFile(ctx, file, 'capture, capture fragment, traverse result or ledger export');
+    doc = parseJsonDocument(text, file);
   } catch (e) {
     if (!isLoretraceError(e) || e.code !== 'bad_json') throw e;
-    const text = await readFile(resolve(ctx.cwd, file), 'utf8');
-    const first = text.split('\n', 1)[0] ?? '';
     let head: unknown;
     try {
-      head = JSON.parse(first);
+      head = JSON.parse(text.split('\n', 1)[0] ?? '');
     } catch {
       throw e;
     }
-    const version = typeof head === 'object' && head !== null ? (head as Record<string, unknown>)['schema_version'] : undefined;
-    if (typeof version !== 'string' || !version.startsWith('loretrace.ledger')) throw e;
-    return exportLedger(text, { file });
+    if (!isLedgerRecord(head)) throw e;
+    return { doc: await exportLedger(text, { file }), fromLedger: true };
   }
+  // A one-record ledger is a single JSON line: still a ledger, not a document.
+  if (isLedgerRecord(doc)) return { doc: await exportLedger(text, { file }), fromLedger: true };
+  return { doc, fromLedger: false };
 }
 
 /** The human form of a report: a header, one line per entry, totals, verdict. */
@@ -68,27 +75,19 @@ export function renderVerification(report: TraceVerificationReport): string {
   return lines.join('\n') + '\n';
 }
 
-interface VerifyOptions {
-  lore: string;
-  indexDir?: string;
-  json?: boolean;
-}
-
 /** Register `verify-trace` on the program. */
 export function register(program: Command, ctx: CliContext): void {
-  program
+  addVaultOptions(program
     .command('verify-trace')
-    .description('Check every research_trace entry (capture, capture fragment, traverse result, ledger export) line by line against the vault')
-    .argument('<file>', 'capture, capture fragment (retrieve --capture-out), traverse result, ledger export (JSON) or proxy ledger (.jsonl)')
-    .requiredOption('--lore <dir>', 'vault root')
-    .option('--index-dir <dir>', 'persisted index folder (default: LORETRACE_INDEX_DIR or the user cache)')
+    .description('check every research_trace entry (capture, capture fragment, traverse result, ledger export or raw proxy ledger .jsonl) line by line against the vault')
+    .argument('<file>', 'capture, capture fragment (retrieve --capture-out), traverse result, ledger export (JSON) or proxy ledger (.jsonl)'))
     .option('--json', 'print the verification report as JSON')
     .action(
-      action(ctx, async (file: string, opts: VerifyOptions) => {
+      action(ctx, async (file: string, opts: VaultCliOptions) => {
         try {
-          const doc = await readTraceInput(ctx, file);
-          const index = await indexFromOptions(ctx, opts);
-          const report = await verifyTrace(index, doc, { file });
+          const { doc, fromLedger } = await readTraceInput(ctx, file);
+          const index = await openIndex(ctx, opts);
+          const report = await verifyTrace(index, doc, { file, ...(fromLedger ? { inputKind: 'proxy_ledger' as const } : {}) });
           if (opts.json) printJson(ctx, report);
           else ctx.stdout(renderVerification(report));
           return report.ok ? 0 : 1;
