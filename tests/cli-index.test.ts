@@ -117,7 +117,7 @@ describe('loretrace index', () => {
     const both = JSON.parse((await run(['index', '--lore', vault, '--index-dir', freshDir(), '--config', cfg, '--exclude', 'Brine.md', '--json'])).stdout);
     expect([both.notes, both.findings_by_code]).toEqual([0, { empty_vault: 1 }]);
     expect(await run(['index', '--lore', vault, '--index-dir', freshDir(), '--include', ''])).toEqual({
-      code: 2, stdout: '', stderr: 'loretrace: option --include must be a non-empty glob (got "") [usage]\n',
+      code: 2, stdout: '', stderr: 'loretrace: option --include must be a non-empty glob (got ""); see \'loretrace index --help\' [usage]\n',
     });
   });
 
@@ -189,7 +189,7 @@ describe('loretrace search', () => {
     expect(pre.results).toEqual([]);
     const cls = JSON.parse((await run(['search', 'salt', ...V(), '--class', 'nothing', '--json'])).stdout);
     expect(cls.results).toEqual([]);
-    expect(await run(['search', 'salt', ...V(), '--k', 'ten'])).toEqual({ code: 2, stdout: '', stderr: 'loretrace: option --k must be an integer ≥ 1 (got "ten") [usage]\n' });
+    expect(await run(['search', 'salt', ...V(), '--k', 'ten'])).toEqual({ code: 2, stdout: '', stderr: 'loretrace: option --k must be an integer ≥ 1 (got "ten"); see \'loretrace search --help\' [usage]\n' });
   });
 
   it('prints numbered human results', async () => {

@@ -94,13 +94,13 @@ describe('loretrace traverse with hostile input files (CLI)', () => {
   });
 
   it('exits 2 instead of reading /dev/zero forever', async () => {
-    expect(await cli(['traverse', '--lore', 'FixtureLore', '--policy', '/dev/zero'])).toEqual({ code: 2, out: '', err: 'loretrace: cannot read --policy /dev/zero: not a regular file [usage]\n' });
+    expect(await cli(['traverse', '--lore', 'FixtureLore', '--policy', '/dev/zero'])).toEqual({ code: 2, out: '', err: 'loretrace: cannot read /dev/zero: not a regular file [file_not_found]\n' });
   });
 
   it.skipIf(process.platform === 'win32')('exits 2 instead of blocking on a FIFO', async () => {
     const fifo = join(dir, 'fifo.policy.json');
     execFileSync('mkfifo', [fifo]);
-    expect(await cli(['traverse', '--lore', 'FixtureLore', '--policy', fifo])).toEqual({ code: 2, out: '', err: `loretrace: cannot read --policy ${fifo}: not a regular file [usage]\n` });
+    expect(await cli(['traverse', '--lore', 'FixtureLore', '--policy', fifo])).toEqual({ code: 2, out: '', err: `loretrace: cannot read ${fifo}: not a regular file [file_not_found]\n` });
   });
 });
 

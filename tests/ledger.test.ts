@@ -134,6 +134,32 @@ describe('verifyLedger', () => {
     expect(r.findings[0]).toMatchObject({ code: 'ledger_seq_mismatch', line: seq + 1, message, pointer: '/seq', path: 'x.jsonl' });
   });
 
+  it('checks session_start policy_receipt rows against the policy-receipt row schema, even with a recomputed hash', async () => {
+    const ls = lines(await sessionLedger());
+    const start = JSON.parse(ls[0]!);
+    expect(start.session.policy_receipt[1]).toEqual({
+      clause: 'FixtureLore:World/Pre-Elysium/', kind: 'allowed_prefix', pointer: '/lore_access/traversal_policy/allowed_prefixes/0',
+      disposition: 'enforced', rule: 'admit paths under World/Pre-Elysium/ (whole path segments)', matches: 13,
+    });
+    const forge = (edit: (rows: Record<string, unknown>[]) => void) => {
+      const rec = JSON.parse(ls[0]!);
+      edit(rec.session.policy_receipt);
+      rec.record_hash = hashLedgerRecord(rec.prev_hash, rec);
+      return [JSON.stringify(rec), ...ls.slice(1)].join('\n') + '\n';
+    };
+    const missing = await verifyLedger(forge((rows) => delete rows[1]!.disposition), { file: 'x.jsonl' });
+    expect(missing).toMatchObject({ valid: false, first_bad_seq: 0, records: 0 });
+    expect(missing.findings).toEqual([{
+      code: 'ledger_bad_record', severity: 'error', path: 'x.jsonl', line: 1, pointer: '/session/policy_receipt/1',
+      message: "line 1 (seq 0): /session/policy_receipt/1 must have required property 'disposition' (required); expected a record of schemas/ledger-record.schema.json",
+    }]);
+    const relabelled = await verifyLedger(forge((rows) => (rows[0]!.disposition = 'ignored')), { file: 'x.jsonl' });
+    expect(relabelled.findings[0]).toMatchObject({
+      code: 'ledger_bad_record', pointer: '/session/policy_receipt/0/disposition',
+      message: 'line 1 (seq 0): /session/policy_receipt/0/disposition must be equal to one of the allowed values (enum); expected a record of schemas/ledger-record.schema.json',
+    });
+  });
+
   it('reports a torn last record and verifies everything before it', async () => {
     const text = readFileSync(await sessionLedger(), 'utf8');
     const cut = text.slice(0, text.length - 40);
@@ -242,7 +268,7 @@ describe('loretrace ledger', () => {
     expect(r.stdout).toContain(`${path}:3: [ledger_seq_mismatch] line 3 has seq 3, expected 2`);
     const missing = await cli(['ledger', 'verify', join(tmp.dir, 'nope.jsonl')]);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toBe(`loretrace: cannot read ledger ${join(tmp.dir, 'nope.jsonl')}: no such file [usage]\n`);
+    expect(missing.stderr).toBe(`loretrace: cannot read ${join(tmp.dir, 'nope.jsonl')}: no such file [file_not_found]\n`);
   });
 
   it('export writes the capture fragment', async () => {

@@ -202,21 +202,21 @@ describe('loretrace serve (refusing to start)', () => {
   const base = () => ['serve', '--lore', FIXTURE_VAULT, '--packet', PROXY_PACKET, '--ledger', join(tmp.dir, 'never.jsonl')];
 
   it('needs exactly one transport', async () => {
-    expect(await run(base())).toEqual({ code: 2, stderr: 'loretrace: choose exactly one transport: --mcp or --http <host:port> [usage]\n' });
+    expect(await run(base())).toEqual({ code: 2, stderr: 'loretrace: choose exactly one transport: --mcp or --http <host:port>; see \'loretrace serve --help\' [usage]\n' });
     expect((await run([...base(), '--mcp', '--http', '127.0.0.1:0'])).code).toBe(2);
   });
 
   it('refuses a non-loopback address without --allow-remote and a token, before creating the ledger', async () => {
     expect(await run([...base(), '--http', '0.0.0.0:0'])).toEqual({
       code: 2,
-      stderr: 'loretrace: refusing to bind 0.0.0.0: it is not a loopback address; pass --allow-remote with a bearer token to serve beyond this machine [usage]\n',
+      stderr: 'loretrace: refusing to bind 0.0.0.0: it is not a loopback address; pass --allow-remote with a bearer token to serve beyond this machine; see \'loretrace serve --help\' [usage]\n',
     });
     expect((await run([...base(), '--http', '0.0.0.0:0', '--allow-remote'])).code).toBe(2);
     expect((await run([...base(), '--http', '127.0.0.1:0', '--limit', 'max_calls=0'])).code).toBe(2);
     expect(await run([...base(), '--http', '127.0.0.1:0', '--allow-host', 'lore.example.org'])).toEqual({
-      code: 2, stderr: 'loretrace: --allow-host "lore.example.org" is not name:port [usage]\n',
+      code: 2, stderr: 'loretrace: --allow-host "lore.example.org" is not name:port; see \'loretrace serve --help\' [usage]\n',
     });
-    expect(await run([...base(), '--mcp', '--allow-host', 'lore.example.org:443'])).toEqual({ code: 2, stderr: 'loretrace: --allow-host applies to --http only [usage]\n' });
+    expect(await run([...base(), '--mcp', '--allow-host', 'lore.example.org:443'])).toEqual({ code: 2, stderr: 'loretrace: --allow-host applies to --http only; see \'loretrace serve --help\' [usage]\n' });
     expect(existsSync(join(tmp.dir, 'never.jsonl'))).toBe(false);
   });
 });

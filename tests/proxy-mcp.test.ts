@@ -3,13 +3,15 @@
  * research session on FixtureLore, then the ledger verifies and its exported fragment passes verifyTrace.
  * Needs `npm run build` (npm test builds first). The tool list is checked in-process over InMemoryTransport.
  */
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MCP_INSTRUCTIONS, createMcpServer } from '../src/server/mcp.js';
+import { MCP_INSTRUCTIONS, createMcpServer, serveMcpStdio } from '../src/server/mcp.js';
 import { TOOL_DESCRIPTIONS, TOOL_NAMES } from '../src/proxy/tools.js';
 import { exportLedger, verifyLedger } from '../src/proxy/ledger.js';
 import { indexVault } from '../src/indexer/build.js';
@@ -86,6 +88,56 @@ describe('createMcpServer descriptions', () => {
   });
 });
 
+/**
+ * A client that writes its whole conversation at once and closes stdin: initialize, initialized, tools/list and
+ * three tool calls (one refused). Ids 1-5 are requests; the notification has none.
+ */
+const PIPED = [
+  { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '0' } } },
+  { jsonrpc: '2.0', method: 'notifications/initialized' },
+  { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+  { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'research_status', arguments: {} } },
+  { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'lore_read', arguments: { ref: `${R.territories}#Kestrel Reach` } } },
+  { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'lore_read', arguments: { ref: R.veilDrive } } },
+].map((m) => JSON.stringify(m) + '\n').join('');
+
+/** Check the replies to {@link PIPED} (stdout text) and the ledger it left: every request answered, every call recorded once. */
+async function expectAllPipedAnswered(stdout: string, ledgerPath: string): Promise<void> {
+  const replies = stdout.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
+  expect(replies.map((r) => r.id).sort()).toEqual([1, 2, 3, 4, 5]);
+  const byId = new Map(replies.map((r) => [r.id, r]));
+  expect(byId.get(1).result.serverInfo).toEqual({ name: 'loretrace', version: '0.1.0' });
+  expect(byId.get(2).result.tools.map((t: { name: string }) => t.name)).toEqual(['lore_search', 'lore_read', 'lore_links', 'lore_follow', 'research_status']);
+  expect(byId.get(3).result._meta).toEqual({ 'loretrace/ledger_seq': 1 });
+  expect(byId.get(4).result.structuredContent.data).toMatchObject({ ref: `${R.territories}#chunk2`, line_start: 10, line_end: 14, via: 'seed' });
+  expect(byId.get(4).result._meta).toEqual({ 'loretrace/ledger_seq': 2 });
+  expect(byId.get(5).result).toMatchObject({ isError: true, _meta: { 'loretrace/refusal': { code: 'out_of_scope' }, 'loretrace/ledger_seq': 3 } });
+  const report = await verifyLedger(readFileSync(ledgerPath, 'utf8'));
+  expect(report).toMatchObject({ valid: true, closed: true, records: 5, totals: { tool_calls: 3, ok: 2, refused: 1 }, findings: [] });
+  expect(readLedger(ledgerPath).map((r) => [r.seq, r.kind, r.tool ?? null])).toEqual([
+    [0, 'session_start', null], [1, 'tool_call', 'research_status'], [2, 'tool_call', 'lore_read'], [3, 'tool_call', 'lore_read'], [4, 'session_end', null],
+  ]);
+}
+
+describe('serveMcpStdio', () => {
+  it('answers every request already read when stdin ends with calls in flight, before it reports closed', async () => {
+    const ledger = join(tmp.dir, 'piped.jsonl');
+    const session = await fixtureSession({ ledgerPath: ledger });
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    let out = '';
+    stdout.on('data', (d) => (out += String(d)));
+    const handle = await serveMcpStdio(session, { stdin, stdout });
+    stdin.end(PIPED);
+    await handle.closed;
+    const answeredAtClose = out;
+    await handle.close();
+    await session.close();
+    expect(out).toBe(answeredAtClose);
+    await expectAllPipedAnswered(answeredAtClose, ledger);
+  });
+});
+
 describe('loretrace serve --mcp', () => {
   it.skipIf(!existsSync(join(REPO, 'dist', 'cli', 'main.js')))('serves a whole research session over stdio; the ledger verifies and the export verifies against the vault', async () => {
     const ledger = join(tmp.dir, 'mcp.jsonl');
@@ -142,5 +194,23 @@ describe('loretrace serve --mcp', () => {
     expect(verdict.runner_captured).toEqual({ checked: 2, failed: 0 });
     const validation = validateDocument('capture-fragment', fragment, { file: 'fragment.json' });
     expect([validation.valid, validation.errors, validation.warnings]).toEqual([true, [], []]);
+  });
+
+  it.skipIf(!existsSync(join(REPO, 'dist', 'cli', 'main.js')))('answers every piped request when the client closes stdin at once, then closes the ledger', async () => {
+    const ledger = join(tmp.dir, 'piped-bin.jsonl');
+    const proc = spawn(process.execPath, [BIN, 'serve', '--lore', FIXTURE_VAULT, '--packet', PROXY_PACKET, '--ledger', ledger, '--mcp'], {
+      cwd: tmp.dir,
+      env: { ...process.env, LORETRACE_INDEX_DIR: join(tmp.dir, 'index') },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.on('data', (d) => (stdout += String(d)));
+    proc.stderr.on('data', (d) => (stderr += String(d)));
+    const exited = new Promise<number | null>((r) => proc.on('close', (code) => r(code)));
+    proc.stdin.end(PIPED);
+    expect(await exited).toBe(0);
+    expect(stderr).toContain(`loretrace: session closed; ledger ${ledger}`);
+    await expectAllPipedAnswered(stdout, ledger);
   });
 });

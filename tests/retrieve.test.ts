@@ -166,7 +166,7 @@ describe('buildPacket', () => {
     expect(prompt).toContain('\n\n## Required Lore Research\n');
     expect(prompt).toContain('- FixtureLore:World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md\n');
     expect(prompt).toContain('  - FixtureLore:World/Pre-Elysium/\n  - FixtureLore:World/Politics/\n');
-    expect(prompt).toContain('`loretrace serve --lore <vault> --packet <this packet> --mcp`');
+    expect(prompt).toContain('\n- The runner starts it with `loretrace serve --lore <vault> --packet <this packet> --ledger <ledger.jsonl> --mcp` (MCP over stdio), or with `--http 127.0.0.1:<port>` instead of `--mcp` (loopback HTTP; port 0 picks a free one).\n');
     expect(validatePacket(p).valid).toBe(true);
   });
 
@@ -267,6 +267,11 @@ describe('applyResearchSection', () => {
     expect(section).toContain('  - (none)');
     expect(PROXY_TOOLS.map((t) => t[0])).toEqual([...TOOL_NAMES]);
   });
+  it('gives the runner a serve command with the required --ledger and --http as host:port', () => {
+    expect(section.filter((l) => l.includes('loretrace serve'))).toEqual([
+      '- The runner starts it with `loretrace serve --lore <vault> --packet <this packet> --ledger <ledger.jsonl> --mcp` (MCP over stdio), or with `--http 127.0.0.1:<port>` instead of `--mcp` (loopback HTTP; port 0 picks a free one).',
+    ]);
+  });
   it('goes before the first ## heading of a markdown prompt and is replaced in place on a second run', () => {
     const once = applyResearchSection('# P\nIntro\n\n## Local\nctx', section);
     expect(once).toBe(['# P', 'Intro', '', ...section, '', '## Local', 'ctx'].join('\n'));
@@ -309,7 +314,7 @@ describe('loretrace retrieve', () => {
     const out = join(tmp, 'lane', 'packet.json');
     const r = await run([...base(out), '--lane', 'packet_only']);
     expect(r.code).toBe(2);
-    expect(r.err).toBe('loretrace: unknown lane "packet_only" for --lane; expected coordinator_scoped_retrieval or responder_scoped_repository_search [usage]\n');
+    expect(r.err).toBe('loretrace: unknown lane "packet_only" for --lane; expected coordinator_scoped_retrieval or responder_scoped_repository_search; see \'loretrace retrieve --help\' [usage]\n');
     expect(existsSync(out)).toBe(false);
   });
 

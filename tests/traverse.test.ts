@@ -334,9 +334,9 @@ describe('loretrace traverse (CLI)', () => {
     expect(res.research_trace[1]!.used_for).toBe(`required_seed_refs[1] ${F}Pre-Elysium/Territories.md; query from runtime_retrieval_requirements[0] req.rescue`);
   }, 30_000);
 
-  it('exits 2 without exactly one of --policy and --packet', async () => {
+  it('exits 2 with neither --policy nor --packet', async () => {
     const r = await cli(['traverse', '--lore', 'FixtureLore']);
-    expect(r).toEqual({ code: 2, out: '', err: 'loretrace: traverse needs exactly one of --policy <file> or --packet <file> [usage]\n' });
+    expect(r).toEqual({ code: 2, out: '', err: 'loretrace: traverse needs --policy <file>, --packet <file>, or both (a packet without a traversal_policy takes the --policy one); see \'loretrace traverse --help\' [usage]\n' });
   });
 
   it('exits 1 naming the file for a policy that is not JSON', async () => {

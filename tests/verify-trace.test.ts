@@ -306,7 +306,7 @@ describe('loretrace verify-trace', () => {
     await session.close();
     const { code, out } = await run(['verify-trace', '--lore', FIXTURE_VAULT, ledgerPath, '--json']);
     const report = JSON.parse(out) as TraceVerificationReport;
-    expect(report.input_kind).toBe('ledger_export');
+    expect(report.input_kind).toBe('proxy_ledger');
     expect(report.entries.map((e) => [e.source_path, e.chunk_index, e.line_start, e.line_end, e.disposition])).toEqual([[BLACKOUT, 1, 9, 13, 'verified']]);
     expect(code).toBe(0);
   });

@@ -22,7 +22,8 @@ mkdirSync(work, { recursive: true });
 const dist = process.env.DIST ?? '/work/main/dist';
 const rss = () => (process.resourceUsage().maxRSS / 1024).toFixed(0) + ' MB';
 const now = () => performance.now();
-const log = (...a) => console.log(`[${phase} x${scale}]`, ...a);
+const cpu0 = process.cpuUsage();
+const log = (...a) => { const c = process.cpuUsage(cpu0); console.log(`[${phase} x${scale}]`, ...a, `cpu ${((c.user + c.system) / 1000).toFixed(0)} ms (process so far)`); };
 
 if (!existsSync(join(root, 'c000'))) {
   const t0 = now();
@@ -33,6 +34,9 @@ const paths = await listFiles(root);
 const queries = generateQueries(await collectSentences(SRC, await listFiles(SRC)), 200, 7);
 const api = phase === 'plain' || phase === 'plainwarm' || phase === 'plainsearch' || phase === 'vault' ? null : await import(join(dist, 'index.js'));
 const ltDir = join(work, 'lt-index');
+let mark = null;
+const cpuMark = () => { mark = process.cpuUsage(); };
+const cpuSince = () => { const c = process.cpuUsage(mark); return `phase cpu ${((c.user + c.system) / 1000).toFixed(0)} ms`; };
 let session = null;
 if (process.env.PROF) {
   session = new Session();
@@ -50,15 +54,20 @@ process.on('beforeExit', async () => {
 const plainFile = join(work, 'plain.json');
 
 if (phase === 'plain') {
+  cpuMark();
   const t0 = now();
   const r = await runPlainPipeline(root, paths, plainFile);
-  log('plain pipeline', (now() - t0).toFixed(0), 'ms', JSON.stringify(r), 'maxRSS', rss());
+  log('plain pipeline', (now() - t0).toFixed(0), 'ms', cpuSince(), JSON.stringify(r), 'maxRSS', rss());
 }
 if (phase === 'cold') {
   rmSync(ltDir, { recursive: true, force: true });
+  cpuMark();
   const t0 = now();
   const index = await api.indexVault(root, { indexDir: ltDir, workers: process.env.WORKERS === '0' ? false : 'auto' });
-  log('cold index', (now() - t0).toFixed(0), 'ms', JSON.stringify(api.indexStats(index)), 'maxRSS', rss());
+  const wall = (now() - t0).toFixed(0);
+  const c = cpuSince();
+  const rssCold = rss();
+  log('cold index', wall, 'ms', c, 'maxRSS before reading links', rssCold, JSON.stringify(api.indexStats(index)), 'maxRSS', rss());
 }
 if (phase === 'warm') {
   const t0 = now();

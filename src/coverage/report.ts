@@ -5,7 +5,7 @@
  *
  * Figures are defined in docs/COVERAGE.md; the short version is in the field docs of ./types.ts.
  */
-import { isLoretraceError } from '../errors.js';
+import { LoretraceError, isLoretraceError } from '../errors.js';
 import { parseRef, resolveRef } from '../refs/index.js';
 import type { ParsedRef } from '../refs/index.js';
 import type { NoteRecord, VaultIndex, VaultPath } from '../types.js';
@@ -154,6 +154,47 @@ function finishGroup(g: GroupCoverage & { artifactSet: Set<string> }): GroupCove
   return { ...rest, artifacts: artifactSet.size, line_coverage: ratio(rest.covered_lines, rest.body_lines) };
 }
 
+/** A value in words for an error message: `the string "a/b"`, `an array`, `null`, `a number`. */
+function describeValue(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 60 ? `${v.slice(0, 59)}…` : v)}`;
+  return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Check the arguments of {@link coverageReport} before anything is computed, so a wrong call (file paths
+ * where artifacts belong, say) says what was expected instead of failing with a bare TypeError.
+ *
+ * @throws LoretraceError `bad_options` (exit 2) naming the argument (`artifacts[0]`, `options.skipped`)
+ *   and what was expected.
+ */
+function checkCoverageArguments(index: unknown, artifacts: unknown, options: unknown): void {
+  const bad = (message: string, expected: string) => new LoretraceError('bad_options', `coverageReport: ${message}`, { expected }, 2);
+  if (!isPlainObject(index) || typeof index['namespace'] !== 'string' || typeof index['snapshot_id'] !== 'string' || !Array.isArray(index['notes']) || !Array.isArray(index['chunks']) || !Array.isArray(index['links'])) {
+    throw bad(`index must be a vault index as indexVault returns it (got ${describeValue(index)})`, 'a VaultIndex from indexVault');
+  }
+  const artifactHelp = 'recognised artifacts ({ file, kind, schema_version, snapshot_id, refs }) as readArtifacts(...).artifacts returns them; pass file and folder paths to readArtifacts first';
+  if (!Array.isArray(artifacts)) throw bad(`artifacts must be an array of ${artifactHelp} (got ${describeValue(artifacts)})`, 'an array of CoverageArtifact');
+  artifacts.forEach((a: unknown, i) => {
+    if (!isPlainObject(a) || typeof a['file'] !== 'string' || typeof a['kind'] !== 'string' || !Array.isArray(a['refs'])) {
+      throw bad(`artifacts[${i}] is ${describeValue(a)}; expected one of the ${artifactHelp}`, 'a CoverageArtifact');
+    }
+    if (a['snapshot_id'] !== null && typeof a['snapshot_id'] !== 'string') throw bad(`artifacts[${i}].snapshot_id must be a string or null (got ${describeValue(a['snapshot_id'])})`, 'a snapshot_id or null');
+    (a['refs'] as unknown[]).forEach((r, j) => {
+      if (!isPlainObject(r) || typeof r['ref'] !== 'string' || typeof r['pointer'] !== 'string') {
+        throw bad(`artifacts[${i}].refs[${j}] must be a ref occurrence { role, pointer, ref, … } (got ${describeValue(r)})`, 'a RefOccurrence');
+      }
+    });
+  });
+  if (!isPlainObject(options)) throw bad(`options must be an object (got ${describeValue(options)})`, '{ noteLines?, skipped? }');
+  if (options['skipped'] !== undefined && !Array.isArray(options['skipped'])) throw bad(`options.skipped must be an array of skipped inputs (got ${describeValue(options['skipped'])})`, 'readArtifacts(...).skipped');
+  const nl = options['noteLines'];
+  if (nl !== undefined && !(nl instanceof Map) && !isPlainObject(nl)) throw bad(`options.noteLines must be a Map or an object of lines per vault path (got ${describeValue(nl)})`, 'loadNoteLines(index)');
+}
+
 /**
  * Compute the coverage report of `artifacts` against the vault `index`.
  *
@@ -177,13 +218,15 @@ function finishGroup(g: GroupCoverage & { artifactSet: Set<string> }): GroupCove
  * @param artifacts recognised artifacts (`readArtifacts(...).artifacts` or `recogniseArtifact`).
  * @param options `noteLines` (current lines per note) and `skipped` (inputs not read); see {@link CoverageOptions}.
  * @returns a deterministic {@link CoverageReport} (no timestamps; lists sorted by code-unit order).
- * @throws nothing for bad artifacts (they become report entries); only programming errors propagate.
+ * @throws LoretraceError `bad_options` (exit 2) when an argument has the wrong shape (e.g. file paths
+ *   instead of `readArtifacts(...).artifacts`); nothing for bad artifact content (it becomes report entries).
  */
 export function coverageReport(
   index: VaultIndex,
   artifacts: readonly CoverageArtifact[],
   options: CoverageOptions = {},
 ): CoverageReport {
+  checkCoverageArguments(index, artifacts, options);
   const namespace = index.namespace;
   const notes = [...index.notes].sort((a, b) => cmp(a.path, b.path));
   const byPath = new Map<string, NoteRecord>(notes.map((n) => [n.path, n]));

@@ -229,8 +229,12 @@ async function build(input: BuildInput): Promise<VaultIndex> {
   // Parse what changed (bytes may be missing when the stat cache vouched for an unchanged file).
   const missingBytes = toParse.filter((f) => !f.bytes);
   if (missingBytes.length > 0) throw new CorruptIndexError(`stat cache and manifest disagree for ${missingBytes[0]!.path}`);
+  let rehashed = 0;
+  for (const f of files) if (f.bytes !== undefined) rehashed++;
+  const jobs = toParse.map((f) => ({ path: f.path, sha256: f.sha256, bytes: f.bytes! }));
+  for (const f of files) delete f.bytes; // the jobs (then the workers' buffers) hold the bytes from here on
   const { batches, threads } = await parseAll(
-    toParse.map((f) => ({ path: f.path, sha256: f.sha256, bytes: f.bytes! })),
+    jobs.splice(0),
     { config, workers: options.workers, onProgress: options.onProgress ? (done, total) => options.onProgress!({ phase: 'parse', done, total }) : undefined },
   );
   const parsed = new Map<string, ParsedLines>();
@@ -251,21 +255,25 @@ async function build(input: BuildInput): Promise<VaultIndex> {
     counts = cold.counts;
     source = cold.source;
     const shardCount = shardCountFor(files.length);
-    families = familyBuffers(files.map((f) => f.path), shardCount, (p) => parsed.get(p)!);
+    const groups = shardGroups(files.map((f) => f.path), shardCount);
+    const rec = (p: string) => parsed.get(p)!;
+    families = null as unknown as Families;
     if (indexDir) {
       try {
         await ensureIndexDir(indexDir);
+        // One record shard at a time: concatenated, written, dropped (no second copy of every record).
         families = {
-          notes: await writeRefs(indexDir, 'notes', families.notes),
-          chunks: await writeRefs(indexDir, 'chunks', families.chunks),
-          parse_links: await writeRefs(indexDir, 'parse_links', families.parse_links),
+          notes: await writeGroups(indexDir, 'notes', groups, (p) => rec(p).note),
+          chunks: await writeGroups(indexDir, 'chunks', groups, (p) => rec(p).chunks),
+          parse_links: await writeGroups(indexDir, 'parse_links', groups, (p) => rec(p).links),
         };
         const searchFiles = await writeSearch(indexDir, cold.loaded, cold.shards, null);
         await commitManifest(indexDir, manifestOf(base, shardCount, families, searchFiles, counts));
       } catch (e) {
         saveFinding = notSaved(indexDir, e);
+        families = familyBuffers(groups, rec);
       }
-    }
+    } else families = familyBuffers(groups, rec);
   } else if (!changed) {
     // Warm: nothing changed; everything stays on disk until read.
     families = diskFamilies(prev);
@@ -286,8 +294,6 @@ async function build(input: BuildInput): Promise<VaultIndex> {
   // The stat cache is rewritten when it would save real work next time: after a cold build, or when many
   // notes had to be re-hashed. A few re-hashed notes (an edit) are cheaper to re-hash next run than to
   // rewrite the cache of every note now.
-  let rehashed = 0;
-  for (const f of files) if (f.bytes !== undefined) rehashed++;
   if (indexDir && !saveFinding && (!state || rehashed > Math.max(32, files.length / 200))) {
     const newState: StatState = { scan_started_ms: scanStarted, files: {} };
     for (const f of files) newState.files[f.path] = { ...f.identity, sha256: f.sha256 };
@@ -349,23 +355,32 @@ function coldRecords(files: readonly ScannedFile[], batches: readonly ParsedBatc
 
 const NL = Buffer.from('\n');
 
-/** Record shards of the three families as UTF-8 buffers (lines in path order within a shard). */
-function familyBuffers(paths: readonly string[], shardCount: number, rec: (p: string) => ParsedLines): Families {
-  const parts = { notes: [] as Uint8Array[][], chunks: [] as Uint8Array[][], parse_links: [] as Uint8Array[][] };
-  for (let s = 0; s < shardCount; s++) {
-    parts.notes.push([]);
-    parts.chunks.push([]);
-    parts.parse_links.push([]);
+/** Paths of each record shard (path order kept within a shard). */
+function shardGroups(paths: readonly string[], shardCount: number): string[][] {
+  const groups: string[][] = Array.from({ length: shardCount }, () => []);
+  for (const p of paths) groups[shardOf(p, shardCount)]!.push(p);
+  return groups;
+}
+
+function shardBuffer(paths: readonly string[], line: (p: string) => Uint8Array): Buffer {
+  const parts: Uint8Array[] = [];
+  for (const p of paths) parts.push(line(p), NL);
+  return Buffer.concat(parts);
+}
+
+/** Record shards of the three families as UTF-8 buffers in memory (when they are not saved). */
+function familyBuffers(groups: string[][], rec: (p: string) => ParsedLines): Families {
+  const conv = (line: (p: string) => Uint8Array): ShardRef[] => groups.map((g) => ({ file: null, data: shardBuffer(g, line), lines: g.length }));
+  return { notes: conv((p) => rec(p).note), chunks: conv((p) => rec(p).chunks), parse_links: conv((p) => rec(p).links) };
+}
+
+async function writeGroups(indexDir: string, name: string, groups: string[][], line: (p: string) => Uint8Array): Promise<ShardRef[]> {
+  const out: ShardRef[] = [];
+  for (let s = 0; s < groups.length; s++) {
+    const file = await writeData(indexDir, `${name}-${String(s).padStart(3, '0')}`, shardBuffer(groups[s]!, line), 'jsonl');
+    out.push({ file, data: null, lines: groups[s]!.length });
   }
-  for (const p of paths) {
-    const s = shardOf(p, shardCount);
-    const r = rec(p);
-    parts.notes[s]!.push(r.note, NL);
-    parts.chunks[s]!.push(r.chunks, NL);
-    parts.parse_links[s]!.push(r.links, NL);
-  }
-  const conv = (list: Uint8Array[][]): ShardRef[] => list.map((l) => ({ file: null, data: Buffer.concat(l), lines: l.length / 2 }));
-  return { notes: conv(parts.notes), chunks: conv(parts.chunks), parse_links: conv(parts.parse_links) };
+  return out;
 }
 
 function joinLines(lines: readonly string[]): string {

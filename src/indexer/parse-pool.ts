@@ -206,14 +206,17 @@ export async function parseAll(jobs: readonly ParseJob[], options: ParseAllOptio
   const file = options.workers === false ? null : workerFile();
   const useWorkers = file !== null && (options.workers === true || jobs.length > WORKER_THRESHOLD);
   const batches = batchesOf(jobs);
+  const total = jobs.length;
   const out = new Array<ParsedBatch>(batches.length);
   let done = 0;
   if (!useWorkers) {
-    batches.forEach((b, i) => {
+    for (let i = 0; i < batches.length; i++) {
+      const b = batches[i]!;
+      batches[i] = []; // release the bytes as soon as they are parsed
       out[i] = parseBatch(b, options.config);
       done += b.length;
-      options.onProgress?.(done, jobs.length);
-    });
+      options.onProgress?.(done, total);
+    }
     return { batches: out, threads: 0 };
   }
   const threads = Math.max(1, Math.min(4, availableParallelism(), batches.length));
@@ -258,7 +261,7 @@ export async function parseAll(jobs: readonly ParseJob[], options: ParseAllOptio
       out[msg.id] = fromWire(msg.batch!);
       inFlight--;
       done += sizes[msg.id]!;
-      options.onProgress?.(done, jobs.length);
+      options.onProgress?.(done, total);
       feed();
     });
     worker.on('error', (e) => {

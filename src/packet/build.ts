@@ -264,7 +264,8 @@ export const RESEARCH_OUTPUT_FIELDS: readonly string[] = ['consulted_refs', 'fol
  * must include a Required Lore Research section, allowed_scope, and research_instructions"): what to do,
  * the seed scope (every allowed_scope entry), the traversal policy (depth, every allowed prefix, seeds,
  * link classes, stop conditions), the research instructions, and how to reach the loretrace search proxy
- * (`loretrace serve --packet <packet.json> --mcp|--http`). Empty lists render as `- (none)`. Returns lines,
+ * (`loretrace serve --lore <vault> --packet <packet.json> --ledger <ledger.jsonl> --mcp`, or
+ * `--http 127.0.0.1:<port>` instead of `--mcp`; src/cli/commands/serve.ts). Empty lists render as `- (none)`. Returns lines,
  * the first being the heading.
  */
 export function renderResearchSection(input: ResearchSectionInput): string[] {
@@ -297,7 +298,7 @@ export function renderResearchSection(input: ResearchSectionInput): string[] {
     '',
     'Lore search proxy:',
     '- Your only lore access is the loretrace search proxy. It enforces this traversal policy, refuses anything outside it, and records every lookup as a runner_captured research trace entry.',
-    '- The runner starts it with `loretrace serve --lore <vault> --packet <this packet> --mcp` (MCP over stdio) or `--http <port>` (HTTP).',
+    '- The runner starts it with `loretrace serve --lore <vault> --packet <this packet> --ledger <ledger.jsonl> --mcp` (MCP over stdio), or with `--http 127.0.0.1:<port>` instead of `--mcp` (loopback HTTP; port 0 picks a free one).',
     `- Its tools: ${PROXY_TOOLS.map((t) => `${t[0]} (${t[1]})`).join(', ')}.`,
     '- Cite each source you use by the ref, chunk and line range the proxy returned.',
   ];
@@ -465,6 +466,25 @@ function withholdReason(
 }
 
 /**
+ * The allowed_scope the coordinator traversal starts from: the draft's own lore scope when it declares one
+ * (mode other than `curated_excerpts_only`, placeholder entries such as "Packet-local excerpts only"
+ * ignored), else `optionScope` (a policy file's `allowed_scope`), else the policy's `required_seed_refs`,
+ * else its `allowed_prefixes`. Shared with `loretrace traverse --packet <draft> --policy <file>`, which
+ * previews this walk.
+ */
+export function retrievalScope(
+  loreAccess: { mode?: unknown; allowed_scope?: readonly string[] },
+  policy: TraversalPolicy,
+  optionScope?: readonly string[],
+): string[] {
+  const own = Array.isArray(loreAccess.allowed_scope) ? loreAccess.allowed_scope : [];
+  const declared = own.filter((s) => typeof s === 'string' && !PLACEHOLDER_SCOPE.has(s.trim().toLowerCase()));
+  if (loreAccess.mode !== 'curated_excerpts_only' && declared.length > 0) return [...own];
+  if (optionScope && optionScope.length > 0) return [...optionScope];
+  return policy.required_seed_refs.length > 0 ? [...policy.required_seed_refs] : [...policy.allowed_prefixes];
+}
+
+/**
  * Queries for the coordinator traversal, in order: one per projected-context
  * `runtime_retrieval_requirements` entry (`"<trigger>: <compact_fact>"`), then the observed event's
  * `observable_action`. Duplicates (exact) are dropped, first kept.
@@ -595,16 +615,7 @@ export async function buildPacket(index: VaultIndex, draftInput: unknown, option
   }
   policy = ordered(policy as unknown as Obj, policy as unknown as Obj, POLICY_ORDER) as unknown as TraversalPolicy;
 
-  // allowed_scope: the draft's lore scope, else the option's, else the seeds (else the prefixes).
-  const draftScope = draft.lore_access.allowed_scope.filter((s) => !PLACEHOLDER_SCOPE.has(s.trim().toLowerCase()));
-  const declaresScope = draftMode !== 'curated_excerpts_only' && draftScope.length > 0;
-  const allowedScope = declaresScope
-    ? draft.lore_access.allowed_scope
-    : options.allowedScope && options.allowedScope.length > 0
-      ? options.allowedScope
-      : policy.required_seed_refs.length > 0
-        ? [...policy.required_seed_refs]
-        : [...policy.allowed_prefixes];
+  const allowedScope = retrievalScope(draft.lore_access, policy, options.allowedScope);
   const compiled = compilePolicy(policy, {
     index,
     packet: { lore_access: { allowed_scope: allowedScope }, hidden_context_audit: draft.hidden_context_audit },

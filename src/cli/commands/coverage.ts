@@ -8,11 +8,11 @@
  */
 import { basename, posix, resolve, sep } from 'node:path';
 import type { Command } from 'commander';
-import { indexVault } from '../../indexer/build.js';
 import { coverageReport, loadNoteLines, readArtifacts, writeCoverageFiles } from '../../coverage/index.js';
 import type { CoverageReport } from '../../coverage/index.js';
 import type { CliContext } from '../context.js';
-import { action, printJson } from '../context.js';
+import { action, plural, printJson } from '../context.js';
+import { addVaultOptions, openIndex, type VaultCliOptions } from '../vault-options.js';
 
 /** Skip reasons that mean "an input you named could not be used" (exit 1); the others are informational. */
 const BAD_INPUT = new Set(['not_json', 'unreadable', 'not_found', 'unrecognised', 'empty_folder']);
@@ -31,7 +31,7 @@ function summary(report: CoverageReport, files: { json: string; md: string; html
     `  lore citations     ${t.lore_citations} (stale ${t.stale_citations}; counted apart: ${t.non_lore_refs} non-lore, ${t.other_namespace_refs} other namespace, ${t.rejected_refs} refused)`,
     `  notes cited        ${t.cited_notes} of ${t.notes} (line coverage ${pct(t.line_coverage)})`,
     `  untouched classes  ${t.untouched_classes} of ${t.classes}${report.untouched_classes.length ? `: ${report.untouched_classes.slice(0, 12).join(', ')}${report.untouched_classes.length > 12 ? ', …' : ''}` : ''}`,
-    `  vault gaps         ${t.unresolved_links} unresolved, ${t.ambiguous_links} ambiguous, ${t.broken_fragments} broken fragments, ${t.orphan_notes} orphan notes`,
+    `  vault gaps         ${t.unresolved_links} unresolved, ${t.ambiguous_links} ambiguous, ${plural(t.broken_fragments, 'broken fragment')}, ${plural(t.orphan_notes, 'orphan note')}`,
   ];
   for (const s of report.skipped) lines.push(`  skipped [${s.reason}] ${s.message}`);
   for (const c of report.stale) lines.push(`  stale [${c.status}] ${c.artifact} ${c.pointer}: ${c.ref} — ${c.detail ?? ''}`);
@@ -41,23 +41,15 @@ function summary(report: CoverageReport, files: { json: string; md: string; html
 
 /** Register `coverage` on the program. */
 export function register(program: Command, ctx: CliContext): void {
-  program
+  addVaultOptions(program
     .command('coverage')
-    .description('Report which lore notes, folders and classes the artifacts cite, stale citations and vault gaps')
-    .argument('<artifacts...>', 'artifact files or folders: responder packets, captures, traverse results, capture fragments, proxy ledgers (.jsonl), lore-grounding digests')
-    .requiredOption('--lore <dir>', 'vault root')
+    .description('report which lore notes, folders and classes the artifacts cite, stale citations and vault gaps')
+    .argument('<artifacts...>', 'artifact files or folders: responder packets, captures, traverse results, capture fragments, proxy ledgers (.jsonl), lore-grounding digests'))
     .requiredOption('--out <dir>', 'folder to write coverage.json, coverage.md and coverage.html into')
-    .option('--namespace <name>', 'ref namespace (default: the vault folder name or config)')
-    .option('--index-dir <dir>', 'persisted index folder (default: LORETRACE_INDEX_DIR or the user cache)')
     .option('--json', 'print a JSON summary (files written, totals, untouched classes, skipped inputs) instead of text')
     .action(
-      action(ctx, async (inputs: string[], opts: { lore: string; out: string; namespace?: string; indexDir?: string; json?: boolean }) => {
-        const index = await indexVault(resolve(ctx.cwd, opts.lore), {
-          env: ctx.env,
-          cwd: ctx.cwd,
-          ...(opts.indexDir ? { indexDir: resolve(ctx.cwd, opts.indexDir) } : {}),
-          ...(opts.namespace ? { namespace: opts.namespace } : {}),
-        });
+      action(ctx, async (inputs: string[], opts: VaultCliOptions & { out: string }) => {
+        const index = await openIndex(ctx, opts);
         const noteLines = await loadNoteLines(index);
         const { artifacts, skipped } = await readArtifacts(inputs, { cwd: ctx.cwd });
         const report = coverageReport(index, artifacts, { noteLines, skipped });

@@ -4,25 +4,22 @@
  *
  * Thin shell over src/proxy/ledger.ts. `verify` exits 0 when the ledger verifies (warnings such as
  * `ledger_not_closed` do not fail it), 1 when it does not (the first bad seq is named), 2 on usage errors
- * (missing file). `export` verifies first, writes the capture fragment and exits 0, or 1 when the ledger
+ * (unreadable file: `file_not_found`). `verify` takes the vault options every vault command takes
+ * (src/cli/vault-options.ts), `--lore` optional. `export` verifies first, writes the capture fragment and exits 0, or 1 when the ledger
  * does not verify (nothing is written).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { LoretraceError } from '../../errors.js';
 import { exportLedger, verifyLedger } from '../../proxy/ledger.js';
 import type { LedgerVerifyReport } from '../../proxy/ledger.js';
-import { indexVault } from '../../indexer/build.js';
 import type { CliContext } from '../context.js';
-import { action, printJson } from '../context.js';
+import { action, plural, printJson } from '../context.js';
+import { addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
 
-function readLedgerFile(ctx: CliContext, file: string): string {
-  try {
-    return readFileSync(resolve(ctx.cwd, file), 'utf8');
-  } catch (e) {
-    throw new LoretraceError('usage', `cannot read ledger ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`, { file }, 2);
-  }
+/** Read a ledger file: `file_not_found` (exit 2) when it cannot be read, like every input file. */
+function readLedgerFile(ctx: CliContext, file: string): Promise<string> {
+  return readInputText(ctx, file, 'proxy ledger (JSONL)');
 }
 
 /** Human-readable verify report. */
@@ -31,14 +28,14 @@ export function renderLedgerReport(r: LedgerVerifyReport): string {
   const out: string[] = [];
   const range = r.verified_through_seq === null ? 'no record verifies' : `seq 0-${r.verified_through_seq}`;
   if (r.valid) {
-    out.push(`${name}: ok — ${r.records} records (${range}), chain intact, ${r.closed ? 'closed by session_end' : 'not closed (no session_end)'}; head ${r.head_hash}`);
+    out.push(`${name}: ok — ${plural(r.records, 'record')} (${range}), chain intact, ${r.closed ? 'closed by session_end' : 'not closed (no session_end)'}; head ${r.head_hash}`);
   } else {
-    out.push(`${name}: INVALID — first bad seq ${r.first_bad_seq ?? '(lore re-check)'}; ${r.records} records verify (${range})`);
+    out.push(`${name}: INVALID — first bad seq ${r.first_bad_seq ?? '(lore re-check)'}; ${plural(r.records, 'record')} verif${r.records === 1 ? 'ies' : 'y'} (${range})`);
   }
   out.push(`  packet ${r.packet_id ?? '?'} (sha256 ${r.packet_sha256 ?? '?'}), snapshot ${r.snapshot_id ?? '?'}`);
   out.push(`  tool calls: ${r.totals.tool_calls} (ok ${r.totals.ok}, refused ${r.totals.refused})`);
   if (r.lore) {
-    out.push(`  lore re-check: ${r.lore.ranges} ranges, ${r.lore.matched} matched, ${r.lore.mismatched} mismatched, ${r.lore.missing} missing, ${r.lore.file_changed} in changed files`);
+    out.push(`  lore re-check: ${plural(r.lore.ranges, 'range')}, ${r.lore.matched} matched, ${r.lore.mismatched} mismatched, ${r.lore.missing} missing, ${r.lore.file_changed} in changed files`);
   }
   for (const f of r.findings) out.push(`${f.path ?? name}:${f.line ?? 1}: [${f.code}] ${f.message}${f.severity === 'error' ? '' : ` [${f.severity}]`}`);
   return out.join('\n') + '\n';
@@ -46,22 +43,17 @@ export function renderLedgerReport(r: LedgerVerifyReport): string {
 
 export function register(program: Command, ctx: CliContext): void {
   const ledger = program.command('ledger').description('verify or export a research-proxy ledger (hash-chained JSONL)');
-  ledger
+  addVaultOptions(ledger
     .command('verify')
     .description('check every record of a ledger (seq, hash chain, schema); with --lore re-check every returned range against the vault')
-    .argument('<ledger>', 'ledger file (JSONL)')
-    .option('--lore <dir>', 're-check every returned line range and text against this vault')
+    .argument('<ledger>', 'ledger file (JSONL)'), { required: false })
     .option('--head <hash>', 'expected record_hash of the last record (detects records cut off at the end)')
-    .option('--index-dir <dir>', 'persisted index folder (default: LORETRACE_INDEX_DIR or the user cache)')
     .option('--json', 'print the verification report as JSON')
     .action(
-      action(ctx, async (file: string, opts: { lore?: string; head?: string; indexDir?: string; json?: boolean }) => {
-        const text = readLedgerFile(ctx, file);
+      action(ctx, async (file: string, opts: Partial<VaultCliOptions> & { head?: string }) => {
+        const text = await readLedgerFile(ctx, file);
         let index;
-        if (opts.lore !== undefined) {
-          const indexDir = opts.indexDir ?? ctx.env.LORETRACE_INDEX_DIR;
-          index = await indexVault(resolve(ctx.cwd, opts.lore), { env: ctx.env, cwd: ctx.cwd, ...(indexDir ? { indexDir: resolve(ctx.cwd, indexDir) } : {}) });
-        }
+        if (opts.lore !== undefined) index = await openIndex(ctx, { ...opts, lore: opts.lore });
         const report = await verifyLedger(text, { file, ...(index ? { index } : {}), ...(opts.head !== undefined ? { head: opts.head } : {}) });
         if (opts.json) printJson(ctx, report);
         else ctx.stdout(renderLedgerReport(report));
@@ -76,7 +68,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--json', 'print a summary as JSON')
     .action(
       action(ctx, async (file: string, opts: { out: string; json?: boolean }) => {
-        const text = readLedgerFile(ctx, file);
+        const text = await readLedgerFile(ctx, file);
         const fragment = await exportLedger(text, { file });
         writeFileSync(resolve(ctx.cwd, opts.out), JSON.stringify(fragment, null, 2) + '\n');
         const summary = {
@@ -84,7 +76,7 @@ export function register(program: Command, ctx: CliContext): void {
           followed_refs: fragment.followed_refs.length, snapshot_id: fragment.snapshot_id, ledger_head: fragment.ledger_head,
         };
         if (opts.json) printJson(ctx, summary);
-        else ctx.stdout(`wrote ${opts.out}: ${summary.research_trace} trace entries, ${summary.consulted_refs} consulted refs, ${summary.followed_refs} followed refs (snapshot ${summary.snapshot_id}; ledger head ${summary.ledger_head})\n`);
+        else ctx.stdout(`wrote ${opts.out}: ${plural(summary.research_trace, 'trace entry', 'trace entries')}, ${plural(summary.consulted_refs, 'consulted ref')}, ${plural(summary.followed_refs, 'followed ref')} (snapshot ${summary.snapshot_id}; ledger head ${summary.ledger_head})\n`);
         return 0;
       }),
     );

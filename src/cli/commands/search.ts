@@ -42,7 +42,7 @@ export function register(program: Command, ctx: CliContext): void {
   addVaultOptions(
     program
       .command('search')
-      .description('BM25 search over the chunks of a vault')
+      .description('search the chunks of a vault (BM25 over title, aliases, headings and text)')
       .argument('<query...>', 'search words (joined with spaces)')
       .option('--k <n>', 'number of results', '10')
       .option('--prefix <path>', 'only notes under this vault path prefix (whole segments; repeatable)', collect, [])

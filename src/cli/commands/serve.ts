@@ -23,9 +23,9 @@ import { serveMcpStdio } from '../../server/mcp.js';
 import { assertHttpBindAllowed, parseHostPort, startHttpServer } from '../../server/http.js';
 import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
+import { addVaultOptions, vaultIndexOptions, type VaultCliOptions } from '../vault-options.js';
 
-interface ServeOptions {
-  lore: string;
+interface ServeOptions extends VaultCliOptions {
   packet: string;
   ledger: string;
   mcp?: boolean;
@@ -34,8 +34,6 @@ interface ServeOptions {
   tokenFile?: string;
   allowHost: string[];
   limit: string[];
-  indexDir?: string;
-  json?: boolean;
 }
 
 function collect(value: string, previous: string[]): string[] {
@@ -60,10 +58,9 @@ function untilSignal(): { promise: Promise<string>; dispose: () => void } {
 }
 
 export function register(program: Command, ctx: CliContext): void {
-  program
+  addVaultOptions(program
     .command('serve')
-    .description('serve a research packet\'s sandboxed lore tools over MCP (stdio) or loopback HTTP; every call is recorded in a hash-chained ledger')
-    .requiredOption('--lore <dir>', 'vault root')
+    .description('serve a research packet\'s sandboxed lore tools over MCP (stdio) or loopback HTTP; every call is recorded in a hash-chained ledger'))
     .requiredOption('--packet <file>', 'responder packet (lore_access.mode responder_scoped_repository_search)')
     .requiredOption('--ledger <file>', 'ledger file to create (JSONL; must not exist)')
     .option('--mcp', 'serve MCP over stdio')
@@ -72,7 +69,6 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--token-file <file>', 'bearer token file for --http (default: LORETRACE_PROXY_TOKEN)')
     .option('--allow-host <name:port>', 'with --http: also accept this Host header (repeatable), e.g. a DNS name or a TLS proxy\'s name', collect, [])
     .option('--limit <name=value>', 'override a server limit (repeatable), e.g. max_calls=200', collect, [])
-    .option('--index-dir <dir>', 'persisted index folder (default: LORETRACE_INDEX_DIR or the user cache)')
     .option('--json', 'with --http: print { url, packet_id, snapshot_id, ledger } as JSON on stdout when ready')
     .action(
       action(ctx, async (opts: ServeOptions) => {
@@ -103,13 +99,12 @@ export function register(program: Command, ctx: CliContext): void {
           }
         }
         if (target) assertHttpBindAllowed(target.host, { allowRemote: opts.allowRemote === true, ...(token !== undefined ? { token } : {}) });
-        const indexDir = opts.indexDir ?? ctx.env.LORETRACE_INDEX_DIR;
         const session = await openProxySession({
           lore: resolve(ctx.cwd, opts.lore),
           packetPath: resolve(ctx.cwd, opts.packet),
           ledgerPath: resolve(ctx.cwd, opts.ledger),
           limits,
-          indexOptions: { env: ctx.env, cwd: ctx.cwd, ...(indexDir ? { indexDir: resolve(ctx.cwd, indexDir) } : {}) },
+          indexOptions: await vaultIndexOptions(ctx, opts),
         });
         const signal = untilSignal();
         try {

@@ -16,6 +16,7 @@
  */
 import type { Command } from 'commander';
 import { LoretraceError, isLoretraceError } from '../../errors.js';
+import { retrievalScope } from '../../packet/build.js';
 import { parseJsonDocument } from '../../packet/validate.js';
 import { compilePolicy } from '../../policy/compile.js';
 import { parsePolicyDocument, type PolicyDocument } from '../../policy/load.js';
@@ -41,7 +42,7 @@ const collect = (value: string, previous: string[]): string[] => [...previous, v
  * The policy to apply and where it comes from. `--packet` alone: the packet's own traversal_policy.
  * `--policy` alone: the bare policy. Both (as in `retrieve`): the packet's traversal_policy when it has one
  * (a `policy_option_ignored` warning says --policy was not used), else the --policy file's, applied with
- * the packet's allowed_scope and hidden_context_audit.
+ * the packet's hidden_context_audit and the allowed_scope `retrieve` would use (`retrievalScope`).
  *
  * @throws LoretraceError `usage` (exit 2) with neither option; `file_not_found` / `bad_json` (exit 2);
  *   `bad_policy` (exit 1) from `parsePolicyDocument`.
@@ -66,7 +67,12 @@ async function loadPolicy(ctx: CliContext, opts: TraverseCliOptions): Promise<{ 
     const packet = parseJsonDocument(packetText, opts.packet);
     if (typeof packet !== 'object' || packet === null || Array.isArray(packet)) throw e;
     const { policy } = parsePolicyDocument(await readInputText(ctx, opts.policy, 'JSON traversal policy'), opts.policy, 'policy');
-    return { doc: { policy, pointer: '', packet: packet as PolicyDocument['packet'] }, file: opts.policy };
+    // The draft's scope as retrieve computes it (placeholders dropped, else the policy's seeds).
+    const la = (packet as { lore_access?: unknown }).lore_access;
+    const loreAccess = typeof la === 'object' && la !== null && !Array.isArray(la) ? (la as Record<string, unknown>) : {};
+    const allowedScope = retrievalScope(loreAccess as Parameters<typeof retrievalScope>[0], policy);
+    const context = { ...packet, lore_access: { ...loreAccess, allowed_scope: allowedScope } };
+    return { doc: { policy, pointer: '', packet: context as PolicyDocument['packet'] }, file: opts.policy };
   }
 }
 

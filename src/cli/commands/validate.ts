@@ -6,15 +6,16 @@
  * (`file: pointer: [rule] message (expected …)`) and a summary with totals, or with `--json` the reports plus
  * totals. Exit 0 when every file is valid, 1 when any is invalid, 2 on usage errors.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { LoretraceError } from '../../errors.js';
-import { parseJsonDocument, validateDocument } from '../../packet/validate.js';
+import { validateDocument } from '../../packet/validate.js';
 import { VALIDATION_RULES } from '../../packet/rules.js';
 import type { DocumentKind, ValidationIssue, ValidationReport } from '../../packet/types.js';
 import type { CliContext } from '../context.js';
-import { action, printJson } from '../context.js';
+import { action, plural, printJson } from '../context.js';
+import { readJsonFile } from '../vault-options.js';
 
 const KINDS: readonly DocumentKind[] = ['packet', 'capture', 'projected-context', 'capture-fragment'];
 
@@ -55,10 +56,6 @@ function line(file: string, i: ValidationIssue, warning = false): string {
   return `${file}: ${i.pointer === '' ? '/' : i.pointer}: [${i.rule}] ${i.message}${exp}${warning ? ' [warning]' : ''}\n`;
 }
 
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
-}
-
 /** Register `loretrace validate` on `program`; output goes to `ctx` (see the file comment for behaviour and exit codes). */
 export function register(program: Command, ctx: CliContext): void {
   program
@@ -70,7 +67,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--root <dir>', 'check that repository-relative refs (coordinator_artifact_ref, packet_ref, ...) exist under <dir>')
     .option('--json', 'print { kind, reports, totals } as JSON')
     .action(
-      action(ctx, (kindArg: string, files: string[], opts: ValidateCliOptions) => {
+      action(ctx, async (kindArg: string, files: string[], opts: ValidateCliOptions) => {
         if (!(KINDS as readonly string[]).includes(kindArg)) {
           throw new LoretraceError('usage', `unknown document kind "${kindArg}" (expected packet, capture, projected-context or capture-fragment)`, { expected: KINDS.join(', ') }, 2);
         }
@@ -86,23 +83,8 @@ export function register(program: Command, ctx: CliContext): void {
           }
           if (!isDir) throw new LoretraceError('usage', `--root ${opts.root} is not a directory`, { file: opts.root, expected: 'an existing directory' }, 2);
         }
-        const docs = files.map((file) => {
-          let text: string;
-          try {
-            // Only regular files: /dev/zero or a FIFO would never end or block forever.
-            const st = statSync(resolve(ctx.cwd, file));
-            if (!st.isFile() && !st.isDirectory()) {
-              throw new LoretraceError('file_not_found', `cannot read ${file}: not a regular file`, { file, expected: `a readable JSON ${kind} file` }, 2);
-            }
-            text = readFileSync(resolve(ctx.cwd, file), 'utf8');
-          } catch (e) {
-            if (e instanceof LoretraceError) throw e;
-            const code = (e as NodeJS.ErrnoException).code;
-            const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : (e as Error).message;
-            throw new LoretraceError('file_not_found', `cannot read ${file}: ${why}`, { file, expected: `a readable JSON ${kind} file` }, 2);
-          }
-          return { file, value: parseJsonDocument(text, file) };
-        });
+        const docs: { file: string; value: unknown }[] = [];
+        for (const file of files) docs.push({ file, value: await readJsonFile(ctx, file, kind) });
         const reports = docs.map(({ file, value }) => validateDocument(kind, value, { file, lenient: opts.lenient === true, ...(root !== undefined ? { root } : {}) }));
         const totals = totalsOf(kind, reports);
         if (opts.json) {

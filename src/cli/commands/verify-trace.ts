@@ -44,7 +44,7 @@ async function readTraceInput(ctx: CliContext, file: string): Promise<{ doc: unk
     return { doc: await exportLedger(text, { file }), fromLedger: true };
   }
   // A one-record ledger is a single JSON line: still a ledger, not a document.
-  if (isLedgerRecord(doc)) return { doc: await exportLedger(text, { file }), fromLedger: true };
+  if (isLedgerRecord(doc) && typeof (doc as Record<string, unknown>)['record_hash'] === 'string') return { doc: await exportLedger(text, { file }), fromLedger: true };
   return { doc, fromLedger: false };
 }
 
