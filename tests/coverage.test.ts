@@ -173,6 +173,27 @@ describe('recogniseArtifact', () => {
 });
 
 describe('coverageReport', () => {
+  it('refuses arguments of the wrong shape with bad_options instead of a TypeError', () => {
+    const call = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        const err = e as { name: string; code: string; message: string; exitCode: number };
+        return { name: err.name, code: err.code, message: err.message, exitCode: err.exitCode };
+      }
+      return null;
+    };
+    const paths = ['some/path'] as unknown as CoverageArtifact[];
+    expect(call(() => coverageReport(HAND, paths))).toEqual({
+      name: 'LoretraceError', code: 'bad_options', exitCode: 2,
+      message: 'coverageReport: artifacts[0] is the string "some/path"; expected one of the recognised artifacts ({ file, kind, schema_version, snapshot_id, refs }) as readArtifacts(...).artifacts returns them; pass file and folder paths to readArtifacts first',
+    });
+    expect(call(() => coverageReport(HAND, 'some/path' as unknown as CoverageArtifact[]))?.message).toBe(
+      'coverageReport: artifacts must be an array of recognised artifacts ({ file, kind, schema_version, snapshot_id, refs }) as readArtifacts(...).artifacts returns them; pass file and folder paths to readArtifacts first (got the string "some/path")',
+    );
+    expect(call(() => coverageReport('lore' as unknown as VaultIndex, []))?.message).toBe('coverageReport: index must be a vault index as indexVault returns it (got the string "lore")');
+    expect(call(() => coverageReport(HAND, [], { skipped: 'x' as unknown as SkippedInput[] }))?.message).toBe('coverageReport: options.skipped must be an array of skipped inputs (got the string "x")');
+  });
   it('covers a whole note for a bare ref, a chunk for #chunkN, a section for #Heading and exact lines for a trace entry', () => {
     const r = coverageReport(HAND, [
       art('one.json', { mode: 'm', consulted_refs: ['Hand:Lore/A.md#Sub', 'Lore/B.md'], research_trace: [
