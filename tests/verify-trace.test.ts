@@ -88,10 +88,11 @@ describe('verifyTrace', () => {
     expect(report.input_kind).toBe('capture_fragment');
     expect(report.file).toBe('frag.json');
     expect(report.totals).toEqual({ ...zeroTotals, verified: 2 });
-    expect(Object.keys(report.totals)).toEqual(['verified', 'text_mismatch', 'out_of_range', 'chunk_mismatch', 'missing_file', 'drifted', 'unverifiable']);
+    expect(Object.keys(report.totals)).toEqual(['verified', 'text_mismatch', 'out_of_range', 'chunk_mismatch', 'missing_file', 'policy_violation', 'drifted', 'unverifiable']);
     expect(report.runner_captured).toEqual({ checked: 2, failed: 0 });
     expect(report.ok).toBe(true);
     expect(report.snapshot).toEqual({ current: index.snapshot_id, recorded: index.snapshot_id, drift: false, holding: [] });
+    expect(report.policy).toEqual({ receipt: '/policy_receipt', rows: 0, checked: false, allowed_prefixes: [], deny_rows: 0 });
     expect(report.entries.map((e) => [e.pointer, e.trace_id, e.disposition, e.similarity, e.detail])).toEqual([
       ['/research_trace/0', 'T-oath', 'verified', 1, null],
       ['/research_trace/1', 'T-aftermath', 'verified', 1, null],
@@ -242,7 +243,7 @@ describe('verifyTrace', () => {
     (bad['research_trace'] as Record<string, unknown>[])[0]!['line_start'] = '7';
     await expect(verifyTrace(index, bad, { file: 'z.json' })).rejects.toMatchObject({
       code: 'bad_trace_entry',
-      message: 'z.json: /research_trace/0/line_start must be an integer ≥ 1 (got "7")',
+      message: 'z.json: /research_trace/0/line_start must be an integer from 1 to 9007199254740991 (got "7")',
       details: { pointer: '/research_trace/0/line_start' },
     });
   });
@@ -270,8 +271,9 @@ describe('loretrace verify-trace', () => {
     writeFileSync(file, JSON.stringify(fragment([oath()])));
     const { code, out } = await run(['verify-trace', '--lore', FIXTURE_VAULT, file]);
     expect(code).toBe(0);
+    expect(out).toContain('  policy: /policy_receipt is empty; paths not checked against a policy\n');
     expect(out).toContain(`  verified       T-oath (runner_captured) FixtureLore:${QUIET}#chunk1 L7-L7 chunk 1\n`);
-    expect(out).toContain('totals: verified 1, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, drifted 0, unverifiable 0\n');
+    expect(out).toContain('totals: verified 1, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 0\n');
     expect(out).toContain('runner_captured: 1 checked, 0 failed — ok\n');
   });
 

@@ -252,6 +252,7 @@ async function build(input: BuildInput): Promise<VaultIndex> {
   if (!prev) {
     // Cold build: every note parsed; doc ids are chunk ordinals.
     const cold = coldRecords(files, batches, parsed);
+    for (const b of batches) (b as { tokens: unknown }).tokens = null; // packed postings are merged: release them
     counts = cold.counts;
     source = cold.source;
     const shardCount = shardCountFor(files.length);

@@ -11,14 +11,23 @@ import { LoretraceError } from '../errors.js';
 import type { Chunk, NoteRecord, VaultIndex } from '../types.js';
 import { readNoteLines } from '../indexer/lookup.js';
 import { sliceLines } from '../notes/lines.js';
-import { parseRef } from '../refs/ref.js';
+import { isUnderPrefix, parseRef } from '../refs/ref.js';
+import { parseStopCondition } from '../policy/stop-conditions.js';
+import { preview } from './rules.js';
 import type { ResearchTraceEntry, TraceOrigin } from './types.js';
 
 
 /**
  * Outcome of checking one trace entry. Checks run in this order and the first failure decides:
- * 1. `missing_file` — the source_ref does not parse, names another namespace, disagrees with
- *    `source_path`, or the file is not in the current snapshot;
+ * 1. `missing_file` — the source_ref does not parse, names another namespace or a folder, or disagrees
+ *    with `source_path`;
+ * 1b. `policy_violation` — `runner_captured` only, and only when the input carries a non-empty
+ *    `policy_receipt` (traverse result, capture fragment, ledger export): the entry's path lies outside
+ *    every `allowed_prefix` row, or on a deny row (`hidden_ref`, `hidden_prefix`, `hidden_note`,
+ *    `future_era_prefix`, an enforced `deny_prefix:` / `deny_class:` stop condition) — the same rules,
+ *    in the same order, as `checkPath` (src/policy/compile.ts). Decided by the receipt, not the vault, so
+ *    it is never turned into `drifted`;
+ * 1c. `missing_file` — the file is not in the current snapshot;
  * 2. `out_of_range` — `line_start < 1`, `line_end < line_start`, `line_end > line_count`, or the range
  *    is not inside a `#Lx-Ly` fragment of the source_ref;
  * 3. `chunk_mismatch` — no chunk `chunk_index` in that file, the line range does not lie inside that
@@ -26,7 +35,7 @@ import type { ResearchTraceEntry, TraceOrigin } from './types.js';
  * 4. text — `runner_captured`: `extracted_constraint` must equal the lines verbatim (`verified`, else
  *    `text_mismatch`); other origins: `unverifiable` with a similarity score (never a failure);
  * 5. drift — when the input records a `snapshot_id` different from the vault's now, an entry that failed
- *    any of checks 1-4 is `drifted` instead (its `cause` keeps the failed check); an entry that passed
+ *    any of checks 1, 1c, 2-4 is `drifted` instead (its `cause` keeps the failed check); an entry that passed
  *    keeps `verified` ("still holds") and is listed in `snapshot.holding`.
  */
 export type TraceDisposition =
@@ -35,6 +44,7 @@ export type TraceDisposition =
   | 'out_of_range'
   | 'chunk_mismatch'
   | 'missing_file'
+  | 'policy_violation'
   | 'drifted'
   | 'unverifiable';
 
@@ -45,6 +55,7 @@ export const TRACE_DISPOSITIONS: readonly TraceDisposition[] = [
   'out_of_range',
   'chunk_mismatch',
   'missing_file',
+  'policy_violation',
   'drifted',
   'unverifiable',
 ];
@@ -101,13 +112,34 @@ export interface TraceVerificationReport {
     /** Under drift: trace_ids of the entries that still verify verbatim (in input order); else []. */
     holding: string[];
   };
-  /** Count per disposition; all seven keys always present. */
+  /** What the runner_captured source paths were checked against (see {@link TracePolicyCheck}). */
+  policy: TracePolicyCheck;
+  /** Count per disposition; all eight keys always present. */
   totals: Record<TraceDisposition, number>;
   /** runner_captured entries checked and how many of them did not verify. */
   runner_captured: { checked: number; failed: number };
   /** True when at least one entry was checked and no runner_captured entry failed. */
   ok: boolean;
   entries: TraceEntryVerdict[];
+}
+
+/**
+ * The policy check of a report: which `policy_receipt` the `runner_captured` entries were held to.
+ * - `receipt`: JSON pointer of the receipt in the input (`/policy_receipt`, or
+ *   `/lore_access/policy_receipt` in a capture), or null when the input carries none (captures usually
+ *   do not: a strict capture forbids the field).
+ * - `rows`: rows in that receipt.
+ * - `checked`: true when the check ran (the receipt has rows); an empty receipt checks nothing.
+ * - `allowed_prefixes`: vault paths of its `allowed_prefix` rows, in receipt order.
+ * - `deny_rows`: rows that deny paths and were applied (hidden_ref, hidden_prefix, hidden_note,
+ *   future_era_prefix, enforced deny_prefix / deny_class stop conditions).
+ */
+export interface TracePolicyCheck {
+  receipt: string | null;
+  rows: number;
+  checked: boolean;
+  allowed_prefixes: string[];
+  deny_rows: number;
 }
 
 /** Options of {@link verifyTrace}. */
@@ -122,6 +154,12 @@ export interface VerifyTraceOptions {
 }
 
 const ORIGINS: readonly TraceOrigin[] = ['runner_captured', 'coordinator_reconstructed', 'responder_reported'];
+
+/** A `policy_receipt` value found in the input, with its pointer. */
+interface ReceiptAt {
+  pointer: string;
+  value: unknown;
+}
 
 interface Located {
   pointer: string;
@@ -144,7 +182,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
  *   else every `records[i].trace_entry` / `records[i].research_trace_entry`;
  * - capture fragment (anything else with a top-level `research_trace`).
  */
-function locate(doc: unknown, file: string): { kind: TraceInputKind; recorded: string | null; found: Located[] } {
+function locate(doc: unknown, file: string): { kind: TraceInputKind; recorded: string | null; found: Located[]; receipt: ReceiptAt | null } {
   const where = file || 'input';
   if (!isObject(doc)) {
     throw new LoretraceError(
@@ -156,6 +194,7 @@ function locate(doc: unknown, file: string): { kind: TraceInputKind; recorded: s
   const arrays: { pointer: string; value: unknown }[] = [];
   let kind: TraceInputKind;
   let recorded: unknown = doc['snapshot_id'];
+  let receipt: ReceiptAt | null = 'policy_receipt' in doc ? { pointer: '/policy_receipt', value: doc['policy_receipt'] } : null;
   const schemaVersion = typeof doc['schema_version'] === 'string' ? (doc['schema_version'] as string) : '';
   if (schemaVersion === 'ghostlight.responder_output.v0' || (isObject(doc['parsed_output']) && isObject(doc['lore_access']))) {
     kind = 'capture';
@@ -164,6 +203,7 @@ function locate(doc: unknown, file: string): { kind: TraceInputKind; recorded: s
     if (isObject(la)) {
       if ('research_trace' in la) arrays.push({ pointer: '/lore_access/research_trace', value: la['research_trace'] });
       if (recorded === undefined) recorded = la['snapshot_id'];
+      if (receipt === null && 'policy_receipt' in la) receipt = { pointer: '/lore_access/policy_receipt', value: la['policy_receipt'] };
     }
     if (isObject(po) && 'research_trace' in po) arrays.push({ pointer: '/parsed_output/research_trace', value: po['research_trace'] });
   } else if ('decisions' in doc && 'stats' in doc) {
@@ -182,7 +222,7 @@ function locate(doc: unknown, file: string): { kind: TraceInputKind; recorded: s
         }
       });
       if (found.length > 0 || 'records' in doc) {
-        return { kind, recorded: checkSnapshot(recorded, where, '/snapshot_id'), found };
+        return { kind, recorded: checkSnapshot(recorded, where, '/snapshot_id'), found, receipt };
       }
     }
   } else {
@@ -217,7 +257,7 @@ function locate(doc: unknown, file: string): { kind: TraceInputKind; recorded: s
     });
   }
   const snapshotPointer = kind === 'capture' && doc['snapshot_id'] === undefined ? '/lore_access/snapshot_id' : '/snapshot_id';
-  return { kind, recorded: checkSnapshot(recorded, where, snapshotPointer), found };
+  return { kind, recorded: checkSnapshot(recorded, where, snapshotPointer), found, receipt };
 }
 
 function checkSnapshot(value: unknown, where: string, pointer: string): string | null {
@@ -241,17 +281,28 @@ function checkEntry(entry: Record<string, unknown>, pointer: string, where: stri
     const got = entry[field];
     throw new LoretraceError(
       'bad_trace_entry',
-      `${where}: ${pointer}/${field} must be ${expected} (got ${got === undefined ? 'nothing' : JSON.stringify(got)})`,
-      { file: where, pointer: `${pointer}/${field}`, expected },
+      `${where}: ${pointer}/${field} must be ${expected} (got ${got === undefined ? 'nothing' : preview(got, 100)})`,
+      { file: where, pointer: `${pointer}/${field}`, expected, data: { field } },
     );
   };
   const str = (field: string): string => {
     const v = entry[field];
     return typeof v === 'string' && v.length > 0 ? v : fail(field, 'a non-empty string');
   };
+  // Safe integers only: a JSON number above 2^53-1 (9007199254740991) has already lost precision when
+  // parsed (99999999999999999999 reads as 100000000000000000000), so it can name no line or chunk.
   const int = (field: string, min: number): number => {
     const v = entry[field];
-    return typeof v === 'number' && Number.isInteger(v) && v >= min ? v : fail(field, `an integer ≥ ${min}`);
+    if (typeof v === 'number' && Number.isSafeInteger(v) && v >= min) return v;
+    const expected = `an integer from ${min} to ${Number.MAX_SAFE_INTEGER}`;
+    if (typeof v === 'number' && (!Number.isFinite(v) || (Number.isInteger(v) && v > Number.MAX_SAFE_INTEGER))) {
+      throw new LoretraceError(
+        'bad_trace_entry',
+        `${where}: ${pointer}/${field} must be ${expected} (got ${Number.isFinite(v) ? JSON.stringify(v) : String(v)}, beyond 2^53-1: a JSON number that large is not held exactly)`,
+        { file: where, pointer: `${pointer}/${field}`, expected, data: { field } },
+      );
+    }
+    return fail(field, expected);
   };
   const origin = entry['origin'];
   if (typeof origin !== 'string' || !(ORIGINS as readonly string[]).includes(origin)) {
@@ -267,6 +318,140 @@ function checkEntry(entry: Record<string, unknown>, pointer: string, where: stri
     line_end: int('line_end', 1),
     extracted_constraint: str('extracted_constraint'),
   };
+}
+
+/** A receipt row that denies paths, with the test it applies (mirrors `checkPath`, src/policy/compile.ts). */
+interface ReceiptDeny {
+  /** Pointer of the row in the input, e.g. `/policy_receipt/12`. */
+  row: string;
+  kind: string;
+  clause: string;
+  /** What the denial is, for the detail: `hidden lore`, `a denied prefix`, `future-era lore`, … */
+  what: string;
+  denies: (path: string, note: NoteRecord | undefined) => boolean;
+}
+
+/**
+ * The path rules of a `policy_receipt`, read back from its rows (kinds and clause shapes of
+ * src/policy/compile.ts):
+ * - `allowed_prefix`: clause = the prefix as written (`FixtureLore:World/Pre-Elysium/` or one note);
+ * - `hidden_ref` (enforced): clause = the hidden_context_audit ref; denies the path and, for a note ref
+ *   written without `.md`, `<path>.md` (advisory rows are refs compilePolicy could not parse: nothing to deny);
+ * - `hidden_prefix`: clause = the config prefix as written; `hidden_note`: clause = the note's vault path;
+ * - `future_era_prefix`: clause = the vault prefix; waived below an allowed prefix that lies inside it;
+ * - `stop_condition` (enforced): `deny_prefix:P` and `deny_class:C` effects (parseStopCondition).
+ */
+interface ReceiptRules {
+  pointer: string;
+  rows: number;
+  allowed: { row: string; clause: string; path: string }[];
+  /** In checkPath order: hidden rows, future-era rows, then (after the prefix check) deny_prefix, deny_class. */
+  before: ReceiptDeny[];
+  after: ReceiptDeny[];
+}
+
+/**
+ * Read the path rules of the input's `policy_receipt`. Null when the input carries none.
+ * Throws `bad_trace_input` (with the row's pointer) when the receipt is not an array of rows, a row lacks
+ * `clause`/`kind`/`disposition` strings, a clause the rules need is not a lore ref of this vault, or a
+ * non-empty receipt has no `allowed_prefix` row (compilePolicy always writes one per allowed prefix).
+ */
+function readReceipt(at: ReceiptAt | null, index: VaultIndex, where: string): ReceiptRules | null {
+  if (at === null) return null;
+  const ns = index.namespace;
+  const bad = (pointer: string, message: string, expected: string): never => {
+    throw new LoretraceError('bad_trace_input', `${where}: ${message}`, { file: where, pointer, expected });
+  };
+  if (!Array.isArray(at.value)) {
+    bad(at.pointer, `${at.pointer} must be an array of policy receipt rows (got ${preview(at.value, 100)})`, 'the policy_receipt rows of schemas/policy-receipt.schema.json ($defs/rows)');
+  }
+  const rows = at.value as unknown[];
+  const rules: ReceiptRules = { pointer: at.pointer, rows: rows.length, allowed: [], before: [], after: [] };
+  const future: { row: string; clause: string; prefix: string }[] = [];
+  const ref = (input: string, row: string, kind: string) => {
+    try {
+      return parseRef(input, { namespace: ns, label: `policy_receipt row ${row} (${kind})` });
+    } catch (err) {
+      const msg = err instanceof Error ? err.message : String(err);
+      return bad(row, `${msg}; expected the receipt of a policy compiled against vault ${ns}`, `a lore ref of vault ${ns}`);
+    }
+  };
+  rows.forEach((r, i) => {
+    const row = `${at.pointer}/${i}`;
+    if (!isObject(r) || typeof r['clause'] !== 'string' || typeof r['kind'] !== 'string' || typeof r['disposition'] !== 'string') {
+      bad(row, `${row} must be a policy receipt row with string clause, kind and disposition (got ${preview(r, 100)})`, 'a row of schemas/policy-receipt.schema.json ($defs/row)');
+    }
+    const { clause, kind, disposition } = r as { clause: string; kind: string; disposition: string };
+    switch (kind) {
+      case 'allowed_prefix':
+        rules.allowed.push({ row, clause, path: ref(clause, row, kind).path });
+        break;
+      case 'hidden_ref': {
+        if (disposition !== 'enforced') break;
+        const h = ref(clause, row, kind);
+        const paths = [h.path as string];
+        if (!h.is_prefix && !h.path.endsWith('.md')) paths.push(h.path + '.md');
+        rules.before.push({ row, kind, clause, what: 'hidden lore', denies: (p) => paths.some((x) => isUnderPrefix(p, x)) });
+        break;
+      }
+      case 'hidden_prefix':
+      case 'hidden_note': {
+        const h = ref(clause, row, kind).path;
+        rules.before.push({ row, kind, clause, what: 'hidden lore', denies: (p) => isUnderPrefix(p, h) });
+        break;
+      }
+      case 'future_era_prefix':
+        future.push({ row, clause, prefix: ref(clause, row, kind).path });
+        break;
+      case 'stop_condition': {
+        if (disposition !== 'enforced') break;
+        const parsed = parseStopCondition(clause);
+        if (parsed.form !== 'token' && parsed.form !== 'english') break;
+        for (const effect of parsed.effects) {
+          if (effect.kind === 'deny_prefix') {
+            const d = ref(effect.value, row, 'deny_prefix').path;
+            rules.after.push({ row, kind, clause, what: `under the denied prefix ${d}`, denies: (p) => isUnderPrefix(p, d) });
+          } else if (effect.kind === 'deny_class') {
+            const cls = effect.value;
+            rules.after.push({ row, kind, clause, what: `a note of the denied class ${cls}`, denies: (_p, note) => note !== undefined && note.classes.includes(cls) });
+          }
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  });
+  if (rows.length > 0 && rules.allowed.length === 0) {
+    bad(at.pointer, `${at.pointer} has ${rows.length} row${rows.length === 1 ? '' : 's'} but no allowed_prefix row, so it admits nothing; expected the receipt of a compiled traversal_policy (one allowed_prefix row per allowed prefix)`, 'at least one allowed_prefix row');
+  }
+  for (const f of future) {
+    const waivers = rules.allowed.map((a) => a.path).filter((a) => isUnderPrefix(a, f.prefix));
+    rules.before.push({
+      row: f.row,
+      kind: 'future_era_prefix',
+      clause: f.clause,
+      what: 'future-era lore',
+      denies: (p) => isUnderPrefix(p, f.prefix) && !waivers.some((w) => isUnderPrefix(p, w)),
+    });
+  }
+  return rules;
+}
+
+/**
+ * Does the receipt admit `path`? Null when it does, else the detail of the first row that refuses it,
+ * in `checkPath` order: hidden rows, future-era rows, the allowed_prefix rows, deny_prefix, deny_class.
+ */
+function policyDetail(rules: ReceiptRules, path: string, note: NoteRecord | undefined): string | null {
+  const expected = 'expected runner_captured entries only from paths the policy admits';
+  const denied = (d: ReceiptDeny) => `${path} is ${d.what}: policy_receipt row ${d.row} (${d.kind} ${preview(d.clause, 100)}) denies it; ${expected}`;
+  for (const d of rules.before) if (d.denies(path, note)) return denied(d);
+  if (!rules.allowed.some((a) => isUnderPrefix(path, a.path))) {
+    const list = rules.allowed.map((a) => `${a.row} ${preview(a.clause, 100)}`).join(', ');
+    return `${path} lies outside every allowed_prefix row of the policy_receipt (${list}); ${expected}`;
+  }
+  for (const d of rules.after) if (d.denies(path, note)) return denied(d);
+  return null;
 }
 
 /** Lower-cased letter/digit word tokens (Unicode-aware), NFKC-normalised. */
@@ -317,14 +502,16 @@ function buildLookup(index: VaultIndex): Lookup {
 }
 
 /**
- * Check one entry's location (checks 1-3). Returns the failure with its detail, or the note when the
+ * Check one entry's location (checks 1-3) and, for a runner_captured entry when `rules` is given, its
+ * path against the policy receipt (check 1b). Returns the failure with its detail, or the note when the
  * location holds.
  */
 function checkLocation(
   e: CheckedEntry,
   index: VaultIndex,
   lookup: Lookup,
-): { failure: TraceFailure; detail: string } | { note: NoteRecord } {
+  rules: ReceiptRules | null,
+): { failure: TraceFailure | 'policy_violation'; detail: string } | { note: NoteRecord } {
   const ns = index.namespace;
   let parsed: ReturnType<typeof parseRef>;
   try {
@@ -345,6 +532,10 @@ function checkLocation(
     };
   }
   const note = lookup.notes.get(refPath);
+  if (rules !== null && rules.rows > 0 && e.origin === 'runner_captured') {
+    const detail = policyDetail(rules, refPath, note);
+    if (detail !== null) return { failure: 'policy_violation', detail };
+  }
   if (!note) {
     return { failure: 'missing_file', detail: `${refPath} is not in vault ${ns} (snapshot ${index.snapshot_id})` };
   }
@@ -397,13 +588,20 @@ function checkLocation(
  * `ok` is false when no entry was found in the arrays (an empty bundle proves nothing, seed 003) or
  * when any `runner_captured` entry is not `verified`; other origins never make it false.
  *
- * Errors: `bad_trace_input` (not an object, trace not an array, bad snapshot_id), `no_research_trace`
- * (no trace array at all), `bad_trace_entry` (an entry lacks a field or has the wrong type; pointer
- * given), `stale_file` (from `readNoteLines`: a cited file changed since the index was built).
+ * When the input carries a non-empty `policy_receipt` (traverse result, capture fragment, ledger export;
+ * `lore_access.policy_receipt` in a capture), every `runner_captured` entry's path must be admitted by
+ * it — inside an `allowed_prefix` row and on no deny row — else `policy_violation` (report.policy says
+ * what was applied). The receipt is taken as given: it shows a hand-edited trace, not a hand-edited receipt.
+ *
+ * Errors: `bad_trace_input` (not an object, trace not an array, bad snapshot_id, a policy_receipt that
+ * is not an array of rows, a row clause that is not a lore ref of this vault, a non-empty receipt
+ * without an allowed_prefix row; pointer given), `no_research_trace` (no trace array at all),
+ * `bad_trace_entry` (an entry lacks a field or has the wrong type — line_start/line_end/chunk_index must
+ * be safe integers (≤ 2^53-1), ≥ 1 / ≥ 1 / ≥ 0; pointer and field given), `stale_file` (from `readNoteLines`: a cited file changed since the index was built).
  *
  * @example
  *   const report = await verifyTrace(await indexVault('lore-fixtures/FixtureLore'), fragment, { file: 'frag.json' });
- *   report.totals // { verified: 3, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, missing_file: 0, drifted: 0, unverifiable: 0 }
+ *   report.totals // { verified: 3, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, missing_file: 0, policy_violation: 0, drifted: 0, unverifiable: 0 }
  */
 export async function verifyTrace(
   index: VaultIndex,
@@ -411,10 +609,11 @@ export async function verifyTrace(
   options: VerifyTraceOptions = {},
 ): Promise<TraceVerificationReport> {
   const where = options.file ?? '';
-  const { kind, recorded, found } = locate(input, where);
+  const { kind, recorded, found, receipt } = locate(input, where);
   const checked = found.map(({ pointer, entry }) => ({ pointer, e: checkEntry(entry, pointer, where || 'input') }));
   const drift = recorded !== null && recorded !== index.snapshot_id;
   const lookup = buildLookup(index);
+  const rules = readReceipt(receipt, index, where || 'input');
   const linesCache = new Map<string, string[]>();
   const entries: TraceEntryVerdict[] = [];
 
@@ -423,9 +622,10 @@ export async function verifyTrace(
     let failure: TraceFailure | null = null;
     let detail: string | null = null;
     let similarity: number | null = null;
-    const loc = checkLocation(e, index, lookup);
+    const loc = checkLocation(e, index, lookup, rules);
     if ('failure' in loc) {
-      failure = loc.failure;
+      // policy_violation is decided by the receipt, not the vault: never `drifted`.
+      failure = loc.failure === 'policy_violation' ? null : loc.failure;
       detail = loc.detail;
       disposition = loc.failure;
     } else {
@@ -484,6 +684,13 @@ export async function verifyTrace(
       recorded,
       drift,
       holding: drift ? entries.filter((v) => v.disposition === 'verified').map((v) => v.trace_id) : [],
+    },
+    policy: {
+      receipt: rules?.pointer ?? null,
+      rows: rules?.rows ?? 0,
+      checked: rules !== null && rules.rows > 0,
+      allowed_prefixes: rules?.allowed.map((a) => a.path) ?? [],
+      deny_rows: rules ? new Set([...rules.before, ...rules.after].map((d) => d.row)).size : 0,
     },
     totals,
     runner_captured: { checked: runner.length, failed },

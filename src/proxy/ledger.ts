@@ -27,6 +27,7 @@ import type { ResearchTraceEntry } from '../packet/types.js';
 import type { RefusalCode } from './refusals.js';
 import { readIndexedLines } from './safe-read.js';
 import { outputSchema } from '../packet/schemas.js';
+import { jsonDuplicateKey } from '../packet/rules.js';
 import { sliceLines } from '../notes/lines.js';
 
 /** `schema_version` of every ledger record written by this version. */
@@ -362,7 +363,10 @@ function ledgerLines(text: string): { lines: string[]; tornTail: boolean } {
  * Finding codes (all `error` unless stated): ledger_empty, ledger_bad_json, ledger_bad_record,
  * ledger_seq_mismatch, ledger_prev_hash_mismatch, ledger_record_hash_mismatch, ledger_torn_record,
  * ledger_no_session_start, ledger_duplicate_session_start, ledger_record_after_end, ledger_head_mismatch,
- * ledger_not_closed (warning), plus the lore codes above. Never throws for bad content.
+ * ledger_not_closed (warning), plus the lore codes above. A line with a duplicate key anywhere in the
+ * record is `ledger_bad_record` (pointer of the second occurrence): the hash covers the last-wins parse,
+ * not what a reader of the line sees. A ledger starting with a byte-order mark is `ledger_bad_json`
+ * ("starts with a byte-order mark"). Never throws for bad content.
  */
 export async function verifyLedger(text: string, options: VerifyLedgerOptions = {}): Promise<LedgerVerifyReport> {
   const file = options.file ?? null;
@@ -389,11 +393,24 @@ export async function verifyLedger(text: string, options: VerifyLedgerOptions = 
     const line = lines[i]!;
     const isTail = tornTail && i === lines.length - 1;
     let value: unknown;
+    if (i === 0 && line.charCodeAt(0) === 0xfeff) {
+      // The writer never writes a byte-order mark; an editor or a conversion added it. Refused (the bytes
+      // are not the ledger that was written), but said plainly rather than "not JSON".
+      fail(i, 'ledger_bad_json', `line 1 (seq 0) starts with a byte-order mark (U+FEFF, bytes EF BB BF); a ledger is written without one — it was re-saved by an editor or converted; expected the first record's "{" as the first byte`);
+      break;
+    }
     try {
       value = JSON.parse(line);
     } catch {
       if (isTail) fail(i, 'ledger_torn_record', `line ${i + 1} (seq ${i}) is an incomplete record with no line break — the writer stopped mid-record; the ledger verifies through seq ${i - 1}`);
       else fail(i, 'ledger_bad_json', `line ${i + 1} (seq ${i}) is not JSON; expected one ledger record per line`);
+      break;
+    }
+    // JSON.parse keeps the last of two equal keys and the hash covers that parse, so a line with a
+    // duplicate key would show a reader a value that was never hashed (`"seq":5,…,"seq":0`). Refused.
+    const dup = jsonDuplicateKey(line);
+    if (dup !== null) {
+      fail(i, 'ledger_bad_record', `line ${i + 1} (seq ${i}): ${dup.pointer} is a duplicate key (column ${dup.offset + 1}); JSON.parse keeps the last value and the record_hash covers only that, so a reader of the line may see a value that was never hashed; expected each key once`, dup.pointer);
       break;
     }
     const shape = validateRecordShape(value);

@@ -63,6 +63,12 @@ export function renderVerification(report: TraceVerificationReport): string {
   } else {
     lines.push('  snapshot: same as recorded');
   }
+  const p = report.policy;
+  if (p.checked) {
+    lines.push(`  policy: runner_captured paths checked against ${p.receipt} (${p.allowed_prefixes.length} allowed_prefix row${p.allowed_prefixes.length === 1 ? '' : 's'}, ${p.deny_rows} deny row${p.deny_rows === 1 ? '' : 's'})`);
+  } else {
+    lines.push(`  policy: ${p.receipt === null ? 'the input carries no policy_receipt' : `${p.receipt} is empty`}; paths not checked against a policy`);
+  }
   for (const e of report.entries) {
     const sim = e.similarity !== null && e.disposition !== 'verified' ? ` similarity ${e.similarity}` : '';
     lines.push(`  ${e.disposition.padEnd(14)} ${e.trace_id} (${e.origin}) ${e.source_ref} L${e.line_start}-L${e.line_end} chunk ${e.chunk_index}${sim}`);
