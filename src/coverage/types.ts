@@ -202,6 +202,7 @@ export interface GroupCoverage {
   line_coverage: number | null;
 }
 
+/** Coverage figures of one folder of the vault (citations, distinct artifacts, line coverage of its notes). */
 export interface FolderCoverage extends GroupCoverage {
   /**
    * Vault-relative folder path without trailing slash. Figures include every subfolder. Folders are
@@ -212,7 +213,9 @@ export interface FolderCoverage extends GroupCoverage {
   depth: number;
 }
 
+/** Coverage figures of one target class (notes carrying that class, see docs/PARSING.md). */
 export interface ClassCoverage extends GroupCoverage {
+  /** The target class, e.g. `factions` or `pre-elysium`. */
   class: string;
   /** Paths of the class's notes that no artifact cites (sorted). */
   never_cited: VaultPath[];

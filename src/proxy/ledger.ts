@@ -85,6 +85,7 @@ export interface LedgerRefusedOutcome {
   message: string;
 }
 
+/** What a `tool_call` record says happened: the refs and ranges returned, or the refusal with its true reason. */
 export type LedgerOutcome = LedgerOkOutcome | LedgerRefusedOutcome;
 
 /** What the first record pins. */

@@ -45,6 +45,7 @@ function countBy(findings: Finding[]): Record<string, number> {
   return out;
 }
 
+/** Register `loretrace index` on the program; its action writes to `ctx` and sets `ctx.exitCode`. */
 export function register(program: Command, ctx: CliContext): void {
   addVaultOptions(program.command('index').description('build or refresh the persisted index of a vault and print its counts'))
     .option('--json', 'print the counts and every finding as JSON')

@@ -41,6 +41,7 @@ export function renderLedgerReport(r: LedgerVerifyReport): string {
   return out.join('\n') + '\n';
 }
 
+/** Register `loretrace ledger` on the program; its action writes to `ctx` and sets `ctx.exitCode`. */
 export function register(program: Command, ctx: CliContext): void {
   const ledger = program.command('ledger').description('verify or export a research-proxy ledger (hash-chained JSONL)');
   addVaultOptions(ledger

@@ -27,6 +27,7 @@ function classesOf(index: VaultIndex, r: LinkResolution): string[] {
   return 'path' in r ? getNote(index, r.path)?.classes ?? [] : [];
 }
 
+/** Register `loretrace links` on the program; its action writes to `ctx` and sets `ctx.exitCode`. */
 export function register(program: Command, ctx: CliContext): void {
   addVaultOptions(
     program

@@ -38,6 +38,7 @@ export function unmatchedFilters(index: VaultIndex, prefixes: readonly string[],
   return out;
 }
 
+/** Register `loretrace search` on the program; its action writes to `ctx` and sets `ctx.exitCode`. */
 export function register(program: Command, ctx: CliContext): void {
   addVaultOptions(
     program

@@ -57,6 +57,7 @@ function untilSignal(): { promise: Promise<string>; dispose: () => void } {
   return { promise, dispose };
 }
 
+/** Register `loretrace serve` on the program; its action writes to `ctx` and sets `ctx.exitCode`. */
 export function register(program: Command, ctx: CliContext): void {
   addVaultOptions(program
     .command('serve')

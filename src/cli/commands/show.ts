@@ -14,6 +14,7 @@ import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
 import { addVaultOptions, openIndex, type VaultCliOptions } from '../vault-options.js';
 
+/** Register `loretrace show` on the program; its action writes to `ctx` and sets `ctx.exitCode`. */
 export function register(program: Command, ctx: CliContext): void {
   addVaultOptions(
     program

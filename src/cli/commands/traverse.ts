@@ -76,6 +76,7 @@ async function loadPolicy(ctx: CliContext, opts: TraverseCliOptions): Promise<{ 
   }
 }
 
+/** Register `loretrace traverse` on the program; its action writes to `ctx` and sets `ctx.exitCode`. */
 export function register(program: Command, ctx: CliContext): void {
   addVaultOptions(
     program
