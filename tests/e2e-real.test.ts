@@ -104,6 +104,7 @@ describe.skipIf(!hasShared)(`retrieve + verify-trace on the real Pallas packet (
     expect(verifyCode).toBe(0);
     expect(report.snapshot.drift).toBe(false);
     expect(report.totals).toEqual({ verified: 12, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, missing_file: 0, policy_violation: 0, drifted: 0, unverifiable: 0 });
+    expect(report.policy).toEqual({ receipt: '/policy_receipt', rows: 10, checked: true, allowed_prefixes: ['Aetheria/Worldbuilding/Pre-Elysium/', 'Aetheria/Worldbuilding/Politics/'], deny_rows: 3 });
     expect(report.entries[0]).toMatchObject({
       trace_id: 'trace.pallas_species_strikes.chunk0',
       source_path: 'Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Pallas Species Strikes.md',

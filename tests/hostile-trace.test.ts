@@ -188,7 +188,7 @@ describe('verifyTrace', () => {
       };
       const doc = traverseResult(policy, { hidden_context_audit: { omitted_context_refs: ['FixtureLore:World/Politics/Harbor Neutrality'] } });
       const rows = (doc['policy_receipt'] as { kind: string; pointer: string }[]).map((r) => `${r.kind} ${r.pointer}`);
-      expect(rows.slice(3)).toEqual(['follow_link_class /follow_link_classes/0', 'stop_condition /stop_conditions/0', 'stop_condition /stop_conditions/1', 'hidden_ref /hidden_context_audit/omitted_context_refs/0', 'hidden_note #/frontmatter/World~1Pre-Elysium~1Author Notes~1Brinefall Truth.md/visibility']);
+      expect(rows.slice(3)).toEqual(['follow_link_class /lore_access/traversal_policy/follow_link_classes/0', 'stop_condition /lore_access/traversal_policy/stop_conditions/0', 'stop_condition /lore_access/traversal_policy/stop_conditions/1', 'hidden_ref /hidden_context_audit/omitted_context_refs/0', 'hidden_note #/frontmatter/World~1Pre-Elysium~1Author Notes~1Brinefall Truth.md/visibility']);
       doc['research_trace'] = [
         entry('n', NEUTRALITY, 0, 3, 3, NEUTRALITY_TEXT),
         entry('q', QUIET, 1, 7, 7, OATH),
@@ -299,5 +299,19 @@ describe('loretrace verify-trace', () => {
       'runner_captured: 1 checked, 1 failed — FAILED',
       '',
     ]);
+  });
+
+  it('recognises a BOM-prefixed proxy ledger as a ledger and says it starts with a byte-order mark', async () => {
+    const ledgerPath = join(tmp, 'bom-session.jsonl');
+    const s = await fixtureSession({ ledgerPath });
+    await s.call('lore_read', { ref: `${R.territories}#chunk1` });
+    await s.close();
+    writeFileSync(ledgerPath, '\uFEFF' + readFileSync(ledgerPath, 'utf8'));
+    let err = '';
+    const code = await main(['verify-trace', '--lore', FIXTURE_VAULT, 'bom-session.jsonl'], { stdout: () => undefined, stderr: (t) => void (err += t), env: { LORETRACE_INDEX_DIR: join(tmp, 'index') }, cwd: tmp });
+    expect(code).toBe(1);
+    expect(err).toBe(
+      'loretrace: ledger bom-session.jsonl does not verify (first bad seq 0): line 1 (seq 0) starts with a byte-order mark (U+FEFF, bytes EF BB BF); a ledger is written without one — it was re-saved by an editor or converted; expected the first record\'s "{" as the first byte; nothing exported [ledger_invalid]\n',
+    );
   });
 });

@@ -160,6 +160,37 @@ describe('verifyLedger', () => {
     });
   });
 
+  it('refuses a line with a duplicate key whose last value is the hashed one, naming seq and pointer', async () => {
+    const ls = lines(await sessionLedger());
+    // A reader of line 2 sees seq 5 first; JSON.parse (and so the hash) keeps the last value, 1.
+    expect(ls[1]!.startsWith('{"schema_version":"loretrace.ledger.v1","seq":1,')).toBe(true);
+    const top = [ls[0]!, ls[1]!.replace('"seq":1,', '"seq":5,"seq":1,'), ...ls.slice(2)];
+    const r = await verifyLedger(top.join('\n') + '\n', { file: 'x.jsonl' });
+    expect(r).toMatchObject({ valid: false, first_bad_seq: 1, verified_through_seq: 0, records: 1 });
+    expect(r.findings).toEqual([{
+      code: 'ledger_bad_record', severity: 'error', path: 'x.jsonl', line: 2, pointer: '/seq',
+      message: 'line 2 (seq 1): /seq is a duplicate key (column 49); JSON.parse keeps the last value and the record_hash covers only that, so a reader of the line may see a value that was never hashed; expected each key once',
+    }]);
+    // Nested: a second "ref" inside the arguments of seq 2 (the hash still matches the last-wins parse).
+    const ref = JSON.parse(ls[2]!).arguments.ref as string;
+    const nested = [...ls.slice(0, 2), ls[2]!.replace(`"arguments":{"ref":${JSON.stringify(ref)}`, `"arguments":{"ref":"FixtureLore:Home.md","ref":${JSON.stringify(ref)}`), ...ls.slice(3)];
+    expect(nested[2]).not.toBe(ls[2]);
+    const n = await verifyLedger(nested.join('\n') + '\n');
+    expect(n.findings.map((f) => [f.code, f.line, f.pointer])).toEqual([['ledger_bad_record', 3, '/arguments/ref']]);
+    expect(n.first_bad_seq).toBe(2);
+    await expect(exportLedger(nested.join('\n') + '\n', { file: 'x.jsonl' })).rejects.toMatchObject({ code: 'ledger_invalid', details: { line: 3, data: { code: 'ledger_bad_record' } } });
+  });
+
+  it('says a ledger starts with a byte-order mark instead of calling line 1 not JSON', async () => {
+    const text = readFileSync(await sessionLedger(), 'utf8');
+    const r = await verifyLedger('\uFEFF' + text, { file: 'bom.jsonl' });
+    expect(r).toMatchObject({ valid: false, records: 0, verified_through_seq: null, first_bad_seq: 0 });
+    expect(r.findings).toEqual([{
+      code: 'ledger_bad_json', severity: 'error', path: 'bom.jsonl', line: 1,
+      message: 'line 1 (seq 0) starts with a byte-order mark (U+FEFF, bytes EF BB BF); a ledger is written without one — it was re-saved by an editor or converted; expected the first record\'s "{" as the first byte',
+    }]);
+  });
+
   it('reports a torn last record and verifies everything before it', async () => {
     const text = readFileSync(await sessionLedger(), 'utf8');
     const cut = text.slice(0, text.length - 40);

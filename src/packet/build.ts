@@ -124,6 +124,13 @@ const OUTPUT_HEADER_MD = /^##\s+Output Contract\s*$/i;
 const OUTPUT_HEADER_PLAIN = /^Output contract:\s*$/i;
 const RESEARCH_HEADER = /^##\s+Required Lore Research\s*$/;
 const BULLET_LINE = /^(?:- |  )/;
+/**
+ * Everything some reader treats as a line break: CRLF, LF, CR, and the separators Python's
+ * `str.splitlines()` also splits on (VT, FF, FS, GS, RS, NEL, U+2028, U+2029).
+ */
+const LINE_BREAKS = /\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]/;
+/** Line breaks other than LF: inside an excerpt they would start a prompt line the renderer cannot indent. */
+const OTHER_LINE_BREAK = /[\r\v\f\x1c-\x1e\x85\u2028\u2029]/;
 
 /**
  * Render the source-constraint section body: one bullet per excerpt, in order.
@@ -265,12 +272,18 @@ export const RESEARCH_OUTPUT_FIELDS: readonly string[] = ['consulted_refs', 'fol
  * the seed scope (every allowed_scope entry), the traversal policy (depth, every allowed prefix, seeds,
  * link classes, stop conditions), the research instructions, and how to reach the loretrace search proxy
  * (`loretrace serve --lore <vault> --packet <packet.json> --ledger <ledger.jsonl> --mcp`, or
- * `--http 127.0.0.1:<port>` instead of `--mcp`; src/cli/commands/serve.ts). Empty lists render as `- (none)`. Returns lines,
- * the first being the heading.
+ * `--http 127.0.0.1:<port>` instead of `--mcp`; src/cli/commands/serve.ts). Empty lists render as `- (none)`;
+ * a multi-line item continues on lines indented two spaces deeper (line breaks: {@link LINE_BREAKS}), so
+ * no item starts a prompt line of its own. Returns lines, the first being the heading.
  */
 export function renderResearchSection(input: ResearchSectionInput): string[] {
+  // A multi-line item continues on lines indented two spaces deeper, so no item can start a prompt line
+  // of its own (a `## Output Contract` inside a stop condition stays inside its bullet, and the section's
+  // end stays where applyResearchSection looks for it: a second run gives the same prompt).
   const list = (items: readonly string[], indent = ''): string[] =>
-    items.length === 0 ? [`${indent}- (none)`] : items.map((s) => `${indent}- ${s}`);
+    items.length === 0
+      ? [`${indent}- (none)`]
+      : items.flatMap((s) => s.split(LINE_BREAKS).map((l, i) => (i === 0 ? `${indent}- ${l}` : `${indent}  ${l}`)));
   const tp = input.traversal_policy;
   return [
     '## Required Lore Research',
@@ -379,6 +392,11 @@ function ordered(template: Obj | undefined, values: Obj, order: readonly string[
 const LORE_ACCESS_ORDER = ['mode', 'allowed_scope', 'research_instructions', 'traversal_policy', 'required_provenance'];
 const POLICY_ORDER = ['max_link_depth', 'allowed_prefixes', 'required_seed_refs', 'follow_link_classes', 'stop_conditions'];
 
+/** Code-unit order (STYLE: never localeCompare). */
+function codeUnitCompare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /** `Namespace:` prefix that is not a URL scheme (`https://`). */
 const NAMESPACED = /^([A-Za-z0-9][A-Za-z0-9_.-]*):(?!\/\/)/;
 
@@ -394,14 +412,83 @@ function loreKind(sourceRef: string, namespace: string): 'lore' | 'foreign' | 'o
 
 /**
  * The parts of a source_ref: Ghostlight joins several sources with `"; "`
- * (`AetheriaLore:…/Aya Collective.md; agents.sella_ren.memories.memory-care-is-capacity`). Each part is
- * classified by {@link loreKind}; the excerpt is `lore` when any part is, `foreign` when any part is.
+ * (`AetheriaLore:…/Aya Collective.md; agents.sella_ren.memories.memory-care-is-capacity`); any `;` splits
+ * (white space after it belongs to the separator). Each part is classified by {@link loreKind} after
+ * NFKC, dropping format characters (zero-width, bidi) and trimming, so `" FixtureLore:…"` or
+ * `"\u200bFixtureLore:…"` is still a lore part (and then fails to parse as a ref: refused, never kept as
+ * non-lore). The excerpt is `foreign` when any part is, else `lore` when any part is. `lore` lists the
+ * lore parts as written; `other` the remaining parts.
  */
-function sourceParts(sourceRef: string, namespace: string): { kind: 'lore' | 'foreign' | 'other'; lore: string[] } {
-  const parts = sourceRef.split(/;\s+/);
-  const kinds = parts.map((p) => loreKind(p, namespace));
+function sourceParts(sourceRef: string, namespace: string): { kind: 'lore' | 'foreign' | 'other'; lore: string[]; other: string[] } {
+  const parts = sourceRef.split(/;[ \t]*/);
+  const kinds = parts.map((p) => loreKind(p.normalize('NFKC').replace(/\p{Cf}/gu, '').trim(), namespace));
   const kind = kinds.includes('foreign') ? 'foreign' : kinds.includes('lore') ? 'lore' : 'other';
-  return { kind, lore: parts.filter((_, i) => kinds[i] === 'lore') };
+  return { kind, lore: parts.filter((_, i) => kinds[i] === 'lore'), other: parts.filter((_, i) => kinds[i] === 'other') };
+}
+
+/**
+ * The vault path a non-namespaced source part names, or null. The part is read as a vault path: its
+ * `#fragment` dropped, NFC, a leading `<namespace>/` dropped (verify-trace tolerates that form too). It
+ * names lore when it is a note of the snapshot or lies under a hidden rule's prefix, compared ignoring
+ * case (Obsidian resolves names case-insensitively). `World/Pre-Elysium/Author Notes/Brinefall Truth.md`
+ * in a draft's source_ref is a hidden ref even without `FixtureLore:` in front.
+ */
+function bareVaultPath(part: string, compiled: CompiledPolicy, namespace: string, notesByLower: ReadonlyMap<string, string>): { path: string; note: boolean; hiddenBy?: string } | null {
+  let path = part.trim().normalize('NFC');
+  const hash = path.indexOf('#');
+  if (hash >= 0) path = path.slice(0, hash);
+  if (path.startsWith(`${namespace}/`)) path = path.slice(namespace.length + 1);
+  path = path.replace(/^\.\//, '');
+  if (path === '') return null;
+  const note = compiled.notes.has(path) ? path : notesByLower.get(path.toLowerCase());
+  if (note !== undefined) return { path: note, note: true };
+  const lower = path.toLowerCase();
+  const folder = lower.endsWith('/') ? lower : `${lower}/`;
+  const rule = compiled.hidden.find((h) => isUnderPrefix(lower, h.prefix.toLowerCase()) || isUnderPrefix(folder, h.prefix.toLowerCase()));
+  return rule ? { path, note: false, hiddenBy: `${rule.prefix}, ${rule.pointer}` } : null;
+}
+
+/**
+ * The form in which hidden text is looked for: NFKC (fullwidth and other compatibility letters fold to
+ * ASCII), format characters removed (`\p{Cf}`: zero-width spaces and joiners, bidi controls, soft
+ * hyphens), every run of white space (no-break spaces and line breaks included) one space, lower case.
+ * Stricter than the validator's case-insensitive match, so `Brinefall\u00a0Truth`, `Brinefall\nTruth`,
+ * `Brinefall\u200b Truth` and `ＢＲＩＮＥＦＡＬＬ ＴＲＵＴＨ` all contain the omitted ref `Brinefall Truth`.
+ */
+export function hiddenTextForm(text: string): string {
+  return text.normalize('NFKC').replace(/\p{Cf}/gu, '').replace(/\s+/gu, ' ').toLowerCase();
+}
+
+/**
+ * The first hidden thing `text` contains, as a phrase for a message, or null: an entry of
+ * `hidden_context_audit.omitted_context_refs` (with its pointer) or a raw-state marker (seed 001),
+ * compared in {@link hiddenTextForm}.
+ */
+export function hiddenTextIn(text: string, omittedRefs: readonly string[]): string | null {
+  const t = hiddenTextForm(text);
+  for (let i = 0; i < omittedRefs.length; i++) {
+    const ref = omittedRefs[i];
+    if (typeof ref !== 'string') continue;
+    const r = hiddenTextForm(ref).trim();
+    if (r !== '' && t.includes(r)) return `the omitted ref ${JSON.stringify(ref)} (/hidden_context_audit/omitted_context_refs/${i})`;
+  }
+  for (const marker of RAW_STATE_MARKERS) {
+    if (t.includes(hiddenTextForm(marker))) return `the raw-state marker ${JSON.stringify(marker)}`;
+  }
+  return null;
+}
+
+/** Refuse (`hidden_ref_in_output`) a string the builder would write when it contains hidden text. */
+function assertNoHiddenText(text: string, omittedRefs: readonly string[], file: string, pointer: string, what: string): void {
+  const found = hiddenTextIn(text, omittedRefs);
+  if (found !== null) {
+    throw refuse(
+      'hidden_ref_in_output',
+      `${file}: ${pointer} (${what}) contains ${found}; expected no hidden_context_audit.omitted_context_refs entry and no raw-state marker (compared ignoring case, white space runs, format characters and compatibility forms)`,
+      file,
+      pointer,
+    );
+  }
 }
 
 /**
@@ -434,8 +521,11 @@ function assertInScope(ref: string, compiled: CompiledPolicy, namespace: string,
 /**
  * Why a traversal excerpt may not reach the packet even though its note may be consulted, or null:
  * a link on its lines resolves to a note the policy hides (`hidden_ref`) — the link text would name
- * hidden lore —, or its text contains an entry of `hidden_context_audit.omitted_context_refs` or a
- * raw-state marker (case-insensitive; the validator's `prompt.hidden_ref` / `prompt.raw_state_marker`).
+ * hidden lore —, or its text (or its trace entry's `used_for`, which quotes the link that reached it)
+ * contains an entry of `hidden_context_audit.omitted_context_refs` or a raw-state marker (the validator's
+ * `prompt.hidden_ref` / `prompt.raw_state_marker`, compared in {@link hiddenTextForm}), or its text
+ * contains a line break other than LF (CR, VT, FF, FS/GS/RS, NEL, U+2028, U+2029: Python's
+ * `splitlines()` breaks there, so vault text could start its own prompt line, e.g. a heading).
  */
 function withholdReason(
   ex: SourceExcerpt,
@@ -455,12 +545,16 @@ function withholdReason(
       }
     }
   }
-  const lower = ex.text.toLowerCase();
-  for (const ref of draft.hidden_context_audit.omitted_context_refs) {
-    if (ref !== '' && lower.includes(ref.toLowerCase())) return `its text contains the omitted ref ${JSON.stringify(ref)} (hidden_context_audit)`;
+  const omitted = draft.hidden_context_audit.omitted_context_refs;
+  const inText = hiddenTextIn(ex.text, omitted);
+  if (inText !== null) return `its text contains ${inText}`;
+  if (trace) {
+    const inUse = hiddenTextIn(trace.used_for, omitted);
+    if (inUse !== null) return `its trace entry's used_for ${JSON.stringify(trace.used_for)} contains ${inUse}`;
   }
-  for (const marker of RAW_STATE_MARKERS) {
-    if (lower.includes(marker)) return `its text contains the raw-state marker ${JSON.stringify(marker)}`;
+  const brk = OTHER_LINE_BREAK.exec(ex.text);
+  if (brk) {
+    return `its text contains U+${(brk[0].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}, a line break to some readers, which would let lore start a prompt line of its own`;
   }
   return null;
 }
@@ -526,7 +620,10 @@ export function queriesFor(draft: ResponderPacket, projectedContext?: ProjectedL
  * validator; `details.data.errors` lists them), `invalid_projected_context` (a violation in the parts read — `/context/local_agent_id`,
  * `/context/runtime_retrieval_requirements` — others become `projected_context_invalid` warnings), `projected_context_mismatch`
  * (its local agent is not the draft's responder), `no_policy` (exit 2), `bad_policy` and friends (from
- * compilePolicy), `ref_out_of_scope`, `duplicate_ref_id`, `no_lore_excerpts` (the traversal returned
+ * compilePolicy), `ref_out_of_scope` (also a non-namespaced part naming a hidden or out-of-prefix vault
+ * note), `hidden_ref_in_output` (a kept excerpt, allowed_scope entry, research instruction or query
+ * contains an omitted ref or raw-state marker, {@link hiddenTextForm}), `duplicate_ref_id` (traversal vs
+ * draft, or two kept draft excerpts), `no_lore_excerpts` (the traversal returned
  * nothing), `invalid_output` (should not happen; the output is refused rather than returned).
  */
 export async function buildPacket(index: VaultIndex, draftInput: unknown, options: BuildPacketOptions = {}): Promise<BuildPacketResult> {
@@ -623,10 +720,60 @@ export async function buildPacket(index: VaultIndex, draftInput: unknown, option
     pointerBase: policyPointerBase,
     file: policyPointerBase === '' ? (options.policyFile ?? '<policy>') : file,
   });
+  const omitted = draft.hidden_context_audit.omitted_context_refs;
+  const notesByLower = new Map<string, string>();
+  for (const p of [...compiled.notes.keys()].sort(codeUnitCompare)) if (!notesByLower.has(p.toLowerCase())) notesByLower.set(p.toLowerCase(), p);
+  /**
+   * Every lore part of a ref-like string must be in scope, and a non-namespaced part that names a vault
+   * note (or a hidden folder) is held to the same rule: hidden and out-of-prefix lore never reaches the
+   * packet under another spelling.
+   */
+  const assertRefLike = (value: string, pointer: string, foreignMessage: boolean): void => {
+    const { kind, lore, other } = sourceParts(value, ns);
+    if (kind === 'foreign' && foreignMessage) {
+      throw refuse('ref_out_of_scope', `${file}: ${pointer} ${JSON.stringify(value)} names another lore namespace than ${ns}; it cannot be checked against this vault`, file, pointer);
+    }
+    for (const ref of kind === 'foreign' ? [value] : lore) assertInScope(ref, compiled, ns, file, pointer, policy.allowed_prefixes);
+    for (const part of other) {
+      const bare = bareVaultPath(part, compiled, ns, notesByLower);
+      if (bare === null) continue;
+      const why = !bare.note
+        ? `it is hidden lore (${bare.hiddenBy})`
+        : !compiled.allowed_prefixes.some((p) => isUnderPrefix(bare.path, p))
+          ? `it is outside allowed_prefixes (${policy.allowed_prefixes.join(', ')})`
+          : (() => {
+              const check = checkPath(compiled, bare.path);
+              return check.ok ? null : `${check.reason} (${check.detail})`;
+            })();
+      if (why !== null) {
+        throw refuse(
+          'ref_out_of_scope',
+          `${file}: ${pointer} ${JSON.stringify(value)} names the vault ${bare.note ? 'note' : 'path'} ${bare.path} without the ${ns}: namespace, and it may not reach a packet: ${why}`,
+          file,
+          pointer,
+        );
+      }
+    }
+  };
   allowedScope.forEach((s, i) => {
-    if (loreKind(s, ns) !== 'other') assertInScope(s, compiled, ns, file, `/lore_access/allowed_scope/${i}`, policy.allowed_prefixes);
+    assertRefLike(s, `/lore_access/allowed_scope/${i}`, false);
+    assertNoHiddenText(s, omitted, file, `/lore_access/allowed_scope/${i}`, 'allowed_scope entry');
   });
   policy.required_seed_refs.forEach((s, i) => assertInScope(s, compiled, ns, file, `${policyPointerBase}/required_seed_refs/${i}`, policy.allowed_prefixes));
+  /** A draft excerpt the output keeps: its refs in scope, no hidden text in any field, a unique ref_id. */
+  const keptDraftIds = new Map<string, number>();
+  const assertKeptDraftExcerpt = (ex: SourceExcerpt, i: number): void => {
+    const pointer = `/visible_context/source_excerpts/${i}`;
+    assertRefLike(ex.source_ref, `${pointer}/source_ref`, true);
+    assertNoHiddenText(ex.ref_id, omitted, file, `${pointer}/ref_id`, 'excerpt ref_id');
+    assertNoHiddenText(ex.source_ref, omitted, file, `${pointer}/source_ref`, 'excerpt source_ref');
+    assertNoHiddenText(ex.text, omitted, file, `${pointer}/text`, 'excerpt text');
+    const first = keptDraftIds.get(ex.ref_id);
+    if (first !== undefined) {
+      throw refuse('duplicate_ref_id', `${file}: ${pointer}/ref_id ${JSON.stringify(ex.ref_id)} repeats /visible_context/source_excerpts/${first}/ref_id; expected unique ref_ids (the prompt and the responder cite excerpts by ref_id)`, file, `${pointer}/ref_id`);
+    }
+    keptDraftIds.set(ex.ref_id, i);
+  };
 
   const draftExcerpts = draft.visible_context.source_excerpts;
   let excerpts: SourceExcerpt[];
@@ -641,6 +788,7 @@ export async function buildPacket(index: VaultIndex, draftInput: unknown, option
       const { kind } = sourceParts(ex.source_ref, ns);
       const pointer = `/visible_context/source_excerpts/${i}`;
       if (kind === 'other') {
+        assertKeptDraftExcerpt(ex, i);
         excerpts.push(ex);
         return;
       }
@@ -651,13 +799,18 @@ export async function buildPacket(index: VaultIndex, draftInput: unknown, option
       findings.push({
         code: 'draft_lore_excerpt_dropped',
         severity: 'info',
-        message: `${file}: ${pointer} (${ex.ref_id}, ${ex.source_ref}) was replaced by the traversal's excerpts: lore excerpts in a coordinator_scoped_retrieval packet come with a runner_captured trace entry`,
+        message: `${file}: ${pointer} (${JSON.stringify(ex.ref_id)}, ${JSON.stringify(ex.source_ref)}) was replaced by the traversal's excerpts: lore excerpts in a coordinator_scoped_retrieval packet come with a runner_captured trace entry`,
         path: file,
         pointer,
       });
     });
     stats.excerpts_kept = excerpts.length;
     queries = queriesFor(draft, projected);
+    // Queries are written into every trace entry of the capture fragment: no hidden text in them.
+    (projected?.context?.runtime_retrieval_requirements ?? []).forEach((r, i) => {
+      assertNoHiddenText(`${r.trigger}: ${r.compact_fact}`, omitted, options.projectedContextFile ?? '<projected-context>', `/context/runtime_retrieval_requirements/${i}`, 'a traversal query, written into the capture fragment');
+    });
+    assertNoHiddenText(draft.visible_context.observed_event.observable_action, omitted, file, '/visible_context/observed_event/observable_action', 'a traversal query, written into the capture fragment');
     const result = await traverse(index, compiled, { queries });
     const seen = new Set(excerpts.map((e) => `${e.source_ref}\u0000${e.text}`));
     const ids = new Set(excerpts.map((e) => e.ref_id));
@@ -680,7 +833,9 @@ export async function buildPacket(index: VaultIndex, draftInput: unknown, option
       const key = `${ex.source_ref}\u0000${ex.text}`;
       if (seen.has(key)) return;
       if (ids.has(ex.ref_id)) {
-        throw refuse('duplicate_ref_id', `${file}: the traversal's excerpt ref_id ${JSON.stringify(ex.ref_id)} (${ex.source_ref}) is already used by an excerpt of the draft; rename the draft's excerpt`, file, '/visible_context/source_excerpts');
+        const at = keptDraftIds.get(ex.ref_id);
+        const pointer = at !== undefined ? `/visible_context/source_excerpts/${at}/ref_id` : '/visible_context/source_excerpts';
+        throw refuse('duplicate_ref_id', `${file}: the traversal's excerpt ref_id ${JSON.stringify(ex.ref_id)} (${ex.source_ref}) is already used by ${pointer}; rename the draft's excerpt`, file, pointer);
       }
       seen.add(key);
       ids.add(ex.ref_id);
@@ -688,6 +843,8 @@ export async function buildPacket(index: VaultIndex, draftInput: unknown, option
       stats.excerpts_added += 1;
     });
     result.research_trace.forEach((t, i) => assertInScope(t.source_ref, compiled, ns, 'traversal result', `/research_trace/${i}/source_ref`, policy.allowed_prefixes));
+    result.consulted_refs.forEach((r, i) => assertInScope(r, compiled, ns, 'traversal result', `/consulted_refs/${i}`, policy.allowed_prefixes));
+    result.followed_refs.forEach((r, i) => assertInScope(r, compiled, ns, 'traversal result', `/followed_refs/${i}`, policy.allowed_prefixes));
     for (const t of result.research_trace.slice(result.source_excerpts.length)) keptTrace.push(t);
     if (stats.excerpts_added === 0) {
       throw refuse(
@@ -718,19 +875,13 @@ export async function buildPacket(index: VaultIndex, draftInput: unknown, option
     }
   } else {
     excerpts = draftExcerpts.slice();
-    excerpts.forEach((ex, i) => {
-      const { kind, lore } = sourceParts(ex.source_ref, ns);
-      const pointer = `/visible_context/source_excerpts/${i}/source_ref`;
-      if (kind === 'foreign') {
-        throw refuse('ref_out_of_scope', `${file}: ${pointer} ${JSON.stringify(ex.source_ref)} names another lore namespace than ${ns}; it cannot be checked against this vault`, file, pointer);
-      }
-      for (const ref of lore) assertInScope(ref, compiled, ns, file, pointer, policy.allowed_prefixes);
-    });
+    excerpts.forEach((ex, i) => assertKeptDraftExcerpt(ex, i));
     stats.excerpts_kept = excerpts.length;
     researchInstructions =
       draft.lore_access.research_instructions && draft.lore_access.research_instructions.length > 0
         ? draft.lore_access.research_instructions
         : [...DEFAULT_RESEARCH_INSTRUCTIONS];
+    researchInstructions.forEach((r, i) => assertNoHiddenText(r, omitted, file, `/lore_access/research_instructions/${i}`, 'research instruction'));
   }
 
   // lore_access, in the draft's key order, then the schema's.

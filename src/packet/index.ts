@@ -39,4 +39,4 @@ export type { OutputSchemaName } from './schemas.js';
 export { buildPacket, queriesFor, renderSourceSection, parseSourceSection, applySourceSection, renderResearchSection, applyResearchSection, RETRIEVAL_LANES } from './build.js';
 export type { BuildPacketOptions, BuildPacketResult, CaptureFragment, RetrievalLane, PromptStyle, ResearchSectionInput } from './build.js';
 export { verifyTrace, tokenContainment, TRACE_DISPOSITIONS } from './verify-trace.js';
-export type { TraceDisposition, TraceFailure, TraceInputKind, TraceEntryVerdict, TraceVerificationReport, VerifyTraceOptions } from './verify-trace.js';
+export type { TraceDisposition, TraceFailure, TraceInputKind, TraceEntryVerdict, TraceVerificationReport, TracePolicyCheck, VerifyTraceOptions } from './verify-trace.js';

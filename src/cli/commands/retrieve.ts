@@ -9,7 +9,7 @@
  * the contract, policy refused, ref out of scope); 2 usage (unknown lane, unreadable or non-JSON file,
  * no policy, --capture-out on the responder lane).
  */
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, relative, resolve, sep } from 'node:path';
 import type { Command } from 'commander';
 import { LoretraceError, isLoretraceError } from '../../errors.js';
@@ -32,12 +32,121 @@ export function jsonText(value: unknown): string {
   return JSON.stringify(value, null, 2) + '\n';
 }
 
-/** Write a file atomically (temp file in the same folder, then rename), creating the folder. */
-async function writeAtomic(abs: string, text: string): Promise<void> {
-  await mkdir(dirname(abs), { recursive: true });
-  const tmp = `${abs}.${process.pid}.tmp`;
-  await writeFile(tmp, text, 'utf8');
-  await rename(tmp, abs);
+/** One file `retrieve` writes: absolute path, text, and the option that named it (for messages). */
+interface OutputTarget {
+  abs: string;
+  text: string;
+  option: string;
+}
+
+/** The identity of an existing file (device + inode), or null when it does not exist. */
+async function fileId(abs: string): Promise<string | null> {
+  try {
+    const st = await stat(abs);
+    return `${st.dev}:${st.ino}`;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Refuse output paths that would lose data or cannot be written, before anything is built (`usage`,
+ * exit 2): `--out` and `--capture-out` naming the same file (the fragment would overwrite the packet);
+ * an output naming an input (`--packet`, `--projected-context`, `--policy`: the draft would be
+ * overwritten), also through a symlink or hard link; an output that exists and is not a regular file
+ * (a directory, FIFO, socket or device); a parent path that exists and is not a directory.
+ */
+async function checkOutputTargets(ctx: CliContext, outputs: readonly [string, string][], inputs: readonly [string, string][]): Promise<void> {
+  const ids = new Map<string, string>();
+  for (const [option, file] of inputs) {
+    const id = await fileId(resolve(ctx.cwd, file));
+    if (id !== null) ids.set(id, option);
+  }
+  const seen = new Map<string, string>();
+  for (const [option, file] of outputs) {
+    const abs = resolve(ctx.cwd, file);
+    const same = seen.get(abs);
+    if (same !== undefined) {
+      throw new LoretraceError('usage', `${option} ${file} is the same file as ${same}; expected two different files (nothing written)`, { file, expected: 'distinct output files' }, 2);
+    }
+    seen.set(abs, option);
+    let st: Awaited<ReturnType<typeof lstat>> | null = null;
+    try {
+      st = await lstat(abs);
+    } catch {
+      st = null;
+    }
+    if (st !== null && st.isSymbolicLink()) {
+      try {
+        st = await stat(abs);
+      } catch {
+        st = null; // a dangling symlink: the rename replaces the link itself
+      }
+    }
+    if (st !== null) {
+      if (!st.isFile()) {
+        throw new LoretraceError('usage', `${option} ${file} is ${st.isDirectory() ? 'a directory' : 'not a regular file'}; expected the path of a JSON file to write (nothing written)`, { file, expected: 'a regular file path' }, 2);
+      }
+      const input = ids.get(`${st.dev}:${st.ino}`);
+      if (input !== undefined) {
+        throw new LoretraceError('usage', `${option} ${file} is the file given with ${input}; expected a different output file, so that the input stays as it was (nothing written)`, { file, expected: 'an output path that is not an input' }, 2);
+      }
+      const other = [...seen.entries()].find(([p, o]) => o !== option && p !== abs);
+      if (other !== undefined && (await fileId(other[0])) === `${st.dev}:${st.ino}`) {
+        throw new LoretraceError('usage', `${option} ${file} is the same file as ${other[1]}; expected two different files (nothing written)`, { file, expected: 'distinct output files' }, 2);
+      }
+    }
+    for (let dir = dirname(abs); ; dir = dirname(dir)) {
+      let ds: Awaited<ReturnType<typeof stat>> | null = null;
+      try {
+        ds = await stat(dir);
+      } catch {
+        ds = null;
+      }
+      if (ds !== null) {
+        if (!ds.isDirectory()) {
+          throw new LoretraceError('usage', `${option} ${file}: ${dir} is not a directory; expected a writable folder for the output (nothing written)`, { file, expected: 'a folder path' }, 2);
+        }
+        break;
+      }
+      if (dirname(dir) === dir) break;
+    }
+  }
+}
+
+/**
+ * Write every target or none: each text goes to a fresh temp file next to its target (created with
+ * O_EXCL, so a planted file or symlink of that name is never followed), and only when all temp files
+ * are written are they renamed into place. On a failure the temp files are removed and
+ * `write_failed` (exit 1) names the file.
+ */
+async function writeAllAtomic(targets: readonly OutputTarget[]): Promise<void> {
+  const temps: string[] = [];
+  let renamed = 0;
+  let current: OutputTarget | undefined;
+  try {
+    for (const t of targets) {
+      current = t;
+      await mkdir(dirname(t.abs), { recursive: true });
+      const tmp = `${t.abs}.${process.pid}.${temps.length}.tmp`;
+      await writeFile(tmp, t.text, { encoding: 'utf8', flag: 'wx' });
+      temps.push(tmp);
+    }
+    for (let i = 0; i < targets.length; i++) {
+      current = targets[i];
+      await rename(temps[i] as string, (targets[i] as OutputTarget).abs);
+      renamed = i + 1;
+    }
+  } catch (e) {
+    await Promise.all(temps.slice(renamed).map((t) => rm(t, { force: true })));
+    const done = targets.slice(0, renamed).map((t) => t.abs);
+    throw new LoretraceError(
+      'write_failed',
+      `cannot write ${current?.option ?? 'output'} ${current?.abs ?? ''}: ${(e as Error).message}; ${done.length === 0 ? 'nothing was written' : `already written: ${done.join(', ')}`}`,
+      { file: current?.abs ?? '' },
+      1,
+    );
+  }
 }
 
 /**
@@ -129,6 +238,11 @@ export function register(program: Command, ctx: CliContext): void {
           if (opts.captureOut !== undefined && opts.lane === 'responder_scoped_repository_search') {
             throw new LoretraceError('usage', '--capture-out applies to the coordinator_scoped_retrieval lane only: in responder_scoped_repository_search the proxy ledger records the trace (loretrace ledger export)', {}, 2);
           }
+          await checkOutputTargets(
+            ctx,
+            [['--out', opts.out], ...(opts.captureOut !== undefined ? [['--capture-out', opts.captureOut] as [string, string]] : [])],
+            [['--packet', opts.packet], ...(opts.projectedContext !== undefined ? [['--projected-context', opts.projectedContext] as [string, string]] : []), ...(opts.policy !== undefined ? [['--policy', opts.policy] as [string, string]] : [])],
+          );
           const draft = await readJsonFile(ctx, opts.packet, 'draft responder packet');
           const projected = opts.projectedContext !== undefined ? await readJsonFile(ctx, opts.projectedContext, 'projected local context') : undefined;
           const policyFile = opts.policy !== undefined ? policyFromFile(await readJsonFile(ctx, opts.policy, 'traversal policy'), opts.policy) : undefined;
@@ -143,15 +257,12 @@ export function register(program: Command, ctx: CliContext): void {
           if (opts.captureOut !== undefined && result.capture === null) {
             throw new LoretraceError('usage', `--capture-out applies to the coordinator_scoped_retrieval lane only; ${opts.packet} was built for ${result.lane} (nothing written)`, {}, 2);
           }
-          const outAbs = resolve(ctx.cwd, opts.out);
-          const written: string[] = [];
-          await writeAtomic(outAbs, jsonText(result.packet));
-          written.push(shownPath(ctx, outAbs));
+          const targets: OutputTarget[] = [{ abs: resolve(ctx.cwd, opts.out), text: jsonText(result.packet), option: '--out' }];
           if (opts.captureOut !== undefined && result.capture) {
-            const capAbs = resolve(ctx.cwd, opts.captureOut);
-            await writeAtomic(capAbs, jsonText(result.capture));
-            written.push(shownPath(ctx, capAbs));
+            targets.push({ abs: resolve(ctx.cwd, opts.captureOut), text: jsonText(result.capture), option: '--capture-out' });
           }
+          await writeAllAtomic(targets);
+          const written = targets.map((t) => shownPath(ctx, t.abs));
           if (opts.json) {
             printJson(ctx, {
               ok: true,

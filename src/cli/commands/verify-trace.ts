@@ -36,7 +36,8 @@ async function readTraceInput(ctx: CliContext, file: string): Promise<{ doc: unk
     if (!isLoretraceError(e) || e.code !== 'bad_json') throw e;
     let head: unknown;
     try {
-      head = JSON.parse(text.split('\n', 1)[0] ?? '');
+      // A BOM-prefixed ledger is still recognised as a ledger, so exportLedger can say what is wrong with it.
+      head = JSON.parse((text.split('\n', 1)[0] ?? '').replace(/^\uFEFF/, ''));
     } catch {
       throw e;
     }
