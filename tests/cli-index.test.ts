@@ -220,6 +220,13 @@ describe('loretrace show', () => {
     expect((await run(['show', 'Isles:Brine.md#Tides', ...V()])).stdout).toBe('Isles:Brine.md#Tides  (lines 5-7)\n5 │ ## Tides\n6 │ \n7 │ Tides rise twice.\n');
   });
 
+  it('reads a note whose file name is NFD on disk through its NFC ref', async () => {
+    const dir = makeVault('Nfd', { ['Cafe\u0301 Noir.md']: '# Café Noir\n\nBlack coffee.\n' });
+    const r = await run(['show', 'Nfd:Café Noir.md#L3', '--lore', dir, '--index-dir', freshDir(), '--json']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ ref: 'Nfd:Café Noir.md#L3', path: 'Café Noir.md', line_start: 3, line_end: 3, text: 'Black coffee.' });
+  });
+
   it('exits 1 for a ref that does not exist', async () => {
     const r = await run(['show', 'Isles:Nope.md', ...V()]);
     expect(r.code).toBe(1);

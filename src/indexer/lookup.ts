@@ -3,11 +3,11 @@
  * lines of a note. Maps are built once per index object (cached in a WeakMap) — O(1) per call after that.
  */
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { LoretraceError } from '../errors.js';
 import type { Chunk, LinkRecord, NoteRecord, VaultIndex, VaultPath } from '../types.js';
 import { splitLines } from '../notes/lines.js';
 import { sha256Hex } from '../vault/scan.js';
+import { onDiskPath } from '../vault/disk-path.js';
 
 interface Maps {
   notes: Map<string, NoteRecord>;
@@ -78,7 +78,7 @@ export async function readNoteLines(index: VaultIndex, path: VaultPath): Promise
   }
   let bytes: Buffer;
   try {
-    bytes = await readFile(join(index.root, ...path.split('/')));
+    bytes = await readFile(await onDiskPath(index.root, path));
   } catch (e) {
     throw new LoretraceError('stale_file', `${path} can no longer be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); the index is stale`, { file: path, expected: `sha256 ${sha}` });
   }

@@ -23,6 +23,7 @@ import { join, dirname, sep } from 'node:path';
 import { LoretraceError } from '../errors.js';
 import type { VaultIndex } from '../types.js';
 import { splitLines } from '../notes/lines.js';
+import { onDiskPath } from '../vault/disk-path.js';
 
 /** Lines of a note read by {@link readIndexedLines}. */
 export interface IndexedLines {
@@ -35,40 +36,6 @@ export interface IndexedLines {
 }
 
 const realRoots = new Map<string, string>();
-const diskPaths = new Map<string, string>();
-
-/**
- * The absolute on-disk path of an indexed note. Index paths are NFC; a file whose name is stored in another
- * normalisation on disk (NFD, as macOS tools write) is found by listing each folder and comparing NFC forms —
- * from the index's path, never from request text. Cached per root + path.
- */
-async function diskPath(root: string, path: string): Promise<string> {
-  const key = `${root}\u0000${path}`;
-  const hit = diskPaths.get(key);
-  if (hit !== undefined) return hit;
-  const direct = join(root, ...path.split('/'));
-  let found = direct;
-  try {
-    await fs.promises.lstat(direct);
-  } catch {
-    let dir = root;
-    for (const segment of path.split('/')) {
-      let names: string[];
-      try {
-        names = await fs.promises.readdir(dir);
-      } catch {
-        names = [];
-      }
-      const name = names.find((n) => n === segment) ?? names.find((n) => n.normalize('NFC') === segment);
-      if (name === undefined) return direct;
-      dir = join(dir, name);
-    }
-    found = dir;
-  }
-  diskPaths.set(key, found);
-  return found;
-}
-
 /**
  * Read an indexed note's lines after re-checking the file (see the module comment for the four checks).
  *
@@ -79,7 +46,7 @@ async function diskPath(root: string, path: string): Promise<string> {
 export async function readIndexedLines(index: VaultIndex, path: string): Promise<IndexedLines> {
   const entry = index.manifest.find((m) => m.path === path);
   if (!entry) throw new LoretraceError('not_found', `${path} is not an indexed note of vault ${index.namespace}`, { file: path });
-  const abs = await diskPath(index.root, entry.path);
+  const abs = await onDiskPath(index.root, entry.path);
 
   let realRoot = realRoots.get(index.root);
   if (realRoot === undefined) {
