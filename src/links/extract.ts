@@ -19,8 +19,11 @@ const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
 /**
  * A field line: optional block-quote and list markers, then a bold label ending in a colon
  * (`**Primary actors:**` or `**Primary actors**:`). A link after the label is in position `field`.
+ * Written so that no two adjacent parts can match the same characters (each `>` group starts with `>`):
+ * the earlier form `[ \t]*(?:>[ \t]?)*[ \t]*` backtracked quadratically on a line of many spaces
+ * (a 1,000-line nested list spent 4 s here).
  */
-const FIELD = /^[ \t]*(?:>[ \t]?)*[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?)?\*\*[^*]+?(?::\*\*|\*\*[ \t]*:)/;
+const FIELD = /^[ \t]*(?:>[ \t]*)*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?)?\*\*[^*]+?(?::\*\*|\*\*[ \t]*:)/;
 /** Inline tag (Obsidian): `#` + letters, digits, `_`, `-`, `/`; at least one non-digit; after whitespace. */
 const TAG = /(^|\s)#([\p{L}\p{N}_/-]+)/gu;
 /**
@@ -64,6 +67,30 @@ function decodeOnce(s: string): string {
   } catch {
     return s;
   }
+}
+
+/**
+ * A bare URL without its trailing `?!.,:*_~'"` and unbalanced `)` (GFM's rule). Linear: the parentheses
+ * are counted once (cutting with `split` per character was quadratic on a URL ending in many `)`).
+ */
+function trimUrlTail(url: string): string {
+  let opens = 0;
+  let closes = 0;
+  for (let i = 0; i < url.length; i++) {
+    const c = url.charCodeAt(i);
+    if (c === 40) opens++;
+    else if (c === 41) closes++;
+  }
+  let end = url.length;
+  while (end > 0) {
+    const last = url[end - 1] as string;
+    if ('?!.,:*_~\'"'.includes(last)) end--;
+    else if (last === ')' && closes > opens) {
+      closes--;
+      end--;
+    } else break;
+  }
+  return url.slice(0, end);
 }
 
 /** One mdast pass: links, inline tags and block markers. Internal; used by parseNote. */
@@ -182,13 +209,7 @@ export function collectNoteRefs(syntax: MarkdownSyntax, chunks: readonly Chunk[]
       for (let m = BARE_URL.exec(raw); m; m = BARE_URL.exec(raw)) {
         const at = m.index + (m[1] as string).length;
         if (at === 0 && start > 0 && !/[\s*_~(]/.test(source[start - 1] as string)) continue;
-        let url = m[2] as string;
-        for (;;) {
-          const last = url[url.length - 1] as string;
-          if ('?!.,:*_~\'"'.includes(last)) url = url.slice(0, -1);
-          else if (last === ')' && url.split(')').length > url.split('(').length) url = url.slice(0, -1);
-          else break;
-        }
+        const url = trimUrlTail(m[2] as string);
         if (url === 'www.' || url.endsWith('://')) continue;
         const { line, column } = locateOffset(lineStarts, start + at);
         const href = url.startsWith('www.') ? `http://${url}` : url;

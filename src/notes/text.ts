@@ -11,27 +11,36 @@ import type { Nodes } from 'mdast';
  * and breaks contribute nothing or a space.
  */
 export function plainText(node: Nodes): string {
-  switch (node.type) {
-    case 'text':
-    case 'inlineCode':
-      return node.value;
-    case 'wikiLink':
-      if (node.display !== null && node.display !== '') return node.display;
-      return [node.target, ...(node.fragment ?? '').split('#')].filter((s) => s !== '').join(' > ');
-    case 'image':
-      return node.alt ?? '';
-    case 'break':
-      return ' ';
-    case 'html':
-    case 'footnoteReference':
-    case 'imageReference':
-      return '';
-    default:
-      if ('children' in node) {
-        let out = '';
-        for (const child of node.children as Nodes[]) out += plainText(child);
-        return out;
-      }
-      return '';
+  // Iterative (explicit stack, document order): a heading may nest emphasis thousands deep.
+  let out = '';
+  const stack: Nodes[] = [node];
+  while (stack.length > 0) {
+    const n = stack.pop() as Nodes;
+    switch (n.type) {
+      case 'text':
+      case 'inlineCode':
+        out += n.value;
+        break;
+      case 'wikiLink':
+        if (n.display !== null && n.display !== '') out += n.display;
+        else out += [n.target, ...(n.fragment ?? '').split('#')].filter((s) => s !== '').join(' > ');
+        break;
+      case 'image':
+        out += n.alt ?? '';
+        break;
+      case 'break':
+        out += ' ';
+        break;
+      case 'html':
+      case 'footnoteReference':
+      case 'imageReference':
+        break;
+      default:
+        if ('children' in n) {
+          const children = n.children as Nodes[];
+          for (let i = children.length - 1; i >= 0; i--) stack.push(children[i] as Nodes);
+        }
+    }
   }
+  return out;
 }
