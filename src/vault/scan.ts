@@ -9,6 +9,13 @@
  *   real path, else finding `symlink_outside_vault` and the link is skipped. A symlink whose target is
  *   inside the vault is skipped too (finding `symlink_inside_vault`, info): the target is indexed once,
  *   under its own path, so one file never has two names. A dangling symlink is `unreadable_file`.
+ *   A symlink to the vault root or to a folder that contains it is a loop: finding `symlink_loop` (info),
+ *   not followed.
+ * - A note whose path cannot be written as a ref (src/vault/ref-name.ts: `#`, `:`, `\`, `%XX`, control or
+ *   bidirectional characters, leading/trailing whitespace — whatever parseRef would not read back as the
+ *   same path) is not a note: finding `unreferenceable_name` (warning), listed as an asset instead, so
+ *   no search hit, traversal, proxy lookup or trace can carry a ref that never resolves, and links to it
+ *   are `unresolved` (markdown files among the assets are never link targets).
  * - Type is checked with lstat/stat before any open: FIFOs, sockets and devices are never opened
  *   (`not_a_regular_file`).
  * - Notes larger than `maxFileBytes` (default 4 MiB) are not read: finding `file_too_large`, and the
@@ -24,6 +31,7 @@ import picomatch from 'picomatch';
 import { LoretraceError, type Finding } from '../errors.js';
 import type { VaultFile, VaultPath } from '../types.js';
 import { DEFAULT_MAX_FILE_BYTES } from './config.js';
+import { quotePath, refNameProblem, type RefNameProblem } from './ref-name.js';
 
 /** Default note globs. */
 export const DEFAULT_INCLUDE = ['**/*.md'];
@@ -69,8 +77,8 @@ export interface ScanResult {
   files: ScannedFile[];
   /** Non-note regular files (paths only). */
   assets: VaultPath[];
-  /** `symlink_outside_vault`, `symlink_inside_vault`, `unreadable_file`, `not_a_regular_file`,
-   *  `file_too_large`, `duplicate_path`, `empty_vault`; sorted by path then code. */
+  /** `symlink_outside_vault`, `symlink_inside_vault`, `symlink_loop`, `unreadable_file`, `not_a_regular_file`,
+   *  `unreferenceable_name`, `file_too_large`, `duplicate_path`, `empty_vault`; sorted by path then code. */
   findings: Finding[];
 }
 
@@ -145,10 +153,14 @@ export async function scanVault(root: string, options: ScanOptions = {}): Promis
           continue;
         }
         const rel = relative(realRoot, target);
-        if (rel === '' || rel.startsWith('..') || rel.startsWith(sep) || /^[A-Za-z]:/.test(rel)) {
+        const relPath = rel.split(sep).join('/').normalize('NFC');
+        if (rel === '' || path.startsWith(`${relPath}/`)) {
+          const where = rel === '' ? 'the vault root' : `folder ${relPath}`;
+          findings.push({ code: 'symlink_loop', severity: 'info', path, message: `symbolic link ${path} points to ${where}, a folder that contains the link (a loop); not followed` });
+        } else if (rel.startsWith('..') || rel.startsWith(sep) || /^[A-Za-z]:/.test(rel)) {
           findings.push({ code: 'symlink_outside_vault', severity: 'warning', path, message: `symbolic link ${path} points outside the vault; not followed` });
         } else {
-          findings.push({ code: 'symlink_inside_vault', severity: 'info', path, message: `symbolic link ${path} points to ${rel.split(sep).join('/').normalize('NFC')} inside the vault; indexed once under the target's own path` });
+          findings.push({ code: 'symlink_inside_vault', severity: 'info', path, message: `symbolic link ${path} points to ${relPath} inside the vault; indexed once under the target's own path` });
         }
         continue;
       }
@@ -167,6 +179,12 @@ export async function scanVault(root: string, options: ScanOptions = {}): Promis
       }
       seen.add(path);
       if (!note) {
+        assets.push(path);
+        continue;
+      }
+      const problem = refNameProblem(path);
+      if (problem) {
+        findings.push({ code: 'unreferenceable_name', severity: 'warning', path, message: unreferenceableMessage(path, problem) });
         assets.push(path);
         continue;
       }
@@ -228,6 +246,11 @@ const ASCII_NAME = /^[\x00-\x7f]*$/;
 
 function toVaultPath(root: string, abs: string): VaultPath {
   return relative(root, abs).split(sep).join('/').normalize('NFC');
+}
+
+/** Message of an `unreferenceable_name` finding: the path, the offending character, what to rename. */
+function unreferenceableMessage(path: string, p: RefNameProblem): string {
+  return `${quotePath(path)} cannot be written as a lore ref: it contains ${p.what} (${p.why}); rename the ${p.is_file ? 'file' : 'folder'} ${quotePath(p.segment)} without it; not indexed as a note (listed as an other file, so links to it are unresolved)`;
 }
 
 function kindOf(st: Stats): string {
