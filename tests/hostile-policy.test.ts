@@ -205,7 +205,8 @@ describe('compilePolicy: notes that hide themselves in frontmatter', () => {
     const rows = c.receipt.filter((r) => r.kind === 'hidden_note').map((r) => [r.clause, r.rule]);
     expect(rows).toEqual([
       ['In/Broken.md', 'never consult In/Broken.md (its frontmatter (lines 1-4) cannot be parsed, so it may be marked author-only; denied until it parses (fail closed))'],
-      ['In/Dup.md', 'never consult In/Dup.md (its frontmatter (lines 1-4) cannot be parsed, so it may be marked author-only; denied until it parses (fail closed))'],
+      // Duplicate keys: the last value wins (as in Obsidian; notes stage, duplicate_frontmatter_key), so author-only.
+      ['In/Dup.md', 'never consult In/Dup.md (its frontmatter marks it visibility: author-only)'],
       ['In/Key.md', 'never consult In/Key.md (its frontmatter marks it visibility: author-only)'],
       ['In/Laughs.md', 'never consult In/Laughs.md (its frontmatter (lines 1-9) cannot be parsed, so it may be marked author-only; denied until it parses (fail closed))'],
       ['In/List.md', 'never consult In/List.md (its frontmatter marks it visibility: author-only)'],

@@ -59,8 +59,27 @@ function asResearchCapture(d: Doc, mode: string): void {
   };
 }
 
+/** Fullwidth form of ASCII text (U+FF01–U+FF5E; a space becomes U+3000): NFKC folds it back. */
+const fullwidth = (t: string) => [...t].map((c) => (c === ' ' ? '\u3000' : c >= '!' && c <= '~' ? String.fromCharCode(c.charCodeAt(0) + 0xfee0) : c)).join('');
+
+/** An omitted ref of the packet with a space in it (the first one; when there is none, one is added). */
+function spacedOmittedRef(d: Doc): string {
+  const refs: string[] = d.hidden_context_audit.omitted_context_refs;
+  const found = refs.find((r) => r.includes(' '));
+  if (found !== undefined) return found;
+  refs.push('sealed harbor ledger');
+  return 'sealed harbor ledger';
+}
+
+/** Append `spell(ref)` for a spaced omitted ref to the prompt: an odd spelling retrieve refuses too. */
+const oddHiddenRef = (spell: (ref: string) => string) => (d: Doc) => {
+  d.packet_prompt_text += `\nSee ${spell(spacedOmittedRef(d))}.`;
+};
+
 interface Case {
   rule: string;
+  /** Distinguishes several cases of one rule in test names. */
+  variant?: string;
   base: BaseName;
   pointer: string;
   mutate: (d: Doc) => void;
@@ -100,6 +119,23 @@ const CASES: Case[] = [
   { rule: 'prompt.missing_observed_action', base: 'packet', pointer: '/packet_prompt_text', mutate: (d) => (d.visible_context.observed_event.observable_action += ' (edited after rendering)') },
   { rule: 'prompt.raw_state_marker', base: 'packet', pointer: '/packet_prompt_text', mutate: (d) => (d.packet_prompt_text += '\nTrust Dimension Score: 0.7') },
   { rule: 'prompt.hidden_ref', base: 'packet', pointer: '/packet_prompt_text', mutate: (d) => (d.packet_prompt_text += `\nSee ${d.hidden_context_audit.omitted_context_refs[0].toUpperCase()}.`) },
+  // Odd spellings: compared in hiddenTextForm, the comparison retrieve (buildPacket) refuses them in.
+  { rule: 'prompt.raw_state_marker', variant: 'double space', base: 'packet', pointer: '/packet_prompt_text', mutate: (d) => (d.packet_prompt_text += '\nA raw  numeric state leaked.') },
+  { rule: 'prompt.raw_state_marker', variant: 'no-break space', base: 'packet', pointer: '/packet_prompt_text', mutate: (d) => (d.packet_prompt_text += '\nA raw\u00a0state variable leaked.') },
+  { rule: 'prompt.raw_state_marker', variant: 'line break', base: 'packet', pointer: '/packet_prompt_text', mutate: (d) => (d.packet_prompt_text += '\nTrust Dimension\r\nScore: 0.7') },
+  { rule: 'prompt.raw_state_marker', variant: 'zero-width space', base: 'packet', pointer: '/packet_prompt_text', mutate: (d) => (d.packet_prompt_text += '\ncurrent\u200b_activation: high') },
+  { rule: 'prompt.raw_state_marker', variant: 'fullwidth letters', base: 'packet', pointer: '/packet_prompt_text', mutate: (d) => (d.packet_prompt_text += `\n${fullwidth('PLASTICITY')} is low.`) },
+  { rule: 'prompt.hidden_ref', variant: 'double spaces', base: 'packet', pointer: '/packet_prompt_text', mutate: oddHiddenRef((r) => r.replace(/ /g, '  ')) },
+  { rule: 'prompt.hidden_ref', variant: 'no-break spaces', base: 'packet', pointer: '/packet_prompt_text', mutate: oddHiddenRef((r) => r.replace(/ /g, '\u00a0')) },
+  { rule: 'prompt.hidden_ref', variant: 'line breaks', base: 'packet', pointer: '/packet_prompt_text', mutate: oddHiddenRef((r) => r.replace(/ /g, '\n')) },
+  { rule: 'prompt.hidden_ref', variant: 'zero-width characters', base: 'packet', pointer: '/packet_prompt_text', mutate: oddHiddenRef((r) => `\u200b${r.slice(0, 2)}\u200d${r.slice(2).replace(/ /g, '\u200b ')}\ufeff`) },
+  { rule: 'prompt.hidden_ref', variant: 'fullwidth letters', base: 'packet', pointer: '/packet_prompt_text', mutate: oddHiddenRef((r) => fullwidth(r.toUpperCase())) },
+  {
+    rule: 'excerpt.duplicate_ref_id',
+    base: 'packet',
+    pointer: '/visible_context/source_excerpts/1/ref_id',
+    mutate: (d) => d.visible_context.source_excerpts.splice(1, 0, { ...d.visible_context.source_excerpts[0], text: 'Another excerpt under the same ref_id.' }),
+  },
   { rule: 'capture.raw_output_not_json', base: 'capture', pointer: '/raw_output', mutate: (d) => (d.raw_output = d.raw_output.slice(0, -1)) },
   { rule: 'capture.raw_output_mismatch', base: 'capture', pointer: '/parsed_output/visible_action', mutate: (d) => (d.parsed_output.visible_action += ' (coordinator edit)') },
   { rule: 'capture.agent_mismatch', base: 'capture', pointer: '/parsed_output/responder_agent_id', mutate: (d) => (d.responder_agent_id = 'someone_else') },
@@ -217,7 +253,7 @@ describe('validateDocument on mutated fixtures of our own', () => {
     }
   });
   for (const c of CASES) {
-    it(`fails a mutated ${c.base} fixture with ${c.rule} and nothing else`, () => {
+    it(`fails a mutated ${c.base} fixture with ${c.rule}${c.variant ? ` (${c.variant})` : ''} and nothing else`, () => {
       const r = run(c, OWN);
       expect(r.errors.map((e) => [e.rule, e.pointer])).toEqual([[c.rule, c.pointer]]);
       expect(r.valid).toBe(false);
@@ -227,7 +263,7 @@ describe('validateDocument on mutated fixtures of our own', () => {
 
 describe.skipIf(!hasShared)(`validateDocument on mutated real Ghostlight files (${hasShared ? 'shared data present' : sharedNotice})`, () => {
   for (const c of CASES) {
-    it(`fails a mutated real ${c.base} with ${c.rule} and nothing else`, () => {
+    it(`fails a mutated real ${c.base} with ${c.rule}${c.variant ? ` (${c.variant})` : ''} and nothing else`, () => {
       const r = run(c, REAL);
       expect(r.errors.map((e) => [e.rule, e.pointer])).toEqual([[c.rule, c.pointer]]);
       expect(r.valid).toBe(false);

@@ -282,7 +282,13 @@ describe('VALIDATION_RULES', () => {
   it('are all documented in docs/VALIDATE.md with their id', () => {
     const doc = readFileSync(join(REPO, 'docs', 'VALIDATE.md'), 'utf8');
     expect(VALIDATION_RULES.map((r) => r.id).filter((id) => !doc.includes(`| \`${id}\` |`))).toEqual([]);
-    expect(VALIDATION_RULES).toHaveLength(36);
+    expect(VALIDATION_RULES).toHaveLength(37);
+  });
+
+  it('are documented row for row as the data says (id, kinds, meaning, source)', () => {
+    const doc = readFileSync(join(REPO, 'docs', 'VALIDATE.md'), 'utf8');
+    const rows = VALIDATION_RULES.map((r) => `| \`${r.id}\` | ${r.kinds.join(', ')} | ${r.meaning} | ${r.source} |`);
+    expect(rows.filter((row) => !doc.split('\n').includes(row))).toEqual([]);
   });
 });
 

@@ -1,8 +1,8 @@
 /**
  * YAML frontmatter (parsed with the `yaml` package) and the note fields read from it.
- * Internal helpers of the notes stage; findings use code `bad_frontmatter`.
+ * Internal helpers of the notes stage; findings use codes `bad_frontmatter` and `duplicate_frontmatter_key`.
  */
-import { isMap, parseDocument } from 'yaml';
+import { isMap, isScalar, parseDocument, visit } from 'yaml';
 import type { Finding } from '../errors.js';
 
 /** Result of reading a frontmatter block. */
@@ -19,14 +19,44 @@ export interface FrontmatterResult {
  * @param firstLine 1-based file line of the first YAML line (the line after the opening `---`).
  * @returns the mapping as plain JSON (dates and other tagged values pass through `JSON` once), or null
  *   with a `bad_frontmatter` finding (severity `warning`) naming the file line when the YAML does not
- *   parse or is not a mapping. Empty frontmatter is null without a finding.
+ *   parse or is not a mapping. Empty frontmatter is null without a finding. A repeated key alone is not
+ *   an error: the last value wins (as in Obsidian) and each repeat gets a `duplicate_frontmatter_key`
+ *   warning naming its file line and the key. An alias bomb (more than 100 alias expansions) is refused.
  */
 export function readFrontmatter(path: string, yamlText: string, firstLine: number): FrontmatterResult {
   const findings: Finding[] = [];
   if (yamlText.trim() === '') return { data: null, findings };
-  const doc = parseDocument(yamlText, { prettyErrors: true });
-  if (doc.errors.length > 0) {
-    const err = doc.errors[0]!;
+  let doc = parseDocument(yamlText, { prettyErrors: true });
+  const duplicates = doc.errors.filter((e) => e.code === 'DUPLICATE_KEY');
+  const errors = doc.errors.filter((e) => e.code !== 'DUPLICATE_KEY');
+  if (errors.length === 0 && duplicates.length > 0) {
+    // Obsidian keeps the last value of a repeated key; so do we, with a warning per repeat. Any other
+    // YAML error still drops the whole block (below), and the alias cap still applies in toJS.
+    doc = parseDocument(yamlText, { prettyErrors: true, uniqueKeys: false });
+    const keyAt = new Map<number, string>();
+    visit(doc, {
+      Pair(_, pair) {
+        const k = pair.key as { range?: [number, number, number]; value?: unknown } | null;
+        if (k && k.range) keyAt.set(k.range[0], isScalar(k) ? String(k.value) : String(k));
+      },
+    });
+    for (const dup of duplicates) {
+      const pos = dup.linePos?.[0];
+      const line = pos ? firstLine + pos.line - 1 : firstLine;
+      const raw = keyAt.get(dup.pos[0]) ?? yamlText.slice(dup.pos[0], dup.pos[1]);
+      const key = raw.length > 100 ? `${raw.slice(0, 100)}…` : raw;
+      findings.push({
+        code: 'duplicate_frontmatter_key',
+        severity: 'warning',
+        message: `${path}:${line}: frontmatter key ${JSON.stringify(key)} is repeated; the last value is kept (as Obsidian does)`,
+        path,
+        line,
+        ...(pos ? { column: pos.col } : {}),
+      });
+    }
+  }
+  if (errors.length > 0 || doc.errors.length > 0) {
+    const err = errors[0] ?? doc.errors[0]!;
     const pos = err.linePos?.[0];
     const line = pos ? firstLine + pos.line - 1 : firstLine;
     const what = (err.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');

@@ -5,6 +5,7 @@
 export { splitLines, sliceLines, detectLineEnding } from './lines.js';
 export { parseNote, parseMarkdown } from './parse.js';
 export type { ParseOptions, ParsedNote, MarkdownSyntax } from './parse.js';
+export type { PathologyHit, PathologyThreshold } from './pathological.js';
 export { wikiLinkSyntax, wikiLinkFromMarkdown, remarkWikiLink, parseWikiLinkContent } from './wikilink.js';
 export type { WikiLink, WikiLinkParts } from './wikilink.js';
 export { chunkNote, DEFAULT_CHUNK_WORD_BUDGET } from '../chunks/chunk.js';

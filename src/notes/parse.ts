@@ -22,6 +22,7 @@ import { targetClasses } from '../links/classes.js';
 import { collectNoteRefs } from '../links/extract.js';
 import { frontmatterAliases, frontmatterTags, frontmatterTitle, readFrontmatter } from './frontmatter.js';
 import { detectLineEnding, lineStartOffsets, splitLines } from './lines.js';
+import { degradedRoot, frontmatterFences, measureMarkdown, pathologyHits, pathologyMessage, type PathologyHit } from './pathological.js';
 import { remarkWikiLink } from './wikilink.js';
 
 /** Options of {@link parseNote}. All optional. */
@@ -41,7 +42,10 @@ export interface ParsedNote {
   chunks: Chunk[];
   /** In file order; resolution `pending` (to be resolved by `resolveLinks`), `external` or `tag`. */
   links: LinkRecord[];
-  /** `not_utf8`, `binary_file`, `bad_frontmatter` (all severity `warning`). */
+  /**
+   * `not_utf8`, `binary_file`, `pathological_markdown`, `bad_frontmatter`, `duplicate_frontmatter_key`
+   * (all severity `warning`), in that order.
+   */
   findings: Finding[];
 }
 
@@ -62,6 +66,11 @@ export interface MarkdownSyntax {
   root: Root;
   /** The YAML frontmatter block (both fences included), or null. */
   frontmatter: { value: string; line_start: number; line_end: number } | null;
+  /**
+   * Thresholds of the pathological-markdown pre-scan this note exceeds (src/notes/pathological.ts);
+   * empty for ordinary notes. When not empty, `root` comes from the degraded line scan, not micromark.
+   */
+  pathology: PathologyHit[];
 }
 
 /**
@@ -89,16 +98,25 @@ const processor = unified()
  * so positions match the file's lines. Frontmatter is recognised only as a `---` fenced YAML block
  * starting on line 1 and closed by `---` (end of file right after the closing fence is fine); a lone
  * `---` at the top without a closing fence is a thematic break.
+ *
+ * Before micromark runs, a linear pre-scan measures the shapes micromark is superlinear on
+ * (`measureMarkdown` in src/notes/pathological.ts); a note over a threshold is parsed by the degraded
+ * line scan instead (`pathology` lists the thresholds it exceeded; parseNote reports each as a
+ * `pathological_markdown` finding). Deterministic: characters are counted, time is never measured.
  */
 export function parseMarkdown(path: VaultPath, text: string): MarkdownSyntax {
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  const root = processor.parse(text) as Root;
+  const lines = splitLines(text);
+  const lineStarts = lineStartOffsets(text);
+  const fences = frontmatterFences(lines);
+  const pathology = pathologyHits(measureMarkdown(lines, fences ? fences.line_end + 1 : 1), text.length);
+  const root = pathology.length === 0 ? (processor.parse(text) as Root) : degradedRoot(text, lines, lineStarts);
   const first = root.children[0];
   const frontmatter =
     first && first.type === 'yaml' && first.position
       ? { value: first.value, line_start: first.position.start.line, line_end: first.position.end.line }
       : null;
-  return { path, text, lines: splitLines(text), lineStarts: lineStartOffsets(text), root, frontmatter };
+  return { path, text, lines, lineStarts, root, frontmatter, pathology };
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
@@ -225,6 +243,9 @@ export function parseNote(path: VaultPath, bytes: Uint8Array, options: ParseOpti
   }
 
   const syntax = parseMarkdown(path, text);
+  for (const hit of syntax.pathology) {
+    findings.push({ code: 'pathological_markdown', severity: 'warning', message: pathologyMessage(path, hit), path, line: hit.line });
+  }
   let frontmatter: Record<string, unknown> | null = null;
   if (syntax.frontmatter) {
     const fm = readFrontmatter(path, syntax.frontmatter.value, syntax.frontmatter.line_start + 1);

@@ -15,7 +15,7 @@
  * The limits are set so the superlinear part stays under about a second, and far above the real vault
  * (AetheriaLore's largest values are asserted in tests/hostile-parse.test.ts).
  */
-import type { Code, Heading, Paragraph, PhrasingContent, Root, RootContent, Text, Yaml } from 'mdast';
+import type { Code, Heading, List, ListItem, Paragraph, PhrasingContent, Root, RootContent, Table, TableCell, TableRow, Text, Yaml } from 'mdast';
 import type { Position } from 'unist';
 import { locateOffset } from './lines.js';
 import { parseWikiLinkContent, type WikiLink } from './wikilink.js';
@@ -29,15 +29,15 @@ import { parseWikiLinkContent, type WikiLink } from './wikilink.js';
  *   L = its length in UTF-16 code units (line breaks included). Limit `50,000,000 + 50 × N`.
  * - `nesting_work` = Σ over lines of d², d = the line's container depth (block quote `>` markers plus
  *   list items: open items by indentation, plus further markers on the same line). Limit
- *   `2,000,000 + 4 × N`.
+ *   `1,000,000 + 2 × N`.
  *
  * Fenced code (backtick or tilde fences) and frontmatter are not measured.
  */
 export const PATHOLOGY_LIMITS = {
   inlineWorkBase: 50_000_000,
   inlineWorkPerChar: 50,
-  nestingWorkBase: 2_000_000,
-  nestingWorkPerChar: 4,
+  nestingWorkBase: 1_000_000,
+  nestingWorkPerChar: 2,
 } as const;
 
 /** Which threshold a note exceeded. */
@@ -151,7 +151,41 @@ function containerPrefix(line: string): { quotes: number; markers: number; leadi
 }
 
 const ATX = /^ {0,3}#{1,6}(?:[ \t]|$)/;
-const TABLE_DELIMITER = /^[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$/;
+
+/**
+ * A GFM table delimiter row (`| --- | :-: |`, `---|---`): cells of `:?-+:?` separated by `|`, at least one
+ * `|`. Hand-written and linear (a regex with adjacent optional whitespace runs backtracks quadratically).
+ */
+function isTableDelimiterRow(s: string): boolean {
+  const n = s.length;
+  let i = 0;
+  let pipes = 0;
+  let cells = 0;
+  const ws = (): void => {
+    while (i < n && (s.charCodeAt(i) === 32 || s.charCodeAt(i) === 9)) i++;
+  };
+  ws();
+  if (s.charCodeAt(i) === 124) {
+    pipes++;
+    i++;
+  }
+  for (;;) {
+    ws();
+    if (i === n) break;
+    if (s.charCodeAt(i) === 58) i++;
+    const dashes = i;
+    while (s.charCodeAt(i) === 45) i++;
+    if (i === dashes) return false;
+    if (s.charCodeAt(i) === 58) i++;
+    cells++;
+    ws();
+    if (i === n) break;
+    if (s.charCodeAt(i) !== 124) return false;
+    pipes++;
+    i++;
+  }
+  return cells > 0 && pipes > 0;
+}
 
 /** Delimiters micromark walks a paragraph for: `*`, `_`, `[`, `]`, `<`, `` ` ``. */
 function countDelimiters(s: string, from: number): number {
@@ -266,7 +300,7 @@ export function measureMarkdown(lines: readonly string[], bodyStart: number): Ma
       closeSegment();
       addToSegment(ln, d, l);
       closeSegment();
-    } else if (rest.includes('|') && TABLE_DELIMITER.test(rest)) {
+    } else if (rest.includes('|') && isTableDelimiterRow(rest)) {
       // A table's delimiter row: the header row (the open block) ends; each later row is its own block.
       closeSegment();
       table = true;
@@ -307,9 +341,9 @@ export function pathologyMessage(path: string, hit: PathologyHit): string {
   const tail = '; parsed in degraded mode (headings by line scan, wikilinks and embeds only, no emphasis/list/table structure)';
   if (hit.threshold === 'inline_work') {
     const where = hit.line === hit.line_end ? `line ${hit.line}` : `lines ${hit.line}-${hit.line_end}`;
-    return `${path}:${hit.line}: pathological markdown: inline_work ${fmt(hit.value)} exceeds the limit ${fmt(hit.limit)} (50,000,000 + 50 per character); the largest inline block (${where}) has ${fmt(hit.count)} delimiters (* _ [ ] < \`) in ${fmt(hit.length)} characters${tail}`;
+    return `${path}:${hit.line}: pathological markdown: inline_work ${fmt(hit.value)} exceeds the limit ${fmt(hit.limit)} (${fmt(PATHOLOGY_LIMITS.inlineWorkBase)} + ${PATHOLOGY_LIMITS.inlineWorkPerChar} per character); the largest inline block (${where}) has ${fmt(hit.count)} delimiters (* _ [ ] < \`) in ${fmt(hit.length)} characters${tail}`;
   }
-  return `${path}:${hit.line}: pathological markdown: nesting_work ${fmt(hit.value)} exceeds the limit ${fmt(hit.limit)} (2,000,000 + 4 per character); line ${hit.line} is nested ${fmt(hit.count)} containers deep (lists and block quotes)${tail}`;
+  return `${path}:${hit.line}: pathological markdown: nesting_work ${fmt(hit.value)} exceeds the limit ${fmt(hit.limit)} (${fmt(PATHOLOGY_LIMITS.nestingWorkBase)} + ${PATHOLOGY_LIMITS.nestingWorkPerChar} per character); line ${hit.line} is nested ${fmt(hit.count)} containers deep (lists and block quotes)${tail}`;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -321,7 +355,10 @@ export function pathologyMessage(path: string, hit: PathologyHit): string {
  * frontmatter as remark-frontmatter finds it; fenced code (backticks or tildes, after any container
  * prefix) → `code`; ATX headings (≤ 3 spaces of indentation, closing `#`s stripped) and setext headings
  * (a paragraph of plain lines followed by `===` or `---`) → `heading`; every other run of non-blank lines
- * → `paragraph`, a new one at each list-marker line or block-quote depth change. Inline: backslash
+ * → `paragraph`, a new one at each list-marker line or block-quote depth change; a paragraph opened by a
+ * list marker is wrapped in a one-item `list` (flat: nesting is not rebuilt); a paragraph whose second line
+ * is a table delimiter row becomes a one-cell `table`; a line indented 4+ columns that does not continue
+ * a list item starts indented `code`. Inline: backslash
  * escapes, code spans (same-length backtick runs) → `inlineCode`, the wikilink grammar → `wikiLink`,
  * everything else text (no emphasis, links, HTML).
  */
@@ -336,22 +373,37 @@ export function degradedRoot(text: string, lines: readonly string[], lineStarts:
   let bodyStart = 1;
   const fm = frontmatterFences(lines);
   if (fm) {
-    let value = fm.line_end === 2 ? '' : text.slice(lineStart(2), lineEnd(fm.line_end - 1));
-    if (fm.line_end === 2) value = '';
+    const value = fm.line_end === 2 ? '' : text.slice(lineStart(2), lineEnd(fm.line_end - 1));
     const yaml: Yaml = { type: 'yaml', value, position: position(0, lineEnd(fm.line_end)) };
     children.push(yaml);
     bodyStart = fm.line_end + 1;
   }
 
-  let para: { start: number; end: number; plain: boolean; quotes: number } | null = null;
+  let para: { start: number; end: number; plain: boolean; quotes: number; item: boolean; indented: boolean } | null = null;
   const flushPara = (): void => {
     if (!para) return;
     const from = lineStart(para.start);
     const to = lineEnd(para.end);
     const node: Paragraph = { type: 'paragraph', children: scanInline(text, from, to, position), position: position(from, to) };
-    children.push(node);
+    const second = para.end > para.start ? (lines[para.start] as string) : '';
+    if (!para.item && (lines[para.start - 1] as string).includes('|') && second.includes('|') && isTableDelimiterRow(second)) {
+      // A GFM table: one cell holding all its rows (so links keep position `table`; cells are not split).
+      const cell: TableCell = { type: 'tableCell', children: node.children, position: position(from, to) };
+      const row: TableRow = { type: 'tableRow', children: [cell], position: position(from, to) };
+      const table: Table = { type: 'table', align: null, children: [row], position: position(from, to) };
+      children.push(table);
+    } else if (para.item) {
+      // A paragraph opened by a list marker: one flat list item (nesting is not rebuilt).
+      const item: ListItem = { type: 'listItem', spread: false, checked: null, children: [node], position: position(from, to) };
+      const list: List = { type: 'list', ordered: false, start: null, spread: false, children: [item], position: position(from, to) };
+      children.push(list);
+    } else children.push(node);
+    itemContext = para.item || (itemContext && para.indented);
     para = null;
   };
+  // True after a list-item paragraph, until a paragraph that is neither an item nor indented: then an
+  // indented line continues the item instead of starting indented code.
+  let itemContext = false;
 
   let ln = bodyStart;
   while (ln <= lines.length) {
@@ -370,6 +422,7 @@ export function degradedRoot(text: string, lines: readonly string[], lineStarts:
       const last = Math.min(end, lines.length);
       const code: Code = { type: 'code', lang: null, meta: null, value: '', position: position(lineStart(ln), lineEnd(last)) };
       children.push(code);
+      if (prefix.markers === 0 && leadingIndent(line).width === 0) itemContext = false;
       ln = last + 1;
       continue;
     }
@@ -380,6 +433,7 @@ export function degradedRoot(text: string, lines: readonly string[], lineStarts:
     }
     if (ATX.test(line)) {
       flushPara();
+      itemContext = false;
       children.push(atxHeading(text, line, lineStart(ln), position));
       ln++;
       continue;
@@ -402,12 +456,25 @@ export function degradedRoot(text: string, lines: readonly string[], lineStarts:
       continue;
     }
     if (para !== null && (prefix.markers > 0 || prefix.quotes !== (para as { quotes: number }).quotes)) flushPara();
-    if (para === null) para = { start: ln, end: ln, plain, quotes: prefix.quotes };
+    if (para === null && indent.width >= 4 && !itemContext && prefix.quotes === 0) {
+      // Indented code: this line and the following blank or indented (≥ 4 columns) lines, trailing blanks excluded.
+      let last = ln;
+      for (let k = ln + 1; k <= lines.length; k++) {
+        const l = lines[k - 1] as string;
+        if (l.trim() === '') continue;
+        if (leadingIndent(l).width < 4) break;
+        last = k;
+      }
+      const code: Code = { type: 'code', lang: null, meta: null, value: '', position: position(lineStart(ln), lineEnd(last)) };
+      children.push(code);
+      ln = last + 1;
+      continue;
+    }
+    if (para === null) para = { start: ln, end: ln, plain, quotes: prefix.quotes, item: prefix.leadingMarker > 0, indented: indent.width > 0 };
     else (para as { end: number }).end = ln;
     ln++;
   }
   flushPara();
-  void n;
   return { type: 'root', children, position: position(0, n) };
 }
 
@@ -489,7 +556,9 @@ function scanInline(text: string, from: number, to: number, position: (a: number
   let textFrom = from;
   const flushText = (upTo: number): void => {
     if (upTo > textFrom) {
-      const t: Text = { type: 'text', value: text.slice(textFrom, upTo), position: position(textFrom, upTo) };
+      // As in mdast, a backslash escape shows only the escaped character.
+      const value = text.slice(textFrom, upTo).replace(/\\([!-/:-@[-`{-~])/g, '$1');
+      const t: Text = { type: 'text', value, position: position(textFrom, upTo) };
       out.push(t);
     }
   };
@@ -516,7 +585,7 @@ function scanInline(text: string, from: number, to: number, position: (a: number
       flushText(i);
       const end = close + (j - i);
       let value = text.slice(j, close).replace(/\r\n|\r|\n/g, ' ');
-      if (value.length > 2 && value.startsWith(' ') && value.endsWith(' ') && value.trim() !== '') value = value.slice(1, -1);
+      if (value.startsWith(' ') && value.endsWith(' ') && value.trim() !== '') value = value.slice(1, -1);
       out.push({ type: 'inlineCode', value, position: position(i, end) });
       i = end;
       textFrom = i;

@@ -16,7 +16,7 @@ import { LoretraceError } from '../errors.js';
 import type { Finding } from '../errors.js';
 import type { VaultIndex } from '../types.js';
 import { isUnderPrefix, parseRef } from '../refs/ref.js';
-import { checkPath, compilePolicy } from '../policy/compile.js';
+import { checkPath, compilePolicy, scopeFolderNotes } from '../policy/compile.js';
 import type { CompiledPolicy, PolicyReceiptRow } from '../policy/types.js';
 import { traverse } from '../traversal/traverse.js';
 import type {
@@ -30,7 +30,10 @@ import type {
   ValidationReport,
 } from './types.js';
 import { validateCaptureFragment, validatePacket, validateProjectedContext } from './validate.js';
-import { RAW_STATE_MARKERS } from './rules.js';
+import { hiddenTextForm, hiddenTextIn } from './rules.js';
+
+// The hidden-text comparison lives in rules.ts (the validator's prompt rules use it too); re-exported here.
+export { hiddenTextForm, hiddenTextIn };
 
 /** The two retrieval-augmented lanes `loretrace retrieve` builds (seed 001, "two retrieval-augmented modes"). */
 export type RetrievalLane = 'coordinator_scoped_retrieval' | 'responder_scoped_repository_search';
@@ -448,36 +451,6 @@ function bareVaultPath(part: string, compiled: CompiledPolicy, namespace: string
   return rule ? { path, note: false, hiddenBy: `${rule.prefix}, ${rule.pointer}` } : null;
 }
 
-/**
- * The form in which hidden text is looked for: NFKC (fullwidth and other compatibility letters fold to
- * ASCII), format characters removed (`\p{Cf}`: zero-width spaces and joiners, bidi controls, soft
- * hyphens), every run of white space (no-break spaces and line breaks included) one space, lower case.
- * Stricter than the validator's case-insensitive match, so `Brinefall\u00a0Truth`, `Brinefall\nTruth`,
- * `Brinefall\u200b Truth` and `ＢＲＩＮＥＦＡＬＬ ＴＲＵＴＨ` all contain the omitted ref `Brinefall Truth`.
- */
-export function hiddenTextForm(text: string): string {
-  return text.normalize('NFKC').replace(/\p{Cf}/gu, '').replace(/\s+/gu, ' ').toLowerCase();
-}
-
-/**
- * The first hidden thing `text` contains, as a phrase for a message, or null: an entry of
- * `hidden_context_audit.omitted_context_refs` (with its pointer) or a raw-state marker (seed 001),
- * compared in {@link hiddenTextForm}.
- */
-export function hiddenTextIn(text: string, omittedRefs: readonly string[]): string | null {
-  const t = hiddenTextForm(text);
-  for (let i = 0; i < omittedRefs.length; i++) {
-    const ref = omittedRefs[i];
-    if (typeof ref !== 'string') continue;
-    const r = hiddenTextForm(ref).trim();
-    if (r !== '' && t.includes(r)) return `the omitted ref ${JSON.stringify(ref)} (/hidden_context_audit/omitted_context_refs/${i})`;
-  }
-  for (const marker of RAW_STATE_MARKERS) {
-    if (t.includes(hiddenTextForm(marker))) return `the raw-state marker ${JSON.stringify(marker)}`;
-  }
-  return null;
-}
-
 /** Refuse (`hidden_ref_in_output`) a string the builder would write when it contains hidden text. */
 function assertNoHiddenText(text: string, omittedRefs: readonly string[], file: string, pointer: string, what: string): void {
   const found = hiddenTextIn(text, omittedRefs);
@@ -493,14 +466,17 @@ function assertNoHiddenText(text: string, omittedRefs: readonly string[], file: 
 
 /**
  * Check that a lore ref may reach a packet: it parses, lies under an allowed prefix (whole segments),
- * and the compiled policy's path check passes (not hidden, not future-era, not denied). Throws
- * `ref_out_of_scope` naming the pointer otherwise.
+ * and the compiled policy's path check passes (not hidden, not future-era, not denied). With `folderOk`
+ * (allowed_scope entries) a folder ref `Namespace:folder/` passes when compilePolicy would make start
+ * points of it ({@link scopeFolderNotes}). Throws `ref_out_of_scope` naming the pointer otherwise.
  */
-function assertInScope(ref: string, compiled: CompiledPolicy, namespace: string, file: string, pointer: string, declared: readonly string[]): void {
+function assertInScope(ref: string, compiled: CompiledPolicy, namespace: string, file: string, pointer: string, declared: readonly string[], folderOk = false): void {
   let path: string;
+  let folder = false;
   try {
     const parsed = parseRef(ref, { namespace, label: pointer });
     path = parsed.path;
+    folder = folderOk && parsed.is_prefix;
   } catch (e) {
     throw refuse('ref_out_of_scope', `${file}: ${pointer} ${JSON.stringify(ref)} is not a ref of vault ${namespace}: ${(e as Error).message}`, file, pointer);
   }
@@ -512,7 +488,7 @@ function assertInScope(ref: string, compiled: CompiledPolicy, namespace: string,
       pointer,
     );
   }
-  const check = checkPath(compiled, path);
+  const check = folder ? scopeFolderNotes(compiled, path) : checkPath(compiled, path);
   if (!check.ok) {
     throw refuse('ref_out_of_scope', `${file}: ${pointer} ${JSON.stringify(ref)} may not reach a packet: ${check.reason} (${check.detail})`, file, pointer);
   }
@@ -632,13 +608,16 @@ export async function buildPacket(index: VaultIndex, draftInput: unknown, option
   const findings: Finding[] = [];
 
   const draftReport = validatePacket(draftInput, { file });
-  if (!draftReport.valid) {
+  // Repeated ref_ids are judged on the excerpts the output keeps (`duplicate_ref_id` below, a more precise
+  // message): a draft lore excerpt the coordinator lane drops may share its ref_id with a kept one.
+  const draftErrors = draftReport.errors.filter((e) => e.rule !== 'excerpt.duplicate_ref_id');
+  if (draftErrors.length > 0) {
     throw refuse(
       'invalid_draft',
-      `${file}: the draft violates the responder packet contract (${draftReport.errors.length} error${draftReport.errors.length === 1 ? '' : 's'}): ${summarizeErrors(draftReport.errors)}`,
+      `${file}: the draft violates the responder packet contract (${draftErrors.length} error${draftErrors.length === 1 ? '' : 's'}): ${summarizeErrors(draftErrors)}`,
       file,
-      draftReport.errors[0]?.pointer,
-      draftReport.errors,
+      draftErrors[0]?.pointer,
+      draftErrors,
     );
   }
   const draft = structuredClone(draftInput) as ResponderPacket;
@@ -728,12 +707,12 @@ export async function buildPacket(index: VaultIndex, draftInput: unknown, option
    * note (or a hidden folder) is held to the same rule: hidden and out-of-prefix lore never reaches the
    * packet under another spelling.
    */
-  const assertRefLike = (value: string, pointer: string, foreignMessage: boolean): void => {
+  const assertRefLike = (value: string, pointer: string, foreignMessage: boolean, folderOk = false): void => {
     const { kind, lore, other } = sourceParts(value, ns);
     if (kind === 'foreign' && foreignMessage) {
       throw refuse('ref_out_of_scope', `${file}: ${pointer} ${JSON.stringify(value)} names another lore namespace than ${ns}; it cannot be checked against this vault`, file, pointer);
     }
-    for (const ref of kind === 'foreign' ? [value] : lore) assertInScope(ref, compiled, ns, file, pointer, policy.allowed_prefixes);
+    for (const ref of kind === 'foreign' ? [value] : lore) assertInScope(ref, compiled, ns, file, pointer, policy.allowed_prefixes, folderOk);
     for (const part of other) {
       const bare = bareVaultPath(part, compiled, ns, notesByLower);
       if (bare === null) continue;
@@ -756,7 +735,7 @@ export async function buildPacket(index: VaultIndex, draftInput: unknown, option
     }
   };
   allowedScope.forEach((s, i) => {
-    assertRefLike(s, `/lore_access/allowed_scope/${i}`, false);
+    assertRefLike(s, `/lore_access/allowed_scope/${i}`, false, true);
     assertNoHiddenText(s, omitted, file, `/lore_access/allowed_scope/${i}`, 'allowed_scope entry');
   });
   policy.required_seed_refs.forEach((s, i) => assertInScope(s, compiled, ns, file, `${policyPointerBase}/required_seed_refs/${i}`, policy.allowed_prefixes));

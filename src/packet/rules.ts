@@ -50,8 +50,9 @@ export const VALIDATION_RULES: readonly ValidationRule[] = [
   { id: 'prompt.missing_allowed_prefix', kinds: ['packet'], meaning: 'For `responder_scoped_repository_search`, `packet_prompt_text` must contain every `traversal_policy.allowed_prefixes` entry verbatim (one error per missing prefix).', source: 'Ghostlight validate_responder_packets.py: "packet_prompt_text must include allowed traversal prefix"' },
   { id: 'prompt.missing_local_context', kinds: ['packet'], meaning: '`packet_prompt_text` must contain `visible_context.local_context_prompt` verbatim.', source: 'seed 001, Packet Contents: "packet_prompt_text: the exact prompt text sent to the responder"; "local_context_prompt: the projected character-local context"' },
   { id: 'prompt.missing_observed_action', kinds: ['packet'], meaning: '`packet_prompt_text` must contain `visible_context.observed_event.observable_action` verbatim.', source: 'seed 001, Packet Contents: "observed_event: what the character can see or hear from the prior action"' },
-  { id: 'prompt.raw_state_marker', kinds: ['packet'], meaning: '`packet_prompt_text` contains a raw-state marker (`current_activation`, `plasticity`, `canonical_state`, `raw state variable`, `raw numeric state`, `dimension score`; case-insensitive). One error per marker.', source: 'seed 001: "The packet prompt must not expose raw state internals such as current_activation, plasticity, raw dimension scores"' },
-  { id: 'prompt.hidden_ref', kinds: ['packet'], meaning: '`packet_prompt_text` contains an entry of `hidden_context_audit.omitted_context_refs` (case-insensitive). One error per ref.', source: 'seed 001: "hidden_context_audit: refs and inference classes deliberately omitted"; seed 000 `no_hidden_state_refs: true`' },
+  { id: 'prompt.raw_state_marker', kinds: ['packet'], meaning: '`packet_prompt_text` contains a raw-state marker (`current_activation`, `plasticity`, `canonical_state`, `raw state variable`, `raw numeric state`, `dimension score`), compared ignoring case, white-space runs, format characters and compatibility forms (as retrieve does). One error per marker.', source: 'seed 001: "The packet prompt must not expose raw state internals such as current_activation, plasticity, raw dimension scores"' },
+  { id: 'prompt.hidden_ref', kinds: ['packet'], meaning: '`packet_prompt_text` contains an entry of `hidden_context_audit.omitted_context_refs`, compared like `prompt.raw_state_marker`. One error per ref.', source: 'seed 001: "hidden_context_audit: refs and inference classes deliberately omitted"; seed 000 `no_hidden_state_refs: true`' },
+  { id: 'excerpt.duplicate_ref_id', kinds: ['packet'], meaning: 'Two `visible_context.source_excerpts` entries share a `ref_id` (exact comparison); pointer = the later one\'s ref_id, the message names the first.', source: `${SEED000}, \`$defs/source_excerpt\`: excerpts are addressed by \`ref_id\` (the prompt and the responder cite them by it); buildPacket refuses the same (\`duplicate_ref_id\`)` },
   { id: 'capture.raw_output_not_json', kinds: ['capture'], meaning: '`raw_output` is not JSON (message gives line and column of the syntax error inside raw_output).', source: 'seed 001, Output Captures: "The raw output must parse to the reviewed parsed_output exactly."' },
   { id: 'capture.raw_output_mismatch', kinds: ['capture'], meaning: '`raw_output` parses to a value that is not deep-equal to `parsed_output` (pointer = first difference under /parsed_output; key order is ignored).', source: 'seed 001, Output Captures: "The raw output must parse to the reviewed parsed_output exactly."' },
   { id: 'capture.agent_mismatch', kinds: ['capture'], meaning: '`parsed_output.responder_agent_id` differs from the capture\'s `responder_agent_id`.', source: 'Ghostlight validate_responder_outputs.py: "parsed_output.responder_agent_id mismatch"' },
@@ -68,6 +69,114 @@ export const VALIDATION_RULES: readonly ValidationRule[] = [
 
 /** The raw-state markers a packet prompt must not contain (seed 001; Ghostlight's RAW_STATE_MARKERS). Matched case-insensitively. */
 export const RAW_STATE_MARKERS: readonly string[] = ['current_activation', 'plasticity', 'canonical_state', 'raw state variable', 'raw numeric state', 'dimension score'];
+
+/**
+ * The form in which hidden text is looked for: NFKC (fullwidth and other compatibility letters fold to
+ * ASCII), format characters removed (`\p{Cf}`: zero-width spaces and joiners, bidi controls, soft
+ * hyphens), every run of white space (no-break spaces and line breaks included) one space, lower case.
+ * So `Brinefall\u00a0Truth`, `Brinefall\nTruth`, `Brinefall\u200b Truth` and `ＢＲＩＮＥＦＡＬＬ ＴＲＵＴＨ` all
+ * contain the omitted ref `Brinefall Truth`. The one comparison behind the validator's `prompt.hidden_ref` /
+ * `prompt.raw_state_marker` and buildPacket's `hidden_ref_in_output` (retrieve), so a spelling one refuses
+ * the other refuses too. Lengths are in UTF-16 code units and differ from the input's.
+ */
+export function hiddenTextForm(text: string): string {
+  return text.normalize('NFKC').replace(/\p{Cf}/gu, '').replace(/\s+/gu, ' ').toLowerCase();
+}
+
+/**
+ * The first hidden thing `text` contains, as a phrase for a message, or null: an entry of
+ * `hidden_context_audit.omitted_context_refs` (with its pointer; entries that are blank in
+ * {@link hiddenTextForm} are ignored) or a raw-state marker (seed 001), compared in {@link hiddenTextForm}.
+ */
+export function hiddenTextIn(text: string, omittedRefs: readonly string[]): string | null {
+  const t = hiddenTextForm(text);
+  for (let i = 0; i < omittedRefs.length; i++) {
+    const ref = omittedRefs[i];
+    if (typeof ref !== 'string') continue;
+    const r = hiddenTextForm(ref).trim();
+    if (r !== '' && t.includes(r)) return `the omitted ref ${JSON.stringify(ref)} (/hidden_context_audit/omitted_context_refs/${i})`;
+  }
+  for (const marker of RAW_STATE_MARKERS) {
+    if (t.includes(hiddenTextForm(marker))) return `the raw-state marker ${JSON.stringify(marker)}`;
+  }
+  return null;
+}
+
+/**
+ * Where `text` contains `needle` when both are compared in {@link hiddenTextForm}: `text` is read once in
+ * that form with, for each of its characters, the 0-based UTF-16 offset in `text` it came from, so
+ * `find(needle)` gives the offset in the ORIGINAL text of the first match (−1 when there is none).
+ * Matching is on the whole-string form (the verdict is exactly {@link hiddenTextIn}'s); the offset map
+ * is built segment by segment (a base character with its combining marks), and in the rare text where
+ * that differs from the whole-string form (Greek final sigma, a Hangul syllable split across segments)
+ * the offset is found by bisection instead. Linear apart from that fallback (O(n log n) per match).
+ */
+export function hiddenTextSearch(text: string): { form: string; find: (needle: string) => number } {
+  const form = hiddenTextForm(text);
+  let mapped: { chars: string; from: number[] } | null | undefined;
+  const map = (): { chars: string; from: number[] } | null => {
+    if (mapped !== undefined) return mapped;
+    let chars = '';
+    const from: number[] = [];
+    const emit = (seg: string, at: number) => {
+      for (const ch of seg.normalize('NFKC').replace(/\p{Cf}/gu, '')) {
+        if (/\s/u.test(ch)) {
+          if (chars.endsWith(' ')) continue;
+          chars += ' ';
+          from.push(at);
+          continue;
+        }
+        const low = ch.toLowerCase();
+        chars += low;
+        for (let k = 0; k < low.length; k++) from.push(at);
+      }
+    };
+    let segStart = 0;
+    let i = 0;
+    while (i < text.length) {
+      const cp = text.codePointAt(i) as number;
+      const width = cp > 0xffff ? 2 : 1;
+      const joins = i > 0 && (/\p{M}/u.test(String.fromCodePoint(cp)) || (cp >= 0x1160 && cp <= 0x11ff) || (cp >= 0xd7b0 && cp <= 0xd7ff));
+      if (!joins && i > segStart) {
+        emit(text.slice(segStart, i), segStart);
+        segStart = i;
+      }
+      i += width;
+    }
+    if (i > segStart) emit(text.slice(segStart, i), segStart);
+    mapped = chars === form ? { chars, from } : null;
+    return mapped;
+  };
+  const bisect = (needle: string): number => {
+    // Smallest end whose prefix contains the needle, then the largest start whose slice still does.
+    let lo = 0;
+    let hi = text.length;
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >> 1;
+      if (hiddenTextForm(text.slice(0, mid)).includes(needle)) hi = mid;
+      else lo = mid;
+    }
+    const end = hi;
+    lo = 0;
+    hi = end;
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >> 1;
+      if (hiddenTextForm(text.slice(mid, end)).includes(needle)) lo = mid;
+      else hi = mid;
+    }
+    return lo;
+  };
+  return {
+    form,
+    find: (needle) => {
+      if (needle === '') return -1;
+      const k = form.indexOf(needle);
+      if (k < 0) return -1;
+      const m = map();
+      return m ? (m.from[k] as number) : bisect(needle);
+    },
+  };
+}
 
 /** Heading a responder_scoped_repository_search prompt must contain. */
 export const RESEARCH_SECTION_HEADING = '## Required Lore Research';
@@ -236,20 +345,32 @@ export function packetRules(doc: unknown, root?: string): ValidationIssue[] {
     if (ev && isStr(ev.observable_action) && ev.observable_action !== '' && !prompt.includes(ev.observable_action)) {
       out.push(issue('prompt.missing_observed_action', '/packet_prompt_text', 'packet_prompt_text does not contain visible_context.observed_event.observable_action verbatim', 'the observable_action inside packet_prompt_text'));
     }
-    const lower = prompt.toLowerCase();
+    // Markers and omitted refs are looked for in hiddenTextForm (case, white space runs, format characters
+    // and compatibility forms ignored): the comparison buildPacket (retrieve) refuses them in.
+    const hidden = hiddenTextSearch(prompt);
     for (const marker of RAW_STATE_MARKERS) {
-      const at = lower.indexOf(marker);
+      const at = hidden.find(hiddenTextForm(marker));
       if (at >= 0) {
         out.push(issue('prompt.raw_state_marker', '/packet_prompt_text', `packet_prompt_text exposes raw-state marker "${marker}" at character ${at}`, `no raw-state markers (${RAW_STATE_MARKERS.join(', ')})`));
       }
     }
     const audit = isObj(doc.hidden_context_audit) ? doc.hidden_context_audit : undefined;
     (audit && Array.isArray(audit.omitted_context_refs) ? audit.omitted_context_refs : []).forEach((ref, i) => {
-      if (!isStr(ref) || ref === '') return;
-      const at = lower.indexOf(ref.toLowerCase());
+      if (!isStr(ref)) return;
+      const at = hidden.find(hiddenTextForm(ref).trim());
       if (at >= 0) {
         out.push(issue('prompt.hidden_ref', '/packet_prompt_text', `packet_prompt_text contains omitted ref ${pointerOf('hidden_context_audit', 'omitted_context_refs', i)} ${preview(ref, 120)} at character ${at}`, 'no hidden_context_audit.omitted_context_refs entry in the prompt'));
       }
+    });
+  }
+
+  if (vc && Array.isArray(vc.source_excerpts)) {
+    const firstOf = new Map<string, number>();
+    vc.source_excerpts.forEach((ex, i) => {
+      if (!isObj(ex) || !isStr(ex.ref_id) || ex.ref_id === '') return;
+      const first = firstOf.get(ex.ref_id);
+      if (first === undefined) firstOf.set(ex.ref_id, i);
+      else out.push(issue('excerpt.duplicate_ref_id', pointerOf('visible_context', 'source_excerpts', i, 'ref_id'), `ref_id ${preview(ex.ref_id, 120)} repeats ${pointerOf('visible_context', 'source_excerpts', first, 'ref_id')}`, 'ref_id values unique within visible_context.source_excerpts'));
     });
   }
 

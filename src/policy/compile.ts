@@ -20,7 +20,7 @@ import { cmp, mapLinkClassPhrase } from './synonyms.js';
 import { preview } from '../packet/rules.js';
 import { DEFAULT_MIN_RELEVANCE, STOP_PATTERNS, parseStopCondition } from './stop-conditions.js';
 import type { StopEffect } from './stop-conditions.js';
-import type { Budgets, CheckResult, CompiledPolicy, DenyRule, FollowRules, PolicyReceiptRow } from './types.js';
+import type { Budgets, CheckResult, CompiledPolicy, DenyRule, EdgeSkipReason, FollowRules, PolicyReceiptRow } from './types.js';
 
 /** Syntax class names a `follow_link_classes` entry may use directly. */
 export const SYNTAX_CLASSES: readonly LinkSyntax[] = ['wikilink', 'markdown_link', 'embed', 'heading_link', 'block_link'];
@@ -403,8 +403,23 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
       if (!isLoretraceError(e)) throw e;
       why = e.message.replace(/^.*is not a valid lore ref: /, '');
     }
-    if (!r || r.is_prefix || !notes.has(r.path)) {
-      receipt.push({ clause: s, kind: 'allowed_scope', pointer, disposition: 'advisory', rule: r ? (r.is_prefix ? `a folder, not a note: the prefixes of traversal_policy decide what is inside it` : `no note ${r.path} in ${ns}; not a start point`) : `not a lore ref of ${ns} (${why}); not a start point`, matches: r && r.is_prefix ? countUnder(r.path) : 0 });
+    if (r && r.is_prefix) {
+      // A folder: every note under it the policy admits is a start point (scopeFolderNotes, shared with retrieve).
+      const f = scopeFolderNotes(compiledBase, r.path);
+      if (!f.ok) {
+        receipt.push({ clause: s, kind: 'allowed_scope', pointer, disposition: 'advisory', rule: `not a start point: ${f.detail}`, matches: 0 });
+        return;
+      }
+      const known = new Set([...seeds, ...scope]);
+      const fresh = f.notes.filter((p) => !known.has(p));
+      scope.push(...fresh);
+      const n = f.notes.length;
+      const dups = n - fresh.length;
+      receipt.push({ clause: s, kind: 'allowed_scope', pointer, disposition: 'enforced', rule: `a folder: its ${n} note${n === 1 ? '' : 's'} the policy admits ${n === 1 ? 'is a start point' : 'are start points'} at depth 0, consulted best-first within the budgets${dups > 0 ? ` (${dups} already a seed or listed earlier)` : ''}`, matches: n });
+      return;
+    }
+    if (!r || !notes.has(r.path)) {
+      receipt.push({ clause: s, kind: 'allowed_scope', pointer, disposition: 'advisory', rule: r ? `no note ${r.path} in ${ns}; not a start point` : `not a lore ref of ${ns} (${why}); not a start point`, matches: 0 });
       return;
     }
     const chk = checkPathRules(compiledBase, r.path);
@@ -591,6 +606,47 @@ function checkPathRules(c: PathRules, path: string): CheckResult {
  */
 export function checkPath(compiled: CompiledPolicy, path: string): CheckResult {
   return checkPathRules(compiled, path);
+}
+
+/** What a folder entry of `allowed_scope` gives: its start points, or why it gives none. */
+export type ScopeFolderResult = { ok: true; notes: VaultPath[] } | { ok: false; reason: EdgeSkipReason; detail: string };
+
+/**
+ * The start points a folder entry of a packet's `allowed_scope` (`Namespace:folder/`, seed 001: the
+ * allowed_scope is where research starts) gives: every note below the folder (whole segments) that
+ * {@link checkPath} admits, in code-unit path order, each at depth 0 like a listed note. The folder itself
+ * is checked first, in checkPath's order, so a scope entry never names refused lore: not under a hidden
+ * prefix (`hidden_ref`), not future-era unless waived (`future_era`), inside `allowed_prefixes` and not
+ * under a `deny_prefix:` (`prefix_denied`); a folder with no admissible note gives `not_found`. Notes
+ * below it that the policy refuses (a hidden note, a denied class) are simply not start points.
+ * The one rule for folder scope: compilePolicy turns it into `scope` (and its receipt row), buildPacket
+ * (`retrieve`) refuses an entry it rejects with `ref_out_of_scope`, and the proxy session admits
+ * `compiled.scope`.
+ *
+ * @param folder vault-relative folder path ending in `/` (no namespace), as parseRef returns it.
+ */
+export function scopeFolderNotes(compiled: PathRules, folder: string): ScopeFolderResult {
+  for (const h of compiled.hidden) {
+    if (isUnderPrefix(folder, h.prefix)) return { ok: false, reason: 'hidden_ref', detail: `${folder} is hidden (${h.prefix}, ${h.pointer})` };
+  }
+  for (const f of compiled.future_era) {
+    if (isUnderPrefix(folder, f.prefix) && !compiled.future_era_waivers.some((w) => isUnderPrefix(folder, w))) {
+      return { ok: false, reason: 'future_era', detail: `${folder} is future-era lore (${f.prefix}, ${f.pointer})` };
+    }
+  }
+  if (!compiled.allowed_prefixes.some((p) => isUnderPrefix(folder, p))) {
+    return { ok: false, reason: 'prefix_denied', detail: `${folder} is outside allowed_prefixes (${compiled.allowed_prefixes.join(', ')})` };
+  }
+  for (const d of compiled.denied_prefixes) {
+    if (isUnderPrefix(folder, d.prefix)) return { ok: false, reason: 'prefix_denied', detail: `${folder} is under denied prefix ${d.prefix} (${d.pointer})` };
+  }
+  const under = [...compiled.notes.keys()].filter((p) => isUnderPrefix(p, folder)).sort(cmp);
+  const notes = under.filter((p) => checkPathRules(compiled, p).ok);
+  if (notes.length === 0) {
+    const why = under.length === 0 ? 'no note in this snapshot is under it' : `the policy refuses all ${under.length} note${under.length === 1 ? '' : 's'} under it`;
+    return { ok: false, reason: 'not_found', detail: `folder ${folder} has no note that may be a start point: ${why}` };
+  }
+  return { ok: true, notes };
 }
 
 /** Direction of an edge: `outbound` follows a link to its target; `inbound` walks a backlink to its source. */

@@ -1,6 +1,6 @@
 /** Policy stage barrel: compile a traversal_policy, the one enforcement path, the receipt. */
-export { compilePolicy, checkPath, checkEdge, edgeTarget, edgeClassLabel, SYNTAX_CLASSES, POSITION_CLASSES } from './compile.js';
-export type { CompileOptions, PolicyPacketContext, EdgeDirection } from './compile.js';
+export { compilePolicy, checkPath, checkEdge, edgeTarget, edgeClassLabel, scopeFolderNotes, SYNTAX_CLASSES, POSITION_CLASSES } from './compile.js';
+export type { CompileOptions, PolicyPacketContext, EdgeDirection, ScopeFolderResult } from './compile.js';
 export { parsePolicyDocument } from './load.js';
 export type { PolicyDocument } from './load.js';
 export { DEFAULT_LINK_CLASS_SYNONYMS, mapLinkClassPhrase } from './synonyms.js';

@@ -23,9 +23,9 @@ const PERCENT_RE = /%[0-9A-Fa-f]{2}/;
 
 /** Why a vault path cannot be a ref: the offending character (as shown to users) and the segment holding it. */
 export interface RefNameProblem {
-  /** The offending character or sequence, printable: `"#"`, `U+000A`, `"%45"`, `leading whitespace`. */
+  /** The offending character or sequence, printable: `"#"`, `a control character U+000A`, `"%45"`, `leading whitespace`. */
   what: string;
-  /** Why a ref cannot carry it, in words. */
+  /** Why a ref cannot carry it, in words (`which a ref reads as the start of a fragment`). */
   why: string;
   /** The path up to and including the segment that holds it (a folder or the file itself). */
   segment: string;
@@ -44,7 +44,7 @@ export interface RefNameProblem {
  *   anything else parseRef refuses is reported with parseRef's own reason).
  */
 export function refNameProblem(path: string): RefNameProblem | null {
-  let reason = 'a ref cannot name it';
+  let reason = 'which a ref cannot name';
   try {
     const full = parseRef(formatRef(PROBE_NAMESPACE, path), { namespace: PROBE_NAMESPACE });
     const bare = parseRef(path, { namespace: PROBE_NAMESPACE });
@@ -52,7 +52,7 @@ export function refNameProblem(path: string): RefNameProblem | null {
     if (same(full) && same(bare)) return null;
   } catch (e) {
     const m = /is not a valid lore ref: (.*)$/.exec((e as Error).message);
-    if (m) reason = `a ref refuses it (${m[1]})`;
+    if (m) reason = `which a ref refuses (${m[1]})`;
   }
   const segments = path.split('/');
   const locate = (test: (s: string) => boolean, fallbackLast = true): { segment: string; is_file: boolean } => {
@@ -66,19 +66,16 @@ export function refNameProblem(path: string): RefNameProblem | null {
     return { what: what(m[0]), why, ...locate((s) => new RegExp(re.source).test(s)) };
   };
   return (
-    byChar(CONTROL_RE, codePoint, 'a control character, which no ref may contain') ??
-    byChar(BIDI_RE, codePoint, 'a bidirectional control character, which no ref may contain') ??
-    byChar(LONE_SURROGATE_RE, codePoint, 'an unpaired UTF-16 surrogate, which is not Unicode text') ??
-    byChar(/\\/, () => '"\\"', 'a backslash, which a ref refuses (POSIX "/" separators only)') ??
-    byChar(/#/, () => '"#"', 'a ref reads it as the start of a fragment (note#Heading)') ??
-    byChar(/:/, () => '":"', 'a ref reads it as a namespace or drive-letter separator') ??
-    byChar(PERCENT_RE, (c) => JSON.stringify(c), 'a ref refuses percent-encoding') ??
-    (path.trimStart() !== path
-      ? { what: 'leading whitespace', why: 'a ref cannot start with whitespace', ...locate(() => false, false) }
-      : null) ??
-    (path.trimEnd() !== path
-      ? { what: 'trailing whitespace', why: 'a ref cannot end with whitespace', ...locate(() => false, true) }
-      : null) ?? { what: 'a form no ref can name', why: reason, ...locate(() => false, true) }
+    byChar(CONTROL_RE, (c) => `a control character ${codePoint(c)}`, 'which no ref may contain') ??
+    byChar(BIDI_RE, (c) => `a bidirectional control character ${codePoint(c)}`, 'which no ref may contain') ??
+    byChar(LONE_SURROGATE_RE, (c) => `an unpaired surrogate ${codePoint(c)}`, 'which is not Unicode text') ??
+    byChar(/\\/, () => 'a backslash', 'which a ref refuses (only "/" separates folders)') ??
+    byChar(/#/, () => '"#"', 'which a ref reads as the start of a fragment') ??
+    byChar(/:/, () => '":"', 'which a ref reads as a namespace or drive-letter separator') ??
+    byChar(PERCENT_RE, (c) => JSON.stringify(c), 'which a ref refuses as percent-encoding') ??
+    (path.trimStart() !== path ? { what: 'leading whitespace', why: 'which a ref refuses', ...locate(() => false, false) } : null) ??
+    (path.trimEnd() !== path ? { what: 'trailing whitespace', why: 'which a ref refuses', ...locate(() => false, true) } : null) ??
+    { what: 'a form no ref can name', why: reason, ...locate(() => false, true) }
   );
 }
 

@@ -156,7 +156,7 @@ export async function scanVault(root: string, options: ScanOptions = {}): Promis
         const relPath = rel.split(sep).join('/').normalize('NFC');
         if (rel === '' || path.startsWith(`${relPath}/`)) {
           const where = rel === '' ? 'the vault root' : `folder ${relPath}`;
-          findings.push({ code: 'symlink_loop', severity: 'info', path, message: `symbolic link ${path} points to ${where}, a folder that contains the link (a loop); not followed` });
+          findings.push({ code: 'symlink_loop', severity: 'info', path, message: `symbolic link ${path} points to ${where}, which contains the link (a loop); not followed` });
         } else if (rel.startsWith('..') || rel.startsWith(sep) || /^[A-Za-z]:/.test(rel)) {
           findings.push({ code: 'symlink_outside_vault', severity: 'warning', path, message: `symbolic link ${path} points outside the vault; not followed` });
         } else {
@@ -250,7 +250,7 @@ function toVaultPath(root: string, abs: string): VaultPath {
 
 /** Message of an `unreferenceable_name` finding: the path, the offending character, what to rename. */
 function unreferenceableMessage(path: string, p: RefNameProblem): string {
-  return `${quotePath(path)} cannot be written as a lore ref: it contains ${p.what} (${p.why}); rename the ${p.is_file ? 'file' : 'folder'} ${quotePath(p.segment)} without it; not indexed as a note (listed as an other file, so links to it are unresolved)`;
+  return `${quotePath(path)} cannot be written as a lore ref: it contains ${p.what}, ${p.why}; rename the ${p.is_file ? 'file' : 'folder'} ${quotePath(p.segment)} without it; not indexed as a note (listed as an other file, so links to it are unresolved)`;
 }
 
 function kindOf(st: Stats): string {

@@ -15,15 +15,9 @@
 import type { Command } from 'commander';
 import { LoretraceError, type Finding } from '../../errors.js';
 import { indexStats, vaultAssets } from '../../indexer/build.js';
-import type { VaultIndex } from '../../types.js';
 import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
 import { addVaultOptions, openIndex, STORE_CODES, type VaultCliOptions } from '../vault-options.js';
-
-/** Strip a leading `Namespace:` from a user-given vault path prefix. */
-export function stripNamespace(index: VaultIndex, value: string): string {
-  return value.startsWith(`${index.namespace}:`) ? value.slice(index.namespace.length + 1) : value;
-}
 
 /** Parse a positive integer option value or throw a usage error naming the option. */
 export function positiveInt(name: string, value: string): number {

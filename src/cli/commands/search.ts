@@ -5,16 +5,18 @@
  * `{ "snapshot_id", "results": [ { "ref", "path", "chunk_index", "line_start", "line_end",
  * "heading_path", "score", "text" } ] }`. A `--prefix` or `--class` that matches no note of the vault is
  * named: in the "No results" line when nothing was found, else (and always with `--json`) as a
- * `loretrace: warning: …` line on stderr. Exit 0 (also with no results), 2 on usage errors.
+ * `loretrace: warning: …` line on stderr. Exit 0 (also with no results), 2 on usage errors: a `--prefix`
+ * that the ref grammar refuses (`bad_ref`, see {@link prefixPath}) or an empty `--class` (`usage`).
  */
 import type { Command } from 'commander';
 import { search } from '../../search/search.js';
 import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
-import { isUnderPrefix } from '../../refs/ref.js';
+import { LoretraceError, isLoretraceError } from '../../errors.js';
+import { isUnderPrefix, parseRef } from '../../refs/ref.js';
 import type { VaultIndex } from '../../types.js';
 import { addVaultOptions, openIndex, type VaultCliOptions } from '../vault-options.js';
-import { positiveInt, stripNamespace } from './index-cmd.js';
+import { positiveInt } from './index-cmd.js';
 
 interface SearchCliOptions extends VaultCliOptions {
   k: string;
@@ -31,11 +33,43 @@ const collect = (value: string, previous: string[]): string[] => [...previous, v
 export function unmatchedFilters(index: VaultIndex, prefixes: readonly string[], classes: readonly string[]): string[] {
   const out: string[] = [];
   for (const p of prefixes) {
-    const path = stripNamespace(index, p);
-    if (path !== '' && !index.notes.some((n) => isUnderPrefix(n.path, path))) out.push(`no note under ${JSON.stringify(p)}`);
+    const path = prefixPath(index.namespace, p);
+    if (!index.notes.some((n) => isUnderPrefix(n.path, path))) out.push(`no note under ${JSON.stringify(p)}`);
   }
   for (const c of classes) if (!index.notes.some((n) => n.classes.includes(c))) out.push(`no note has class ${JSON.stringify(c)}`);
   return out;
+}
+
+/**
+ * The vault path of a `--prefix` value, read with the ref grammar (src/refs/ref.ts `parseRef`): a vault
+ * path or folder (`World/Politics/`, `Edge`), optionally with this vault's namespace
+ * (`FixtureLore:Edge/`). Returned NFC, without the namespace.
+ *
+ * @throws LoretraceError `bad_ref` (exit 2) naming the prefix for everything parseRef refuses (`../`,
+ *   `/Edge`, `Other:Edge/`, `%45dge/`, `Edge/../World/`, an empty value, …) and for a fragment
+ *   (`Edge/Links.md#chunk0`): a typo must not silently filter every hit away.
+ */
+export function prefixPath(namespace: string, value: string): string {
+  let parsed;
+  try {
+    parsed = parseRef(value, { namespace, label: '--prefix' });
+  } catch (e) {
+    if (isLoretraceError(e)) throw new LoretraceError(e.code, e.message, e.details, 2);
+    throw e;
+  }
+  if (parsed.fragment !== null) {
+    throw new LoretraceError('bad_ref', `--prefix ${JSON.stringify(value)} is not a vault path prefix: it has a fragment after "#"`, { expected: 'a folder (World/Politics/) or note path, without #fragment', data: { ref: value } }, 2);
+  }
+  return parsed.path;
+}
+
+/** Check `--class` values before any work: an empty class is a usage error (exit 2), never "no hits". */
+function checkClasses(classes: readonly string[]): void {
+  for (const c of classes) {
+    if (c.trim() === '') {
+      throw new LoretraceError('usage', `option --class must be a class name, not an empty value (got ${JSON.stringify(c)})`, { expected: 'a target class such as edge or politics' }, 2);
+    }
+  }
 }
 
 /** Register `loretrace search` on the program; its action writes to `ctx` and sets `ctx.exitCode`. */
@@ -50,13 +84,11 @@ export function register(program: Command, ctx: CliContext): void {
       .option('--class <class>', 'only notes with this target class (repeatable)', collect, []),
   ).option('--json', 'print { snapshot_id, results } as JSON').action(action(ctx, async (words: string[], opts: SearchCliOptions) => {
     const k = positiveInt('--k', opts.k);
+    checkClasses(opts.class);
     const index = await openIndex(ctx, opts);
+    const prefixes = opts.prefix.map((p) => prefixPath(index.namespace, p));
     const query = words.join(' ');
-    const results = search(index, query, {
-      k,
-      prefixes: opts.prefix.map((p) => stripNamespace(index, p)),
-      classes: opts.class,
-    });
+    const results = search(index, query, { k, prefixes, classes: opts.class });
     const unmatched = unmatchedFilters(index, opts.prefix, opts.class);
     if (opts.json || results.length > 0) for (const u of unmatched) ctx.stderr(`loretrace: warning: ${u}\n`);
     if (opts.json) {
