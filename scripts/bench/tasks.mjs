@@ -116,11 +116,14 @@ async function coldIndex({ root, runs, workDir, distDir }) {
     index = await indexWith(api, root, dir);
     samples.push(now() - t0);
   }
+  // Counts come from indexStats, which reads plain counters: touching index.links or index.findings would
+  // load the lazy records and run vault-wide link resolution inside this child, and the phase's peak RSS
+  // would then measure resolution too, not indexing (resolution is paid by the first command that reads links).
+  const stats = typeof api.indexStats === 'function' ? api.indexStats(index) : null;
   const extra = {
-    notes: index.notes?.length ?? null,
-    chunks: index.chunks?.length ?? null,
-    links: index.links?.length ?? null,
-    findings: index.findings?.length ?? null,
+    notes: stats?.notes ?? null,
+    chunks: stats?.chunks ?? null,
+    links: stats?.links ?? null,
     persisted_bytes: await dirBytes(dir),
   };
   return { phases: { cold_index: { samples_ms: samples, extra } }, data: { index_dir: dir } };
