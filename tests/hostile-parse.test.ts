@@ -322,7 +322,7 @@ describe('parseNote: duplicate frontmatter keys', () => {
   });
 });
 
-describe('checkPath: a note whose repeated visibility key ends author-only stays hidden', () => {
+describe('checkPath: a note with a repeated visibility key stays hidden (fail closed)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'loretrace-hostile-parse-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   let vault: VaultIndex;
@@ -336,8 +336,10 @@ describe('checkPath: a note whose repeated visibility key ends author-only stays
   it('denies the last-wins author-only note as hidden_ref and reports the repeat', () => {
     const c = compilePolicy({ max_link_depth: 1, allowed_prefixes: ['Lore:In/'], required_seed_refs: [], follow_link_classes: ['wikilink'], stop_conditions: [] }, { index: vault });
     expect(checkPath(c, 'In/Dup.md')).toMatchObject({ ok: false, reason: 'hidden_ref' });
-    // Last wins both ways, as in Obsidian: public after author-only is public.
-    expect(checkPath(c, 'In/Open.md')).toEqual({ ok: true });
+    // The notes stage keeps the last value (as Obsidian does), but the policy fails closed on any repeated
+    // visibility key: author-only followed by public is denied too.
+    expect(checkPath(c, 'In/Open.md')).toMatchObject({ ok: false, reason: 'hidden_ref' });
+    expect(vault.notes.find((n) => n.path === 'In/Open.md')?.frontmatter).toMatchObject({ visibility: 'public' });
     expect(vault.findings.filter((f) => f.code === 'duplicate_frontmatter_key').map((f) => [f.path, f.line])).toEqual([
       ['In/Dup.md', 3],
       ['In/Open.md', 3],

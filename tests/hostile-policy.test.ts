@@ -184,6 +184,7 @@ describe('compilePolicy: notes that hide themselves in frontmatter', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const notes: Record<string, string> = {
     'Dup.md': '---\nvisibility: public\nvisibility: author-only\n---\n# Dup\nsecret\n',
+    'DupLast.md': '---\nvisibility: author-only\nvisibility: public\n---\n# DupLast\nsecret\n',
     'Broken.md': '---\nvisibility: author-only\ntitle: [unclosed\n---\n# Broken\nsecret\n',
     'Laughs.md': '---\na: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\nvisibility: author-only\n---\n# Laughs\nsecret\n',
     'List.md': '---\nvisibility: [author-only]\n---\n# List\nsecret\n',
@@ -205,8 +206,10 @@ describe('compilePolicy: notes that hide themselves in frontmatter', () => {
     const rows = c.receipt.filter((r) => r.kind === 'hidden_note').map((r) => [r.clause, r.rule]);
     expect(rows).toEqual([
       ['In/Broken.md', 'never consult In/Broken.md (its frontmatter (lines 1-4) cannot be parsed, so it may be marked author-only; denied until it parses (fail closed))'],
-      // Duplicate keys: the last value wins (as in Obsidian; notes stage, duplicate_frontmatter_key), so author-only.
-      ['In/Dup.md', 'never consult In/Dup.md (its frontmatter marks it visibility: author-only)'],
+      // Duplicate visibility keys fail closed whatever the last value says (the notes stage keeps the last value,
+      // as Obsidian does, and records duplicate_frontmatter_key).
+      ['In/Dup.md', 'never consult In/Dup.md (its frontmatter repeats a visibility key, so one of its values may mark it author-only; denied until the repeat is removed (fail closed))'],
+      ['In/DupLast.md', 'never consult In/DupLast.md (its frontmatter repeats a visibility key, so one of its values may mark it author-only; denied until the repeat is removed (fail closed))'],
       ['In/Key.md', 'never consult In/Key.md (its frontmatter marks it visibility: author-only)'],
       ['In/Laughs.md', 'never consult In/Laughs.md (its frontmatter (lines 1-9) cannot be parsed, so it may be marked author-only; denied until it parses (fail closed))'],
       ['In/List.md', 'never consult In/List.md (its frontmatter marks it visibility: author-only)'],

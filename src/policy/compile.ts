@@ -275,11 +275,21 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
   // (bad_frontmatter: invalid YAML, duplicate keys, an alias bomb) may say it is author-only, so when it
   // lies under allowed_prefixes it is denied too — a parse error must never turn hidden lore visible.
   const badFrontmatter = new Set(index.findings.filter((f) => f.code === 'bad_frontmatter' && typeof f.path === 'string').map((f) => f.path as string));
+  // A repeated visibility key keeps its last value (as Obsidian does), but two contradicting answers to
+  // "is this note hidden?" must not resolve to visible: any repeat of a visibility key fails closed.
+  const repeatedVisibility = new Set(
+    index.findings
+      .filter((f) => f.code === 'duplicate_frontmatter_key' && typeof f.path === 'string' && /frontmatter key "(visibility|hidden|author_only)" is repeated/i.test(f.message))
+      .map((f) => f.path as string),
+  );
   for (const n of index.notes) {
     const fm = n.frontmatter;
     let why: string | null = null;
     let key = 'frontmatter';
-    if (!fm) {
+    if (repeatedVisibility.has(n.path) && allowed.some((a) => isUnderPrefix(n.path, a))) {
+      key = 'visibility';
+      why = 'its frontmatter repeats a visibility key, so one of its values may mark it author-only; denied until the repeat is removed (fail closed)';
+    } else if (!fm) {
       // Only where it matters: a note outside allowed_prefixes is refused by the prefix rule anyway.
       if (n.frontmatter_lines && badFrontmatter.has(n.path) && allowed.some((a) => isUnderPrefix(n.path, a))) why = `its frontmatter (lines ${n.frontmatter_lines.line_start}-${n.frontmatter_lines.line_end}) cannot be parsed, so it may be marked author-only; denied until it parses (fail closed)`;
     } else {
