@@ -168,16 +168,14 @@ export interface ApartRef {
   detail?: string;
 }
 
-/** Figures for one note. `line_coverage` = `covered_lines / body_lines`, rounded to 4 decimals; null when `body_lines` is 0. */
-export interface NoteCoverage {
-  path: VaultPath;
-  title: string;
-  /** Folder of the note ('' for the vault root). */
-  folder: string;
-  classes: string[];
-  /** Lore citations of this path (stale ones included). */
+/**
+ * Citation figures shared by a note and a group of notes. `line_coverage` = `covered_lines / body_lines`,
+ * rounded to 4 decimals; null when `body_lines` is 0.
+ */
+export interface CitationFigures {
+  /** Lore citations (stale ones included). */
   citations: number;
-  /** Distinct artifact files citing it. */
+  /** Distinct artifact files citing the note (or any note of the group). */
   artifacts: number;
   stale_citations: number;
   /** Non-blank lines outside the frontmatter. */
@@ -185,21 +183,23 @@ export interface NoteCoverage {
   /** Of those, lines inside the range of at least one non-stale citation. */
   covered_lines: number;
   line_coverage: number | null;
+}
+
+/** Figures for one note. */
+export interface NoteCoverage extends CitationFigures {
+  path: VaultPath;
+  title: string;
+  /** Folder of the note ('' for the vault root). */
+  folder: string;
+  classes: string[];
   /** Links from other notes that resolve (or ambiguously resolve) to this note. */
   inbound_links: number;
 }
 
 /** Figures aggregated over a group of notes (a folder with its subfolders, or a target class). */
-export interface GroupCoverage {
+export interface GroupCoverage extends CitationFigures {
   notes: number;
   cited_notes: number;
-  citations: number;
-  /** Distinct artifact files citing any note of the group. */
-  artifacts: number;
-  stale_citations: number;
-  body_lines: number;
-  covered_lines: number;
-  line_coverage: number | null;
 }
 
 /** Coverage figures of one folder of the vault (citations, distinct artifacts, line coverage of its notes). */
