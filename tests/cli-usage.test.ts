@@ -78,6 +78,7 @@ describe('readJsonFile', () => {
       ['verify-trace', '--lore', FIXTURE_VAULT, 'nope.json'],
       ['ledger', 'verify', 'nope.json'],
       ['ledger', 'export', 'nope.json', '--out', 'f.json'],
+      ['serve', '--lore', FIXTURE_VAULT, '--packet', 'nope.json', '--ledger', 'l.jsonl', '--mcp'],
     ]) {
       expect({ argv, ...(await run(argv, dir)) }).toEqual({ argv, code: 2, stdout: '', stderr: line });
     }

@@ -23,7 +23,7 @@ import { serveMcpStdio } from '../../server/mcp.js';
 import { assertHttpBindAllowed, parseHostPort, startHttpServer } from '../../server/http.js';
 import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
-import { addVaultOptions, vaultIndexOptions, type VaultCliOptions } from '../vault-options.js';
+import { addVaultOptions, readInputText, vaultIndexOptions, type VaultCliOptions } from '../vault-options.js';
 
 interface ServeOptions extends VaultCliOptions {
   packet: string;
@@ -100,6 +100,8 @@ export function register(program: Command, ctx: CliContext): void {
           }
         }
         if (target) assertHttpBindAllowed(target.host, { allowRemote: opts.allowRemote === true, ...(token !== undefined ? { token } : {}) });
+        // Same one-line refusal as every other command for an unreadable input, before anything is indexed.
+        await readInputText(ctx, opts.packet, 'responder packet');
         const session = await openProxySession({
           lore: resolve(ctx.cwd, opts.lore),
           packetPath: resolve(ctx.cwd, opts.packet),
