@@ -172,33 +172,6 @@ export async function readManifest(indexDir: string): Promise<IndexManifest | nu
   return value as IndexManifest;
 }
 
-/** Read a JSON-lines shard family; each line parsed; throws {@link CorruptIndexError} on any problem. */
-export async function readShards<T>(indexDir: string, files: readonly ShardFile[]): Promise<T[][]> {
-  return Promise.all(files.map(async (sf) => {
-    const text = await readData(indexDir, sf.file);
-    const lines = text.length === 0 ? [] : text.split('\n');
-    if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
-    if (lines.length !== sf.lines) throw new CorruptIndexError(`data file ${sf.file} has ${lines.length} lines, expected ${sf.lines}`);
-    try {
-      return lines.map((l) => JSON.parse(l) as T);
-    } catch (e) {
-      throw new CorruptIndexError(`data file ${sf.file} holds invalid JSON (${(e as Error).message})`);
-    }
-  }));
-}
-
-/** Read one data file as text, checking its content hash against its name. */
-export async function readData(indexDir: string, file: string): Promise<string> {
-  let buf: Buffer;
-  try {
-    buf = await readFile(join(indexDir, 'data', file));
-  } catch (e) {
-    throw new CorruptIndexError(`cannot read data file ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
-  checkName(file, buf);
-  return buf.toString('utf8');
-}
-
 /**
  * Synchronous read of one data file's bytes, hash-checked (lazy loads happen inside synchronous calls
  * such as `search` or a first read of `index.chunks`). Throws {@link CorruptIndexError}.

@@ -583,9 +583,12 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
 
 type PathRules = Pick<CompiledPolicy, 'allowed_prefixes' | 'denied_prefixes' | 'hidden' | 'future_era' | 'future_era_waivers' | 'denied_classes' | 'notes'>;
 
-function checkPathRules(c: PathRules, path: string): CheckResult {
-  const note = c.notes.get(path);
-  if (!note) return { ok: false, reason: 'not_found', detail: `no note ${path} in this snapshot` };
+/**
+ * The prefix checks a note path and a scope folder share, in checkPath's order: hidden prefixes
+ * (`hidden_ref`), future-era prefixes unless waived (`future_era`), `allowed_prefixes` and `deny_prefix:`
+ * (`prefix_denied`). `path` is a vault-relative note path or a folder path ending in `/`.
+ */
+function checkPrefixRules(c: PathRules, path: string): CheckResult {
   for (const h of c.hidden) {
     if (isUnderPrefix(path, h.prefix)) return { ok: false, reason: 'hidden_ref', detail: `${path} is hidden (${h.prefix}, ${h.pointer})` };
   }
@@ -600,6 +603,14 @@ function checkPathRules(c: PathRules, path: string): CheckResult {
   for (const d of c.denied_prefixes) {
     if (isUnderPrefix(path, d.prefix)) return { ok: false, reason: 'prefix_denied', detail: `${path} is under denied prefix ${d.prefix} (${d.pointer})` };
   }
+  return { ok: true };
+}
+
+function checkPathRules(c: PathRules, path: string): CheckResult {
+  const note = c.notes.get(path);
+  if (!note) return { ok: false, reason: 'not_found', detail: `no note ${path} in this snapshot` };
+  const prefixes = checkPrefixRules(c, path);
+  if (!prefixes.ok) return prefixes;
   for (const cls of note.classes) {
     if (c.denied_classes.includes(cls)) return { ok: false, reason: 'class_not_allowed', detail: `${path} has denied class ${cls} (deny_class)` };
   }
@@ -636,20 +647,8 @@ export type ScopeFolderResult = { ok: true; notes: VaultPath[] } | { ok: false; 
  * @param folder vault-relative folder path ending in `/` (no namespace), as parseRef returns it.
  */
 export function scopeFolderNotes(compiled: PathRules, folder: string): ScopeFolderResult {
-  for (const h of compiled.hidden) {
-    if (isUnderPrefix(folder, h.prefix)) return { ok: false, reason: 'hidden_ref', detail: `${folder} is hidden (${h.prefix}, ${h.pointer})` };
-  }
-  for (const f of compiled.future_era) {
-    if (isUnderPrefix(folder, f.prefix) && !compiled.future_era_waivers.some((w) => isUnderPrefix(folder, w))) {
-      return { ok: false, reason: 'future_era', detail: `${folder} is future-era lore (${f.prefix}, ${f.pointer})` };
-    }
-  }
-  if (!compiled.allowed_prefixes.some((p) => isUnderPrefix(folder, p))) {
-    return { ok: false, reason: 'prefix_denied', detail: `${folder} is outside allowed_prefixes (${compiled.allowed_prefixes.join(', ')})` };
-  }
-  for (const d of compiled.denied_prefixes) {
-    if (isUnderPrefix(folder, d.prefix)) return { ok: false, reason: 'prefix_denied', detail: `${folder} is under denied prefix ${d.prefix} (${d.pointer})` };
-  }
+  const prefixes = checkPrefixRules(compiled, folder);
+  if (!prefixes.ok) return prefixes;
   const under = [...compiled.notes.keys()].filter((p) => isUnderPrefix(p, folder)).sort(cmp);
   const notes = under.filter((p) => checkPathRules(compiled, p).ok);
   if (notes.length === 0) {

@@ -269,9 +269,10 @@ export function traverse(index: VaultIndex, compiled: CompiledPolicy, options: T
       if (usedRefIds.has(refId)) refId = excerptRefId(path, c.chunk_index, true);
       for (let k = 2; usedRefIds.has(refId); k++) refId = `${excerptRefId(path, c.chunk_index, true)}.${k}`;
       usedRefIds.add(refId);
-      const query = pick.terms_matched > 0 && rel ? rel.query : `lookup ${formatRef(ns, path, { kind: 'chunk', index: c.chunk_index })}`;
+      const sourceRef = formatRef(ns, path, { kind: 'chunk', index: c.chunk_index });
+      const query = pick.terms_matched > 0 && rel ? rel.query : `lookup ${sourceRef}`;
       const label = queryLabel.get(query);
-      excerpts.push({ ref_id: refId, source_ref: formatRef(ns, path, { kind: 'chunk', index: c.chunk_index }), text: pick.text });
+      excerpts.push({ ref_id: refId, source_ref: sourceRef, text: pick.text });
       trace.push(makeTraceEntry({
         trace_id: `trace.${refId.replace(/^lore\./, '')}`,
         query,
