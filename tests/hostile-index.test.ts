@@ -144,8 +144,9 @@ describe('loretrace search', () => {
 
   it('accepts this vault\'s namespace, a folder with or without "/", and an NFD prefix (read as NFC)', async () => {
     const refs = async (prefix: string) => JSON.parse((await run([...S, '--prefix', prefix, '--k', '2'])).stdout).results.map((h: { ref: string }) => h.ref);
-    expect(await refs('FixtureLore:Edge/')).toEqual(['FixtureLore:Edge/Fences.md#chunk1', 'FixtureLore:Edge/Fences.md#chunk0']);
-    expect(await refs('Edge')).toEqual(['FixtureLore:Edge/Fences.md#chunk1', 'FixtureLore:Edge/Fences.md#chunk0']);
+    // "Fences" is the note's title: its first chunk first (name match).
+    expect(await refs('FixtureLore:Edge/')).toEqual(['FixtureLore:Edge/Fences.md#chunk0', 'FixtureLore:Edge/Fences.md#chunk1']);
+    expect(await refs('Edge')).toEqual(['FixtureLore:Edge/Fences.md#chunk0', 'FixtureLore:Edge/Fences.md#chunk1']);
     const nfd = await run(['search', 'stored', '--lore', lore, '--index-dir', idx, '--json', '--k', '1', '--prefix', 'Edge/Cafe\u0301 Noir.md']);
     expect([nfd.code, nfd.stderr, JSON.parse(nfd.stdout).results.map((h: { ref: string }) => h.ref)]).toEqual([0, '', ['FixtureLore:Edge/Café Noir.md#chunk0']]);
   });

@@ -337,8 +337,9 @@ describe.skipIf(!hasShared)(`indexVault on the real AetheriaLore vault (${hasSha
     const hits = search(index, 'Cold Wake Panic delayed heat dumps', { k: 3 });
     expect(hits.map((h) => [h.ref, h.line_start, h.line_end])).toEqual([
       ['AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Cold Wake Panic.md#chunk0', 1, 9],
-      ['AetheriaLore:Aetheria/Worldbuilding/Politics/Thermal Signature Warfare.md#chunk1', 5, 15],
-      ['AetheriaLore:Aetheria/Brainstorming/Technology/Heat Pumps and Thermal Transport.md#chunk4', 35, 41],
+      // Both name the event in a row ("Cold Wake Panic": a run of 3 of the 6 query terms, factor 1.8).
+      ['AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Timeline/Existential Collapse.md#chunk2', 11, 17],
+      ['AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Historical Events.md#chunk3', 20, 34],
     ]);
   });
 });

@@ -1,10 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexVault } from '../src/indexer/build.js';
 import { search } from '../src/search/search.js';
 import { processTerm, queryTerms, tokenize } from '../src/search/tokenize.js';
+import { longestPhraseRun, PHRASE_WEIGHT, phraseFactor, phraseIsName } from '../src/search/phrase.js';
 import type { VaultIndex } from '../src/types.js';
 import { FIXTURE_VAULT } from './helpers/shared.js';
 
@@ -68,7 +69,8 @@ describe('search', () => {
   });
 
   it('drops stop words from queries that have other terms, keeps them otherwise', () => {
-    expect(search(index, 'the Framgång charter of the', S)).toEqual(search(index, 'Framgång charter', S));
+    expect(queryTerms('the Framgång charter of the')).toEqual(['framgang', 'charter']);
+    expect(search(index, 'the Framgång charter of the', S).map((h) => h.ref)).toEqual(search(index, 'Framgång charter', S).map((h) => h.ref));
     expect(queryTerms('the of and')).toEqual(['the', 'of', 'and']);
     expect(refs('the', 2)).toEqual(['FixtureLore:Search/Tidewright Almanac.md#chunk0', 'FixtureLore:Search/Tidewright Almanac.md#chunk1']);
   });
@@ -115,5 +117,100 @@ describe('tokenize', () => {
 describe('processTerm', () => {
   it('lower-cases and strips combining marks', () => {
     expect(['Framgång', 'CAFÉ', 'Ärla', 'naïve'].map(processTerm)).toEqual(['framgang', 'cafe', 'arla', 'naive']);
+  });
+});
+
+describe('search: phrase re-rank', () => {
+  // A vault written for this test: the Salt Registry says "brine" and "office" often but never the
+  // phrase; the harbour log says "brine office ledger" once, in a longer paragraph.
+  let vault: string;
+  let phraseIndex: VaultIndex;
+  beforeAll(async () => {
+    vault = mkdtempSync(join(tmpdir(), 'lt-phrase-'));
+    writeFileSync(join(vault, 'Salt Registry.md'), '# Salt Registry\n\nBrine, brine and more brine; the office keeps a ledger; office hours end at dusk.\n');
+    writeFileSync(join(vault, 'Harbour Log.md'), '# Harbour Log\n\n## Spring\n\nAt dawn the clerks carried the brine office ledger down to the quay, past the nets and the tar barrels.\n');
+    writeFileSync(join(vault, 'Weigh House.md'), '---\naliases: [Salt Office]\n---\n# Charter\n\nFounded after the flood.\n\n## Duties\n\nIt weighs every cask.\n');
+    phraseIndex = await indexVault(vault, { persist: false, namespace: 'Salt' });
+  });
+  afterAll(() => rmSync(vault, { recursive: true, force: true }));
+
+  it('multiplies the BM25 score by 1 + 2 × (run − 1) / (n − 1) for the longest run of consecutive query terms', () => {
+    // Same terms in an order that no chunk contains: pure BM25 (factor 1 everywhere).
+    const bag = search(phraseIndex, 'office brine ledger', { k: 5 });
+    const phrased = search(phraseIndex, 'brine office ledger', { k: 5 });
+    const bm25 = new Map(bag.map((h) => [h.ref, h.score]));
+    // (Weigh House's alias "Salt Office" is a field of each of its two chunks.)
+    expect(bag.map((h) => h.ref)).toEqual(['Salt:Salt Registry.md#chunk0', 'Salt:Harbour Log.md#chunk1', 'Salt:Weigh House.md#chunk0', 'Salt:Weigh House.md#chunk1']);
+    expect(phrased.map((h) => h.ref)).toEqual(['Salt:Harbour Log.md#chunk1', 'Salt:Salt Registry.md#chunk0', 'Salt:Weigh House.md#chunk0', 'Salt:Weigh House.md#chunk1']);
+    // Harbour Log has all three in a row: factor 3. Salt Registry has "brine" and "office" but never next to
+    // each other ("brine; the office"): factor 1. Weigh House has "office" alone (alias "Salt Office"): 1.
+    expect(phrased[0]!.score).toBe(Math.round(bm25.get('Salt:Harbour Log.md#chunk1')! * 3 * 1e6) / 1e6);
+    expect(phrased[1]!.score).toBe(bm25.get('Salt:Salt Registry.md#chunk0'));
+    expect(phrased[2]!.score).toBe(bm25.get('Salt:Weigh House.md#chunk0'));
+  });
+
+  it('counts stop words in the phrase although BM25 ignores them', () => {
+    const withStop = search(phraseIndex, 'carried the brine', { k: 1 });
+    const bag = search(phraseIndex, 'brine carried', { k: 5 });
+    expect(queryTerms('carried the brine')).toEqual(['carried', 'brine']);
+    expect(withStop[0]!.ref).toBe('Salt:Harbour Log.md#chunk1');
+    expect(withStop[0]!.score).toBe(Math.round(bag.find((h) => h.ref === withStop[0]!.ref)!.score * 3 * 1e6) / 1e6);
+  });
+
+  it("finds a note by its exact title or alias first (name match × 1.5 on the note's first chunk)", () => {
+    // "Salt Office" is an alias of Weigh House, and Salt Registry says "salt" in its title.
+    const byName = search(phraseIndex, 'salt office', { k: 3 });
+    const bag = search(phraseIndex, 'office salt', { k: 3 });
+    expect(byName[0]!.ref).toBe('Salt:Weigh House.md#chunk0');
+    // The alias is the whole phrase: run 2 of 2 (factor 3) × name match 1.5.
+    expect(byName[0]!.score).toBe(Math.round(bag.find((h) => h.ref === 'Salt:Weigh House.md#chunk0')!.score * 4.5 * 1e6) / 1e6);
+    expect(search(phraseIndex, 'Weigh House', { k: 1 }).map((h) => h.ref)).toEqual(['Salt:Weigh House.md#chunk0']);
+    // A one-word name: factor 1.5 without any phrase.
+    const registry = search(phraseIndex, 'Registry', { k: 1 });
+    expect(registry.map((h) => h.ref)).toEqual(['Salt:Salt Registry.md#chunk0']);
+  });
+
+  it('returns the same top k as re-ranking every hit (the early stop is exact)', () => {
+    for (const q of ['brine office ledger', 'the office keeps a ledger', 'salt office brine', 'harbor salt guild charter the', 'Compact books piers']) {
+      for (const ix of [phraseIndex, index]) {
+        const all = search(ix, q, { k: 1000 });
+        for (const k of [1, 2, 3, 5]) expect(search(ix, q, { k })).toEqual(all.slice(0, k));
+      }
+    }
+  });
+});
+
+describe('longestPhraseRun', () => {
+  it('finds the longest run of consecutive query terms inside one text, after folding', () => {
+    expect(longestPhraseRun(['soliton', 'drive', 'transport'], ['The Soliton Drive hums.'])).toBe(2);
+    expect(longestPhraseRun(['framgang', 'charter', 'binds'], ['the FRAMGÅNG charter; binds'])).toBe(3);
+    expect(longestPhraseRun(['a', 'b'], ['b a', 'x'])).toBe(1);
+    expect(longestPhraseRun(['a', 'b'], ['c d'])).toBe(0);
+  });
+
+  it('never lets a run span two texts', () => {
+    expect(longestPhraseRun(['harbour', 'log'], ['the harbour', 'log of ships'])).toBe(1);
+  });
+
+  it('handles repeated terms in the phrase', () => {
+    expect(longestPhraseRun(['the', 'the', 'end'], ['the the end'])).toBe(3);
+    expect(longestPhraseRun(['the', 'the', 'end'], ['the end'])).toBe(2);
+  });
+});
+
+describe('phraseFactor', () => {
+  it('is 1 for one-term phrases and runs under 2, and 1 + 2 × (run − 1) / (n − 1) otherwise', () => {
+    expect([phraseFactor(1, 1), phraseFactor(0, 4), phraseFactor(1, 4), phraseFactor(2, 4), phraseFactor(4, 4), phraseFactor(2, 2)]).toEqual([1, 1, 1, 1 + 2 / 3, 3, 3]);
+    expect(PHRASE_WEIGHT).toBe(2);
+  });
+});
+
+describe('phraseIsName', () => {
+  it('matches a whole title or alias after folding, not a part of it', () => {
+    expect(phraseIsName(['soliton', 'drive'], ['Soliton Drive'])).toBe(true);
+    expect(phraseIsName(['framgang', 'charter'], ['Other', 'Framgång-Charter'])).toBe(true);
+    expect(phraseIsName(['drive'], ['Soliton Drive'])).toBe(false);
+    expect(phraseIsName(['soliton', 'drive', 'x'], ['Soliton Drive'])).toBe(false);
+    expect(phraseIsName([], [''])).toBe(false);
   });
 });

@@ -1,15 +1,23 @@
 /**
- * `search(index, query, options)`: BM25 (MiniSearch) over chunks — fields title, aliases, heading path
- * and text, title and headings boosted — with filters and a deterministic order.
+ * `search(index, query, options)`: BM25 (MiniSearch's arithmetic) over chunks — fields title, aliases,
+ * heading path and text, title and headings boosted — re-ranked by phrase evidence, with filters and a
+ * deterministic order.
  *
  * Ranking rules (docs/INDEX.md "Search"):
  * 1. Query terms are tokenised and folded like the index (diacritics, apostrophes, case); stop words are
- *    dropped unless the query has nothing else.
- * 2. Exact terms first: an OR query of the exact terms. Only when it yields fewer than `k` hits (after
- *    filters) are prefix (terms ≥ 3 characters) and fuzzy (terms ≥ 5 characters, 20 % edits) expansions
- *    consulted, and hits found only that way are ranked below every exact hit (their scores are scaled
- *    under the lowest exact score, keeping their own order). An inexact match never outranks an exact one.
- * 3. Scores are rounded to 6 decimals; ties are broken by path, then chunk_index (code-unit order).
+ *    dropped from the BM25 terms unless the query has nothing else.
+ * 2. Exact terms first: an OR query of the exact terms, scored by BM25. When the query has two or more
+ *    terms (stop words counted), each exact hit's score is multiplied by its phrase factor
+ *    (src/search/phrase.ts): `1 + 2 × (run − 1) / (n − 1)` for the longest run of consecutive query terms
+ *    found consecutively in the chunk's text, a heading or (first chunk) the note's title or an alias.
+ *    Candidates are examined in BM25 order until none could still enter the top k (at most
+ *    k + PHRASE_CANDIDATES of them), so the result is the exact top k of the re-ranked scores whenever
+ *    that bound is not reached.
+ * 3. Only when the exact terms yield fewer than `k` hits (after filters) are prefix (terms ≥ 3 characters)
+ *    and fuzzy (terms ≥ 5 characters, 20 % edits) expansions consulted, and hits found only that way are
+ *    ranked below every exact hit (their scores are scaled under the lowest exact score, keeping their own
+ *    order). An inexact match never outranks an exact one.
+ * 4. Scores are rounded to 6 decimals; ties are broken by path, then chunk_index (code-unit order).
  */
 import { LoretraceError } from '../errors.js';
 import type { Chunk, LoreRef, NoteRecord, VaultIndex, VaultPath } from '../types.js';
@@ -17,7 +25,8 @@ import { isUnderPrefix } from '../refs/ref.js';
 import { compareCodeUnits } from '../vault/scan.js';
 import { ShardedEngine, type ShardSource } from './engine.js';
 import { FIELD_COUNT, PostingsBuilder, packTokens, type CompactShard, type DocNote, type LoadedMeta } from './postings.js';
-import { noteTokens, queryTerms } from './tokenize.js';
+import { noteTokens, phraseTerms, queryTerms } from './tokenize.js';
+import { longestPhraseRun, NAME_MATCH_FACTOR, PHRASE_WEIGHT, phraseFactor, phraseIsName } from './phrase.js';
 
 /** Options of {@link search}. */
 export interface SearchOptions {
@@ -35,6 +44,12 @@ export interface SearchOptions {
   paths?: Iterable<VaultPath>;
   /** Allow prefix/fuzzy expansion when exact terms give fewer than `k` hits; default true. */
   expand?: boolean;
+  /**
+   * Re-rank exact hits by phrase evidence and name matches (rule 2 above); default true. `false` gives
+   * plain field-boosted BM25 scores — traversal uses that, so a policy's `min_relevance` stays a ratio of
+   * BM25 scores (docs/TRAVERSAL.md).
+   */
+  phrase?: boolean;
 }
 
 /** One search hit (the `results[]` item of `loretrace search --json`). */
@@ -58,6 +73,8 @@ interface SearchState {
   engine: ShardedEngine;
   chunksOfPath: (path: VaultPath) => readonly Chunk[];
   docs?: DocTable;
+  /** Path → title and aliases, built on the first phrase check of a note's first chunk. */
+  names?: Map<string, string[]>;
 }
 
 /** Doc id → note (index into meta.notes) and ordinal (position in `VaultIndex.chunks`). */
@@ -194,13 +211,18 @@ export function search(index: VaultIndex, query: string, options: SearchOptions 
   engine.prepare(terms); // loads the query's shards (may switch to the in-memory build, see engine.ts)
   const table = docTable(st);
   const filter = makeFilter(options, table);
-  const heap = new TopK(k);
-  engine.exact(terms, (id, raw) => {
-    const score = round(raw);
-    const ord = table.ord[id]!;
-    if (heap.accepts(score, ord) && filter(id)) heap.push(id, score, ord);
-  });
-  let ranked = heap.sorted();
+  let ranked: Ranked[];
+  if (options.phrase === false) {
+    const heap = new TopK(k);
+    engine.exact(terms, (id, raw) => {
+      const score = round(raw);
+      const ord = table.ord[id]!;
+      if (heap.accepts(score, ord) && filter(id)) heap.push(id, score, ord);
+    });
+    ranked = heap.sorted();
+  } else {
+    ranked = phraseRanked(index, st, table, engine, terms, phraseTerms(query), k, filter);
+  }
   if (ranked.length < k && options.expand !== false) {
     const seen = new Set(ranked.map((h) => h.id));
     const extra = engine.expanded(terms).filter((h) => !seen.has(h.id) && filter(h.id));
@@ -227,6 +249,128 @@ export function search(index: VaultIndex, query: string, options: SearchOptions 
       text: c.text,
     };
   });
+}
+
+/**
+ * Most candidates the phrase re-rank examines per query, whatever `k` (beyond `k` itself): a bound on the
+ * chunk texts one query reads. Candidates come in BM25 order, so what is cut off could only have been
+ * lifted by a phrase match from far down the BM25 ranking.
+ */
+export const PHRASE_CANDIDATES = 2000;
+
+/**
+ * Exact hits re-ranked by phrase evidence (src/search/phrase.ts): candidates are taken in BM25 order
+ * (score, then ordinal) and each gets `round(bm25 × phraseFactor)`; the walk stops when even a full-phrase
+ * factor could not lift the next candidate into the top k, or after `k + PHRASE_CANDIDATES` candidates.
+ * Chunks with the same text, headings and (first chunks) note names share one phrase computation.
+ */
+function phraseRanked(
+  index: VaultIndex,
+  st: SearchState,
+  table: DocTable,
+  engine: ShardedEngine,
+  terms: readonly string[],
+  phrase: readonly string[],
+  k: number,
+  filter: (id: number) => boolean,
+): Ranked[] {
+  const ids: number[] = [];
+  const scores: number[] = [];
+  engine.exact(terms, (id, raw) => {
+    if (filter(id)) {
+      ids.push(id);
+      scores.push(round(raw));
+    }
+  });
+  const order = new CandidateHeap(ids, scores, table.ord);
+  const heap = new TopK(k);
+  const runs = new Map<string, number>();
+  const usesRun = phrase.length >= 2;
+  const maxFactor = (usesRun ? 1 + PHRASE_WEIGHT : 1) * NAME_MATCH_FACTOR;
+  const limit = k + PHRASE_CANDIDATES;
+  for (let examined = 0; examined < limit && order.size > 0; examined++) {
+    const i = order.peek();
+    const bm25 = scores[i]!;
+    const id = ids[i]!;
+    const ord = table.ord[id]!;
+    if (!heap.accepts(round(bm25 * maxFactor), ord)) break;
+    order.pop();
+    const [path, first] = table.meta.meta.notes[table.note[id]!]!;
+    const names = id === first ? noteNames(index, st, path) : [];
+    let factor = names.length > 0 && phraseIsName(phrase, names) ? NAME_MATCH_FACTOR : 1;
+    if (usesRun) {
+      const chunk = st.chunksOfPath(path)[id - first]!;
+      const key = `${chunk.hash}\u0000${chunk.heading_path.join('\u0001')}\u0000${names.join('\u0001')}`;
+      let run = runs.get(key);
+      if (run === undefined) {
+        run = longestPhraseRun(phrase, [chunk.text, ...chunk.heading_path, ...names]);
+        runs.set(key, run);
+      }
+      factor *= phraseFactor(run, phrase.length);
+    }
+    const score = round(bm25 * factor);
+    if (heap.accepts(score, ord)) heap.push(id, score, ord);
+  }
+  return heap.sorted();
+}
+
+/** Title and aliases of the note at `path` (for the phrase check of its first chunk). */
+function noteNames(index: VaultIndex, st: SearchState, path: VaultPath): string[] {
+  if (!st.names) {
+    st.names = new Map();
+    for (const n of index.notes) st.names.set(n.path, [n.title, ...n.aliases]);
+  }
+  return st.names.get(path) ?? [];
+}
+
+/** Candidate positions in a binary max-heap by (score descending, ordinal ascending); O(n) to build. */
+class CandidateHeap {
+  private readonly heap: Int32Array;
+  size: number;
+
+  constructor(private readonly ids: readonly number[], private readonly scores: readonly number[], private readonly ords: Int32Array) {
+    this.size = ids.length;
+    this.heap = new Int32Array(this.size);
+    for (let i = 0; i < this.size; i++) this.heap[i] = i;
+    for (let i = (this.size >> 1) - 1; i >= 0; i--) this.down(i);
+  }
+
+  /** `a` ranks before `b`. */
+  private before(a: number, b: number): boolean {
+    const sa = this.scores[a]!;
+    const sb = this.scores[b]!;
+    return sa > sb || (sa === sb && this.ords[this.ids[a]!]! < this.ords[this.ids[b]!]!);
+  }
+
+  peek(): number {
+    return this.heap[0]!;
+  }
+
+  pop(): number {
+    const top = this.heap[0]!;
+    this.size--;
+    if (this.size > 0) {
+      this.heap[0] = this.heap[this.size]!;
+      this.down(0);
+    }
+    return top;
+  }
+
+  private down(i: number): void {
+    const h = this.heap;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < this.size && this.before(h[l]!, h[m]!)) m = l;
+      if (r < this.size && this.before(h[r]!, h[m]!)) m = r;
+      if (m === i) return;
+      const t = h[i]!;
+      h[i] = h[m]!;
+      h[m] = t;
+      i = m;
+    }
+  }
 }
 
 function round(score: number): number {

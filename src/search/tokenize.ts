@@ -10,7 +10,10 @@
  */
 import type { Chunk, NoteRecord } from '../types.js';
 
-/** Bumped whenever tokenisation or field layout changes; part of the index options hash. */
+/**
+ * Bumped whenever tokenisation or field layout changes; part of the index options hash (an index built
+ * with another version is rebuilt with an `index_rebuilt` finding).
+ */
 export const TOKENIZER_VERSION = 1;
 
 const APOSTROPHES = /['’‘ʼ`]/g;
@@ -104,4 +107,17 @@ export function queryTerms(query: string): string[] {
   }
   const content = terms.filter((t) => !STOP_WORDS.has(t));
   return content.length > 0 ? content : terms;
+}
+
+/**
+ * The query as a phrase: every term in query order, stop words and repeats kept (`queryTerms` drops
+ * them). Used by the phrase re-rank of `search()` (src/search/phrase.ts).
+ */
+export function phraseTerms(query: string): string[] {
+  const out: string[] = [];
+  for (const token of tokenize(query)) {
+    const term = processTerm(token);
+    if (term !== null) out.push(term);
+  }
+  return out;
 }

@@ -188,7 +188,7 @@ export function traverse(index: VaultIndex, compiled: CompiledPolicy, options: T
   const noteRel = new Map<string, number>();
   if (admittedChunks > 0) {
     for (const q of queries) {
-      const hits = search(index, q, { k: admittedChunks, paths: admitted, expand: false });
+      const hits = search(index, q, { k: admittedChunks, paths: admitted, expand: false, phrase: false });
       const top = hits[0]?.score ?? 0;
       if (top <= 0) continue;
       for (const h of hits) {
