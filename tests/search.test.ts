@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexVault } from '../src/indexer/build.js';
 import { search } from '../src/search/search.js';
 import { processTerm, queryTerms, tokenize } from '../src/search/tokenize.js';
-import { longestPhraseRun, PHRASE_WEIGHT, phraseFactor, phraseIsName } from '../src/search/phrase.js';
+import { longestPhraseRun, PHRASE_MAX_TERMS, PHRASE_WEIGHT, phraseFactor, phraseIsName } from '../src/search/phrase.js';
 import type { VaultIndex } from '../src/types.js';
 import { FIXTURE_VAULT } from './helpers/shared.js';
 
@@ -168,6 +168,23 @@ describe('search: phrase re-rank', () => {
     // A one-word name: factor 1.5 without any phrase.
     const registry = search(phraseIndex, 'Registry', { k: 1 });
     expect(registry.map((h) => h.ref)).toEqual(['Salt:Salt Registry.md#chunk0']);
+  });
+
+  it('looks only at the first 32 query terms for the phrase', () => {
+    const filler = Array.from({ length: 32 }, (_, i) => `zz${i}`).join(' ');
+    const late = search(phraseIndex, `${filler} brine office ledger`, { k: 1 });
+    const bag = search(phraseIndex, 'office brine ledger', { k: 1 });
+    expect(PHRASE_MAX_TERMS).toBe(32);
+    // The phrase starts at term 33: no factor, so BM25's order and score.
+    expect(late).toEqual(bag);
+    const early = search(phraseIndex, `brine office ledger ${filler}`, { k: 5 }).find((h) => h.ref === 'Salt:Harbour Log.md#chunk1')!;
+    // run 3 of 32 phrase terms: 1 + 2 × 2 / 31.
+    expect(early.score).toBe(Math.round(search(phraseIndex, 'office brine ledger', { k: 5 }).find((h) => h.ref === early.ref)!.score * (1 + 4 / 31) * 1e6) / 1e6);
+  });
+
+  it('answers a 20,000-word query (hostile input) with the same hits as its distinct terms', () => {
+    const huge = Array.from({ length: 20_000 }, (_, i) => ['brine', 'the', 'office', 'ledger'][i % 4]).join(' ');
+    expect(search(phraseIndex, huge, { k: 3 }).map((h) => h.ref)).toEqual(search(phraseIndex, 'brine the office ledger', { k: 3 }).map((h) => h.ref));
   });
 
   it('returns the same top k as re-ranking every hit (the early stop is exact)', () => {

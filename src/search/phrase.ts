@@ -17,6 +17,12 @@
  */
 import { processTerm, tokenize } from './tokenize.js';
 
+/**
+ * Most query terms the phrase check looks at (the first ones, stop words counted): bounds its cost at
+ * `PHRASE_MAX_TERMS` steps per token of a candidate chunk, whatever the query.
+ */
+export const PHRASE_MAX_TERMS = 32;
+
 /** Weight of a whole-phrase match: a chunk containing the full query phrase scores `1 + 2 = 3×` its BM25. */
 export const PHRASE_WEIGHT = 2;
 
@@ -59,30 +65,39 @@ export function phraseIsName(phrase: readonly string[], names: readonly string[]
 export function longestPhraseRun(phrase: readonly string[], texts: readonly string[]): number {
   const n = phrase.length;
   if (n === 0) return 0;
-  const wanted = new Set(phrase);
-  let prev = new Uint16Array(n);
-  let cur = new Uint16Array(n);
-  let best = 0;
+  const positions = new Map<string, number[]>();
+  phrase.forEach((t, j) => {
+    const list = positions.get(t);
+    if (list) list.push(j);
+    else positions.set(t, [j]);
+  });
+  // run[j]: length of the run of phrase terms ending at phrase[j] and at the current token; `at[j]` is the
+  // token index it was set at, so stale entries read as 0 without clearing the array.
+  const run = new Uint32Array(n);
+  const at = new Int32Array(n).fill(-2);
   const memo = new Map<string, string | null>();
+  let best = 0;
+  let pos = 0;
   for (const text of texts) {
-    prev.fill(0);
+    pos += 2; // a gap: runs never continue from one text into the next
     for (const token of tokenize(text)) {
+      pos++;
       let term = memo.get(token);
       if (term === undefined) {
         term = processTerm(token);
         memo.set(token, term);
       }
-      if (term === null || !wanted.has(term)) {
-        prev.fill(0);
-        continue;
-      }
-      for (let j = 0; j < n; j++) {
-        const run = phrase[j] === term ? (j > 0 ? prev[j - 1]! : 0) + 1 : 0;
-        cur[j] = run;
-        if (run > best) best = run;
+      const js = term === null ? undefined : positions.get(term);
+      if (!js) continue;
+      // Descending j, so run[j - 1] still holds the previous token's value when run[j] reads it.
+      for (let x = js.length - 1; x >= 0; x--) {
+        const j = js[x]!;
+        const r = j > 0 && at[j - 1] === pos - 1 ? run[j - 1]! + 1 : 1;
+        run[j] = r;
+        at[j] = pos;
+        if (r > best) best = r;
       }
       if (best === n) return n;
-      [prev, cur] = [cur, prev];
     }
   }
   return best;

@@ -9,7 +9,8 @@
  * 2. Exact terms first: an OR query of the exact terms, scored by BM25. When the query has two or more
  *    terms (stop words counted), each exact hit's score is multiplied by its phrase factor
  *    (src/search/phrase.ts): `1 + 2 × (run − 1) / (n − 1)` for the longest run of consecutive query terms
- *    found consecutively in the chunk's text, a heading or (first chunk) the note's title or an alias.
+ *    found consecutively in the chunk's text, a heading or (first chunk) the note's title or an alias
+ *    (the first PHRASE_MAX_TERMS = 32 query terms).
  *    Candidates are examined in BM25 order until none could still enter the top k (at most
  *    k + PHRASE_CANDIDATES of them), so the result is the exact top k of the re-ranked scores whenever
  *    that bound is not reached.
@@ -26,7 +27,7 @@ import { compareCodeUnits } from '../vault/scan.js';
 import { ShardedEngine, type ShardSource } from './engine.js';
 import { FIELD_COUNT, PostingsBuilder, packTokens, type CompactShard, type DocNote, type LoadedMeta } from './postings.js';
 import { noteTokens, phraseTerms, queryTerms } from './tokenize.js';
-import { longestPhraseRun, NAME_MATCH_FACTOR, PHRASE_WEIGHT, phraseFactor, phraseIsName } from './phrase.js';
+import { longestPhraseRun, NAME_MATCH_FACTOR, PHRASE_MAX_TERMS, PHRASE_WEIGHT, phraseFactor, phraseIsName } from './phrase.js';
 
 /** Options of {@link search}. */
 export interface SearchOptions {
@@ -221,7 +222,7 @@ export function search(index: VaultIndex, query: string, options: SearchOptions 
     });
     ranked = heap.sorted();
   } else {
-    ranked = phraseRanked(index, st, table, engine, terms, phraseTerms(query), k, filter);
+    ranked = phraseRanked(index, st, table, engine, terms, phraseTerms(query).slice(0, PHRASE_MAX_TERMS), k, filter);
   }
   if (ranked.length < k && options.expand !== false) {
     const seen = new Set(ranked.map((h) => h.id));
