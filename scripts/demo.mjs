@@ -50,7 +50,7 @@ const captureOut = join(OUT, 'lore_access.json');
 const researchOut = join(OUT, 'packet.research.json');
 const common = ['--lore', VAULT, '--packet', DRAFT, '--projected-context', CONTEXT, '--policy', POLICY];
 
-console.log(`$ loretrace retrieve ${common.join(' ')} --lane coordinator_scoped_retrieval --out ${rel(packetOut)} --capture-out ${rel(captureOut)}`);
+console.log(`$ loretrace retrieve ${common.join(' ')} --lane coordinator_scoped_retrieval --out ${rel(packetOut)} --capture-out ${rel(captureOut)} --json   # summarised from its JSON`);
 const retrieve = await run(['retrieve', ...common, '--lane', 'coordinator_scoped_retrieval', '--out', packetOut, '--capture-out', captureOut, '--json']);
 if (retrieve.code !== 0) fail('retrieve', retrieve);
 const summary = JSON.parse(retrieve.out);
@@ -67,7 +67,7 @@ for (const r of capture.consulted_refs) console.log(`  consulted ${r}`);
 for (const r of capture.followed_refs) console.log(`  followed  ${r}`);
 for (const f of summary.findings) console.log(`  ${f.severity} ${f.code}: ${f.message}`);
 
-console.log(`\n$ loretrace verify-trace --lore ${VAULT} ${rel(captureOut)}`);
+console.log(`\n$ loretrace verify-trace --lore ${VAULT} ${rel(captureOut)} --json   # summarised from its JSON`);
 const verify = await run(['verify-trace', '--lore', VAULT, captureOut, '--json']);
 const report = JSON.parse(verify.out);
 console.log(`Trace entries (${report.entries.length}):`);
@@ -75,7 +75,7 @@ for (const e of report.entries) console.log(`  ${e.disposition.padEnd(9)} ${e.tr
 console.log(`  totals: ${Object.entries(report.totals).map(([k, v]) => `${k} ${v}`).join(', ')}`);
 if (verify.code !== 0) fail('verify-trace', verify);
 
-console.log(`\n$ loretrace retrieve ${common.join(' ')} --lane responder_scoped_repository_search --out ${rel(researchOut)}`);
+console.log(`\n$ loretrace retrieve ${common.join(' ')} --lane responder_scoped_repository_search --out ${rel(researchOut)} --json   # summarised from its JSON`);
 const research = await run(['retrieve', ...common, '--lane', 'responder_scoped_repository_search', '--out', researchOut, '--json']);
 if (research.code !== 0) fail('retrieve (responder lane)', research);
 const rp = JSON.parse(readFileSync(researchOut, 'utf8'));

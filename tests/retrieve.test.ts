@@ -137,6 +137,17 @@ describe('buildPacket', () => {
     expect(validatePacket(coordinator.packet).valid).toBe(true);
   });
 
+  it('lists a replaced prompt line in full, however long (nothing dropped silently)', async () => {
+    const long = `- ${'A hand-written constraint that runs on and on. '.repeat(6).trim()}`;
+    const edited = structuredClone(draft);
+    edited.packet_prompt_text = edited.packet_prompt_text.replace('- Old hand-written constraint that no excerpt backs.', long);
+    expect(edited.packet_prompt_text).toContain(long);
+    const r = await buildPacket(index, edited, { projectedContext: context, policy, file: 'draft.json' });
+    expect(r.findings.find((f) => f.code === 'prompt_lines_replaced')?.message).toBe(
+      `draft.json: 1 line of the prompt's source section did not match an excerpt and was replaced by the rendered excerpts: ${JSON.stringify(long)}`,
+    );
+  });
+
   it('gives byte-identical output on two runs', async () => {
     const again = await buildPacket(index, readJson(DRAFT_FILE), { projectedContext: readJson(CONTEXT_FILE), policy: readJson(POLICY_FILE), file: 'draft.json' });
     expect(JSON.stringify(again.packet, null, 2)).toBe(JSON.stringify(coordinator.packet, null, 2));

@@ -84,6 +84,9 @@ describe('search', () => {
     expect(search(index, 'Compact books piers', { k: 50, prefixes: ['World/Pre-Elysium-Extra/'] }).map((h) => h.path))
       .toEqual(['World/Pre-Elysium-Extra/Dockside Rumors.md']);
     expect(search(index, 'Compact', { k: 50, prefixes: ['World/Pre'] })).toEqual([]);
+    // The vault's own namespace may prefix the path, as in a ref.
+    expect(search(index, 'Compact books piers', { k: 50, prefixes: ['FixtureLore:World/Pre-Elysium-Extra/'] }).map((h) => h.path))
+      .toEqual(['World/Pre-Elysium-Extra/Dockside Rumors.md']);
   });
 
   it('filters by target class and by an explicit set of paths', () => {
@@ -110,7 +113,13 @@ describe('search', () => {
 
 describe('tokenize', () => {
   it('splits at whitespace, punctuation and symbols after dropping apostrophes', () => {
-    expect(tokenize("Kel'dar’s [[Cold Wake]] #tag C# 2892-2895")).toEqual(['Keldars', 'Cold', 'Wake', 'tag', 'C', '2892', '2895']);
+    expect(tokenize("Kel'dar’s [[Cold Wake]] #tag C# 2892-2895")).toEqual(['Keldar', 'Cold', 'Wake', 'tag', 'C', '2892', '2895']);
+  });
+
+  it("drops a possessive 's after a letter, not an 's that starts a word or is followed by more letters", () => {
+    expect(tokenize("Zhestokost’s guns, the Navigators' pods, Krr'vax, it's, 's-class, O'sullivan")).toEqual(
+      ['Zhestokost', 'guns', 'the', 'Navigators', 'pods', 'Krrvax', 'it', 's', 'class', 'Osullivan'],
+    );
   });
 });
 

@@ -879,7 +879,7 @@ export async function buildPacket(index: VaultIndex, draftInput: unknown, option
     findings.push({
       code: 'prompt_lines_replaced',
       severity: 'info',
-      message: `${file}: ${removed.length} line${removed.length === 1 ? '' : 's'} of the prompt's source section did not match an excerpt and ${removed.length === 1 ? 'was' : 'were'} replaced by the rendered excerpts: ${removed.map((l) => JSON.stringify(l.length > 80 ? l.slice(0, 79) + '…' : l)).join(', ')}`,
+      message: `${file}: ${removed.length} line${removed.length === 1 ? '' : 's'} of the prompt's source section did not match an excerpt and ${removed.length === 1 ? 'was' : 'were'} replaced by the rendered excerpts: ${removed.map((l) => JSON.stringify(l)).join(', ')}`,
       path: file,
       pointer: '/packet_prompt_text',
     });

@@ -53,7 +53,7 @@ export class ShardedEngine {
   private source: ShardSource;
   private fellBack = false;
   private loadedMeta: LoadedMeta | null = null;
-  private scratch: { raw: Float64Array; terms: Uint16Array; group: Float64Array; gq: Uint16Array; term: Float64Array; mark: Uint32Array; stamp: number } | null = null;
+  private scratch: { raw: Float64Array; terms: Uint16Array; group: Float64Array; gq: Uint16Array; term: Float64Array; mark: Uint32Array; mask: Uint32Array; stamp: number } | null = null;
 
   constructor(source: ShardSource, private readonly fallback: () => ShardSource) {
     this.source = source;
@@ -104,7 +104,7 @@ export class ShardedEngine {
     if (!this.scratch || this.scratch.raw.length < n) {
       this.scratch = {
         raw: new Float64Array(n), terms: new Uint16Array(n), group: new Float64Array(n), gq: new Uint16Array(n),
-        term: new Float64Array(n), mark: new Uint32Array(n), stamp: 0,
+        term: new Float64Array(n), mark: new Uint32Array(n), mask: new Uint32Array(n), stamp: 0,
       };
     }
     return this.scratch;
@@ -116,10 +116,11 @@ export class ShardedEngine {
   }
 
   /**
-   * Score every document matching any exact term (OR). `visit(id, score)` is called once per matching
-   * document, in ascending id order of first match (callers must not rely on the order).
+   * Score every document matching any exact term (OR). `visit(id, score, mask)` is called once per matching
+   * document; bit i of `mask` is set when the document has `terms[i]` in some field (i < 32; later terms
+   * have no bit). Documents come in ascending id order of first match (callers must not rely on the order).
    */
-  exact(terms: readonly string[], visit: (id: number, score: number) => void): void {
+  exact(terms: readonly string[], visit: (id: number, score: number, mask: number) => void): void {
     const groups = groupTerms(terms);
     const { meta, lengths } = this.meta();
     const N = meta.document_count;
@@ -137,6 +138,8 @@ export class ShardedEngine {
       for (const t of groupTermsList) {
         const ti = lookup.get(t);
         if (ti === undefined) continue;
+        const qi = terms.indexOf(t);
+        const bit = qi >= 0 && qi < 32 ? (1 << qi) >>> 0 : 0;
         termDocs.length = 0;
         const stamp = ++sc.stamp;
         for (let f = 0; f < FIELD_COUNT; f++) {
@@ -161,6 +164,7 @@ export class ShardedEngine {
           }
         }
         for (const d of termDocs) {
+          sc.mask[d] = (sc.mask[d]! | bit) >>> 0;
           if (sc.gq[d] === 0) {
             sc.group[d] = sc.term[d]!;
             groupDocs.push(d);
@@ -181,7 +185,8 @@ export class ShardedEngine {
       }
     }
     for (const d of touched) {
-      visit(d, sc.raw[d]! * sc.terms[d]!);
+      visit(d, sc.raw[d]! * sc.terms[d]!, sc.mask[d]!);
+      sc.mask[d] = 0;
       sc.raw[d] = 0;
       sc.terms[d] = 0;
     }

@@ -11,9 +11,10 @@
  *    (src/search/phrase.ts): `1 + 2 × (run − 1) / (n − 1)` for the longest run of consecutive query terms
  *    found consecutively in the chunk's text, a heading or (first chunk) the note's title or an alias
  *    (the first PHRASE_MAX_TERMS = 32 query terms).
- *    Candidates are examined in BM25 order until none could still enter the top k (at most
- *    k + PHRASE_CANDIDATES of them), so the result is the exact top k of the re-ranked scores whenever
- *    that bound is not reached.
+ *    Only the first PHRASE_CANDIDATES (2,000) exact hits in BM25 order (score, then path, chunk_index) are
+ *    re-ranked; the rest keep their BM25 score, so every hit's score depends on the query alone and a
+ *    smaller k returns a prefix of a larger k's hits. Candidates are examined in that order until none
+ *    could still enter the top k, so the result is exactly the top k of these scores.
  * 3. Only when the exact terms yield fewer than `k` hits (after filters) are prefix (terms ≥ 3 characters)
  *    and fuzzy (terms ≥ 5 characters, 20 % edits) expansions consulted, and hits found only that way are
  *    ranked below every exact hit (their scores are scaled under the lowest exact score, keeping their own
@@ -27,7 +28,7 @@ import { compareCodeUnits } from '../vault/scan.js';
 import { ShardedEngine, type ShardSource } from './engine.js';
 import { FIELD_COUNT, PostingsBuilder, packTokens, type CompactShard, type DocNote, type LoadedMeta } from './postings.js';
 import { noteTokens, phraseTerms, queryTerms } from './tokenize.js';
-import { longestPhraseRun, NAME_MATCH_FACTOR, PHRASE_MAX_TERMS, PHRASE_WEIGHT, phraseFactor, phraseIsName } from './phrase.js';
+import { longestPhraseRun, NAME_MATCH_FACTOR, PHRASE_MAX_TERMS, phraseFactor, phraseIsName } from './phrase.js';
 
 /** Options of {@link search}. */
 export interface SearchOptions {
@@ -36,7 +37,8 @@ export interface SearchOptions {
   /**
    * Keep only chunks whose path is under one of these vault-path prefixes, matched on whole segments:
    * `World/Politics` and `World/Politics/` match `World/Politics/x.md` but not `World/PoliticsOld/x.md`;
-   * a prefix naming a file (`World/a.md`) matches only that file; `''` matches everything.
+   * a prefix naming a file (`World/a.md`) matches only that file; `''` matches everything. A prefix may
+   * carry this index's namespace, as refs do (`FixtureLore:World/Politics/` = `World/Politics/`).
    */
   prefixes?: string[];
   /** Keep only chunks of notes that have at least one of these target classes. */
@@ -74,7 +76,9 @@ interface SearchState {
   engine: ShardedEngine;
   chunksOfPath: (path: VaultPath) => readonly Chunk[];
   docs?: DocTable;
-  /** Path → title and aliases, built on the first phrase check of a note's first chunk. */
+  /** Title then aliases of a note, read one note at a time (from the indexer's store). */
+  namesOfPath?: (path: VaultPath) => readonly string[];
+  /** Path → title and aliases from `index.notes`, built on first use when there is no `namesOfPath`. */
   names?: Map<string, string[]>;
 }
 
@@ -88,15 +92,22 @@ interface DocTable {
 const states = new WeakMap<VaultIndex, SearchState>();
 
 /**
- * Attach a shard source to an index (called by indexVault). `chunksOfPath` returns a note's chunks
- * (the indexer loads them lazily from its store, so a search never loads every chunk). Without a source,
+ * Attach a shard source to an index (called by indexVault). `chunksOfPath` returns a note's chunks and
+ * `namesOfPath` its title then aliases (the indexer reads both lazily from its store, one note at a time,
+ * so a search never loads every chunk or note record). Without a source,
  * the first search builds the shards in memory from `index.notes` and `index.chunks` — same tokens, same
  * scores.
  */
-export function attachSearchSource(index: VaultIndex, source: ShardSource, chunksOfPath?: (path: VaultPath) => readonly Chunk[]): void {
+export function attachSearchSource(
+  index: VaultIndex,
+  source: ShardSource,
+  chunksOfPath?: (path: VaultPath) => readonly Chunk[],
+  namesOfPath?: (path: VaultPath) => readonly string[],
+): void {
   states.set(index, {
     engine: new ShardedEngine(source, () => memorySource(index.notes, index.chunks)),
     chunksOfPath: chunksOfPath ?? defaultChunks(index),
+    namesOfPath,
   });
 }
 
@@ -211,7 +222,9 @@ export function search(index: VaultIndex, query: string, options: SearchOptions 
   const engine = st.engine;
   engine.prepare(terms); // loads the query's shards (may switch to the in-memory build, see engine.ts)
   const table = docTable(st);
-  const filter = makeFilter(options, table);
+  const own = `${index.namespace}:`;
+  const prefixes = options.prefixes?.map((p) => (p.startsWith(own) ? p.slice(own.length) : p));
+  const filter = makeFilter({ ...options, prefixes }, table);
   let ranked: Ranked[];
   if (options.phrase === false) {
     const heap = new TopK(k);
@@ -222,7 +235,7 @@ export function search(index: VaultIndex, query: string, options: SearchOptions 
     });
     ranked = heap.sorted();
   } else {
-    ranked = phraseRanked(index, st, table, engine, terms, phraseTerms(query).slice(0, PHRASE_MAX_TERMS), k, filter);
+    ranked = phraseRanked(index, st, table, engine, terms, phraseTerms(query), k, filter);
   }
   if (ranked.length < k && options.expand !== false) {
     const seen = new Set(ranked.map((h) => h.id));
@@ -253,17 +266,19 @@ export function search(index: VaultIndex, query: string, options: SearchOptions 
 }
 
 /**
- * Most candidates the phrase re-rank examines per query, whatever `k` (beyond `k` itself): a bound on the
- * chunk texts one query reads. Candidates come in BM25 order, so what is cut off could only have been
- * lifted by a phrase match from far down the BM25 ranking.
+ * Size of the phrase re-rank pool: the first this many exact hits in BM25 order (score, then ordinal)
+ * get their phrase and name factors; later hits keep their BM25 score. A bound on the chunk texts one
+ * query reads that does not depend on `k`.
  */
 export const PHRASE_CANDIDATES = 2000;
 
 /**
  * Exact hits re-ranked by phrase evidence (src/search/phrase.ts): candidates are taken in BM25 order
- * (score, then ordinal) and each gets `round(bm25 × phraseFactor)`; the walk stops when even a full-phrase
- * factor could not lift the next candidate into the top k, or after `k + PHRASE_CANDIDATES` candidates.
- * Chunks with the same text, headings and (first chunks) note names share one phrase computation.
+ * (score, then ordinal); the first PHRASE_CANDIDATES get `round(bm25 × factor)`, the others keep `bm25`;
+ * the walk stops when the next candidate could not enter the top k even with the largest factor it can
+ * have. A candidate's bound comes from the query terms it matched, so most need no text; chunks with the
+ * same text, headings and note names share one phrase computation. `query`: all phrase terms of the
+ * query (stop words kept); the phrase is its first PHRASE_MAX_TERMS, and a name match needs the whole query.
  */
 function phraseRanked(
   index: VaultIndex,
@@ -271,43 +286,60 @@ function phraseRanked(
   table: DocTable,
   engine: ShardedEngine,
   terms: readonly string[],
-  phrase: readonly string[],
+  query: readonly string[],
   k: number,
   filter: (id: number) => boolean,
 ): Ranked[] {
   const ids: number[] = [];
   const scores: number[] = [];
-  engine.exact(terms, (id, raw) => {
+  const masks: number[] = [];
+  engine.exact(terms, (id, raw, mask) => {
     if (filter(id)) {
       ids.push(id);
       scores.push(round(raw));
+      masks.push(mask);
     }
   });
   const order = new CandidateHeap(ids, scores, table.ord);
   const heap = new TopK(k);
   const runs = new Map<string, number>();
-  const usesRun = phrase.length >= 2;
-  const maxFactor = (usesRun ? 1 + PHRASE_WEIGHT : 1) * NAME_MATCH_FACTOR;
-  const limit = k + PHRASE_CANDIDATES;
-  for (let examined = 0; examined < limit && order.size > 0; examined++) {
+  const phrase = query.slice(0, PHRASE_MAX_TERMS);
+  const n = phrase.length;
+  const bound = phraseBound(phrase, terms);
+  const maxFactor = phraseFactor(n, n) * NAME_MATCH_FACTOR;
+  for (let examined = 0; order.size > 0; examined++) {
     const i = order.peek();
     const bm25 = scores[i]!;
     const id = ids[i]!;
     const ord = table.ord[id]!;
-    if (!heap.accepts(round(bm25 * maxFactor), ord)) break;
+    // Past the pool, scores are plain BM25 (factor 1), so the walk ends at the first that cannot enter.
+    const pooled = examined < PHRASE_CANDIDATES;
+    if (!heap.accepts(round(bm25 * (pooled ? maxFactor : 1)), ord)) break;
     order.pop();
+    if (!pooled) {
+      heap.push(id, bm25, ord);
+      continue;
+    }
     const [path, first] = table.meta.meta.notes[table.note[id]!]!;
-    const names = id === first ? noteNames(index, st, path) : [];
-    let factor = names.length > 0 && phraseIsName(phrase, names) ? NAME_MATCH_FACTOR : 1;
-    if (usesRun) {
-      const chunk = st.chunksOfPath(path)[id - first]!;
-      const key = `${chunk.hash}\u0000${chunk.heading_path.join('\u0001')}\u0000${names.join('\u0001')}`;
-      let run = runs.get(key);
-      if (run === undefined) {
-        run = longestPhraseRun(phrase, [chunk.text, ...chunk.heading_path, ...names]);
-        runs.set(key, run);
+    // What the BM25 pass already tells: the longest stretch of phrase terms this chunk can have (from the
+    // query terms it matched), hence the largest factor it can get, before any text is read.
+    const most = bound(masks[i]!);
+    const mayBeName = id === first && most === n && query.length === n;
+    if (!heap.accepts(round(bm25 * phraseFactor(most, n) * (mayBeName ? NAME_MATCH_FACTOR : 1)), ord)) continue;
+    let factor = 1;
+    if (most >= 2 || mayBeName) {
+      const names = id === first ? noteNames(index, st, path) : [];
+      if (mayBeName && phraseIsName(phrase, names)) factor = NAME_MATCH_FACTOR;
+      if (most >= 2) {
+        const chunk = st.chunksOfPath(path)[id - first]!;
+        const key = JSON.stringify([chunk.hash, chunk.heading_path, names]);
+        let run = runs.get(key);
+        if (run === undefined) {
+          run = longestPhraseRun(phrase, [chunk.text, ...chunk.heading_path, ...names]);
+          runs.set(key, run);
+        }
+        factor *= phraseFactor(run, n);
       }
-      factor *= phraseFactor(run, phrase.length);
     }
     const score = round(bm25 * factor);
     if (heap.accepts(score, ord)) heap.push(id, score, ord);
@@ -315,8 +347,35 @@ function phraseRanked(
   return heap.sorted();
 }
 
+/**
+ * For one query: a function from a chunk's matched-term mask (`ShardedEngine.exact`) to the longest
+ * stretch of consecutive phrase terms the chunk can contain — every phrase term it matched, plus every
+ * term BM25 did not look up (stop words dropped from the query, terms past the 32nd), which may be there.
+ * An upper bound of `longestPhraseRun`.
+ */
+function phraseBound(phrase: readonly string[], terms: readonly string[]): (mask: number) => number {
+  const bits = phrase.map((t) => {
+    const qi = terms.indexOf(t);
+    return qi >= 0 && qi < 32 ? (1 << qi) >>> 0 : 0;
+  });
+  const memo = new Map<number, number>();
+  return (mask) => {
+    let best = memo.get(mask);
+    if (best !== undefined) return best;
+    best = 0;
+    let cur = 0;
+    for (const b of bits) {
+      cur = b === 0 || (mask & b) !== 0 ? cur + 1 : 0;
+      if (cur > best) best = cur;
+    }
+    memo.set(mask, best);
+    return best;
+  };
+}
+
 /** Title and aliases of the note at `path` (for the phrase check of its first chunk). */
-function noteNames(index: VaultIndex, st: SearchState, path: VaultPath): string[] {
+function noteNames(index: VaultIndex, st: SearchState, path: VaultPath): readonly string[] {
+  if (st.namesOfPath) return st.namesOfPath(path);
   if (!st.names) {
     st.names = new Map();
     for (const n of index.notes) st.names.set(n.path, [n.title, ...n.aliases]);

@@ -2,7 +2,8 @@
  * Terms for search: one tokenizer and one term normaliser, used when indexing (possibly in a worker
  * thread) and when querying, so both sides always agree.
  *
- * - Apostrophes (`'`, `’`, `‘`, `ʼ`, `` ` ``) are dropped, so `Kel'dar` and `Keldar` give the same term.
+ * - A possessive `'s` is dropped (`Zhestokost’s` = `Zhestokost`), then apostrophes (`'`, `’`, `‘`, `ʼ`,
+ *   `` ` ``), so `Kel'dar` and `Keldar` give the same term.
  * - Tokens are split at whitespace, punctuation and symbols (Unicode `Z`, `P`, `S`).
  * - A term is lower-cased, NFD-decomposed and stripped of combining marks, so `Framgång` → `framgang`.
  * - Stop words (English function words) are kept in the index but dropped from queries that have
@@ -12,19 +13,24 @@ import type { Chunk, NoteRecord } from '../types.js';
 
 /**
  * Bumped whenever tokenisation or field layout changes; part of the index options hash (an index built
- * with another version is rebuilt with an `index_rebuilt` finding).
+ * with another version is rebuilt with an `index_rebuilt` finding). 2: possessive `'s` dropped.
  */
-export const TOKENIZER_VERSION = 1;
+export const TOKENIZER_VERSION = 2;
 
 const APOSTROPHES = /['’‘ʼ`]/g;
+/** A possessive `'s` after a letter, at the end of a word: `Zhestokost’s` → `Zhestokost`. */
+const POSSESSIVE = /(?<=\p{L})['’ʼ]s(?![\p{L}\p{N}])/gu;
 const SEPARATORS = /[\p{Z}\p{P}\p{S}\p{Cc}]+/u;
 const COMBINING = /\p{M}+/gu;
 // eslint-disable-next-line no-control-regex
 const ASCII = /^[\x00-\x7f]*$/;
 
-/** Split text into raw tokens (apostrophes removed first). Empty tokens are dropped. */
+/**
+ * Split text into raw tokens: possessive `'s` removed (`Zhestokost’s` → `Zhestokost`), then apostrophes
+ * (`Kel'dar` → `Keldar`), then split at separators. Empty tokens are dropped.
+ */
 export function tokenize(text: string): string[] {
-  return text.replace(APOSTROPHES, '').split(SEPARATORS).filter((t) => t.length > 0);
+  return text.replace(POSSESSIVE, '').replace(APOSTROPHES, '').split(SEPARATORS).filter((t) => t.length > 0);
 }
 
 /** Normalise one raw token into an index term: lower case, diacritics folded. `null` when empty. */
@@ -100,11 +106,12 @@ export function noteTokens(note: Pick<NoteRecord, 'title' | 'aliases'>, chunks: 
  * every term is one.
  */
 export function queryTerms(query: string): string[] {
-  const terms: string[] = [];
+  const seen = new Set<string>();
   for (const token of tokenize(query)) {
     const term = processTerm(token);
-    if (term !== null && !terms.includes(term)) terms.push(term);
+    if (term !== null) seen.add(term);
   }
+  const terms = [...seen];
   const content = terms.filter((t) => !STOP_WORDS.has(t));
   return content.length > 0 ? content : terms;
 }

@@ -1,0 +1,62 @@
+// Hostile search (phrase re-rank, src/search/search.ts + phrase.ts): findings of the search breaker.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { indexVault } from '../src/indexer/build.js';
+import { search } from '../src/search/search.js';
+
+const temps: string[] = [];
+afterAll(() => {
+  for (const t of temps) rmSync(t, { recursive: true, force: true });
+});
+/** A fresh vault `<tmp>/<name>` holding the given files (relative path → text). */
+function makeVault(name: string, files: Record<string, string>): string {
+  const base = mkdtempSync(join(tmpdir(), 'lt-hostile-search-'));
+  temps.push(base);
+  const dir = join(base, name);
+  mkdirSync(dir, { recursive: true });
+  for (const [p, body] of Object.entries(files)) writeFileSync(join(dir, p), body);
+  return dir;
+}
+const scores = (hits: { ref: string; score: number }[]) => hits.map((h) => [h.ref, h.score]);
+
+describe('search', () => {
+  it('scores a chunk by its own headings, whatever other chunks with the same text were examined first', async () => {
+    // X.md#chunk1 and Y.md#chunk2 have the same text ("### r …"); X's heading path is ["p\u0001q", "r"],
+    // Y's is ["p", "q", "r"]. Only X has "p q" consecutively in one heading. Y's chunk has no run of two
+    // query terms, so its score is its plain BM25 score — with or without other notes in the search.
+    const root = makeVault('Headings', {
+      'X.md': '# p\u0001q\n\n### r\n\nbody text here\n',
+      'Y.md': '# p\n\n## q\n\n### r\n\nbody text here\n',
+    });
+    const index = await indexVault(root, { persist: false });
+    expect(scores(search(index, 'p q body', { k: 10, phrase: false, paths: ['Y.md'] }))[0]).toEqual(['Headings:Y.md#chunk2', 6.50487]);
+    expect(scores(search(index, 'p q body', { k: 10, paths: ['Y.md'] }))[0]).toEqual(['Headings:Y.md#chunk2', 6.50487]);
+    expect(scores(search(index, 'p q body', { k: 10 })).find(([ref]) => ref === 'Headings:Y.md#chunk2')).toEqual(['Headings:Y.md#chunk2', 6.50487]);
+  });
+
+  it('gives the name-match factor only when the whole query is the name, also past the first 32 query terms', async () => {
+    const alias = Array.from({ length: 32 }, (_, i) => `w${i}`).join(' ');
+    const root = makeVault('Names', { 'Long.md': `---\naliases: ["${alias}"]\n---\nBody about ${alias}.\n` });
+    const index = await indexVault(root, { persist: false });
+    expect(scores(search(index, alias, { k: 1, phrase: false }))).toEqual([['Names:Long.md#chunk0', 1546.578822]]);
+    // The alias itself: full phrase (× 3) and name match (× 1.5).
+    expect(scores(search(index, alias, { k: 1 }))).toEqual([['Names:Long.md#chunk0', 6959.604699]]);
+    // One more word: the query is no longer the alias, so only the phrase factor of its first 32 terms (× 3).
+    expect(scores(search(index, `${alias} extra`, { k: 1 }))).toEqual([['Names:Long.md#chunk0', 4639.736466]]);
+  });
+
+  it('gives the same first hits whatever k when more than 2,000 chunks match (the re-rank pool does not depend on k)', async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 2100; i++) files[`n${String(i).padStart(4, '0')}.md`] = 'beta gamma alpha\n';
+    files['zlong.md'] = `alpha beta ${Array.from({ length: 60 }, (_, i) => `filler${i}`).join(' ')}\n`;
+    const index = await indexVault(makeVault('Pool', files), { persist: false });
+    const all = search(index, 'alpha beta', { k: 100_000 });
+    expect(all).toHaveLength(2101);
+    // zlong.md is last by BM25 (longest chunk) — outside the pool, so it keeps its BM25 score and stays last.
+    expect(all[0]!.ref).toBe('Pool:n0000.md#chunk0');
+    expect(all[2100]!.ref).toBe('Pool:zlong.md#chunk0');
+    for (const k of [1, 10, 100, 200, 2000, 2101]) expect(search(index, 'alpha beta', { k })).toEqual(all.slice(0, k));
+  });
+});
