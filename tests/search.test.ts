@@ -116,6 +116,10 @@ describe('tokenize', () => {
     expect(tokenize("Kel'dar’s [[Cold Wake]] #tag C# 2892-2895")).toEqual(['Keldar', 'Cold', 'Wake', 'tag', 'C', '2892', '2895']);
   });
 
+  it('removes invisible format characters (soft hyphen, zero-width space) instead of splitting at them', () => {
+    expect(tokenize('Soli\u00adton Dri\u200bve \ufeffBloom')).toEqual(['Soliton', 'Drive', 'Bloom']);
+  });
+
   it("drops a possessive 's after a letter, not an 's that starts a word or is followed by more letters", () => {
     expect(tokenize("Zhestokost’s guns, the Navigators' pods, Krr'vax, it's, 's-class, O'sullivan")).toEqual(
       ['Zhestokost', 'guns', 'the', 'Navigators', 'pods', 'Krrvax', 'it', 's', 'class', 'Osullivan'],

@@ -13,11 +13,13 @@ import type { Chunk, NoteRecord } from '../types.js';
 
 /**
  * Bumped whenever tokenisation or field layout changes; part of the index options hash (an index built
- * with another version is rebuilt with an `index_rebuilt` finding). 2: possessive `'s` dropped.
+ * with another version is rebuilt with an `index_rebuilt` finding). 2: possessive `'s` and Cf characters dropped.
  */
 export const TOKENIZER_VERSION = 2;
 
 const APOSTROPHES = /['’‘ʼ`]/g;
+/** Invisible format characters (soft hyphen, zero-width space and joiners, BOM): `Soli\u00adton` = `Soliton`. */
+const FORMAT = /\p{Cf}+/gu;
 /** A possessive `'s` after a letter, at the end of a word: `Zhestokost’s` → `Zhestokost`. */
 const POSSESSIVE = /(?<=\p{L})['’ʼ]s(?![\p{L}\p{N}])/gu;
 const SEPARATORS = /[\p{Z}\p{P}\p{S}\p{Cc}]+/u;
@@ -26,11 +28,12 @@ const COMBINING = /\p{M}+/gu;
 const ASCII = /^[\x00-\x7f]*$/;
 
 /**
- * Split text into raw tokens: possessive `'s` removed (`Zhestokost’s` → `Zhestokost`), then apostrophes
+ * Split text into raw tokens: invisible format characters (Unicode Cf: soft hyphen, zero-width space)
+ * removed, possessive `'s` removed (`Zhestokost’s` → `Zhestokost`), then apostrophes
  * (`Kel'dar` → `Keldar`), then split at separators. Empty tokens are dropped.
  */
 export function tokenize(text: string): string[] {
-  return text.replace(POSSESSIVE, '').replace(APOSTROPHES, '').split(SEPARATORS).filter((t) => t.length > 0);
+  return text.replace(FORMAT, '').replace(POSSESSIVE, '').replace(APOSTROPHES, '').split(SEPARATORS).filter((t) => t.length > 0);
 }
 
 /** Normalise one raw token into an index term: lower case, diacritics folded. `null` when empty. */
