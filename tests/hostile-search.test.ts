@@ -58,5 +58,8 @@ describe('search', () => {
     expect(all[0]!.ref).toBe('Pool:n0000.md#chunk0');
     expect(all[2100]!.ref).toBe('Pool:zlong.md#chunk0');
     for (const k of [1, 10, 100, 200, 2000, 2101]) expect(search(index, 'alpha beta', { k })).toEqual(all.slice(0, k));
+    // Nor on the filters: confined to zlong.md, it keeps the score it has among all 2,101 hits.
+    expect(search(index, 'alpha beta', { k: 1, paths: ['zlong.md'] })).toEqual([all[2100]]);
+    expect(search(index, 'alpha beta', { k: 1, prefixes: ['zlong.md'] })).toEqual([all[2100]]);
   });
 });

@@ -11,9 +11,9 @@
  *    (src/search/phrase.ts): `1 + 2 × (run − 1) / (n − 1)` for the longest run of consecutive query terms
  *    found consecutively in the chunk's text, a heading or (first chunk) the note's title or an alias
  *    (the first PHRASE_MAX_TERMS = 32 query terms).
- *    Only the first PHRASE_CANDIDATES (2,000) exact hits in BM25 order (score, then path, chunk_index) are
- *    re-ranked; the rest keep their BM25 score, so every hit's score depends on the query alone and a
- *    smaller k returns a prefix of a larger k's hits. Candidates are examined in that order until none
+ *    Only the first PHRASE_CANDIDATES (2,000) exact hits in BM25 order (score, then path, chunk_index;
+ *    before filters) are re-ranked; the rest keep their BM25 score, so every hit's score depends on the
+ *    query alone (not on k or the filters) and a smaller k returns a prefix of a larger k's hits. Candidates are examined in that order until none
  *    could still enter the top k, so the result is exactly the top k of these scores.
  * 3. Only when the exact terms yield fewer than `k` hits (after filters) are prefix (terms ≥ 3 characters)
  *    and fuzzy (terms ≥ 5 characters, 20 % edits) expansions consulted, and hits found only that way are
@@ -266,9 +266,9 @@ export function search(index: VaultIndex, query: string, options: SearchOptions 
 }
 
 /**
- * Size of the phrase re-rank pool: the first this many exact hits in BM25 order (score, then ordinal)
- * get their phrase and name factors; later hits keep their BM25 score. A bound on the chunk texts one
- * query reads that does not depend on `k`.
+ * Size of the phrase re-rank pool: the first this many exact hits in BM25 order (score, then ordinal),
+ * before filters, get their phrase and name factors; later hits keep their BM25 score. A bound on the
+ * chunk texts one query reads that depends neither on `k` nor on the filters.
  */
 export const PHRASE_CANDIDATES = 2000;
 
@@ -290,15 +290,15 @@ function phraseRanked(
   k: number,
   filter: (id: number) => boolean,
 ): Ranked[] {
+  // Every exact hit, filtered or not: the pool is the first PHRASE_CANDIDATES of all of them, so a hit's
+  // score does not depend on the filters (a proxy confined to some notes scores them as the CLI does).
   const ids: number[] = [];
   const scores: number[] = [];
   const masks: number[] = [];
   engine.exact(terms, (id, raw, mask) => {
-    if (filter(id)) {
-      ids.push(id);
-      scores.push(round(raw));
-      masks.push(mask);
-    }
+    ids.push(id);
+    scores.push(round(raw));
+    masks.push(mask);
   });
   const order = new CandidateHeap(ids, scores, table.ord);
   const heap = new TopK(k);
@@ -316,6 +316,7 @@ function phraseRanked(
     const pooled = examined < PHRASE_CANDIDATES;
     if (!heap.accepts(round(bm25 * (pooled ? maxFactor : 1)), ord)) break;
     order.pop();
+    if (!filter(id)) continue;
     if (!pooled) {
       heap.push(id, bm25, ord);
       continue;
