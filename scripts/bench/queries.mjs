@@ -120,3 +120,26 @@ export function knownItemRate(sources, tops) {
   }
   return n === 0 ? null : found / n;
 }
+
+/**
+ * Note-name lookups: the file names (without `.md`) of up to `count` notes whose name is unique in the
+ * source vault (so `index` and other repeated names are left out), picked with mulberry32(`seed`) and
+ * kept in path order. The known item is the note itself: any of its chunks counts (lines 1 … ∞).
+ * @param {string[]} paths vault-relative, sorted
+ * @param {number} count
+ * @param {number} seed
+ * @returns {{ query: string, source: { path: string, line_start: number, line_end: number } }[]}
+ */
+export function nameQueryItems(paths, count, seed) {
+  const stem = (p) => p.slice(p.lastIndexOf('/') + 1).replace(/\.md$/i, '');
+  const seen = new Map();
+  for (const p of paths) seen.set(stem(p), (seen.get(stem(p)) ?? 0) + 1);
+  const unique = paths.filter((p) => seen.get(stem(p)) === 1);
+  const rand = mulberry32(seed);
+  const picked = new Set();
+  while (picked.size < Math.min(count, unique.length)) picked.add(randInt(rand, unique.length));
+  return [...picked].sort((a, b) => a - b).map((i) => ({
+    query: stem(unique[i]),
+    source: { path: unique[i].normalize('NFC'), line_start: 1, line_end: Number.MAX_SAFE_INTEGER },
+  }));
+}

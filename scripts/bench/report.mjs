@@ -93,6 +93,8 @@ export function renderMarkdown(results) {
     const pct = (x) => (x == null ? '—' : `${(x * 100).toFixed(1)}%`);
     out.push('');
     out.push(`Known-item hit rate at 5 (a top-5 hit inside the paragraph the query was cut from): loretrace ${pct(q.known_item_at_5)}, plain MiniSearch ${pct(q.plain_known_item_at_5)}.`);
+    out.push('');
+    out.push(`Note-name lookups at 5 (the name of a note as the query; a top-5 hit in that note): loretrace ${pct(q.name_lookup_at_5)}, plain MiniSearch ${pct(q.plain_name_lookup_at_5)}.`);
   }
   out.push('');
   out.push(`## Targets (issue 7, defined at ×${TARGET_SCALE})`);

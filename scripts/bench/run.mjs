@@ -15,7 +15,7 @@ import { basename, join } from 'node:path';
 import { PHASES, PHASE_IDS, RATIOS, TARGET_SCALE } from './phases.mjs';
 import { median, ratio } from './stats.mjs';
 import { listFiles, buildScaledVault, copyName } from './vault.mjs';
-import { collectSentences, generateQueryItems, knownItemRate } from './queries.mjs';
+import { collectSentences, generateQueryItems, knownItemRate, nameQueryItems } from './queries.mjs';
 import { makeProcessor, decode, headingChunks } from './plain.mjs';
 import { mulberry32, sampleIndices } from './prng.mjs';
 import { runChild } from './runner.mjs';
@@ -147,6 +147,8 @@ export async function runBench(o) {
   const items = generateQueryItems(sentences, o.queries, o.seed);
   const queries = items.map((q) => q.query);
   const sources = items.map((q) => q.source);
+  const nameItems = nameQueryItems(srcPaths, 100, o.seed + 3);
+  const nameQueries = nameItems.map((q) => q.query);
   const reads = await pickReads(o.source, srcPaths, 50, o.seed + 1);
   const tmp = await mkdtemp(join(tmpdir(), 'loretrace-bench-'));
   log(`bench: ${srcPaths.length} notes in ${o.source}; temp folder ${tmp}`);
@@ -212,15 +214,19 @@ export async function runBench(o) {
       await run('plain_warm_start', { plainFile, runs: o.runs, query: queries[0] }, [['plain_pipeline', ctx.plainFile != null]]);
       await run('warm_start', { ...common, indexDir: ctx.indexDir, query: queries[0] }, [hasIndex]);
       const chunksFile = join(work, 'chunks.jsonl');
-      const sr = await run('search', { ...common, indexDir: ctx.indexDir, queries, chunksFile }, [hasIndex]);
+      const sr = await run('search', { ...common, indexDir: ctx.indexDir, queries, nameQueries, chunksFile }, [hasIndex]);
       if (sr) {
         ctx.ltTop5 = sr.data.top5;
         ctx.ltLoc = sr.data.top5loc;
+        ctx.ltNameLoc = sr.data.nameLoc;
         ctx.hits = sr.data.hits;
       }
-      const ps = await run('plain_search', { root: vault.root, paths, namespace: vault.namespace, runs: o.runs, queries, chunksFile: sr ? chunksFile : null });
+      const ps = await run('plain_search', { root: vault.root, paths, namespace: vault.namespace, runs: o.runs, queries, nameQueries, chunksFile: sr ? chunksFile : null });
       if (ps && ps.data.chunks_source === 'loretrace') ctx.plainTop5 = ps.data.top5;
-      if (ps) ctx.plainLoc = ps.data.top5loc;
+      if (ps) {
+        ctx.plainLoc = ps.data.top5loc;
+        ctx.plainNameLoc = ps.data.nameLoc;
+      }
       await run('traversal', { ...common, indexDir: ctx.indexDir, queries: queries.slice(0, 10), iterations: o.traversalIterations }, [hasIndex]);
       await run(
         'proxy',
@@ -253,6 +259,8 @@ export async function runBench(o) {
           ...compareTop5(ctx.ltTop5, ctx.plainTop5),
           known_item_at_5: knownItemRate(sources, ctx.ltLoc),
           plain_known_item_at_5: knownItemRate(sources, ctx.plainLoc),
+          name_lookup_at_5: knownItemRate(nameItems.map((q) => q.source), ctx.ltNameLoc),
+          plain_name_lookup_at_5: knownItemRate(nameItems.map((q) => q.source), ctx.plainNameLoc),
         },
       });
       if (!o.keep) await rm(base, { recursive: true, force: true });

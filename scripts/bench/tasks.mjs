@@ -165,7 +165,7 @@ async function plainWarmStart({ plainFile, runs, query }) {
  * index's chunks as JSON lines (`{ id: ref, text }`) for the plain search anchor, and returns the top-5
  * refs of run 0 and the top hit of the first queries (line ranges for the proxy phases).
  */
-async function searchPhase({ root, indexDir, runs, queries, chunksFile, distDir }) {
+async function searchPhase({ root, indexDir, runs, queries, nameQueries = [], chunksFile, distDir }) {
   const api = await requireApi(distDir, ['indexVault', 'search']);
   const index = await indexWith(api, root, indexDir);
   const ns = index.namespace;
@@ -199,12 +199,16 @@ async function searchPhase({ root, indexDir, runs, queries, chunksFile, distDir 
   }
   return {
     phases: { search: { ...latencyRuns(perRun), extra: { chunks: index.chunks.length, k: 5 } } },
-    data: { top5, top5loc, hits, namespace: ns, chunks: index.chunks.length },
+    // Note-name lookups (untimed, after the timed runs): top-5 locations for the quality figures.
+    data: {
+      top5, top5loc, hits, namespace: ns, chunks: index.chunks.length,
+      nameLoc: nameQueries.map((q) => api.search(index, q, { k: 5 }).map((h) => ({ path: h.path, line_start: h.line_start, line_end: h.line_end }))),
+    },
   };
 }
 
 /** Plain search anchor: MiniSearch defaults over the same chunks, `search(q)` scoring every match. */
-async function plainSearch({ chunksFile, root, paths, namespace, runs, queries }) {
+async function plainSearch({ chunksFile, root, paths, namespace, runs, queries, nameQueries = [] }) {
   let docs;
   let chunksSource = 'loretrace';
   if (chunksFile) {
@@ -247,7 +251,7 @@ async function plainSearch({ chunksFile, root, paths, namespace, runs, queries }
   const meanMatches = matches.reduce((a, b) => a + b, 0) / Math.max(1, matches.length);
   return {
     phases: { plain_search: { ...latencyRuns(perRun), extra: { chunks: docs.length, chunks_source: chunksSource, build_ms: buildMs, mean_matching_chunks: meanMatches } } },
-    data: { top5, top5loc, chunks_source: chunksSource },
+    data: { top5, top5loc, chunks_source: chunksSource, nameLoc: nameQueries.map((q) => ms.search(q).slice(0, 5).map((h) => locs.get(h.id))) },
   };
 }
 
