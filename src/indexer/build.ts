@@ -21,13 +21,15 @@ import { LoretraceError, type Finding } from '../errors.js';
 import type { Chunk, LinkRecord, ManifestEntry, NoteRecord, VaultConfig, VaultIndex, VaultPath } from '../types.js';
 import { resolveLinks } from '../links/resolve.js';
 import { attachSearchSource } from '../search/search.js';
+import { recordLineReader } from './record-lines.js';
 import type { ShardSource } from '../search/engine.js';
 import {
-  FIELD_COUNT, PostingsBuilder, buildFromPacked, decodeMeta, decodeShard, encodeMeta, encodeShard, shardHasAny, type CompactShard, type DocNote, type LoadedMeta,
+  FIELD_COUNT, PostingsBuilder, decodeMeta, decodeShard, encodeMeta, encodeShard, shardHasAny, type CompactShard, type DocNote, type LoadedMeta,
 } from '../search/postings.js';
 import { TOKENIZER_VERSION } from '../search/tokenize.js';
 import { loadVaultConfig } from '../vault/config.js';
 import { compareCodeUnits, scanVault, sha256Hex, vaultRoot, type ScannedFile } from '../vault/scan.js';
+import { ColdSink } from './cold.js';
 import { parseAll, parseBatch, type ParsedBatch, type ParsedLines } from './parse-pool.js';
 import {
   CorruptIndexError, INDEX_SCHEMA_VERSION, canonicalHash, commitManifest, defaultIndexDir, ensureIndexDir, readDataBytesSync,
@@ -94,8 +96,13 @@ export function vaultAssets(index: VaultIndex): string[] {
 
 /** Chunks of a note, by path — the search engine's way to read only the chunks of its hits. */
 const chunkReaders = new WeakMap<VaultIndex, (path: VaultPath) => readonly Chunk[]>();
+/** Title then aliases of a note, by path — for the search's name match, without loading every note. */
+const namesReaders = new WeakMap<VaultIndex, (path: VaultPath) => readonly string[]>();
 
-/** A record shard: on disk (`file`, read on demand) or in memory (`data`, UTF-8, when not saved (yet)). */
+/**
+ * A record shard: on disk (`file`, read on demand) or in memory (`data`, UTF-8, when not saved (yet)).
+ * Neither = lost after a failed write (reading it re-parses the vault).
+ */
 interface ShardRef { file: string | null; data: Buffer | null; lines: number }
 
 /** The three record families of the store, one {@link ShardRef} per record shard. */
@@ -121,6 +128,7 @@ function splitLinesOf(text: string): string[] {
 
 function refText(indexDir: string | null, ref: ShardRef): string {
   if (ref.data !== null) return ref.data.toString('utf8');
+  if (ref.file === null || indexDir === null) throw new CorruptIndexError('a record shard could not be saved');
   const text = readDataBytesSync(indexDir!, ref.file!).toString('utf8');
   const n = splitLinesOf(text).length;
   if (n !== ref.lines) throw new CorruptIndexError(`data file ${ref.file} has ${n} lines, expected ${ref.lines}`);
@@ -233,9 +241,30 @@ async function build(input: BuildInput): Promise<VaultIndex> {
   for (const f of files) if (f.bytes !== undefined) rehashed++;
   const jobs = toParse.map((f) => ({ path: f.path, sha256: f.sha256, bytes: f.bytes! }));
   for (const f of files) delete f.bytes; // the jobs (then the workers' buffers) hold the bytes from here on
+  // A cold build streams: each parsed batch is written out and dropped as it arrives (src/indexer/cold.ts).
+  let sink: ColdSink | null = null;
+  if (!prev) {
+    let dir = indexDir;
+    let early: Finding | null = null;
+    if (indexDir) {
+      try {
+        await ensureIndexDir(indexDir);
+      } catch (e) {
+        early = notSaved(indexDir, e);
+        dir = null;
+      }
+    }
+    sink = new ColdSink(dir, shardCountFor(files.length), (e) => notSaved(indexDir!, e));
+    if (early) sink.failed(early);
+  }
   const { batches, threads } = await parseAll(
     jobs.splice(0),
-    { config, workers: options.workers, onProgress: options.onProgress ? (done, total) => options.onProgress!({ phase: 'parse', done, total }) : undefined },
+    {
+      config,
+      workers: options.workers,
+      onProgress: options.onProgress ? (done, total) => options.onProgress!({ phase: 'parse', done, total }) : undefined,
+      onBatch: sink ? (b) => sink!.add(b) : undefined,
+    },
   );
   const parsed = new Map<string, ParsedLines>();
   for (const b of batches) for (const r of b.records) parsed.set(r.path, r);
@@ -250,31 +279,21 @@ async function build(input: BuildInput): Promise<VaultIndex> {
   let saveFinding: Finding | null = null;
 
   if (!prev) {
-    // Cold build: every note parsed; doc ids are chunk ordinals.
-    const cold = coldRecords(files, batches, parsed);
-    for (const b of batches) (b as { tokens: unknown }).tokens = null; // packed postings are merged: release them
+    // Cold build: every note parsed and already streamed to the sink; doc ids are chunk ordinals.
+    const cold = await sink!.finish();
+    // Closures of this function (the stats getters) outlive it: let them not keep the sink's buffers.
+    sink = null;
+    families = cold.families;
     counts = cold.counts;
     source = cold.source;
-    const shardCount = shardCountFor(files.length);
-    const groups = shardGroups(files.map((f) => f.path), shardCount);
-    const rec = (p: string) => parsed.get(p)!;
-    families = null as unknown as Families;
-    if (indexDir) {
+    saveFinding = cold.saveFinding;
+    if (indexDir && cold.searchFiles) {
       try {
-        await ensureIndexDir(indexDir);
-        // One record shard at a time: concatenated, written, dropped (no second copy of every record).
-        families = {
-          notes: await writeGroups(indexDir, 'notes', groups, (p) => rec(p).note),
-          chunks: await writeGroups(indexDir, 'chunks', groups, (p) => rec(p).chunks),
-          parse_links: await writeGroups(indexDir, 'parse_links', groups, (p) => rec(p).links),
-        };
-        const searchFiles = await writeSearch(indexDir, cold.loaded, cold.shards, null);
-        await commitManifest(indexDir, manifestOf(base, shardCount, families, searchFiles, counts));
+        await commitManifest(indexDir, manifestOf(base, shardCountFor(files.length), families, cold.searchFiles, counts));
       } catch (e) {
         saveFinding = notSaved(indexDir, e);
-        families = familyBuffers(groups, rec);
       }
-    } else families = familyBuffers(groups, rec);
+    }
   } else if (!changed) {
     // Warm: nothing changed; everything stays on disk until read.
     families = diskFamilies(prev);
@@ -305,7 +324,7 @@ async function build(input: BuildInput): Promise<VaultIndex> {
   const index = lazyIndex({
     namespace, root: scan.root, snapshot, manifestFiles, config, files, assets: scan.assets, indexDir, families, head: findings, tail,
   });
-  attachSearchSource(index, source, chunkReaders.get(index));
+  attachSearchSource(index, source, chunkReaders.get(index), namesReaders.get(index));
   const stats: IndexStats = {
     notes: files.length, chunks: counts.chunks, links: counts.links, unresolved: 0, ambiguous: 0, broken_fragments: 0,
     parsed: toParse.length, reused, removed: removedPaths.length, rebuilt: input.rebuilt, index_dir: indexDir, threads,
@@ -332,56 +351,6 @@ async function build(input: BuildInput): Promise<VaultIndex> {
 
 function notSaved(indexDir: string, e: unknown): Finding {
   return { code: 'index_not_saved', severity: 'warning', message: `cannot save the index to ${indexDir}: ${(e as Error).message}; results are correct but the next run starts cold` };
-}
-
-/** Cold build: postings (doc id = chunk ordinal), doc table and counts. */
-function coldRecords(files: readonly ScannedFile[], batches: readonly ParsedBatch[], parsed: Map<string, ParsedLines>) {
-  const built = buildFromPacked(batches.map((b) => b.tokens));
-  const docNotes: DocNote[] = [];
-  let first = 0;
-  let links = 0;
-  for (const f of files) {
-    const r = parsed.get(f.path)!;
-    links += r.link_count;
-    docNotes.push([f.path, first, r.chunk_count, r.classes]);
-    first += r.chunk_count;
-  }
-  const loaded: LoadedMeta = {
-    meta: { document_count: built.count, next_id: built.count, length_sums: built.sums, notes: docNotes, shards: [...built.shards.keys()] },
-    lengths: built.lengths,
-  };
-  const source: ShardSource = { meta: () => loaded, load: (key) => built.shards.get(key) ?? null };
-  return { counts: { notes: files.length, chunks: built.count, links }, source, loaded, shards: built.shards };
-}
-
-const NL = Buffer.from('\n');
-
-/** Paths of each record shard (path order kept within a shard). */
-function shardGroups(paths: readonly string[], shardCount: number): string[][] {
-  const groups: string[][] = Array.from({ length: shardCount }, () => []);
-  for (const p of paths) groups[shardOf(p, shardCount)]!.push(p);
-  return groups;
-}
-
-function shardBuffer(paths: readonly string[], line: (p: string) => Uint8Array): Buffer {
-  const parts: Uint8Array[] = [];
-  for (const p of paths) parts.push(line(p), NL);
-  return Buffer.concat(parts);
-}
-
-/** Record shards of the three families as UTF-8 buffers in memory (when they are not saved). */
-function familyBuffers(groups: string[][], rec: (p: string) => ParsedLines): Families {
-  const conv = (line: (p: string) => Uint8Array): ShardRef[] => groups.map((g) => ({ file: null, data: shardBuffer(g, line), lines: g.length }));
-  return { notes: conv((p) => rec(p).note), chunks: conv((p) => rec(p).chunks), parse_links: conv((p) => rec(p).links) };
-}
-
-async function writeGroups(indexDir: string, name: string, groups: string[][], line: (p: string) => Uint8Array): Promise<ShardRef[]> {
-  const out: ShardRef[] = [];
-  for (let s = 0; s < groups.length; s++) {
-    const file = await writeData(indexDir, `${name}-${String(s).padStart(3, '0')}`, shardBuffer(groups[s]!, line), 'jsonl');
-    out.push({ file, data: null, lines: groups[s]!.length });
-  }
-  return out;
 }
 
 function joinLines(lines: readonly string[]): string {
@@ -715,27 +684,45 @@ function lazyIndex(p: LazyInput): VaultIndex {
   lazy('links', () => resolve().links);
   lazy('findings', findings);
 
-  // Chunks of one note for search hits, without loading every chunk.
-  const shardCount = p.families.chunks.length;
-  const loadedShards = new Map<number, Map<string, Chunk[]>>();
+  // Chunks (and title + aliases) of one note for search hits and phrase checks, without loading a whole
+  // family: one record line at a time (src/indexer/record-lines.ts).
+  const chunkLine = recordLineReader(p.indexDir, p.families.chunks);
+  const parsedChunks = new Map<string, Chunk[]>();
   chunkReaders.set(index, (path) => {
-    if (chunksCache || shardCount === 0) return chunksCache ? chunksByPath(chunksCache, path) : [];
-    const s = shardOf(path, shardCount);
-    let m = loadedShards.get(s);
-    if (!m) {
+    if (chunksCache || p.families.chunks.length === 0) return chunksCache ? chunksByPath(chunksCache, path) : [];
+    let list = parsedChunks.get(path);
+    if (!list) {
       try {
-        m = new Map();
-        for (const l of splitLinesOf(refText(p.indexDir, p.families.chunks[s]!))) {
-          const v = JSON.parse(l) as { path: string; chunks: Chunk[] };
-          m.set(v.path, v.chunks);
-        }
+        const line = chunkLine(path);
+        list = line === null ? [] : (JSON.parse(line) as { chunks: Chunk[] }).chunks;
       } catch (e) {
         if (!(e instanceof CorruptIndexError)) throw e;
         return chunksByPath(index.chunks, path);
       }
-      loadedShards.set(s, m);
+      parsedChunks.set(path, list);
     }
-    return m.get(path) ?? [];
+    return list;
+  });
+  const noteLine = recordLineReader(p.indexDir, p.families.notes);
+  const names = new Map<string, string[]>();
+  namesReaders.set(index, (path) => {
+    let list = names.get(path);
+    if (!list) {
+      let note: NoteRecord | undefined;
+      if (notesCache || p.families.notes.length === 0) note = index.notes.find((n) => n.path === path);
+      else {
+        try {
+          const line = noteLine(path);
+          note = line === null ? undefined : (JSON.parse(line) as NoteLineValue).note;
+        } catch (e) {
+          if (!(e instanceof CorruptIndexError)) throw e;
+          note = index.notes.find((n) => n.path === path);
+        }
+      }
+      list = note ? [note.title, ...note.aliases] : [];
+      names.set(path, list);
+    }
+    return list;
   });
   return index;
 }

@@ -11,6 +11,11 @@
  * batch in one transferred ArrayBuffer (no copy), two batches in flight per worker so no worker waits.
  * A batch comes back as JSON lines (the store's record lines, serialised once, in the worker) and the
  * batch's search postings packed into typed arrays — no per-note message, no second serialisation.
+ *
+ * Streaming (`onBatch`, used by a cold build): batches are handed on in job order as they complete and
+ * are not kept; once consumed, their buffers go back to the worker that produced them, and input buffers
+ * come back with the answers, so the same few buffers circulate (issue 7, peak RSS: dead ArrayBuffers
+ * stay resident until V8 happens to collect them).
  */
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -66,26 +71,44 @@ export interface WireBatch {
 
 const FAMILIES = ['note', 'chunks', 'links'] as const;
 
-/** Pack parsed lines for the transfer (one buffer per family). */
-export function toWire(b: { paths: string[]; shas: string[]; classes: string[][]; chunkCounts: number[]; linkCounts: number[]; lines: Record<(typeof FAMILIES)[number], string[]>; tokens: PackedTokens }): WireBatch {
+/**
+ * Allocator of wire buffers: an ArrayBuffer of at least `bytes` bytes. A parse worker hands out buffers
+ * the main thread has sent back (see {@link parseAll}), so the buffers of a cold build circulate instead
+ * of piling up as garbage in the main thread; the bytes past a batch's data are never read.
+ */
+export type WireAlloc = (bytes: number) => ArrayBuffer;
+
+/**
+ * Pack parsed lines for the transfer (one buffer per family). With `alloc`, the token arrays are copied
+ * into allocated buffers too (so every transferred buffer can be recycled).
+ */
+export function toWire(
+  b: { paths: string[]; shas: string[]; classes: string[][]; chunkCounts: number[]; linkCounts: number[]; lines: Record<(typeof FAMILIES)[number], string[]>; tokens: PackedTokens },
+  alloc?: WireAlloc,
+): WireBatch {
   const buffers = {} as WireBatch['buffers'];
   const ends = {} as WireBatch['ends'];
   for (const fam of FAMILIES) {
-    const parts = b.lines[fam].map((l) => Buffer.from(l, 'utf8'));
-    const total = parts.reduce((s, x) => s + x.length, 0);
-    const ab = new ArrayBuffer(total);
-    const view = new Uint8Array(ab);
+    const lines = b.lines[fam];
     const e: number[] = [];
+    let total = 0;
+    for (const l of lines) e.push((total += Buffer.byteLength(l, 'utf8')));
+    const ab = alloc ? alloc(total) : new ArrayBuffer(total);
+    const view = Buffer.from(ab, 0, total);
     let o = 0;
-    for (const x of parts) {
-      view.set(x, o);
-      o += x.length;
-      e.push(o);
-    }
+    for (const l of lines) o += view.write(l, o, 'utf8');
     buffers[fam] = ab;
     ends[fam] = e;
   }
-  return { paths: b.paths, shas: b.shas, classes: b.classes, chunkCounts: b.chunkCounts, linkCounts: b.linkCounts, buffers, ends, tokens: b.tokens };
+  let tokens = b.tokens;
+  if (alloc) {
+    const postings = new Uint32Array(alloc(tokens.postings.byteLength), 0, tokens.postings.length);
+    postings.set(tokens.postings);
+    const lengths = new Uint32Array(alloc(tokens.lengths.byteLength), 0, tokens.lengths.length);
+    lengths.set(tokens.lengths);
+    tokens = { ...tokens, postings, lengths };
+  }
+  return { paths: b.paths, shas: b.shas, classes: b.classes, chunkCounts: b.chunkCounts, linkCounts: b.linkCounts, buffers, ends, tokens };
 }
 
 /** Unpack a {@link WireBatch} into per-note views. */
@@ -108,9 +131,9 @@ export function fromWire(w: WireBatch): ParsedBatch {
   };
 }
 
-/** Transferable buffers of a wire batch. */
+/** Transferable buffers of a wire batch (distinct). */
 export function transferList(w: WireBatch): ArrayBuffer[] {
-  return [w.buffers.note, w.buffers.chunks, w.buffers.links, w.tokens.postings.buffer as ArrayBuffer, w.tokens.lengths.buffer as ArrayBuffer];
+  return [...new Set([w.buffers.note, w.buffers.chunks, w.buffers.links, w.tokens.postings.buffer as ArrayBuffer, w.tokens.lengths.buffer as ArrayBuffer])];
 }
 
 /** One parse job. */
@@ -121,7 +144,7 @@ export interface ParseJob {
 }
 
 /** Parse jobs in order into a {@link WireBatch}; pure and deterministic (runs in the worker too). */
-export function parseWire(jobs: readonly ParseJob[], config: VaultConfig): WireBatch {
+export function parseWire(jobs: readonly ParseJob[], config: VaultConfig, alloc?: WireAlloc): WireBatch {
   const lines = { note: [] as string[], chunks: [] as string[], links: [] as string[] };
   const tokens: NoteTokens[] = [];
   const classes: string[][] = [];
@@ -137,12 +160,53 @@ export function parseWire(jobs: readonly ParseJob[], config: VaultConfig): WireB
     linkCounts.push(parsed.links.length);
     tokens.push(noteTokens(parsed.note, parsed.chunks));
   }
-  return toWire({ paths: jobs.map((j) => j.path), shas: jobs.map((j) => j.sha256), classes, chunkCounts, linkCounts, lines, tokens: packTokens(tokens) });
+  return toWire({ paths: jobs.map((j) => j.path), shas: jobs.map((j) => j.sha256), classes, chunkCounts, linkCounts, lines, tokens: packTokens(tokens) }, alloc);
 }
 
 /** Parse jobs in order (in the calling thread). */
 export function parseBatch(jobs: readonly ParseJob[], config: VaultConfig): ParsedBatch {
   return fromWire(parseWire(jobs, config));
+}
+
+/**
+ * A few spare ArrayBuffers for reuse: `take(n)` hands out the smallest one of at least `n` bytes, else a
+ * new one with some headroom (so it can serve later, slightly larger batches); `give` keeps at most
+ * {@link BufferPool.MAX} buffers (the smallest are dropped).
+ */
+export class BufferPool {
+  static readonly MAX = 16;
+  private readonly free: ArrayBuffer[] = [];
+
+  take(n: number): ArrayBuffer {
+    if (n === 0) return new ArrayBuffer(0);
+    let best = -1;
+    for (let i = 0; i < this.free.length; i++) {
+      const size = this.free[i]!.byteLength;
+      if (size >= n && (best < 0 || size < this.free[best]!.byteLength)) best = i;
+    }
+    if (best >= 0) return this.free.splice(best, 1)[0]!;
+    return new ArrayBuffer(Math.ceil((n + (n >> 2)) / 4096) * 4096);
+  }
+
+  give(b: ArrayBuffer): void {
+    if (b.byteLength === 0) return;
+    this.free.push(b);
+    if (this.free.length > BufferPool.MAX) {
+      let min = 0;
+      for (let i = 1; i < this.free.length; i++) if (this.free[i]!.byteLength < this.free[min]!.byteLength) min = i;
+      this.free.splice(min, 1);
+    }
+  }
+}
+
+/** Message to a worker: the vault config for the batches that follow (sent at the start of each run). */
+export interface ConfigMessage {
+  config: VaultConfig;
+}
+
+/** Message to a worker: buffers of consumed batches, to reuse for the next answers. */
+export interface RecycleMessage {
+  recycle: ArrayBuffer[];
 }
 
 /** Message to a worker: a batch's paths, hashes and bytes (one transferred buffer, `ends[i]` = end of note i). */
@@ -151,7 +215,10 @@ export interface BatchMessage {
   paths: string[];
   shas: string[];
   ends: number[];
+  /** The bytes; may be longer than `ends` says (a reused buffer). */
   buffer: ArrayBuffer;
+  /** Streaming mode: answer with pooled buffers and send `buffer` back (`input`) for reuse. */
+  recycle: boolean;
 }
 
 /** Split a batch message back into jobs (views into the transferred buffer). */
@@ -164,6 +231,59 @@ export function jobsOf(msg: BatchMessage): ParseJob[] {
     start = end;
     return job;
   });
+}
+
+/**
+ * Idle parse workers are kept this long (ms) for the next {@link parseAll} of the process, then
+ * terminated. Reusing them spares the start-up and, above all, the native memory that every new
+ * thread leaves behind (its malloc arena): a process that indexes repeatedly (tests, a server that
+ * re-indexes, the benchmark's repeated runs) does not grow from run to run. Idle workers never keep the
+ * process alive.
+ */
+export const WORKER_IDLE_MS = 2000;
+
+/** A parse worker of the process-wide pool. */
+interface PooledWorker {
+  worker: Worker;
+  /** Exited or failed: never reused. */
+  dead: boolean;
+}
+
+const idleWorkers: PooledWorker[] = [];
+let idleTimer: NodeJS.Timeout | null = null;
+
+function acquireWorker(file: string): PooledWorker {
+  let m = idleWorkers.pop();
+  if (!m) {
+    const created: PooledWorker = { worker: new Worker(file, { workerData: { config: {} } }), dead: false };
+    const gone = () => {
+      created.dead = true;
+      const at = idleWorkers.indexOf(created);
+      if (at >= 0) idleWorkers.splice(at, 1);
+    };
+    created.worker.on('error', gone); // always listened to, so an idle worker's error is never uncaught
+    created.worker.on('exit', gone);
+    m = created;
+  }
+  m.worker.ref();
+  return m;
+}
+
+function releaseWorker(m: PooledWorker): void {
+  if (m.dead) return;
+  m.worker.unref();
+  idleWorkers.push(m);
+  if (idleTimer) clearTimeout(idleTimer);
+  idleTimer = setTimeout(() => {
+    idleTimer = null;
+    for (const w of idleWorkers.splice(0)) killWorker(w);
+  }, WORKER_IDLE_MS);
+  idleTimer.unref();
+}
+
+function killWorker(m: PooledWorker): void {
+  m.dead = true;
+  void m.worker.terminate();
 }
 
 function workerFile(): string | null {
@@ -179,6 +299,12 @@ export interface ParseAllOptions {
   workers?: boolean | 'auto';
   /** Called after each parsed batch with (notes done, total). */
   onProgress?: (done: number, total: number) => void;
+  /**
+   * Streaming: receives every parsed batch in job order, as soon as it and all earlier batches are
+   * parsed; the batches are then not kept (`batches` of the result is empty), so a cold build holds at
+   * most the few batches in flight. An exception thrown here stops the pool and rejects `parseAll`.
+   */
+  onBatch?: (batch: ParsedBatch) => void;
 }
 
 function batchesOf(jobs: readonly ParseJob[]): ParseJob[][] {
@@ -201,19 +327,37 @@ function batchesOf(jobs: readonly ParseJob[]): ParseJob[][] {
 /**
  * Parse jobs; batches come back in job order. Reports which path was taken in `threads` (0 = in-thread).
  * Batching never changes results: each note is parsed alone, postings are merged in job order.
+ * `jobs` is emptied: each job's bytes are released as soon as its batch is parsed or sent to a worker.
  */
-export async function parseAll(jobs: readonly ParseJob[], options: ParseAllOptions): Promise<{ batches: ParsedBatch[]; threads: number }> {
+export async function parseAll(jobs: ParseJob[], options: ParseAllOptions): Promise<{ batches: ParsedBatch[]; threads: number }> {
   const file = options.workers === false ? null : workerFile();
   const useWorkers = file !== null && (options.workers === true || jobs.length > WORKER_THRESHOLD);
   const batches = batchesOf(jobs);
   const total = jobs.length;
-  const out = new Array<ParsedBatch>(batches.length);
+  jobs.length = 0; // the batches hold the jobs now, each released when sent
+  const out = new Array<ParsedBatch>(options.onBatch ? 0 : batches.length);
+  // Batches finish out of order across workers; they are handed on in job order. After `onBatch`, the
+  // buffers of a worker's batch go back to that worker for reuse (`recycle`).
+  const early = new Map<number, { wire: WireBatch; recycle?: (buffers: ArrayBuffer[]) => void }>();
+  let delivered = 0;
+  const deliver = (i: number, wire: WireBatch, recycle?: (buffers: ArrayBuffer[]) => void) => {
+    if (!options.onBatch) {
+      out[i] = fromWire(wire);
+      return;
+    }
+    early.set(i, { wire, recycle });
+    for (let e = early.get(delivered); e !== undefined; e = early.get(delivered)) {
+      early.delete(delivered++);
+      options.onBatch(fromWire(e.wire));
+      e.recycle?.(transferList(e.wire));
+    }
+  };
   let done = 0;
   if (!useWorkers) {
     for (let i = 0; i < batches.length; i++) {
       const b = batches[i]!;
       batches[i] = []; // release the bytes as soon as they are parsed
-      out[i] = parseBatch(b, options.config);
+      deliver(i, parseWire(b, options.config));
       done += b.length;
       options.onProgress?.(done, total);
     }
@@ -222,10 +366,13 @@ export async function parseAll(jobs: readonly ParseJob[], options: ParseAllOptio
   const threads = Math.max(1, Math.min(4, availableParallelism(), batches.length));
   let next = 0;
   const sizes = batches.map((b) => b.length);
+  // Input buffers come back with the answers and carry the next batches (streaming mode only).
+  const inputs = new BufferPool();
   const message = (i: number): [BatchMessage, ArrayBuffer[]] => {
     const b = batches[i]!;
     const total = b.reduce((s, j) => s + j.bytes.byteLength, 0);
-    const buf = new Uint8Array(total);
+    const ab = options.onBatch ? inputs.take(total) : new ArrayBuffer(total);
+    const buf = new Uint8Array(ab, 0, total);
     const ends: number[] = [];
     let o = 0;
     for (const j of b) {
@@ -233,42 +380,82 @@ export async function parseAll(jobs: readonly ParseJob[], options: ParseAllOptio
       o += j.bytes.byteLength;
       ends.push(o);
     }
-    const msg: BatchMessage = { id: i, paths: b.map((j) => j.path), shas: b.map((j) => j.sha256), ends, buffer: buf.buffer };
+    const msg: BatchMessage = { id: i, paths: b.map((j) => j.path), shas: b.map((j) => j.sha256), ends, buffer: ab, recycle: options.onBatch !== undefined };
     sizes[i] = b.length;
     batches[i] = []; // the bytes now live in the transferred buffer only
-    return [msg, [buf.buffer]];
+    return [msg, [ab]];
   };
-  await Promise.all(Array.from({ length: threads }, () => new Promise<void>((resolve, reject) => {
-    const worker = new Worker(file!, { workerData: { config: options.config } });
-    let inFlight = 0;
-    let failed = false;
-    const feed = () => {
-      while (inFlight < 2 && next < batches.length) {
-        const [msg, transfer] = message(next++);
-        inFlight++;
-        worker.postMessage(msg, transfer);
-      }
-      if (inFlight === 0) void worker.terminate().then(() => resolve());
-    };
-    worker.on('message', (msg: { id: number; batch?: WireBatch; error?: string; path?: string }) => {
-      if (failed) return;
-      if (msg.error !== undefined) {
-        failed = true;
-        void worker.terminate();
-        reject(new Error(`parse worker failed on a batch of ${sizes[msg.id]} notes: ${msg.error}`));
-        return;
-      }
-      out[msg.id] = fromWire(msg.batch!);
-      inFlight--;
-      done += sizes[msg.id]!;
-      options.onProgress?.(done, total);
+  let aborted = false;
+  const members = Array.from({ length: threads }, () => acquireWorker(file!));
+  const detach: (() => void)[] = [];
+  try {
+    await Promise.all(members.map((member) => new Promise<void>((resolve, reject) => {
+      const worker = member.worker;
+      let inFlight = 0;
+      let finished = false;
+      const fail = (e: unknown) => {
+        if (finished) return;
+        finished = true;
+        aborted = true;
+        reject(e);
+      };
+      const recycle = (buffers: ArrayBuffer[]) => {
+        if (!member.dead) worker.postMessage({ recycle: buffers } satisfies RecycleMessage, buffers);
+      };
+      const feed = () => {
+        if (finished) return;
+        if (aborted) {
+          finished = true;
+          resolve();
+          return;
+        }
+        while (inFlight < 2 && next < batches.length) {
+          const [msg, transfer] = message(next++);
+          inFlight++;
+          worker.postMessage(msg, transfer);
+        }
+        if (inFlight === 0) {
+          finished = true;
+          resolve();
+        }
+      };
+      const onMessage = (msg: { id: number; batch?: WireBatch; input?: ArrayBuffer; error?: string }) => {
+        if (finished) return;
+        if (msg.error !== undefined) {
+          fail(new Error(`parse worker failed on a batch of ${sizes[msg.id]} notes: ${msg.error}`));
+          return;
+        }
+        inFlight--;
+        if (msg.input) inputs.give(msg.input);
+        try {
+          deliver(msg.id, msg.batch!, options.onBatch ? recycle : undefined);
+        } catch (e) {
+          fail(e);
+          return;
+        }
+        done += sizes[msg.id]!;
+        options.onProgress?.(done, total);
+        feed();
+      };
+      const onError = (e: Error) => fail(e);
+      const onExit = (code: number) => fail(new Error(`parse worker exited unexpectedly (exit code ${code})`));
+      worker.on('message', onMessage);
+      worker.on('error', onError);
+      worker.on('exit', onExit);
+      detach.push(() => {
+        worker.off('message', onMessage);
+        worker.off('error', onError);
+        worker.off('exit', onExit);
+      });
+      worker.postMessage({ config: options.config } satisfies ConfigMessage);
       feed();
-    });
-    worker.on('error', (e) => {
-      failed = true;
-      reject(e);
-    });
-    feed();
-  })));
+    })));
+  } catch (e) {
+    for (const d of detach) d();
+    for (const m of members) killWorker(m);
+    throw e;
+  }
+  for (const d of detach) d();
+  for (const m of members) releaseWorker(m);
   return { batches: out, threads };
 }

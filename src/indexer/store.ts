@@ -228,7 +228,13 @@ export async function ensureIndexDir(indexDir: string): Promise<void> {
   await mkdir(join(indexDir, 'data'), { recursive: true });
 }
 
-/** Write the manifest last (atomic rename), then remove unreferenced data files older than `graceMs`. */
+/** Unreferenced temp files (`*.tmp-*`) are removed only when older than this (ms). */
+const TEMP_GRACE_MS = 3_600_000;
+
+/**
+ * Write the manifest last (atomic rename), then remove unreferenced data files older than `graceMs`
+ * (temp files: older than an hour).
+ */
 export async function commitManifest(indexDir: string, manifest: IndexManifest, graceMs = 60_000): Promise<void> {
   await atomicWrite(join(indexDir, 'index.json'), JSON.stringify(manifest) + '\n');
   const keep = new Set<string>([
@@ -246,7 +252,8 @@ export async function commitManifest(indexDir: string, manifest: IndexManifest, 
   await Promise.all(names.filter((n) => !keep.has(n)).map(async (n) => {
     try {
       const st = await stat(join(indexDir, 'data', n));
-      if (now - st.mtimeMs > graceMs) await rm(join(indexDir, 'data', n), { force: true });
+      // A temp file may belong to a cold build still streaming into it (src/indexer/cold.ts): an hour.
+      if (now - st.mtimeMs > (n.includes('.tmp-') ? Math.max(graceMs, TEMP_GRACE_MS) : graceMs)) await rm(join(indexDir, 'data', n), { force: true });
     } catch {
       // already gone
     }

@@ -336,82 +336,301 @@ function readU32s(buf: Buffer, offset: number, count: number): Uint32Array {
   return out;
 }
 
+/** Byte size of a {@link ColdPostings} page. */
+const PAGE = 1 << 20;
+/** Capacity of the i-th block of a run: 8, 16, … bytes, at most 256. */
+const blockCap = (i: number) => (i >= 5 ? 256 : 8 << i);
+
 /**
- * Cold build: compact shards straight from packed batches (batch i's doc 0 follows the last doc of
- * batch i-1), by a two-pass counting sort into one typed buffer — no per-posting objects. Postings
- * of a (term, field) come out in ascending doc id order because batches and their docs are visited in order.
+ * Cold build, streamed (issue 7, peak RSS): packed batches are added in doc order — batch i's doc 0
+ * follows the last doc of batch i-1 — and the caller drops each batch once added. Postings are kept per
+ * (term, field) as varint pairs (doc − previous doc of the run, tf), about 2–3 bytes a posting instead of
+ * the 16 of a packed batch or the 8 of a shard, so no batch outlives its own `add`. A run's bytes sit in
+ * a chain of small blocks (8 … 256 bytes) carved out of 1 MiB pages that are never reallocated: growth
+ * leaves no garbage (garbage ArrayBuffers would stay resident until V8 collects them). Postings of a
+ * (term, field) stay in ascending doc id order because batches and their docs arrive in order.
+ *
+ * {@link ColdPostings.shard} then lays one term shard out (terms in code-unit order; byte-identical to
+ * the shard {@link PostingsBuilder} builds from the same notes) and {@link ColdPostings.release} drops
+ * that shard's runs once written, so at most one shard exists decoded.
  */
-export function buildFromPacked(batches: readonly PackedTokens[]): { shards: Map<string, CompactShard>; lengths: Uint32Array; sums: number[]; count: number } {
-  const termIds = new Map<string, number>();
-  const terms: string[] = [];
-  const local: Int32Array[] = [];
-  for (const b of batches) {
-    const map = new Int32Array(b.terms.length);
-    b.terms.forEach((t, i) => {
-      let id = termIds.get(t);
+export class ColdPostings {
+  private readonly termIds = new Map<string, number>();
+  private readonly terms: string[] = [];
+  private readonly pages: Uint8Array[] = [];
+  private pageUsed = PAGE;
+  /**
+   * Per run (term id × 4 + field): block addresses (page × PAGE + offset), address of the next byte and
+   * end of the last block, postings, last doc id.
+   */
+  private readonly blocks: (number[] | undefined)[] = [];
+  private readonly next: number[] = [];
+  private readonly end: number[] = [];
+  private readonly postings: number[] = [];
+  private readonly lastDoc: number[] = [];
+  private lens = new Uint32Array(1024 * FIELD_COUNT);
+  private map = new Uint32Array(1024);
+  private readonly pair = new Uint8Array(10);
+  private byKey: Map<string, number[]> | null = null;
+  private scratch = new Uint8Array(4096);
+  /** Output buffer of {@link ColdPostings.encode} (own ArrayBuffer, so 4-byte aligned). */
+  private out = Buffer.allocUnsafeSlow(0);
+  /** Documents (chunks) added so far; the next batch's doc 0 gets this id. */
+  count = 0;
+  /** Sum of each field's lengths over the added documents. */
+  readonly sums = [0, 0, 0, 0];
+
+  /** Add a packed batch; its batch-local doc 0 becomes doc id {@link count}. */
+  add(p: PackedTokens): void {
+    if (this.byKey) throw new Error('ColdPostings.add after keys()/shard()');
+    const first = this.count;
+    if (this.map.length < p.terms.length) this.map = new Uint32Array(p.terms.length * 2);
+    const map = this.map;
+    for (let i = 0; i < p.terms.length; i++) {
+      const term = p.terms[i]!;
+      let id = this.termIds.get(term);
       if (id === undefined) {
-        id = terms.length;
-        termIds.set(t, id);
-        terms.push(t);
+        id = this.terms.length;
+        this.termIds.set(term, id);
+        this.terms.push(term);
+        for (let f = 0; f < FIELD_COUNT; f++) {
+          this.blocks.push(undefined);
+          this.next.push(0);
+          this.end.push(0);
+          this.postings.push(0);
+          this.lastDoc.push(0);
+        }
       }
       map[i] = id;
-    });
-    local.push(map);
+    }
+    const post = p.postings;
+    const { next, end, lastDoc, postings, pages } = this;
+    for (let i = 0; i < post.length; i += 4) {
+      const k = map[post[i]!]! * FIELD_COUNT + post[i + 2]!;
+      const doc = first + post[i + 1]!;
+      let delta = doc - lastDoc[k]!;
+      let tf = post[i + 3]!;
+      let at = next[k]!;
+      if (end[k]! - at >= 10) {
+        // fast path: both varints fit in the run's current block
+        const pi = (at / PAGE) | 0;
+        const page = pages[pi]!;
+        let o = at - pi * PAGE;
+        const o0 = o;
+        while (delta >= 0x80) {
+          page[o++] = (delta & 0x7f) | 0x80;
+          delta = Math.floor(delta / 128);
+        }
+        page[o++] = delta;
+        while (tf >= 0x80) {
+          page[o++] = (tf & 0x7f) | 0x80;
+          tf = Math.floor(tf / 128);
+        }
+        page[o++] = tf;
+        next[k] = at + (o - o0);
+      } else {
+        const n = putVarint(this.pair, putVarint(this.pair, 0, delta), tf);
+        this.write(k, n);
+      }
+      lastDoc[k] = doc;
+      postings[k]!++;
+    }
+    const docs = p.lengths.length / FIELD_COUNT;
+    const need = (first + docs) * FIELD_COUNT;
+    if (need > this.lens.length) {
+      const grown = new Uint32Array(Math.max(need, this.lens.length * 2));
+      grown.set(this.lens.subarray(0, first * FIELD_COUNT));
+      this.lens = grown;
+    }
+    this.lens.set(p.lengths, first * FIELD_COUNT);
+    for (let j = 0; j < p.lengths.length; j++) this.sums[j % FIELD_COUNT]! += p.lengths[j]!;
+    this.count = first + docs;
   }
-  const G = terms.length;
-  const counts = new Uint32Array(G * FIELD_COUNT);
-  let count = 0;
-  for (const b of batches) count += b.lengths.length / FIELD_COUNT;
-  batches.forEach((b, bi) => {
-    const map = local[bi]!;
-    const p = b.postings;
-    for (let i = 0; i < p.length; i += 4) counts[map[p[i]!]! * FIELD_COUNT + p[i + 2]!]!++;
-  });
-  // Terms in code-unit order, grouped by shard key; positions laid out shard after shard.
-  const order = terms.map((_, i) => i).sort((a, b) => compareCodeUnits(terms[a]!, terms[b]!));
-  const byKey = new Map<string, number[]>();
-  for (const id of order) {
-    const k = shardKey(terms[id]!);
-    const list = byKey.get(k);
-    if (list) list.push(id);
-    else byKey.set(k, [id]);
+
+  /** A new block of `cap` bytes: its address. */
+  private alloc(cap: number): number {
+    if (this.pageUsed + cap > PAGE) {
+      this.pages.push(new Uint8Array(PAGE));
+      this.pageUsed = 0;
+    }
+    const at = (this.pages.length - 1) * PAGE + this.pageUsed;
+    this.pageUsed += cap;
+    return at;
   }
-  const keys = [...byKey.keys()].sort(compareCodeUnits);
-  const cursor = new Uint32Array(G * FIELD_COUNT);
-  let total = 0;
-  for (const c of counts) total += c;
-  const docs = new Uint32Array(total);
-  const tfs = new Uint32Array(total);
-  const shards = new Map<string, CompactShard>();
-  let pos = 0;
-  for (const key of keys) {
-    const ids = byKey.get(key)!;
-    const start = pos;
-    const offsets = new Uint32Array(ids.length * FIELD_COUNT + 1);
+
+  /** Append the first `len` bytes of `pair` to run `k`, opening new blocks as needed. */
+  private write(k: number, len: number): void {
+    let list = this.blocks[k];
+    if (!list) {
+      const at = this.alloc(blockCap(0));
+      list = this.blocks[k] = [at];
+      this.next[k] = at;
+      this.end[k] = at + blockCap(0);
+    }
+    for (let i = 0; i < len; i++) {
+      if (this.next[k] === this.end[k]) {
+        const cap = blockCap(list.length);
+        const at = this.alloc(cap);
+        list.push(at);
+        this.next[k] = at;
+        this.end[k] = at + cap;
+      }
+      const at = this.next[k]!;
+      const pi = (at / PAGE) | 0;
+      this.pages[pi]![at - pi * PAGE] = this.pair[i]!;
+      this.next[k] = at + 1;
+    }
+  }
+
+  /** Bytes used in block `b` of run `k`. */
+  private blockBytes(k: number, b: number): number {
+    const list = this.blocks[k]!;
+    return b === list.length - 1 ? this.next[k]! - list[b]! : blockCap(b);
+  }
+
+  /** The bytes of run `k`, copied into the scratch buffer; returns their count. */
+  private gather(k: number): number {
+    const list = this.blocks[k];
+    if (!list) return 0;
+    let total = 0;
+    for (let b = 0; b < list.length; b++) total += this.blockBytes(k, b);
+    if (this.scratch.length < total) this.scratch = new Uint8Array(total * 2);
+    let o = 0;
+    for (let b = 0; b < list.length; b++) {
+      const n = this.blockBytes(k, b);
+      const at = list[b]!;
+      const pi = (at / PAGE) | 0;
+      const start = at - pi * PAGE;
+      this.scratch.set(this.pages[pi]!.subarray(start, start + n), o);
+      o += n;
+    }
+    return total;
+  }
+
+  /** Field lengths per doc id (`[id*4 + field]`), exactly {@link count} × 4 numbers. */
+  lengths(): Uint32Array {
+    return this.lens.slice(0, this.count * FIELD_COUNT);
+  }
+
+  private groups(): Map<string, number[]> {
+    if (!this.byKey) {
+      const order = this.terms.map((_, i) => i).sort((a, b) => compareCodeUnits(this.terms[a]!, this.terms[b]!));
+      const byKey = new Map<string, number[]>();
+      for (const id of order) {
+        const k = shardKey(this.terms[id]!);
+        const list = byKey.get(k);
+        if (list) list.push(id);
+        else byKey.set(k, [id]);
+      }
+      this.byKey = new Map([...byKey].sort((a, b) => compareCodeUnits(a[0], b[0])));
+    }
+    return this.byKey;
+  }
+
+  /** Shard keys that hold at least one term, in code-unit order (no more {@link add} after this). */
+  keys(): string[] {
+    return [...this.groups().keys()];
+  }
+
+  /** Postings of the terms `ids` (all fields). */
+  private total(ids: readonly number[]): number {
+    let total = 0;
+    for (const id of ids) for (let f = 0; f < FIELD_COUNT; f++) total += this.postings[id * FIELD_COUNT + f]!;
+    return total;
+  }
+
+  /** Decode the runs of `ids` into a shard's offsets, docs and tfs (arrays of the exact sizes). */
+  private layout(ids: readonly number[], offsets: Uint32Array, docs: Uint32Array, tfs: Uint32Array): void {
+    let pos = 0;
     ids.forEach((id, ti) => {
       for (let f = 0; f < FIELD_COUNT; f++) {
-        offsets[ti * FIELD_COUNT + f] = pos - start;
-        cursor[id * FIELD_COUNT + f] = pos;
-        pos += counts[id * FIELD_COUNT + f]!;
+        offsets[ti * FIELD_COUNT + f] = pos;
+        const end = this.gather(id * FIELD_COUNT + f);
+        const bytes = this.scratch;
+        let doc = 0;
+        for (let j = 0; j < end;) {
+          // varint pair: doc delta, tf
+          let v = 0;
+          let shift = 0;
+          let b: number;
+          do {
+            b = bytes[j++]!;
+            v += (b & 0x7f) * 2 ** shift;
+            shift += 7;
+          } while (b >= 0x80);
+          doc += v;
+          v = 0;
+          shift = 0;
+          do {
+            b = bytes[j++]!;
+            v += (b & 0x7f) * 2 ** shift;
+            shift += 7;
+          } while (b >= 0x80);
+          docs[pos] = doc;
+          tfs[pos++] = v;
+        }
       }
     });
-    offsets[ids.length * FIELD_COUNT] = pos - start;
-    shards.set(key, { terms: ids.map((id) => terms[id]!), offsets, docs: docs.subarray(start, pos), tfs: tfs.subarray(start, pos) });
+    offsets[ids.length * FIELD_COUNT] = pos;
   }
-  const lengths = new Uint32Array(count * FIELD_COUNT);
-  const sums = [0, 0, 0, 0];
-  let first = 0;
-  batches.forEach((b, bi) => {
-    const map = local[bi]!;
-    const p = b.postings;
-    for (let i = 0; i < p.length; i += 4) {
-      const at = cursor[map[p[i]!]! * FIELD_COUNT + p[i + 2]!]!++;
-      docs[at] = first + p[i + 1]!;
-      tfs[at] = p[i + 3]!;
+
+  /** The compact shard of `key` (its own exact-size arrays). */
+  shard(key: string): CompactShard {
+    const ids = this.groups().get(key) ?? [];
+    const total = this.total(ids);
+    const offsets = new Uint32Array(ids.length * FIELD_COUNT + 1);
+    const docs = new Uint32Array(total);
+    const tfs = new Uint32Array(total);
+    this.layout(ids, offsets, docs, tfs);
+    return { terms: ids.map((id) => this.terms[id]!), offsets, docs, tfs };
+  }
+
+  /**
+   * The shard of `key` in its persisted form — the same bytes as `encodeShard(this.shard(key))` — laid out
+   * in one buffer that the next call reuses (the result is valid until then): writing every shard leaves
+   * no garbage behind.
+   */
+  encode(key: string): Buffer {
+    if (!LE) return encodeShard(this.shard(key));
+    const ids = this.groups().get(key) ?? [];
+    const total = this.total(ids);
+    const termBytes = Buffer.from(ids.map((id) => this.terms[id]!).join('\n'), 'utf8');
+    const tb = pad4(termBytes.length);
+    const nOff = ids.length * FIELD_COUNT + 1;
+    const size = 16 + tb + (nOff + 2 * total) * 4;
+    if (this.out.length < size) this.out = Buffer.allocUnsafeSlow(size + (size >> 2));
+    const buf = this.out;
+    buf.writeUInt32LE(SHARD_MAGIC, 0);
+    buf.writeUInt32LE(ids.length, 4);
+    buf.writeUInt32LE(termBytes.length, 8);
+    buf.writeUInt32LE(total, 12);
+    termBytes.copy(buf, 16);
+    buf.fill(0, 16 + termBytes.length, 16 + tb);
+    const words = new Uint32Array(buf.buffer, buf.byteOffset + 16 + tb, nOff + 2 * total);
+    this.layout(ids, words.subarray(0, nOff), words.subarray(nOff, nOff + total), words.subarray(nOff + total));
+    return buf.subarray(0, size);
+  }
+
+  /** Drop the runs of shard `key` (after it has been built and written); pages go with the object. */
+  release(key: string): void {
+    for (const id of this.groups().get(key) ?? []) {
+      for (let f = 0; f < FIELD_COUNT; f++) {
+        const k = id * FIELD_COUNT + f;
+        this.blocks[k] = undefined;
+        this.next[k] = 0;
+        this.end[k] = 0;
+        this.postings[k] = 0;
+      }
     }
-    lengths.set(b.lengths, first * FIELD_COUNT);
-    for (let j = 0; j < b.lengths.length; j++) sums[j % FIELD_COUNT]! += b.lengths[j]!;
-    first += b.lengths.length / FIELD_COUNT;
-  });
-  return { shards, lengths, sums, count };
+  }
+}
+
+/** Write `v` (0 ≤ v < 2^32) as an unsigned LEB128 varint at `at`; returns the next position. */
+function putVarint(buf: Uint8Array, at: number, v: number): number {
+  while (v >= 0x80) {
+    buf[at++] = (v & 0x7f) | 0x80;
+    v = Math.floor(v / 128);
+  }
+  buf[at++] = v;
+  return at;
 }
