@@ -232,7 +232,7 @@ describe('indexVault', () => {
       const m = JSON.parse(readFileSync(join(dir, 'index.json'), 'utf8'));
       writeFileSync(join(dir, 'index.json'), JSON.stringify({ ...m, schema_version: '0' }));
       const index = await indexVault(v, { indexDir: dir });
-      expect(index.findings[0]!.message).toBe(`persisted index in ${dir} was not used and is rebuilt: ${join(dir, 'index.json')} has schema_version "0", expected "2"`);
+      expect(index.findings[0]!.message).toBe(`persisted index in ${dir} was not used and is rebuilt: ${join(dir, 'index.json')} has schema_version "0", expected "3"`);
     });
 
     it('rebuilds when a data file is damaged', async () => {

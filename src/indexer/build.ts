@@ -24,7 +24,7 @@ import { attachSearchSource } from '../search/search.js';
 import { recordLineReader } from './record-lines.js';
 import type { ShardSource } from '../search/engine.js';
 import {
-  FIELD_COUNT, PostingsBuilder, decodeMeta, decodeShard, encodeMeta, encodeShard, shardHasAny, type CompactShard, type DocNote, type LoadedMeta,
+  FIELD_COUNT, PostingsBuilder, combineShards, decodeMeta, decodeShard, encodeMeta, encodeShard, shardHasAny, type CompactShard, type DocNote, type LoadedMeta,
 } from '../search/postings.js';
 import { TOKENIZER_VERSION } from '../search/tokenize.js';
 import { loadVaultConfig } from '../vault/config.js';
@@ -378,7 +378,7 @@ async function writeSearch(indexDir: string, loaded: LoadedMeta, shards: Map<str
 
 function manifestOf(
   base: { namespace: string; root: string; optionsHash: string; snapshot: string; manifestFiles: ManifestEntry[]; assets: string[] },
-  shardCount: number, fam: Families, search: { meta: string; shards: Record<string, string> }, counts: { notes: number; chunks: number; links: number },
+  shardCount: number, fam: Families, search: { meta: string; shards: Record<string, string>; delta?: Record<string, string> }, counts: { notes: number; chunks: number; links: number },
 ): IndexManifest {
   const files = (list: ShardRef[]): ShardFile[] => list.map((r) => ({ file: r.file!, lines: r.lines }));
   return {
@@ -391,31 +391,59 @@ function manifestOf(
     files: base.manifestFiles,
     assets: base.assets,
     shard_count: shardCount,
-    store: { notes: files(fam.notes), chunks: files(fam.chunks), parse_links: files(fam.parse_links), search_meta: search.meta, search: search.shards },
+    store: {
+      notes: files(fam.notes), chunks: files(fam.chunks), parse_links: files(fam.parse_links), search_meta: search.meta, search: search.shards,
+      ...(search.delta && Object.keys(search.delta).length > 0 ? { search_delta: search.delta } : {}),
+    },
     counts,
   };
 }
 
-/** Shard source over a persisted index: meta and term shards read (and hash-checked) on first use. */
-function persistedSource(indexDir: string, m: IndexManifest): ShardSource {
-  return {
-    meta: () => {
+/**
+ * Shard source over a persisted index: meta and term shards read (and hash-checked) on first use. A
+ * shard with a delta file or tombstones in the meta is served combined (`combineShards`), unless
+ * `combine` is false (the raw base shard).
+ */
+function persistedSource(indexDir: string, m: IndexManifest, combine = true): ShardSource {
+  let loaded: LoadedMeta | null = null;
+  let mask: Uint8Array | null = null;
+  const meta = (): LoadedMeta => {
+    if (!loaded) {
       try {
-        return decodeMeta(readDataBytesSync(indexDir, m.store.search_meta));
+        loaded = decodeMeta(readDataBytesSync(indexDir, m.store.search_meta));
       } catch (e) {
         throw e instanceof CorruptIndexError ? e : new CorruptIndexError(`search meta ${m.store.search_meta} is invalid: ${(e as Error).message}`);
       }
-    },
+    }
+    return loaded;
+  };
+  const read = (file: string | undefined) => (file ? decodeShard(readDataBytesSync(indexDir, file)) : null);
+  return {
+    meta,
     load: (key) => {
-      const file = m.store.search[key];
-      if (!file) return null;
+      const baseFile = m.store.search[key];
+      const deltaFile = combine ? m.store.search_delta?.[key] : undefined;
+      if (!baseFile && !deltaFile) return null;
       try {
-        return decodeShard(readDataBytesSync(indexDir, file));
+        const baseShard = read(baseFile);
+        const delta = read(deltaFile);
+        if (!combine) return baseShard;
+        const mm = meta().meta;
+        if (!delta && !(mm.removed?.length)) return baseShard;
+        mask ??= removedMask(mm.removed ?? [], mm.next_id);
+        return combineShards(baseShard, mask, delta);
       } catch {
         return null;
       }
     },
   };
+}
+
+/** A byte per doc id below `size`, 1 for the ids in `ids`. */
+function removedMask(ids: readonly number[], size: number): Uint8Array {
+  const mask = new Uint8Array(size);
+  for (const id of ids) if (id < size) mask[id] = 1;
+  return mask;
 }
 
 /**
@@ -522,25 +550,75 @@ async function incremental(
     }
     docCount++;
   }
-  const newShards = new Map<string, CompactShard>();
-  const keys = new Set<string>([...meta.shards, ...builder.keys()]);
-  const anyRemoved = dropped.size > 0;
-  for (const key of keys) {
-    const oldShard = meta.shards.includes(key) ? old.load(key) : null;
-    if (meta.shards.includes(key) && !oldShard) throw new CorruptIndexError(`search shard ${prev.store.search[key]} is missing or damaged`);
-    const newTerms = builder.termsOf(key);
-    if (newTerms.length === 0 && !(anyRemoved && oldShard && shardHasAny(oldShard, removed))) continue;
-    const merged = builder.merge(oldShard, removed, newTerms);
-    newShards.set(key, merged);
-  }
-  const shardKeys = [...keys].filter((k) => (newShards.has(k) ? newShards.get(k)!.terms.length > 0 : meta.shards.includes(k))).sort(compareCodeUnits);
   const notes = keptNotes.concat(added).sort((a, b) => compareCodeUnits(a[0], b[0]));
-  const newLoaded: LoadedMeta = { meta: { document_count: docCount, next_id: next, length_sums: sums, notes, shards: shardKeys }, lengths: newLengths };
   const counts = { notes: files.length, chunks: docCount, links: prev.counts.links - droppedLinks + parsedLinks };
-  const source: ShardSource = {
-    meta: () => newLoaded,
-    load: (key) => (newShards.has(key) ? newShards.get(key)! : old.load(key)),
-  };
+  // Tombstones since the last full merge: the ones already recorded and the docs of the notes dropped now.
+  const tombstones: number[] = [...(meta.removed ?? [])];
+  for (let id = 0; id < meta.next_id; id++) if (removed[id]) tombstones.push(id);
+  tombstones.sort((a, b) => a - b);
+  const deltaFrom = meta.delta_from ?? meta.next_id;
+  const prevDelta = prev.store.search_delta ?? {};
+  const hadPending = Object.keys(prevDelta).length > 0 || (meta.removed?.length ?? 0) > 0;
+  // Small changes go to delta shards (base term shards keep their files); past 5 % of the docs, or when the
+  // shard count changed, everything is merged back into the base shards (docs/INDEX.md "Incremental indexing").
+  const pending = next - deltaFrom + tombstones.length;
+  const useDelta = shardCount === prev.shard_count && pending <= Math.max(64, 0.05 * docCount);
+
+  let source: ShardSource;
+  let persist: () => Promise<{ meta: string; shards: Record<string, string>; delta: Record<string, string> }>;
+  if (useDelta) {
+    const deltaShards = new Map<string, CompactShard>();
+    for (const key of new Set<string>([...Object.keys(prevDelta), ...builder.keys()])) {
+      let before: CompactShard | null = null;
+      if (prevDelta[key]) {
+        try {
+          before = decodeShard(readDataBytesSync(indexDir, prevDelta[key]));
+        } catch (e) {
+          throw e instanceof CorruptIndexError ? e : new CorruptIndexError(`search delta shard ${prevDelta[key]} is damaged`);
+        }
+      }
+      deltaShards.set(key, builder.merge(before, removed, builder.termsOf(key)));
+    }
+    const shardKeys = [...new Set<string>([...Object.keys(prev.store.search), ...[...deltaShards].filter(([, d]) => d.terms.length > 0).map(([k]) => k)])].sort(compareCodeUnits);
+    const newLoaded: LoadedMeta = {
+      meta: { document_count: docCount, next_id: next, length_sums: sums, notes, shards: shardKeys, removed: tombstones, delta_from: deltaFrom },
+      lengths: newLengths,
+    };
+    const mask = removedMask(tombstones, next);
+    const baseOnly = persistedSource(indexDir, { ...prev, store: { ...prev.store, search_delta: {} } }, false);
+    source = {
+      meta: () => newLoaded,
+      load: (key) => {
+        const baseShard = prev.store.search[key] ? baseOnly.load(key) : null;
+        if (prev.store.search[key] && !baseShard) return null;
+        return combineShards(baseShard, mask, deltaShards.get(key) ?? null);
+      },
+    };
+    persist = async () => {
+      const delta: Record<string, string> = {};
+      for (const [key, d] of deltaShards) if (d.terms.length > 0) delta[key] = await writeData(indexDir, `search-delta-${key}`, encodeShard(d), 'bin');
+      return { meta: await writeData(indexDir, 'search-meta', encodeMeta(newLoaded), 'bin'), shards: prev.store.search, delta };
+    };
+  } else {
+    const newShards = new Map<string, CompactShard>();
+    const keys = new Set<string>([...meta.shards, ...builder.keys()]);
+    const anyRemoved = dropped.size > 0;
+    for (const key of keys) {
+      const oldShard = meta.shards.includes(key) ? old.load(key) : null;
+      if (meta.shards.includes(key) && !oldShard) throw new CorruptIndexError(`search shard ${prev.store.search[key]} is missing or damaged`);
+      const newTerms = builder.termsOf(key);
+      // With delta shards or tombstones pending, every base shard is rewritten from its combined view.
+      if (!hadPending && newTerms.length === 0 && !(anyRemoved && oldShard && shardHasAny(oldShard, removed))) continue;
+      newShards.set(key, builder.merge(oldShard, removed, newTerms));
+    }
+    const shardKeys = [...keys].filter((k) => (newShards.has(k) ? newShards.get(k)!.terms.length > 0 : meta.shards.includes(k))).sort(compareCodeUnits);
+    const newLoaded: LoadedMeta = { meta: { document_count: docCount, next_id: next, length_sums: sums, notes, shards: shardKeys }, lengths: newLengths };
+    source = {
+      meta: () => newLoaded,
+      load: (key) => (newShards.has(key) ? newShards.get(key)! : old.load(key)),
+    };
+    persist = async () => ({ ...(await writeSearch(indexDir, newLoaded, new Map([...newShards].filter(([, sh]) => sh.terms.length > 0)), prev.store.search)), delta: {} });
+  }
   let saveFinding: Finding | null = null;
   try {
     const written: Families = {
@@ -548,7 +626,7 @@ async function incremental(
       chunks: await writeRefs(indexDir, 'chunks', families.chunks),
       parse_links: await writeRefs(indexDir, 'parse_links', families.parse_links),
     };
-    const search = await writeSearch(indexDir, newLoaded, new Map([...newShards].filter(([, s]) => s.terms.length > 0)), prev.store.search);
+    const search = await persist();
     await commitManifest(indexDir, manifestOf(base, shardCount, written, search, counts));
     families = written;
   } catch (e) {

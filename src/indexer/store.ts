@@ -31,7 +31,7 @@ import { sha256Hex } from '../vault/scan.js';
 import type { FileIdentity } from '../vault/scan.js';
 
 /** Layout version of the persisted index. Any other version found on disk is rebuilt (`index_rebuilt`). */
-export const INDEX_SCHEMA_VERSION = '2';
+export const INDEX_SCHEMA_VERSION = '3';
 
 /** One data file of a shard family and its number of JSON lines. */
 export interface ShardFile {
@@ -59,6 +59,8 @@ export interface IndexManifest {
     parse_links: ShardFile[];
     search_meta: string;
     search: Record<string, string>;
+    /** Delta term shards (docs added since the last full merge), by shard key; absent = none. */
+    search_delta?: Record<string, string>;
   };
   counts: { notes: number; chunks: number; links: number };
 }
@@ -241,6 +243,7 @@ export async function commitManifest(indexDir: string, manifest: IndexManifest, 
     ...[manifest.store.notes, manifest.store.chunks, manifest.store.parse_links].flat().map((s) => s.file),
     manifest.store.search_meta,
     ...Object.values(manifest.store.search),
+    ...Object.values(manifest.store.search_delta ?? {}),
   ]);
   const now = Date.now();
   let names: string[] = [];

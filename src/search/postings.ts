@@ -57,8 +57,15 @@ export interface SearchMeta {
   length_sums: number[];
   /** Notes sorted by path. */
   notes: DocNote[];
-  /** Shard keys that hold at least one term, sorted. */
+  /** Shard keys that hold at least one term (in the base shard or the delta), sorted. */
   shards: string[];
+  /**
+   * Doc ids whose postings are still in the persisted base or delta shards but no longer live (their note
+   * changed or was removed since the last full merge); applied when a shard is loaded. Sorted; absent = none.
+   */
+  removed?: number[];
+  /** First doc id of the delta shards (docs added since the last full merge); absent = no delta. */
+  delta_from?: number;
 }
 
 /** Meta plus the per-doc field lengths (`lengths[id*4 + field]`). */
@@ -633,4 +640,45 @@ function putVarint(buf: Uint8Array, at: number, v: number): number {
   }
   buf[at++] = v;
   return at;
+}
+
+/**
+ * One shard from a persisted base shard and a delta shard (postings of docs added since the last full
+ * merge, all with higher doc ids), without the postings of docs marked in `removed`. The result holds
+ * exactly the postings a full merge would have written, so scores do not depend on whether the index
+ * was compacted (docs/INDEX.md "Incremental indexing").
+ */
+export function combineShards(base: CompactShard | null, removed: Uint8Array | null, delta: CompactShard | null): CompactShard {
+  const parts = [base, delta].filter((x): x is CompactShard => x !== null);
+  const all = new Set<string>();
+  for (const p of parts) for (const t of p.terms) all.add(t);
+  const terms = [...all].sort(compareCodeUnits);
+  const lookups = parts.map((p) => shardLookup(p));
+  let total = 0;
+  for (const p of parts) total += p.docs.length;
+  const docs = new Uint32Array(total);
+  const tfs = new Uint32Array(total);
+  const offsets = new Uint32Array(terms.length * FIELD_COUNT + 1);
+  const keep: string[] = [];
+  let n = 0;
+  for (const term of terms) {
+    const ti = keep.length;
+    for (let f = 0; f < FIELD_COUNT; f++) {
+      offsets[ti * FIELD_COUNT + f] = n;
+      parts.forEach((p, pi) => {
+        const i = lookups[pi]!.get(term);
+        if (i === undefined) return;
+        for (let j = p.offsets[i * FIELD_COUNT + f]!; j < p.offsets[i * FIELD_COUNT + f + 1]!; j++) {
+          const d = p.docs[j]!;
+          if (removed && d < removed.length && removed[d]) continue;
+          docs[n] = d;
+          tfs[n++] = p.tfs[j]!;
+        }
+      });
+    }
+    if (n === offsets[ti * FIELD_COUNT]) continue;
+    keep.push(term);
+  }
+  offsets[keep.length * FIELD_COUNT] = n;
+  return { terms: keep, offsets: offsets.slice(0, keep.length * FIELD_COUNT + 1), docs: docs.slice(0, n), tfs: tfs.slice(0, n) };
 }
