@@ -290,16 +290,25 @@ function phraseRanked(
   k: number,
   filter: (id: number) => boolean,
 ): Ranked[] {
-  // Every exact hit, filtered or not: the pool is the first PHRASE_CANDIDATES of all of them, so a hit's
-  // score does not depend on the filters (a proxy confined to some notes scores them as the CLI does).
+  // The pool is the first PHRASE_CANDIDATES of all exact hits, filtered or not, so a hit's score does not
+  // depend on the filters (a proxy confined to some notes scores them as the CLI does). `poolEdge` keeps
+  // the best PHRASE_CANDIDATES (score, ordinal) pairs of all hits; only filtered hits become candidates.
+  const poolEdge = new TopK(PHRASE_CANDIDATES);
   const ids: number[] = [];
   const scores: number[] = [];
   const masks: number[] = [];
   engine.exact(terms, (id, raw, mask) => {
-    ids.push(id);
-    scores.push(round(raw));
-    masks.push(mask);
+    const score = round(raw);
+    const ord = table.ord[id]!;
+    if (poolEdge.accepts(score, ord)) poolEdge.push(id, score, ord);
+    if (filter(id)) {
+      ids.push(id);
+      scores.push(score);
+      masks.push(mask);
+    }
   });
+  const edge = poolEdge.full() ? poolEdge.min() : null;
+  const inPool = (score: number, ord: number) => edge === null || score > edge.score || (score === edge.score && ord <= edge.ord);
   const order = new CandidateHeap(ids, scores, table.ord);
   const heap = new TopK(k);
   const runs = new Map<string, number>();
@@ -307,16 +316,15 @@ function phraseRanked(
   const n = phrase.length;
   const bound = phraseBound(phrase, terms);
   const maxFactor = phraseFactor(n, n) * NAME_MATCH_FACTOR;
-  for (let examined = 0; order.size > 0; examined++) {
+  while (order.size > 0) {
     const i = order.peek();
     const bm25 = scores[i]!;
     const id = ids[i]!;
     const ord = table.ord[id]!;
     // Past the pool, scores are plain BM25 (factor 1), so the walk ends at the first that cannot enter.
-    const pooled = examined < PHRASE_CANDIDATES;
+    const pooled = inPool(bm25, ord);
     if (!heap.accepts(round(bm25 * (pooled ? maxFactor : 1)), ord)) break;
     order.pop();
-    if (!filter(id)) continue;
     if (!pooled) {
       heap.push(id, bm25, ord);
       continue;
@@ -493,6 +501,16 @@ class TopK {
 
   sorted(): Ranked[] {
     return [...this.items].sort((a, b) => b.score - a.score || a.ord - b.ord);
+  }
+
+  /** Whether the heap holds k items. */
+  full(): boolean {
+    return this.items.length >= this.k;
+  }
+
+  /** The worst item kept (the k-th best when full). */
+  min(): Ranked {
+    return this.items[0]!;
   }
 }
 
