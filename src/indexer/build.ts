@@ -210,6 +210,7 @@ async function build(input: BuildInput): Promise<VaultIndex> {
     include: config.include,
     exclude: config.exclude,
     maxFileBytes: config.max_file_bytes,
+    knownNote: (path) => prevSha.has(path),
     reuse: state
       ? (path, id) => {
         const s = state.files[path];

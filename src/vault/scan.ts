@@ -51,6 +51,11 @@ export interface ScanOptions {
    * returns a sha256, the file is trusted unchanged and not read (`bytes` stays undefined).
    */
   reuse?: (path: VaultPath, identity: FileIdentity) => string | undefined;
+  /**
+   * Paths already known to be referenceable notes (the previous index's notes): their name check
+   * (`refNameProblem`) is skipped, since it depends on the path alone.
+   */
+  knownNote?: (path: VaultPath) => boolean;
 }
 
 /** Cheap identity of a file on disk (from stat), used to skip re-hashing unchanged files. */
@@ -182,7 +187,7 @@ export async function scanVault(root: string, options: ScanOptions = {}): Promis
         assets.push(path);
         continue;
       }
-      const problem = refNameProblem(path);
+      const problem = options.knownNote?.(path) ? null : refNameProblem(path);
       if (problem) {
         findings.push({ code: 'unreferenceable_name', severity: 'warning', path, message: unreferenceableMessage(path, problem) });
         assets.push(path);
