@@ -10,23 +10,12 @@ import { search } from '../src/search/search.js';
 import { refNameProblem } from '../src/vault/ref-name.js';
 import { scanVault } from '../src/vault/scan.js';
 import { REPO } from './helpers/shared.js';
+import { makeVault } from './helpers/temp-vault.js';
 
 const temps: string[] = [];
 afterAll(() => {
   for (const t of temps) rmSync(t, { recursive: true, force: true });
 });
-/** A fresh vault `<tmp>/<name>` holding the given files (relative path → text). */
-function makeVault(name: string, files: Record<string, string>): string {
-  const base = mkdtempSync(join(tmpdir(), 'lt-hostile-idx-'));
-  temps.push(base);
-  const dir = join(base, name);
-  mkdirSync(dir, { recursive: true });
-  for (const [p, body] of Object.entries(files)) {
-    mkdirSync(join(dir, p, '..'), { recursive: true });
-    writeFileSync(join(dir, p), body);
-  }
-  return dir;
-}
 const tail = 'not indexed as a note (listed as an other file, so links to it are unresolved)';
 const HOSTILE = {
   'x#y.md': '# hash\n',

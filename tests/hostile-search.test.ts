@@ -1,24 +1,9 @@
 // Hostile search (phrase re-rank, src/search/search.ts + phrase.ts): findings of the search breaker.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { indexVault } from '../src/indexer/build.js';
 import { search } from '../src/search/search.js';
+import { makeVault } from './helpers/temp-vault.js';
 
-const temps: string[] = [];
-afterAll(() => {
-  for (const t of temps) rmSync(t, { recursive: true, force: true });
-});
-/** A fresh vault `<tmp>/<name>` holding the given files (relative path → text). */
-function makeVault(name: string, files: Record<string, string>): string {
-  const base = mkdtempSync(join(tmpdir(), 'lt-hostile-search-'));
-  temps.push(base);
-  const dir = join(base, name);
-  mkdirSync(dir, { recursive: true });
-  for (const [p, body] of Object.entries(files)) writeFileSync(join(dir, p), body);
-  return dir;
-}
 const scores = (hits: { ref: string; score: number }[]) => hits.map((h) => [h.ref, h.score]);
 
 describe('search', () => {
