@@ -404,12 +404,12 @@ class CandidateHeap {
     for (let i = (this.size >> 1) - 1; i >= 0; i--) this.down(i);
   }
 
-  /** `a` ranks before `b`. */
-  private before(a: number, b: number): boolean {
+  /** `a` ranks before `b` (an arrow property: passed to `siftDown` without binding). */
+  private readonly before = (a: number, b: number): boolean => {
     const sa = this.scores[a]!;
     const sb = this.scores[b]!;
     return sa > sb || (sa === sb && this.ords[this.ids[a]!]! < this.ords[this.ids[b]!]!);
-  }
+  };
 
   peek(): number {
     return this.heap[0]!;
@@ -426,19 +426,26 @@ class CandidateHeap {
   }
 
   private down(i: number): void {
-    const h = this.heap;
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < this.size && this.before(h[l]!, h[m]!)) m = l;
-      if (r < this.size && this.before(h[r]!, h[m]!)) m = r;
-      if (m === i) return;
-      const t = h[i]!;
-      h[i] = h[m]!;
-      h[m] = t;
-      i = m;
-    }
+    siftDown(this.heap, this.size, i, this.before);
+  }
+}
+
+/**
+ * Restore a binary heap below position `i`: `above(a, b)` is true when `a` belongs nearer the root than
+ * `b`. Shared by the top-k heap and the candidate heap.
+ */
+function siftDown<T>(h: { [i: number]: T }, size: number, i: number, above: (a: T, b: T) => boolean): void {
+  for (;;) {
+    const l = 2 * i + 1;
+    const r = l + 1;
+    let m = i;
+    if (l < size && above(h[l]!, h[m]!)) m = l;
+    if (r < size && above(h[r]!, h[m]!)) m = r;
+    if (m === i) return;
+    const t = h[i]!;
+    h[i] = h[m]!;
+    h[m] = t;
+    i = m;
   }
 }
 
@@ -486,17 +493,7 @@ class TopK {
       return;
     }
     h[0] = item;
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < h.length && TopK.worse(h[l]!, h[m]!)) m = l;
-      if (r < h.length && TopK.worse(h[r]!, h[m]!)) m = r;
-      if (m === i) break;
-      [h[i], h[m]] = [h[m]!, h[i]!];
-      i = m;
-    }
+    siftDown(h, h.length, 0, TopK.worse);
   }
 
   sorted(): Ranked[] {
