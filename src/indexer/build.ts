@@ -784,18 +784,21 @@ function lazyIndex(p: LazyInput): VaultIndex {
   });
   const noteLine = recordLineReader(p.indexDir, p.families.notes);
   const names = new Map<string, string[]>();
+  // Once every note is loaded anyway (or a shard is unreadable), one path → note map instead of a line read.
+  let loadedNotes: Map<string, NoteRecord> | null = null;
+  const fromLoaded = (path: string) => (loadedNotes ??= new Map(index.notes.map((n) => [n.path, n]))).get(path);
   namesReaders.set(index, (path) => {
     let list = names.get(path);
     if (!list) {
       let note: NoteRecord | undefined;
-      if (notesCache || p.families.notes.length === 0) note = index.notes.find((n) => n.path === path);
+      if (notesCache || p.families.notes.length === 0) note = fromLoaded(path);
       else {
         try {
           const line = noteLine(path);
           note = line === null ? undefined : (JSON.parse(line) as NoteLineValue).note;
         } catch (e) {
           if (!(e instanceof CorruptIndexError)) throw e;
-          note = index.notes.find((n) => n.path === path);
+          note = fromLoaded(path);
         }
       }
       list = note ? [note.title, ...note.aliases] : [];

@@ -127,6 +127,10 @@ export class ShardedEngine {
     if (N === 0) return;
     const avg = meta.length_sums.map((s) => s / N);
     const sc = this.scratchArrays();
+    const position = new Map<string, number>();
+    terms.forEach((t, i) => {
+      if (i < 32 && !position.has(t)) position.set(t, i);
+    });
     const touched: number[] = [];
     const groupDocs: number[] = [];
     const termDocs: number[] = [];
@@ -138,7 +142,7 @@ export class ShardedEngine {
       for (const t of groupTermsList) {
         const ti = lookup.get(t);
         if (ti === undefined) continue;
-        const qi = terms.indexOf(t);
+        const qi = position.get(t) ?? -1;
         const bit = qi >= 0 && qi < 32 ? (1 << qi) >>> 0 : 0;
         termDocs.length = 0;
         const stamp = ++sc.stamp;
