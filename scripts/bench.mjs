@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npm run bench` — loretrace's benchmark (issue 7). Builds ×N copies of a lore vault in a temp
+ * `npm run bench` — loretrace's benchmark. Builds ×N copies of a lore vault in a temp
  * folder, runs each loretrace operation and its floor / plain-pipeline anchor in separate child
  * processes of this one run, and writes medians, latency percentiles, peak RSS and ratios to
  * `<out>/bench-results.json` (validated against schemas/bench-results.schema.json) and

@@ -122,7 +122,7 @@ export interface Chunk {
   word_count: number;
 }
 
-/** Syntax class of a link (issue 2 taxonomy). `tag` records are `#tags`, kept for coverage. */
+/** Syntax class of a link (docs/PARSING.md taxonomy). `tag` records are `#tags`, kept for coverage. */
 export type LinkSyntax = 'wikilink' | 'markdown_link' | 'embed' | 'heading_link' | 'block_link' | 'external' | 'tag';
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The benchmark harness (scripts/bench.mjs, issue 7): its deterministic inputs, its statistics and an
+ * The benchmark harness (scripts/bench.mjs): its deterministic inputs, its statistics and an
  * end-to-end run at ×1 on lore-fixtures. Harness correctness only — timings are never asserted here.
  */
 import { describe, expect, it, beforeAll, afterAll } from 'vitest';
@@ -242,7 +242,7 @@ describe('npm run bench', () => {
     const md = await readFile(join(out, 'bench-results.md'), 'utf8');
     expect(run.stdout).toBe(md);
     for (const def of PHASES) expect(md).toContain(`| ${def.label} |`);
-    expect(md).toContain('## Targets (issue 7, defined at ×100)');
+    expect(md).toContain('## Targets (defined at ×100)');
   });
 
   it('exits 2 with the usage on an unknown option', () => {

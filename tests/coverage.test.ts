@@ -1,5 +1,5 @@
 /**
- * Coverage reports (issue 6): artifact recognition, the pure report on hand-built and real indexes,
+ * Coverage reports: artifact recognition, the pure report on hand-built and real indexes,
  * the renderers, the `coverage` command, and the real AetheriaLore vault with the Ghostlight artifacts.
  * The browser check of coverage.html is in tests/coverage-browser.test.ts.
  */

@@ -1,5 +1,5 @@
 /**
- * End to end on real input (issue 4, "Demo and real input"): the Pallas packet_only packet and its
+ * End to end on real input ("Demo and real input"): the Pallas packet_only packet and its
  * projected context from ../shared/ghostlight, `retrieve --lane coordinator_scoped_retrieval` with
  * lore-fixtures/policies/pallas-strikes.policy.json over the real AetheriaLore vault, then
  * `verify-trace` on the capture fragment. Skipped (with a notice) when ../shared is absent.
@@ -11,9 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import type { CaptureFragment } from '../src/packet/build.js';
 import { parseSourceSection } from '../src/packet/build.js';
-import type { ResponderPacket } from '../src/packet/types.js';
-import { validateCaptureFragment, validatePacket } from '../src/packet/validate.js';
-import type { TraceVerificationReport } from '../src/packet/verify-trace.js';
+import type { ResponderPacket } from '../src/contracts/types.js';
+import { validateCaptureFragment, validatePacket } from '../src/contracts/validate.js';
+import type { TraceVerificationReport } from '../src/receipts/verify-trace.js';
 import { isUnderPrefix, parseRef } from '../src/refs/ref.js';
 import { AETHERIA, FIXTURES, GHOSTLIGHT, REPO, hasShared, sharedNotice } from './helpers/shared.js';
 

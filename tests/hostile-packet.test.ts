@@ -1,8 +1,8 @@
 // Hostile JSON for the validators (breaker regressions): deep nesting once overflowed the stack in
 // jsonSyntaxError, preview (JSON.stringify) and firstDifference (isDeepStrictEqual).
 import { describe, expect, it } from 'vitest';
-import { firstDifference, jsonDuplicateKey, jsonSyntaxError, preview } from '../src/packet/rules.js';
-import { parseJsonDocument, validateCapture, validatePacket } from '../src/packet/validate.js';
+import { firstDifference, jsonDuplicateKey, jsonSyntaxError, preview } from '../src/contracts/rules.js';
+import { parseJsonDocument, validateCapture, validatePacket } from '../src/contracts/validate.js';
 import { isLoretraceError } from '../src/errors.js';
 
 const DEEP = 100_000;

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexVault } from '../src/indexer/build.js';
 import { compilePolicy, parsePolicyDocument, parseStopCondition } from '../src/policy/index.js';
 import { mapLinkClassPhrase } from '../src/policy/synonyms.js';
-import type { TraversalPolicy } from '../src/packet/types.js';
+import type { TraversalPolicy } from '../src/contracts/types.js';
 import type { VaultIndex } from '../src/types.js';
 import { isLoretraceError } from '../src/errors.js';
 import { FIXTURE_VAULT } from './helpers/shared.js';

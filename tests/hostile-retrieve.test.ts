@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexVault } from '../src/indexer/build.js';
 import { main } from '../src/cli/main.js';
 import { buildPacket, hiddenTextForm, hiddenTextIn } from '../src/packet/build.js';
-import type { ProjectedLocalContext, ResponderPacket, TraversalPolicy } from '../src/packet/types.js';
-import { validatePacket } from '../src/packet/validate.js';
+import type { ProjectedLocalContext, ResponderPacket, TraversalPolicy } from '../src/contracts/types.js';
+import { validatePacket } from '../src/contracts/validate.js';
 import type { VaultIndex } from '../src/types.js';
 import { FIXTURES, FIXTURE_VAULT, REPO } from './helpers/shared.js';
 

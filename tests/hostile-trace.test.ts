@@ -1,5 +1,5 @@
 /**
- * Hostile inputs to verifyTrace (src/packet/verify-trace.ts), from the BREAKER reports (docs/RETRIEVE.md,
+ * Hostile inputs to verifyTrace (src/receipts/verify-trace.ts), from the BREAKER reports (docs/RETRIEVE.md,
  * "Dispositions"): line and chunk numbers JSON cannot hold exactly (item 10), and hand-edited
  * runner_captured entries citing lore the document's own policy_receipt never admits (item 11:
  * `policy_violation`), checked against the receipt rows compilePolicy writes (src/policy/compile.ts).
@@ -14,9 +14,9 @@ import { sliceLines } from '../src/notes/lines.js';
 import { checkPath, compilePolicy } from '../src/policy/compile.js';
 import type { PolicyPacketContext } from '../src/policy/compile.js';
 import { traverse } from '../src/traversal/traverse.js';
-import { TRACE_DISPOSITIONS, verifyTrace } from '../src/packet/verify-trace.js';
-import type { ResearchTraceEntry, TraversalPolicy } from '../src/packet/types.js';
-import { exportLedger } from '../src/proxy/ledger.js';
+import { TRACE_DISPOSITIONS, verifyTrace } from '../src/receipts/verify-trace.js';
+import type { ResearchTraceEntry, TraversalPolicy } from '../src/contracts/types.js';
+import { exportLedger } from '../src/receipts/ledger.js';
 import { main } from '../src/cli/main.js';
 import type { VaultIndex } from '../src/types.js';
 import { FIXTURE_VAULT } from './helpers/shared.js';

@@ -1,14 +1,14 @@
 /**
  * Hostile spellings against the validator's prompt rules and duplicate excerpt ref_ids: `validate` and
- * `retrieve` (buildPacket) must judge hidden text alike (one comparison, hiddenTextForm in src/packet/rules.ts),
+ * `retrieve` (buildPacket) must judge hidden text alike (one comparison, hiddenTextForm in src/contracts/rules.ts),
  * and the offsets the validator reports must point into the original prompt.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { validatePacket } from '../src/packet/validate.js';
-import { hiddenTextForm, hiddenTextIn, hiddenTextSearch, packetRules } from '../src/packet/rules.js';
+import { validatePacket } from '../src/contracts/validate.js';
+import { hiddenTextForm, hiddenTextIn, hiddenTextSearch, packetRules } from '../src/contracts/rules.js';
 import * as build from '../src/packet/build.js';
 import { GHOSTLIGHT, hasShared, REPO, sharedNotice } from './helpers/shared.js';
 

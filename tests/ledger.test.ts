@@ -1,5 +1,5 @@
 /**
- * The proxy ledger (issue 5, seed 004): record hashing, the writer, verification of tampered ledgers,
+ * The proxy ledger (seed 004): record hashing, the writer, verification of tampered ledgers,
  * the `--lore` re-check, the capture-fragment export, and the `loretrace ledger` command.
  */
 import { createHash } from 'node:crypto';
@@ -7,10 +7,10 @@ import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import canonicalize from 'canonicalize';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { GENESIS_HASH, LedgerWriter, exportLedger, hashLedgerRecord, verifyLedger } from '../src/proxy/ledger.js';
+import { GENESIS_HASH, LedgerWriter, exportLedger, hashLedgerRecord, verifyLedger } from '../src/receipts/ledger.js';
 import { indexVault } from '../src/indexer/build.js';
-import { verifyTrace } from '../src/packet/verify-trace.js';
-import { validateDocument } from '../src/packet/validate.js';
+import { verifyTrace } from '../src/receipts/verify-trace.js';
+import { validateDocument } from '../src/contracts/validate.js';
 import { main } from '../src/cli/main.js';
 import { FIXTURE_VAULT, R, fixtureSession, tempDir } from './helpers/proxy.js';
 

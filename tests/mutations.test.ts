@@ -8,9 +8,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { validateDocument } from '../src/packet/validate.js';
-import { VALIDATION_RULES } from '../src/packet/rules.js';
-import type { DocumentKind, ValidationReport } from '../src/packet/types.js';
+import { validateDocument } from '../src/contracts/validate.js';
+import { VALIDATION_RULES } from '../src/contracts/rules.js';
+import type { DocumentKind, ValidationReport } from '../src/contracts/types.js';
 import { GHOSTLIGHT, hasShared, REPO, sharedNotice } from './helpers/shared.js';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -8,7 +8,7 @@ import {
   checkEdge, checkPath, compilePolicy, mapLinkClassPhrase, parsePolicyDocument, parseStopCondition,
 } from '../src/policy/index.js';
 import type { CompiledPolicy, PolicyReceiptRow } from '../src/policy/index.js';
-import type { TraversalPolicy } from '../src/packet/types.js';
+import type { TraversalPolicy } from '../src/contracts/types.js';
 import type { LinkRecord, VaultIndex } from '../src/types.js';
 import { AETHERIA, FIXTURES, FIXTURE_VAULT, GHOSTLIGHT, hasShared, sharedNotice } from './helpers/shared.js';
 

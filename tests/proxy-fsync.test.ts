@@ -1,5 +1,5 @@
 /**
- * "A record is flushed to disk (fsync) before the response leaves" (issue 5, Ledger): `node:fs` `writeSync` and
+ * "A record is flushed to disk (fsync) before the response leaves" (Ledger): `node:fs` `writeSync` and
  * `fsync` are wrapped to log every ledger write and every completed fsync, and each response is logged when
  * it resolves; the log must show the call's record written and an fsync completed after it, before the response.
  */

@@ -1,5 +1,5 @@
 /**
- * Hostile inputs (issue 5, "Enforcement"): each is refused with its code, nothing outside the index is opened
+ * Hostile inputs ("Enforcement"): each is refused with its code, nothing outside the index is opened
  * (fs spies plus a canary file outside the vault whose text must never appear), and the ledger holds the
  * refusal. Runs on a temp copy of FixtureLore with a symlink out of the vault, a symlink into a denied folder,
  * a hard link to the canary, a FIFO named `.md`, and two notes swapped for a symlink / a FIFO after indexing.
@@ -10,7 +10,7 @@ import { cpSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkS
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ProxyResponse, ProxySession } from '../src/proxy/session.js';
-import { verifyLedger } from '../src/proxy/ledger.js';
+import { verifyLedger } from '../src/receipts/ledger.js';
 import { FIXTURE_VAULT, PROXY_PACKET, R, fakeClock, fixtureSession, readLedger, tempDir } from './helpers/proxy.js';
 
 const CANARY_TEXT = 'CANARY-7f3a: this text lives outside the vault';

@@ -1,5 +1,5 @@
 /**
- * The HTTP transport (issue 5) on an ephemeral loopback port: the same research session as MCP, 50
+ * The HTTP transport on an ephemeral loopback port: the same research session as MCP, 50
  * concurrent clients on one session, Host/Origin/token/size checks, and — with the built CLI — the
  * `listening on` line and a SIGKILL in the middle of a session.
  */
@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { acceptedHostNames, startHttpServer, parseHostPort, isLoopbackHost } from '../src/server/http.js';
 import type { HttpServerHandle } from '../src/server/http.js';
 import type { ProxySession } from '../src/proxy/session.js';
-import { verifyLedger } from '../src/proxy/ledger.js';
+import { verifyLedger } from '../src/receipts/ledger.js';
 import { BIN, FIXTURE_VAULT, PROXY_PACKET, R, fixtureSession, readLedger, tempDir } from './helpers/proxy.js';
 import { REPO } from './helpers/shared.js';
 import { main } from '../src/cli/main.js';

@@ -1,5 +1,5 @@
 /**
- * The MCP transport (issue 5): a real SDK client drives `loretrace serve --mcp` over stdio through a whole
+ * The MCP transport: a real SDK client drives `loretrace serve --mcp` over stdio through a whole
  * research session on FixtureLore, then the ledger verifies and its exported fragment passes verifyTrace.
  * Needs `npm run build` (npm test builds first). The tool list is checked in-process over InMemoryTransport.
  */
@@ -13,10 +13,10 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MCP_INSTRUCTIONS, createMcpServer, serveMcpStdio } from '../src/server/mcp.js';
 import { TOOL_DESCRIPTIONS, TOOL_NAMES } from '../src/proxy/tools.js';
-import { exportLedger, verifyLedger } from '../src/proxy/ledger.js';
+import { exportLedger, verifyLedger } from '../src/receipts/ledger.js';
 import { indexVault } from '../src/indexer/build.js';
-import { verifyTrace } from '../src/packet/verify-trace.js';
-import { validateDocument } from '../src/packet/validate.js';
+import { verifyTrace } from '../src/receipts/verify-trace.js';
+import { validateDocument } from '../src/contracts/validate.js';
 import { BIN, FIXTURE_VAULT, PROXY_PACKET, R, fixtureSession, readLedger, tempDir } from './helpers/proxy.js';
 import { REPO } from './helpers/shared.js';
 

@@ -1,5 +1,5 @@
 /**
- * The proxy on the real AetheriaLore vault with Ghostlight's Sella research packet (issue 5): seeds readable,
+ * The proxy on the real AetheriaLore vault with Ghostlight's Sella research packet: seeds readable,
  * a followed link within depth admitted, a Post-Elysium note and an out-of-prefix note refused, and the
  * exported fragment verifies. Skipped (visibly) when ../shared is absent.
  */
@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openProxySession } from '../src/proxy/session.js';
 import type { ProxyResponse, ProxySession } from '../src/proxy/session.js';
-import { exportLedger, verifyLedger } from '../src/proxy/ledger.js';
-import { verifyTrace } from '../src/packet/verify-trace.js';
-import { validateDocument } from '../src/packet/validate.js';
+import { exportLedger, verifyLedger } from '../src/receipts/ledger.js';
+import { verifyTrace } from '../src/receipts/verify-trace.js';
+import { validateDocument } from '../src/contracts/validate.js';
 import { sliceLines, splitLines } from '../src/notes/lines.js';
 import { AETHERIA, GHOSTLIGHT, hasShared, sharedNotice } from './helpers/shared.js';
 import { fakeClock, tempDir } from './helpers/proxy.js';

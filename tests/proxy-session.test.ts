@@ -1,5 +1,5 @@
 /**
- * ProxySession (issue 5): tools, enforcement, refusal codes, budgets and the ledger record of every call,
+ * ProxySession: tools, enforcement, refusal codes, budgets and the ledger record of every call,
  * driven in-process on lore-fixtures/FixtureLore with lore-fixtures/packets/proxy-fixture-research.packet.json.
  */
 import { createHash } from 'node:crypto';
@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openProxySession } from '../src/proxy/session.js';
 import type { ProxyResponse, ProxySession } from '../src/proxy/session.js';
-import { verifyLedger } from '../src/proxy/ledger.js';
+import { verifyLedger } from '../src/receipts/ledger.js';
 import { LORE_DATA_NOTICE } from '../src/proxy/tools.js';
 import { DEFAULT_LIMITS } from '../src/proxy/limits.js';
 import { FIXTURE_VAULT, PROXY_PACKET, PROXY_PACKET_ID, R, fakeClock, fixtureSession, readLedger, tempDir } from './helpers/proxy.js';

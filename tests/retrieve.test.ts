@@ -22,9 +22,9 @@ import {
 import type { BuildPacketResult } from '../src/packet/build.js';
 import { TOOL_NAMES } from '../src/proxy/tools.js';
 import { isUnderPrefix, parseRef } from '../src/refs/ref.js';
-import type { ProjectedLocalContext, ResponderPacket, SourceExcerpt, TraversalPolicy } from '../src/packet/types.js';
-import { validatePacket } from '../src/packet/validate.js';
-import { verifyTrace } from '../src/packet/verify-trace.js';
+import type { ProjectedLocalContext, ResponderPacket, SourceExcerpt, TraversalPolicy } from '../src/contracts/types.js';
+import { validatePacket } from '../src/contracts/validate.js';
+import { verifyTrace } from '../src/receipts/verify-trace.js';
 import type { VaultIndex } from '../src/types.js';
 import { FIXTURES, FIXTURE_VAULT, REPO } from './helpers/shared.js';
 

@@ -1,7 +1,7 @@
 /**
- * loretrace's own outputs against their schemas (issue 4, "Schemas"): traverse result, policy receipt, capture
+ * loretrace's own outputs against their schemas ("Schemas"): traverse result, policy receipt, capture
  * fragment, index manifest, proxy ledger record and coverage report — each carries a `schema_version`, all are
- * compiled once in the one Ajv 2020 instance of src/packet/schemas.ts, and each is checked here on a real output
+ * compiled once in the one Ajv 2020 instance of src/contracts/schemas.ts, and each is checked here on a real output
  * produced by the code that writes it (FixtureLore only, so nothing here needs ../shared).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,15 +11,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { indexVault } from '../src/indexer/build.js';
 import { buildPacket } from '../src/packet/build.js';
-import { loadSchema, outputSchema, OUTPUT_SCHEMA_FILES, SCHEMAS_DIR } from '../src/packet/schemas.js';
-import type { OutputSchemaName } from '../src/packet/schemas.js';
-import type { TraversalPolicy } from '../src/packet/types.js';
-import { validateCaptureFragment } from '../src/packet/validate.js';
+import { loadSchema, outputSchema, OUTPUT_SCHEMA_FILES, SCHEMAS_DIR } from '../src/contracts/schemas.js';
+import type { OutputSchemaName } from '../src/contracts/schemas.js';
+import type { TraversalPolicy } from '../src/contracts/types.js';
+import { validateCaptureFragment } from '../src/contracts/validate.js';
 import { compilePolicy, policyReceiptDocument } from '../src/policy/index.js';
-import { DEFAULT_LIMITS, exportLedger, openProxySession } from '../src/proxy/index.js';
+import { DEFAULT_LIMITS, openProxySession } from '../src/proxy/index.js';
+import { exportLedger } from '../src/receipts/index.js';
 import { traverse, TRAVERSE_RESULT_VERSION } from '../src/traversal/traverse.js';
 import { INDEX_SCHEMA_VERSION } from '../src/indexer/store.js';
-import { LEDGER_SCHEMA_VERSION } from '../src/proxy/ledger.js';
+import { LEDGER_SCHEMA_VERSION } from '../src/receipts/ledger.js';
 import { COVERAGE_SCHEMA_VERSION } from '../src/coverage/types.js';
 import { POLICY_RECEIPT_SCHEMA_VERSION } from '../src/policy/receipt.js';
 import type { VaultIndex } from '../src/types.js';

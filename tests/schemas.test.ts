@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { compiledSchema, createAjv, loadSchema, SCHEMA_FILES } from '../src/packet/schemas.js';
-import type { ContractKind as DocumentKind } from '../src/packet/types.js';
+import { compiledSchema, createAjv, loadSchema, SCHEMA_FILES } from '../src/contracts/schemas.js';
+import type { ContractKind as DocumentKind } from '../src/contracts/types.js';
 import { GHOSTLIGHT, hasShared, sharedNotice } from './helpers/shared.js';
 
 const DIRS: Record<DocumentKind, string> = { packet: 'packets', capture: 'captures', 'projected-context': 'projected-contexts' };

@@ -11,7 +11,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { indexVault } from '../src/indexer/build.js';
 import { compilePolicy, scopeFolderNotes } from '../src/policy/compile.js';
 import { buildPacket } from '../src/packet/build.js';
-import type { ResponderPacket, TraversalPolicy } from '../src/packet/types.js';
+import type { ResponderPacket, TraversalPolicy } from '../src/contracts/types.js';
 import type { ProxyResponse, ProxySession } from '../src/proxy/session.js';
 import type { VaultIndex } from '../src/types.js';
 import { FIXTURES, FIXTURE_VAULT } from './helpers/shared.js';

@@ -7,7 +7,7 @@ import { chunksOf } from '../src/indexer/lookup.js';
 import { splitLines, sliceLines } from '../src/notes/lines.js';
 import { checkPath, compilePolicy } from '../src/policy/index.js';
 import { isUnderPrefix } from '../src/refs/index.js';
-import type { TraversalPolicy } from '../src/packet/types.js';
+import type { TraversalPolicy } from '../src/contracts/types.js';
 import { traverse } from '../src/traversal/index.js';
 import type { VaultIndex } from '../src/types.js';
 import { FIXTURE_VAULT } from './helpers/shared.js';

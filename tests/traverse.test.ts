@@ -6,13 +6,13 @@ import { main } from '../src/cli/main.js';
 import { indexVault } from '../src/indexer/build.js';
 import { splitLines, sliceLines } from '../src/notes/lines.js';
 import { checkPath, compilePolicy } from '../src/policy/index.js';
-import type { TraversalPolicy } from '../src/packet/types.js';
+import type { TraversalPolicy } from '../src/contracts/types.js';
 import { packetQueries, requirementQueries, traverse } from '../src/traversal/index.js';
 import type { TraverseResult, TraversalDecision } from '../src/traversal/index.js';
 import type { VaultIndex } from '../src/types.js';
 import { AETHERIA, FIXTURES, FIXTURE_VAULT, GHOSTLIGHT, REPO, hasShared, sharedNotice } from './helpers/shared.js';
 import { makeTraceEntry, pickExcerptLines } from '../src/excerpts/index.js';
-import { outputSchema } from '../src/packet/schemas.js';
+import { outputSchema } from '../src/contracts/schemas.js';
 
 const WORLD_POLICY = join(FIXTURES, 'policies', 'world-blackout.policy.json');
 const SELLA = join(GHOSTLIGHT, 'packets', 'scene-02-sanctuary-intake.sella_ren.packet.research.v0.json');

@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { isLoretraceError } from '../src/errors.js';
-import { parseJsonDocument, validateCapture, validateCaptureFragment, validateDocument, validatePacket, validateProjectedContext } from '../src/packet/validate.js';
-import { firstDifference, pointerOf, VALIDATION_RULES } from '../src/packet/rules.js';
-import type { ValidationReport } from '../src/packet/types.js';
+import { parseJsonDocument, validateCapture, validateCaptureFragment, validateDocument, validatePacket, validateProjectedContext } from '../src/contracts/validate.js';
+import { firstDifference, pointerOf, VALIDATION_RULES } from '../src/contracts/rules.js';
+import type { ValidationReport } from '../src/contracts/types.js';
 import { GHOSTLIGHT, hasShared, REPO, sharedNotice } from './helpers/shared.js';
 
 const FIXTURES = join(REPO, 'tests', 'fixtures', 'validate');

@@ -1,5 +1,5 @@
 /**
- * verifyTrace (src/packet/verify-trace.ts) and `loretrace verify-trace`: every disposition on tampered
+ * verifyTrace (src/receipts/verify-trace.ts) and `loretrace verify-trace`: every disposition on tampered
  * entries against the FixtureLore vault, input kinds, drift, totals with zeros, bad input.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexVault } from '../src/indexer/build.js';
 import { main } from '../src/cli/main.js';
-import { TRACE_DISPOSITIONS, tokenContainment, verifyTrace } from '../src/packet/verify-trace.js';
-import type { TraceVerificationReport } from '../src/packet/verify-trace.js';
-import type { ResearchTraceEntry } from '../src/packet/types.js';
+import { TRACE_DISPOSITIONS, tokenContainment, verifyTrace } from '../src/receipts/verify-trace.js';
+import type { TraceVerificationReport } from '../src/receipts/verify-trace.js';
+import type { ResearchTraceEntry } from '../src/contracts/types.js';
 import type { VaultIndex } from '../src/types.js';
 import { FIXTURES, FIXTURE_VAULT } from './helpers/shared.js';
 import { buildPacket } from '../src/packet/build.js';
@@ -297,7 +297,7 @@ describe('loretrace verify-trace', () => {
 
   it('verifies a proxy ledger (.jsonl) of a packet built for the responder lane', async () => {
     const draft = JSON.parse(readFileSync(join(FIXTURES, 'packets', 'brinefall-intake.turn-01.mara-voss.draft.packet.json'), 'utf8')) as unknown;
-    const policy = JSON.parse(readFileSync(join(FIXTURES, 'packets', 'brinefall-intake.policy.json'), 'utf8')) as import('../src/packet/types.js').TraversalPolicy;
+    const policy = JSON.parse(readFileSync(join(FIXTURES, 'packets', 'brinefall-intake.policy.json'), 'utf8')) as import('../src/contracts/types.js').TraversalPolicy;
     const built = await buildPacket(index, draft, { lane: 'responder_scoped_repository_search', policy });
     const packetPath = join(tmp, 'research.packet.json');
     writeFileSync(packetPath, JSON.stringify(built.packet, null, 2) + '\n');

@@ -1,6 +1,6 @@
 /**
  * What the benchmark measures: the phase ids (each a loretrace operation or its floor / plain
- * anchor), the ratios between them and the issue 7 targets. The JSON schema
+ * anchor), the ratios between them and the targets. The JSON schema
  * (schemas/bench-results.schema.json) requires every id listed here, so a result can never silently
  * drop a phase or ratio — a phase that could not run is present with status `unavailable` or `failed`.
  */
@@ -30,7 +30,7 @@ export const PHASE_IDS = PHASES.map((p) => p.id);
 
 /**
  * Ratios: numerator / denominator of the named statistic (`median_ms`, `p50_ms`, `p99_ms`,
- * `peak_rss_bytes`). `target` is the issue 7 bound (value must be ≤ target), checked at ×100.
+ * `peak_rss_bytes`). `target` is the bound (value must be ≤ target), checked at ×100.
  */
 export const RATIOS = [
   { id: 'cold_vs_read_floor', num: ['cold_index', 'median_ms'], den: ['read_floor', 'median_ms'], target: null },
@@ -49,5 +49,5 @@ export const RATIOS = [
 
 export const RATIO_IDS = RATIOS.map((r) => r.id);
 
-/** The scale at which issue 7's targets are defined. */
+/** The scale at which the targets are defined. */
 export const TARGET_SCALE = 100;

@@ -97,7 +97,7 @@ export function renderMarkdown(results) {
     out.push(`Note-name lookups at 5 (the name of a note as the query; a top-5 hit in that note): loretrace ${pct(q.name_lookup_at_5)}, plain MiniSearch ${pct(q.plain_name_lookup_at_5)}.`);
   }
   out.push('');
-  out.push(`## Targets (issue 7, defined at ×${TARGET_SCALE})`);
+  out.push(`## Targets (defined at ×${TARGET_SCALE})`);
   out.push('');
   if (results.targets.length === 0) {
     out.push('No target ratios could be computed in this run.');

@@ -1,5 +1,5 @@
 /**
- * Chunking: a note becomes heading sections with exact line ranges (issue 2, "Parsing and chunks").
+ * Chunking: a note becomes heading sections with exact line ranges (docs/PARSING.md).
  *
  * Rules (docs/PARSING.md has the table and examples):
  * 1. Every top-level ATX or setext heading starts a chunk; the text before the first heading is a chunk

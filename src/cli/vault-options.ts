@@ -12,7 +12,7 @@ import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
 import { LoretraceError } from '../errors.js';
 import { indexVault, type IndexOptions } from '../indexer/build.js';
-import { parseJsonDocument } from '../packet/validate.js';
+import { parseJsonDocument } from '../contracts/validate.js';
 import type { VaultConfig, VaultIndex } from '../types.js';
 import { loadVaultConfig } from '../vault/config.js';
 import type { CliContext } from './context.js';

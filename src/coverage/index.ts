@@ -1,4 +1,4 @@
-/** Coverage stage barrel (issue 6): what lore the artifacts cite, and where the vault is thin. */
+/** Coverage stage barrel (docs/COVERAGE.md): what lore the artifacts cite, and where the vault is thin. */
 export { coverageReport } from './report.js';
 export type { CoverageOptions } from './report.js';
 export { readArtifacts, recogniseArtifact } from './artifacts.js';

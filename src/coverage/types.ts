@@ -1,5 +1,5 @@
 /**
- * Types of the lore coverage report (issue 6): what lore the packets, captures, traces, ledgers and
+ * Types of the lore coverage report (docs/COVERAGE.md): what lore the packets, captures, traces, ledgers and
  * digests actually cite, and where the vault itself is thin. The lore-side counterpart of Ghostlight's
  * corpus coverage ledger (`corpus-coverage.json`).
  *

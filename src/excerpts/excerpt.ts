@@ -10,11 +10,11 @@
  * diacritics and apostrophes folded, stop words dropped; src/search/tokenize.ts). The chosen run
  * maximises, in order: distinct query terms covered, total term occurrences, then prefers fewer
  * characters, then the earliest start. Blank lines, heading lines and setext underlines never start or
- * end a run. Origin: issue 3 ("pick the most relevant chunk(s), and inside them the most relevant run of
+ * end a run. Origin: the traversal design in docs/TRAVERSAL.md ("pick the most relevant chunk(s), and inside them the most relevant run of
  * whole lines").
  */
 import { processTerm, queryTerms, tokenize } from '../search/tokenize.js';
-import type { SourceExcerpt } from '../packet/types.js';
+import type { SourceExcerpt } from '../contracts/types.js';
 
 /** A picked run of lines. Lines are 1-based inclusive in the original file; `chars` in UTF-16 code units. */
 export interface ExcerptPick {

@@ -9,7 +9,7 @@
  * the verbatim text of `line_start..line_end` (lines joined with `"\n"`), never a summary.
  */
 import { LoretraceError } from '../errors.js';
-import type { ResearchTraceEntry, TraceOrigin } from '../packet/types.js';
+import type { ResearchTraceEntry, TraceOrigin } from '../contracts/types.js';
 
 /** Input of {@link makeTraceEntry}. Lines are 1-based inclusive in the original file. */
 export interface TraceEntryInput {

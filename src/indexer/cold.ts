@@ -1,5 +1,5 @@
 /**
- * The cold build, streamed (issue 7, peak RSS; docs/INDEX.md "Cold index and worker threads"): every
+ * The cold build, streamed (to keep peak RSS well under the plain pipeline's; docs/INDEX.md "Cold index and worker threads"): every
  * parsed batch is consumed as it arrives (in job order, which is path order) and dropped.
  *
  * - **Record lines** go to their record shard (`shardOf(path)`) through a small per-shard buffer

@@ -14,7 +14,7 @@
  *
  * Streaming (`onBatch`, used by a cold build): batches are handed on in job order as they complete and
  * are not kept; once consumed, their buffers go back to the worker that produced them, and input buffers
- * come back with the answers, so the same few buffers circulate (issue 7, peak RSS: dead ArrayBuffers
+ * come back with the answers, so the same few buffers circulate (peak RSS, docs/PERFORMANCE.md: dead ArrayBuffers
  * stay resident until V8 happens to collect them).
  */
 import { existsSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Notes stage public surface (helper A): lines, parsing, the wikilink grammar, chunks, links.
+ * Notes stage public surface: lines, parsing, the wikilink grammar, chunks, links.
  * One barrel for src/notes, src/chunks and src/links.
  */
 export { splitLines, sliceLines, detectLineEnding } from './lines.js';

@@ -1,5 +1,5 @@
 /**
- * The packet builder (issue 4, "Packet builder"): a draft responder packet goes in, a validated
+ * The packet builder (docs/RETRIEVE.md): a draft responder packet goes in, a validated
  * `retrieval_augmented` packet comes out — for either retrieval lane — plus, for
  * `coordinator_scoped_retrieval`, the capture fragment whose runner_captured research_trace a reviewer can
  * check line by line (`verifyTrace`).
@@ -28,9 +28,9 @@ import type {
   TraversalPolicy,
   ValidationIssue,
   ValidationReport,
-} from './types.js';
-import { validateCaptureFragment, validatePacket, validateProjectedContext } from './validate.js';
-import { hiddenTextForm, hiddenTextIn } from './rules.js';
+} from '../contracts/types.js';
+import { validateCaptureFragment, validatePacket, validateProjectedContext } from '../contracts/validate.js';
+import { hiddenTextForm, hiddenTextIn } from '../contracts/rules.js';
 
 // The hidden-text comparison lives in rules.ts (the validator's prompt rules use it too); re-exported here.
 export { hiddenTextForm, hiddenTextIn };

@@ -13,11 +13,11 @@
  */
 import { LoretraceError, isLoretraceError } from '../errors.js';
 import type { LinkPosition, LinkRecord, LinkSyntax, NoteRecord, VaultConfig, VaultIndex, VaultPath } from '../types.js';
-import type { TraversalPolicy } from '../packet/types.js';
+import type { TraversalPolicy } from '../contracts/types.js';
 import { isUnderPrefix, parseRef, resolveRef } from '../refs/ref.js';
 import type { ParsedRef } from '../refs/ref.js';
 import { cmp, mapLinkClassPhrase } from './synonyms.js';
-import { preview } from '../packet/rules.js';
+import { preview } from '../contracts/rules.js';
 import { DEFAULT_MIN_RELEVANCE, STOP_PATTERNS, parseStopCondition } from './stop-conditions.js';
 import type { StopEffect } from './stop-conditions.js';
 import type { Budgets, CheckResult, CompiledPolicy, DenyRule, EdgeSkipReason, FollowRules, PolicyReceiptRow } from './types.js';

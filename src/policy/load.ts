@@ -4,8 +4,8 @@
  * data out); the CLI does the file I/O.
  */
 import { LoretraceError } from '../errors.js';
-import type { TraversalPolicy } from '../packet/types.js';
-import { jsonDuplicateKey, jsonSyntaxError, lineColumnAt } from '../packet/rules.js';
+import type { TraversalPolicy } from '../contracts/types.js';
+import { jsonDuplicateKey, jsonSyntaxError, lineColumnAt } from '../contracts/rules.js';
 import type { PolicyPacketContext } from './compile.js';
 
 /** What {@link parsePolicyDocument} returns: the policy, its pointer, and the packet when there is one. */

@@ -9,7 +9,7 @@
  * Words that map to nothing ("referenced", "docs", "Jovian") are simply not used; a phrase in which no
  * word maps is advisory.
  *
- * Target classes are issue 2's taxonomy: lower-kebab folder segments (`factions`, `powers`, `major`,
+ * Target classes are the indexer's taxonomy (src/links/classes.ts): lower-kebab folder segments (`factions`, `powers`, `major`,
  * `movements`, `timeline`, `events`, `technology`, `politics`, `species`…) plus config class rules.
  */
 

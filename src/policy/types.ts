@@ -2,7 +2,7 @@
  * Types of the compiled traversal policy and its receipt.
  *
  * The input shape, `TraversalPolicy`, is Ghostlight's `lore_access.traversal_policy` (seed 000) and is
- * declared once in src/packet/types.ts. Compiling it yields a {@link CompiledPolicy}: plain vault paths,
+ * declared once in src/contracts/types.ts. Compiling it yields a {@link CompiledPolicy}: plain vault paths,
  * class sets and budgets that {@link checkPath} / {@link checkEdge} (src/policy/compile.ts) enforce for
  * both the traversal and the proxy, plus a {@link PolicyReceiptRow} per clause that says what was
  * actually enforced (seed 003: record what executed, not what was merely accepted).

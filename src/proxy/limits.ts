@@ -1,11 +1,11 @@
 /**
- * Server limits and session budgets of the research proxy (issue 5), plus the request-rate limiter.
+ * Server limits and session budgets of the research proxy (docs/PROXY.md), plus the request-rate limiter.
  *
  * Two sources of limits are merged into one {@link SessionBudgets} at session start:
  * - **server limits** ({@link ServerLimits}): operator settings with the defaults in {@link DEFAULT_LIMITS}
  *   (`loretrace serve --limit name=value` overrides them);
  * - **policy budgets**: numeric budgets the policy compiler derived from the packet's
- *   `traversal_policy.stop_conditions` (`CompiledPolicy.budgets`, helper D). When both set a budget, the
+ *   `traversal_policy.stop_conditions` (`CompiledPolicy.budgets`). When both set a budget, the
  *   smaller one wins.
  *
  * Every limit is documented in docs/PROXY.md ("Budgets"). Sizes are in characters (UTF-16 code units)
@@ -61,7 +61,7 @@ export const DEFAULT_LIMITS: Readonly<ServerLimits> = Object.freeze({
 });
 
 /**
- * The budgets a compiled policy carries (helper D's `Budgets`, src/policy/types.ts), as the proxy reads
+ * The budgets a compiled policy carries (`Budgets`, src/policy/types.ts), as the proxy reads
  * them: `null` = no limit. Mapping onto a research session (docs/PROXY.md "Budgets"):
  * - `max_refs`   → distinct notes whose text was returned (seeds included);
  * - `max_chunks` → `lore_read` calls that returned text;

@@ -1,5 +1,5 @@
 /**
- * The proxy's refusal taxonomy (issue 5). A refusal is a normal tool result, not a protocol failure:
+ * The proxy's refusal taxonomy (docs/PROXY.md). A refusal is a normal tool result, not a protocol failure:
  * MCP returns it with `isError: true`, HTTP with a 4xx status and `{ "error": { "code", "message" } }`.
  *
  * The client sees {@link RefusalCode}; the ledger records the code *and* the true reason. A hidden ref and

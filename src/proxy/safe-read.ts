@@ -1,6 +1,6 @@
 /**
  * The proxy's only way to read lore bytes: by an **indexed** path, with the file re-checked to still be
- * the one the index saw (issue 5, "re-checks before reading that the file is still the indexed one").
+ * the one the index saw (docs/PROXY.md: it re-checks before reading that the file is still the indexed one).
  *
  * The path is looked up in the index manifest; the request text is never turned into a file-system path
  * (a ref is first parsed and resolved through the index by src/refs; a file stored on disk under another

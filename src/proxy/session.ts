@@ -1,5 +1,5 @@
 /**
- * `ProxySession`: one sandboxed research session of a responder over one packet (issue 5). Transports
+ * `ProxySession`: one sandboxed research session of a responder over one packet (docs/PROXY.md). Transports
  * (src/server/mcp.ts, src/server/http.ts) are thin shells that hand every request to {@link ProxySession.call}.
  *
  * Enforcement (docs/PROXY.md "Enforcement"):
@@ -30,11 +30,11 @@ import type { CompiledPolicy } from '../policy/types.js';
 import { search } from '../search/search.js';
 import { indexVault } from '../indexer/build.js';
 import type { IndexOptions } from '../indexer/build.js';
-import { validatePacket, parseJsonDocument } from '../packet/validate.js';
-import type { ResponderPacket } from '../packet/types.js';
+import { validatePacket, parseJsonDocument } from '../contracts/validate.js';
+import type { ResponderPacket } from '../contracts/types.js';
 import { sliceLines } from '../notes/lines.js';
-import { LedgerWriter } from './ledger.js';
-import type { AdmissionVia, LedgerOutcome, LedgerRecord, LedgerSessionInfo, ReturnedRange } from './ledger.js';
+import { LedgerWriter } from '../receipts/ledger.js';
+import type { AdmissionVia, LedgerOutcome, LedgerRecord, LedgerSessionInfo, ReturnedRange } from '../receipts/ledger.js';
 import { DEFAULT_LIMITS, RateLimiter, mergeBudgets } from './limits.js';
 import type { ServerLimits, SessionBudgets } from './limits.js';
 import { REFUSAL_CODES, refusalCodeFor } from './refusals.js';

@@ -1,6 +1,6 @@
 /**
  * The five research tools: names, static descriptions, and input/output schemas (zod 4), shared by the
- * MCP and HTTP transports so both expose exactly the same contract (issue 5, "Tools").
+ * MCP and HTTP transports so both expose exactly the same contract (docs/PROXY.md, "Tools").
  *
  * Descriptions are fixed strings: they contain no lore text, no note names and nothing from the packet.
  * Lore text only ever travels in `data.content` of a `lore_read` result, next to its provenance and the

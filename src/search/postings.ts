@@ -1,6 +1,6 @@
 /**
  * The compact search index: postings in typed arrays, split into term shards, and the binary files
- * that persist them (issue 7: compact persisted form, no giant JSON string, exact BM25 at a fraction
+ * that persist them (docs/INDEX.md: compact persisted form, no giant JSON string, exact BM25 at a fraction
  * of MiniSearch's query cost).
  *
  * Vocabulary:
@@ -349,7 +349,7 @@ const PAGE = 1 << 20;
 const blockCap = (i: number) => (i >= 5 ? 256 : 8 << i);
 
 /**
- * Cold build, streamed (issue 7, peak RSS): packed batches are added in doc order — batch i's doc 0
+ * Cold build, streamed (to bound peak RSS; docs/PERFORMANCE.md): packed batches are added in doc order — batch i's doc 0
  * follows the last doc of batch i-1 — and the caller drops each batch once added. Postings are kept per
  * (term, field) as varint pairs (doc − previous doc of the run, tf), about 2–3 bytes a posting instead of
  * the 16 of a packed batch or the 8 of a shard, so no batch outlives its own `add`. A run's bytes sit in

@@ -7,7 +7,7 @@
  * - Tokens are split at whitespace, punctuation and symbols (Unicode `Z`, `P`, `S`).
  * - A term is lower-cased, NFD-decomposed and stripped of combining marks, so `Framgång` → `framgang`.
  * - Stop words (English function words) are kept in the index but dropped from queries that have
- *   other terms (speed and quality: issue 7 measured 55 → 11 ms p50 on prose queries).
+ *   other terms (speed and quality: measured 55 → 11 ms p50 on prose queries; docs/PERFORMANCE.md).
  */
 import type { Chunk, NoteRecord } from '../types.js';
 

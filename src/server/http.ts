@@ -1,5 +1,5 @@
 /**
- * HTTP transport of the research proxy (issue 5): a thin express 5 shell over {@link ProxySession}.
+ * HTTP transport of the research proxy (docs/PROXY.md): a thin express 5 shell over {@link ProxySession}.
  *
  * - `POST /tools/<tool name>` with the tool's arguments as a JSON body (`Content-Type: application/json`)
  *   → `200` with the tool's result, or a 4xx with `{ "error": { "code", "message" } }` for a refusal

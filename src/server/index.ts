@@ -1,4 +1,4 @@
-/** Server barrel: MCP (stdio) and HTTP transports over a ProxySession (issue 5; docs/PROXY.md). */
+/** Server barrel: MCP (stdio) and HTTP transports over a ProxySession (docs/PROXY.md). */
 export { createMcpServer, serveMcpStdio } from './mcp.js';
 export type { McpStdioHandle } from './mcp.js';
 export { startHttpServer } from './http.js';

@@ -1,5 +1,5 @@
 /**
- * MCP transport of the research proxy (issue 5): a thin shell over {@link ProxySession}.
+ * MCP transport of the research proxy (docs/PROXY.md): a thin shell over {@link ProxySession}.
  *
  * Uses the low-level `Server` of `@modelcontextprotocol/sdk` (pinned 1.32.2) rather than `McpServer`:
  * `McpServer` validates tool arguments itself and answers a malformed call before any tool code runs, so

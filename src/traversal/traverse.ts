@@ -22,7 +22,7 @@
  * policy + queries ⇒ identical result (the one exception is a `time_budget_ms` that runs out).
  */
 import type { Chunk, LinkRecord, LoreRef, VaultIndex, VaultPath } from '../types.js';
-import type { ResearchTraceEntry, SourceExcerpt } from '../packet/types.js';
+import type { ResearchTraceEntry, SourceExcerpt } from '../contracts/types.js';
 import { LoretraceError } from '../errors.js';
 import { backlinks, chunksOf, getNote, outgoingLinks } from '../indexer/lookup.js';
 import { search } from '../search/search.js';

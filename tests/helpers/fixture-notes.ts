@@ -1,5 +1,5 @@
 /**
- * Helpers for the notes-stage tests (helper A): read a vault folder without the indexer, parse every
+ * Helpers for the notes-stage tests: read a vault folder without the indexer, parse every
  * note with parseNote, resolve links, and compare with golden JSON files (rewritten only with UPDATE=1;
  * a missing golden file is a failure).
  */

@@ -1,5 +1,5 @@
 /**
- * Helpers for the proxy tests (helper E): the FixtureLore research packet, temp folders, a session on
+ * Helpers for the proxy tests: the FixtureLore research packet, temp folders, a session on
  * the fixture vault with a deterministic clock, and small ledger readers.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { openProxySession } from '../../src/proxy/session.js';
 import type { ProxyClock, ProxySession } from '../../src/proxy/session.js';
 import type { ServerLimits } from '../../src/proxy/limits.js';
 import { DEFAULT_LIMITS } from '../../src/proxy/limits.js';
-import type { LedgerRecord } from '../../src/proxy/ledger.js';
+import type { LedgerRecord } from '../../src/receipts/ledger.js';
 import { FIXTURES, FIXTURE_VAULT, REPO } from './shared.js';
 
 export const PROXY_PACKET = join(FIXTURES, 'packets', 'proxy-fixture-research.packet.json');

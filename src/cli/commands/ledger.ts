@@ -2,7 +2,7 @@
  * `loretrace ledger verify <ledger.jsonl> [--lore <dir>] [--head <hash>] [--json]` and
  * `loretrace ledger export <ledger.jsonl> --out <lore_access.json> [--json]`.
  *
- * Thin shell over src/proxy/ledger.ts. `verify` exits 0 when the ledger verifies (warnings such as
+ * Thin shell over src/receipts/ledger.ts. `verify` exits 0 when the ledger verifies (warnings such as
  * `ledger_not_closed` do not fail it), 1 when it does not (the first bad seq is named), 2 on usage errors
  * (unreadable file: `file_not_found`). `verify` takes the vault options every vault command takes
  * (src/cli/vault-options.ts), `--lore` optional. `export` verifies first, writes the capture fragment and exits 0, or 1 when the ledger
@@ -11,8 +11,8 @@
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { exportLedger, verifyLedger } from '../../proxy/ledger.js';
-import type { LedgerVerifyReport } from '../../proxy/ledger.js';
+import { exportLedger, verifyLedger } from '../../receipts/ledger.js';
+import type { LedgerVerifyReport } from '../../receipts/ledger.js';
 import type { CliContext } from '../context.js';
 import { action, plural, printJson } from '../context.js';
 import { addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';

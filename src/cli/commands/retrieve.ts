@@ -15,7 +15,7 @@ import type { Command } from 'commander';
 import { LoretraceError, isLoretraceError } from '../../errors.js';
 import { buildPacket, RETRIEVAL_LANES } from '../../packet/build.js';
 import type { BuildPacketResult, RetrievalLane } from '../../packet/build.js';
-import type { TraversalPolicy, ValidationIssue } from '../../packet/types.js';
+import type { TraversalPolicy, ValidationIssue } from '../../contracts/types.js';
 import type { VaultIndex } from '../../types.js';
 import type { CliContext } from '../context.js';
 import { action, plural, printJson, reportError } from '../context.js';

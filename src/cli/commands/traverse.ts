@@ -17,7 +17,7 @@
 import type { Command } from 'commander';
 import { LoretraceError, isLoretraceError } from '../../errors.js';
 import { retrievalScope } from '../../packet/build.js';
-import { parseJsonDocument } from '../../packet/validate.js';
+import { parseJsonDocument } from '../../contracts/validate.js';
 import { compilePolicy } from '../../policy/compile.js';
 import { parsePolicyDocument, type PolicyDocument } from '../../policy/load.js';
 import { policyReceiptDocument } from '../../policy/receipt.js';

@@ -1,7 +1,7 @@
 /**
  * `loretrace validate packet|capture|projected-context|capture-fragment <files...> [--lenient] [--root <dir>] [--json]`
  *
- * Thin shell over src/packet/validate.ts: reads and parses every file first (a missing file or a file that is
+ * Thin shell over src/contracts/validate.ts: reads and parses every file first (a missing file or a file that is
  * not JSON is a usage error, exit 2, before anything is validated), validates each, prints one line per error
  * (`file: pointer: [rule] message (expected …)`) and a summary with totals, or with `--json` the reports plus
  * totals. Exit 0 when every file is valid, 1 when any is invalid, 2 on usage errors.
@@ -10,9 +10,9 @@ import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { LoretraceError } from '../../errors.js';
-import { validateDocument } from '../../packet/validate.js';
-import { VALIDATION_RULES } from '../../packet/rules.js';
-import type { DocumentKind, ValidationIssue, ValidationReport } from '../../packet/types.js';
+import { validateDocument } from '../../contracts/validate.js';
+import { VALIDATION_RULES } from '../../contracts/rules.js';
+import type { DocumentKind, ValidationIssue, ValidationReport } from '../../contracts/types.js';
 import type { CliContext } from '../context.js';
 import { action, plural, printJson } from '../context.js';
 import { readJsonFile } from '../vault-options.js';

@@ -1,26 +1,26 @@
 /**
  * `loretrace verify-trace --lore <dir> <capture-or-fragment.json> [--json]`
  *
- * Thin shell over `verifyTrace` (src/packet/verify-trace.ts): index the vault, read the capture, capture
+ * Thin shell over `verifyTrace` (src/receipts/verify-trace.ts): index the vault, read the capture, capture
  * fragment, traverse result, ledger export or raw proxy ledger (.jsonl, exported first), check every research_trace entry, print one line per entry
  * and the totals for every disposition (zeros included). Exit 0 when every runner_captured entry verifies
  * (and at least one entry was checked); 1 otherwise or on invalid input; 2 on usage errors (unreadable:
  * `file_not_found`, or non-JSON file: `bad_json`).
  */
 import type { Command } from 'commander';
-import { TRACE_DISPOSITIONS, verifyTrace } from '../../packet/verify-trace.js';
-import type { TraceVerificationReport } from '../../packet/verify-trace.js';
+import { TRACE_DISPOSITIONS, verifyTrace } from '../../receipts/verify-trace.js';
+import type { TraceVerificationReport } from '../../receipts/verify-trace.js';
 import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
 import { isLoretraceError } from '../../errors.js';
-import { parseJsonDocument } from '../../packet/validate.js';
-import { exportLedger } from '../../proxy/ledger.js';
+import { parseJsonDocument } from '../../contracts/validate.js';
+import { exportLedger } from '../../receipts/ledger.js';
 import { addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
 import { reportWithErrors } from './retrieve.js';
 
 /**
  * Read the input: a JSON document, or a proxy ledger (JSON Lines, first record `loretrace.ledger.*`),
- * which is verified and exported to its capture fragment first (`exportLedger`, src/proxy/ledger.ts).
+ * which is verified and exported to its capture fragment first (`exportLedger`, src/receipts/ledger.ts).
  * `fromLedger` is true for a ledger (the report then says `proxy_ledger`).
  */
 async function readTraceInput(ctx: CliContext, file: string): Promise<{ doc: unknown; fromLedger: boolean }> {

@@ -1,5 +1,5 @@
 /**
- * The proxy's hash-chained trace ledger (issue 5; hashing rule from seed 004).
+ * The proxy's hash-chained trace ledger (docs/PROXY.md; hashing rule from seed 004).
  *
  * One JSON object per line (JSONL, UTF-8, LF). Record `seq` n stands on line n+1. Every record carries
  * `prev_hash` (the previous record's `record_hash`; 64 zeros for seq 0) and
@@ -23,11 +23,11 @@ import canonicalize from 'canonicalize';
 import { LoretraceError } from '../errors.js';
 import type { Finding } from '../errors.js';
 import type { VaultIndex, VaultPath } from '../types.js';
-import type { ResearchTraceEntry } from '../packet/types.js';
-import type { RefusalCode } from './refusals.js';
-import { readIndexedLines } from './safe-read.js';
-import { outputSchema } from '../packet/schemas.js';
-import { jsonDuplicateKey } from '../packet/rules.js';
+import type { ResearchTraceEntry } from '../contracts/types.js';
+import type { RefusalCode } from '../proxy/refusals.js';
+import { readIndexedLines } from '../proxy/safe-read.js';
+import { outputSchema } from '../contracts/schemas.js';
+import { jsonDuplicateKey } from '../contracts/rules.js';
 import { sliceLines } from '../notes/lines.js';
 
 /** `schema_version` of every ledger record written by this version. */
@@ -283,7 +283,7 @@ export class LedgerWriter {
 
 /**
  * Check one parsed line against schemas/ledger-record.schema.json through the shared compiled validator
- * (`outputSchema('ledger_record')` of src/packet/schemas.ts: one Ajv instance for every loretrace schema, so
+ * (`outputSchema('ledger_record')` of src/contracts/schemas.ts: one Ajv instance for every loretrace schema, so
  * the session's `policy_receipt` is checked against policy-receipt.schema.json's `$defs/rows`). Reports the
  * first ajv error: its instance pointer and `<ajv message> (<keyword>)`.
  * @throws LoretraceError `schema_missing` when the schema files are absent or do not compile (a broken install).

@@ -4,7 +4,7 @@
  * Field names are the contracts' snake_case JSON names. The JSON Schemas in `schemas/` are the authority
  * (they accept exactly what Ghostlight's schemas accept, seed 000 and `../shared/ghostlight/schemas/`);
  * these types describe a document that passed them. Cross-field rules (lane ⇒ mode, prompt contents, trace
- * receipts) are listed in docs/VALIDATE.md and enforced by src/packet/rules.ts.
+ * receipts) are listed in docs/VALIDATE.md and enforced by src/contracts/rules.ts.
  */
 
 /** Review state shared by packets and captures. */
@@ -34,7 +34,7 @@ export type IsolationMethod = 'subagent_no_fork' | 'manual_packet_only' | 'exter
  * - `required_seed_refs`: refs that must be consulted first.
  * - `follow_link_classes`: plain-English link classes to follow ("referenced social movements ...").
  * - `stop_conditions`: plain-English stop rules.
- * Lists may be empty as far as the schema goes. Compiled by src/policy (helper D).
+ * Lists may be empty as far as the schema goes. Compiled by src/policy/compile.ts.
  */
 export interface TraversalPolicy {
   max_link_depth: number;

@@ -1,6 +1,6 @@
 /**
- * Validators for the three Ghostlight contracts: JSON Schema (ajv, src/packet/schemas.ts) plus the cross-field
- * rules of src/packet/rules.ts, merged into one {@link ValidationReport} per document. Pure apart from the
+ * Validators for the three Ghostlight contracts: JSON Schema (ajv, src/contracts/schemas.ts) plus the cross-field
+ * rules of src/contracts/rules.ts, merged into one {@link ValidationReport} per document. Pure apart from the
  * `ref.*` rules, which look at the file system only when `options.root` is given. Never throws for an invalid
  * document: invalidity is data. Throws only for a broken install (`schema_missing`).
  */

@@ -1,5 +1,5 @@
 /**
- * Trace verification (issue 4, "Trace verification"): check every `research_trace` entry of a capture,
+ * Trace verification (docs/VALIDATE.md, "Trace verification"): check every `research_trace` entry of a capture,
  * a capture fragment, a traverse result or a proxy ledger export line by line against the vault as it is
  * now, and return a bundle that records what was checked — one disposition per entry and totals for every
  * disposition, zeros included (seed 003: an omitted total is indistinguishable from zero).
@@ -13,8 +13,8 @@ import { readNoteLines } from '../indexer/lookup.js';
 import { sliceLines } from '../notes/lines.js';
 import { isUnderPrefix, parseRef } from '../refs/ref.js';
 import { parseStopCondition } from '../policy/stop-conditions.js';
-import { preview } from './rules.js';
-import type { ResearchTraceEntry, TraceOrigin } from './types.js';
+import { preview } from '../contracts/rules.js';
+import type { ResearchTraceEntry, TraceOrigin } from '../contracts/types.js';
 
 
 /**
