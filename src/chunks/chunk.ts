@@ -18,7 +18,7 @@ import type { Heading, RootContent } from 'mdast';
 import { LoretraceError } from '../errors.js';
 import type { Chunk, HeadingInfo } from '../types.js';
 import { sliceLines } from '../notes/lines.js';
-import type { MarkdownSyntax } from '../notes/parse.js';
+import type { MarkdownSyntax } from '../notes/markdown.js';
 import { plainText } from '../notes/text.js';
 
 /** Default word budget of a chunk (words = whitespace-separated runs). */

@@ -28,7 +28,8 @@ import {
 } from '../search/postings.js';
 import { TOKENIZER_VERSION } from '../search/tokenize.js';
 import { loadVaultConfig } from '../vault/config.js';
-import { compareCodeUnits, scanVault, sha256Hex, vaultRoot, type ScannedFile } from '../vault/scan.js';
+import { sha256Hex } from '../vault/hash.js';
+import { compareCodeUnits, scanVault, vaultRoot, type ScannedFile } from '../vault/scan.js';
 import { ColdSink } from './cold.js';
 import { parseAll, parseBatch, type ParsedBatch, type ParsedLines } from './parse-pool.js';
 import {

@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { LoretraceError } from '../errors.js';
 import type { Chunk, LinkRecord, NoteRecord, VaultIndex, VaultPath } from '../types.js';
 import { splitLines } from '../notes/lines.js';
-import { sha256Hex } from '../vault/scan.js';
+import { sha256Hex } from '../vault/hash.js';
 import { onDiskPath } from '../vault/disk-path.js';
 
 interface Maps {

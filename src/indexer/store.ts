@@ -27,7 +27,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import canonicalize from 'canonicalize';
 import type { Finding } from '../errors.js';
 import type { ManifestEntry } from '../types.js';
-import { sha256Hex } from '../vault/scan.js';
+import { sha256Hex } from '../vault/hash.js';
 import type { FileIdentity } from '../vault/scan.js';
 
 /** Layout version of the persisted index. Any other version found on disk is rebuilt (`index_rebuilt`). */

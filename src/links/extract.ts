@@ -6,7 +6,7 @@
 import type { ImageReference, LinkReference, Nodes, Parents } from 'mdast';
 import type { BlockInfo, Chunk, LinkPosition, LinkRecord, LinkSyntax } from '../types.js';
 import { locateOffset } from '../notes/lines.js';
-import type { MarkdownSyntax } from '../notes/parse.js';
+import type { MarkdownSyntax } from '../notes/markdown.js';
 import { plainText } from '../notes/text.js';
 
 const IN_TABLE = 1;

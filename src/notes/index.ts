@@ -3,8 +3,10 @@
  * One barrel for src/notes, src/chunks and src/links.
  */
 export { splitLines, sliceLines, detectLineEnding } from './lines.js';
-export { parseNote, parseMarkdown } from './parse.js';
-export type { ParseOptions, ParsedNote, MarkdownSyntax } from './parse.js';
+export { parseNote } from './parse.js';
+export type { ParseOptions, ParsedNote } from './parse.js';
+export { parseMarkdown } from './markdown.js';
+export type { MarkdownSyntax } from './markdown.js';
 export type { PathologyHit, PathologyThreshold } from './pathological.js';
 export { wikiLinkSyntax, wikiLinkFromMarkdown, remarkWikiLink, parseWikiLinkContent } from './wikilink.js';
 export type { WikiLink, WikiLinkParts } from './wikilink.js';

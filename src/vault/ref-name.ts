@@ -8,9 +8,9 @@
  * `%45`, leading/trailing whitespace, bidirectional controls) would give refs that never resolve, so
  * the scan keeps such files out of the notes. The rule is exactly parseRef's: a path is referenceable
  * when both `Namespace:path` and the bare `path` parse back to the same path with no fragment — the
- * ref grammar is defined once, in src/refs/ref.ts, and this module only asks it.
+ * ref grammar is defined once, in src/refs/grammar.ts, and this module only asks it.
  */
-import { formatRef, parseRef } from '../refs/ref.js';
+import { formatRef, parseRef } from '../refs/grammar.js';
 
 /** Namespace used for the round trip; any valid namespace gives the same verdict (paths never hold `:`). */
 const PROBE_NAMESPACE = 'Vault';

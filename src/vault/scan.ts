@@ -23,7 +23,6 @@
  * - Folders are walked and files stat'ed and read with synchronous calls (one system call each, no
  *   promise per file: ~5× faster on 15,000 notes); output is sorted by code-unit order of the NFC path.
  */
-import { createHash } from 'node:crypto';
 import { realpath, stat } from 'node:fs/promises';
 import { Stats, lstatSync, readFileSync, readdirSync, realpathSync, type Dirent } from 'node:fs';
 import { join, relative, sep } from 'node:path';
@@ -31,6 +30,7 @@ import picomatch from 'picomatch';
 import { LoretraceError, type Finding } from '../errors.js';
 import type { VaultFile, VaultPath } from '../types.js';
 import { DEFAULT_MAX_FILE_BYTES } from './config.js';
+import { sha256Hex } from './hash.js';
 import { quotePath, refNameProblem, type RefNameProblem } from './ref-name.js';
 
 /** Default note globs. */
@@ -90,11 +90,6 @@ export interface ScanResult {
 /** Code-unit comparison (never localeCompare): the one sort order of loretrace outputs. */
 export function compareCodeUnits(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** Lower-case hex SHA-256 of bytes or a UTF-8 string. */
-export function sha256Hex(data: Uint8Array | string): string {
-  return createHash('sha256').update(data).digest('hex');
 }
 
 /**
