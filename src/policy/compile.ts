@@ -85,8 +85,84 @@ function tok(s: string | number): string {
   return String(s).replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
+/** Raise `bad_policy` (or another code) naming the clause's pointer and what was expected. */
+type Fail = (pointer: string, message: string, expected?: string, code?: string) => never;
+
 /**
- * Compile a traversal policy.
+ * What every compile step reads: the index, config, namespace, the packet, and the shared helpers
+ * (`fail` with the file name, `ptr` for pointers under the policy's base, `refOrFail` for refs whose
+ * `bad_ref` must become a `bad_policy` naming the clause).
+ */
+export interface CompileContext {
+  index: VaultIndex;
+  config: VaultConfig;
+  ns: string;
+  packet: PolicyPacketContext | undefined;
+  file: string | undefined;
+  notes: Map<string, NoteRecord>;
+  /** Every target class some note of the index has. */
+  indexClasses: Set<string>;
+  fail: Fail;
+  /** JSON pointer of a policy clause: the base pointer, then the RFC 6901-escaped parts. */
+  ptr: (...parts: (string | number)[]) => string;
+  /** parseRef in the policy's namespace; a bad ref is `bad_policy` at `pointer`. */
+  refOrFail: (input: string, pointer: string, label: string) => ParsedRef;
+  /** Notes of the snapshot under a prefix (whole segments). */
+  countUnder: (prefix: string) => number;
+  /** Notes of the snapshot that have one of the classes. */
+  classNotes: (cls: readonly string[]) => number;
+}
+
+/** The policy's five fields, checked for shape (see {@link readPolicyFields}). */
+export interface PolicyFields {
+  depth: number;
+  prefixes: string[];
+  seeds: string[];
+  follow: string[];
+  stops: string[];
+}
+
+/** One parsed stop condition, by its index in `stop_conditions`. */
+interface ParsedStop {
+  i: number;
+  effects: StopEffect[];
+  patterns: string[] | null;
+  form: string;
+}
+
+/** What the stop conditions compile to: budgets (and the clause each came from) and deny rules. */
+export interface StopRules {
+  parsed: ParsedStop[];
+  budgets: Budgets;
+  /** Index in `stop_conditions` of the clause that set each budget (the tightest one). */
+  budgetSource: Partial<Record<keyof Budgets, number>>;
+  deniedPrefixes: DenyRule[];
+  deniedClasses: Set<string>;
+  noExpand: Set<string>;
+  /** A clause asks to deny future-era lore. */
+  futureOn: boolean;
+}
+
+/** Hidden deny rules and their receipt rows (packet refs, config prefixes, author-only notes). */
+interface HiddenRules {
+  hidden: DenyRule[];
+  rows: PolicyReceiptRow[];
+  /** Notes of the snapshot any hidden rule denies. */
+  noteCount: number;
+}
+
+/** Future-era deny rules, the allowed prefixes that waive them, and their receipt rows. */
+interface FutureRules {
+  future: DenyRule[];
+  waivers: string[];
+  rows: PolicyReceiptRow[];
+}
+
+/**
+ * Compile a traversal policy. The steps, in order (each a function below): check the shape; the depth
+ * row; the prefixes; parse the stop conditions (before seeds: a seed must not be denied); the hidden
+ * refs; the future-era prefixes; the seeds; the packet's `allowed_scope`; the link classes; the stop
+ * condition rows; the receipt totals and the strict check.
  *
  * @returns a {@link CompiledPolicy} (`.receipt`, `.budgets`, rule tables for {@link checkPath}/{@link checkEdge}).
  * @throws LoretraceError
@@ -99,17 +175,97 @@ function tok(s: string | number): string {
  *   - `strict_policy` (exit 1): `strict` is set and the receipt has advisory rows; lists them.
  */
 export function compilePolicy(policy: TraversalPolicy, options: CompileOptions): CompiledPolicy {
+  const ctx = compileContext(options);
+  const fields = readPolicyFields(ctx, policy);
+  const receipt: PolicyReceiptRow[] = [depthRow(ctx, fields.depth)];
+  const prefixes = compilePrefixes(ctx, fields.prefixes);
+  receipt.push(...prefixes.rows);
+  const stops = compileStopEffects(ctx, fields.stops);
+  const hidden = compileHidden(ctx, prefixes.allowed);
+  const future = compileFutureEra(ctx, stops.futureOn, prefixes.allowed);
+  const rules: PathRules = {
+    allowed_prefixes: [...new Set(prefixes.allowed)].sort(cmp),
+    denied_prefixes: stops.deniedPrefixes,
+    hidden: hidden.hidden,
+    future_era: future.future,
+    future_era_waivers: [...new Set(future.waivers)].sort(cmp),
+    denied_classes: [...stops.deniedClasses].sort(cmp),
+    notes: ctx.notes,
+  };
+  const seeds = compileSeeds(ctx, rules, fields.seeds, stops);
+  receipt.push(...seeds.rows);
+  const scope = compileScope(ctx, rules, seeds.seeds);
+  receipt.push(...scope.rows);
+  const follow = compileFollowClasses(ctx, fields.follow);
+  receipt.push(...follow.rows);
+  receipt.push(...stopConditionRows(ctx, fields.stops, stops, rules, hidden, future));
+  receipt.push(...hidden.rows, ...future.rows);
+  const totals = receiptTotals(receipt);
+  if (options.strict) refuseAdvisory(ctx, receipt);
+  return {
+    namespace: ctx.ns,
+    ...rules,
+    snapshot_id: ctx.index.snapshot_id,
+    max_link_depth: fields.depth,
+    seeds: seeds.seeds,
+    scope: scope.scope,
+    follow: follow.follow,
+    no_expand_classes: [...stops.noExpand].sort(cmp),
+    budgets: stops.budgets,
+    receipt,
+    receipt_totals: totals,
+  };
+}
+
+/**
+ * The shared state of one compilation (see {@link CompileContext}). The base pointer is
+ * `options.pointerBase`, else `/lore_access/traversal_policy` when a packet is given, else `` (a bare
+ * policy file).
+ */
+export function compileContext(options: CompileOptions): CompileContext {
   const { index } = options;
   const config = options.config ?? index.config ?? {};
   const base = options.pointerBase ?? (options.packet ? '/lore_access/traversal_policy' : '');
   const ns = index.namespace;
   const file = options.file;
-  const fail = (pointer: string, message: string, expected?: string, code = 'bad_policy'): never => {
+  const fail: Fail = (pointer, message, expected, code = 'bad_policy') => {
     throw new LoretraceError(code, message, { ...(file ? { file } : {}), pointer, ...(expected ? { expected } : {}) });
   };
-  const ptr = (...parts: (string | number)[]) => base + parts.map((p) => '/' + tok(p)).join('');
+  const notes = new Map<string, NoteRecord>();
+  for (const n of index.notes) notes.set(n.path, n);
+  const indexClasses = new Set<string>();
+  for (const n of index.notes) for (const c of n.classes) indexClasses.add(c);
+  return {
+    index,
+    config,
+    ns,
+    packet: options.packet,
+    file,
+    notes,
+    indexClasses,
+    fail,
+    ptr: (...parts) => base + parts.map((p) => '/' + tok(p)).join(''),
+    refOrFail: (input, pointer, label) => {
+      try {
+        return parseRef(input, { namespace: ns, label });
+      } catch (e) {
+        if (isLoretraceError(e)) return fail(pointer, `traversal_policy ${pointer}: ${e.message}`, e.details.expected);
+        throw e;
+      }
+    },
+    countUnder: (prefix) => index.notes.reduce((a, n) => a + (isUnderPrefix(n.path, prefix) ? 1 : 0), 0),
+    classNotes: (cls) => index.notes.filter((n) => n.classes.some((c) => cls.includes(c))).length,
+  };
+}
 
-  // ---- shape -------------------------------------------------------------------------------------
+/**
+ * Check the policy's shape: an object with exactly the five fields; `max_link_depth` a safe integer
+ * ≥ 0; the four lists lists of non-empty strings; `allowed_prefixes` not empty.
+ * @throws LoretraceError `bad_policy` naming the field's (or the list entry's) pointer.
+ */
+export function readPolicyFields(ctx: CompileContext, policy: TraversalPolicy): PolicyFields {
+  const { fail, ptr } = ctx;
+  const base = ptr();
   if (policy === null || typeof policy !== 'object' || Array.isArray(policy)) {
     fail(base, `traversal_policy at ${base || '/'} must be an object with ${POLICY_KEYS.join(', ')}`, 'a JSON object');
   }
@@ -135,44 +291,46 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
     });
     return v as string[];
   };
-  const prefixesIn = strList('allowed_prefixes');
-  const seedsIn = strList('required_seed_refs');
-  const followIn = strList('follow_link_classes');
-  const stopsIn = strList('stop_conditions');
-  if (prefixesIn.length === 0) {
+  const fields: PolicyFields = {
+    depth: depth as number,
+    prefixes: strList('allowed_prefixes'),
+    seeds: strList('required_seed_refs'),
+    follow: strList('follow_link_classes'),
+    stops: strList('stop_conditions'),
+  };
+  if (fields.prefixes.length === 0) {
     fail(ptr('allowed_prefixes'), `traversal_policy ${ptr('allowed_prefixes')} is empty, so it admits no lore at all`, 'at least one prefix such as Namespace:folder/');
   }
+  return fields;
+}
 
-  const notes = new Map<string, NoteRecord>();
-  for (const n of index.notes) notes.set(n.path, n);
-  const countUnder = (prefix: string) => index.notes.reduce((a, n) => a + (isUnderPrefix(n.path, prefix) ? 1 : 0), 0);
-  const refOrFail = (input: string, pointer: string, label: string): ParsedRef => {
-    try {
-      return parseRef(input, { namespace: ns, label });
-    } catch (e) {
-      if (isLoretraceError(e)) return fail(pointer, `traversal_policy ${pointer}: ${e.message}`, e.details.expected);
-      throw e;
-    }
-  };
-
-  const receipt: PolicyReceiptRow[] = [];
-  receipt.push({
+/** The receipt row of `max_link_depth` (always enforced: checkEdge counts hops from the start notes). */
+function depthRow(ctx: CompileContext, depth: number): PolicyReceiptRow {
+  return {
     clause: String(depth),
     kind: 'max_link_depth',
-    pointer: ptr('max_link_depth'),
+    pointer: ctx.ptr('max_link_depth'),
     disposition: 'enforced',
     rule: `follow links at most ${depth} hop${depth === 1 ? '' : 's'} from a seed or scope note (those are depth 0)`,
     matches: null,
-  });
+  };
+}
 
-  // ---- prefixes ------------------------------------------------------------------------------------
+/**
+ * `allowed_prefixes` → vault paths (a folder, or one note when it ends in `.md`), each with its row
+ * and the number of notes under it.
+ * @throws LoretraceError `bad_policy` for a bad ref or a prefix with a `#fragment`.
+ */
+export function compilePrefixes(ctx: CompileContext, prefixesIn: readonly string[]): { allowed: string[]; rows: PolicyReceiptRow[] } {
+  const { fail, ptr } = ctx;
   const allowed: string[] = [];
+  const rows: PolicyReceiptRow[] = [];
   prefixesIn.forEach((p, i) => {
-    const r = refOrFail(p, ptr('allowed_prefixes', i), `allowed_prefixes[${i}]`);
+    const r = ctx.refOrFail(p, ptr('allowed_prefixes', i), `allowed_prefixes[${i}]`);
     if (r.fragment) fail(ptr('allowed_prefixes', i), `traversal_policy ${ptr('allowed_prefixes', i)} ${show(p)} is a prefix and cannot carry a #fragment`, 'Namespace:folder/ or Namespace:note.md');
     allowed.push(r.path);
-    const m = countUnder(r.path);
-    receipt.push({
+    const m = ctx.countUnder(r.path);
+    rows.push({
       clause: p,
       kind: 'allowed_prefix',
       pointer: ptr('allowed_prefixes', i),
@@ -183,22 +341,34 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
       matches: m,
     });
   });
+  return { allowed, rows };
+}
 
-  // ---- stop conditions (parsed before seeds: seeds must not be denied) ------------------------------
-  const stopEffects: { i: number; effects: StopEffect[]; patterns: string[] | null; form: string }[] = [];
+/**
+ * Parse every stop condition (src/policy/stop-conditions.ts) and fold the effects: the tightest budget
+ * wins (smallest `max_*`/`time_budget_ms`, largest `min_relevance`), deny prefixes and classes and
+ * no-expand classes accumulate, and a future-era clause switches the future-era rules on.
+ * @throws LoretraceError `bad_policy` for a malformed token or a `deny_prefix:` that is not a ref.
+ */
+export function compileStopEffects(ctx: CompileContext, stopsIn: readonly string[]): StopRules {
+  const { fail, ptr } = ctx;
+  const parsed: ParsedStop[] = [];
   stopsIn.forEach((s, i) => {
-    const parsed = parseStopCondition(s);
-    if (parsed.form === 'bad_token') fail(ptr('stop_conditions', i), `traversal_policy ${ptr('stop_conditions', i)} ${show(s)}: ${parsed.error}`, parsed.expected);
-    else stopEffects.push({ i, effects: parsed.effects, patterns: parsed.form === 'english' ? parsed.patterns : null, form: parsed.form });
+    const p = parseStopCondition(s);
+    if (p.form === 'bad_token') fail(ptr('stop_conditions', i), `traversal_policy ${ptr('stop_conditions', i)} ${show(s)}: ${p.error}`, p.expected);
+    else parsed.push({ i, effects: p.effects, patterns: p.form === 'english' ? p.patterns : null, form: p.form });
   });
-  const budgets: Budgets = { max_refs: null, max_chunks: null, max_chars: null, min_relevance: null, time_budget_ms: null };
-  const budgetSource: Partial<Record<keyof Budgets, number>> = {};
-  const deniedPrefixes: DenyRule[] = [];
-  const deniedClasses = new Set<string>();
-  const noExpand = new Set<string>();
-  let futureOn = false;
-  let hiddenClauses = 0;
-  for (const { i, effects } of stopEffects) {
+  const out: StopRules = {
+    parsed,
+    budgets: { max_refs: null, max_chunks: null, max_chars: null, min_relevance: null, time_budget_ms: null },
+    budgetSource: {},
+    deniedPrefixes: [],
+    deniedClasses: new Set<string>(),
+    noExpand: new Set<string>(),
+    futureOn: false,
+  };
+  const { budgets, budgetSource } = out;
+  for (const { i, effects } of parsed) {
     for (const e of effects) {
       switch (e.kind) {
         case 'max_refs':
@@ -215,30 +385,39 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
           break;
         }
         case 'deny_prefix': {
-          const r = refOrFail(e.value, ptr('stop_conditions', i), `deny_prefix in stop_conditions[${i}]`);
-          deniedPrefixes.push({ prefix: r.path, pointer: ptr('stop_conditions', i) });
+          const r = ctx.refOrFail(e.value, ptr('stop_conditions', i), `deny_prefix in stop_conditions[${i}]`);
+          out.deniedPrefixes.push({ prefix: r.path, pointer: ptr('stop_conditions', i) });
           break;
         }
         case 'deny_class':
-          deniedClasses.add(e.value);
+          out.deniedClasses.add(e.value);
           break;
         case 'no_expand_class':
-          noExpand.add(e.value);
+          out.noExpand.add(e.value);
           break;
         case 'deny_future_era':
-          futureOn = true;
+          out.futureOn = true;
           break;
         case 'deny_hidden':
-          hiddenClauses++;
           break;
       }
     }
   }
+  return out;
+}
 
-  // ---- hidden (always denied) ---------------------------------------------------------------------
+/**
+ * Hidden lore, always denied whatever the stop conditions say: the packet's
+ * `hidden_context_audit.omitted_context_refs` (a value that is not a lore ref is an advisory row: there
+ * is nothing in the vault to deny), the vault config's `hidden_prefixes`, and notes marked author-only
+ * in frontmatter ({@link authorOnlyReason}).
+ * @throws LoretraceError `bad_policy` for a malformed packet list or a config prefix that is not a ref.
+ */
+export function compileHidden(ctx: CompileContext, allowed: readonly string[]): HiddenRules {
+  const { index, ns, config } = ctx;
   const hidden: DenyRule[] = [];
-  const hiddenRows: PolicyReceiptRow[] = [];
-  packetList(options.packet, ['hidden_context_audit', 'omitted_context_refs'], fail).forEach((hv, i) => {
+  const rows: PolicyReceiptRow[] = [];
+  packetList(ctx.packet, ['hidden_context_audit', 'omitted_context_refs'], ctx.fail).forEach((hv, i) => {
     const h = typeof hv === 'string' ? hv : show(hv);
     const pointer = `/hidden_context_audit/omitted_context_refs/${i}`;
     let r: ParsedRef;
@@ -246,132 +425,152 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
       r = parseRef(hv as string, { namespace: ns, label: `omitted_context_refs[${i}]` });
     } catch (e) {
       if (!isLoretraceError(e)) throw e;
-      hiddenRows.push({ clause: h, kind: 'hidden_ref', pointer, disposition: 'advisory', rule: `not a lore ref of ${ns} (${e.message.replace(/^.*is not a valid lore ref: /, '')}); there is nothing in the vault to deny`, matches: null });
+      rows.push({ clause: h, kind: 'hidden_ref', pointer, disposition: 'advisory', rule: `not a lore ref of ${ns} (${e.message.replace(/^.*is not a valid lore ref: /, '')}); there is nothing in the vault to deny`, matches: null });
       return;
     }
-    const rules = [r.path as string];
-    if (!r.is_prefix && !r.path.endsWith('.md') && notes.has(r.path + '.md')) rules.push(r.path + '.md');
-    for (const p of rules) hidden.push({ prefix: p, pointer });
-    const m = index.notes.filter((n) => rules.some((p) => isUnderPrefix(n.path, p))).length;
-    hiddenRows.push({
+    const prefixes = [r.path as string];
+    if (!r.is_prefix && !r.path.endsWith('.md') && ctx.notes.has(r.path + '.md')) prefixes.push(r.path + '.md');
+    for (const p of prefixes) hidden.push({ prefix: p, pointer });
+    const m = index.notes.filter((n) => prefixes.some((p) => isUnderPrefix(n.path, p))).length;
+    rows.push({
       clause: h,
       kind: 'hidden_ref',
       pointer,
       disposition: 'enforced',
-      rule: `never consult ${rules.join(' or ')}${m === 0 ? ` (no note or folder of ${ns} has this path, so 0 notes are denied)` : ''}`,
+      rule: `never consult ${prefixes.join(' or ')}${m === 0 ? ` (no note or folder of ${ns} has this path, so 0 notes are denied)` : ''}`,
       matches: m,
     });
   });
   (config.hidden_prefixes ?? []).forEach((h, i) => {
     const pointer = `#/config/hidden_prefixes/${i}`;
-    const r = refOrFail(h, pointer, `config hidden_prefixes[${i}]`);
+    const r = ctx.refOrFail(h, pointer, `config hidden_prefixes[${i}]`);
     hidden.push({ prefix: r.path, pointer });
-    const m = countUnder(r.path);
-    hiddenRows.push({ clause: h, kind: 'hidden_prefix', pointer, disposition: 'enforced', rule: `never consult ${r.path} (vault config: author-only lore)`, matches: m });
+    const m = ctx.countUnder(r.path);
+    rows.push({ clause: h, kind: 'hidden_prefix', pointer, disposition: 'enforced', rule: `never consult ${r.path} (vault config: author-only lore)`, matches: m });
   });
-  // Notes that mark themselves author-only in frontmatter (`visibility: author-only|hidden|private`,
-  // also as a list; `hidden: true`, `author_only: true`, also as the strings "true"/"yes"; key names
-  // case-insensitive). Fail closed: a note whose frontmatter block exists but cannot be parsed
-  // (bad_frontmatter: invalid YAML, duplicate keys, an alias bomb) may say it is author-only, so when it
-  // lies under allowed_prefixes it is denied too — a parse error must never turn hidden lore visible.
-  const badFrontmatter = new Set(index.findings.filter((f) => f.code === 'bad_frontmatter' && typeof f.path === 'string').map((f) => f.path as string));
-  // A repeated visibility key keeps its last value (as Obsidian does), but two contradicting answers to
-  // "is this note hidden?" must not resolve to visible: any repeat of a visibility key fails closed.
+  const failClosed = failClosedFrontmatter(index);
+  for (const n of index.notes) {
+    const hit = authorOnlyReason(n, failClosed, allowed);
+    if (hit === null) continue;
+    const pointer = `#/frontmatter/${tok(n.path)}/${hit.key}`;
+    hidden.push({ prefix: n.path, pointer });
+    rows.push({ clause: n.path, kind: 'hidden_note', pointer, disposition: 'enforced', rule: `never consult ${n.path} (${hit.why})`, matches: 1 });
+  }
+  const noteCount = index.notes.filter((n) => hidden.some((d) => isUnderPrefix(n.path, d.prefix))).length;
+  return { hidden, rows, noteCount };
+}
+
+/**
+ * Notes whose frontmatter cannot be trusted to say "visible": a block that does not parse
+ * (`bad_frontmatter`: invalid YAML, duplicate keys, an alias bomb) and a repeated visibility key. A
+ * repeated key keeps its last value (as Obsidian does), but two contradicting answers to "is this note
+ * hidden?" must not resolve to visible.
+ */
+function failClosedFrontmatter(index: VaultIndex): { bad: Set<string>; repeatedVisibility: Set<string> } {
+  const bad = new Set(index.findings.filter((f) => f.code === 'bad_frontmatter' && typeof f.path === 'string').map((f) => f.path as string));
   const repeatedVisibility = new Set(
     index.findings
       .filter((f) => f.code === 'duplicate_frontmatter_key' && typeof f.path === 'string' && /frontmatter key "(visibility|hidden|author_only)" is repeated/i.test(f.message))
       .map((f) => f.path as string),
   );
-  for (const n of index.notes) {
-    const fm = n.frontmatter;
-    let why: string | null = null;
-    let key = 'frontmatter';
-    if (repeatedVisibility.has(n.path) && allowed.some((a) => isUnderPrefix(n.path, a))) {
-      key = 'visibility';
-      why = 'its frontmatter repeats a visibility key, so one of its values may mark it author-only; denied until the repeat is removed (fail closed)';
-    } else if (!fm) {
-      // Only where it matters: a note outside allowed_prefixes is refused by the prefix rule anyway.
-      if (n.frontmatter_lines && badFrontmatter.has(n.path) && allowed.some((a) => isUnderPrefix(n.path, a))) why = `its frontmatter (lines ${n.frontmatter_lines.line_start}-${n.frontmatter_lines.line_end}) cannot be parsed, so it may be marked author-only; denied until it parses (fail closed)`;
-    } else {
-      const field = (name: string): unknown => {
-        const k = Object.keys(fm).find((x) => x.toLowerCase() === name);
-        return k === undefined ? undefined : fm[k];
-      };
-      const visRaw = field('visibility');
-      const vis = (Array.isArray(visRaw) ? visRaw : [visRaw]).filter((v): v is string => typeof v === 'string').map((v) => v.trim().toLowerCase());
-      const marked = vis.find((v) => ['author-only', 'author_only', 'hidden', 'private'].includes(v));
-      const yes = (v: unknown) => v === true || (typeof v === 'string' && ['true', 'yes'].includes(v.trim().toLowerCase()));
-      if (marked !== undefined) {
-        key = 'visibility';
-        why = `its frontmatter marks it visibility: ${marked}`;
-      } else if (yes(field('hidden'))) {
-        key = 'hidden';
-        why = 'its frontmatter marks it hidden: true';
-      } else if (yes(field('author_only'))) {
-        key = 'author_only';
-        why = 'its frontmatter marks it author_only: true';
-      }
-    }
-    if (why === null) continue;
-    const pointer = `#/frontmatter/${tok(n.path)}/${key}`;
-    hidden.push({ prefix: n.path, pointer });
-    hiddenRows.push({ clause: n.path, kind: 'hidden_note', pointer, disposition: 'enforced', rule: `never consult ${n.path} (${why})`, matches: 1 });
-  }
-  const hiddenNoteCount = index.notes.filter((n) => hidden.some((d) => isUnderPrefix(n.path, d.prefix))).length;
+  return { bad, repeatedVisibility };
+}
 
-  // ---- future era ----------------------------------------------------------------------------------
-  const future: DenyRule[] = [];
-  const futureRows: PolicyReceiptRow[] = [];
-  const waivers: string[] = [];
-  if (futureOn) {
-    let list: { prefix: string; pointer: string; from: string }[];
-    if (config.future_era_prefixes && config.future_era_prefixes.length > 0) {
-      list = config.future_era_prefixes.map((p, i) => ({
-        prefix: refOrFail(p, `#/config/future_era_prefixes/${i}`, `config future_era_prefixes[${i}]`).path,
-        pointer: `#/config/future_era_prefixes/${i}`,
-        from: 'vault config future_era_prefixes',
-      }));
-    } else {
-      const found = new Set<string>();
-      for (const n of index.notes) {
-        const segs = n.path.split('/');
-        for (let k = 0; k < segs.length - 1; k++) if (segs[k] === 'Post-Elysium') found.add(segs.slice(0, k + 1).join('/') + '/');
-      }
-      list = [...found].sort(cmp).map((p, i) => ({ prefix: p, pointer: `#/default/future_era_prefixes/${i}`, from: 'default: every Post-Elysium/ folder' }));
-    }
-    for (const f of list) {
-      future.push({ prefix: f.prefix, pointer: f.pointer });
-      const w = allowed.filter((a) => isUnderPrefix(a, f.prefix));
-      waivers.push(...w);
-      const m = index.notes.filter((n) => isUnderPrefix(n.path, f.prefix) && !w.some((x) => isUnderPrefix(n.path, x))).length;
-      futureRows.push({
-        clause: f.prefix,
-        kind: 'future_era_prefix',
-        pointer: f.pointer,
-        disposition: 'enforced',
-        rule: `never consult ${f.prefix} (${f.from})${w.length ? `, except under ${w.join(', ')}, which allowed_prefixes requests explicitly` : ''}`,
-        matches: m,
-      });
-    }
+/**
+ * Why a note is author-only, or null. A note marks itself in frontmatter (`visibility:
+ * author-only|hidden|private`, also as a list; `hidden: true`, `author_only: true`, also as the strings
+ * "true"/"yes"; key names case-insensitive). Fail closed: a note under `allowed_prefixes` whose
+ * frontmatter repeats a visibility key, or whose block exists but does not parse, may say it is
+ * author-only, so it is denied too — a parse error must never turn hidden lore visible. (Outside the
+ * prefixes the prefix rule refuses it anyway.)
+ * @returns `key`: the frontmatter key the pointer names; `why`: the rule's words.
+ */
+export function authorOnlyReason(
+  n: NoteRecord,
+  failClosed: { bad: ReadonlySet<string>; repeatedVisibility: ReadonlySet<string> },
+  allowed: readonly string[],
+): { key: string; why: string } | null {
+  const fm = n.frontmatter;
+  const inside = () => allowed.some((a) => isUnderPrefix(n.path, a));
+  if (failClosed.repeatedVisibility.has(n.path) && inside()) {
+    return { key: 'visibility', why: 'its frontmatter repeats a visibility key, so one of its values may mark it author-only; denied until the repeat is removed (fail closed)' };
   }
-
-  // ---- seeds ---------------------------------------------------------------------------------------
-  const compiledBase = {
-    namespace: ns,
-    allowed_prefixes: [...new Set(allowed)].sort(cmp),
-    denied_prefixes: deniedPrefixes,
-    hidden,
-    future_era: future,
-    future_era_waivers: [...new Set(waivers)].sort(cmp),
-    denied_classes: [...deniedClasses].sort(cmp),
-    notes,
+  if (!fm) {
+    if (n.frontmatter_lines && failClosed.bad.has(n.path) && inside()) {
+      return { key: 'frontmatter', why: `its frontmatter (lines ${n.frontmatter_lines.line_start}-${n.frontmatter_lines.line_end}) cannot be parsed, so it may be marked author-only; denied until it parses (fail closed)` };
+    }
+    return null;
+  }
+  const field = (name: string): unknown => {
+    const k = Object.keys(fm).find((x) => x.toLowerCase() === name);
+    return k === undefined ? undefined : fm[k];
   };
+  const visRaw = field('visibility');
+  const vis = (Array.isArray(visRaw) ? visRaw : [visRaw]).filter((v): v is string => typeof v === 'string').map((v) => v.trim().toLowerCase());
+  const marked = vis.find((v) => ['author-only', 'author_only', 'hidden', 'private'].includes(v));
+  const yes = (v: unknown) => v === true || (typeof v === 'string' && ['true', 'yes'].includes(v.trim().toLowerCase()));
+  if (marked !== undefined) return { key: 'visibility', why: `its frontmatter marks it visibility: ${marked}` };
+  if (yes(field('hidden'))) return { key: 'hidden', why: 'its frontmatter marks it hidden: true' };
+  if (yes(field('author_only'))) return { key: 'author_only', why: 'its frontmatter marks it author_only: true' };
+  return null;
+}
+
+/**
+ * Future-era prefixes, when a stop condition denies future-era lore: the vault config's
+ * `future_era_prefixes`, else every `Post-Elysium/` folder of the snapshot. An allowed prefix inside one
+ * requests that lore explicitly and waives the rule below it.
+ * @throws LoretraceError `bad_policy` for a config prefix that is not a ref.
+ */
+export function compileFutureEra(ctx: CompileContext, futureOn: boolean, allowed: readonly string[]): FutureRules {
+  const out: FutureRules = { future: [], waivers: [], rows: [] };
+  if (!futureOn) return out;
+  const { config, index } = ctx;
+  let list: { prefix: string; pointer: string; from: string }[];
+  if (config.future_era_prefixes && config.future_era_prefixes.length > 0) {
+    list = config.future_era_prefixes.map((p, i) => ({
+      prefix: ctx.refOrFail(p, `#/config/future_era_prefixes/${i}`, `config future_era_prefixes[${i}]`).path,
+      pointer: `#/config/future_era_prefixes/${i}`,
+      from: 'vault config future_era_prefixes',
+    }));
+  } else {
+    const found = new Set<string>();
+    for (const n of index.notes) {
+      const segs = n.path.split('/');
+      for (let k = 0; k < segs.length - 1; k++) if (segs[k] === 'Post-Elysium') found.add(segs.slice(0, k + 1).join('/') + '/');
+    }
+    list = [...found].sort(cmp).map((p, i) => ({ prefix: p, pointer: `#/default/future_era_prefixes/${i}`, from: 'default: every Post-Elysium/ folder' }));
+  }
+  for (const f of list) {
+    out.future.push({ prefix: f.prefix, pointer: f.pointer });
+    const w = allowed.filter((a) => isUnderPrefix(a, f.prefix));
+    out.waivers.push(...w);
+    const m = index.notes.filter((n) => isUnderPrefix(n.path, f.prefix) && !w.some((x) => isUnderPrefix(n.path, x))).length;
+    out.rows.push({
+      clause: f.prefix,
+      kind: 'future_era_prefix',
+      pointer: f.pointer,
+      disposition: 'enforced',
+      rule: `never consult ${f.prefix} (${f.from})${w.length ? `, except under ${w.join(', ')}, which allowed_prefixes requests explicitly` : ''}`,
+      matches: m,
+    });
+  }
+  return out;
+}
+
+/**
+ * `required_seed_refs` → seed note paths, in policy order: each must be one existing note (its fragment
+ * must resolve) that the policy's own path rules admit; `max_refs` must leave room for every seed.
+ * @throws LoretraceError `bad_policy` (a folder, a refused seed, `max_refs` too small), `seed_not_found`.
+ */
+export function compileSeeds(ctx: CompileContext, rules: PathRules, seedsIn: readonly string[], stops: StopRules): { seeds: VaultPath[]; rows: PolicyReceiptRow[] } {
+  const { fail, ptr, ns, index } = ctx;
   const seeds: VaultPath[] = [];
+  const rows: PolicyReceiptRow[] = [];
   seedsIn.forEach((s, i) => {
     const pointer = ptr('required_seed_refs', i);
-    const r = refOrFail(s, pointer, `required_seed_refs[${i}]`);
+    const r = ctx.refOrFail(s, pointer, `required_seed_refs[${i}]`);
     if (r.is_prefix) fail(pointer, `traversal_policy ${pointer} ${show(s)} names a folder; a seed must be one note`, 'Namespace:path/to/note.md');
-    if (!notes.has(r.path)) {
+    if (!ctx.notes.has(r.path)) {
       fail(pointer, `required seed ${s} (${pointer}) is not in vault ${ns}: no note ${r.path}`, 'an existing note', 'seed_not_found');
     }
     if (r.fragment) {
@@ -382,12 +581,12 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
         throw e;
       }
     }
-    const chk = checkPathRules(compiledBase, r.path);
+    const chk = checkPathRules(rules, r.path);
     if (!chk.ok) {
       fail(pointer, `required seed ${s} (${pointer}) is refused by the policy itself: ${chk.detail}`, 'seeds inside allowed_prefixes and not denied');
     }
     seeds.push(r.path);
-    receipt.push({
+    rows.push({
       clause: s,
       kind: 'seed',
       pointer,
@@ -396,15 +595,30 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
       matches: 1,
     });
   });
-  if (budgets.max_refs !== null && budgets.max_refs < new Set(seeds).size) {
-    fail(ptr('stop_conditions', budgetSource.max_refs ?? 0), `traversal_policy ${ptr('stop_conditions', budgetSource.max_refs ?? 0)}: max_refs ${budgets.max_refs} is smaller than the ${new Set(seeds).size} required seeds`, `max_refs ≥ ${new Set(seeds).size}`);
+  const { budgets, budgetSource } = stops;
+  const distinct = new Set(seeds).size;
+  if (budgets.max_refs !== null && budgets.max_refs < distinct) {
+    const at = ptr('stop_conditions', budgetSource.max_refs ?? 0);
+    fail(at, `traversal_policy ${at}: max_refs ${budgets.max_refs} is smaller than the ${distinct} required seeds`, `max_refs ≥ ${distinct}`);
   }
+  return { seeds, rows };
+}
 
-  // ---- allowed_scope (packet) ----------------------------------------------------------------------
+/**
+ * The packet's `lore_access.allowed_scope` → start points at depth 0, in packet order after the seeds
+ * (seed 001: the allowed_scope is where research starts). A folder gives every note below it the
+ * policy admits ({@link scopeFolderNotes}); an entry that is not a ref, names no note, or is refused is
+ * an advisory row (not a start point), never an error: the scope is the packet's, not the policy's.
+ * @throws LoretraceError `bad_policy` when `allowed_scope` is not a list.
+ */
+export function compileScope(ctx: CompileContext, rules: PathRules, seeds: readonly VaultPath[]): { scope: VaultPath[]; rows: PolicyReceiptRow[] } {
+  const { ns } = ctx;
   const scope: VaultPath[] = [];
-  packetList(options.packet, ['lore_access', 'allowed_scope'], fail).forEach((sv, i) => {
+  const rows: PolicyReceiptRow[] = [];
+  packetList(ctx.packet, ['lore_access', 'allowed_scope'], ctx.fail).forEach((sv, i) => {
     const s = typeof sv === 'string' ? sv : show(sv);
     const pointer = `/lore_access/allowed_scope/${i}`;
+    const row = (disposition: 'enforced' | 'advisory', rule: string, matches: number) => rows.push({ clause: s, kind: 'allowed_scope', pointer, disposition, rule, matches });
     let r: ParsedRef | null = null;
     let why = '';
     try {
@@ -415,46 +629,47 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
     }
     if (r && r.is_prefix) {
       // A folder: every note under it the policy admits is a start point (scopeFolderNotes, shared with retrieve).
-      const f = scopeFolderNotes(compiledBase, r.path);
-      if (!f.ok) {
-        receipt.push({ clause: s, kind: 'allowed_scope', pointer, disposition: 'advisory', rule: `not a start point: ${f.detail}`, matches: 0 });
-        return;
-      }
+      const f = scopeFolderNotes(rules, r.path);
+      if (!f.ok) { row('advisory', `not a start point: ${f.detail}`, 0); return; }
       const known = new Set([...seeds, ...scope]);
       const fresh = f.notes.filter((p) => !known.has(p));
       scope.push(...fresh);
       const n = f.notes.length;
       const dups = n - fresh.length;
-      receipt.push({ clause: s, kind: 'allowed_scope', pointer, disposition: 'enforced', rule: `a folder: its ${n} note${n === 1 ? '' : 's'} the policy admits ${n === 1 ? 'is a start point' : 'are start points'} at depth 0, consulted best-first within the budgets${dups > 0 ? ` (${dups} already a seed or listed earlier)` : ''}`, matches: n });
+      row('enforced', `a folder: its ${n} note${n === 1 ? '' : 's'} the policy admits ${n === 1 ? 'is a start point' : 'are start points'} at depth 0, consulted best-first within the budgets${dups > 0 ? ` (${dups} already a seed or listed earlier)` : ''}`, n);
       return;
     }
-    if (!r || !notes.has(r.path)) {
-      receipt.push({ clause: s, kind: 'allowed_scope', pointer, disposition: 'advisory', rule: r ? `no note ${r.path} in ${ns}; not a start point` : `not a lore ref of ${ns} (${why}); not a start point`, matches: 0 });
+    if (!r || !ctx.notes.has(r.path)) {
+      row('advisory', r ? `no note ${r.path} in ${ns}; not a start point` : `not a lore ref of ${ns} (${why}); not a start point`, 0);
       return;
     }
-    const chk = checkPathRules(compiledBase, r.path);
-    if (!chk.ok) {
-      receipt.push({ clause: s, kind: 'allowed_scope', pointer, disposition: 'advisory', rule: `not a start point: ${chk.detail}`, matches: 0 });
-      return;
-    }
+    const chk = checkPathRules(rules, r.path);
+    if (!chk.ok) { row('advisory', `not a start point: ${chk.detail}`, 0); return; }
     const dup = seeds.includes(r.path) || scope.includes(r.path);
     if (!dup) scope.push(r.path);
-    receipt.push({ clause: s, kind: 'allowed_scope', pointer, disposition: 'enforced', rule: dup ? `start point ${r.path} (already a seed or listed earlier)` : `start point ${r.path} at depth 0, consulted best-first within the budgets`, matches: 1 });
+    row('enforced', dup ? `start point ${r.path} (already a seed or listed earlier)` : `start point ${r.path} at depth 0, consulted best-first within the budgets`, 1);
   });
+  return { scope, rows };
+}
 
-  // ---- follow_link_classes ------------------------------------------------------------------------
-  const indexClasses = new Set<string>();
-  for (const n of index.notes) for (const c of n.classes) indexClasses.add(c);
+/**
+ * `follow_link_classes` → {@link FollowRules}. An entry is, in this order: a syntax class, `backlink`,
+ * a position class, `external`/`tag` (advisory: they never lead to a note), a target class of the
+ * index, or a plain-English phrase mapped word by word (src/policy/synonyms.ts; advisory when no word
+ * maps). An empty list follows no link at all (enforced).
+ */
+export function compileFollowClasses(ctx: CompileContext, followIn: readonly string[]): { follow: FollowRules; rows: PolicyReceiptRow[] } {
+  const { ptr, indexClasses, config } = ctx;
   const follow: FollowRules = { syntaxes: [], positions: [], classes: [], backlink: false };
-  const classNotes = (cls: string[]) => index.notes.filter((n) => n.classes.some((c) => cls.includes(c))).length;
+  const rows: PolicyReceiptRow[] = [];
   if (followIn.length === 0) {
-    receipt.push({ clause: '[]', kind: 'follow_link_class', pointer: ptr('follow_link_classes'), disposition: 'enforced', rule: 'no link class is listed, so no link is followed (only seeds and scope notes are consulted)', matches: 0 });
+    rows.push({ clause: '[]', kind: 'follow_link_class', pointer: ptr('follow_link_classes'), disposition: 'enforced', rule: 'no link class is listed, so no link is followed (only seeds and scope notes are consulted)', matches: 0 });
   }
   followIn.forEach((f, i) => {
     const pointer = ptr('follow_link_classes', i);
     const name = f.trim();
     const row = (disposition: 'enforced' | 'advisory', rule: string, matches: number | null) =>
-      receipt.push({ clause: f, kind: 'follow_link_class', pointer, disposition, rule, matches });
+      rows.push({ clause: f, kind: 'follow_link_class', pointer, disposition, rule, matches });
     if ((SYNTAX_CLASSES as readonly string[]).includes(name)) {
       follow.syntaxes.push(name as LinkSyntax);
       row('enforced', `follow ${name} links (syntax class)`, null);
@@ -468,7 +683,7 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
       row('advisory', `${name} links never lead to a lore note; nothing to follow`, 0);
     } else if (indexClasses.has(name)) {
       follow.classes.push(name);
-      row('enforced', `follow links into notes of target class ${name}`, classNotes([name]));
+      row('enforced', `follow links into notes of target class ${name}`, ctx.classNotes([name]));
     } else {
       const mapped = mapLinkClassPhrase(name, indexClasses, config.link_class_synonyms ?? {});
       if (mapped.classes.length === 0) {
@@ -480,7 +695,7 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
         row(
           'enforced',
           `maps to target classes ${mapped.classes.join(', ')} (${how}); follow links into notes of these classes${absent.length ? `; no note has class ${absent.join(', ')}` : ''}`,
-          classNotes(mapped.classes),
+          ctx.classNotes(mapped.classes),
         );
       }
     }
@@ -488,13 +703,24 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
   follow.syntaxes = [...new Set(follow.syntaxes)].sort(cmp);
   follow.positions = [...new Set(follow.positions)].sort(cmp);
   follow.classes = [...new Set(follow.classes)].sort(cmp);
+  return { follow, rows };
+}
 
-  // ---- stop condition rows ---------------------------------------------------------------------------
-  for (const { i, effects, patterns, form } of stopEffects) {
+/**
+ * One receipt row per stop condition, saying what each effect does in this snapshot: a budget (and
+ * whether a tighter clause wins), the prefix or class it denies with its note count, the future-era
+ * and hidden rules it switched on. A clause whose every effect denies nothing here (no future-era
+ * folder, nothing hidden) is advisory; a clause that matches no token and no pattern is advisory.
+ */
+export function stopConditionRows(ctx: CompileContext, stopsIn: readonly string[], stops: StopRules, rules: PathRules, hidden: HiddenRules, future: FutureRules): PolicyReceiptRow[] {
+  const { ptr, config, indexClasses } = ctx;
+  const { budgets, budgetSource } = stops;
+  const rows: PolicyReceiptRow[] = [];
+  for (const { i, effects, patterns, form } of stops.parsed) {
     const clause = stopsIn[i]!;
     const pointer = ptr('stop_conditions', i);
     if (form === 'unrecognised') {
-      receipt.push({ clause, kind: 'stop_condition', pointer, disposition: 'advisory', rule: 'matches no structured token and no documented plain-English pattern; not enforced by the walk (it constrains the answer, not the lookup)', matches: null });
+      rows.push({ clause, kind: 'stop_condition', pointer, disposition: 'advisory', rule: 'matches no structured token and no documented plain-English pattern; not enforced by the walk (it constrains the answer, not the lookup)', matches: null });
       continue;
     }
     const parts: string[] = [];
@@ -513,39 +739,39 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
           break;
         }
         case 'deny_prefix': {
-          const d = deniedPrefixes.find((x) => x.pointer === pointer)!;
-          matches = countUnder(d.prefix);
+          const d = rules.denied_prefixes.find((x) => x.pointer === pointer)!;
+          matches = ctx.countUnder(d.prefix);
           parts.push(`never consult ${d.prefix}`);
           enforced = true;
           break;
         }
         case 'deny_class':
-          matches = classNotes([e.value]);
+          matches = ctx.classNotes([e.value]);
           parts.push(`never consult notes of class ${e.value}${indexClasses.has(e.value) ? '' : ' (no note has it)'}`);
           enforced = true;
           break;
         case 'no_expand_class':
-          matches = classNotes([e.value]);
+          matches = ctx.classNotes([e.value]);
           parts.push(`consult notes of class ${e.value} but do not walk their links`);
           enforced = true;
           break;
         case 'deny_future_era': {
-          const m = futureRows.reduce((a, r) => a + (r.matches ?? 0), 0);
+          const m = future.rows.reduce((a, r) => a + (r.matches ?? 0), 0);
           matches = (matches ?? 0) + m;
-          if (future.length === 0) parts.push('deny future-era lore: no future-era prefix is configured and no Post-Elysium/ folder exists, so nothing is denied');
-          else { parts.push(`deny future-era prefixes ${future.map((f) => f.prefix).join(', ')}${waivers.length ? ` except explicitly allowed ${[...new Set(waivers)].join(', ')}` : ''}`); }
-          enforced = enforced || future.length > 0;
+          if (future.future.length === 0) parts.push('deny future-era lore: no future-era prefix is configured and no Post-Elysium/ folder exists, so nothing is denied');
+          else { parts.push(`deny future-era prefixes ${future.future.map((f) => f.prefix).join(', ')}${future.waivers.length ? ` except explicitly allowed ${[...new Set(future.waivers)].join(', ')}` : ''}`); }
+          enforced = enforced || future.future.length > 0;
           break;
         }
         case 'deny_hidden': {
-          const nRefs = packetList(options.packet, ['hidden_context_audit', 'omitted_context_refs'], fail).length;
+          const nRefs = packetList(ctx.packet, ['hidden_context_audit', 'omitted_context_refs'], ctx.fail).length;
           const nPref = (config.hidden_prefixes ?? []).length;
-          const nNotes = hiddenRows.filter((r) => r.kind === 'hidden_note').length;
-          matches = (matches ?? 0) + hiddenNoteCount;
-          if (hidden.length === 0) {
+          const nNotes = hidden.rows.filter((r) => r.kind === 'hidden_note').length;
+          matches = (matches ?? 0) + hidden.noteCount;
+          if (hidden.hidden.length === 0) {
             parts.push(`deny hidden lore: nothing is known to be hidden (${nRefs} hidden_context_audit refs, ${nPref} config hidden_prefixes, no note marked author-only)`);
           } else {
-            parts.push(`deny hidden lore: ${hidden.length} deny rule(s) from ${nRefs} hidden_context_audit ref(s), ${nPref} config hidden_prefix(es) and ${nNotes} note(s) marked author-only (always denied; see the hidden rows)`);
+            parts.push(`deny hidden lore: ${hidden.hidden.length} deny rule(s) from ${nRefs} hidden_context_audit ref(s), ${nPref} config hidden_prefix(es) and ${nNotes} note(s) marked author-only (always denied; see the hidden rows)`);
             enforced = true;
           }
           break;
@@ -553,32 +779,29 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
       }
     }
     const how = form === 'token' ? 'structured token' : `pattern ${patterns!.join(' + ')}`;
-    receipt.push({ clause, kind: 'stop_condition', pointer, disposition: enforced ? 'enforced' : 'advisory', rule: `${how}: ${parts.join('; ')}`, matches });
+    rows.push({ clause, kind: 'stop_condition', pointer, disposition: enforced ? 'enforced' : 'advisory', rule: `${how}: ${parts.join('; ')}`, matches });
   }
-  receipt.push(...hiddenRows, ...futureRows);
+  return rows;
+}
 
-  const totals = { enforced: receipt.filter((r) => r.disposition === 'enforced').length, advisory: receipt.filter((r) => r.disposition === 'advisory').length };
-  if (options.strict && totals.advisory > 0) {
-    const adv = receipt.filter((r) => r.disposition === 'advisory');
-    throw new LoretraceError(
-      'strict_policy',
-      `--strict-policy refuses this policy: ${adv.length} advisory clause${adv.length === 1 ? '' : 's'}: ${adv.map((r) => `${r.pointer} ${show(r.clause)}`).join('; ')}`,
-      { ...(file ? { file } : {}), pointer: adv[0]!.pointer, expected: 'every clause enforced', data: { advisory: adv } },
-    );
-  }
+/** Rows per disposition, zeros included (seed 003). */
+export function receiptTotals(receipt: readonly PolicyReceiptRow[]): { enforced: number; advisory: number } {
+  return { enforced: receipt.filter((r) => r.disposition === 'enforced').length, advisory: receipt.filter((r) => r.disposition === 'advisory').length };
+}
 
-  return {
-    ...compiledBase,
-    snapshot_id: index.snapshot_id,
-    max_link_depth: depth as number,
-    seeds,
-    scope,
-    follow,
-    no_expand_classes: [...noExpand].sort(cmp),
-    budgets,
-    receipt,
-    receipt_totals: totals,
-  };
+/**
+ * `--strict-policy`: refuse a receipt with any row short of `enforced`.
+ * @throws LoretraceError `strict_policy` listing every such row (pointer and clause); `details.data`
+ *   carries the rows.
+ */
+function refuseAdvisory(ctx: CompileContext, receipt: readonly PolicyReceiptRow[]): void {
+  const adv = receipt.filter((r) => r.disposition === 'advisory');
+  if (adv.length === 0) return;
+  throw new LoretraceError(
+    'strict_policy',
+    `--strict-policy refuses this policy: ${adv.length} advisory clause${adv.length === 1 ? '' : 's'}: ${adv.map((r) => `${r.pointer} ${show(r.clause)}`).join('; ')}`,
+    { ...(ctx.file ? { file: ctx.file } : {}), pointer: adv[0]!.pointer, expected: 'every clause enforced', data: { advisory: adv } },
+  );
 }
 
 type PathRules = Pick<CompiledPolicy, 'allowed_prefixes' | 'denied_prefixes' | 'hidden' | 'future_era' | 'future_era_waivers' | 'denied_classes' | 'notes'>;

@@ -152,8 +152,64 @@ function round6(x: number): number {
   return Math.round(x * 1e6) / 1e6;
 }
 
+/** The queries of a walk: their texts in order, the label of each given one, and where they came from. */
+interface WalkQueries {
+  queries: string[];
+  /** `used_for` of a given query, by its text. */
+  labels: Map<string, string>;
+  source: 'given' | 'seed_titles';
+}
+
+/** Relevance tables of a walk (see {@link relevanceTables}). */
+interface Relevance {
+  /** `path#chunk_index` → best relative score over the queries, and the query that gave it. */
+  chunk: Map<string, { rel: number; query: string }>;
+  /** path → its best chunk's relevance. */
+  note: Map<string, number>;
+}
+
+/** Where an excerpt of a note should come from: a seed fragment's lines, or a link fragment's chunk. */
+interface Preferred {
+  chunk: number | null;
+  lines: [number, number] | null;
+}
+
+/** Everything one walk reads and writes; the step functions below share it. */
+interface Walk {
+  index: VaultIndex;
+  compiled: CompiledPolicy;
+  ns: string;
+  q: WalkQueries;
+  rel: Relevance;
+  excerptMax: number;
+  perNote: number;
+  now: () => number;
+  started: number;
+  decisions: TraversalDecision[];
+  /** path → depth it was consulted at. */
+  consulted: Map<string, number>;
+  consultedRefs: LoreRef[];
+  followedRefs: LoreRef[];
+  excerpts: SourceExcerpt[];
+  trace: ResearchTraceEntry[];
+  usedRefIds: Set<string>;
+  frontier: Map<string, Candidate>;
+  chars: number;
+  stoppedBy: StopReason;
+  seedsConsulted: number;
+  scopeConsulted: number;
+  withoutExcerpt: number;
+  /** An excerpt did not fit only because max_chars is nearly spent. */
+  charsBlocked: boolean;
+  maxDepth: number;
+  ignored: { external: number; tag: number };
+}
+
 /**
- * Walk the vault under a compiled policy.
+ * Walk the vault under a compiled policy. The steps: the queries; the relevance of every admitted
+ * chunk; the seeds (all read before any is expanded, so links between seeds are `already_visited`);
+ * the scope start points; the seeds' links; then best-first until the frontier or a budget runs out;
+ * what was left queued is `budget_exhausted`; the counters.
  *
  * @param index the vault index the policy was compiled against (same snapshot).
  * @param compiled from `compilePolicy`.
@@ -164,268 +220,354 @@ export function traverse(index: VaultIndex, compiled: CompiledPolicy, options: T
   if (compiled.snapshot_id !== index.snapshot_id) {
     throw new LoretraceError('snapshot_mismatch', `the policy was compiled against snapshot ${compiled.snapshot_id}, not ${index.snapshot_id}; compile it again for this index`);
   }
-  const ns = index.namespace;
-  const now = options.now ?? (() => performance.now());
-  const started = now();
-  const excerptMax = options.excerptMaxChars ?? DEFAULT_EXCERPT_MAX_CHARS;
-  const perNote = options.excerptsPerNote ?? 1;
-  const budgets = compiled.budgets;
-  const noteRef = (p: string) => formatRef(ns, p);
+  const q = walkQueries(index, compiled, options.queries ?? []);
+  const walk = startWalk(index, compiled, q, relevanceTables(index, compiled, q.queries), options);
+  const seeds = consultSeeds(walk);
+  registerScope(walk);
+  for (const seed of seeds) expandNote(walk, seed, 0);
+  walkBestFirst(walk);
+  settleFrontier(walk);
+  return walkResult(walk);
+}
 
-  // ---- queries and relevance ---------------------------------------------------------------------
-  const queryLabel = new Map<string, string>();
-  const given: string[] = [];
-  for (const q of options.queries ?? []) {
+/**
+ * The query texts of a walk: the given ones (trimmed, blanks and repeats dropped, first label kept), or,
+ * when none is given, the seed notes' titles ({@link seedTitle}).
+ */
+export function walkQueries(index: VaultIndex, compiled: CompiledPolicy, given: readonly TraverseQuery[]): WalkQueries {
+  const labels = new Map<string, string>();
+  const texts: string[] = [];
+  for (const q of given) {
     const text = (typeof q === 'string' ? q : q.text).trim();
-    if (text.length === 0 || given.includes(text)) continue;
-    given.push(text);
-    if (typeof q !== 'string' && q.used_for) queryLabel.set(text, q.used_for);
+    if (text.length === 0 || texts.includes(text)) continue;
+    texts.push(text);
+    if (typeof q !== 'string' && q.used_for) labels.set(text, q.used_for);
   }
-  const queries = given.length > 0 ? given : [...new Set(compiled.seeds.map((s) => seedTitle(index, s)))];
+  if (texts.length > 0) return { queries: texts, labels, source: 'given' };
+  return { queries: [...new Set(compiled.seeds.map((s) => seedTitle(index, s)))], labels, source: 'seed_titles' };
+}
+
+/**
+ * Relevance of every chunk the policy admits (0..1, 6 decimals): for each query, `search` (BM25, exact
+ * terms, no phrase re-rank) restricted to the admitted notes; a chunk's score divided by the best score
+ * of that query; a chunk keeps its best over the queries, a note its best chunk's.
+ */
+export function relevanceTables(index: VaultIndex, compiled: CompiledPolicy, queries: readonly string[]): Relevance {
   const admitted = index.notes.filter((n) => checkPath(compiled, n.path).ok).map((n) => n.path);
   const admittedChunks = admitted.reduce((a, p) => a + chunksOf(index, p).length, 0);
-  const chunkRel = new Map<string, { rel: number; query: string }>();
-  const noteRel = new Map<string, number>();
-  if (admittedChunks > 0) {
-    for (const q of queries) {
-      const hits = search(index, q, { k: admittedChunks, paths: admitted, expand: false, phrase: false });
-      const top = hits[0]?.score ?? 0;
-      if (top <= 0) continue;
-      for (const h of hits) {
-        const rel = round6(h.score / top);
-        const key = `${h.path}#${h.chunk_index}`;
-        const cur = chunkRel.get(key);
-        if (!cur || rel > cur.rel) chunkRel.set(key, { rel, query: q });
-        if (rel > (noteRel.get(h.path) ?? 0)) noteRel.set(h.path, rel);
-      }
+  const chunk = new Map<string, { rel: number; query: string }>();
+  const note = new Map<string, number>();
+  if (admittedChunks === 0) return { chunk, note };
+  for (const q of queries) {
+    const hits = search(index, q, { k: admittedChunks, paths: admitted, expand: false, phrase: false });
+    const top = hits[0]?.score ?? 0;
+    if (top <= 0) continue;
+    for (const h of hits) {
+      const rel = round6(h.score / top);
+      const key = `${h.path}#${h.chunk_index}`;
+      const cur = chunk.get(key);
+      if (!cur || rel > cur.rel) chunk.set(key, { rel, query: q });
+      if (rel > (note.get(h.path) ?? 0)) note.set(h.path, rel);
     }
   }
-  const relOf = (p: string) => noteRel.get(p) ?? 0;
+  return { chunk, note };
+}
 
-  // ---- state -------------------------------------------------------------------------------------
-  const decisions: TraversalDecision[] = [];
-  const consulted = new Map<string, number>(); // path → depth
-  const consultedRefs: LoreRef[] = [];
-  const followedRefs: LoreRef[] = [];
-  const excerpts: SourceExcerpt[] = [];
-  const trace: ResearchTraceEntry[] = [];
-  const usedRefIds = new Set<string>();
-  const frontier = new Map<string, Candidate>();
-  let chars = 0;
-  let stoppedBy: StopReason = 'frontier_exhausted';
-  let seedsConsulted = 0;
-  let scopeConsulted = 0;
-  let withoutExcerpt = 0;
-  let charsBlocked = false; // an excerpt did not fit only because max_chars is nearly spent
-  let maxDepth = 0;
-  const ignored = { external: 0, tag: 0 };
-
-  const budgetReached = (): StopReason | null => {
-    if (budgets.max_refs !== null && consulted.size >= budgets.max_refs) return 'max_refs';
-    if (budgets.max_chunks !== null && excerpts.length >= budgets.max_chunks) return 'max_chunks';
-    if (budgets.max_chars !== null && (chars >= budgets.max_chars || charsBlocked)) return 'max_chars';
-    if (budgets.time_budget_ms !== null && now() - started > budgets.time_budget_ms) return 'time_budget_ms';
-    return null;
+/** The empty state of a walk. */
+function startWalk(index: VaultIndex, compiled: CompiledPolicy, q: WalkQueries, rel: Relevance, options: TraverseOptions): Walk {
+  const now = options.now ?? (() => performance.now());
+  return {
+    index, compiled, ns: index.namespace, q, rel,
+    excerptMax: options.excerptMaxChars ?? DEFAULT_EXCERPT_MAX_CHARS,
+    perNote: options.excerptsPerNote ?? 1,
+    now,
+    started: now(),
+    decisions: [],
+    consulted: new Map(),
+    consultedRefs: [],
+    followedRefs: [],
+    excerpts: [],
+    trace: [],
+    usedRefIds: new Set(),
+    frontier: new Map(),
+    chars: 0,
+    stoppedBy: 'frontier_exhausted',
+    seedsConsulted: 0,
+    scopeConsulted: 0,
+    withoutExcerpt: 0,
+    charsBlocked: false,
+    maxDepth: 0,
+    ignored: { external: 0, tag: 0 },
   };
+}
 
-  // ---- excerpts ----------------------------------------------------------------------------------
-  const excerptNote = (path: VaultPath, usedFor: string, preferred: { chunk: number | null; lines: [number, number] | null }) => {
-    const chunks = chunksOf(index, path);
-    let ranked: Chunk[];
+const relOf = (w: Walk, p: string): number => w.rel.note.get(p) ?? 0;
+const noteRef = (w: Walk, p: string): string => formatRef(w.ns, p);
+
+/** The budget that ends the walk now, or null: `max_refs`, `max_chunks`, `max_chars`, `time_budget_ms`. */
+function budgetReached(w: Walk): StopReason | null {
+  const b = w.compiled.budgets;
+  if (b.max_refs !== null && w.consulted.size >= b.max_refs) return 'max_refs';
+  if (b.max_chunks !== null && w.excerpts.length >= b.max_chunks) return 'max_chunks';
+  if (b.max_chars !== null && (w.chars >= b.max_chars || w.charsBlocked)) return 'max_chars';
+  if (b.time_budget_ms !== null && w.now() - w.started > b.time_budget_ms) return 'time_budget_ms';
+  return null;
+}
+
+/**
+ * Excerpt a consulted note: its most relevant chunks (or the preferred lines / chunk), at most
+ * `perNote`, each cut by `pickExcerptLines` to the per-excerpt bound and what `max_chars` leaves; one
+ * `source_excerpts` entry and one `research_trace` entry per excerpt, ref ids unique within the walk.
+ */
+function excerptNote(w: Walk, path: VaultPath, usedFor: string, preferred: Preferred): void {
+  const budgets = w.compiled.budgets;
+  const ranked = rankChunksForExcerpt(w, path, preferred);
+  let made = 0;
+  for (const c of ranked) {
+    if (made >= w.perNote) break;
+    if (budgets.max_chunks !== null && w.excerpts.length >= budgets.max_chunks) break;
+    const room = budgets.max_chars === null ? w.excerptMax : Math.min(w.excerptMax, budgets.max_chars - w.chars);
+    if (room < 1) { w.charsBlocked = true; break; }
+    let lines = c.text.split('\n');
+    let offset = c.line_start;
     if (preferred.lines) {
-      const [a, b] = preferred.lines;
-      ranked = chunks.filter((c) => c.line_end >= a && c.line_start <= b);
+      const a = Math.max(preferred.lines[0], c.line_start);
+      const b = Math.min(preferred.lines[1], c.line_end);
+      lines = lines.slice(a - c.line_start, b - c.line_start + 1);
+      offset = a;
+    }
+    const pick = pickExcerptLines(lines, w.q.queries, room, { lineOffset: offset });
+    if (!pick) {
+      if (room < w.excerptMax && pickExcerptLines(lines, w.q.queries, w.excerptMax, { lineOffset: offset })) w.charsBlocked = true;
+      continue;
+    }
+    const rel = w.rel.chunk.get(`${path}#${c.chunk_index}`);
+    const refId = uniqueRefId(w, path, c.chunk_index);
+    const sourceRef = formatRef(w.ns, path, { kind: 'chunk', index: c.chunk_index });
+    const query = pick.terms_matched > 0 && rel ? rel.query : `lookup ${sourceRef}`;
+    const label = w.q.labels.get(query);
+    w.excerpts.push({ ref_id: refId, source_ref: sourceRef, text: pick.text });
+    w.trace.push(makeTraceEntry({
+      trace_id: `trace.${refId.replace(/^lore\./, '')}`,
+      query,
+      namespace: w.ns,
+      path,
+      chunk_index: c.chunk_index,
+      line_start: pick.line_start,
+      line_end: pick.line_end,
+      text: pick.text,
+      used_for: label ? `${usedFor}; query from ${label}` : usedFor,
+    }));
+    w.chars += pick.chars;
+    made++;
+  }
+  if (made === 0) w.withoutExcerpt++;
+}
+
+/**
+ * The chunks an excerpt of a note is taken from, best first: the chunks overlapping the preferred
+ * lines; else by relevance (desc), the link fragment's chunk first among equals, then chunk order.
+ */
+function rankChunksForExcerpt(w: Walk, path: VaultPath, preferred: Preferred): Chunk[] {
+  const chunks = chunksOf(w.index, path);
+  if (preferred.lines) {
+    const [a, b] = preferred.lines;
+    return chunks.filter((c) => c.line_end >= a && c.line_start <= b);
+  }
+  return [...chunks].sort((x, y) => {
+    const rx = w.rel.chunk.get(`${path}#${x.chunk_index}`)?.rel ?? 0;
+    const ry = w.rel.chunk.get(`${path}#${y.chunk_index}`)?.rel ?? 0;
+    if (ry !== rx) return ry - rx;
+    const px = x.chunk_index === preferred.chunk ? 0 : 1;
+    const py = y.chunk_index === preferred.chunk ? 0 : 1;
+    return px - py || x.chunk_index - y.chunk_index;
+  });
+}
+
+/** An excerpt ref id not yet used in this walk (`lore.…`, then the long form, then `.2`, `.3` …). */
+function uniqueRefId(w: Walk, path: VaultPath, chunkIndex: number): string {
+  let refId = excerptRefId(path, chunkIndex);
+  if (w.usedRefIds.has(refId)) refId = excerptRefId(path, chunkIndex, true);
+  for (let k = 2; w.usedRefIds.has(refId); k++) refId = `${excerptRefId(path, chunkIndex, true)}.${k}`;
+  w.usedRefIds.add(refId);
+  return refId;
+}
+
+/** Consult a note: mark it, excerpt it, then expand its links. */
+function consultNote(w: Walk, path: VaultPath, depth: number, usedFor: string, preferred: Preferred): void {
+  w.consulted.set(path, depth);
+  w.maxDepth = Math.max(w.maxDepth, depth);
+  excerptNote(w, path, usedFor, preferred);
+  expandNote(w, path, depth);
+}
+
+/** The candidate edges of one note: its links (and backlinks), grouped by direction, target and class. */
+interface EdgeGroup {
+  link: LinkRecord;
+  dir: EdgeDirection;
+  lines: number[];
+  field: number;
+  target: string | null;
+}
+
+/**
+ * The edges of a note, one group per (direction, target, class label), lines in link order; external
+ * links and tags are counted in `ignored`, not edges. Backlinks only when `backlink` is followed.
+ */
+function edgeGroups(w: Walk, path: VaultPath): EdgeGroup[] {
+  const groups = new Map<string, EdgeGroup>();
+  const add = (link: LinkRecord, dir: EdgeDirection) => {
+    if (link.syntax === 'tag') { if (dir === 'outbound') w.ignored.tag++; return; }
+    if (link.syntax === 'external' || link.resolution.status === 'external') { if (dir === 'outbound') w.ignored.external++; return; }
+    const target = edgeTarget(link, dir);
+    const label = edgeClassLabel(link, dir);
+    const key = `${dir}\u0000${target ?? 'unresolved:' + link.target}\u0000${label}`;
+    const g = groups.get(key);
+    const line = link.line;
+    if (g) {
+      if (!g.lines.includes(line)) g.lines.push(line);
+      if (link.position === 'field') g.field++;
     } else {
-      ranked = [...chunks].sort((x, y) => {
-        const rx = chunkRel.get(`${path}#${x.chunk_index}`)?.rel ?? 0;
-        const ry = chunkRel.get(`${path}#${y.chunk_index}`)?.rel ?? 0;
-        if (ry !== rx) return ry - rx;
-        const px = x.chunk_index === preferred.chunk ? 0 : 1;
-        const py = y.chunk_index === preferred.chunk ? 0 : 1;
-        return px - py || x.chunk_index - y.chunk_index;
-      });
+      groups.set(key, { link, dir, lines: [line], field: link.position === 'field' ? 1 : 0, target });
     }
-    let made = 0;
-    for (const c of ranked) {
-      if (made >= perNote) break;
-      if (budgets.max_chunks !== null && excerpts.length >= budgets.max_chunks) break;
-      const room = budgets.max_chars === null ? excerptMax : Math.min(excerptMax, budgets.max_chars - chars);
-      if (room < 1) { charsBlocked = true; break; }
-      let lines = c.text.split('\n');
-      let offset = c.line_start;
-      if (preferred.lines) {
-        const a = Math.max(preferred.lines[0], c.line_start);
-        const b = Math.min(preferred.lines[1], c.line_end);
-        lines = lines.slice(a - c.line_start, b - c.line_start + 1);
-        offset = a;
-      }
-      const pick = pickExcerptLines(lines, queries, room, { lineOffset: offset });
-      if (!pick) {
-        if (room < excerptMax && pickExcerptLines(lines, queries, excerptMax, { lineOffset: offset })) charsBlocked = true;
-        continue;
-      }
-      const rel = chunkRel.get(`${path}#${c.chunk_index}`);
-      let refId = excerptRefId(path, c.chunk_index);
-      if (usedRefIds.has(refId)) refId = excerptRefId(path, c.chunk_index, true);
-      for (let k = 2; usedRefIds.has(refId); k++) refId = `${excerptRefId(path, c.chunk_index, true)}.${k}`;
-      usedRefIds.add(refId);
-      const sourceRef = formatRef(ns, path, { kind: 'chunk', index: c.chunk_index });
-      const query = pick.terms_matched > 0 && rel ? rel.query : `lookup ${sourceRef}`;
-      const label = queryLabel.get(query);
-      excerpts.push({ ref_id: refId, source_ref: sourceRef, text: pick.text });
-      trace.push(makeTraceEntry({
-        trace_id: `trace.${refId.replace(/^lore\./, '')}`,
-        query,
-        namespace: ns,
-        path,
-        chunk_index: c.chunk_index,
-        line_start: pick.line_start,
-        line_end: pick.line_end,
-        text: pick.text,
-        used_for: label ? `${usedFor}; query from ${label}` : usedFor,
-      }));
-      chars += pick.chars;
-      made++;
+  };
+  for (const l of outgoingLinks(w.index, path)) add(l, 'outbound');
+  if (w.compiled.follow.backlink) for (const l of backlinks(w.index, path)) if (l.source_path !== path) add(l, 'inbound');
+  return [...groups.values()];
+}
+
+/**
+ * Expand a consulted note at `depth`: every edge group becomes a decision. Skipped at once when the
+ * note is `no_expand_class`, when `checkEdge` refuses it, when its target was consulted, or when a new
+ * target is below `min_relevance`; otherwise it is pending on the target's frontier candidate (created,
+ * or merged: mentions and field links add up, the shallower depth wins).
+ */
+function expandNote(w: Walk, path: VaultPath, depth: number): void {
+  const { compiled, decisions, frontier } = w;
+  const note = getNote(w.index, path)!;
+  const noExpand = note.classes.find((c) => compiled.no_expand_classes.includes(c));
+  const from = noteRef(w, path);
+  for (const g of edgeGroups(w, path)) {
+    const to = g.target !== null ? noteRef(w, g.target) : g.link.raw;
+    const label = edgeClassLabel(g.link, g.dir);
+    const base = { from, to, link_class: label, lines: g.lines, depth: depth + 1 };
+    const skip = (reason: EdgeSkipReason, detail: string, relevance: number | null = null) =>
+      decisions.push({ ...base, outcome: 'skipped', reason, relevance, detail });
+    if (noExpand) {
+      skip('not_expanded', `${path} has class ${noExpand} (no_expand_class): its links are not walked`);
+      continue;
     }
-    if (made === 0) withoutExcerpt++;
-  };
-
-  // ---- consult + expand --------------------------------------------------------------------------
-  const consult = (path: VaultPath, depth: number, usedFor: string, preferred: { chunk: number | null; lines: [number, number] | null }) => {
-    consulted.set(path, depth);
-    maxDepth = Math.max(maxDepth, depth);
-    excerptNote(path, usedFor, preferred);
-    expand(path, depth);
-  };
-
-  const expand = (path: VaultPath, depth: number) => {
-    const note = getNote(index, path)!;
-    const noExpand = note.classes.find((c) => compiled.no_expand_classes.includes(c));
-    type Group = { link: LinkRecord; dir: EdgeDirection; lines: number[]; field: number; target: string | null };
-    const groups = new Map<string, Group>();
-    const add = (link: LinkRecord, dir: EdgeDirection) => {
-      if (link.syntax === 'tag') { if (dir === 'outbound') ignored.tag++; return; }
-      if (link.syntax === 'external' || link.resolution.status === 'external') { if (dir === 'outbound') ignored.external++; return; }
-      const target = edgeTarget(link, dir);
-      const label = edgeClassLabel(link, dir);
-      const key = `${dir}\u0000${target ?? 'unresolved:' + link.target}\u0000${label}`;
-      const g = groups.get(key);
-      const line = link.line;
-      if (g) {
-        if (!g.lines.includes(line)) g.lines.push(line);
-        if (link.position === 'field') g.field++;
-      } else {
-        groups.set(key, { link, dir, lines: [line], field: link.position === 'field' ? 1 : 0, target });
-      }
-    };
-    for (const l of outgoingLinks(index, path)) add(l, 'outbound');
-    if (compiled.follow.backlink) for (const l of backlinks(index, path)) if (l.source_path !== path) add(l, 'inbound');
-
-    for (const g of groups.values()) {
-      const from = noteRef(path);
-      const to = g.target !== null ? noteRef(g.target) : g.link.raw;
-      const label = edgeClassLabel(g.link, g.dir);
-      const base = { from, to, link_class: label, lines: g.lines, depth: depth + 1 };
-      const skip = (reason: EdgeSkipReason, detail: string, relevance: number | null = null) =>
-        decisions.push({ ...base, outcome: 'skipped', reason, relevance, detail });
-      if (noExpand) {
-        skip('not_expanded', `${path} has class ${noExpand} (no_expand_class): its links are not walked`);
-        continue;
-      }
-      const chk = checkEdge(compiled, g.link, depth, g.dir);
-      if (!chk.ok) {
-        skip(chk.reason, chk.detail, g.target !== null && chk.reason !== 'unresolved' ? round6(relOf(g.target)) : null);
-        continue;
-      }
-      const target = g.target as VaultPath;
-      const rel = round6(relOf(target));
-      if (target === path || consulted.has(target)) {
-        skip('already_visited', `${target} was already consulted`, rel);
-        continue;
-      }
-      const cand = frontier.get(target);
-      const mentionCount = g.lines.length;
-      const idx = decisions.length;
-      if (cand) {
-        decisions.push({ ...base, outcome: 'skipped', reason: null, relevance: rel, detail: 'pending' });
-        cand.pending.push(idx);
-        cand.mentions += mentionCount;
-        cand.field += g.field;
-        if (depth + 1 < cand.depth) cand.depth = depth + 1;
-        continue;
-      }
-      if (budgets.min_relevance !== null && rel < budgets.min_relevance) {
-        skip('below_relevance', `relevance ${rel} < min_relevance ${budgets.min_relevance}`, rel);
-        continue;
-      }
+    const chk = checkEdge(compiled, g.link, depth, g.dir);
+    if (!chk.ok) {
+      skip(chk.reason, chk.detail, g.target !== null && chk.reason !== 'unresolved' ? round6(relOf(w, g.target)) : null);
+      continue;
+    }
+    const target = g.target as VaultPath;
+    const rel = round6(relOf(w, target));
+    if (target === path || w.consulted.has(target)) {
+      skip('already_visited', `${target} was already consulted`, rel);
+      continue;
+    }
+    const cand = frontier.get(target);
+    const mentionCount = g.lines.length;
+    const idx = decisions.length;
+    if (cand) {
       decisions.push({ ...base, outcome: 'skipped', reason: null, relevance: rel, detail: 'pending' });
-      const frag = g.dir === 'outbound' && g.link.resolution.status !== 'unresolved' && 'chunk_index' in g.link.resolution ? g.link.resolution.chunk_index ?? null : null;
-      frontier.set(target, {
-        path: target,
-        depth: depth + 1,
-        tier: 1,
-        relevance: rel,
-        field: g.field,
-        mentions: mentionCount,
-        pending: [idx],
-        usedFor: `${g.dir === 'inbound' ? 'backlink' : 'link'} ${g.link.raw} (${label}) ${g.dir === 'inbound' ? 'to' : 'from'} ${from} line ${g.link.line}, depth ${depth + 1}`,
-        linkChunk: frag,
-      });
+      cand.pending.push(idx);
+      cand.mentions += mentionCount;
+      cand.field += g.field;
+      if (depth + 1 < cand.depth) cand.depth = depth + 1;
+      continue;
     }
-  };
+    const floor = compiled.budgets.min_relevance;
+    if (floor !== null && rel < floor) {
+      skip('below_relevance', `relevance ${rel} < min_relevance ${floor}`, rel);
+      continue;
+    }
+    decisions.push({ ...base, outcome: 'skipped', reason: null, relevance: rel, detail: 'pending' });
+    const frag = g.dir === 'outbound' && g.link.resolution.status !== 'unresolved' && 'chunk_index' in g.link.resolution ? g.link.resolution.chunk_index ?? null : null;
+    frontier.set(target, {
+      path: target,
+      depth: depth + 1,
+      tier: 1,
+      relevance: rel,
+      field: g.field,
+      mentions: mentionCount,
+      pending: [idx],
+      usedFor: `${g.dir === 'inbound' ? 'backlink' : 'link'} ${g.link.raw} (${label}) ${g.dir === 'inbound' ? 'to' : 'from'} ${from} line ${g.link.line}, depth ${depth + 1}`,
+      linkChunk: frag,
+    });
+  }
+}
 
-  // ---- 1. seeds: all read first (so links between seeds are already_visited), then expanded --------
-  const seedRows = compiled.receipt.filter((r) => r.kind === 'seed');
-  const seedOrder: VaultPath[] = [];
-  compiled.seeds.forEach((seed, i) => {
-    if (consulted.has(seed)) return;
-    // A seed fragment (`#Rescue Ledgers`) narrows the excerpt to that section.
-    const raw = seedRows[i]?.clause ?? noteRef(seed);
+/**
+ * Read every seed first, in policy order, at depth 0 (a seed fragment such as `#Rescue Ledgers`
+ * narrows the excerpt to that section); a repeated seed is read once.
+ * @returns the seeds read, in order, to be expanded once the scope is registered.
+ */
+function consultSeeds(w: Walk): VaultPath[] {
+  const seedRows = w.compiled.receipt.filter((r) => r.kind === 'seed');
+  const order: VaultPath[] = [];
+  w.compiled.seeds.forEach((seed, i) => {
+    if (w.consulted.has(seed)) return;
+    const raw = seedRows[i]?.clause ?? noteRef(w, seed);
     let lines: [number, number] | null = null;
     if (raw.includes('#')) {
-      const r = resolveRef(index, raw);
+      const r = resolveRef(w.index, raw);
       lines = [r.line_start, r.line_end];
     }
-    seedsConsulted++;
-    consultedRefs.push(noteRef(seed));
-    consulted.set(seed, 0);
-    seedOrder.push(seed);
-    excerptNote(seed, `required_seed_refs[${i}] ${raw}`, { chunk: null, lines });
+    w.seedsConsulted++;
+    w.consultedRefs.push(noteRef(w, seed));
+    w.consulted.set(seed, 0);
+    order.push(seed);
+    excerptNote(w, seed, `required_seed_refs[${i}] ${raw}`, { chunk: null, lines });
   });
+  return order;
+}
 
-  // ---- 2. scope start points (registered before any link is seen) -------------------------------
-  compiled.scope.forEach((p) => {
-    if (consulted.has(p)) return;
-    const idx = decisions.length;
-    decisions.push({ from: 'allowed_scope', to: noteRef(p), link_class: 'allowed_scope', lines: [], depth: 0, outcome: 'skipped', reason: null, relevance: round6(relOf(p)), detail: 'pending' });
-    frontier.set(p, { path: p, depth: 0, tier: 0, relevance: relOf(p), field: 0, mentions: 0, pending: [idx], usedFor: `allowed_scope ${noteRef(p)}`, linkChunk: null });
+/** Put the `allowed_scope` start points on the frontier at depth 0 (tier 0: before any link target). */
+function registerScope(w: Walk): void {
+  w.compiled.scope.forEach((p) => {
+    if (w.consulted.has(p)) return;
+    const idx = w.decisions.length;
+    w.decisions.push({ from: 'allowed_scope', to: noteRef(w, p), link_class: 'allowed_scope', lines: [], depth: 0, outcome: 'skipped', reason: null, relevance: round6(relOf(w, p)), detail: 'pending' });
+    w.frontier.set(p, { path: p, depth: 0, tier: 0, relevance: relOf(w, p), field: 0, mentions: 0, pending: [idx], usedFor: `allowed_scope ${noteRef(w, p)}`, linkChunk: null });
   });
-  for (const seed of seedOrder) expand(seed, 0);
+}
 
-  // ---- 3. best-first -----------------------------------------------------------------------------
-  const better = (a: Candidate, b: Candidate): boolean => {
-    if (a.tier !== b.tier) return a.tier < b.tier;
-    if (a.relevance !== b.relevance) return a.relevance > b.relevance;
-    if (a.field !== b.field) return a.field > b.field;
-    if (a.mentions !== b.mentions) return a.mentions > b.mentions;
-    if (a.depth !== b.depth) return a.depth < b.depth;
-    return cmp(a.path, b.path) < 0;
-  };
+/**
+ * Frontier order: scope start points first, then relevance (desc), field-line links (desc), mentions
+ * (desc), depth (asc), path (code-unit order).
+ */
+function better(a: Candidate, b: Candidate): boolean {
+  if (a.tier !== b.tier) return a.tier < b.tier;
+  if (a.relevance !== b.relevance) return a.relevance > b.relevance;
+  if (a.field !== b.field) return a.field > b.field;
+  if (a.mentions !== b.mentions) return a.mentions > b.mentions;
+  if (a.depth !== b.depth) return a.depth < b.depth;
+  return cmp(a.path, b.path) < 0;
+}
+
+/**
+ * Consult the best frontier candidate until the frontier is empty or a budget is reached. The
+ * shallowest, earliest proposing edge is the one followed; the other edges to it reached a visited note.
+ */
+function walkBestFirst(w: Walk): void {
+  const { decisions, frontier } = w;
   while (frontier.size > 0) {
-    const stop = budgetReached();
-    if (stop) { stoppedBy = stop; break; }
+    const stop = budgetReached(w);
+    if (stop) { w.stoppedBy = stop; break; }
     let best: Candidate | null = null;
     for (const c of frontier.values()) if (best === null || better(c, best)) best = c;
     const c = best!;
     frontier.delete(c.path);
-    // The shallowest, earliest proposing edge is the one followed; the others reached a visited note.
     const viaIdx = [...c.pending].sort((x, y) => decisions[x]!.depth - decisions[y]!.depth || x - y)[0]!;
     for (const k of c.pending) {
       const d = decisions[k]!;
       if (k === viaIdx) {
         d.outcome = 'followed';
         d.reason = null;
-        d.detail = `consulted #${consulted.size + 1} (relevance ${round6(c.relevance)}, ${c.field} field link(s), ${c.mentions} mention(s))`;
+        d.detail = `consulted #${w.consulted.size + 1} (relevance ${round6(c.relevance)}, ${c.field} field link(s), ${c.mentions} mention(s))`;
       } else {
         d.reason = 'already_visited';
         d.detail = `${c.path} consulted via another edge`;
@@ -433,49 +575,57 @@ export function traverse(index: VaultIndex, compiled: CompiledPolicy, options: T
     }
     const via = decisions[viaIdx]!;
     if (c.tier === 0) {
-      scopeConsulted++;
-      consultedRefs.push(noteRef(c.path));
+      w.scopeConsulted++;
+      w.consultedRefs.push(noteRef(w, c.path));
     } else {
-      followedRefs.push(noteRef(c.path));
+      w.followedRefs.push(noteRef(w, c.path));
     }
-    consult(c.path, via.depth, c.usedFor, { chunk: c.linkChunk, lines: null });
+    consultNote(w, c.path, via.depth, c.usedFor, { chunk: c.linkChunk, lines: null });
   }
-  for (const c of frontier.values()) {
-    for (const k of c.pending) {
-      const d = decisions[k]!;
-      d.reason = 'budget_exhausted';
-      d.detail = `the walk stopped (${stoppedBy}) before reaching it`;
-    }
-  }
+}
 
+/** Every edge still pending on the frontier when the walk ended is `budget_exhausted`. */
+function settleFrontier(w: Walk): void {
+  for (const c of w.frontier.values()) {
+    for (const k of c.pending) {
+      const d = w.decisions[k]!;
+      d.reason = 'budget_exhausted';
+      d.detail = `the walk stopped (${w.stoppedBy}) before reaching it`;
+    }
+  }
+}
+
+/** The result document of a finished walk, with every counter (zeros included). */
+function walkResult(w: Walk): TraverseResult {
+  const { decisions, compiled } = w;
   const skipped = decisions.filter((d) => d.outcome === 'skipped');
   const byReason = Object.fromEntries(SKIP_REASONS.map((r) => [r, 0])) as Record<EdgeSkipReason, number>;
   for (const d of skipped) byReason[d.reason!]++;
   return {
     schema_version: TRAVERSE_RESULT_VERSION,
-    snapshot_id: index.snapshot_id,
+    snapshot_id: w.index.snapshot_id,
     policy_receipt: compiled.receipt,
-    consulted_refs: consultedRefs,
-    followed_refs: followedRefs,
-    source_excerpts: excerpts,
-    research_trace: trace,
+    consulted_refs: w.consultedRefs,
+    followed_refs: w.followedRefs,
+    source_excerpts: w.excerpts,
+    research_trace: w.trace,
     decisions,
     stats: {
-      queries,
-      query_source: given.length > 0 ? 'given' : 'seed_titles',
-      notes_consulted: consulted.size,
-      seeds_consulted: seedsConsulted,
-      scope_consulted: scopeConsulted,
-      followed: followedRefs.length,
-      excerpts: excerpts.length,
-      excerpt_chars: chars,
-      consulted_without_excerpt: withoutExcerpt,
+      queries: w.q.queries,
+      query_source: w.q.source,
+      notes_consulted: w.consulted.size,
+      seeds_consulted: w.seedsConsulted,
+      scope_consulted: w.scopeConsulted,
+      followed: w.followedRefs.length,
+      excerpts: w.excerpts.length,
+      excerpt_chars: w.chars,
+      consulted_without_excerpt: w.withoutExcerpt,
       decisions: { total: decisions.length, followed: decisions.length - skipped.length, skipped: skipped.length },
       skipped_by_reason: byReason,
-      links_ignored: ignored,
-      max_depth_reached: maxDepth,
-      stopped_by: stoppedBy,
-      budgets: { ...budgets },
+      links_ignored: w.ignored,
+      max_depth_reached: w.maxDepth,
+      stopped_by: w.stoppedBy,
+      budgets: { ...compiled.budgets },
       receipt_totals: { ...compiled.receipt_totals },
     },
   };

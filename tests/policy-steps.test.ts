@@ -1,0 +1,104 @@
+/** The named steps of compilePolicy, each on its own (the entry point's behaviour is in policy.test.ts). */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { indexVault } from '../src/indexer/build.js';
+import {
+  authorOnlyReason, compileContext, compileFollowClasses, compileFutureEra, compileStopEffects, readPolicyFields, receiptTotals,
+} from '../src/policy/compile.js';
+import type { TraversalPolicy } from '../src/contracts/types.js';
+import type { NoteRecord, VaultIndex } from '../src/types.js';
+import { FIXTURE_VAULT } from './helpers/shared.js';
+
+let index: VaultIndex;
+beforeAll(async () => {
+  index = await indexVault(FIXTURE_VAULT, { persist: false });
+});
+
+function code(fn: () => unknown): [string, string | undefined, string] {
+  try {
+    fn();
+  } catch (e) {
+    const err = e as { code: string; message: string; details: { pointer?: string } };
+    return [err.code, err.details.pointer, err.message];
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('readPolicyFields', () => {
+  it('returns the five fields of a well-formed policy', () => {
+    const ctx = compileContext({ index });
+    const p = { max_link_depth: 1, allowed_prefixes: ['FixtureLore:World/'], required_seed_refs: [], follow_link_classes: ['wikilink'], stop_conditions: ['max_refs:3'] };
+    expect(readPolicyFields(ctx, p)).toEqual({ depth: 1, prefixes: ['FixtureLore:World/'], seeds: [], follow: ['wikilink'], stops: ['max_refs:3'] });
+  });
+
+  it('names the list entry that is not a non-empty string, under the packet base pointer', () => {
+    const ctx = compileContext({ index, packet: {} });
+    const p = { max_link_depth: 1, allowed_prefixes: ['FixtureLore:World/'], required_seed_refs: [''], follow_link_classes: [], stop_conditions: [] } as TraversalPolicy;
+    expect(code(() => readPolicyFields(ctx, p))).toEqual([
+      'bad_policy',
+      '/lore_access/traversal_policy/required_seed_refs/0',
+      'traversal_policy /lore_access/traversal_policy/required_seed_refs/0 must be a non-empty string (got "")',
+    ]);
+  });
+});
+
+describe('compileStopEffects', () => {
+  it('keeps the tightest budget and the clause it came from', () => {
+    const s = compileStopEffects(compileContext({ index }), ['max_refs:9', 'stop after 4 notes', 'min_relevance:0.2', 'min_relevance:0.5', 'deny_class:events']);
+    expect(s.budgets).toEqual({ max_refs: 4, max_chunks: null, max_chars: null, min_relevance: 0.5, time_budget_ms: null });
+    expect(s.budgetSource).toEqual({ max_refs: 1, min_relevance: 3 });
+    expect([...s.deniedClasses]).toEqual(['events']);
+    expect(s.futureOn).toBe(false);
+  });
+
+  it('refuses a deny_prefix that is not a ref, naming its clause', () => {
+    expect(code(() => compileStopEffects(compileContext({ index }), ['max_refs:2', 'deny_prefix:../up'])).slice(0, 2)).toEqual(['bad_policy', '/stop_conditions/1']);
+  });
+});
+
+describe('authorOnlyReason', () => {
+  const note = (frontmatter: Record<string, unknown> | null, path = 'World/X.md'): NoteRecord =>
+    ({ path, frontmatter, frontmatter_lines: frontmatter ? { line_start: 1, line_end: 3 } : null } as unknown as NoteRecord);
+  const none = { bad: new Set<string>(), repeatedVisibility: new Set<string>() };
+  it.each([
+    [{ visibility: ['public', 'Author-Only'] }, { key: 'visibility', why: 'its frontmatter marks it visibility: author-only' }],
+    [{ Hidden: 'yes' }, { key: 'hidden', why: 'its frontmatter marks it hidden: true' }],
+    [{ author_only: true }, { key: 'author_only', why: 'its frontmatter marks it author_only: true' }],
+    [{ visibility: 'public', hidden: 'no' }, null],
+  ])('reads %j', (fm, expected) => {
+    expect(authorOnlyReason(note(fm), none, ['World/'])).toEqual(expected);
+  });
+
+  it('fails closed on a repeated visibility key only inside allowed_prefixes', () => {
+    const failClosed = { bad: new Set<string>(), repeatedVisibility: new Set(['World/X.md']) };
+    expect(authorOnlyReason(note({ visibility: 'public' }), failClosed, ['World/'])?.key).toBe('visibility');
+    expect(authorOnlyReason(note({ visibility: 'public' }), failClosed, ['Other/'])).toBeNull();
+  });
+});
+
+describe('compileFutureEra', () => {
+  it('is empty unless a stop condition asks for it', () => {
+    expect(compileFutureEra(compileContext({ index }), false, ['World/'])).toEqual({ future: [], waivers: [], rows: [] });
+  });
+
+  it('denies every Post-Elysium/ folder by default, with its note count', () => {
+    const f = compileFutureEra(compileContext({ index }), true, ['World/']);
+    expect(f.future).toEqual([{ prefix: 'World/Post-Elysium/', pointer: '#/default/future_era_prefixes/0' }]);
+    expect(f.rows.map((r) => [r.clause, r.matches, r.rule])).toEqual([
+      ['World/Post-Elysium/', 3, 'never consult World/Post-Elysium/ (default: every Post-Elysium/ folder)'],
+    ]);
+  });
+});
+
+describe('compileFollowClasses', () => {
+  it('sorts each rule table and keeps one row per entry', () => {
+    const f = compileFollowClasses(compileContext({ index }), ['prose', 'wikilink', 'embed', 'backlink', 'tag']);
+    expect(f.follow).toEqual({ syntaxes: ['embed', 'wikilink'], positions: ['prose'], classes: [], backlink: true });
+    expect(f.rows.map((r) => r.disposition)).toEqual(['enforced', 'enforced', 'enforced', 'enforced', 'advisory']);
+  });
+});
+
+describe('receiptTotals', () => {
+  it('counts zeros too', () => {
+    expect(receiptTotals([])).toEqual({ enforced: 0, advisory: 0 });
+  });
+});
