@@ -1,0 +1,142 @@
+#!/usr/bin/env node
+/**
+ * `npm run eval` — loretrace's retrieval-quality harness (quality only; speed is `npm run bench`).
+ * Runs on the bundled lore-fixtures/FixtureLore always, and on the real Aetheria vault with the
+ * Ghostlight packets when `../shared` (or LORETRACE_SHARED) holds them — saying so when it does not.
+ * For each vault it writes `<out>/results/<vault>.json` + `.md` and the query set `<out>/sets/<vault>.json`
+ * (texts read from Ghostlight files are named by file and JSON pointer, not copied). Deterministic: the
+ * same vault, files, seed and build give byte-identical output. `eval/baseline/<vault>.json`, when
+ * present, is the "before" of the before → after table.
+ *
+ * Usage: node scripts/eval.mjs [--vault fixture|aetheria|all] [--out eval] [--seed 16] [--dist dist] [--check]
+ * Exit: 0 written (or, with --check, identical to what is in <out>); 1 the run failed or --check found a
+ * difference; 2 usage error. Documented in docs/EVAL.md.
+ */
+import { parseArgs } from 'node:util';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { runEval } from './eval/run.mjs';
+import { renderEvalMarkdown } from './eval/report.mjs';
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const SHARED = process.env.LORETRACE_SHARED ?? resolve(REPO, '..', 'shared');
+const AETHERIA = join(SHARED, 'lore', 'AetheriaLore');
+const GHOSTLIGHT = join(SHARED, 'ghostlight');
+
+const USAGE = `usage: node scripts/eval.mjs [options]
+  --vault <v>   fixture, aetheria or all (default all: fixture, plus aetheria when ../shared is present)
+  --out <dir>   output folder (default eval): results/<vault>.json|.md, sets/<vault>.json
+  --seed <n>    seed of every deterministic choice (default 16)
+  --dist <dir>  loretrace build to evaluate (default dist)
+  --check       write nothing; exit 1 unless the output would be identical to what <out> holds
+  --quiet       no progress on stderr
+  -h, --help`;
+
+function usage(message) {
+  process.stderr.write(`eval: ${message}\n${USAGE}\n`);
+  process.exit(2);
+}
+
+let args;
+try {
+  args = parseArgs({
+    options: {
+      vault: { type: 'string', default: 'all' },
+      out: { type: 'string', default: join(REPO, 'eval') },
+      seed: { type: 'string', default: '16' },
+      dist: { type: 'string', default: join(REPO, 'dist') },
+      check: { type: 'boolean', default: false },
+      quiet: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  }).values;
+} catch (e) {
+  usage(e instanceof Error ? e.message : String(e));
+}
+if (args.help) {
+  process.stdout.write(USAGE + '\n');
+  process.exit(0);
+}
+if (!['fixture', 'aetheria', 'all'].includes(args.vault)) usage(`--vault must be fixture, aetheria or all (got ${args.vault})`);
+const seed = Number(args.seed);
+if (!Number.isSafeInteger(seed)) usage(`--seed must be an integer (got ${args.seed})`);
+const log = args.quiet ? () => {} : (line) => process.stderr.write(line + '\n');
+
+const hasShared = existsSync(AETHERIA) && existsSync(GHOSTLIGHT);
+const vaults = [];
+if (args.vault !== 'aetheria') {
+  vaults.push({
+    id: 'fixture', root: join(REPO, 'lore-fixtures', 'FixtureLore'), sizes: { sections: 200, knownItems: 60, names: 40 },
+    fixtureFiles: { requirements: 'lore-fixtures/eval/requirements.json', traversal: 'lore-fixtures/eval/traversal.json' }, ghostlight: null,
+  });
+}
+if (args.vault !== 'fixture') {
+  if (hasShared) vaults.push({ id: 'aetheria', root: AETHERIA, sizes: { sections: 200, knownItems: 200, names: 100 }, ghostlight: GHOSTLIGHT });
+  else if (args.vault === 'aetheria') usage(`the real vault is not at ${AETHERIA} (set LORETRACE_SHARED)`);
+  else log(`eval: shared data not found at ${SHARED}: evaluating lore-fixtures/ only (set LORETRACE_SHARED to add the real vault)`);
+}
+
+const distFile = join(resolve(args.dist), 'index.js');
+if (!existsSync(distFile)) usage(`${distFile} not found (run npm run build)`);
+const api = await import(pathToFileURL(distFile).href);
+const out = resolve(args.out);
+let differences = 0;
+for (const vault of vaults) {
+  const indexDir = await mkdtemp(join(tmpdir(), 'loretrace-eval-'));
+  try {
+    log(`eval: ${vault.id} (${vault.root})`);
+    const { results, set } = await runEval({ api, repo: REPO, vault, seed, indexDir });
+    const beforeFile = join(out, 'baseline', `${vault.id}.json`);
+    const before = existsSync(beforeFile) ? JSON.parse(await readFile(beforeFile, 'utf8')) : null;
+    if (before) results.before = { label: before.label ?? null, search: pickFigures(before.search), traversal: before.traversal?.summary ?? null };
+    const files = [
+      [join(out, 'results', `${vault.id}.json`), formatJson(results, 'per_query')],
+      [join(out, 'results', `${vault.id}.md`), renderEvalMarkdown(results, before)],
+      [join(out, 'sets', `${vault.id}.json`), formatJson(set, 'queries')],
+    ];
+    for (const [file, text] of files) {
+      if (args.check) {
+        const old = existsSync(file) ? await readFile(file, 'utf8') : null;
+        if (old !== text) {
+          differences++;
+          log(`eval: ${file} differs from this run`);
+        }
+        continue;
+      }
+      await mkdir(dirname(file), { recursive: true });
+      await writeFile(file, text);
+      log(`eval: wrote ${file}`);
+    }
+    const f = results.search.all.held_out;
+    log(`eval: ${vault.id} held-out overlap@1 loretrace ${f.loretrace['overlap@1']} | plain ${f.plain_bm25['overlap@1']} | whole-note ${f.whole_note_bm25['overlap@1']}`);
+  } catch (e) {
+    process.stderr.write(`eval: ${vault.id}: ${e instanceof Error ? e.stack ?? e.message : String(e)}\n`);
+    process.exitCode = 1;
+  } finally {
+    await rm(indexDir, { recursive: true, force: true });
+  }
+}
+if (args.check && differences > 0) process.exitCode = 1;
+
+/** The per-family figures of a results document, without per-query rows (the "before" kept in results). */
+function pickFigures(search) {
+  return search ?? null;
+}
+
+/**
+ * Pretty JSON (2-space indent, final newline) with the rows of the top-level list `rows` one per line,
+ * so a results or set file stays short and diffs line by line per query.
+ * @param {Record<string, any>} doc
+ * @param {string} rows
+ */
+function formatJson(doc, rows) {
+  const mark = '"\\u0000rows"';
+  const text = JSON.stringify({ ...doc, [rows]: '\u0000rows' }, null, 2);
+  const list = doc[rows].length ? `[\n    ${doc[rows].map((r) => JSON.stringify(r)).join(',\n    ')}\n  ]` : '[]';
+  return text.replace(mark, () => list) + '\n';
+}
