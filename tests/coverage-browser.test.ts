@@ -32,8 +32,8 @@ interface Loaded {
   requests: string[];
 }
 
-async function open(browser: Browser, file: string): Promise<Loaded> {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+async function open(browser: Browser, file: string, width = 1400): Promise<Loaded> {
+  const page = await browser.newPage({ viewport: { width, height: 1000 } });
   const consoleErrors: string[] = [];
   const requests: string[] = [];
   const url = pathToFileURL(file).href;
@@ -43,6 +43,9 @@ async function open(browser: Browser, file: string): Promise<Loaded> {
   await page.goto(url, { waitUntil: 'load' });
   return { page, consoleErrors, requests };
 }
+
+/** hsl(145, 55%, 61%) (92 − 0.6 × 52, rounded) as Chromium computes it. */
+const HARBOR_SHADE = 'rgb(101, 210, 146)';
 
 const rowPaths = (page: Page): Promise<string[]> => page.$$eval('#notes tbody tr', (rows) => rows.map((r) => r.getAttribute('data-path') ?? ''));
 
@@ -58,7 +61,7 @@ describe.runIf(runBrowser)('renderCoverageHtml in headless Chromium', () => {
     const index = await indexVault(FIXTURE_VAULT, { persist: false });
     const { artifacts, skipped } = await readArtifacts(['lore-fixtures/artifacts'], { cwd: REPO });
     report = coverageReport(index, artifacts, { noteLines: await loadNoteLines(index), skipped });
-    const files = await writeCoverageFiles(report, dir);
+    const files = await writeCoverageFiles(report, dir, { noteLines: await loadNoteLines(index), index });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
@@ -81,9 +84,15 @@ describe.runIf(runBrowser)('renderCoverageHtml in headless Chromium', () => {
     const folderKeys = await fixturePage.page.$$eval('#chart-folders rect.bar', (els) => els.map((e) => e.getAttribute('data-key')));
     expect(classKeys).toEqual(report.classes.map((c) => c.class));
     expect(folderKeys).toEqual(report.folders.map((f) => f.folder));
-    // Bar width follows line coverage: Coverage/ is 71.43% of the 360px track.
+    // Bar width follows line coverage: Coverage/ is 42.86% of the 360px track (9 of 21 body lines in cited ranges).
     const w = await fixturePage.page.$eval('#chart-folders rect.bar[data-key="Coverage"]', (e) => Number(e.getAttribute('width')));
-    expect(w).toBe(257.1);
+    expect(w).toBe(154.3);
+    // The charts use the page width: each SVG is as wide as its figure, not a fixed 810px.
+    const widths = await fixturePage.page.$$eval('#charts figure', (els) => els.map((e) => [Math.round(e.getBoundingClientRect().width), Math.round(e.querySelector('svg')!.getBoundingClientRect().width)]));
+    for (const [fig, svg] of widths) expect(svg).toBe(fig);
+    // Full names on hover: every bar row carries its full key in <title>.
+    const titles = await fixturePage.page.$$eval('#chart-folders g.row title', (els) => els.map((e) => e.textContent!.split(':')[0]));
+    expect(titles).toEqual(report.folders.map((f) => f.folder));
   });
 
   it('sorts the notes table by a column, then reverses it on a second click', async () => {
@@ -102,15 +111,63 @@ describe.runIf(runBrowser)('renderCoverageHtml in headless Chromium', () => {
     expect(desc).not.toEqual(byPath);
   });
 
+  it('puts what to act on first, then the cited notes (most cited first) with their cited lines marked, and a link graph', async () => {
+    const { page } = fixturePage;
+    const order = await page.$$eval('section[id]', (els) => els.map((e) => e.id));
+    expect(order.slice(0, 4)).toEqual(['todo', 'cited', 'graph', 'charts']);
+    expect(await page.$$eval('#todo h3', (els) => els.map((e) => e.textContent))).toEqual([
+      'Stale citations (5)', 'Unresolved links (4)', 'Orphan notes (18)', expect.stringMatching(/^Never-cited classes \(\d+\)$/), expect.stringMatching(/^Never-cited folders \(\d+\)$/),
+    ]);
+    expect(await page.locator('#todo li', { hasText: 'Coverage/Harbor Ledger.md:16' }).count()).toBe(1);
+    expect(await page.$$eval('#cited details.cnote', (els) => els.map((e) => e.getAttribute('data-path')))).toEqual([
+      'Coverage/Harbor Ledger.md', 'Coverage/Tide Court.md', 'Coverage/Archive/Old Pier.md',
+    ]);
+    const marked = await page.$$eval('#cited details.cnote[data-path="Coverage/Harbor Ledger.md"] li.cited', (els) => els.map((e) => Number(e.getAttribute('value'))));
+    expect(marked).toEqual([5, 9, 10, 14, 15, 20]);
+    // A cited line is visibly marked (green background).
+    expect(await page.evaluate(`getComputedStyle(document.querySelector('#cited li.cited')).backgroundColor`)).toBe('rgb(212, 239, 223)');
+    const nodes = await page.$$eval('#link-graph g.node', (els) => els.map((e) => [e.getAttribute('data-path'), e.classList.contains('cited')]));
+    expect(nodes.slice(0, 3)).toEqual([['Coverage/Harbor Ledger.md', true], ['Coverage/Tide Court.md', true], ['Coverage/Archive/Old Pier.md', true]]);
+    expect(nodes.length).toBeGreaterThan(3);
+    expect(nodes.slice(3).every(([, cited]) => cited === false)).toBe(true);
+  });
+
+  it('folds away the classes that only repeat a folder name at a click', async () => {
+    const { page } = fixturePage;
+    const toggle = page.locator('#fold-folder-classes');
+    expect(await page.locator('#chart-classes').isVisible()).toBe(true);
+    await toggle.check();
+    expect(await page.locator('#chart-classes').isVisible()).toBe(false);
+    expect(await page.locator('#chart-classes-own').isVisible()).toBe(true);
+    const own = await page.$$eval('#chart-classes-own rect.bar', (els) => els.map((e) => e.getAttribute('data-key')));
+    expect(own.length).toBeLessThan(report.classes.length);
+    expect(own).not.toContain('coverage');
+    await toggle.uncheck();
+    expect(await page.locator('#chart-classes').isVisible()).toBe(true);
+  });
+
+  it('fits a narrow (390px) screen without sideways scrolling, and saves desktop and narrow screenshots', async () => {
+    const narrow = await open(browser, join(dir, 'coverage.html'), 390);
+    expect(narrow.consoleErrors).toEqual([]);
+    const overflow = await narrow.page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+    expect(overflow).toBe(0);
+    mkdirSync(ARTIFACT_DIR, { recursive: true });
+    await narrow.page.screenshot({ path: join(ARTIFACT_DIR, 'coverage-narrow.png'), fullPage: false });
+    await fixturePage.page.evaluate('window.scrollTo(0, 0)');
+    await fixturePage.page.screenshot({ path: join(ARTIFACT_DIR, 'coverage-desktop.png'), fullPage: false });
+    expect(existsSync(join(ARTIFACT_DIR, 'coverage-narrow.png'))).toBe(true);
+    await narrow.page.close();
+  });
+
   it('shades the vault tree and saves a screenshot', async () => {
     const { page } = fixturePage;
     expect(await page.$$eval('#tree details[data-folder]', (els) => els.map((e) => e.getAttribute('data-folder')))).toEqual(['', ...report.folders.map((f) => f.folder)]);
-    // Shading: never cited = grey #eceff1; Tide Court (100% covered) = hsl(145, 55%, 40%); Harbor Ledger (90%) = hsl(145, 55%, 45%).
+    // Shading: never cited = grey #eceff1; Tide Court (50% of lines in cited ranges) = hsl(145, 55%, 66%); Harbor Ledger (60%) = hsl(145, 55%, 61%).
     const chip = (path: string): Promise<unknown> =>
       page.evaluate(`getComputedStyle(document.querySelector(${JSON.stringify(`#tree .tnote .chip[title^="${path}:"]`)})).backgroundColor`);
     expect(await chip('Coverage/Lonely Reef.md')).toBe('rgb(236, 239, 241)');
-    expect(await chip('Coverage/Tide Court.md')).toBe('rgb(46, 158, 93)');
-    expect(await chip('Coverage/Harbor Ledger.md')).toBe('rgb(52, 178, 104)');
+    expect(await chip('Coverage/Tide Court.md')).toBe('rgb(121, 216, 160)');
+    expect(await chip('Coverage/Harbor Ledger.md')).toBe(HARBOR_SHADE);
     mkdirSync(ARTIFACT_DIR, { recursive: true });
     await page.evaluate('window.scrollTo(0, 0)');
     await page.screenshot({ path: join(ARTIFACT_DIR, 'coverage.png'), fullPage: false });
@@ -127,7 +184,7 @@ describe.runIf(runBrowser)('renderCoverageHtml in headless Chromium', () => {
       const index = await indexVault(AETHERIA, { persist: false });
       const { artifacts, skipped } = await readArtifacts([GHOSTLIGHT], { cwd: REPO });
       realReport = coverageReport(index, artifacts, { noteLines: await loadNoteLines(index), skipped });
-      const files = await writeCoverageFiles(realReport, join(dir, 'real'));
+      const files = await writeCoverageFiles(realReport, join(dir, 'real'), { noteLines: await loadNoteLines(index), index });
       real = await open(browser, files.html);
     });
 
@@ -138,9 +195,11 @@ describe.runIf(runBrowser)('renderCoverageHtml in headless Chromium', () => {
       expect(realReport.folders.length).toBe(20);
       expect(await real.page.locator('#chart-folders rect.bar').count()).toBe(20);
       expect(await real.page.locator('#notes tbody tr').count()).toBe(148);
-      await real.page.locator('#notes thead th', { hasText: 'line coverage' }).locator('button').click();
-      await real.page.locator('#notes thead th', { hasText: 'line coverage' }).locator('button').click();
+      // Sorted by citations, most first (ties by path): the five Sella notes lead.
+      await real.page.locator('#notes thead th', { hasText: /^citations$/ }).locator('button').click();
+      await real.page.locator('#notes thead th', { hasText: /^citations$/ }).locator('button').click();
       expect((await rowPaths(real.page))[0]).toBe('Aetheria/Worldbuilding/Pre-Elysium/Factions/Powers/Major/Aya Collective.md');
+      expect(await real.page.$$eval('#cited details.cnote', (els) => els.length)).toBe(5);
       await real.page.evaluate('window.scrollTo(0, 0)');
       await real.page.screenshot({ path: join(ARTIFACT_DIR, 'coverage-aetheria.png'), fullPage: false });
     });

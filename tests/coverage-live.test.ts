@@ -127,7 +127,8 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
       ['packet.json', 'responder_packet', 'ghostlight.responder_packet.v0', null, 4, 0, 1],
       ['traverse.json', 'traverse_result', 'loretrace.traverse_result.v1', true, 6, 0, 0],
     ]);
-    expect(report.totals.stale_by_status).toEqual({ missing_path: 0, missing_fragment: 0, range_beyond_eof: 0, invalid_range: 0, text_changed: 0, snapshot_changed: 0 });
+    expect(report.totals.stale_by_status).toEqual({ missing_path: 0, missing_fragment: 0, range_beyond_eof: 0, invalid_range: 0, text_changed: 0 });
+    expect([report.totals.unverifiable_citations, report.totals.whole_citations]).toEqual([0, 9]);
     // The packet's scene-digest excerpt is not vault lore: counted apart.
     expect(report.non_lore_refs.map((r) => r.ref)).toEqual(['lore-fixtures/packets/brinefall-intake.turn-01.scene-digest.json#capacity']);
   });
@@ -148,30 +149,34 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
       `research_trace ${BLACKOUT}#chunk1 9-13`,
       `research_trace ${TERRITORIES}#L2-L3 2-3`,
     ]);
+    // A packet excerpt cites the lines it quotes, located inside its #chunkN.
     expect(of('packet.json')).toEqual([
-      `source_excerpt ${BLACKOUT}#chunk1 9-13`,
-      `source_excerpt ${W}/Factions/Movements/Quiet Hands.md#chunk1 5-7`,
-      `source_excerpt ${KESTREL}#chunk0 1-7`,
-      `source_excerpt ${NEUTRALITY}#chunk0 1-6`,
+      `source_excerpt ${BLACKOUT}#chunk1 11-12`,
+      `source_excerpt ${W}/Factions/Movements/Quiet Hands.md#chunk1 7-7`,
+      `source_excerpt ${KESTREL}#chunk0 3-7`,
+      `source_excerpt ${NEUTRALITY}#chunk0 6-6`,
     ]);
+    expect(report.citations.filter((c) => c.artifact === A('packet.json')).map((c) => [c.cites, c.checked])).toEqual(Array(4).fill(['lines', 'excerpt_text']));
   });
 
   it('gives exact per-note, per-folder and per-class figures', () => {
-    const cited = report.notes.filter((n) => n.citations > 0).map((n) => [n.path, n.citations, n.artifacts, n.covered_lines, n.body_lines]);
+    // Covered lines come only from line citations (trace entries, ledger reads, located excerpts); the whole-note
+    // consulted and followed refs are "note cited" (a note followed once is not 17/17 lines).
+    const cited = report.notes.filter((n) => n.citations > 0).map((n) => [n.path, n.citations, n.whole_citations, n.artifacts, n.covered_lines, n.body_lines, n.cited_ranges]);
     expect(cited).toEqual([
-      [NEUTRALITY, 3, 2, 4, 4],
-      [`${W}/Factions/Movements/Quiet Hands.md`, 3, 2, 7, 7],
-      [`${W}/Factions/Powers/Major/Meridian Compact.md`, 1, 1, 17, 17],
-      [TERRITORIES, 8, 3, 9, 9],
-      [BLACKOUT, 11, 5, 9, 9],
-      [KESTREL, 3, 2, 5, 5],
+      [NEUTRALITY, 3, 1, 2, 1, 4, [[6, 6]]],
+      [`${W}/Factions/Movements/Quiet Hands.md`, 3, 1, 2, 1, 7, [[7, 7]]],
+      [`${W}/Factions/Powers/Major/Meridian Compact.md`, 1, 1, 1, 0, 17, []],
+      [TERRITORIES, 8, 2, 3, 5, 9, [[2, 3], [5, 8], [14, 14]]],
+      [BLACKOUT, 11, 3, 5, 9, 9, [[1, 7], [9, 13]]],
+      [KESTREL, 3, 1, 2, 4, 5, [[3, 7]]],
     ]);
     expect(report.folders.find((f) => f.folder === `${W}/Timeline`)).toEqual({
-      folder: `${W}/Timeline`, depth: 3, notes: 2, cited_notes: 2, citations: 14, artifacts: 5, stale_citations: 0, body_lines: 14, covered_lines: 14, line_coverage: 1,
+      folder: `${W}/Timeline`, depth: 3, notes: 2, cited_notes: 2, citations: 14, whole_citations: 4, unverifiable_citations: 0, artifacts: 5, stale_citations: 0, body_lines: 14, covered_lines: 13, line_coverage: 0.9286,
     });
     const major = report.classes.find((c) => c.class === 'major');
     expect(major).toEqual({
-      class: 'major', notes: 3, cited_notes: 1, citations: 1, artifacts: 1, stale_citations: 0, body_lines: 33, covered_lines: 17, line_coverage: 0.5152,
+      class: 'major', notes: 3, cited_notes: 1, citations: 1, whole_citations: 1, unverifiable_citations: 0, artifacts: 1, stale_citations: 0, body_lines: 33, covered_lines: 0, line_coverage: 0,
       never_cited: [`${W}/Factions/Powers/Major/Halcyon Mutual.md`, `${W}/Factions/Powers/Major/Saltglass Syndicate.md`],
     });
     expect(report.classes.find((c) => c.class === 'post-elysium')?.never_cited).toEqual(['World/Post-Elysium/Echo Minds.md', 'World/Post-Elysium/Veil Drive.md', 'World/Post-Elysium/index.md']);
@@ -214,43 +219,52 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
     it('exits 1 and counts every stale status a real artifact can show', () => {
       expect(staleCode).toBe(1);
       // invalid_range (line_end < line_start) is never written by loretrace's own tools; tests/coverage.test.ts covers it.
-      expect(stale.totals.stale_by_status).toEqual({ missing_path: 3, missing_fragment: 1, range_beyond_eof: 1, invalid_range: 0, text_changed: 4, snapshot_changed: 10 });
+      expect(stale.totals.stale_by_status).toEqual({ missing_path: 3, missing_fragment: 1, range_beyond_eof: 1, invalid_range: 0, text_changed: 4 });
+      // Staleness is decided per cited range: a snapshot change alone makes nothing stale; bare refs that recorded no
+      // text are unverifiable, counted apart.
+      expect(stale.totals.unverifiable_citations).toBe(8);
       expect(stale.artifacts.map((a) => [a.file.slice(art.length + 1), a.snapshot_matches, a.lore_citations, a.stale_citations])).toEqual([
-        ['export.json', false, 6, 4],
+        ['export.json', false, 6, 2],
         ['ledger.jsonl', false, 4, 2],
-        ['lore_access.json', false, 9, 7],
+        ['lore_access.json', false, 9, 3],
         ['packet.json', null, 4, 2],
-        ['traverse.json', false, 6, 4],
+        ['traverse.json', false, 6, 0],
       ]);
       expect(stale.notes.some((n) => n.path === NEUTRALITY)).toBe(false);
       // Territories: stale citations cover nothing; what still holds is lines 2-3 (ledger, export) and line 14 (traverse trace).
-      expect(stale.notes.find((n) => n.path === TERRITORIES)).toMatchObject({ citations: 8, artifacts: 3, stale_citations: 5, covered_lines: 2, body_lines: 9, line_coverage: 0.2222 });
+      expect(stale.notes.find((n) => n.path === TERRITORIES)).toMatchObject({ citations: 8, artifacts: 3, stale_citations: 2, unverifiable_citations: 2, covered_lines: 2, body_lines: 9, line_coverage: 0.2222, cited_ranges: [[2, 3], [14, 14]] });
     });
 
     it('names each stale citation with its artifact, pointer and what changed', () => {
-      const snap = `artifact records snapshot ${report.snapshot_id.slice(0, 12)}, vault is at ${stale.snapshot_id.slice(0, 12)}; no recorded text to show the citation still holds`;
       const gone = `no note ${NEUTRALITY} in vault FixtureLore`;
       expect(stale.snapshot_id).not.toBe(report.snapshot_id);
       expect(stale.stale.map((c) => [c.artifact.slice(art.length + 1), c.pointer, c.ref.replace('FixtureLore:', ''), c.status, c.detail])).toEqual([
-        ['export.json', '/consulted_refs/0', TERRITORIES, 'snapshot_changed', snap],
-        ['export.json', '/followed_refs/0', BLACKOUT, 'snapshot_changed', snap],
         ['export.json', '/research_trace/0', `${TERRITORIES}#chunk1`, 'text_changed', `${TERRITORIES} lines 5-8 no longer hold the recorded text (first difference at line 7)`],
         ['export.json', '/research_trace/2', `${BLACKOUT}#chunk1`, 'text_changed', `${BLACKOUT} lines 9-13 no longer hold the recorded text (first difference at line 9)`],
         ['ledger.jsonl', '/outcome/returned/0', `${TERRITORIES}#chunk1`, 'text_changed', `${TERRITORIES} lines 5-8 no longer hold the recorded text (first difference at line 7)`],
         ['ledger.jsonl', '/outcome/returned/1', `${BLACKOUT}#chunk1`, 'text_changed', `${BLACKOUT} lines 9-13 no longer hold the recorded text (first difference at line 9)`],
-        ['lore_access.json', '/consulted_refs/0', BLACKOUT, 'snapshot_changed', snap],
-        ['lore_access.json', '/followed_refs/0', `${W}/Factions/Powers/Major/Meridian Compact.md`, 'snapshot_changed', snap],
-        ['lore_access.json', '/followed_refs/1', `${W}/Factions/Movements/Quiet Hands.md`, 'snapshot_changed', snap],
-        ['lore_access.json', '/followed_refs/2', KESTREL, 'snapshot_changed', snap],
         ['lore_access.json', '/followed_refs/3', NEUTRALITY, 'missing_path', gone],
         ['lore_access.json', '/research_trace/2', `${KESTREL}#chunk0`, 'range_beyond_eof', `cited lines 3-7: line 7 is past the end of ${KESTREL}, which has 4 lines`],
         ['lore_access.json', '/research_trace/3', `${NEUTRALITY}#chunk0`, 'missing_path', gone],
         ['packet.json', '/visible_context/source_excerpts/1/source_ref', `${BLACKOUT}#chunk1`, 'missing_fragment', `${BLACKOUT} has 1 chunks (0..0), not chunk1`],
         ['packet.json', '/visible_context/source_excerpts/4/source_ref', `${NEUTRALITY}#chunk0`, 'missing_path', gone],
-        ['traverse.json', '/source_excerpts/0/source_ref', `${BLACKOUT}#chunk0`, 'snapshot_changed', snap],
-        ['traverse.json', '/source_excerpts/1/source_ref', `${TERRITORIES}#chunk2`, 'snapshot_changed', snap],
-        ['traverse.json', '/consulted_refs/0', BLACKOUT, 'snapshot_changed', snap],
-        ['traverse.json', '/consulted_refs/1', TERRITORIES, 'snapshot_changed', snap],
+      ]);
+      const unver = `artifact records snapshot ${report.snapshot_id.slice(0, 12)}, vault is at ${stale.snapshot_id.slice(0, 12)}, and no text or hash for these lines; the ref still resolves, but whether its lines changed cannot be told`;
+      expect(stale.citations.filter((c) => c.status === 'unverifiable').map((c) => [c.artifact.slice(art.length + 1), c.pointer, c.ref.replace('FixtureLore:', ''), c.detail])).toEqual([
+        ['export.json', '/consulted_refs/0', TERRITORIES, unver],
+        ['export.json', '/followed_refs/0', BLACKOUT, unver],
+        ['lore_access.json', '/consulted_refs/0', BLACKOUT, unver],
+        ['lore_access.json', '/followed_refs/0', `${W}/Factions/Powers/Major/Meridian Compact.md`, unver],
+        ['lore_access.json', '/followed_refs/1', `${W}/Factions/Movements/Quiet Hands.md`, unver],
+        ['lore_access.json', '/followed_refs/2', KESTREL, unver],
+        ['traverse.json', '/consulted_refs/0', BLACKOUT, unver],
+        ['traverse.json', '/consulted_refs/1', TERRITORIES, unver],
+      ]);
+      // An edit elsewhere in a cited note does not make a citation stale: Brinefall Blackout lost a heading at line 9,
+      // and the traverse result's excerpt of lines 3-5 (recorded under the old snapshot) still holds.
+      expect(stale.citations.filter((c) => c.artifact === A('traverse.json') && c.role === 'source_excerpt').map((c) => [c.ref.replace('FixtureLore:', ''), c.line_start, c.line_end, c.status, c.checked])).toEqual([
+        [`${BLACKOUT}#chunk0`, 3, 5, 'ok', 'excerpt_text'],
+        [`${TERRITORIES}#chunk2`, 14, 14, 'ok', 'excerpt_text'],
       ]);
       // Recorded text that still matches keeps a citation ok across the snapshot change (ledger and export: Blackout 1-7, Territories 2-3).
       expect(stale.citations.filter((c) => c.artifact === A('ledger.jsonl') && c.status === 'ok').map((c) => [c.line_start, c.line_end])).toEqual([[1, 7], [2, 3]]);

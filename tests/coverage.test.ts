@@ -17,6 +17,7 @@ import {
   renderCoverageHtml,
   renderCoverageMarkdown,
 } from '../src/coverage/index.js';
+import { folderOnlyClasses } from '../src/coverage/render-html.js';
 import type { CoverageArtifact, CoverageReport, SkippedInput } from '../src/coverage/index.js';
 import { indexVault } from '../src/indexer/index.js';
 import { main } from '../src/cli/main.js';
@@ -147,7 +148,7 @@ describe('recogniseArtifact', () => {
   it('skips a file that is not JSON, naming the line and column', () => {
     expect(skipped('bad.json', '{\n  "a": 1,\n  oops\n}')).toEqual({
       file: 'bad.json', reason: 'not_json',
-      message: expect.stringMatching(/^bad\.json: not JSON at line 3, column 3: .*; expected a responder packet, responder output capture, loretrace traverse result, capture fragment, proxy ledger \(JSONL\) or lore-grounding digest \(by schema_version or shape\)$/),
+      message: expect.stringMatching(/^bad\.json: not JSON at line 3, column 3: .*; expected a responder packet, responder output capture, loretrace traverse result, capture fragment, proxy ledger \(JSONL\), lore-grounding digest or Ghostlight corpus coverage ledger \(by schema_version or shape\)$/),
     });
   });
 
@@ -159,9 +160,9 @@ describe('recogniseArtifact', () => {
     expect(skipped('s.json', '{"$schema":"https://json-schema.org/draft/2020-12/schema"}')).toEqual({ file: 's.json', reason: 'no_lore_refs', message: 's.json: a JSON Schema document, not an artifact' });
     expect(skipped('x.json', '{"hello":1}')).toEqual({
       file: 'x.json', reason: 'unrecognised',
-      message: 'x.json: unrecognised JSON (schema_version absent; keys hello); expected a responder packet, responder output capture, loretrace traverse result, capture fragment, proxy ledger (JSONL) or lore-grounding digest (by schema_version or shape)',
+      message: 'x.json: unrecognised JSON (schema_version absent; keys hello); expected a responder packet, responder output capture, loretrace traverse result, capture fragment, proxy ledger (JSONL), lore-grounding digest or Ghostlight corpus coverage ledger (by schema_version or shape)',
     });
-    expect(skipped('arr.json', '[1]').message).toBe('arr.json: top level is an array; expected a JSON object: a responder packet, responder output capture, loretrace traverse result, capture fragment, proxy ledger (JSONL) or lore-grounding digest (by schema_version or shape)');
+    expect(skipped('arr.json', '[1]').message).toBe('arr.json: top level is an array; expected a JSON object: a responder packet, responder output capture, loretrace traverse result, capture fragment, proxy ledger (JSONL), lore-grounding digest or Ghostlight corpus coverage ledger (by schema_version or shape)');
     expect(skipped('null.json', 'null').message).toMatch(/^null\.json: top level is null; expected a JSON object: /);
     expect(skipped('n.json', '42').message).toMatch(/^n\.json: top level is a number; expected a JSON object: /);
   });
@@ -194,28 +195,29 @@ describe('coverageReport', () => {
     expect(call(() => coverageReport('lore' as unknown as VaultIndex, []))?.message).toBe('coverageReport: index must be a vault index as indexVault returns it (got the string "lore")');
     expect(call(() => coverageReport(HAND, [], { skipped: 'x' as unknown as SkippedInput[] }))?.message).toBe('coverageReport: options.skipped must be an array of skipped inputs (got the string "x")');
   });
-  it('covers a whole note for a bare ref, a chunk for #chunkN, a section for #Heading and exact lines for a trace entry', () => {
+  it('counts only cited line ranges as covered lines; a whole note, #chunkN or #Heading is "note cited", apart', () => {
     const r = coverageReport(HAND, [
       art('one.json', { mode: 'm', consulted_refs: ['Hand:Lore/A.md#Sub', 'Lore/B.md'], research_trace: [
         { origin: 'runner_captured', source_ref: 'Hand:Lore/A.md#chunk0', line_start: 3, line_end: 3, extracted_constraint: 'alpha one' },
       ] }),
     ], { noteLines: HAND_LINES });
-    const rows = Object.fromEntries(r.notes.map((n) => [n.path, [n.citations, n.artifacts, n.covered_lines, n.body_lines, n.line_coverage]]));
-    // A: body lines 1,3,4,6,7 (5); covered: #Sub → 6-7, trace → 3 ⇒ 3 of 5.
-    // B: frontmatter 1-3 excluded; body 4,5; whole note ⇒ 2 of 2.
+    const rows = Object.fromEntries(r.notes.map((n) => [n.path, [n.citations, n.whole_citations, n.artifacts, n.covered_lines, n.body_lines, n.line_coverage, n.cited_ranges]]));
+    // A: body lines 1,3,4,6,7 (5); only the trace entry cites lines (3) ⇒ 1 of 5; #Sub is a section: note cited.
+    // B: frontmatter 1-3 excluded; body 4,5; the whole note is note cited ⇒ 0 of 2 lines.
     expect(rows).toEqual({
-      'Lore/A.md': [2, 1, 3, 5, 0.6],
-      'Lore/B.md': [1, 1, 2, 2, 1],
-      'Lore/Deep/C.md': [0, 0, 0, 1, 0],
+      'Lore/A.md': [2, 1, 1, 1, 5, 0.2, [[3, 3]]],
+      'Lore/B.md': [1, 1, 1, 0, 2, 0, []],
+      'Lore/Deep/C.md': [0, 0, 0, 0, 1, 0, []],
     });
-    expect(r.citations.map((c) => [c.ref, c.line_start, c.line_end, c.status])).toEqual([
-      ['Hand:Lore/A.md#Sub', 6, 7, 'ok'],
-      ['Lore/B.md', 1, 5, 'ok'],
-      ['Hand:Lore/A.md#chunk0', 3, 3, 'ok'],
+    expect(r.citations.map((c) => [c.ref, c.line_start, c.line_end, c.cites, c.status, c.checked])).toEqual([
+      ['Hand:Lore/A.md#Sub', 6, 7, 'section', 'ok', 'resolved_only'],
+      ['Lore/B.md', 1, 5, 'note', 'ok', 'resolved_only'],
+      ['Hand:Lore/A.md#chunk0', 3, 3, 'lines', 'ok', 'recorded_text'],
     ]);
-    expect(r.folders.map((f) => [f.folder, f.depth, f.notes, f.cited_notes, f.covered_lines, f.body_lines, f.line_coverage])).toEqual([
-      ['Lore', 1, 3, 2, 5, 8, 0.625],
-      ['Lore/Deep', 2, 1, 0, 0, 1, 0],
+    expect(r.totals).toMatchObject({ covered_lines: 1, body_lines: 8, whole_citations: 2, unverifiable_citations: 0 });
+    expect(r.folders.map((f) => [f.folder, f.depth, f.notes, f.cited_notes, f.whole_citations, f.covered_lines, f.body_lines, f.line_coverage])).toEqual([
+      ['Lore', 1, 3, 2, 2, 1, 8, 0.125],
+      ['Lore/Deep', 2, 1, 0, 0, 0, 1, 0],
     ]);
     expect(r.classes.map((c) => [c.class, c.notes, c.cited_notes, c.never_cited])).toEqual([
       ['deep', 1, 0, ['Lore/Deep/C.md']],
@@ -238,20 +240,22 @@ describe('coverageReport', () => {
       ['Hand:Lore/A.md#Nope', 'missing_fragment', 'no heading "Nope" in Lore/A.md'],
       ['Hand:Lore/A.md#chunk9', 'missing_fragment', 'Lore/A.md has 2 chunks (0..1), not chunk9'],
       ['Hand:Lore/A.md#L6-L99', 'range_beyond_eof', '#L6-L99: line 99 is past the end of Lore/A.md, which has 7 lines'],
-      ['Hand:Lore/B.md', 'snapshot_changed', 'artifact records snapshot snap-old, vault is at snap-now; no recorded text to show the citation still holds'],
+      ['Hand:Lore/B.md', 'unverifiable', 'artifact records snapshot snap-old, vault is at snap-now, and no text or hash for these lines; the ref still resolves, but whether its lines changed cannot be told'],
       ['Hand:Lore/A.md', 'text_changed', 'Lore/A.md lines 3-4 no longer hold the recorded text (first difference at line 4)'],
       ['Hand:Lore/A.md', 'ok', undefined],
       ['Hand:Lore/A.md', 'invalid_range', 'cited lines 5-4: not a line range; expected 1 ≤ line_start ≤ line_end'],
     ]);
-    expect(r.totals.stale_by_status).toEqual({ missing_path: 1, missing_fragment: 2, range_beyond_eof: 1, invalid_range: 1, text_changed: 1, snapshot_changed: 1 });
-    expect(r.stale).toHaveLength(7);
-    // Only the verified trace entry (line 7) covers anything.
-    expect(r.notes.map((n) => [n.path, n.citations, n.stale_citations, n.covered_lines])).toEqual([
-      ['Lore/A.md', 6, 5, 1],
-      ['Lore/B.md', 1, 1, 0],
-      ['Lore/Deep/C.md', 0, 0, 0],
+    expect(r.totals.stale_by_status).toEqual({ missing_path: 1, missing_fragment: 2, range_beyond_eof: 1, invalid_range: 1, text_changed: 1 });
+    expect(r.totals.unverifiable_citations).toBe(1);
+    expect(r.stale).toHaveLength(6);
+    // Only the verified trace entry (line 7) covers anything; an old snapshot does not make it stale.
+    expect(r.notes.map((n) => [n.path, n.citations, n.stale_citations, n.unverifiable_citations, n.covered_lines])).toEqual([
+      ['Lore/A.md', 6, 5, 0, 1],
+      ['Lore/B.md', 1, 0, 1, 0],
+      ['Lore/Deep/C.md', 0, 0, 0, 0],
     ]);
-    expect(r.artifacts[0]).toMatchObject({ snapshot_id: 'snap-old', snapshot_matches: false, lore_citations: 8, stale_citations: 7 });
+    expect(r.citations[6]).toMatchObject({ status: 'ok', checked: 'recorded_text', cites: 'lines', line_start: 7, line_end: 7 });
+    expect(r.artifacts[0]).toMatchObject({ snapshot_id: 'snap-old', snapshot_matches: false, lore_citations: 8, stale_citations: 6 });
   });
 
   it('counts refs into other namespaces, non-lore refs and refused refs apart', () => {
@@ -298,8 +302,9 @@ describe('coverageReport', () => {
       ['d.json', '/source_refs/0', 3, 3, 'ok', undefined],
     ]);
     expect(r.artifacts.map((a) => [a.file, a.lore_citations, a.stale_citations, a.rejected_refs])).toEqual([['bad.json', 4, 3, 6], ['d.json', 1, 0, 2], ['p.json', 0, 0, 2]]);
-    // Only the sound citations cover lines: B whole (2 body lines), A line 3.
-    expect(r.totals.covered_lines).toBe(3);
+    // Only sound line citations cover lines: A line 3 (the digest's); B is cited as a whole note.
+    expect(r.totals.covered_lines).toBe(1);
+    expect(r.totals.whole_citations).toBe(1);
     expect(validateReport(r), JSON.stringify(validateReport.errors)).toBe(true);
   });
 
@@ -318,7 +323,9 @@ describe('coverageReport', () => {
 
   it('rebuilds lines from chunks when noteLines is not given', () => {
     const r = coverageReport(HAND, [art('a.json', { mode: 'm', consulted_refs: ['Hand:Lore/B.md'] })]);
-    expect(r.notes.map((n) => [n.path, n.body_lines, n.covered_lines])).toEqual([['Lore/A.md', 5, 0], ['Lore/B.md', 2, 2], ['Lore/Deep/C.md', 1, 0]]);
+    const line = coverageReport(HAND, [art('a.json', { source_refs: [{ path: 'Lore/B.md', line_start: 4, line_end: 5 }] })]);
+    expect(line.notes.map((n) => [n.path, n.body_lines, n.covered_lines])).toEqual([['Lore/A.md', 5, 0], ['Lore/B.md', 2, 2], ['Lore/Deep/C.md', 1, 0]]);
+    expect(r.notes.map((n) => [n.path, n.body_lines, n.whole_citations])).toEqual([['Lore/A.md', 5, 0], ['Lore/B.md', 2, 1], ['Lore/Deep/C.md', 1, 0]]);
   });
 
   it('produces a report that validates against schemas/coverage-report.schema.json', () => {
@@ -349,7 +356,7 @@ describe('coverageReport on lore-fixtures', () => {
       ['lore-fixtures/artifacts/fragment.harbor.json', 'capture_fragment', 3, 1, 0, 0, 0, null],
       ['lore-fixtures/artifacts/ledger.harbor.jsonl', 'proxy_ledger', 1, 0, 0, 0, 0, false],
       ['lore-fixtures/artifacts/packet.harbor.json', 'responder_packet', 3, 1, 2, 0, 0, null],
-      ['lore-fixtures/artifacts/traverse.harbor.json', 'traverse_result', 3, 2, 0, 0, 0, false],
+      ['lore-fixtures/artifacts/traverse.harbor.json', 'traverse_result', 3, 0, 0, 0, 0, false],
     ]);
     expect(report.skipped).toEqual([{
       file: 'lore-fixtures/artifacts/bad/not-json.json', reason: 'not_json',
@@ -359,23 +366,28 @@ describe('coverageReport on lore-fixtures', () => {
 
   it('gives the exact totals of the fixture artifacts', () => {
     const t = report.totals;
-    expect([t.artifacts, t.skipped_inputs, t.lore_citations, t.cited_notes, t.stale_citations, t.non_lore_refs, t.other_namespace_refs, t.rejected_refs]).toEqual([8, 1, 18, 3, 7, 3, 1, 1]);
-    expect(t.stale_by_status).toEqual({ missing_path: 1, missing_fragment: 1, range_beyond_eof: 1, invalid_range: 1, text_changed: 1, snapshot_changed: 2 });
+    expect([t.artifacts, t.skipped_inputs, t.lore_citations, t.cited_notes, t.stale_citations, t.non_lore_refs, t.other_namespace_refs, t.rejected_refs]).toEqual([8, 1, 18, 3, 5, 3, 1, 1]);
+    expect(t.stale_by_status).toEqual({ missing_path: 1, missing_fragment: 1, range_beyond_eof: 1, invalid_range: 1, text_changed: 1 });
+    // The traverse result records an old snapshot: its excerpt and trace entry carry text that still matches (not stale);
+    // its bare consulted ref carries nothing to compare (unverifiable, not stale).
+    expect([t.unverifiable_citations, t.whole_citations, t.covered_lines]).toEqual([1, 3, 9]);
     expect(t.never_cited_notes).toBe(t.notes - 3);
   });
 
   it('gives exact per-note figures for the Coverage/ notes', () => {
-    const rows = report.notes.filter((n) => n.path.startsWith('Coverage/')).map((n) => [n.path, n.citations, n.artifacts, n.stale_citations, n.covered_lines, n.body_lines, n.line_coverage, n.inbound_links]);
+    const rows = report.notes.filter((n) => n.path.startsWith('Coverage/')).map((n) => [n.path, n.citations, n.whole_citations, n.unverifiable_citations, n.artifacts, n.stale_citations, n.covered_lines, n.body_lines, n.line_coverage, n.cited_ranges, n.inbound_links]);
     expect(rows).toEqual([
       // Only stale citations: range past EOF, invalid range, text changed.
-      ['Coverage/Archive/Old Pier.md', 3, 2, 3, 0, 3, 0, 1],
-      // Covered: 5 (ledger), 7-10 (#Berth Rules), 9-10 (trace), 12-16 (#chunk2), 14-15 (digest), 20 (trace); line 18 never.
-      ['Coverage/Harbor Ledger.md', 8, 5, 2, 9, 10, 0.9, 1],
-      ['Coverage/Lonely Reef.md', 0, 0, 0, 0, 2, 0, 0],
-      ['Coverage/Tide Court.md', 6, 5, 1, 6, 6, 1, 1],
+      ['Coverage/Archive/Old Pier.md', 3, 0, 0, 2, 3, 0, 3, 0, [], 1],
+      // Lines: 5 (ledger), 9-10 (trace), 14-15 (the digest, and the packet excerpt located in #chunk2), 20 (the traverse
+      // result's excerpt and trace). #Berth Rules is a whole section: note cited, not lines. Lines 7, 12, 16, 18 never.
+      ['Coverage/Harbor Ledger.md', 8, 1, 0, 5, 1, 6, 10, 0.6, [[5, 5], [9, 10], [14, 15], [20, 20]], 1],
+      ['Coverage/Lonely Reef.md', 0, 0, 0, 0, 0, 0, 2, 0, [], 0],
+      // Lines 3-4 (#L3-L4, trace), 8 (digest); the whole note and #Members are note cited; #chunk0 of the old snapshot unverifiable.
+      ['Coverage/Tide Court.md', 6, 2, 1, 5, 0, 3, 6, 0.5, [[3, 4], [8, 8]], 1],
     ]);
     const folder = report.folders.find((f) => f.folder === 'Coverage');
-    expect(folder).toEqual({ folder: 'Coverage', depth: 1, notes: 4, cited_notes: 3, citations: 17, artifacts: 7, stale_citations: 6, body_lines: 21, covered_lines: 15, line_coverage: 0.7143 });
+    expect(folder).toEqual({ folder: 'Coverage', depth: 1, notes: 4, cited_notes: 3, citations: 17, whole_citations: 3, unverifiable_citations: 1, artifacts: 7, stale_citations: 4, body_lines: 21, covered_lines: 9, line_coverage: 0.4286 });
     const cls = report.classes.find((c) => c.class === 'coverage');
     expect(cls?.never_cited).toEqual(['Coverage/Lonely Reef.md']);
     expect(report.classes.find((c) => c.class === 'archive')).toMatchObject({ notes: 1, cited_notes: 1, covered_lines: 0, line_coverage: 0, never_cited: [] });
@@ -388,8 +400,12 @@ describe('coverageReport on lore-fixtures', () => {
       ['capture.harbor.json', '/lore_access/research_trace/1', 'FixtureLore:Coverage/Archive/Old Pier.md#chunk0', 3, 3, 'text_changed', 'Coverage/Archive/Old Pier.md lines 3-3 no longer hold the recorded text (first difference at line 3)'],
       ['fragment.harbor.json', '/followed_refs/0', 'FixtureLore:Coverage/Drowned Quay.md', null, null, 'missing_path', 'no note Coverage/Drowned Quay.md in vault FixtureLore'],
       ['packet.harbor.json', '/visible_context/source_excerpts/3/source_ref', 'FixtureLore:Coverage/Harbor Ledger.md#Harbour Fees', null, null, 'missing_fragment', 'no heading "Harbour Fees" in Coverage/Harbor Ledger.md'],
-      ['traverse.harbor.json', '/source_excerpts/0/source_ref', 'FixtureLore:Coverage/Harbor Ledger.md#chunk3', 18, 20, 'snapshot_changed', expect.stringMatching(/^artifact records snapshot 000000000000/)],
-      ['traverse.harbor.json', '/consulted_refs/0', 'FixtureLore:Coverage/Tide Court.md#chunk0', 1, 4, 'snapshot_changed', expect.stringMatching(/^artifact records snapshot 000000000000, vault is at [0-9a-f]{12}; no recorded text to show the citation still holds$/)],
+    ]);
+    expect(report.citations.filter((c) => c.artifact.endsWith('traverse.harbor.json')).map((c) => [c.pointer, c.line_start, c.line_end, c.cites, c.status, c.checked, c.detail])).toEqual([
+      // The excerpt's text "Rescue craft pay no dues." is located at line 20 of #chunk3 (lines 18-20).
+      ['/source_excerpts/0/source_ref', 20, 20, 'lines', 'ok', 'excerpt_text', undefined],
+      ['/consulted_refs/0', 1, 4, 'section', 'unverifiable', 'none', expect.stringMatching(/^artifact records snapshot 000000000000, vault is at [0-9a-f]{12}, and no text or hash for these lines; the ref still resolves, but whether its lines changed cannot be told$/)],
+      ['/research_trace/0', 20, 20, 'lines', 'ok', 'recorded_text', undefined],
     ]);
   });
 
@@ -453,8 +469,11 @@ describe('renderCoverageMarkdown', () => {
   it('renders totals, stale citations and gaps as tables, with zeros shown', () => {
     const r = coverageReport(HAND, [art('a|b.json', { mode: 'm', consulted_refs: ['Hand:Lore/B.md', 'Hand:Lore/Gone.md'] })], { noteLines: HAND_LINES });
     const md = renderCoverageMarkdown(r);
-    expect(md.startsWith('# Lore coverage: Hand\n\nVault snapshot `snap-now` · report `loretrace.coverage_report.v1`\n\n## Totals\n\n| figure | value |\n| --- | ---: |\n| notes | 3 |\n| notes cited at all | 1 (33.3%) |\n')).toBe(true);
-    expect(md).toContain('| line coverage (non-blank body lines) | 2 / 8 (25.0%) |');
+    expect(md.startsWith('# Lore coverage: Hand\n\nVault snapshot `snap-now` · report `loretrace.coverage_report.v2`\n\n## Totals\n\n| figure | value |\n| --- | ---: |\n| notes | 3 |\n| notes cited at all | 1 (33.3%) |\n')).toBe(true);
+    // B is cited as a whole note: note cited, no lines covered.
+    expect(md).toContain('| line coverage (non-blank body lines inside cited line ranges) | 0 / 8 (0.0%) |');
+    expect(md).toContain('| whole-note and whole-section citations ("note cited", not lines) | 1 |');
+    expect(md).toContain('| Lore/B.md | 1 | 1 | 1 | 0 | 0 / 2 | 0.0% | – | 1 |');
     expect(md).toContain('|   stale: text_changed | 0 |');
     expect(md).toContain('| a\\|b.json /consulted_refs/1 | Hand:Lore/Gone.md | – | missing_path | no note Lore/Gone.md in vault Hand |');
     expect(md).toContain('| Lore/A.md:4:1 | [[Missing]] | Missing |');
@@ -477,6 +496,44 @@ describe('renderCoverageHtml', () => {
     expect(html).toContain(`content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"`);
     expect((html.match(/<script>/g) ?? []).length).toBe(1);
   });
+
+  it('shows each cited note with its cited lines marked, most cited first, and a link graph of the cited notes and their neighbours', () => {
+    const r = coverageReport(HAND, [
+      art('one.json', { mode: 'm', consulted_refs: ['Hand:Lore/B.md'], research_trace: [
+        { origin: 'runner_captured', source_ref: 'Hand:Lore/A.md#chunk0', line_start: 3, line_end: 4, extracted_constraint: 'alpha one\nalpha two' },
+        { origin: 'runner_captured', source_ref: 'Hand:Lore/A.md#chunk1', line_start: 7, line_end: 7, extracted_constraint: 'sub line' },
+      ] }),
+    ], { noteLines: HAND_LINES });
+    const html = renderCoverageHtml(r, { noteLines: HAND_LINES, index: HAND });
+    const cited = [...html.matchAll(/<details class="cnote" data-path="([^"]+)"/g)].map((m) => m[1]);
+    expect(cited).toEqual(['Lore/A.md', 'Lore/B.md']);
+    // A: lines 3-4 and 7 cited; with two lines of context that is lines 1-7, all shown, three marked.
+    const a = html.slice(html.indexOf('data-path="Lore/A.md"'), html.indexOf('data-path="Lore/B.md"'));
+    expect([...a.matchAll(/<li value="(\d+)"( class="cited")?>/g)].map((m) => [Number(m[1]), m[2] !== undefined])).toEqual([
+      [1, false], [2, false], [3, true], [4, true], [5, false], [6, false], [7, true],
+    ]);
+    expect(html).toContain('note cited ×1');
+    expect(html).toContain('cited only as a whole note or section: no lines are marked');
+    // Graph: A and B cited (inner ring), C a never-cited neighbour.
+    expect([...html.matchAll(/<g class="node (cited|uncited)" data-path="([^"]+)"/g)].map((m) => [m[2], m[1]])).toEqual([
+      ['Lore/A.md', 'cited'], ['Lore/B.md', 'cited'], ['Lore/Deep/C.md', 'uncited'],
+    ]);
+    // A → B, A → C (the ambiguous [[Dup]]), B → A (the broken [[A#Nope]] still reaches A).
+    expect(html.match(/<line x1=/g)).toHaveLength(3);
+    // The gaps come before the cited notes, which come before the charts.
+    expect(html.indexOf('id="todo"')).toBeLessThan(html.indexOf('id="cited"'));
+    expect(html.indexOf('id="cited"')).toBeLessThan(html.indexOf('id="charts"'));
+    expect(html).toContain('<code>Lore/A.md:4</code> [[Missing]]');
+  });
+
+  it('folds away classes that only repeat a folder name', () => {
+    const r = coverageReport({ ...HAND, notes: HAND.notes.map((n) => ({ ...n, classes: [...n.classes, 'tagged'] })) }, [], { noteLines: HAND_LINES });
+    expect([...folderOnlyClasses(r)].sort()).toEqual(['deep', 'lore']);
+    const html = renderCoverageHtml(r);
+    const own = html.slice(html.indexOf('id="chart-classes-own"'));
+    expect([...own.slice(0, own.indexOf('</svg>')).matchAll(/<rect class="bar" data-key="([^"]+)"/g)].map((m) => m[1])).toEqual(['tagged']);
+    expect(html).toContain('fold away the 2 classes that only repeat a folder name');
+  });
 });
 
 describe('loretrace coverage', () => {
@@ -490,13 +547,16 @@ describe('loretrace coverage', () => {
     const r = await run(['coverage', '--lore', 'lore-fixtures/FixtureLore', 'lore-fixtures/artifacts', '--out', join(out, 'a'), '--index-dir', join(out, 'idx')]);
     expect(r.err).toBe('');
     expect(r.code).toBe(1);
-    expect(r.out).toMatch(/^coverage of FixtureLore \(snapshot [0-9a-f]{12}\)\n  artifacts read     8 \(skipped 1\)\n  lore citations     18 \(stale 7; counted apart: 3 non-lore, 1 other namespace, 1 refused\)\n/);
+    expect(r.out).toMatch(/^coverage of FixtureLore \(snapshot [0-9a-f]{12}\)\n  artifacts read     8 \(skipped 1\)\n  lore citations     18 \(stale 5, unverifiable 1; counted apart: 3 non-lore, 1 other namespace, 1 refused\)\n  notes cited        3 of 54 \(3 whole-note or section citations; line coverage 3\.1%: 9 of 292 body lines in cited ranges\)\n/);
     expect(r.out).toContain('  skipped [not_json] lore-fixtures/artifacts/bad/not-json.json: not JSON');
     const json = JSON.parse(readFileSync(join(out, 'a', 'coverage.json'), 'utf8')) as CoverageReport;
     expect(validateReport(json)).toBe(true);
     expect(json.totals.lore_citations).toBe(18);
     expect(readFileSync(join(out, 'a', 'coverage.md'), 'utf8')).toBe(renderCoverageMarkdown(json));
-    expect(readFileSync(join(out, 'a', 'coverage.html'), 'utf8')).toBe(renderCoverageHtml(json));
+    const html = readFileSync(join(out, 'a', 'coverage.html'), 'utf8');
+    expect(html).toContain('<details class="cnote" data-path="Coverage/Harbor Ledger.md" open>');
+    expect(html).toContain('<li value="20" class="cited">Rescue craft pay no dues.</li>');
+    expect(html).toContain('id="link-graph"');
   });
 
   it('prints a JSON summary with --json and exits 0 when every citation holds', async () => {
@@ -545,18 +605,36 @@ describe.skipIf(!hasShared)('coverageReport on the real AetheriaLore vault with 
 
   it('finds 5 cited notes of 148, all from the Sella research packet, and no stale citation', () => {
     const t = report.totals;
-    expect([t.notes, t.artifacts, t.skipped_inputs, t.lore_citations, t.cited_notes, t.stale_citations, t.non_lore_refs, t.other_namespace_refs, t.rejected_refs]).toEqual([148, 9, 10, 5, 5, 0, 24, 0, 0]);
-    expect(report.notes.filter((n) => n.citations > 0).map((n) => [n.path, n.covered_lines, n.body_lines])).toEqual([
-      ['Aetheria/Worldbuilding/Pre-Elysium/Factions/Powers/Major/Aya Collective.md', 35, 35],
-      ['Aetheria/Worldbuilding/Pre-Elysium/Factions/Powers/Major/Cetacean Navigators.md', 3, 36],
-      ['Aetheria/Worldbuilding/Pre-Elysium/Factions/Powers/Minor/Lightsail Express.md', 3, 3],
-      ['Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Cold Wake Panic.md', 6, 6],
-      ['Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Ganymede Route Compact.md', 7, 7],
+    // 9 packets and captures plus the corpus coverage ledger.
+    expect([t.notes, t.artifacts, t.skipped_inputs, t.lore_citations, t.cited_notes, t.stale_citations, t.non_lore_refs, t.other_namespace_refs, t.rejected_refs]).toEqual([148, 10, 9, 5, 5, 0, 24, 0, 0]);
+    // The Sella excerpts are written by the coordinator, not quoted: each cites a whole note or section, so no line
+    // counts as covered (a note cited once is never "35/35 lines").
+    expect(report.notes.filter((n) => n.citations > 0).map((n) => [n.path, n.whole_citations, n.covered_lines, n.body_lines])).toEqual([
+      ['Aetheria/Worldbuilding/Pre-Elysium/Factions/Powers/Major/Aya Collective.md', 1, 0, 35],
+      ['Aetheria/Worldbuilding/Pre-Elysium/Factions/Powers/Major/Cetacean Navigators.md', 1, 0, 36],
+      ['Aetheria/Worldbuilding/Pre-Elysium/Factions/Powers/Minor/Lightsail Express.md', 1, 0, 3],
+      ['Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Cold Wake Panic.md', 1, 0, 6],
+      ['Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Ganymede Route Compact.md', 1, 0, 7],
     ]);
-    expect([t.covered_lines, t.body_lines, t.line_coverage]).toEqual([54, 2263, 0.0239]);
+    expect([t.covered_lines, t.body_lines, t.line_coverage, t.whole_citations]).toEqual([0, 2263, 0, 5]);
     expect(new Set(report.citations.map((c) => c.artifact))).toEqual(new Set([`${GL}packets/scene-02-sanctuary-intake.sella_ren.packet.research.v0.json`]));
     // The heading ref covers only its section.
-    expect(report.citations.find((c) => c.ref.endsWith('#Rescue Ledgers'))).toMatchObject({ line_start: 38, line_end: 42, status: 'ok' });
+    expect(report.citations.find((c) => c.ref.endsWith('#Rescue Ledgers'))).toMatchObject({ line_start: 38, line_end: 42, cites: 'section', status: 'ok', checked: 'resolved_only' });
+  });
+
+  it('joins the fixture corpus ledger: which subjects have lore citations and which have none', () => {
+    const c = report.corpus!;
+    expect(c.files).toEqual([`${GL}corpus-coverage.json`]);
+    expect(c.totals).toEqual({ fixtures: 5, subjects: 21, matched_subjects: 14, cited_subjects: 0 });
+    expect(c.subjects.find((x) => x.subject === 'Lucent Media')).toEqual({
+      subject: 'Lucent Media', roles: ['primary'], fixtures: ['lucent-hostage-feed-negotiator-branch-v1', 'lucent-hostage-feed-v0'],
+      path: 'Aetheria/Worldbuilding/Pre-Elysium/Factions/Powers/Major/Lucent Media.md', other_candidates: [], citations: 0,
+    });
+    expect(c.subjects.find((x) => x.subject === 'Uplifted ravens')).toMatchObject({ path: null, citations: 0 });
+    expect(c.fixtures.find((f) => f.fixture_id === 'pallas-training-loop-v0')).toEqual({
+      fixture_id: 'pallas-training-loop-v0', status: expect.any(String), subjects: 6, cited_subjects: 0,
+      uncited: ['Aeronautics Unlimited', 'Awakened Labor Front', 'Baseline League', 'Cephalopod Syndicate', 'Pallas Species Strikes', 'VitaForge BioDrone Standard'],
+    });
   });
 
   it('names the 10 untouched classes', () => {
@@ -573,7 +651,6 @@ describe.skipIf(!hasShared)('coverageReport on the real AetheriaLore vault with 
   it('skips the schemas, projected contexts, corpus ledger and Markdown files with reasons', () => {
     expect(report.skipped.map((s) => [s.file.replace(GL, ''), s.reason])).toEqual([
       ['corpus-coverage-ledger.md', 'unsupported_extension'],
-      ['corpus-coverage.json', 'no_lore_refs'],
       ['projected-contexts/lucent-hostage-feed-v0.turn-06.sol-vant.projected-context.json', 'no_lore_refs'],
       ['projected-contexts/lucent-hostage-feed-v0.turn-14.sol-vant.projected-context.json', 'no_lore_refs'],
       ['projected-contexts/pallas-training-loop-v0.turn-01.nara-7.projected-context.json', 'no_lore_refs'],
@@ -600,5 +677,49 @@ describe.skipIf(!hasShared)('coverageReport on the real AetheriaLore vault with 
 
   it('validates against the schema', () => {
     expect(validateReport(report), JSON.stringify(validateReport.errors)).toBe(true);
+  });
+});
+
+describe('coverage inputs that are not lore artifacts', () => {
+  it('joins a corpus coverage ledger: subjects matched to notes by folded name, cited or not', async () => {
+    const index = await indexVault(FIXTURE_VAULT, { persist: false });
+    const { artifacts, skipped } = await readArtifacts(['lore-fixtures/artifacts', 'lore-fixtures/corpus'], { cwd: REPO });
+    const r = coverageReport(index, artifacts, { noteLines: await loadNoteLines(index), skipped });
+    expect(r.corpus).toEqual({
+      files: ['lore-fixtures/corpus/corpus-coverage.json'],
+      subjects: [
+        // Most cited first; "Harbor  Ledger" and "tide court" fold to the notes' titles.
+        { subject: 'Harbor Ledger', roles: ['primary'], fixtures: ['saltmere-berth-dispute-v0', 'saltmere-rescue-dues-v0'], path: 'Coverage/Harbor Ledger.md', other_candidates: [], citations: 8 },
+        { subject: 'tide court', roles: ['primary'], fixtures: ['saltmere-berth-dispute-v0'], path: 'Coverage/Tide Court.md', other_candidates: [], citations: 6 },
+        { subject: 'Drowned Archive', roles: ['secondary'], fixtures: ['saltmere-berth-dispute-v0'], path: null, other_candidates: [], citations: 0 },
+        { subject: 'Lonely Reef', roles: ['secondary'], fixtures: ['saltmere-berth-dispute-v0'], path: 'Coverage/Lonely Reef.md', other_candidates: [], citations: 0 },
+        { subject: 'Rescue dues', roles: ['flashpoint'], fixtures: ['saltmere-rescue-dues-v0'], path: null, other_candidates: [], citations: 0 },
+        { subject: 'Saltmere berth dispute', roles: ['flashpoint'], fixtures: ['saltmere-berth-dispute-v0'], path: null, other_candidates: [], citations: 0 },
+      ],
+      fixtures: [
+        { fixture_id: 'saltmere-berth-dispute-v0', status: 'draft', subjects: 5, cited_subjects: 2, uncited: ['Drowned Archive', 'Lonely Reef', 'Saltmere berth dispute'] },
+        { fixture_id: 'saltmere-rescue-dues-v0', status: 'planned', subjects: 2, cited_subjects: 1, uncited: ['Rescue dues'] },
+      ],
+      totals: { fixtures: 2, subjects: 6, matched_subjects: 3, cited_subjects: 2 },
+    });
+    expect(r.artifacts.find((a) => a.kind === 'corpus_coverage_ledger')).toMatchObject({ file: 'lore-fixtures/corpus/corpus-coverage.json', lore_citations: 0 });
+    expect(validateReport(r), JSON.stringify(validateReport.errors)).toBe(true);
+    expect(renderCoverageMarkdown(r)).toContain('| Harbor Ledger | primary | Coverage/Harbor Ledger.md | 8 | saltmere-berth-dispute-v0, saltmere-rescue-dues-v0 |');
+    expect(renderCoverageHtml(r)).toContain('<section id="corpus">');
+  });
+
+  it("skips loretrace's own --json summaries instead of counting their source_refs as a digest", () => {
+    const summary = { ok: true, lane: 'coordinator_scoped_retrieval', stats: { excerpts_added: 1 }, source_refs: ['Hand:Lore/A.md#chunk0'], written: ['p.json'] };
+    expect(skipped('retrieve.json', JSON.stringify(summary))).toEqual({
+      file: 'retrieve.json', reason: 'no_lore_refs',
+      message: "retrieve.json: loretrace's own command output (a --json summary or report), not a lore artifact: its citations are in the files it wrote; pass those",
+    });
+    expect(skipped('lock.json', JSON.stringify({ schema_version: 'loretrace.lock.v1', files: [] })).reason).toBe('no_lore_refs');
+  });
+
+  it('keeps a not-JSON message on one line even when the text holds line breaks', () => {
+    const m = skipped('two-lines.json', 'nope\nstill nope').message;
+    expect(m.includes('\n')).toBe(false);
+    expect(m).toMatch(/^two-lines\.json: not JSON/);
   });
 });

@@ -79,7 +79,7 @@ describe('outputSchema', () => {
       coverage_report: COVERAGE_SCHEMA_VERSION,
     });
     expect([TRAVERSE_RESULT_VERSION, POLICY_RECEIPT_SCHEMA_VERSION, LEDGER_SCHEMA_VERSION, COVERAGE_SCHEMA_VERSION]).toEqual([
-      'loretrace.traverse_result.v1', 'loretrace.policy_receipt.v1', 'loretrace.ledger.v1', 'loretrace.coverage_report.v1',
+      'loretrace.traverse_result.v1', 'loretrace.policy_receipt.v1', 'loretrace.ledger.v1', 'loretrace.coverage_report.v2',
     ]);
     expect(loadSchema('capture-fragment').$id).toBe('https://loretrace.dev/schemas/capture-fragment.schema.json');
   });

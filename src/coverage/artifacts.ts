@@ -7,7 +7,7 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join, posix, relative, resolve, sep } from 'node:path';
-import type { ArtifactKind, ArtifactSet, CoverageArtifact, RefOccurrence, SkippedInput } from './types.js';
+import type { ArtifactKind, ArtifactSet, CorpusSubjectRole, CoverageArtifact, RefOccurrence, SkippedInput } from './types.js';
 import { COVERAGE_SCHEMA_VERSION } from './types.js';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -34,7 +34,7 @@ const LEDGER_READING_TOOLS = new Set(['lore_read']);
 /** The kinds recognised, in words, for "expected" messages. */
 const EXPECTED =
   'a responder packet, responder output capture, loretrace traverse result, capture fragment, ' +
-  'proxy ledger (JSONL) or lore-grounding digest (by schema_version or shape)';
+  'proxy ledger (JSONL), lore-grounding digest or Ghostlight corpus coverage ledger (by schema_version or shape)';
 
 /** 1-based line and column of a character offset in `text`. */
 function lineCol(text: string, offset: number): { line: number; column: number } {
@@ -58,7 +58,8 @@ function parseJson(file: string, text: string): { ok: true; value: unknown } | {
     const msg = e instanceof Error ? e.message : String(e);
     const pos = /position (\d+)/.exec(msg);
     const where = pos ? (() => { const lc = lineCol(text, Number(pos[1])); return ` at line ${lc.line}, column ${lc.column}`; })() : '';
-    const detail = msg.replace(/ in JSON at position \d+.*$/, '').replace(/\s*\(line \d+ column \d+\)$/, '');
+    // One line whatever the input: V8 quotes a snippet of the text, which may hold line breaks.
+    const detail = msg.replace(/ in JSON at position \d+.*$/s, '').replace(/\s*\(line \d+ column \d+\)$/, '').replace(/[\u0000-\u001f\u007f]/g, (c) => JSON.stringify(c).slice(1, -1));
     return { ok: false, message: `${file}: not JSON${where}: ${detail}; expected ${EXPECTED}` };
   }
 }
@@ -150,7 +151,9 @@ function excerptRefs(list: Json | undefined, pointer: string, out: RefOccurrence
       out.push(notARef('source_excerpt', `${pointer}/${i}${isObj(ex) ? '/source_ref' : ''}`, isObj(ex) ? ex.source_ref : ex, `source excerpt without a ref: ${why}; expected a source_ref string`));
       return;
     }
-    for (const part of parts) out.push({ role: 'source_excerpt', pointer: `${pointer}/${i}/source_ref`, ref: part });
+    // The excerpt's text locates the exact lines it quotes; with several refs in one source_ref it cannot be attributed to one.
+    const text = isObj(ex) && typeof ex.text === 'string' && ex.text.trim() !== '' && parts.length === 1 ? ex.text : undefined;
+    for (const part of parts) out.push({ role: 'source_excerpt', pointer: `${pointer}/${i}/source_ref`, ref: part, ...(text !== undefined ? { excerpt_text: text } : {}) });
   });
 }
 
@@ -191,7 +194,14 @@ function ledgerResults(root: Json, rootPointer: string, out: RefOccurrence[], li
     const ref = typeof node.ref === 'string' ? node.ref : typeof node.source_ref === 'string' ? node.source_ref : null;
     if (ref !== null && ref.trim()) {
       const occ: RefOccurrence = { role: 'ledger_result', pointer, record_line: line, ref: ref.trim() };
-      if (setRange(occ, node) && typeof node.text === 'string') occ.verbatim_text = node.text;
+      if (setRange(occ, node)) {
+        if (typeof node.text === 'string') occ.verbatim_text = node.text;
+        else {
+          // Seed 004: a record carries payload hashes, not payloads.
+          const h = typeof node.text_sha256 === 'string' ? node.text_sha256 : typeof node.sha256 === 'string' ? node.sha256 : null;
+          if (h !== null && /^[0-9a-f]{64}$/.test(h)) occ.text_sha256 = h;
+        }
+      }
       out.push(occ);
       continue;
     }
@@ -244,6 +254,32 @@ function recogniseLedger(file: string, text: string): CoverageArtifact | Skipped
   return { file, kind: 'proxy_ledger', schema_version: schemaVersion, snapshot_id: snapshot, refs };
 }
 
+/**
+ * True for the `--json` summary a loretrace command prints (`retrieve`, `verify-trace`, `index`, …): an
+ * `ok` flag next to `written` or `stats`. Its `source_refs` list repeats the packet's excerpt refs, so
+ * reading it as a lore-grounding digest would count the same citations twice.
+ */
+function isLoretraceSummary(v: Obj): boolean {
+  return typeof v.ok === 'boolean' && (isObj(v.stats) || Array.isArray(v.written) || isObj(v.written) || isObj(v.totals));
+}
+
+/** The fixtures and subjects of a Ghostlight corpus coverage ledger (`entries[]`); malformed entries are left out. */
+function corpusInput(v: Obj): NonNullable<CoverageArtifact['corpus']> {
+  const fixtures: NonNullable<CoverageArtifact['corpus']>['fixtures'] = [];
+  for (const e of Array.isArray(v.entries) ? v.entries : []) {
+    if (!isObj(e) || typeof e.fixture_id !== 'string' || e.fixture_id.trim() === '') continue;
+    const subjects: { name: string; role: CorpusSubjectRole }[] = [];
+    const add = (x: Json | undefined, role: CorpusSubjectRole): void => {
+      if (typeof x === 'string' && x.trim()) subjects.push({ name: x.trim(), role });
+    };
+    for (const x of Array.isArray(e.primary_subjects) ? e.primary_subjects : []) add(x, 'primary');
+    for (const x of Array.isArray(e.secondary_subjects) ? e.secondary_subjects : []) add(x, 'secondary');
+    add(e.flashpoint, 'flashpoint');
+    fixtures.push({ fixture_id: e.fixture_id, status: typeof e.status === 'string' ? e.status : null, subjects });
+  }
+  return { coverage_id: typeof v.coverage_id === 'string' ? v.coverage_id : null, fixtures };
+}
+
 function kindOf(v: Obj): ArtifactKind | { skip: string } | null {
   const sv = typeof v.schema_version === 'string' ? v.schema_version : '';
   if (sv === COVERAGE_SCHEMA_VERSION) return { skip: 'a loretrace coverage report (output of this command), not an input' };
@@ -255,7 +291,10 @@ function kindOf(v: Obj): ArtifactKind | { skip: string } | null {
   if (sv.startsWith('ghostlight.projected_local_context')) {
     return { skip: 'a Ghostlight projected local context: its runtime_retrieval_requirements are queries, not lore citations' };
   }
-  if (sv.startsWith('ghostlight.corpus_coverage')) return { skip: 'the Ghostlight corpus coverage ledger: it lists fixtures, not lore refs' };
+  if (sv.startsWith('ghostlight.corpus_coverage')) return 'corpus_coverage_ledger';
+  if (sv.startsWith('loretrace.') || isLoretraceSummary(v)) {
+    return { skip: "loretrace's own command output (a --json summary or report), not a lore artifact: its citations are in the files it wrote; pass those" };
+  }
   if (typeof v.$schema === 'string') return { skip: 'a JSON Schema document, not an artifact' };
   // Shapes, when schema_version does not say.
   if (isObj(v.visible_context) && isObj(v.lore_access)) return 'responder_packet';
@@ -346,6 +385,8 @@ export function recogniseArtifact(file: string, text: string): CoverageArtifact 
       break;
     case 'proxy_ledger':
       break;
+    case 'corpus_coverage_ledger':
+      return { file, kind, schema_version: typeof v.schema_version === 'string' ? v.schema_version : null, snapshot_id: null, refs, corpus: corpusInput(v) };
   }
   return { file, kind, schema_version: typeof v.schema_version === 'string' ? v.schema_version : null, snapshot_id: snapshotOf(v), refs };
 }

@@ -5,6 +5,7 @@ export { readArtifacts, recogniseArtifact } from './artifacts.js';
 export type { ReadArtifactsOptions } from './artifacts.js';
 export { renderCoverageMarkdown } from './render-md.js';
 export { renderCoverageHtml } from './render-html.js';
+export type { CoverageHtmlContext } from './render-html.js';
 export { loadNoteLines, writeCoverageFiles } from './load.js';
 export type { CoverageFiles } from './load.js';
 export { COVERAGE_SCHEMA_VERSION } from './types.js';
@@ -14,9 +15,13 @@ export type {
   ArtifactSet,
   ArtifactSummary,
   Citation,
+  CitationCheck,
   CitationRole,
+  CitationScope,
   CitationStatus,
   ClassCoverage,
+  CorpusCoverage,
+  CorpusSubject,
   CoverageArtifact,
   CoverageReport,
   CoverageTotals,

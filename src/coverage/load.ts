@@ -8,6 +8,7 @@ import { LoretraceError, isLoretraceError } from '../errors.js';
 import { readNoteLines } from '../indexer/lookup.js';
 import type { VaultIndex } from '../types.js';
 import { renderCoverageHtml } from './render-html.js';
+import type { CoverageHtmlContext } from './render-html.js';
 import { renderCoverageMarkdown } from './render-md.js';
 import type { CoverageReport } from './types.js';
 
@@ -40,17 +41,18 @@ export interface CoverageFiles {
 
 /**
  * Write `coverage.json` (2-space JSON + newline), `coverage.md` and `coverage.html` into `outDir`
- * (created when missing). Same report ⇒ byte-identical files.
+ * (created when missing). Same report and context ⇒ byte-identical files. `context` gives the HTML page
+ * the note lines and the index it shows (see `CoverageHtmlContext`; `loadNoteLines`).
  *
  * @throws LoretraceError `coverage_unwritable` naming the folder when it cannot be created or written.
  */
-export async function writeCoverageFiles(report: CoverageReport, outDir: string): Promise<CoverageFiles> {
+export async function writeCoverageFiles(report: CoverageReport, outDir: string, context: CoverageHtmlContext = {}): Promise<CoverageFiles> {
   const files: CoverageFiles = { json: join(outDir, 'coverage.json'), md: join(outDir, 'coverage.md'), html: join(outDir, 'coverage.html') };
   try {
     await mkdir(outDir, { recursive: true });
     await writeFile(files.json, JSON.stringify(report, null, 2) + '\n', 'utf8');
     await writeFile(files.md, renderCoverageMarkdown(report), 'utf8');
-    await writeFile(files.html, renderCoverageHtml(report), 'utf8');
+    await writeFile(files.html, renderCoverageHtml(report, context), 'utf8');
   } catch (e) {
     throw new LoretraceError('coverage_unwritable', `cannot write the coverage report into ${outDir}: ${(e as Error).message}`, { file: outDir, expected: 'a writable folder' });
   }

@@ -2,7 +2,7 @@
  * `coverage.md`: the coverage report as Markdown tables a person can read in a terminal or a pull
  * request. Pure string function; same report ⇒ same bytes.
  */
-import { pct } from './format.js';
+import { citedNotesFirst, pct, rangesText } from './format.js';
 import type { Citation, CoverageReport } from './types.js';
 import { STALE_STATUSES } from './types.js';
 
@@ -50,12 +50,14 @@ export function renderCoverageMarkdown(report: CoverageReport): string {
     ['notes', t.notes],
     ['notes cited at all', `${t.cited_notes} (${pct(t.notes === 0 ? null : t.cited_notes / t.notes)})`],
     ['notes never cited', t.never_cited_notes],
-    ['line coverage (non-blank body lines)', `${t.covered_lines} / ${t.body_lines} (${pct(t.line_coverage)})`],
+    ['line coverage (non-blank body lines inside cited line ranges)', `${t.covered_lines} / ${t.body_lines} (${pct(t.line_coverage)})`],
+    ['whole-note and whole-section citations ("note cited", not lines)', t.whole_citations],
     ['artifacts read', t.artifacts],
     ['inputs skipped', t.skipped_inputs],
     ['lore citations', t.lore_citations],
     ['stale citations', t.stale_citations],
     ...STALE_STATUSES.map((s) => [`  stale: ${s}`, t.stale_by_status[s]] as [string, number]),
+    ['unverifiable citations (other snapshot, nothing recorded to compare; not stale)', t.unverifiable_citations],
     ['non-lore refs (counted apart)', t.non_lore_refs],
     ['other-namespace refs (counted apart)', t.other_namespace_refs],
     ['refused refs (bad_ref, folder, not a ref)', t.rejected_refs],
@@ -101,13 +103,21 @@ export function renderCoverageMarkdown(report: CoverageReport): string {
     ));
   }
   out.push('', '## Cited notes', '');
-  const cited = report.notes.filter((n) => n.citations > 0);
+  out.push('Most cited first. "cited lines" are the ranges of line citations; whole-note and whole-section citations are counted apart ("note cited").', '');
+  const cited = citedNotesFirst(report.notes);
   if (!none(cited)) {
     out.push(table(
-      ['note', 'citations', 'artifacts', 'stale', 'covered / body lines', 'line coverage', 'inbound links'],
-      cited.map((n) => [n.path, n.citations, n.artifacts, n.stale_citations, `${n.covered_lines} / ${n.body_lines}`, pct(n.line_coverage), n.inbound_links]),
-      ['l', 'r', 'r', 'r', 'r', 'r', 'r'],
+      ['note', 'citations', 'note cited', 'artifacts', 'stale', 'covered / body lines', 'line coverage', 'cited lines', 'inbound links'],
+      cited.map((n) => [n.path, n.citations, n.whole_citations, n.artifacts, n.stale_citations, `${n.covered_lines} / ${n.body_lines}`, pct(n.line_coverage), rangesText(n.cited_ranges), n.inbound_links]),
+      ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'l', 'r'],
     ));
+  }
+  if (report.corpus) {
+    const c = report.corpus;
+    out.push('', '## Fixture corpus subjects', '');
+    out.push(`From ${c.files.map(code).join(', ')}: ${c.totals.cited_subjects} of ${c.totals.subjects} subjects have lore citations (${c.totals.matched_subjects} match a note).`, '');
+    out.push(table(['subject', 'roles', 'note', 'citations', 'fixtures'], c.subjects.map((x) => [x.subject, x.roles.join(', '), x.path ?? 'no matching note', x.citations, x.fixtures.join(', ')]), ['l', 'l', 'l', 'r', 'l']));
+    out.push('', table(['fixture', 'status', 'subjects', 'cited', 'uncited subjects'], c.fixtures.map((f) => [f.fixture_id, f.status ?? '', f.subjects, f.cited_subjects, f.uncited.join(', ')]), ['l', 'l', 'r', 'r', 'l']));
   }
   out.push('', '## Stale citations', '');
   if (!none(report.stale)) {

@@ -9,7 +9,7 @@
 import type { VaultPath } from '../types.js';
 
 /** `schema_version` of `coverage.json` (schemas/coverage-report.schema.json). */
-export const COVERAGE_SCHEMA_VERSION = 'loretrace.coverage_report.v1';
+export const COVERAGE_SCHEMA_VERSION = 'loretrace.coverage_report.v2';
 
 /**
  * What kind of artifact a file was recognised as:
@@ -20,6 +20,9 @@ export const COVERAGE_SCHEMA_VERSION = 'loretrace.coverage_report.v1';
  * - `capture_fragment` — the `lore_access` fragment written by `retrieve --capture-out` or `ledger export`.
  * - `proxy_ledger` — the proxy's JSONL trace ledger (one record per tool call).
  * - `lore_grounding_digest` — a Ghostlight lore-grounding digest: `source_refs[{ path, line_start, line_end }]`.
+ * - `corpus_coverage_ledger` — Ghostlight's fixture corpus coverage ledger (`corpus-coverage.json`,
+ *   `ghostlight.corpus_coverage.*`): it cites no lore itself; its subjects are joined with the citations
+ *   (see {@link CorpusCoverage}).
  */
 export type ArtifactKind =
   | 'responder_packet'
@@ -27,7 +30,8 @@ export type ArtifactKind =
   | 'traverse_result'
   | 'capture_fragment'
   | 'proxy_ledger'
-  | 'lore_grounding_digest';
+  | 'lore_grounding_digest'
+  | 'corpus_coverage_ledger';
 
 /** Where inside its artifact a ref was found (the field it came from). */
 export type CitationRole =
@@ -60,6 +64,17 @@ export interface RefOccurrence {
    */
   verbatim_text?: string;
   /**
+   * Lower-case hex SHA-256 of the text the artifact says those lines held (UTF-8 of the lines joined with
+   * `"\n"`), when it records a hash instead of the text (a ledger's served range: seed 004's payload
+   * hashes). Compared with the current lines like {@link verbatim_text}.
+   */
+  text_sha256?: string;
+  /**
+   * The text a packet excerpt carried (`source_excerpts[i].text`). Located inside the ref's range to find
+   * the exact lines the excerpt quotes (see docs/COVERAGE.md, "Which lines a citation covers").
+   */
+  excerpt_text?: string;
+  /**
    * Set when the artifact writes `line_start`/`line_end` next to the ref but not as integers (`"3"`,
    * `2.5`, `null`, one of them absent), e.g. `line_start "3", line_end 4`. The citation is then
    * `invalid_range`, never silently widened to the ref's own range.
@@ -84,7 +99,18 @@ export interface CoverageArtifact {
   /** The vault snapshot the artifact records (`snapshot_id`), or null when it records none. */
   snapshot_id: string | null;
   refs: RefOccurrence[];
+  /** For a `corpus_coverage_ledger`: its fixtures and their subjects; absent for every other kind. */
+  corpus?: CorpusLedgerInput;
 }
+
+/** What a Ghostlight corpus coverage ledger contributes: its id and, per fixture, the subjects it names. */
+export interface CorpusLedgerInput {
+  coverage_id: string | null;
+  fixtures: { fixture_id: string; status: string | null; subjects: { name: string; role: CorpusSubjectRole }[] }[];
+}
+
+/** How a fixture names a subject: `primary_subjects`, `secondary_subjects`, or its `flashpoint`. */
+export type CorpusSubjectRole = 'primary' | 'secondary' | 'flashpoint';
 
 /** Why an input file was not read as an artifact. */
 export type SkipReason =
@@ -110,14 +136,15 @@ export interface ArtifactSet {
 }
 
 /**
- * Status of one lore citation against the current vault. Everything except `ok` is *stale*:
+ * Status of one lore citation against the current vault. Everything except `ok` and `unverifiable` is *stale*:
  * - `missing_path` — no note at that path in the vault now.
  * - `missing_fragment` — the note exists but the `#heading`, `#chunkN` or `#^block` does not.
  * - `range_beyond_eof` — a cited line lies past the note's last line.
  * - `invalid_range` — `line_start < 1` or `line_end < line_start`.
  * - `text_changed` — the artifact recorded the cited text verbatim and the lines now differ.
- * - `snapshot_changed` — the artifact records a `snapshot_id` other than the vault's and carries no
- *   verbatim text that would show the citation still holds.
+ * - `unverifiable` — not stale: the ref still resolves, but the artifact records a `snapshot_id` other
+ *   than the vault's and no text or hash for the cited range, so nothing shows whether those lines
+ *   changed. An edit elsewhere in the vault, or elsewhere in the note, never makes a citation stale.
  */
 export type CitationStatus =
   | 'ok'
@@ -126,7 +153,7 @@ export type CitationStatus =
   | 'range_beyond_eof'
   | 'invalid_range'
   | 'text_changed'
-  | 'snapshot_changed';
+  | 'unverifiable';
 
 /** Every stale status, in report order (totals list each one, zeros included — seed 003). */
 export const STALE_STATUSES = [
@@ -135,8 +162,23 @@ export const STALE_STATUSES = [
   'range_beyond_eof',
   'invalid_range',
   'text_changed',
-  'snapshot_changed',
 ] as const satisfies readonly Exclude<CitationStatus, 'ok'>[];
+
+/**
+ * What a citation covers: `lines` — an explicit line range (a trace entry's `line_start`/`line_end`, a
+ * ledger's served range, a digest range, `#L3-L9`, a `#^block`, or the lines a packet excerpt quotes);
+ * `section` — a whole `#Heading` or `#chunkN` with no narrower range; `note` — the whole note. Only
+ * `lines` citations count as covered lines; the others are shown as "note cited", apart.
+ */
+export type CitationScope = 'lines' | 'section' | 'note';
+
+/**
+ * How the citation was confirmed against the current vault: `recorded_text` (verbatim text compared),
+ * `recorded_hash` (sha256 of the range compared), `excerpt_text` (the excerpt's text found in the range),
+ * `same_snapshot` (the artifact's snapshot_id is the vault's), `resolved_only` (the artifact records no
+ * snapshot and no text: only the ref's resolution was checked), `none` (stale or unverifiable).
+ */
+export type CitationCheck = 'recorded_text' | 'recorded_hash' | 'excerpt_text' | 'same_snapshot' | 'resolved_only' | 'none';
 
 /** One lore citation in the vault's namespace, matched against the vault. */
 export interface Citation {
@@ -151,8 +193,12 @@ export interface Citation {
   /** The cited line range in the current note (1-based inclusive), or null when it could not be placed. */
   line_start: number | null;
   line_end: number | null;
+  /** What the citation covers (lines, a section, the whole note). */
+  cites: CitationScope;
   status: CitationStatus;
-  /** For stale citations: what is wrong, in words. Absent when `ok`. */
+  /** How the citation was confirmed current. */
+  checked: CitationCheck;
+  /** For stale and unverifiable citations: what is wrong, in words. Absent when `ok`. */
   detail?: string;
 }
 
@@ -173,14 +219,18 @@ export interface ApartRef {
  * rounded to 4 decimals; null when `body_lines` is 0.
  */
 export interface CitationFigures {
-  /** Lore citations (stale ones included). */
+  /** Lore citations (stale and unverifiable ones included). */
   citations: number;
+  /** Of those, citations that are neither stale nor `unverifiable` and cite a whole note or section (never counted as lines). */
+  whole_citations: number;
+  /** Of those, `unverifiable` citations (not stale; see {@link CitationStatus}). */
+  unverifiable_citations: number;
   /** Distinct artifact files citing the note (or any note of the group). */
   artifacts: number;
   stale_citations: number;
   /** Non-blank lines outside the frontmatter. */
   body_lines: number;
-  /** Of those, lines inside the range of at least one non-stale citation. */
+  /** Of those, lines inside the range of at least one `ok` citation whose {@link CitationScope} is `lines`. */
   covered_lines: number;
   line_coverage: number | null;
 }
@@ -194,6 +244,8 @@ export interface NoteCoverage extends CitationFigures {
   classes: string[];
   /** Links from other notes that resolve (or ambiguously resolve) to this note. */
   inbound_links: number;
+  /** The lines `ok` line citations cover, merged into ascending, disjoint `[line_start, line_end]` ranges (1-based inclusive). */
+  cited_ranges: [number, number][];
 }
 
 /** Figures aggregated over a group of notes (a folder with its subfolders, or a target class). */
@@ -258,6 +310,8 @@ export interface CoverageTotals {
   never_cited_notes: number;
   stale_citations: number;
   stale_by_status: Record<(typeof STALE_STATUSES)[number], number>;
+  unverifiable_citations: number;
+  whole_citations: number;
   non_lore_refs: number;
   other_namespace_refs: number;
   rejected_refs: number;
@@ -297,4 +351,34 @@ export interface CoverageReport {
    */
   rejected_refs: ApartRef[];
   gaps: VaultGaps;
+  /** The join with Ghostlight's fixture corpus coverage ledger, when one was among the inputs; else null. */
+  corpus: CorpusCoverage | null;
+}
+
+/**
+ * Which subjects of Ghostlight's fixture corpus (`corpus-coverage.json`: each fixture's primary and
+ * secondary subjects and its flashpoint) have lore citations in the artifacts, and which have none.
+ * A subject is matched to a note by title, alias or file name, folded (case, diacritics, punctuation).
+ */
+export interface CorpusCoverage {
+  /** The ledger file(s) read, sorted. */
+  files: string[];
+  subjects: CorpusSubject[];
+  fixtures: { fixture_id: string; status: string | null; subjects: number; cited_subjects: number; uncited: string[] }[];
+  totals: { fixtures: number; subjects: number; matched_subjects: number; cited_subjects: number };
+}
+
+/** One corpus subject and its lore citations. */
+export interface CorpusSubject {
+  /** The subject as the ledger writes it (first spelling seen, in fixture order). */
+  subject: string;
+  roles: CorpusSubjectRole[];
+  /** Fixtures naming it, sorted. */
+  fixtures: string[];
+  /** The note it names, or null when no note's title, alias or file name matches. */
+  path: VaultPath | null;
+  /** Further notes with the same folded name (sorted), when the name is ambiguous. */
+  other_candidates: VaultPath[];
+  /** Lore citations of that note in the artifacts (stale ones included). */
+  citations: number;
 }

@@ -2,9 +2,12 @@
  * `loretrace coverage --lore <dir> <artifact files or folders...> --out <dir> [--json]`
  *
  * Thin shell: index the vault, read the artifacts, compute the report, write coverage.json /
- * coverage.md / coverage.html, print a summary. Exit 0 when every input was usable and no citation is
- * stale; 1 when a citation is stale or an input could not be used (not JSON, unreadable, missing,
- * unrecognised, empty folder); 2 on usage errors.
+ * coverage.md / coverage.html, print a summary. One rule for the exit code: 0 when every input named
+ * could be used and no citation is stale; 1 when a citation is stale or an input could not be used
+ * (missing, unreadable, not JSON, of an unknown kind, an empty folder — each listed as a skipped input
+ * with its reason, the same way); 2 on usage errors. Inputs recognised but holding no lore refs (projected
+ * contexts, schemas, loretrace's own summaries) and other files inside folders are listed as skipped for
+ * information and do not change the exit code; `unverifiable` citations do not either.
  */
 import { basename, posix, resolve, sep } from 'node:path';
 import type { Command } from 'commander';
@@ -28,13 +31,17 @@ function summary(report: CoverageReport, files: { json: string; md: string; html
   const lines = [
     `coverage of ${report.namespace} (snapshot ${report.snapshot_id.slice(0, 12)})`,
     `  artifacts read     ${t.artifacts} (skipped ${t.skipped_inputs})`,
-    `  lore citations     ${t.lore_citations} (stale ${t.stale_citations}; counted apart: ${t.non_lore_refs} non-lore, ${t.other_namespace_refs} other namespace, ${t.rejected_refs} refused)`,
-    `  notes cited        ${t.cited_notes} of ${t.notes} (line coverage ${pct(t.line_coverage)})`,
+    `  lore citations     ${t.lore_citations} (stale ${t.stale_citations}, unverifiable ${t.unverifiable_citations}; counted apart: ${t.non_lore_refs} non-lore, ${t.other_namespace_refs} other namespace, ${t.rejected_refs} refused)`,
+    `  notes cited        ${t.cited_notes} of ${t.notes} (${plural(t.whole_citations, 'whole-note or section citation')}; line coverage ${pct(t.line_coverage)}: ${t.covered_lines} of ${t.body_lines} body lines in cited ranges)`,
     `  untouched classes  ${t.untouched_classes} of ${t.classes}${report.untouched_classes.length ? `: ${report.untouched_classes.slice(0, 12).join(', ')}${report.untouched_classes.length > 12 ? ', …' : ''}` : ''}`,
     `  vault gaps         ${t.unresolved_links} unresolved, ${t.ambiguous_links} ambiguous, ${plural(t.broken_fragments, 'broken fragment')}, ${plural(t.orphan_notes, 'orphan note')}`,
   ];
   for (const s of report.skipped) lines.push(`  skipped [${s.reason}] ${s.message}`);
   for (const c of report.stale) lines.push(`  stale [${c.status}] ${c.artifact} ${c.pointer}: ${c.ref} — ${c.detail ?? ''}`);
+  if (report.corpus) {
+    const k = report.corpus.totals;
+    lines.push(`  corpus subjects    ${k.cited_subjects} of ${k.subjects} with lore citations (${k.matched_subjects} match a note; ${k.fixtures} fixtures)`);
+  }
   lines.push(`wrote ${files.json}`, `wrote ${files.md}`, `wrote ${files.html}`);
   return lines.join('\n') + '\n';
 }
@@ -53,7 +60,7 @@ export function register(program: Command, ctx: CliContext): void {
         const noteLines = await loadNoteLines(index);
         const { artifacts, skipped } = await readArtifacts(inputs, { cwd: ctx.cwd });
         const report = coverageReport(index, artifacts, { noteLines, skipped });
-        const written = await writeCoverageFiles(report, resolve(ctx.cwd, opts.out));
+        const written = await writeCoverageFiles(report, resolve(ctx.cwd, opts.out), { noteLines, index });
         // Written paths as the user named --out (not relative to the cwd), so --json output is the same from any cwd.
         const shown = (p: string): string => posix.join(opts.out.split(sep).join('/'), basename(p));
         const files = { json: shown(written.json), md: shown(written.md), html: shown(written.html) };
