@@ -18,7 +18,7 @@
  */
 import MiniSearch, { type SearchResult } from 'minisearch';
 import { compareCodeUnits } from '../vault/scan.js';
-import { FIELD_COUNT, shardKey, shardLookup, type CompactShard, type LoadedMeta } from './postings.js';
+import { combineShards, FIELD_COUNT, shardKey, shardLookup, type CompactShard, type LoadedMeta } from './postings.js';
 
 /** Indexed fields, in field-id order. */
 export const SEARCH_FIELDS = ['title', 'aliases', 'headings', 'text'] as const;
@@ -108,6 +108,56 @@ export class ShardedEngine {
       };
     }
     return this.scratch;
+  }
+
+  /**
+   * An engine over the chunks of the notes at `paths` only, as if the index held nothing else: document
+   * count, field length sums (hence average lengths), document frequencies, the vocabulary prefix/fuzzy
+   * expansion sees, and the doc table all come from those notes. Its shards are this engine's shards
+   * with every other document's postings dropped, filtered when first used, so scores are exactly those
+   * of an index built from those notes alone (same arithmetic, same order of operations). Doc ids stay
+   * this engine's; if this engine has to switch to its in-memory build, the restricted engine switches
+   * to a restriction of that build too (the kept documents are found by path in each).
+   */
+  restrictedTo(paths: ReadonlySet<string>): ShardedEngine {
+    const restrict = (meta: () => LoadedMeta, load: (key: string) => CompactShard | null, current: () => boolean): ShardSource => {
+      let cached: { loaded: LoadedMeta; removed: Uint8Array } | null = null;
+      const state = () => {
+        if (!cached) {
+          const base = meta();
+          const removed = new Uint8Array(base.meta.next_id).fill(1);
+          const sums = [0, 0, 0, 0];
+          let count = 0;
+          const notes = base.meta.notes.filter(([path, first, n]) => {
+            if (!paths.has(path)) return false;
+            for (let d = first; d < first + n; d++) {
+              removed[d] = 0;
+              count++;
+              for (let f = 0; f < FIELD_COUNT; f++) sums[f]! += base.lengths[d * FIELD_COUNT + f]!;
+            }
+            return true;
+          });
+          cached = { removed, loaded: { meta: { ...base.meta, document_count: count, length_sums: sums, notes }, lengths: base.lengths } };
+        }
+        return cached;
+      };
+      return {
+        meta: () => state().loaded,
+        load: (key) => {
+          const { removed } = state();
+          const shard = current() ? load(key) : null;
+          return shard && current() ? combineShards(shard, removed, null) : null;
+        },
+      };
+    };
+    const generation = this.fellBack;
+    return new ShardedEngine(
+      restrict(() => this.meta(), (key) => this.shard(key), () => this.fellBack === generation),
+      () => {
+        const fb = this.fallback();
+        return restrict(() => fb.meta(), (key) => fb.load(key), () => true);
+      },
+    );
   }
 
   /** Load the shards of these terms (a missing persisted shard switches to the in-memory build once). */

@@ -45,6 +45,18 @@ export interface SearchOptions {
   classes?: string[];
   /** Keep only chunks of these vault paths (the proxy uses this to confine a session). */
   paths?: Iterable<VaultPath>;
+  /**
+   * Score as if the index held only the notes at these vault paths: the BM25 statistics — document
+   * count, document frequency of every term, average field lengths — the phrase re-rank pool and the
+   * prefix/fuzzy vocabulary all come from their chunks, and no other note can be a hit. A hit's score is
+   * then exactly the score an index built from those notes alone would give it, so a score cannot reveal
+   * whether a note outside the set (a hidden or out-of-scope note) contains a word. `paths`, `prefixes`
+   * and `classes` still filter inside it. Paths that are not notes of the index are ignored; an empty set
+   * gives no hits. Cost: each shard a query touches is filtered to the set once and kept (the last
+   * {@link CORPUS_CACHE} sets are cached per index, so a session that keeps one set pays it once per
+   * shard). Default: the whole index.
+   */
+  corpus?: Iterable<VaultPath>;
   /** Allow prefix/fuzzy expansion when exact terms give fewer than `k` hits; default true. */
   expand?: boolean;
   /**
@@ -74,6 +86,8 @@ export interface SearchHit {
 /** Per index: the engine, the doc table decoded, and where chunk records come from. */
 interface SearchState {
   engine: ShardedEngine;
+  /** Engines restricted to a corpus (`SearchOptions.corpus`), by sorted path list; least recent first. */
+  corpora?: Map<string, SearchState>;
   chunksOfPath: (path: VaultPath) => readonly Chunk[];
   docs?: DocTable;
   /** Title then aliases of a note, read one note at a time (from the indexer's store). */
@@ -134,6 +148,22 @@ function stateOf(index: VaultIndex): SearchState {
     states.set(index, st);
   }
   return st;
+}
+
+/** Restricted engines kept per index (`SearchOptions.corpus`); the least recently used is dropped first. */
+export const CORPUS_CACHE = 4;
+
+/** The search state of `st`'s index restricted to the notes at `paths` (cached, see {@link CORPUS_CACHE}). */
+function corpusState(st: SearchState, paths: Iterable<VaultPath>): SearchState {
+  const set = new Set<string>(paths);
+  const key = JSON.stringify([...set].sort(compareCodeUnits));
+  const corpora = (st.corpora ??= new Map());
+  let sub = corpora.get(key);
+  if (sub) corpora.delete(key);
+  else sub = { engine: st.engine.restrictedTo(set), chunksOfPath: st.chunksOfPath, namesOfPath: st.namesOfPath, names: st.names };
+  corpora.set(key, sub);
+  while (corpora.size > CORPUS_CACHE) corpora.delete(corpora.keys().next().value!);
+  return sub;
 }
 
 function docTable(st: SearchState): DocTable {
@@ -218,7 +248,7 @@ export function search(index: VaultIndex, query: string, options: SearchOptions 
   }
   const terms = queryTerms(query);
   if (terms.length === 0) return [];
-  const st = stateOf(index);
+  const st = options.corpus ? corpusState(stateOf(index), options.corpus) : stateOf(index);
   const engine = st.engine;
   engine.prepare(terms); // loads the query's shards (may switch to the in-memory build, see engine.ts)
   const table = docTable(st);
