@@ -276,7 +276,7 @@ describe('loretrace retrieve (hostile output paths)', () => {
     // The capture fragment's temp file name is taken (by a directory), so its write fails after the
     // packet's temp file was written.
     mkdirSync(join(dir, `c.json.${process.pid}.1.tmp`));
-    const r = await run(['--packet', DRAFT_FILE, '--out', join(dir, 'p.json'), '--capture-out', join(dir, 'c.json')]);
+    const r = await run(['--packet', DRAFT_FILE, '--out', join(dir, 'p.json'), '--capture-out', join(dir, 'c.json'), '--force']);
     expect(r.code).toBe(1);
     expect(r.err).toBe(`loretrace: cannot write --capture-out ${join(dir, 'c.json')}: EEXIST: file already exists, open '${join(dir, `c.json.${process.pid}.1.tmp`)}'; nothing was written [write_failed]\n`);
     expect(readFileSync(join(dir, 'p.json'), 'utf8')).toBe('keep\n');
@@ -287,7 +287,7 @@ describe('loretrace retrieve (hostile output paths)', () => {
     const dir = fresh('hostile');
     const d = join(dir, 'draft.json');
     writeFileSync(d, JSON.stringify(withExcerpt('World/Pre-Elysium/Author Notes/Brinefall Truth.md')));
-    const r = await run(['--packet', d, '--lane', RESPONDER, '--out', join(dir, 'p.json')]);
+    const r = await run(['--packet', d, '--lane', RESPONDER, '--out', join(dir, 'p.json'), '--force']);
     expect(r.code).toBe(1);
     expect(r.err).toBe(
       `loretrace: ${d}: /visible_context/source_excerpts/1/source_ref "World/Pre-Elysium/Author Notes/Brinefall Truth.md" names the vault note World/Pre-Elysium/Author Notes/Brinefall Truth.md without the FixtureLore: namespace, and it may not reach a packet: hidden_ref (World/Pre-Elysium/Author Notes/Brinefall Truth.md is hidden (World/Pre-Elysium/Author Notes/, /hidden_context_audit/omitted_context_refs/0)) [ref_out_of_scope]\n`,

@@ -16,6 +16,8 @@ export interface CliContext {
   env: NodeJS.ProcessEnv;
   /** Working directory relative paths are resolved against. */
   cwd: string;
+  /** Read standard input to its end (`capture --raw-output -`); tests pass their own bytes. */
+  readStdin: () => Promise<Uint8Array>;
   /** Set by a command's action: the exit code of this run. */
   exitCode: number;
   /**

@@ -17,6 +17,8 @@ import { register as registerVerifyTrace } from './commands/verify-trace.js';
 import { register as registerServe } from './commands/serve.js';
 import { register as registerLedger } from './commands/ledger.js';
 import { register as registerCoverage } from './commands/coverage.js';
+import { register as registerCapture } from './commands/capture.js';
+import { register as registerLock } from './commands/lock.js';
 
 /**
  * commander's error text as the body of our one-line usage error: `error: unknown option '--kk'\n(Did you
@@ -37,6 +39,15 @@ export interface MainOptions {
   isTTY?: boolean;
   env?: NodeJS.ProcessEnv;
   cwd?: string;
+  /** Standard input's bytes, read when a command asks for them (default: the process's stdin). */
+  readStdin?: () => Promise<Uint8Array>;
+}
+
+/** Read the process's stdin to its end. */
+async function processStdin(): Promise<Uint8Array> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(Buffer.from(chunk as Uint8Array));
+  return Buffer.concat(chunks);
 }
 
 /**
@@ -50,6 +61,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
     isTTY: options.isTTY ?? Boolean(process.stderr.isTTY),
     env: options.env ?? process.env,
     cwd: options.cwd ?? process.cwd(),
+    readStdin: options.readStdin ?? processStdin,
     exitCode: 0,
   };
   const program = new Command('loretrace')
@@ -59,7 +71,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
     .configureOutput({ writeOut: (s) => ctx.stdout(s), writeErr: (s) => ctx.stderr(s), outputError: () => {} });
   for (const register of [
     registerIndex, registerSearch, registerShow, registerLinks, registerTraverse, registerValidate,
-    registerRetrieve, registerVerifyTrace, registerServe, registerLedger, registerCoverage,
+    registerRetrieve, registerVerifyTrace, registerServe, registerLedger, registerCoverage, registerCapture, registerLock,
   ]) {
     register(program, ctx);
   }

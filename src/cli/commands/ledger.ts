@@ -8,14 +8,15 @@
  * (src/cli/vault-options.ts), `--lore` optional. `export` verifies first, writes the capture fragment and exits 0, or 1 when the ledger
  * does not verify (nothing is written).
  */
-import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { exportLedger, verifyLedger } from '../../receipts/ledger.js';
+import { exportLedger, parseLedger, verifyLedger } from '../../receipts/ledger.js';
 import type { LedgerVerifyReport } from '../../receipts/ledger.js';
 import type { CliContext } from '../context.js';
 import { action, plural, printJson } from '../context.js';
 import { addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
+import { lockPathFor } from '../../receipts/lock.js';
+import { documentText, guardOutputs, lockTarget, readInputBytes, writeAllAtomic } from '../outputs.js';
 
 /** Read a ledger file: `file_not_found` (exit 2) when it cannot be read, like every input file. */
 function readLedgerFile(ctx: CliContext, file: string): Promise<string> {
@@ -65,13 +66,30 @@ export function register(program: Command, ctx: CliContext): void {
     .command('export')
     .description('write the runner_captured capture fragment (mode, consulted_refs, followed_refs, research_trace, research_trace_status, snapshot_id) of a verified ledger')
     .argument('<ledger>', 'ledger file (JSONL)')
-    .requiredOption('--out <file>', 'where to write the fragment (JSON)')
+    .requiredOption('--out <file>', 'where to write the fragment (JSON); its lock goes to <name>.lock.json beside it')
+    .option('--force', 'replace an existing output that no lock lists')
     .option('--json', 'print a summary as JSON')
     .action(
-      action(ctx, async (file: string, opts: { out: string; json?: boolean }) => {
-        const text = await readLedgerFile(ctx, file);
+      action(ctx, async (file: string, opts: { out: string; force?: boolean; json?: boolean }) => {
+        const outAbs = resolve(ctx.cwd, opts.out);
+        await guardOutputs([{ abs: outAbs, option: '--out' }, { abs: lockPathFor(outAbs), option: 'the lock file' }], opts.force === true);
+        const ledgerIn = await readInputBytes(ctx, file, 'proxy ledger (JSONL)');
+        const text = ledgerIn.bytes.toString('utf8');
         const fragment = await exportLedger(text, { file });
-        writeFileSync(resolve(ctx.cwd, opts.out), JSON.stringify(fragment, null, 2) + '\n');
+        const report = await verifyLedger(text, { file });
+        const fragmentText = documentText(fragment);
+        await writeAllAtomic([
+          { abs: outAbs, text: fragmentText, option: '--out' },
+          lockTarget(outAbs, {
+            status: 'ready_for_next_role',
+            command: 'ledger export',
+            files: [{ abs: outAbs, role: 'output', content: fragmentText }, { abs: ledgerIn.abs, role: 'input', content: ledgerIn.bytes }],
+            snapshot: { namespace: parseLedger(text, file)[0]!.session!.namespace, snapshot_id: fragment.snapshot_id },
+            policyReceipt: fragment.policy_receipt,
+            ledger: { abs: ledgerIn.abs, head: report.head_hash, records: report.records, closed: report.closed },
+            traceBindings: fragment.research_trace.map((t) => ({ trace_id: t.trace_id, source_ref: t.source_ref, line_start: t.line_start, line_end: t.line_end, ledger_backed: true })),
+          }),
+        ]);
         const summary = {
           out: opts.out, research_trace: fragment.research_trace.length, consulted_refs: fragment.consulted_refs.length,
           followed_refs: fragment.followed_refs.length, snapshot_id: fragment.snapshot_id, ledger_head: fragment.ledger_head,

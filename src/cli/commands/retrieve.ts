@@ -4,12 +4,14 @@
  *   [--strict-policy] --out <packet.json> [--capture-out <lore_access.json>] [--json]`
  *
  * Thin shell over `buildPacket` (src/packet/build.ts): read the draft, projected context and policy,
- * index the vault, build, and only then write — the packet, and for the coordinator lane the capture
- * fragment. Nothing is written when anything fails. Exit 0 ok; 1 invalid input (draft or output violates
+ * index the vault, build, and only then write — the packet, for the coordinator lane the capture
+ * fragment, and `<out name>.lock.json` beside the packet (src/receipts/lock.ts: every output and input with
+ * its sha256, the snapshot, the policy receipt, the trace bindings). Nothing is written when anything fails;
+ * an existing output is refused unless --force, a locked one always (src/cli/outputs.ts). Exit 0 ok; 1 invalid input (draft or output violates
  * the contract, policy refused, ref out of scope); 2 usage (unknown lane, unreadable or non-JSON file,
  * no policy, --capture-out on the responder lane).
  */
-import { lstat, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { lstat, stat } from 'node:fs/promises';
 import { dirname, relative, resolve, sep } from 'node:path';
 import type { Command } from 'commander';
 import { LoretraceError, isLoretraceError } from '../../errors.js';
@@ -19,7 +21,17 @@ import type { TraversalPolicy, ValidationIssue } from '../../contracts/types.js'
 import type { VaultIndex } from '../../types.js';
 import type { CliContext } from '../context.js';
 import { action, plural, printJson, reportError } from '../context.js';
-import { addVaultOptions, openIndex, readJsonFile, type VaultCliOptions } from '../vault-options.js';
+import { addVaultOptions, openIndex, type VaultCliOptions } from '../vault-options.js';
+import { parseJsonDocument } from '../../contracts/validate.js';
+import { lockPathFor } from '../../receipts/lock.js';
+import type { LockInputFile } from '../../receipts/lock.js';
+import { guardOutputs, lockTarget, readInputBytes, writeAllAtomic, type OutputTarget } from '../outputs.js';
+
+/** Read a JSON input's bytes (hashed into the lock) and parse them: errors as every JSON input's. */
+async function readJsonInput(ctx: CliContext, file: string, what: string): Promise<{ value: unknown; lock: LockInputFile }> {
+  const { abs, bytes } = await readInputBytes(ctx, file, `JSON ${what}`);
+  return { value: parseJsonDocument(bytes.toString('utf8'), file), lock: { abs, role: 'input', content: bytes } };
+}
 
 /** A path as shown to the user: relative to the working directory, POSIX separators. */
 export function shownPath(ctx: CliContext, abs: string): string {
@@ -30,13 +42,6 @@ export function shownPath(ctx: CliContext, abs: string): string {
 /** The JSON text loretrace writes for a document: 2-space indent, trailing newline, keys in insertion order. */
 export function jsonText(value: unknown): string {
   return JSON.stringify(value, null, 2) + '\n';
-}
-
-/** One file `retrieve` writes: absolute path, text, and the option that named it (for messages). */
-interface OutputTarget {
-  abs: string;
-  text: string;
-  option: string;
 }
 
 /** The identity of an existing file (device + inode), or null when it does not exist. */
@@ -115,41 +120,6 @@ async function checkOutputTargets(ctx: CliContext, outputs: readonly [string, st
 }
 
 /**
- * Write every target or none: each text goes to a fresh temp file next to its target (created with
- * O_EXCL, so a planted file or symlink of that name is never followed), and only when all temp files
- * are written are they renamed into place. On a failure the temp files are removed and
- * `write_failed` (exit 1) names the file.
- */
-async function writeAllAtomic(targets: readonly OutputTarget[]): Promise<void> {
-  const temps: string[] = [];
-  let renamed = 0;
-  let current: OutputTarget | undefined;
-  try {
-    for (const t of targets) {
-      current = t;
-      await mkdir(dirname(t.abs), { recursive: true });
-      const tmp = `${t.abs}.${process.pid}.${temps.length}.tmp`;
-      await writeFile(tmp, t.text, { encoding: 'utf8', flag: 'wx' });
-      temps.push(tmp);
-    }
-    for (let i = 0; i < targets.length; i++) {
-      current = targets[i];
-      await rename(temps[i] as string, (targets[i] as OutputTarget).abs);
-      renamed = i + 1;
-    }
-  } catch (e) {
-    await Promise.all(temps.slice(renamed).map((t) => rm(t, { force: true })));
-    const done = targets.slice(0, renamed).map((t) => t.abs);
-    throw new LoretraceError(
-      'write_failed',
-      `cannot write ${current?.option ?? 'output'} ${current?.abs ?? ''}: ${(e as Error).message}; ${done.length === 0 ? 'nothing was written' : `already written: ${done.join(', ')}`}`,
-      { file: current?.abs ?? '' },
-      1,
-    );
-  }
-}
-
-/**
  * A policy file is either a bare traversal_policy (`{ max_link_depth, allowed_prefixes, ... }`) or an
  * object with `traversal_policy` (and optionally `allowed_scope`) — the `lore_access` shape of a packet.
  */
@@ -188,6 +158,7 @@ interface RetrieveOptions extends VaultCliOptions {
   strictPolicy?: boolean;
   out: string;
   captureOut?: string;
+  force?: boolean;
 }
 
 function humanSummary(r: BuildPacketResult, index: VaultIndex, written: string[]): string {
@@ -228,6 +199,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--strict-policy', 'refuse a policy with advisory (unenforced) clauses')
     .requiredOption('--out <packet.json>', 'where to write the packet')
     .option('--capture-out <lore_access.json>', 'coordinator lane: where to write the capture fragment (consulted refs, runner_captured research_trace, snapshot, policy receipt)')
+    .option('--force', 'replace an existing output that no lock lists (outputs and their <name>.lock.json are otherwise never overwritten)')
     .option('--json', 'print a JSON summary instead of text')
     .action(
       action(ctx, async (opts: RetrieveOptions) => {
@@ -243,9 +215,15 @@ export function register(program: Command, ctx: CliContext): void {
             [['--out', opts.out], ...(opts.captureOut !== undefined ? [['--capture-out', opts.captureOut] as [string, string]] : [])],
             [['--packet', opts.packet], ...(opts.projectedContext !== undefined ? [['--projected-context', opts.projectedContext] as [string, string]] : []), ...(opts.policy !== undefined ? [['--policy', opts.policy] as [string, string]] : [])],
           );
-          const draft = await readJsonFile(ctx, opts.packet, 'draft responder packet');
-          const projected = opts.projectedContext !== undefined ? await readJsonFile(ctx, opts.projectedContext, 'projected local context') : undefined;
-          const policyFile = opts.policy !== undefined ? policyFromFile(await readJsonFile(ctx, opts.policy, 'traversal policy'), opts.policy) : undefined;
+          const outAbs = resolve(ctx.cwd, opts.out);
+          const captureAbs = opts.captureOut !== undefined ? resolve(ctx.cwd, opts.captureOut) : undefined;
+          await guardOutputs([{ abs: outAbs, option: '--out' }, ...(captureAbs ? [{ abs: captureAbs, option: '--capture-out' }] : []), { abs: lockPathFor(outAbs), option: 'the lock file' }], opts.force === true);
+          const draftIn = await readJsonInput(ctx, opts.packet, 'draft responder packet');
+          const projectedIn = opts.projectedContext !== undefined ? await readJsonInput(ctx, opts.projectedContext, 'projected local context') : undefined;
+          const policyIn = opts.policy !== undefined ? await readJsonInput(ctx, opts.policy, 'traversal policy') : undefined;
+          const draft = draftIn.value;
+          const projected = projectedIn?.value;
+          const policyFile = policyIn !== undefined && opts.policy !== undefined ? policyFromFile(policyIn.value, opts.policy) : undefined;
           const index = await openIndex(ctx, opts);
           const result = await buildPacket(index, draft, {
             ...(opts.lane !== undefined ? { lane: opts.lane as RetrievalLane } : {}),
@@ -257,10 +235,19 @@ export function register(program: Command, ctx: CliContext): void {
           if (opts.captureOut !== undefined && result.capture === null) {
             throw new LoretraceError('usage', `--capture-out applies to the coordinator_scoped_retrieval lane only; ${opts.packet} was built for ${result.lane} (nothing written)`, {}, 2);
           }
-          const targets: OutputTarget[] = [{ abs: resolve(ctx.cwd, opts.out), text: jsonText(result.packet), option: '--out' }];
-          if (opts.captureOut !== undefined && result.capture) {
-            targets.push({ abs: resolve(ctx.cwd, opts.captureOut), text: jsonText(result.capture), option: '--capture-out' });
+          const targets: OutputTarget[] = [{ abs: outAbs, text: jsonText(result.packet), option: '--out' }];
+          if (captureAbs !== undefined && result.capture) {
+            targets.push({ abs: captureAbs, text: jsonText(result.capture), option: '--capture-out' });
           }
+          targets.push(lockTarget(outAbs, {
+            status: 'ready_for_next_role',
+            command: 'retrieve',
+            files: [...targets.map((t): LockInputFile => ({ abs: t.abs, role: 'output', content: t.text })), ...[draftIn, projectedIn, policyIn].flatMap((i) => (i ? [i.lock] : []))],
+            snapshot: { namespace: index.namespace, snapshot_id: index.snapshot_id },
+            policyReceipt: result.capture?.policy_receipt ?? null,
+            ledger: null,
+            traceBindings: (result.capture?.research_trace ?? []).map((t) => ({ trace_id: t.trace_id, source_ref: t.source_ref, line_start: t.line_start, line_end: t.line_end })),
+          }));
           await writeAllAtomic(targets);
           const written = targets.map((t) => shownPath(ctx, t.abs));
           if (opts.json) {

@@ -1,0 +1,261 @@
+/**
+ * `loretrace capture --packet <packet.json> --raw-output <file|-> [--ledger <ledger.jsonl> | --fragment <lore_access.json>]
+ *   --lore <dir> --out <capture.json> --model-family <x> --reviewer <name> [--allow-invalid] [--force] [--json]`
+ * and `loretrace capture check <captures or folders...> --lore <dir> [--json]`.
+ *
+ * Thin shell over `assembleCapture` (src/receipts/capture.ts): read the packet, the raw output (bytes, UTF-8),
+ * the receipts, index the vault, assemble, then write the capture and `<name>.lock.json` beside it (both or
+ * neither). Exit 0 written; 1 invalid input (raw output breaking its contract without --allow-invalid, invalid
+ * packet or fragment, receipts of another packet); 2 usage (missing option, both --ledger and --fragment, an
+ * existing or locked output, unreadable file).
+ *
+ * `check` runs, per capture: the capture schema and cross-field rules, `verifyTrace` on its research_trace
+ * entries (when it has any) and `verifyLock` on the lock beside it (when there is one); one report, totals
+ * with zeros, exit 1 when any capture fails.
+ */
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { LoretraceError } from '../../errors.js';
+import { assembleCapture } from '../../receipts/capture.js';
+import type { AssembleCaptureResult, CaptureLoreSource } from '../../receipts/capture.js';
+import { LEAKAGE_FLAGS } from '../../receipts/leakage.js';
+import { lockPathFor, verifyLock } from '../../receipts/lock.js';
+import type { LockVerificationReport } from '../../receipts/lock.js';
+import { verifyTrace } from '../../receipts/verify-trace.js';
+import type { TraceVerificationReport } from '../../receipts/verify-trace.js';
+import { parseJsonDocument, validateCapture } from '../../contracts/validate.js';
+import type { ValidationReport } from '../../contracts/types.js';
+import type { VaultIndex } from '../../types.js';
+import type { CliContext } from '../context.js';
+import { action, plural, printJson } from '../context.js';
+import { addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
+import { documentText, expandInputs, guardOutputs, lockTarget, readInputBytes, writeAllAtomic } from '../outputs.js';
+import type { OutputTarget } from '../outputs.js';
+import { reportWithErrors, shownPath } from './retrieve.js';
+import { renderLockReport } from './lock.js';
+
+interface CaptureOptions extends VaultCliOptions {
+  packet: string;
+  rawOutput: string;
+  ledger?: string;
+  fragment?: string;
+  out: string;
+  modelFamily: string;
+  reviewer: string;
+  allowInvalid?: boolean;
+  force?: boolean;
+}
+
+/** Decode the raw output's bytes as UTF-8 exactly (a BOM is kept as U+FEFF); invalid UTF-8 is refused. */
+function decodeRawOutput(bytes: Uint8Array, file: string): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    throw new LoretraceError('raw_output_not_utf8', `${file} is not UTF-8 text; the raw output is kept byte for byte in a JSON string, which holds only Unicode text`, { file, expected: 'the responder output as UTF-8 text' });
+  }
+}
+
+/** The human summary of one assembled capture. */
+function renderCapture(r: AssembleCaptureResult, written: string[]): string {
+  const c = r.capture;
+  const out: string[] = [];
+  out.push(`capture: ${c.capture_id} (${c.lore_access.mode}) review_status ${c.review_status}`);
+  const bytes = Buffer.byteLength(c.raw_output, 'utf8');
+  out.push(`  raw output: ${bytes} bytes, ${r.output_failures.length === 0 ? 'meets the output contract' : `${plural(r.output_failures.length, 'contract failure')} (kept as written: --allow-invalid)`}`);
+  for (const f of r.output_failures) out.push(`    ${f.pointer} [${f.rule}] ${f.message}`);
+  const l = r.receipts.ledger;
+  if (l) out.push(`  receipts: ledger ${l.file} — ${l.valid ? 'verifies' : 'does NOT verify'}, ${plural(l.records, 'record')}, ${l.closed ? 'closed' : 'NOT closed'}; head ${l.head ?? 'none'}`);
+  else if (r.trace) out.push(`  receipts: capture fragment (not ledger-backed)`);
+  else out.push('  receipts: none (curated_excerpts_only: no lore research)');
+  if (r.trace) {
+    const t = r.trace;
+    out.push(`  research_trace: ${plural(t.runner_captured.checked, 'runner_captured entry', 'runner_captured entries')}, ${t.runner_captured.failed} failed (${Object.entries(t.totals).map(([k, v]) => `${k} ${v}`).join(', ')})`);
+  }
+  const flags = LEAKAGE_FLAGS.filter((f) => c.leakage_audit[f]);
+  out.push(`  leakage (automated first pass): ${flags.length ? flags.join(', ') : 'no flag set'}`);
+  out.push(`  failure_labels: ${c.coordinator_review.failure_labels.length ? c.coordinator_review.failure_labels.join(', ') : 'none'}`);
+  for (const f of r.findings) out.push(`  ${f.severity} ${f.code}: ${f.message}`);
+  out.push(`  validates: ${r.valid ? 'yes' : `NO (${plural(r.validation.errors.length, 'error')})`} (responder-output schema + cross-field rules)`);
+  for (const w of written) out.push(`wrote ${w}`);
+  return out.join('\n') + '\n';
+}
+
+/** The `capture` action: read, assemble, lock, write. */
+async function runCapture(ctx: CliContext, opts: CaptureOptions): Promise<number> {
+  if (opts.ledger !== undefined && opts.fragment !== undefined) {
+    throw new LoretraceError('usage', 'give --ledger or --fragment, not both: the capture\'s receipts come from one source', {}, 2);
+  }
+  const outAbs = resolve(ctx.cwd, opts.out);
+  const lockAbs = lockPathFor(outAbs);
+  const inputs = [opts.packet, opts.ledger, opts.fragment, opts.rawOutput === '-' ? undefined : opts.rawOutput].filter((f): f is string => f !== undefined);
+  for (const f of inputs) {
+    if (resolve(ctx.cwd, f) === outAbs || resolve(ctx.cwd, f) === lockAbs) throw new LoretraceError('usage', `--out ${opts.out} names the input ${f}; expected a new file for the capture (nothing written)`, { file: opts.out }, 2);
+  }
+  await guardOutputs([{ abs: outAbs, option: '--out' }, { abs: lockAbs, option: 'the lock file' }], opts.force === true);
+  const packetIn = await readInputBytes(ctx, opts.packet, 'JSON responder packet');
+  const packetText = packetIn.bytes.toString('utf8');
+  const packet = parseJsonDocument(packetText, opts.packet);
+  const rawIn = opts.rawOutput === '-' ? { abs: null, bytes: Buffer.from(await ctx.readStdin()) } : await readInputBytes(ctx, opts.rawOutput, 'responder raw output');
+  const rawOutput = decodeRawOutput(rawIn.bytes, opts.rawOutput);
+  let source: CaptureLoreSource | undefined;
+  let sourceIn: { abs: string; bytes: Buffer } | undefined;
+  if (opts.ledger !== undefined) {
+    sourceIn = await readInputBytes(ctx, opts.ledger, 'ledger (JSONL)');
+    source = { kind: 'ledger', text: sourceIn.bytes.toString('utf8'), file: opts.ledger };
+  } else if (opts.fragment !== undefined) {
+    sourceIn = await readInputBytes(ctx, opts.fragment, 'JSON capture fragment');
+    source = { kind: 'fragment', value: parseJsonDocument(sourceIn.bytes.toString('utf8'), opts.fragment), file: opts.fragment };
+  }
+  const index = await openIndex(ctx, opts);
+  const result = await assembleCapture({
+    index, packet, packetText, packetRef: opts.packet, rawOutput, rawOutputFile: opts.rawOutput,
+    ...(source ? { source } : {}), modelFamily: opts.modelFamily, reviewer: opts.reviewer, allowInvalid: opts.allowInvalid === true,
+  });
+  const captureTarget: OutputTarget = { abs: outAbs, text: documentText(result.capture), option: '--out' };
+  const lock = lockTarget(outAbs, {
+    status: result.valid ? 'ready_for_next_role' : 'draft',
+    command: 'capture',
+    files: [
+      { abs: outAbs, role: 'output', content: captureTarget.text },
+      { abs: packetIn.abs, role: 'input', content: packetIn.bytes },
+      ...(rawIn.abs !== null ? [{ abs: rawIn.abs, role: 'input' as const, content: rawIn.bytes }] : []),
+      ...(sourceIn ? [{ abs: sourceIn.abs, role: 'input' as const, content: sourceIn.bytes }] : []),
+    ],
+    snapshot: { namespace: index.namespace, snapshot_id: index.snapshot_id },
+    policyReceipt: result.receipts.policy_receipt,
+    ledger: result.receipts.ledger && sourceIn ? { abs: sourceIn.abs, head: result.receipts.ledger.head, records: result.receipts.ledger.records, closed: result.receipts.ledger.closed } : null,
+    rawOutputSha256: result.receipts.raw_output_sha256,
+    traceBindings: result.receipts.trace_bindings,
+  });
+  await writeAllAtomic([captureTarget, lock]);
+  const written = [shownPath(ctx, outAbs), shownPath(ctx, lock.abs)];
+  if (opts.json) {
+    printJson(ctx, {
+      ok: true, capture_id: result.capture.capture_id, review_status: result.capture.review_status, valid: result.valid,
+      output_failures: result.output_failures, failure_labels: result.capture.coordinator_review.failure_labels,
+      leakage: Object.fromEntries(LEAKAGE_FLAGS.map((f) => [f, result.capture.leakage_audit[f]])),
+      trace_totals: result.trace?.totals ?? null, findings: result.findings, validation_errors: result.validation.errors, written,
+    });
+  } else ctx.stdout(renderCapture(result, written));
+  return 0;
+}
+
+/** One capture's verdict in `capture check`. */
+export interface CaptureCheck {
+  file: string;
+  validation: ValidationReport | null;
+  /** Null when the capture has no trace entries (a packet_only capture) or is not JSON. */
+  trace: TraceVerificationReport | null;
+  /** Null when no `<name>.lock.json` sits beside it. */
+  lock: LockVerificationReport | null;
+  /** Why the file could not be checked at all (not JSON, not readable); null otherwise. */
+  error: string | null;
+  ok: boolean;
+}
+
+/** Check one capture file (see the file comment). Unreadable or non-JSON files are reported, not thrown. */
+async function checkOne(ctx: CliContext, file: string, index: VaultIndex): Promise<CaptureCheck> {
+  let doc: unknown;
+  try {
+    doc = parseJsonDocument(await readInputText(ctx, file, 'JSON capture'), file);
+  } catch (e) {
+    return { file, validation: null, trace: null, lock: null, error: (e as Error).message, ok: false };
+  }
+  const validation = validateCapture(doc, { file });
+  const d = doc as { lore_access?: { research_trace?: unknown[] }; parsed_output?: { research_trace?: unknown[] } };
+  const entries = (Array.isArray(d?.lore_access?.research_trace) ? d.lore_access.research_trace.length : 0) + (Array.isArray(d?.parsed_output?.research_trace) ? d.parsed_output.research_trace.length : 0);
+  let trace: TraceVerificationReport | null = null;
+  let error: string | null = null;
+  if (entries > 0) {
+    try {
+      trace = await verifyTrace(index, doc, { file });
+    } catch (e) {
+      error = (e as Error).message;
+    }
+  }
+  const lockFile = lockPathFor(file);
+  let lock: LockVerificationReport | null = null;
+  try {
+    await stat(resolve(ctx.cwd, lockFile));
+    lock = await verifyLock(await readInputText(ctx, lockFile, 'JSON lock'), lockFile, { currentSnapshot: index.snapshot_id, cwd: ctx.cwd });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') error ??= (e as Error).message;
+  }
+  const ok = error === null && validation.valid && (trace === null || trace.ok) && (lock === null || lock.ok);
+  return { file, validation, trace, lock, error, ok };
+}
+
+/** The human form of a `capture check` report. */
+function renderChecks(checks: CaptureCheck[], totals: Record<string, number>): string {
+  const out: string[] = [];
+  for (const c of checks) {
+    out.push(`${c.file}: ${c.ok ? 'ok' : 'FAILED'}`);
+    if (c.error) out.push(`  error: ${c.error}`);
+    if (c.validation) {
+      out.push(`  validation: ${c.validation.valid ? 'valid' : `invalid (${plural(c.validation.errors.length, 'error')})`}`);
+      for (const e of c.validation.errors) out.push(`    ${e.pointer || '/'} [${e.rule}] ${e.message}`);
+    }
+    out.push(c.trace ? `  trace: ${c.trace.runner_captured.checked} runner_captured checked, ${c.trace.runner_captured.failed} failed (${Object.entries(c.trace.totals).map(([k, v]) => `${k} ${v}`).join(', ')})` : '  trace: no research_trace entries');
+    if (c.lock) out.push(...renderLockReport(c.lock).trimEnd().split('\n').map((l) => `  ${l}`));
+    else out.push('  lock: none beside it');
+  }
+  out.push(`totals: ${Object.entries(totals).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  return out.join('\n') + '\n';
+}
+
+/** Register `capture` (and `capture check`) on the program. */
+export function register(program: Command, ctx: CliContext): void {
+  const capture = addVaultOptions(program
+    .command('capture')
+    .description('assemble the Ghostlight responder output capture of a responder turn from the packet, the raw output and the run\'s receipts; write it with a lock file'), { required: false })
+    .option('--packet <packet.json>', 'the responder packet the responder answered (required)')
+    .option('--raw-output <file>', 'the responder\'s exact raw output (a file, or - for stdin) (required)')
+    .option('--ledger <ledger.jsonl>', 'the hash-chained ledger of the run (responder lane: the proxy session\'s)')
+    .option('--fragment <lore_access.json>', 'a capture fragment (retrieve --capture-out, ledger export); not ledger-backed, so the capture stays draft')
+    .option('--out <capture.json>', 'where to write the capture; its lock goes to <name>.lock.json beside it (required)')
+    .option('--model-family <name>', 'isolation.worker_model_family: the model family that produced the raw output (required)')
+    .option('--reviewer <name>', 'coordinator_review.reviewer (required)')
+    .option('--allow-invalid', 'write a draft capture with a failure label when the raw output breaks its contract, instead of refusing')
+    .option('--force', 'replace an existing output that no lock lists')
+    .option('--json', 'print a JSON summary instead of text')
+    .action(
+      action(ctx, async (opts: Partial<CaptureOptions> & VaultCliOptions) => {
+        try {
+          for (const [key, flag] of [['lore', '--lore <dir>'], ['packet', '--packet <packet.json>'], ['rawOutput', '--raw-output <file>'], ['out', '--out <capture.json>'], ['modelFamily', '--model-family <name>'], ['reviewer', '--reviewer <name>']] as const) {
+            if (opts[key] === undefined) throw new LoretraceError('usage', `required option '${flag}' not specified`, {}, 2);
+          }
+          return await runCapture(ctx, opts as CaptureOptions);
+        } catch (e) {
+          return reportWithErrors(ctx, e, opts.json === true);
+        }
+      }),
+    );
+  addVaultOptions(capture
+    .command('check')
+    .description('check captures in one report: schema and cross-field rules, research_trace against the vault, and the lock beside each')
+    .argument('<paths...>', 'capture files, or folders searched for *.capture.json'), { required: false })
+    .option('--json', 'print { captures, totals } as JSON')
+    .action(
+      action(ctx, async (paths: string[], own: Partial<VaultCliOptions>) => {
+        // commander hands options written after `check` that `capture` also defines (--lore, --json, …) to `capture`.
+        const opts = { ...capture.opts(), ...own } as Partial<VaultCliOptions>;
+        if (opts.lore === undefined) throw new LoretraceError('usage', "required option '--lore <dir>' not specified", {}, 2);
+        const files = await expandInputs(ctx, paths, '.capture.json');
+        if (files.length === 0) throw new LoretraceError('usage', `no capture found in ${paths.join(', ')} (folders are searched for *.capture.json)`, {}, 2);
+        const index = await openIndex(ctx, opts as VaultCliOptions);
+        const checks: CaptureCheck[] = [];
+        for (const f of files) checks.push(await checkOne(ctx, f, index));
+        const totals = {
+          captures: checks.length, ok: checks.filter((c) => c.ok).length, failed: checks.filter((c) => !c.ok).length,
+          invalid: checks.filter((c) => c.validation !== null && !c.validation.valid).length,
+          trace_failed: checks.filter((c) => c.trace !== null && !c.trace.ok).length,
+          lock_drift: checks.filter((c) => c.lock !== null && !c.lock.ok).length,
+          unreadable: checks.filter((c) => c.validation === null).length,
+        };
+        if (opts.json) printJson(ctx, { captures: checks, totals });
+        else ctx.stdout(renderChecks(checks, totals));
+        return totals.failed > 0 ? 1 : 0;
+      }),
+    );
+}

@@ -1,0 +1,164 @@
+/**
+ * How every command writes its outputs (seed 002: "Historical strict-handoff packets must remain immutable";
+ * "If content must change …, create the next version"):
+ * - {@link guardOutputs}: an output that exists is refused (`output_exists`, exit 2) unless `--force`; a file
+ *   listed in a loretrace lock of its folder (or a lock itself) is refused even with `--force`
+ *   (`output_locked`, exit 2) — write a new version under another name;
+ * - {@link writeAllAtomic}: every file or none, each through a fresh temp file renamed into place;
+ * - {@link lockTarget}: the `<name>.lock.json` written beside the outputs (src/receipts/lock.ts).
+ */
+import { lstat, mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { LoretraceError } from '../errors.js';
+import { buildLock, lockPathFor, lockedPaths } from '../receipts/lock.js';
+import type { BuildLockInput } from '../receipts/lock.js';
+import type { CliContext } from './context.js';
+import { MAX_INPUT_BYTES } from './vault-options.js';
+
+/**
+ * Read an input file's exact bytes (for hashing into a lock) with the checks every input gets: a regular file
+ * of at most {@link MAX_INPUT_BYTES} bytes. Returns the absolute path and the bytes.
+ * @throws LoretraceError `file_not_found` (exit 2) — `cannot read <file>: no such file` (or the reason).
+ */
+export async function readInputBytes(ctx: CliContext, file: string, what: string): Promise<{ abs: string; bytes: Buffer }> {
+  const abs = resolve(ctx.cwd, file);
+  const refuse = (why: string) => new LoretraceError('file_not_found', `cannot read ${file}: ${why}`, { file, expected: `a readable ${what} file` }, 2);
+  const reason = (e: unknown): string => {
+    const code = (e as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : (e as Error).message;
+  };
+  let st;
+  try {
+    st = await stat(abs);
+  } catch (e) {
+    throw refuse(reason(e));
+  }
+  if (st.isDirectory()) throw refuse('is a directory');
+  if (!st.isFile()) throw refuse('not a regular file');
+  if (st.size > MAX_INPUT_BYTES) throw refuse(`${st.size} bytes is larger than the ${MAX_INPUT_BYTES}-byte limit`);
+  try {
+    return { abs, bytes: await readFile(abs) };
+  } catch (e) {
+    throw refuse(reason(e));
+  }
+}
+
+/** One file a command writes: absolute path, text, and the option that named it (for messages). */
+export interface OutputTarget {
+  abs: string;
+  text: string;
+  option: string;
+}
+
+/** The JSON text loretrace writes for a document: 2-space indent, trailing newline, keys in insertion order. */
+export function documentText(value: unknown): string {
+  return JSON.stringify(value, null, 2) + '\n';
+}
+
+/**
+ * Refuse outputs that would overwrite a locked file (always) or an existing file (unless `force`); checked
+ * before anything is built or written.
+ * @throws LoretraceError `output_locked` / `output_exists` (exit 2), naming the option, the file and the lock.
+ */
+export async function guardOutputs(targets: readonly { abs: string; option: string }[], force: boolean): Promise<void> {
+  const locks = new Map<string, Map<string, string>>();
+  for (const t of targets) {
+    const folder = dirname(t.abs);
+    let listed = locks.get(folder);
+    if (!listed) {
+      listed = await lockedPaths(folder);
+      locks.set(folder, listed);
+    }
+    const lock = listed.get(t.abs);
+    if (lock !== undefined) {
+      const what = lock === t.abs ? 'is a lock file' : `is listed in the lock ${lock}`;
+      throw new LoretraceError('output_locked', `${t.option} ${t.abs} ${what}; a locked file is never overwritten, not even with --force: write a new version under another name (nothing written)`, { file: t.abs, expected: 'an output path no lock lists' }, 2);
+    }
+    let exists = false;
+    try {
+      await lstat(t.abs);
+      exists = true;
+    } catch {
+      exists = false;
+    }
+    if (exists && !force) {
+      throw new LoretraceError('output_exists', `${t.option} ${t.abs} already exists; outputs are never overwritten silently: pass --force to replace an unlocked file, or choose a new name (nothing written)`, { file: t.abs, expected: 'a path that does not exist yet' }, 2);
+    }
+  }
+}
+
+/** The lock target of a run whose main output is `mainOut`: `<name>.lock.json` beside it. */
+export function lockTarget(mainOut: string, lock: Omit<BuildLockInput, 'lockPath'>): OutputTarget {
+  const abs = lockPathFor(mainOut);
+  return { abs, text: documentText(buildLock({ ...lock, lockPath: abs })), option: 'lock file' };
+}
+
+/**
+ * Write every target or none: each text goes to a fresh temp file next to its target (created with
+ * O_EXCL, so a planted file or symlink of that name is never followed), and only when all temp files
+ * are written are they renamed into place. On a failure the temp files are removed and
+ * `write_failed` (exit 1) names the file.
+ */
+export async function writeAllAtomic(targets: readonly OutputTarget[]): Promise<void> {
+  const temps: string[] = [];
+  let renamed = 0;
+  let current: OutputTarget | undefined;
+  try {
+    for (const t of targets) {
+      current = t;
+      await mkdir(dirname(t.abs), { recursive: true });
+      const tmp = `${t.abs}.${process.pid}.${temps.length}.tmp`;
+      await writeFile(tmp, t.text, { encoding: 'utf8', flag: 'wx' });
+      temps.push(tmp);
+    }
+    for (let i = 0; i < targets.length; i++) {
+      current = targets[i];
+      await rename(temps[i] as string, (targets[i] as OutputTarget).abs);
+      renamed = i + 1;
+    }
+  } catch (e) {
+    await Promise.all(temps.slice(renamed).map((t) => rm(t, { force: true })));
+    const done = targets.slice(0, renamed).map((t) => t.abs);
+    throw new LoretraceError(
+      'write_failed',
+      `cannot write ${current?.option ?? 'output'} ${current?.abs ?? ''}: ${(e as Error).message}; ${done.length === 0 ? 'nothing was written' : `already written: ${done.join(', ')}`}`,
+      { file: current?.abs ?? '' },
+      1,
+    );
+  }
+}
+
+/**
+ * Files named by the arguments: files as given, folders walked (dot-entries skipped, names sorted) for files
+ * ending in `suffix` (`.capture.json`, `.lock.json`); a file reached twice is listed once, where first reached.
+ */
+export async function expandInputs(ctx: CliContext, args: readonly string[], suffix: string): Promise<string[]> {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  const add = (shown: string) => {
+    const abs = resolve(ctx.cwd, shown);
+    if (!seen.has(abs)) {
+      seen.add(abs);
+      out.push(shown);
+    }
+  };
+  const walk = async (dir: string, shown: string): Promise<void> => {
+    const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const e of entries) {
+      if (e.name.startsWith('.')) continue;
+      if (e.isDirectory()) await walk(join(dir, e.name), `${shown}/${e.name}`);
+      else if (e.isFile() && e.name.endsWith(suffix)) add(`${shown}/${e.name}`);
+    }
+  };
+  for (const a of args) {
+    let isDir = false;
+    try {
+      isDir = (await stat(resolve(ctx.cwd, a))).isDirectory();
+    } catch {
+      isDir = false;
+    }
+    if (isDir) await walk(resolve(ctx.cwd, a), a.replace(/\/+$/, ''));
+    else add(a);
+  }
+  return out;
+}

@@ -1,0 +1,502 @@
+/**
+ * Capture assembly: the Ghostlight responder output capture (`ghostlight.responder_output.v0`, Ghostlight's
+ * schemas/responder-output.schema.json) built from the run's own receipts instead of by hand (seed 001,
+ * "Output Captures": "The raw output must parse to the reviewed parsed_output exactly"; "If the runner cannot
+ * expose a machine-verifiable tool-call or retrieval transcript, label the sample as draft"; "Trust, but make
+ * the trust write receipts").
+ *
+ * {@link assembleCapture} reads as the algorithm:
+ * 1. {@link checkPacket} — the packet must satisfy its contract;
+ * 2. {@link parseResponderOutput} — `raw_output` is the responder's text byte for byte, `parsed_output` its
+ *    JSON parse; not JSON, a missing `output_contract.required_fields` entry or a parse that breaks the
+ *    capture schema is a contract failure (an error, or with `allowInvalid` a `draft` with a failure label —
+ *    never a repaired output);
+ * 3. {@link readLoreReceipts} — the lane's receipts: none (`curated_excerpts_only`), a ledger (verified,
+ *    bound to the packet by id and sha256, exported) or a capture fragment (`retrieve --capture-out`,
+ *    `ledger export`: not ledger-backed);
+ * 4. `verifyTrace` — every runner_captured entry against the vault;
+ * 5. {@link checkRequiredSeeds}, {@link compareClaims} — seeds the receipts never read, refs the responder
+ *    claims but the receipts never show;
+ * 6. {@link researchSummary} — the responder's own summary, else one built from the receipts;
+ * 7. `auditLeakage` (src/receipts/leakage.ts) — the automated first pass of `leakage_audit`;
+ * 8. {@link decideReview} — `accepted_as_draft` only when every runner_captured entry is ledger-backed and
+ *    verified, no seed is unconsulted, no claim is unbacked and no leakage flag is set; else `draft`.
+ *    `accepted_for_training` is always false: acceptance is a person's decision;
+ * 9. the capture is validated with the capture schema and cross-field rules (src/contracts/).
+ */
+import { createHash } from 'node:crypto';
+import { LoretraceError } from '../errors.js';
+import type { Finding } from '../errors.js';
+import type { VaultIndex } from '../types.js';
+import type {
+  CaptureLoreAccess, ParsedResponse, ResearchTraceEntry, ResearchTraceStatus, ResponderOutputCapture, ResponderPacket, ValidationIssue, ValidationReport,
+} from '../contracts/types.js';
+import { validateCapture, validateCaptureFragment, validatePacket } from '../contracts/validate.js';
+import { jsonSyntaxError, lineColumnAt } from '../contracts/rules.js';
+import { parseRef } from '../refs/ref.js';
+import { exportLedger, verifyLedger } from './ledger.js';
+import type { LedgerVerifyReport } from './ledger.js';
+import { verifyTrace } from './verify-trace.js';
+import type { TraceVerificationReport } from './verify-trace.js';
+import { auditLeakage, LEAKAGE_FLAGS } from './leakage.js';
+import type { LeakageHit } from './leakage.js';
+
+/** Where a retrieval-lane capture's receipts come from: a ledger's JSONL text, or a parsed capture fragment. */
+export type CaptureLoreSource =
+  | { kind: 'ledger'; text: string; file: string }
+  | { kind: 'fragment'; value: unknown; file: string };
+
+/** Inputs of {@link assembleCapture}. */
+export interface AssembleCaptureInput {
+  /** The vault the receipts are checked against (and whose note names the leakage pass looks for). */
+  index: VaultIndex;
+  /** The parsed packet. */
+  packet: unknown;
+  /** The packet file's text as read (its sha256 binds the capture to it; a ledger must pin the same sha256). */
+  packetText: string;
+  /** The packet file as given (becomes `packet_ref` and `isolation.visible_input_ref`). */
+  packetRef: string;
+  /** The responder's exact raw output. */
+  rawOutput: string;
+  /** Name of the raw output for messages (`-` for stdin). */
+  rawOutputFile?: string;
+  /** Required for coordinator_scoped_retrieval and responder_scoped_repository_search; refused for curated_excerpts_only. */
+  source?: CaptureLoreSource;
+  /** `isolation.worker_model_family` (required, non-blank; no default is invented). */
+  modelFamily: string;
+  /** `coordinator_review.reviewer` (required, non-blank). */
+  reviewer: string;
+  /** Write a `draft` capture with failure labels instead of refusing output that breaks the contract. */
+  allowInvalid?: boolean;
+}
+
+/** A capture as assembled: `parsed_output` is absent when the raw output is not JSON (only with `allowInvalid`). */
+export type AssembledCapture = Omit<ResponderOutputCapture, 'parsed_output'> & { parsed_output?: ParsedResponse };
+
+/** What the lock file records about a capture run: hashes and bindings that must not sit inside the capture. */
+export interface CaptureReceipts {
+  /** sha256 (hex) of the packet file's text as UTF-8. */
+  packet_sha256: string;
+  /** sha256 (hex) of `raw_output` as UTF-8 (equal to the raw output file's bytes). */
+  raw_output_sha256: string;
+  /** Vault snapshot the trace was verified against. */
+  snapshot_id: string;
+  /** Snapshot the receipts recorded (null for curated_excerpts_only). */
+  recorded_snapshot_id: string | null;
+  /** Policy receipt rows of the fragment or ledger session (null when none). */
+  policy_receipt: unknown[] | null;
+  /** The ledger's head and state (null without a ledger). */
+  ledger: { file: string; head: string | null; records: number; closed: boolean; valid: boolean } | null;
+  /** Per runner_captured entry of `lore_access.research_trace`: where it came from and its verdict. */
+  trace_bindings: { trace_id: string; source_ref: string; line_start: number; line_end: number; disposition: string; ledger_backed: boolean }[];
+}
+
+/** Result of {@link assembleCapture}. */
+export interface AssembleCaptureResult {
+  capture: AssembledCapture;
+  /** True when the capture passes the capture schema and every cross-field rule. */
+  valid: boolean;
+  validation: ValidationReport;
+  /** The responder output's contract failures (empty unless `allowInvalid` let them through). */
+  output_failures: ValidationIssue[];
+  /** Disagreements, unconsulted seeds, unbacked claims, ledger warnings: coded, never printed. */
+  findings: Finding[];
+  /** Verdicts on the receipts' trace entries (null for curated_excerpts_only). */
+  trace: TraceVerificationReport | null;
+  /** The ledger verification (null without a ledger). */
+  ledger: LedgerVerifyReport | null;
+  leakage_hits: LeakageHit[];
+  receipts: CaptureReceipts;
+}
+
+/** The failure labels {@link assembleCapture} writes into `coordinator_review.failure_labels`, in this order. */
+export const CAPTURE_FAILURE_LABELS = [
+  'raw_output_not_json', 'missing_required_fields', 'parsed_output_invalid',
+  'ledger_invalid', 'ledger_not_closed', 'trace_not_ledger_backed', 'trace_not_verified',
+  'seed_not_consulted', 'claimed_not_read', 'responder_claims_runner_captured',
+  'private_state_leak', 'author_only_leak', 'future_branch_leak', 'raw_state_soup', 'prompt_parroting', 'body_or_object_omniscience',
+] as const;
+/** One failure label of a capture. */
+export type CaptureFailureLabel = (typeof CAPTURE_FAILURE_LABELS)[number];
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+const short = (hex: string | null): string => (hex === null ? '?' : hex.slice(0, 12));
+const count = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
+
+/**
+ * Step 1: the packet must validate (schema + packet rules).
+ * @throws LoretraceError `invalid_packet` (exit 1) with the validator errors in `details.data.errors`.
+ */
+export function checkPacket(value: unknown, file: string): ResponderPacket {
+  const report = validatePacket(value, { file });
+  if (!report.valid) {
+    const first = report.errors[0]!;
+    throw new LoretraceError('invalid_packet', `${file} is not a valid responder packet (${count(report.errors.length, 'error')}; first at ${first.pointer || '/'}: ${first.message}); nothing assembled`, { file, pointer: first.pointer, expected: 'a packet that passes `loretrace validate packet`', data: { errors: report.errors } });
+  }
+  return value as ResponderPacket;
+}
+
+/**
+ * Step 2: parse the raw output and check it against the packet's `output_contract.required_fields`.
+ * Returns the parse (undefined when not JSON) and the failures, each with rule
+ * `capture.raw_output_not_json` (line and column inside the raw output), `capture.raw_output_not_object` or
+ * `capture.missing_required_field` (one per missing field, pointer `/parsed_output/<field>`). A leading
+ * byte-order mark is part of the text and makes it not JSON (the raw output is kept byte for byte).
+ */
+export function parseResponderOutput(raw: string, packet: ResponderPacket): { parsed: unknown; failures: ValidationIssue[] } {
+  const bad = jsonSyntaxError(raw);
+  if (raw === '' || bad) {
+    const { line, column } = lineColumnAt(raw, bad?.offset ?? 0);
+    const reason = raw === '' ? 'it is empty' : `${raw.charCodeAt(0) === 0xfeff ? 'it starts with a byte-order mark; ' : ''}${bad!.reason} at line ${line}, column ${column}`;
+    return { parsed: undefined, failures: [{ rule: 'capture.raw_output_not_json', pointer: '/raw_output', message: `the raw output is not JSON: ${reason}`, expected: 'one JSON object, as output_contract.response_schema asks' }] };
+  }
+  const parsed: unknown = JSON.parse(raw);
+  if (!isObj(parsed)) {
+    return { parsed, failures: [{ rule: 'capture.raw_output_not_object', pointer: '/parsed_output', message: `the raw output is JSON but not an object (got ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : typeof parsed})`, expected: 'one JSON object' }] };
+  }
+  const missing = packet.output_contract.required_fields.filter((f) => !Object.prototype.hasOwnProperty.call(parsed, f));
+  const failures = missing.map((f): ValidationIssue => ({ rule: 'capture.missing_required_field', pointer: `/parsed_output/${f}`, message: `the raw output lacks "${f}", one of the packet's output_contract.required_fields`, expected: `every field of output_contract.required_fields: ${packet.output_contract.required_fields.join(', ')}` }));
+  return { parsed, failures };
+}
+
+/** The lane's receipts, normalised (step 3). */
+interface LoreReceipts {
+  kind: 'none' | 'fragment' | 'ledger';
+  file: string | null;
+  consulted: string[];
+  followed: string[];
+  trace: ResearchTraceEntry[];
+  status: ResearchTraceStatus;
+  snapshotId: string | null;
+  policyReceipt: unknown[] | null;
+  ledger: LedgerVerifyReport | null;
+  /** True when the trace comes from a ledger that verifies. */
+  ledgerBacked: boolean;
+}
+
+/**
+ * Step 3: read the receipts the lane calls for.
+ * - `curated_excerpts_only`: none; a source is refused (`usage`, exit 2). consulted_refs are
+ *   `packet_prompt_text` and the distinct `source_excerpts[].source_ref`s, as Ghostlight's packet-only captures list them.
+ * - a ledger: verified (`verifyLedger`); its `session_start` must pin this packet (packet_id and sha256,
+ *   else `lore_source_mismatch`); then exported (`exportLedger`) — an invalid ledger is `ledger_invalid`.
+ * - a fragment: must validate (`validate capture-fragment`, else `invalid_fragment`), its mode must be the
+ *   packet's, and a `packet_id` in it must be the packet's (`lore_source_mismatch`).
+ * @throws LoretraceError `usage` (exit 2) when a retrieval lane has no source.
+ */
+export async function readLoreReceipts(packet: ResponderPacket, packetSha: string, source: CaptureLoreSource | undefined, packetFile: string): Promise<LoreReceipts> {
+  const mode = packet.lore_access.mode;
+  if (mode === 'curated_excerpts_only') {
+    if (source) throw new LoretraceError('usage', `${packetFile} is a curated_excerpts_only packet: the responder did no lore research, so --${source.kind} ${source.file} has nothing to receipt; give neither --ledger nor --fragment`, { file: source.file }, 2);
+    const refs = ['packet_prompt_text', ...new Set(packet.visible_context.source_excerpts.map((e) => e.source_ref))];
+    return { kind: 'none', file: null, consulted: refs, followed: [], trace: [], status: 'none', snapshotId: null, policyReceipt: null, ledger: null, ledgerBacked: false };
+  }
+  if (!source) {
+    throw new LoretraceError('usage', `${packetFile} is a ${mode} packet: give its receipts with --ledger <ledger.jsonl> (the run's hash-chained ledger) or --fragment <lore_access.json>`, { file: packetFile, expected: '--ledger or --fragment' }, 2);
+  }
+  if (source.kind === 'ledger') return readLedgerReceipts(packet, packetSha, source);
+  const report = validateCaptureFragment(source.value, { file: source.file });
+  if (!report.valid) {
+    const first = report.errors[0]!;
+    throw new LoretraceError('invalid_fragment', `${source.file} is not a valid capture fragment (${count(report.errors.length, 'error')}; first at ${first.pointer || '/'}: ${first.message})`, { file: source.file, pointer: first.pointer, data: { errors: report.errors } });
+  }
+  const f = source.value as { mode: string; consulted_refs: string[]; followed_refs: string[]; research_trace: ResearchTraceEntry[]; snapshot_id: string; policy_receipt: unknown[]; packet_id?: string };
+  if (f.mode !== mode) {
+    throw new LoretraceError('lore_source_mismatch', `${source.file} records mode ${f.mode} but ${packetFile} is a ${mode} packet; expected the receipts of this packet's run`, { file: source.file, pointer: '/mode', expected: mode });
+  }
+  if (f.packet_id !== undefined && f.packet_id !== packet.packet_id) {
+    throw new LoretraceError('lore_source_mismatch', `${source.file} records packet_id ${JSON.stringify(f.packet_id)} but ${packetFile} is ${JSON.stringify(packet.packet_id)}; expected the receipts of this packet's run`, { file: source.file, pointer: '/packet_id', expected: packet.packet_id });
+  }
+  return { kind: 'fragment', file: source.file, consulted: f.consulted_refs, followed: f.followed_refs, trace: f.research_trace, status: 'runner_captured', snapshotId: f.snapshot_id, policyReceipt: f.policy_receipt, ledger: null, ledgerBacked: false };
+}
+
+/** The ledger branch of {@link readLoreReceipts}. */
+async function readLedgerReceipts(packet: ResponderPacket, packetSha: string, source: { text: string; file: string }): Promise<LoreReceipts> {
+  const report = await verifyLedger(source.text, { file: source.file });
+  if (report.packet_id !== null && report.packet_id !== packet.packet_id) {
+    throw new LoretraceError('lore_source_mismatch', `ledger ${source.file} pins packet ${JSON.stringify(report.packet_id)}, not ${JSON.stringify(packet.packet_id)}; expected the ledger of this packet's session`, { file: source.file, line: 1, expected: packet.packet_id });
+  }
+  if (report.packet_sha256 !== null && report.packet_sha256 !== packetSha) {
+    throw new LoretraceError('lore_source_mismatch', `ledger ${source.file} pins packet sha256 ${report.packet_sha256}, but the packet file hashes to ${packetSha}: the packet was changed or swapped after the session`, { file: source.file, line: 1, expected: packetSha });
+  }
+  const exported = await exportLedger(source.text, { file: source.file });
+  return {
+    kind: 'ledger', file: source.file, consulted: exported.consulted_refs, followed: exported.followed_refs, trace: exported.research_trace,
+    status: 'runner_captured', snapshotId: exported.snapshot_id, policyReceipt: exported.policy_receipt, ledger: report, ledgerBacked: report.valid,
+  };
+}
+
+/** The note path a ref names (fragment dropped), or null when it is no lore ref of this vault. */
+function notePath(ref: string, namespace: string): string | null {
+  try {
+    const p = parseRef(ref.split('#')[0]!, { namespace });
+    return p.is_prefix ? null : p.path;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Step 5a: every `traversal_policy.required_seed_refs` entry must be among the notes the receipts read
+ * (consulted or followed, compared by note path). Seed 001: "the responder must consult the seed docs before
+ * answering … No consulted refs means the research-enabled response failed at the first hurdle".
+ * Returns the seeds never read, in policy order.
+ */
+export function checkRequiredSeeds(packet: ResponderPacket, read: readonly string[], namespace: string): string[] {
+  const seeds = packet.lore_access.traversal_policy?.required_seed_refs ?? [];
+  const readPaths = new Set(read.map((r) => notePath(r, namespace)).filter((p): p is string => p !== null));
+  return seeds.filter((s) => !readPaths.has(notePath(s, namespace) ?? `\u0000${s}`));
+}
+
+/** What the responder claims against what the receipts show (step 5b). */
+export interface ClaimComparison {
+  /** Refs the responder lists (consulted_refs, followed_refs, research_trace source_refs) that no receipt shows read, as written, distinct, in output order. */
+  claimed_not_read: string[];
+  /** Notes the receipts show read that the responder does not mention. */
+  read_not_claimed: string[];
+  /** Pointers of parsed_output.research_trace entries that say `runner_captured` without matching a receipt entry verbatim. */
+  unbacked_runner_claims: string[];
+}
+
+/**
+ * Step 5b: compare the responder's own research fields with the receipts (by note path). A responder's
+ * `runner_captured` entry is backed only when a receipt entry of the same file covers its lines and holds
+ * exactly its `extracted_constraint` for them.
+ */
+export function compareClaims(parsed: unknown, receipts: Pick<LoreReceipts, 'consulted' | 'followed' | 'trace'>, namespace: string): ClaimComparison {
+  const out: ClaimComparison = { claimed_not_read: [], read_not_claimed: [], unbacked_runner_claims: [] };
+  if (!isObj(parsed)) return out;
+  const readPaths = new Set([...receipts.consulted, ...receipts.followed].map((r) => notePath(r, namespace)).filter((p): p is string => p !== null));
+  const claimed: string[] = [];
+  for (const key of ['consulted_refs', 'followed_refs']) {
+    const v = parsed[key];
+    if (Array.isArray(v)) for (const r of v) if (typeof r === 'string') claimed.push(r);
+  }
+  const trace = Array.isArray(parsed.research_trace) ? parsed.research_trace : [];
+  trace.forEach((e, i) => {
+    if (!isObj(e)) return;
+    if (typeof e.source_ref === 'string') claimed.push(e.source_ref);
+    if (e.origin === 'runner_captured' && !backedByReceipt(e, receipts.trace)) out.unbacked_runner_claims.push(`/parsed_output/research_trace/${i}`);
+  });
+  // A responder that claims no research at all (the coordinator lane's usual output) has nothing to compare.
+  if (claimed.length === 0 && !Array.isArray(parsed.consulted_refs) && !Array.isArray(parsed.followed_refs) && !Array.isArray(parsed.research_trace)) return out;
+  const claimedPaths = new Set<string>();
+  for (const ref of claimed) {
+    const p = notePath(ref, namespace);
+    if (p !== null) claimedPaths.add(p);
+    if ((p === null || !readPaths.has(p)) && !out.claimed_not_read.includes(ref)) out.claimed_not_read.push(ref);
+  }
+  for (const ref of [...receipts.consulted, ...receipts.followed]) {
+    const p = notePath(ref, namespace);
+    if (p !== null && !claimedPaths.has(p) && !out.read_not_claimed.includes(ref)) out.read_not_claimed.push(ref);
+  }
+  return out;
+}
+
+/** True when a receipt entry of the same file covers the claimed lines and holds exactly the claimed text for them. */
+function backedByReceipt(claim: Obj, trace: readonly ResearchTraceEntry[]): boolean {
+  const { source_path: path, line_start: a, line_end: b, extracted_constraint: text } = claim;
+  if (typeof path !== 'string' || typeof a !== 'number' || typeof b !== 'number' || typeof text !== 'string') return false;
+  return trace.some((t) => t.source_path === path && t.line_start <= a && b <= t.line_end
+    && t.extracted_constraint.split('\n').slice(a - t.line_start, b - t.line_start + 1).join('\n') === text);
+}
+
+/**
+ * Step 6: the capture's `research_summary` — the responder's own (a non-blank string in parsed_output), else
+ * a deterministic one built from the receipts: seeds read, refs followed, constraints extracted (ref and
+ * lines of each runner_captured entry). `from` says which, for a review note.
+ */
+export function researchSummary(parsed: unknown, receipts: LoreReceipts, packet: ResponderPacket, unconsulted: readonly string[]): { summary: string; from: 'responder' | 'receipts' } {
+  if (isObj(parsed) && typeof parsed.research_summary === 'string' && parsed.research_summary.trim() !== '') return { summary: parsed.research_summary, from: 'responder' };
+  if (receipts.kind === 'none') {
+    return { summary: `No lore research: a ${packet.generation_lane} packet with curated_excerpts_only; the responder saw only the packet (${count(packet.visible_context.source_excerpts.length, 'curated source excerpt')}).`, from: 'receipts' };
+  }
+  const seeds = packet.lore_access.traversal_policy?.required_seed_refs ?? [];
+  const where = receipts.kind === 'ledger' ? `the ledger ${receipts.file}` : `the capture fragment ${receipts.file}`;
+  const constraints = receipts.trace.map((t) => `${t.source_ref} L${t.line_start}-L${t.line_end}`);
+  return {
+    summary: [
+      `Built by loretrace from ${where} (the responder gave no research_summary):`,
+      `${seeds.length - unconsulted.length} of ${count(seeds.length, 'required seed')} read${unconsulted.length ? ` (never read: ${unconsulted.join(', ')})` : ''};`,
+      `${count(receipts.consulted.length, 'note')} consulted, ${count(receipts.followed.length, 'ref')} followed${receipts.followed.length ? ` (${receipts.followed.join(', ')})` : ''};`,
+      `${count(constraints.length, 'constraint')} extracted${constraints.length ? `: ${constraints.join('; ')}` : ''}.`,
+    ].join(' '),
+    from: 'receipts',
+  };
+}
+
+/** Step 6b: the capture's lore_access — exactly Ghostlight's six keys. */
+function buildLoreAccess(packet: ResponderPacket, receipts: LoreReceipts, summary: string): CaptureLoreAccess {
+  return {
+    mode: packet.lore_access.mode,
+    consulted_refs: [...receipts.consulted],
+    followed_refs: [...receipts.followed],
+    research_trace: receipts.trace.map((t) => ({ ...t })),
+    research_trace_status: receipts.status,
+    research_summary: summary,
+  };
+}
+
+/** Everything {@link decideReview} weighs. */
+interface ReviewInputs {
+  outputFailures: ValidationIssue[];
+  receipts: LoreReceipts;
+  trace: TraceVerificationReport | null;
+  unconsulted: string[];
+  claims: ClaimComparison;
+  leakage: ReturnType<typeof auditLeakage>['audit'];
+}
+
+/**
+ * Step 8: the failure labels (in {@link CAPTURE_FAILURE_LABELS} order) and the review status: `accepted_as_draft`
+ * when there is none, else `draft`.
+ */
+export function decideReview(r: ReviewInputs): { status: 'draft' | 'accepted_as_draft'; labels: CaptureFailureLabel[] } {
+  const labels = new Set<CaptureFailureLabel>();
+  for (const f of r.outputFailures) {
+    labels.add(f.rule === 'capture.raw_output_not_json' || f.rule === 'capture.raw_output_not_object' ? 'raw_output_not_json' : f.rule === 'capture.missing_required_field' ? 'missing_required_fields' : 'parsed_output_invalid');
+  }
+  if (r.receipts.ledger && !r.receipts.ledger.valid) labels.add('ledger_invalid');
+  if (r.receipts.ledger && !r.receipts.ledger.closed) labels.add('ledger_not_closed');
+  if (r.receipts.kind !== 'none' && !r.receipts.ledgerBacked) labels.add('trace_not_ledger_backed');
+  if (r.trace && r.trace.runner_captured.failed > 0) labels.add('trace_not_verified');
+  if (r.unconsulted.length > 0) labels.add('seed_not_consulted');
+  if (r.claims.claimed_not_read.length > 0) labels.add('claimed_not_read');
+  if (r.claims.unbacked_runner_claims.length > 0) labels.add('responder_claims_runner_captured');
+  for (const flag of LEAKAGE_FLAGS) if (r.leakage[flag]) labels.add(flag);
+  const ordered = CAPTURE_FAILURE_LABELS.filter((l) => labels.has(l));
+  return { status: ordered.length === 0 ? 'accepted_as_draft' : 'draft', labels: ordered };
+}
+
+/** The review notes: what loretrace checked, in the order it checked it. */
+function reviewNotes(input: AssembleCaptureInput, packetSha: string, rawSha: string, r: ReviewInputs & { summaryFrom: 'responder' | 'receipts'; status: string; labels: string[]; index: VaultIndex }): string[] {
+  const notes: string[] = [];
+  const bytes = Buffer.byteLength(input.rawOutput, 'utf8');
+  notes.push(`Assembled by loretrace capture from packet ${input.packetRef} (sha256 ${packetSha}, also in the lock file) and the responder's raw output ${input.rawOutputFile ?? ''}`.trimEnd() + ` (${bytes} bytes, sha256 ${rawSha}); raw_output is that text byte for byte and parsed_output its JSON parse, unedited.`);
+  notes.push(r.outputFailures.length === 0
+    ? 'The raw output is one JSON object with every output_contract.required_fields entry and passes the capture schema.'
+    : `The raw output breaks the output contract (${r.outputFailures.map((f) => `${f.pointer}: ${f.message}`).join('; ')}); kept as written with --allow-invalid.`);
+  const rc = r.receipts;
+  if (rc.kind === 'none') notes.push('curated_excerpts_only: no lore research to receipt; research_trace_status none.');
+  else if (rc.kind === 'ledger') {
+    const l = rc.ledger!;
+    notes.push(`Receipts from ledger ${rc.file}: ${l.valid ? 'verifies' : 'does NOT verify'} (${count(l.records, 'record')}, ${l.closed ? 'closed by session_end' : 'NOT closed'}, head ${l.head_hash ?? 'none'}); it pins this packet's id and sha256.`);
+  } else notes.push(`Receipts from capture fragment ${rc.file}: not ledger-backed (no hash-chained record of the lookups was given), so the capture stays draft.`);
+  if (r.trace) {
+    const t = r.trace;
+    notes.push(`lore_access.research_trace: ${count(t.runner_captured.checked, 'runner_captured entry', 'runner_captured entries')} checked against ${r.index.namespace} snapshot ${short(t.snapshot.current)}${t.snapshot.drift ? ` (recorded ${short(t.snapshot.recorded)}: DRIFT)` : ''}, ${t.runner_captured.failed} failed (${Object.entries(t.totals).map(([k, v]) => `${k} ${v}`).join(', ')}).`);
+  }
+  const seeds = (input.packet as ResponderPacket).lore_access.traversal_policy?.required_seed_refs;
+  if (rc.kind !== 'none' && seeds) notes.push(r.unconsulted.length === 0 ? `Required seeds: all ${seeds.length} read.` : `Required seeds never read: ${r.unconsulted.join(', ')}.`);
+  if (r.claims.claimed_not_read.length) notes.push(`The responder claims refs the receipts never show read: ${r.claims.claimed_not_read.join(', ')}.`);
+  if (r.claims.read_not_claimed.length) notes.push(`Read according to the receipts but not mentioned by the responder: ${r.claims.read_not_claimed.join(', ')}.`);
+  if (r.claims.unbacked_runner_claims.length) notes.push(`parsed_output entries labelled runner_captured that match no receipt verbatim: ${r.claims.unbacked_runner_claims.join(', ')}; only lore_access.research_trace holds the runner's entries.`);
+  if (rc.kind !== 'none') notes.push(r.summaryFrom === 'responder' ? 'research_summary is the responder\'s own (parsed_output.research_summary).' : 'research_summary was built by loretrace from the receipts: the responder gave none.');
+  notes.push('leakage_audit is an automated first pass (see its notes); a reviewer must confirm it.');
+  notes.push(r.status === 'accepted_as_draft'
+    ? 'review_status accepted_as_draft: every runner_captured entry is ledger-backed and verified, every required seed was read, no claim is unbacked and no leakage flag is set. accepted_for_training stays false: acceptance is a person\'s decision.'
+    : `review_status draft: ${r.labels.join(', ')}. accepted_for_training stays false.`);
+  return notes;
+}
+
+/** Findings for the caller (the CLI prints them; a test asserts them). */
+function captureFindings(r: ReviewInputs, file: string): Finding[] {
+  const out: Finding[] = [];
+  for (const s of r.unconsulted) out.push({ code: 'seed_not_consulted', severity: 'error', message: `required seed ${s} was never read according to the receipts`, path: file });
+  if (r.claims.claimed_not_read.length) out.push({ code: 'claimed_not_read', severity: 'warning', message: `the responder claims refs the receipts never show read: ${r.claims.claimed_not_read.join(', ')}`, path: file, pointer: '/parsed_output' });
+  for (const p of r.claims.unbacked_runner_claims) out.push({ code: 'responder_claims_runner_captured', severity: 'warning', message: `${p} says origin runner_captured but matches no receipt entry verbatim`, path: file, pointer: p });
+  for (const f of r.receipts.ledger?.findings ?? []) out.push({ ...f, path: f.path ?? r.receipts.file ?? file });
+  return out;
+}
+
+/** Split the capture's validation errors: those caused by the responder output, and the rest (an assembly bug). */
+function splitValidation(errors: ValidationIssue[]): { output: ValidationIssue[]; other: ValidationIssue[] } {
+  const fromOutput = (e: ValidationIssue) => e.pointer.startsWith('/parsed_output') || e.pointer === '/raw_output' || e.rule === 'capture.agent_mismatch';
+  return { output: errors.filter(fromOutput), other: errors.filter((e) => !fromOutput(e)) };
+}
+
+/**
+ * Assemble the responder output capture of one responder turn (see the file comment for the steps).
+ * Async: verifies the trace against the vault's files. Deterministic: same inputs → the same capture.
+ *
+ * `capture_id` is `<packet_id>.capture` (Ghostlight's naming); `packet_ref` and `isolation.visible_input_ref`
+ * are `packetRef`; `coordinator_artifact_ref`, `responder_agent_id`, `generation_lane`, `fixture_lane`,
+ * `canon_status` and `isolation.isolation_method` come from the packet, `isolation.hidden_context_refs` from
+ * `hidden_context_audit.omitted_context_refs`, `isolation.fork_context` is false (the packet demands
+ * `no_conversation_context`).
+ *
+ * @throws LoretraceError `usage` (exit 2: blank modelFamily or reviewer, missing or needless lore source),
+ *   `invalid_packet`, `invalid_fragment`, `lore_source_mismatch`, `ledger_invalid` (a ledger that does not
+ *   verify cannot be exported), `invalid_raw_output` (the output breaks its contract and `allowInvalid` is
+ *   off; `details.data.errors` lists every failure), `capture_invalid` (the assembled capture breaks a rule
+ *   outside the responder's output — a bug, reported rather than written).
+ */
+export async function assembleCapture(input: AssembleCaptureInput): Promise<AssembleCaptureResult> {
+  if (input.modelFamily.trim() === '') throw new LoretraceError('usage', 'the worker model family must be non-blank (it becomes isolation.worker_model_family; no default is invented)', { expected: 'e.g. "Codex subagent"' }, 2);
+  if (input.reviewer.trim() === '') throw new LoretraceError('usage', 'the reviewer must be non-blank (it becomes coordinator_review.reviewer)', { expected: 'a name' }, 2);
+  const packet = checkPacket(input.packet, input.packetRef);
+  const packetSha = sha256(input.packetText);
+  const rawSha = sha256(input.rawOutput);
+  const { parsed, failures } = parseResponderOutput(input.rawOutput, packet);
+  const receipts = await readLoreReceipts(packet, packetSha, input.source, input.packetRef);
+  const trace = receipts.kind === 'none' ? null : await verifyTrace(input.index, { research_trace: receipts.trace, snapshot_id: receipts.snapshotId, policy_receipt: receipts.policyReceipt ?? [] }, { file: receipts.file ?? undefined });
+  const unconsulted = receipts.kind === 'none' ? [] : checkRequiredSeeds(packet, [...receipts.consulted, ...receipts.followed], input.index.namespace);
+  const claims = receipts.kind === 'none' ? { claimed_not_read: [], read_not_claimed: [], unbacked_runner_claims: [] } : compareClaims(parsed, receipts, input.index.namespace);
+  const { summary, from } = researchSummary(parsed, receipts, packet, unconsulted);
+  const leakage = auditLeakage({ rawOutput: input.rawOutput, ...(parsed !== undefined ? { parsed } : {}), packet, index: input.index });
+
+  const draft = (status: string, labels: string[], notes: string[]): AssembledCapture => ({
+    schema_version: 'ghostlight.responder_output.v0',
+    capture_id: `${packet.packet_id}.capture`,
+    review_status: status as AssembledCapture['review_status'],
+    fixture_lane: packet.fixture_lane,
+    canon_status: packet.canon_status,
+    packet_ref: input.packetRef,
+    coordinator_artifact_ref: packet.coordinator_artifact_ref,
+    responder_agent_id: packet.responder_agent_id,
+    generation_lane: packet.generation_lane,
+    lore_access: buildLoreAccess(packet, receipts, summary),
+    isolation: {
+      isolation_method: packet.isolation_requirements.isolation_method,
+      fork_context: false,
+      visible_input_ref: input.packetRef,
+      hidden_context_refs: [...packet.hidden_context_audit.omitted_context_refs],
+      worker_model_family: input.modelFamily,
+    },
+    raw_output: input.rawOutput,
+    ...(parsed !== undefined ? { parsed_output: parsed as ParsedResponse } : {}),
+    leakage_audit: leakage.audit,
+    coordinator_review: { reviewer: input.reviewer, accepted_for_training: false, review_notes: notes, coordinator_interventions: [], failure_labels: labels },
+  });
+
+  // The capture schema judges the parsed output too (update candidates, field types): validate once to
+  // collect those failures, then decide the review with them.
+  const probe = splitValidation(validateCapture(draft('draft', [], []), { file: input.packetRef }).errors);
+  const outputFailures = [...failures, ...probe.output.filter((e) => !failures.some((f) => f.pointer === e.pointer) && !(failures.length > 0 && parsed === undefined))];
+  if (outputFailures.length > 0 && input.allowInvalid !== true) {
+    const what = outputFailures.map((f) => `${f.pointer}: ${f.message}`).join('; ');
+    throw new LoretraceError('invalid_raw_output', `${input.rawOutputFile ?? 'the raw output'} breaks the output contract of ${input.packetRef}: ${what}; nothing written (pass --allow-invalid to write a draft capture with a failure label)`, { file: input.rawOutputFile ?? '', pointer: outputFailures[0]!.pointer, expected: 'the JSON object output_contract asks for', data: { errors: outputFailures } });
+  }
+  const reviewIn: ReviewInputs = { outputFailures, receipts, trace, unconsulted, claims, leakage: leakage.audit };
+  const { status, labels } = decideReview(reviewIn);
+  const notes = reviewNotes(input, packetSha, rawSha, { ...reviewIn, summaryFrom: from, status, labels, index: input.index });
+  const capture = draft(status, labels, notes);
+  const validation = validateCapture(capture, { file: input.packetRef });
+  const split = splitValidation(validation.errors);
+  if (split.other.length > 0) {
+    const first = split.other[0]!;
+    throw new LoretraceError('capture_invalid', `the assembled capture breaks ${first.rule} at ${first.pointer || '/'} (${first.message}): the inputs disagree in a way loretrace does not repair; nothing written`, { pointer: first.pointer, data: { errors: split.other } });
+  }
+  return {
+    capture, valid: validation.valid, validation, output_failures: outputFailures,
+    findings: captureFindings(reviewIn, input.packetRef), trace, ledger: receipts.ledger, leakage_hits: leakage.hits,
+    receipts: {
+      packet_sha256: packetSha, raw_output_sha256: rawSha, snapshot_id: input.index.snapshot_id, recorded_snapshot_id: receipts.snapshotId,
+      policy_receipt: receipts.policyReceipt,
+      ledger: receipts.ledger ? { file: receipts.file!, head: receipts.ledger.head_hash, records: receipts.ledger.records, closed: receipts.ledger.closed, valid: receipts.ledger.valid } : null,
+      trace_bindings: (trace?.entries ?? []).map((e) => ({ trace_id: e.trace_id, source_ref: e.source_ref, line_start: e.line_start, line_end: e.line_end, disposition: e.disposition, ledger_backed: receipts.ledgerBacked })),
+    },
+  };
+}

@@ -1,0 +1,259 @@
+/**
+ * The automated first pass of a capture's `leakage_audit` (Ghostlight responder-output `$defs/leakage_audit`;
+ * seed 001, "Packet Contents": the responder must not see or repeat "raw state internals such as
+ * current_activation, plasticity, raw dimension scores, coordinator rationale, author-only answers, or future
+ * branch plans"; "spoken_text is not the place to dump the packet contract").
+ *
+ * What it scans: the responder's text — every string value of the parsed output joined with "\n" when the
+ * raw output is JSON (so escaped quotes and line breaks compare as the responder wrote them), else the raw
+ * output itself. Every comparison is in `hiddenTextForm` (NFKC, format characters removed, white-space runs
+ * one space, lower case: the form the packet validator and `retrieve` use for hidden text), and a name must
+ * stand as a whole phrase (no letter or digit right before or after it), so `Veil Drive` is found in
+ * `the Veil Drive hums` but `Echo` is not found in `Echoes`.
+ *
+ * What it decides (booleans it sets true on a hit):
+ * - `private_state_leak` / `future_branch_leak` / `author_only_leak`: the name, title, alias or path of an
+ *   entry of `hidden_context_audit.omitted_context_refs` (or of a vault note under it) appears. The entry's
+ *   own words choose the boolean: one mentioning `private` → private_state_leak, `future` → future_branch_leak,
+ *   anything else (author notes, coordinator rationale, hidden lore) → author_only_leak.
+ * - `raw_state_soup`: a raw-state marker of {@link RAW_STATE_MARKERS} (`current_activation`, `plasticity`, …)
+ *   or a numeric dimension score (`trust 0.77`, `fear: .4`, `stress=1.0`: a word, then an optional `:` or
+ *   `=`, then a decimal number from 0 to 1 with 1-3 decimals).
+ * - `prompt_parroting`: a long line of `packet_prompt_text` (at least {@link PARROT_MIN_CHARS} characters and
+ *   {@link PARROT_MIN_WORDS} words once list markers and `#` are stripped) appears verbatim.
+ *
+ * What it only reports (notes for the reviewer, no boolean): names of vault notes outside the policy's
+ * `allowed_prefixes` (the responder may know such a name from the packet itself; a person decides).
+ * `body_or_object_omniscience` is never decided automatically. Every note says it comes from the automated
+ * pass and that the booleans left false must be confirmed by a reviewer.
+ */
+import type { NoteRecord, VaultIndex } from '../types.js';
+import type { ResponderPacket } from '../contracts/types.js';
+import { RAW_STATE_MARKERS, hiddenTextForm } from '../contracts/rules.js';
+import { isUnderPrefix, parseRef } from '../refs/ref.js';
+
+/** A prompt line must be at least this many characters (after trimming) to count as parroted. */
+export const PARROT_MIN_CHARS = 60;
+/** A prompt line must have at least this many words to count as parroted. */
+export const PARROT_MIN_WORDS = 8;
+/** Names shorter than this (in `hiddenTextForm`) are not searched: too many chance matches. */
+export const MIN_NAME_CHARS = 4;
+
+/** Ghostlight's leakage_audit object. */
+export interface LeakageAudit {
+  private_state_leak: boolean;
+  author_only_leak: boolean;
+  future_branch_leak: boolean;
+  raw_state_soup: boolean;
+  prompt_parroting: boolean;
+  body_or_object_omniscience: boolean;
+  notes: string[];
+}
+
+/** The booleans of a leakage audit, in Ghostlight's order. */
+export const LEAKAGE_FLAGS = ['private_state_leak', 'author_only_leak', 'future_branch_leak', 'raw_state_soup', 'prompt_parroting', 'body_or_object_omniscience'] as const;
+/** One boolean of a leakage audit. */
+export type LeakageFlag = (typeof LEAKAGE_FLAGS)[number];
+
+/** One thing the scan found: which flag it sets (null: reported only), what was matched, and why it matters. */
+export interface LeakageHit {
+  flag: LeakageFlag | null;
+  /** The phrase as the source wrote it (a title, an alias, a path, a marker, a prompt line). */
+  matched: string;
+  /** Where the phrase comes from: `hidden_context_audit.omitted_context_refs/2`, `note World/X.md`, `packet_prompt_text line 14`, … */
+  source: string;
+}
+
+/** Result of {@link auditLeakage}: the audit object for the capture plus the hits behind it. */
+export interface LeakageResult {
+  audit: LeakageAudit;
+  hits: LeakageHit[];
+}
+
+/** Inputs of {@link auditLeakage}. */
+export interface AuditLeakageInput {
+  /** The responder's exact raw text. */
+  rawOutput: string;
+  /** Its JSON parse, when it is JSON (string values are then what is scanned). */
+  parsed?: unknown;
+  packet: ResponderPacket;
+  /** The vault: omitted lore refs are expanded to their notes' titles, aliases and paths; notes outside the prefixes are named. */
+  index: VaultIndex;
+}
+
+/** Every string value of a JSON value, depth first in document order (keys are not included). */
+function stringValues(value: unknown, out: string[] = []): string[] {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') out.push(v);
+    else if (Array.isArray(v)) for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
+    else if (v !== null && typeof v === 'object') {
+      const vals = Object.values(v as Record<string, unknown>);
+      for (let i = vals.length - 1; i >= 0; i--) stack.push(vals[i]);
+    }
+  }
+  return out;
+}
+
+/** True when `form` contains `needle` (both in hiddenTextForm) as a whole phrase. */
+function hasPhrase(form: string, needle: string): boolean {
+  if (needle.length < MIN_NAME_CHARS) return false;
+  const word = /[\p{L}\p{N}]/u;
+  for (let k = form.indexOf(needle); k >= 0; k = form.indexOf(needle, k + 1)) {
+    const before = k === 0 ? '' : form.slice(k - 1, k);
+    const after = form.slice(k + needle.length, k + needle.length + 1);
+    const edgeOk = (ch: string, inner: string) => ch === '' || !word.test(ch) || !word.test(inner);
+    if (edgeOk(before, needle[0] as string) && edgeOk(after, needle[needle.length - 1] as string)) return true;
+  }
+  return false;
+}
+
+/** The names a note can be mentioned by: title, aliases, vault path and path without `.md` (distinct, in that order). */
+function noteNames(note: NoteRecord): string[] {
+  const names = [note.title, ...note.aliases, note.path, note.path.replace(/\.md$/, '')];
+  return [...new Set(names.filter((n) => typeof n === 'string' && n.trim() !== ''))];
+}
+
+/** Which boolean an omitted_context_refs entry's hit sets (see the file comment). */
+function flagForOmitted(ref: string): LeakageFlag {
+  const words = ref.toLowerCase();
+  if (words.includes('private')) return 'private_state_leak';
+  if (words.includes('future')) return 'future_branch_leak';
+  return 'author_only_leak';
+}
+
+/** Notes of `index` a ref names: the note itself, or every note under a folder prefix; [] when it is no lore ref of this vault. */
+function notesUnder(ref: string, index: VaultIndex): NoteRecord[] {
+  let parsed;
+  try {
+    parsed = parseRef(ref, { namespace: index.namespace });
+  } catch {
+    return [];
+  }
+  if (!ref.includes(':') && !parsed.is_prefix && !parsed.path.endsWith('.md')) return [];
+  return index.notes.filter((n) => (parsed.is_prefix ? isUnderPrefix(n.path, parsed.path) : n.path === parsed.path || n.path === `${parsed.path}.md`));
+}
+
+/** Hits on omitted refs: the entry itself and, for a lore ref, every name of the notes under it. */
+function omittedHits(form: string, packet: ResponderPacket, index: VaultIndex): LeakageHit[] {
+  const hits: LeakageHit[] = [];
+  packet.hidden_context_audit.omitted_context_refs.forEach((ref, i) => {
+    const source = `hidden_context_audit.omitted_context_refs/${i} (${JSON.stringify(ref)})`;
+    const flag = flagForOmitted(ref);
+    const names = [ref, ...notesUnder(ref, index).flatMap(noteNames)];
+    for (const name of [...new Set(names)]) {
+      if (hasPhrase(form, hiddenTextForm(name).trim())) hits.push({ flag, matched: name, source });
+    }
+  });
+  return hits;
+}
+
+/**
+ * Reported-only hits: names of notes outside every allowed prefix of the packet's traversal_policy. A title
+ * or alias without an upper-case letter or digit (`index`, `notes`) is a common word, not a proper name, and
+ * is not searched; paths always are.
+ */
+function outOfPrefixHits(form: string, packet: ResponderPacket, index: VaultIndex): LeakageHit[] {
+  const policy = packet.lore_access.traversal_policy;
+  if (!policy) return [];
+  const prefixes: string[] = [];
+  for (const p of policy.allowed_prefixes) {
+    try {
+      prefixes.push(parseRef(p, { namespace: index.namespace }).path);
+    } catch {
+      // A prefix of another vault admits nothing here; the packet validator reports bad refs.
+    }
+  }
+  const hits: LeakageHit[] = [];
+  for (const note of index.notes) {
+    if (prefixes.some((p) => isUnderPrefix(note.path, p))) continue;
+    for (const name of noteNames(note)) {
+      if (!name.includes('/') && !/[\p{Lu}\p{N}]/u.test(name)) continue;
+      if (hasPhrase(form, hiddenTextForm(name).trim())) hits.push({ flag: null, matched: name, source: `note ${note.path} (outside allowed_prefixes)` });
+    }
+  }
+  return hits;
+}
+
+/** A numeric dimension score: a word, an optional `:`/`=`, a decimal from 0 to 1 with 1-3 decimals. */
+const DIMENSION_SCORE = /(?<![\p{L}\p{N}_])(\p{L}[\p{L}_-]*)\s*[:=]?\s*(-?(?:0|1)?\.\d{1,3})(?![\p{N}.])/gu;
+
+/** Raw-state hits: the markers, then numeric dimension scores (each distinct text once). */
+function rawStateHits(text: string, form: string): LeakageHit[] {
+  const hits: LeakageHit[] = [];
+  for (const marker of RAW_STATE_MARKERS) {
+    if (form.includes(hiddenTextForm(marker))) hits.push({ flag: 'raw_state_soup', matched: marker, source: 'raw-state marker (seed 001)' });
+  }
+  const seen = new Set<string>();
+  for (const m of text.normalize('NFKC').matchAll(DIMENSION_SCORE)) {
+    const value = Number(m[2]);
+    if (!(value >= 0 && value <= 1) || seen.has(m[0])) continue;
+    seen.add(m[0]);
+    hits.push({ flag: 'raw_state_soup', matched: m[0], source: 'numeric dimension score' });
+  }
+  return hits;
+}
+
+/** Prompt lines long enough to count, in hiddenTextForm, with their 1-based line numbers. */
+function longPromptLines(prompt: string): { line: number; text: string; form: string }[] {
+  const out: { line: number; text: string; form: string }[] = [];
+  prompt.split(/\r\n|\r|\n/).forEach((raw, i) => {
+    const text = raw.trim().replace(/^(?:[-*+]\s+|#+\s+|\d+[.)]\s+)/, '').trim();
+    if (text.length < PARROT_MIN_CHARS || text.split(/\s+/).length < PARROT_MIN_WORDS) return;
+    out.push({ line: i + 1, text, form: hiddenTextForm(text).trim() });
+  });
+  return out;
+}
+
+/** Parroting hits: long prompt lines that appear verbatim in the responder's text. */
+function parrotHits(form: string, prompt: string): LeakageHit[] {
+  return longPromptLines(prompt)
+    .filter((l) => form.includes(l.form))
+    .map((l) => ({ flag: 'prompt_parroting' as const, matched: l.text, source: `packet_prompt_text line ${l.line}` }));
+}
+
+/** Short form of a matched phrase for a note. */
+function shown(s: string): string {
+  return JSON.stringify(s.length > 100 ? `${s.slice(0, 99)}…` : s);
+}
+
+/** The audit's notes: what was scanned, each hit, and which booleans a reviewer must confirm. */
+function auditNotes(audit: LeakageAudit, hits: LeakageHit[], scanned: string, packet: ResponderPacket): string[] {
+  const notes = [`Automated first pass by loretrace over ${scanned}: omitted refs (names, titles, aliases, paths), notes outside the policy's allowed_prefixes, raw-state markers and numeric dimension scores, verbatim prompt lines of ${PARROT_MIN_CHARS}+ characters.`];
+  for (const h of hits) {
+    notes.push(h.flag === null
+      ? `Names ${shown(h.matched)} — ${h.source}; not necessarily a leak, a reviewer must confirm.`
+      : `${h.flag}: ${shown(h.matched)} — ${h.source}.`);
+  }
+  if (!packet.lore_access.traversal_policy) notes.push('The packet has no traversal_policy, so no note was checked against allowed_prefixes.');
+  const unset = LEAKAGE_FLAGS.filter((f) => !audit[f] && f !== 'body_or_object_omniscience');
+  notes.push(`${unset.length ? `Left false because the pass found nothing: ${unset.join(', ')} (private, author-only and future-branch leaks only by the omitted refs' names). ` : ''}Never decided automatically: body_or_object_omniscience${audit.body_or_object_omniscience ? '' : ' (false)'}. A reviewer must confirm every flag left false.`);
+  return notes;
+}
+
+/**
+ * Run the automated leakage pass over a responder's output (see the file comment for what is scanned,
+ * decided and only reported). Deterministic: hits in the order omitted refs, notes outside the prefixes
+ * (index order), raw-state markers, dimension scores, prompt lines. Never throws.
+ *
+ * @example auditLeakage({ rawOutput: '{"spoken_text":"trust 0.77"}', parsed: {...}, packet, index }).audit.raw_state_soup // true
+ */
+export function auditLeakage(input: AuditLeakageInput): LeakageResult {
+  const { packet, index } = input;
+  const text = input.parsed !== undefined ? stringValues(input.parsed).join('\n') : input.rawOutput;
+  const form = hiddenTextForm(text);
+  const hits = [
+    ...omittedHits(form, packet, index),
+    ...outOfPrefixHits(form, packet, index),
+    ...rawStateHits(text, form),
+    ...parrotHits(form, packet.packet_prompt_text),
+  ];
+  const audit: LeakageAudit = {
+    private_state_leak: false, author_only_leak: false, future_branch_leak: false,
+    raw_state_soup: false, prompt_parroting: false, body_or_object_omniscience: false, notes: [],
+  };
+  for (const h of hits) if (h.flag !== null) audit[h.flag] = true;
+  audit.notes = auditNotes(audit, hits, input.parsed !== undefined ? 'the string values of the parsed output' : 'the raw output text', packet);
+  return { audit, hits };
+}

@@ -1,0 +1,243 @@
+/**
+ * Locked, versioned artifacts (seed 002, "packet.lock.json Advanced Optional Mode": "The lock detects drift
+ * after handoff"; "Historical strict-handoff packets must remain immutable"). Every loretrace run that writes
+ * files writes `<name>.lock.json` beside them (schemas/lock.schema.json): the sha256 and size of every output
+ * and input file, the vault snapshot, the policy receipt, the ledger head and the trace bindings.
+ *
+ * - {@link lockPathFor} — where the lock of an output goes;
+ * - {@link buildLock} — the lock document of a run (pure: hashes the bytes it is given);
+ * - {@link verifyLock} — re-hash every listed file, compare the vault snapshot, one disposition per file and
+ *   totals with zeros (seed 003: "an omitted total is indistinguishable from zero");
+ * - {@link lockedPaths} — the files the locks of a folder list, which a run must never overwrite.
+ */
+import { createHash } from 'node:crypto';
+import { readFile, readdir } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { LoretraceError } from '../errors.js';
+import { outputSchema } from '../contracts/schemas.js';
+import { parseJsonDocument } from '../contracts/validate.js';
+
+/** `schema_version` of a lock written by this version. */
+export const LOCK_SCHEMA_VERSION = 'loretrace.lock.v1';
+
+/** Seed 002's manifest statuses that apply to a run's outputs. */
+export type LockStatus = 'draft' | 'ready_for_next_role';
+/** The commands that write locks. */
+export type LockCommand = 'retrieve' | 'capture' | 'ledger export';
+
+/** One file of a lock. `path` is relative to the lock's folder (POSIX); `bytes` its size. */
+export interface LockFileEntry {
+  path: string;
+  sha256: string;
+  role: 'output' | 'input';
+  bytes: number;
+}
+
+/** One runner_captured entry's binding (`record_hash`/`seq` when a ledger record backs it). */
+export interface LockTraceBinding {
+  trace_id: string;
+  source_ref: string;
+  line_start: number;
+  line_end: number;
+  disposition?: string;
+  ledger_backed?: boolean;
+  record_hash?: string;
+  seq?: number;
+  [extra: string]: unknown;
+}
+
+/** A lock document (schemas/lock.schema.json). Key order is fixed as listed. */
+export interface LockDocument {
+  schema_version: typeof LOCK_SCHEMA_VERSION;
+  status: LockStatus;
+  command: LockCommand;
+  files: LockFileEntry[];
+  snapshot: { namespace: string; snapshot_id: string } | null;
+  policy_receipt: unknown[] | null;
+  ledger: { path: string; head: string | null; records: number; closed: boolean } | null;
+  raw_output_sha256?: string;
+  trace_bindings: LockTraceBinding[];
+}
+
+/** A file handed to {@link buildLock}: absolute path, role and its exact bytes (a string is UTF-8). */
+export interface LockInputFile {
+  abs: string;
+  role: 'output' | 'input';
+  content: string | Uint8Array;
+}
+
+/** Inputs of {@link buildLock}. Absolute paths; `ledger.abs` is made relative like the files. */
+export interface BuildLockInput {
+  lockPath: string;
+  status: LockStatus;
+  command: LockCommand;
+  files: LockInputFile[];
+  snapshot: { namespace: string; snapshot_id: string } | null;
+  policyReceipt: unknown[] | null;
+  ledger: { abs: string; head: string | null; records: number; closed: boolean } | null;
+  rawOutputSha256?: string;
+  traceBindings: LockTraceBinding[];
+}
+
+const sha256 = (bytes: string | Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
+const posix = (p: string): string => p.split(sep).join('/');
+
+/**
+ * The lock of an output: `<out without .json>.lock.json` beside it (`x.capture.json` → `x.capture.lock.json`,
+ * `session` → `session.lock.json`).
+ */
+export function lockPathFor(outPath: string): string {
+  return join(dirname(outPath), `${basename(outPath).replace(/\.json$/i, '')}.lock.json`);
+}
+
+/** A path relative to the lock's folder, POSIX separators. */
+function relToLock(lockPath: string, abs: string): string {
+  const rel = posix(relative(dirname(lockPath), abs));
+  return rel === '' ? '.' : rel;
+}
+
+/**
+ * The lock document of a run: files outputs first, each with sha256 and size of the content given (what was
+ * written or read), paths relative to the lock's folder. Pure and deterministic. A file listed twice (an
+ * output that is also an input) is refused with `usage`: a run never reads and writes one file.
+ */
+export function buildLock(input: BuildLockInput): LockDocument {
+  const ordered = [...input.files.filter((f) => f.role === 'output'), ...input.files.filter((f) => f.role === 'input')];
+  const seen = new Set<string>();
+  const files = ordered.map((f): LockFileEntry => {
+    const path = relToLock(input.lockPath, f.abs);
+    if (seen.has(path)) throw new LoretraceError('usage', `${f.abs} is listed twice in the lock of ${input.lockPath}; expected each file once`, { file: f.abs }, 2);
+    seen.add(path);
+    const bytes = typeof f.content === 'string' ? Buffer.byteLength(f.content, 'utf8') : f.content.byteLength;
+    return { path, sha256: sha256(f.content), role: f.role, bytes };
+  });
+  return {
+    schema_version: LOCK_SCHEMA_VERSION,
+    status: input.status,
+    command: input.command,
+    files,
+    snapshot: input.snapshot,
+    policy_receipt: input.policyReceipt,
+    ledger: input.ledger ? { path: relToLock(input.lockPath, input.ledger.abs), head: input.ledger.head, records: input.ledger.records, closed: input.ledger.closed } : null,
+    ...(input.rawOutputSha256 !== undefined ? { raw_output_sha256: input.rawOutputSha256 } : {}),
+    trace_bindings: input.traceBindings,
+  };
+}
+
+/**
+ * Disposition of one listed file: `unchanged` (same sha256), `changed` (drift: other bytes), `missing` (cannot
+ * be read as a regular file).
+ */
+export type LockFileDisposition = 'unchanged' | 'changed' | 'missing';
+/** Every file disposition, in the order totals use. */
+export const LOCK_FILE_DISPOSITIONS: readonly LockFileDisposition[] = ['unchanged', 'changed', 'missing'];
+
+/**
+ * Disposition of the vault snapshot: `unchanged` / `changed` against the vault given, `not_checked` when no
+ * vault was given, `not_recorded` when the lock records none.
+ */
+export type LockSnapshotDisposition = 'unchanged' | 'changed' | 'not_checked' | 'not_recorded';
+
+/** The verdict on one listed file. */
+export interface LockFileVerdict {
+  path: string;
+  role: 'output' | 'input';
+  disposition: LockFileDisposition;
+  expected_sha256: string;
+  /** sha256 of the file now; null when missing. */
+  actual_sha256: string | null;
+  /** Why it is not `unchanged`; null otherwise. */
+  detail: string | null;
+}
+
+/** What {@link verifyLock} returns (`loretrace lock verify --json` prints one per lock). */
+export interface LockVerificationReport {
+  schema_version: 'loretrace.lock_verification.v1';
+  file: string;
+  command: LockCommand;
+  status: LockStatus;
+  files: LockFileVerdict[];
+  snapshot: { disposition: LockSnapshotDisposition; recorded: string | null; current: string | null };
+  /** Count per file disposition, every key present. */
+  totals: Record<LockFileDisposition, number>;
+  /** True when every file is unchanged and the snapshot is not `changed`. */
+  ok: boolean;
+}
+
+/**
+ * Parse and schema-check a lock document.
+ * @throws LoretraceError `bad_json` (exit 2) for text that is not JSON; `bad_lock` (exit 1) naming the pointer
+ *   when it is not a lock of schemas/lock.schema.json.
+ */
+export function parseLock(text: string, file: string): LockDocument {
+  const value = parseJsonDocument(text, file);
+  const validate = outputSchema('lock');
+  if (!validate(value)) {
+    const err = validate.errors?.[0];
+    throw new LoretraceError('bad_lock', `${file} is not a loretrace lock: ${err?.instancePath || '/'} ${err?.message ?? 'is invalid'}`, { file, pointer: err?.instancePath ?? '', expected: 'a lock of schemas/lock.schema.json' });
+  }
+  return value as LockDocument;
+}
+
+/**
+ * Verify a lock: re-hash every listed file (paths relative to the lock's folder) and compare the recorded
+ * vault snapshot with `currentSnapshot` when given. Reads files; never throws for drift (drift is data).
+ * @throws LoretraceError as {@link parseLock}; `bad_lock` for a listed path that is absolute.
+ */
+export async function verifyLock(text: string, file: string, options: { currentSnapshot?: string; cwd?: string } = {}): Promise<LockVerificationReport> {
+  const lock = parseLock(text, file);
+  const folder = dirname(resolve(options.cwd ?? process.cwd(), file));
+  const files: LockFileVerdict[] = [];
+  for (const [i, f] of lock.files.entries()) {
+    if (isAbsolute(f.path)) throw new LoretraceError('bad_lock', `${file}: /files/${i}/path ${JSON.stringify(f.path)} is absolute; expected a path relative to the lock's folder`, { file, pointer: `/files/${i}/path` });
+    let actual: string | null = null;
+    try {
+      actual = sha256(await readFile(resolve(folder, f.path)));
+    } catch {
+      actual = null;
+    }
+    const disposition: LockFileDisposition = actual === null ? 'missing' : actual === f.sha256 ? 'unchanged' : 'changed';
+    const detail = disposition === 'missing' ? `${f.path} cannot be read (listed as ${f.role})`
+      : disposition === 'changed' ? `${f.path} has sha256 ${actual}, the lock recorded ${f.sha256}: the ${f.role} changed after the run (write a new version instead)` : null;
+    files.push({ path: f.path, role: f.role, disposition, expected_sha256: f.sha256, actual_sha256: actual, detail });
+  }
+  const recorded = lock.snapshot?.snapshot_id ?? null;
+  const current = options.currentSnapshot ?? null;
+  const snap: LockSnapshotDisposition = recorded === null ? 'not_recorded' : current === null ? 'not_checked' : recorded === current ? 'unchanged' : 'changed';
+  const totals = Object.fromEntries(LOCK_FILE_DISPOSITIONS.map((d) => [d, 0])) as Record<LockFileDisposition, number>;
+  for (const v of files) totals[v.disposition] += 1;
+  return {
+    schema_version: 'loretrace.lock_verification.v1', file, command: lock.command, status: lock.status, files,
+    snapshot: { disposition: snap, recorded, current }, totals,
+    ok: totals.changed === 0 && totals.missing === 0 && snap !== 'changed',
+  };
+}
+
+/**
+ * Absolute paths of every file listed by the loretrace locks (`*.lock.json` with our schema_version) in
+ * `folder`, mapped to the lock that lists them, plus the locks themselves. A `*.lock.json` that is not JSON or
+ * not ours is not a loretrace lock and is skipped. An unreadable folder lists nothing.
+ */
+export async function lockedPaths(folder: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  let names: string[];
+  try {
+    names = await readdir(folder);
+  } catch {
+    return out;
+  }
+  for (const name of names.filter((n) => n.endsWith('.lock.json')).sort()) {
+    const abs = join(folder, name);
+    let doc: unknown;
+    try {
+      doc = JSON.parse(await readFile(abs, 'utf8'));
+    } catch {
+      continue;
+    }
+    const d = doc as Partial<LockDocument> | null;
+    if (!d || d.schema_version !== LOCK_SCHEMA_VERSION || !Array.isArray(d.files)) continue;
+    out.set(abs, abs);
+    for (const f of d.files) if (f && typeof f.path === 'string' && !out.has(resolve(folder, f.path))) out.set(resolve(folder, f.path), abs);
+  }
+  return out;
+}

@@ -1,0 +1,436 @@
+/**
+ * Capture assembly (src/receipts/capture.ts, src/receipts/leakage.ts) and `loretrace capture` on the bundled
+ * FixtureLore files only: a packet_only packet, the coordinator lane through `retrieve --capture-out`, the
+ * responder lane through a real ProxySession ledger, invalid raw outputs, disagreements, unconsulted seeds,
+ * an unclosed ledger, a swapped packet, the automated leakage pass, and `capture check` over many files.
+ * Every capture is also validated with Ghostlight's original schema when ../shared is present.
+ */
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { main } from '../src/cli/main.js';
+import { indexVault } from '../src/indexer/build.js';
+import { assembleCapture } from '../src/receipts/capture.js';
+import type { AssembleCaptureInput } from '../src/receipts/capture.js';
+import { auditLeakage } from '../src/receipts/leakage.js';
+import { exportLedger } from '../src/receipts/ledger.js';
+import { validateCapture } from '../src/contracts/validate.js';
+import type { ResponderPacket } from '../src/contracts/types.js';
+import type { VaultIndex } from '../src/types.js';
+import { fakeClock, fixtureSession, PROXY_PACKET, R, tempDir } from './helpers/proxy.js';
+import { FIXTURES, FIXTURE_VAULT, GHOSTLIGHT, hasShared, sharedNotice } from './helpers/shared.js';
+
+const CAPTURES = join(FIXTURES, 'captures');
+const MARA_PACKET = join(FIXTURES, 'packets', 'brinefall-intake.turn-01.mara-voss.draft.packet.json');
+const MARA_RAW = join(CAPTURES, 'mara-voss.turn-01.raw.json');
+const ILSE_RAW = join(CAPTURES, 'dock-warden-ilse.research.raw.json');
+const DRAFT_POLICY = join(FIXTURES, 'packets', 'brinefall-intake.policy.json');
+const read = (f: string): string => readFileSync(f, 'utf8');
+
+let tmp: { dir: string; cleanup: () => void };
+let index: VaultIndex;
+/** Every capture file a test wrote, validated against Ghostlight's original schema at the end. */
+const written: string[] = [];
+
+async function run(argv: string[], stdin = ''): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await main(argv, {
+    stdout: (t) => void (out += t), stderr: (t) => void (err += t), env: { LORETRACE_INDEX_DIR: join(tmp.dir, 'index') }, cwd: tmp.dir,
+    readStdin: async () => Buffer.from(stdin, 'utf8'),
+  });
+  return { code, out, err };
+}
+
+/** A closed FixtureLore session ledger: reads two seeds, follows to Brinefall Blackout and reads it. */
+async function ilseLedger(path: string, options: { seeds?: 'both' | 'territories-only'; close?: boolean } = {}): Promise<void> {
+  const s = await fixtureSession({ ledgerPath: path, clock: fakeClock() });
+  await s.call('lore_read', { ref: `${R.territories}#Brinefall Shelf` });
+  if (options.seeds !== 'territories-only') await s.call('lore_read', { ref: `${R.factions}#Movements` });
+  await s.call('lore_follow', { from_ref: R.territories, target: 'Brinefall Blackout' });
+  await s.call('lore_read', { ref: `${R.blackout}#chunk1` });
+  await s.close();
+  if (options.close === false) {
+    // Cut the session_end record off: a ledger without its closing record.
+    const lines = read(path).split('\n').filter((l) => l !== '');
+    writeFileSync(path, lines.slice(0, -1).join('\n') + '\n');
+  }
+}
+
+const base = (over: Partial<AssembleCaptureInput>): AssembleCaptureInput => ({
+  index, packet: JSON.parse(read(MARA_PACKET)), packetText: read(MARA_PACKET), packetRef: 'packets/mara.packet.json',
+  rawOutput: read(MARA_RAW), rawOutputFile: 'mara.raw.json', modelFamily: 'fixture model', reviewer: 'fixture reviewer', ...over,
+});
+
+beforeAll(async () => {
+  tmp = tempDir('loretrace-capture-');
+  index = await indexVault(FIXTURE_VAULT, { indexDir: join(tmp.dir, 'index') });
+  copyFileSync(MARA_PACKET, join(tmp.dir, 'mara.packet.json'));
+  copyFileSync(MARA_RAW, join(tmp.dir, 'mara.raw.json'));
+  copyFileSync(PROXY_PACKET, join(tmp.dir, 'ilse.packet.json'));
+  copyFileSync(ILSE_RAW, join(tmp.dir, 'ilse.raw.json'));
+  await ilseLedger(join(tmp.dir, 'ilse.jsonl'));
+});
+afterAll(() => tmp?.cleanup());
+
+describe('assembleCapture on a packet_only packet (curated_excerpts_only)', () => {
+  it('fills every field from its source of truth and keeps the raw output byte for byte', async () => {
+    const r = await assembleCapture(base({}));
+    const c = r.capture;
+    expect(c.schema_version).toBe('ghostlight.responder_output.v0');
+    expect(c.capture_id).toBe('brinefall-intake.turn-01.mara-voss.packet.capture');
+    expect(c.review_status).toBe('accepted_as_draft');
+    expect([c.fixture_lane, c.canon_status, c.generation_lane, c.responder_agent_id]).toEqual(['historical_grounded', 'draft', 'packet_only', 'mara_voss']);
+    expect(c.packet_ref).toBe('packets/mara.packet.json');
+    expect(c.coordinator_artifact_ref).toBe('lore-fixtures/packets/brinefall-intake.turn-01.coordinator.json');
+    expect(c.isolation).toEqual({
+      isolation_method: 'subagent_no_fork', fork_context: false, visible_input_ref: 'packets/mara.packet.json',
+      hidden_context_refs: ['FixtureLore:World/Pre-Elysium/Author Notes/', 'Brinefall Truth', 'future branch continuation', 'coordinator review rationale'],
+      worker_model_family: 'fixture model',
+    });
+    expect(c.raw_output).toBe(read(MARA_RAW));
+    expect(c.parsed_output).toEqual(JSON.parse(read(MARA_RAW)));
+    expect(c.lore_access).toEqual({
+      mode: 'curated_excerpts_only',
+      consulted_refs: ['packet_prompt_text', 'lore-fixtures/packets/brinefall-intake.turn-01.scene-digest.json#capacity'],
+      followed_refs: [],
+      research_trace: [],
+      research_trace_status: 'none',
+      research_summary: 'No lore research: a packet_only packet with curated_excerpts_only; the responder saw only the packet (1 curated source excerpt).',
+    });
+    expect(Object.keys(c.lore_access)).toEqual(['mode', 'consulted_refs', 'followed_refs', 'research_trace', 'research_trace_status', 'research_summary']);
+    expect(c.coordinator_review.accepted_for_training).toBe(false);
+    expect(c.coordinator_review.reviewer).toBe('fixture reviewer');
+    expect(c.coordinator_review.failure_labels).toEqual([]);
+    expect(c.leakage_audit).toMatchObject({ private_state_leak: false, author_only_leak: false, future_branch_leak: false, raw_state_soup: false, prompt_parroting: false, body_or_object_omniscience: false });
+    expect(r.valid).toBe(true);
+    expect(validateCapture(c).errors).toEqual([]);
+    expect(r.trace).toBeNull();
+  });
+
+  it('is deterministic: the same inputs give the same capture', async () => {
+    expect(JSON.stringify((await assembleCapture(base({}))).capture)).toBe(JSON.stringify((await assembleCapture(base({}))).capture));
+  });
+
+  it('refuses a lore source for a packet that did no research', async () => {
+    await expect(assembleCapture(base({ source: { kind: 'fragment', value: {}, file: 'f.json' } }))).rejects.toMatchObject({ code: 'usage', exitCode: 2 });
+  });
+
+  it('refuses a blank model family or reviewer (no invented default)', async () => {
+    await expect(assembleCapture(base({ modelFamily: ' ' }))).rejects.toMatchObject({ code: 'usage' });
+    await expect(assembleCapture(base({ reviewer: '' }))).rejects.toMatchObject({ code: 'usage' });
+  });
+});
+
+describe('assembleCapture: raw output that breaks its contract', () => {
+  it('refuses output that is not JSON, naming line and column', async () => {
+    await expect(assembleCapture(base({ rawOutput: '{"responder_agent_id": "mara_voss",\n  oops}' }))).rejects.toMatchObject({
+      code: 'invalid_raw_output',
+      message: 'mara.raw.json breaks the output contract of packets/mara.packet.json: /raw_output: the raw output is not JSON: expected a property name in double quotes, found "o" at line 2, column 3; nothing written (pass --allow-invalid to write a draft capture with a failure label)',
+    });
+  });
+
+  it('refuses output that lacks output_contract.required_fields, naming each missing field', async () => {
+    const partial = JSON.stringify({ ...JSON.parse(read(MARA_RAW)), intended_effect: undefined, unresolved_hooks: undefined });
+    const e = await assembleCapture(base({ rawOutput: partial })).catch((x: unknown) => x as { code: string; details: { data: { errors: { pointer: string; rule: string }[] } } });
+    expect((e as { code: string }).code).toBe('invalid_raw_output');
+    expect((e as { details: { data: { errors: { pointer: string; rule: string }[] } } }).details.data.errors.map((x) => [x.pointer, x.rule])).toEqual([
+      ['/parsed_output/intended_effect', 'capture.missing_required_field'],
+      ['/parsed_output/unresolved_hooks', 'capture.missing_required_field'],
+    ]);
+  });
+
+  it('refuses a parse that breaks the capture schema (an update candidate without value)', async () => {
+    const raw = JSON.stringify({ ...JSON.parse(read(MARA_RAW)), relationship_update_candidates: [{ target: 'Idris', update: 'trusts less' }] });
+    await expect(assembleCapture(base({ rawOutput: raw }))).rejects.toMatchObject({ code: 'invalid_raw_output', details: { pointer: '/parsed_output/relationship_update_candidates/0' } });
+  });
+
+  it('with allowInvalid writes a draft with failure labels and never repairs the output', async () => {
+    const notJson = 'Mara says: five cots.';
+    const r = await assembleCapture(base({ rawOutput: notJson, allowInvalid: true }));
+    expect(r.capture.review_status).toBe('draft');
+    expect(r.capture.raw_output).toBe(notJson);
+    expect('parsed_output' in r.capture).toBe(false);
+    expect(r.capture.coordinator_review.failure_labels).toEqual(['raw_output_not_json']);
+    expect(r.valid).toBe(false);
+    expect(r.validation.errors.map((e) => [e.pointer, e.rule])).toEqual([['/parsed_output', 'schema.required'], ['/raw_output', 'capture.raw_output_not_json']]);
+    const partial = JSON.stringify({ ...JSON.parse(read(MARA_RAW)), unresolved_hooks: undefined });
+    const p = await assembleCapture(base({ rawOutput: partial, allowInvalid: true }));
+    expect(p.capture.coordinator_review.failure_labels).toEqual(['missing_required_fields']);
+    expect(p.capture.parsed_output).toEqual(JSON.parse(partial));
+  });
+});
+
+describe('assembleCapture in responder_scoped_repository_search (a real ProxySession ledger)', () => {
+  const ilse = (over: Partial<AssembleCaptureInput> = {}): AssembleCaptureInput => base({
+    packet: JSON.parse(read(PROXY_PACKET)), packetText: read(PROXY_PACKET), packetRef: 'ilse.packet.json',
+    rawOutput: read(ILSE_RAW), rawOutputFile: 'ilse.raw.json', source: { kind: 'ledger', text: read(join(tmp.dir, 'ilse.jsonl')), file: 'ilse.jsonl' }, ...over,
+  });
+
+  it('mirrors the ledger into lore_access, keeps the responder\'s research fields in parsed_output, and accepts as draft', async () => {
+    const r = await assembleCapture(ilse());
+    const exported = await exportLedger(read(join(tmp.dir, 'ilse.jsonl')));
+    const c = r.capture;
+    expect(c.lore_access).toEqual({
+      mode: 'responder_scoped_repository_search',
+      consulted_refs: [R.territories, R.factions],
+      followed_refs: [R.blackout],
+      research_trace: exported.research_trace,
+      research_trace_status: 'runner_captured',
+      research_summary: JSON.parse(read(ILSE_RAW)).research_summary,
+    });
+    expect(c.lore_access.research_trace!.map((t) => [t.trace_id, t.source_ref, t.line_start, t.line_end])).toEqual([
+      ['ledger-1-0', `${R.territories}#chunk1`, 5, 8],
+      ['ledger-2-0', `${R.factions}#chunk2`, 11, 14],
+      ['ledger-4-0', `${R.blackout}#chunk1`, 9, 13],
+    ]);
+    expect(c.parsed_output).toEqual(JSON.parse(read(ILSE_RAW)));
+    expect(r.trace!.totals).toEqual({ verified: 3, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, missing_file: 0, policy_violation: 0, drifted: 0, unverifiable: 0 });
+    expect(r.ledger).toMatchObject({ valid: true, closed: true, records: 6 });
+    expect(c.review_status).toBe('accepted_as_draft');
+    expect(c.coordinator_review.failure_labels).toEqual([]);
+    expect(c.coordinator_review.accepted_for_training).toBe(false);
+    expect(c.coordinator_review.review_notes.at(-1)).toBe('review_status accepted_as_draft: every runner_captured entry is ledger-backed and verified, every required seed was read, no claim is unbacked and no leakage flag is set. accepted_for_training stays false: acceptance is a person\'s decision.');
+    expect(c.coordinator_review.review_notes).toContain('research_summary is the responder\'s own (parsed_output.research_summary).');
+    expect(r.findings).toEqual([]);
+    expect(r.valid).toBe(true);
+    expect(r.receipts.ledger).toEqual({ file: 'ilse.jsonl', head: exported.ledger_head, records: 6, closed: true, valid: true });
+  });
+
+  it('reports refs the responder claims but the ledger never shows read, by name, and stays draft', async () => {
+    const raw = JSON.parse(read(ILSE_RAW));
+    raw.consulted_refs.push('FixtureLore:World/Politics/Harbor Neutrality.md');
+    const r = await assembleCapture(ilse({ rawOutput: JSON.stringify(raw) }));
+    expect(r.capture.review_status).toBe('draft');
+    expect(r.capture.coordinator_review.failure_labels).toEqual(['claimed_not_read']);
+    expect(r.findings).toEqual([{ code: 'claimed_not_read', severity: 'warning', message: 'the responder claims refs the receipts never show read: FixtureLore:World/Politics/Harbor Neutrality.md', path: 'ilse.packet.json', pointer: '/parsed_output' }]);
+    expect(r.capture.coordinator_review.review_notes).toContain('The responder claims refs the receipts never show read: FixtureLore:World/Politics/Harbor Neutrality.md.');
+    expect(r.capture.parsed_output).toEqual(raw);
+  });
+
+  it('never lets a responder-written runner_captured entry pass unless a ledger entry holds its exact lines', async () => {
+    const raw = JSON.parse(read(ILSE_RAW));
+    raw.research_trace[0].origin = 'runner_captured';
+    raw.research_trace.push({ ...raw.research_trace[0], trace_id: 'ilse.exact', line_start: 8, line_end: 8, extracted_constraint: 'Salvage rights on the shelf are sold by the hour, and a crew that overstays pays in fuel.' });
+    const r = await assembleCapture(ilse({ rawOutput: JSON.stringify(raw) }));
+    expect(r.findings.map((f) => [f.code, f.pointer])).toEqual([['responder_claims_runner_captured', '/parsed_output/research_trace/0']]);
+    expect(r.capture.coordinator_review.failure_labels).toEqual(['responder_claims_runner_captured']);
+    expect(r.capture.review_status).toBe('draft');
+  });
+
+  it('names a required seed the ledger never read (seed_not_consulted) and stays draft', async () => {
+    const ledger = join(tmp.dir, 'ilse-one-seed.jsonl');
+    await ilseLedger(ledger, { seeds: 'territories-only' });
+    const raw = JSON.parse(read(ILSE_RAW));
+    raw.consulted_refs = [R.territories];
+    const r = await assembleCapture(ilse({ rawOutput: JSON.stringify(raw), source: { kind: 'ledger', text: read(ledger), file: 'ilse-one-seed.jsonl' } }));
+    expect(r.findings).toContainEqual({ code: 'seed_not_consulted', severity: 'error', message: `required seed ${R.factions} was never read according to the receipts`, path: 'ilse.packet.json' });
+    expect(r.capture.coordinator_review.failure_labels).toEqual(['seed_not_consulted']);
+    expect(r.capture.coordinator_review.review_notes).toContain(`Required seeds never read: ${R.factions}.`);
+  });
+
+  it('makes a capture from a ledger without its closing record draft (ledger_not_closed)', async () => {
+    const ledger = join(tmp.dir, 'ilse-open.jsonl');
+    await ilseLedger(ledger, { close: false });
+    const r = await assembleCapture(ilse({ source: { kind: 'ledger', text: read(ledger), file: 'ilse-open.jsonl' } }));
+    expect(r.ledger).toMatchObject({ valid: true, closed: false, records: 5 });
+    expect(r.capture.review_status).toBe('draft');
+    expect(r.capture.coordinator_review.failure_labels).toEqual(['ledger_not_closed']);
+    expect(r.findings.map((f) => f.code)).toEqual(['ledger_not_closed']);
+  });
+
+  it('refuses a ledger whose session pinned another packet (the packet file was swapped)', async () => {
+    const swapped = read(PROXY_PACKET).replace('Two sanctuary berths remain', 'Three sanctuary berths remain');
+    expect(swapped).not.toBe(read(PROXY_PACKET));
+    await expect(assembleCapture(ilse({ packet: JSON.parse(swapped), packetText: swapped }))).rejects.toMatchObject({ code: 'lore_source_mismatch' });
+  });
+
+  it('refuses a ledger that does not verify (an edited record)', async () => {
+    const edited = read(join(tmp.dir, 'ilse.jsonl')).replace('"line_end":8', '"line_end":7');
+    await expect(assembleCapture(ilse({ source: { kind: 'ledger', text: edited, file: 'edited.jsonl' } }))).rejects.toMatchObject({ code: 'ledger_invalid' });
+  });
+
+  it('without a ledger or fragment is a usage error naming both options', async () => {
+    await expect(assembleCapture(ilse({ source: undefined }))).rejects.toMatchObject({ code: 'usage', message: 'ilse.packet.json is a responder_scoped_repository_search packet: give its receipts with --ledger <ledger.jsonl> (the run\'s hash-chained ledger) or --fragment <lore_access.json>' });
+  });
+});
+
+describe('auditLeakage (automated first pass)', () => {
+  const packet = (): ResponderPacket => JSON.parse(read(MARA_PACKET)) as ResponderPacket;
+  const audit = (over: Record<string, unknown>, p: ResponderPacket = packet()) => {
+    const parsed = { ...JSON.parse(read(MARA_RAW)), ...over };
+    return auditLeakage({ rawOutput: JSON.stringify(parsed), parsed, packet: p, index });
+  };
+
+  it('finds nothing in the clean fixture output and says which flags a reviewer must confirm', () => {
+    const r = audit({});
+    expect(r.hits).toEqual([]);
+    expect(r.audit.notes.at(-1)).toBe('Left false because the pass found nothing: private_state_leak, author_only_leak, future_branch_leak, raw_state_soup, prompt_parroting (private, author-only and future-branch leaks only by the omitted refs\' names). Never decided automatically: body_or_object_omniscience (false). A reviewer must confirm every flag left false.');
+    expect(r.audit.notes[0]).toMatch(/^Automated first pass by loretrace/);
+  });
+
+  it('sets author_only_leak for an omitted ref and the title of a hidden note under an omitted prefix', () => {
+    const r = audit({ private_interpretation: 'The brinefall  TRUTH is that the tower light was a signal.' });
+    expect(r.audit.author_only_leak).toBe(true);
+    expect(r.hits).toEqual([
+      { flag: 'author_only_leak', matched: 'Brinefall Truth', source: 'hidden_context_audit.omitted_context_refs/0 ("FixtureLore:World/Pre-Elysium/Author Notes/")' },
+      { flag: 'author_only_leak', matched: 'Brinefall Truth', source: 'hidden_context_audit.omitted_context_refs/1 ("Brinefall Truth")' },
+    ]);
+  });
+
+  it('sets future_branch_leak for an omitted future-branch ref and raw_state_soup for markers and dimension scores', () => {
+    const r = audit({ spoken_text: 'Per the future branch continuation, my trust 0.77 and current_activation say no.' });
+    expect([r.audit.future_branch_leak, r.audit.raw_state_soup, r.audit.private_state_leak]).toEqual([true, true, false]);
+    expect(r.hits.map((h) => [h.flag, h.matched])).toEqual([
+      ['future_branch_leak', 'future branch continuation'],
+      ['raw_state_soup', 'current_activation'],
+      ['raw_state_soup', 'trust 0.77'],
+    ]);
+  });
+
+  it('sets prompt_parroting for a long prompt line repeated verbatim', () => {
+    const line = 'The sanctuary berth is a raft deck of cots under tarpaulin, a galley stove, a repair bench and the chalk capacity board. Nine of fourteen cots are taken. The old tower light is burning on the shelf.';
+    const r = audit({ spoken_text: line });
+    expect(r.audit.prompt_parroting).toBe(true);
+    expect(r.hits).toEqual([{ flag: 'prompt_parroting', matched: line, source: 'packet_prompt_text line 11' }]);
+  });
+
+  it('only reports (no flag) the name of a note outside the policy\'s allowed_prefixes', () => {
+    const research = JSON.parse(read(PROXY_PACKET)) as ResponderPacket;
+    const r = audit({ spoken_text: 'Not even the Veil Drive could cross the reach tonight.' }, research);
+    expect(r.hits).toEqual([{ flag: null, matched: 'Veil Drive', source: 'note World/Post-Elysium/Veil Drive.md (outside allowed_prefixes)' }]);
+    expect(Object.values(r.audit).filter((v) => v === true)).toEqual([]);
+    expect(r.audit.notes).toContain('Names "Veil Drive" — note World/Post-Elysium/Veil Drive.md (outside allowed_prefixes); not necessarily a leak, a reviewer must confirm.');
+  });
+
+  it('matches whole phrases only', () => {
+    expect(audit({ spoken_text: 'Brinefall Truthfulness is a virtue.' }).hits).toEqual([]);
+  });
+});
+
+describe('loretrace capture (CLI)', () => {
+  it('writes the capture and its lock, then refuses to overwrite (exists; locked even with --force)', async () => {
+    const r = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'mara.packet.json', '--raw-output', 'mara.raw.json', '--out', 'mara.capture.json', '--model-family', 'fixture model', '--reviewer', 'fixture reviewer']);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    written.push(join(tmp.dir, 'mara.capture.json'));
+    expect(r.out).toBe([
+      'capture: brinefall-intake.turn-01.mara-voss.packet.capture (curated_excerpts_only) review_status accepted_as_draft',
+      `  raw output: ${Buffer.byteLength(read(MARA_RAW))} bytes, meets the output contract`,
+      '  receipts: none (curated_excerpts_only: no lore research)',
+      '  leakage (automated first pass): no flag set',
+      '  failure_labels: none',
+      '  validates: yes (responder-output schema + cross-field rules)',
+      'wrote mara.capture.json',
+      'wrote mara.capture.lock.json',
+      '',
+    ].join('\n'));
+    const lock = JSON.parse(read(join(tmp.dir, 'mara.capture.lock.json')));
+    expect(lock.files.map((f: { path: string; role: string }) => [f.path, f.role])).toEqual([['mara.capture.json', 'output'], ['mara.packet.json', 'input'], ['mara.raw.json', 'input']]);
+    const again = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'mara.packet.json', '--raw-output', 'mara.raw.json', '--out', 'mara.capture.json', '--model-family', 'm', '--reviewer', 'r']);
+    expect(again.code).toBe(2);
+    expect(again.err).toBe(`loretrace: --out ${join(tmp.dir, 'mara.capture.json')} is listed in the lock ${join(tmp.dir, 'mara.capture.lock.json')}; a locked file is never overwritten, not even with --force: write a new version under another name (nothing written) [output_locked]\n`);
+    writeFileSync(join(tmp.dir, 'plain.capture.json'), '{}\n');
+    const exists = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'mara.packet.json', '--raw-output', 'mara.raw.json', '--out', 'plain.capture.json', '--model-family', 'm', '--reviewer', 'r']);
+    expect(exists.code).toBe(2);
+    expect(exists.err).toBe(`loretrace: --out ${join(tmp.dir, 'plain.capture.json')} already exists; outputs are never overwritten silently: pass --force to replace an unlocked file, or choose a new name (nothing written) [output_exists]\n`);
+    const forced = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'mara.packet.json', '--raw-output', 'mara.raw.json', '--out', 'plain.capture.json', '--model-family', 'm', '--reviewer', 'r', '--force']);
+    expect(forced.code).toBe(0);
+    written.push(join(tmp.dir, 'plain.capture.json'));
+  });
+
+  it('reads the raw output from stdin with --raw-output - (the lock records its sha256)', async () => {
+    const raw = read(MARA_RAW);
+    const r = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'mara.packet.json', '--raw-output', '-', '--out', 'stdin.capture.json', '--model-family', 'm', '--reviewer', 'r', '--json'], raw);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(read(join(tmp.dir, 'stdin.capture.json'))).raw_output).toBe(raw);
+    const lock = JSON.parse(read(join(tmp.dir, 'stdin.capture.lock.json')));
+    expect(lock.files.map((f: { path: string }) => f.path)).toEqual(['stdin.capture.json', 'mara.packet.json']);
+    expect(lock.raw_output_sha256).toBe((await import('node:crypto')).createHash('sha256').update(raw).digest('hex'));
+    written.push(join(tmp.dir, 'stdin.capture.json'));
+  });
+
+  it('prints the contract failures of an invalid raw output and writes nothing; --allow-invalid writes a draft', async () => {
+    writeFileSync(join(tmp.dir, 'bad.raw.txt'), 'Mara says: five cots.');
+    const r = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'mara.packet.json', '--raw-output', 'bad.raw.txt', '--out', 'bad.capture.json', '--model-family', 'm', '--reviewer', 'r']);
+    expect(r.code).toBe(1);
+    expect(r.err).toBe([
+      'loretrace: bad.raw.txt breaks the output contract of mara.packet.json: /raw_output: the raw output is not JSON: expected a JSON value, found "M" at line 1, column 1; nothing written (pass --allow-invalid to write a draft capture with a failure label) [invalid_raw_output]',
+      '  /raw_output [capture.raw_output_not_json] the raw output is not JSON: expected a JSON value, found "M" at line 1, column 1 (expected one JSON object, as output_contract.response_schema asks)',
+      '',
+    ].join('\n'));
+    expect(existsSync(join(tmp.dir, 'bad.capture.json'))).toBe(false);
+    const d = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'mara.packet.json', '--raw-output', 'bad.raw.txt', '--out', 'bad.capture.json', '--model-family', 'm', '--reviewer', 'r', '--allow-invalid', '--json']);
+    expect(d.code).toBe(0);
+    expect(JSON.parse(d.out)).toMatchObject({ ok: true, review_status: 'draft', valid: false, failure_labels: ['raw_output_not_json'] });
+    expect(JSON.parse(read(join(tmp.dir, 'bad.capture.lock.json'))).status).toBe('draft');
+  });
+
+  it('refuses --ledger together with --fragment, and a missing --model-family', async () => {
+    const both = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'ilse.packet.json', '--raw-output', 'ilse.raw.json', '--ledger', 'ilse.jsonl', '--fragment', 'x.json', '--out', 'x.capture.json', '--model-family', 'm', '--reviewer', 'r']);
+    expect(both.code).toBe(2);
+    expect(both.err).toBe("loretrace: give --ledger or --fragment, not both: the capture's receipts come from one source; see 'loretrace capture --help' [usage]\n");
+    const noModel = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'mara.packet.json', '--raw-output', 'mara.raw.json', '--out', 'y.capture.json', '--reviewer', 'r']);
+    expect(noModel.code).toBe(2);
+    expect(noModel.err).toBe("loretrace: required option '--model-family <name>' not specified; see 'loretrace capture --help' [usage]\n");
+  });
+
+  it('assembles the responder lane from the session ledger', async () => {
+    const r = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'ilse.packet.json', '--raw-output', 'ilse.raw.json', '--ledger', 'ilse.jsonl', '--out', 'ilse.capture.json', '--model-family', 'fixture model', '--reviewer', 'fixture reviewer']);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('review_status accepted_as_draft');
+    expect(r.out).toContain('research_trace: 3 runner_captured entries, 0 failed');
+    written.push(join(tmp.dir, 'ilse.capture.json'));
+    const lock = JSON.parse(read(join(tmp.dir, 'ilse.capture.lock.json')));
+    expect(lock.ledger).toMatchObject({ path: 'ilse.jsonl', records: 6, closed: true });
+    expect(lock.trace_bindings.map((b: { trace_id: string; disposition: string; ledger_backed: boolean }) => [b.trace_id, b.disposition, b.ledger_backed])).toEqual([
+      ['ledger-1-0', 'verified', true], ['ledger-2-0', 'verified', true], ['ledger-4-0', 'verified', true],
+    ]);
+  });
+
+  it('assembles the coordinator lane from retrieve --capture-out (not ledger-backed: draft, summary built from the receipts)', async () => {
+    const ret = await run(['retrieve', '--lore', FIXTURE_VAULT, '--packet', 'mara.packet.json', '--policy', DRAFT_POLICY, '--out', 'mara.retrieved.packet.json', '--capture-out', 'mara.lore_access.json']);
+    expect(ret.code).toBe(0);
+    const r = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'mara.retrieved.packet.json', '--raw-output', 'mara.raw.json', '--fragment', 'mara.lore_access.json', '--out', 'mara.retrieved.capture.json', '--model-family', 'fixture model', '--reviewer', 'fixture reviewer']);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    written.push(join(tmp.dir, 'mara.retrieved.capture.json'));
+    const c = JSON.parse(read(join(tmp.dir, 'mara.retrieved.capture.json')));
+    const fragment = JSON.parse(read(join(tmp.dir, 'mara.lore_access.json')));
+    expect(c.review_status).toBe('draft');
+    expect(c.coordinator_review.failure_labels).toEqual(['trace_not_ledger_backed']);
+    expect(c.lore_access.research_trace).toEqual(fragment.research_trace);
+    expect(c.lore_access.consulted_refs).toEqual(fragment.consulted_refs);
+    expect(c.lore_access.research_summary).toBe(`Built by loretrace from the capture fragment mara.lore_access.json (the responder gave no research_summary): 1 of 1 required seed read; ${fragment.consulted_refs.length} note${fragment.consulted_refs.length === 1 ? '' : 's'} consulted, ${fragment.followed_refs.length} refs followed (${fragment.followed_refs.join(', ')}); ${fragment.research_trace.length} constraints extracted: ${fragment.research_trace.map((t: { source_ref: string; line_start: number; line_end: number }) => `${t.source_ref} L${t.line_start}-L${t.line_end}`).join('; ')}.`);
+    expect(c.coordinator_review.review_notes).toContain('research_summary was built by loretrace from the receipts: the responder gave none.');
+  });
+});
+
+describe('loretrace capture check (many files, one report)', () => {
+  it('checks every capture of a folder and its lock, with totals, and fails on a swapped packet', async () => {
+    const ok = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'ilse.capture.json', 'mara.capture.json', '--json']);
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.out).totals).toEqual({ captures: 2, ok: 2, failed: 0, invalid: 0, trace_failed: 0, lock_drift: 0, unreadable: 0 });
+    writeFileSync(join(tmp.dir, 'mara.packet.json'), read(PROXY_PACKET));
+    const bad = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'ilse.capture.json', 'mara.capture.json']);
+    expect(bad.code).toBe(1);
+    expect(bad.out).toContain('mara.capture.json: FAILED');
+    expect(bad.out).toContain('  lock mara.capture.lock.json (capture, ready_for_next_role): DRIFT');
+    expect(bad.out.trimEnd().split('\n').at(-1)).toBe('totals: captures 2, ok 1, failed 1, invalid 0, trace_failed 0, lock_drift 1, unreadable 0');
+    copyFileSync(MARA_PACKET, join(tmp.dir, 'mara.packet.json'));
+  });
+});
+
+describe.skipIf(!hasShared)(`every capture written above validates with Ghostlight's original schema${hasShared ? '' : ` (${sharedNotice})`}`, () => {
+  it('passes ../shared/ghostlight/schemas/responder-output.schema.json', () => {
+    const ajv = new Ajv2020({ allErrors: true, strict: false });
+    const validate = ajv.compile(JSON.parse(read(join(GHOSTLIGHT, 'schemas', 'responder-output.schema.json'))));
+    expect(written.length).toBe(5);
+    for (const f of written) {
+      const ok = validate(JSON.parse(read(f)));
+      expect({ f, ok, errors: validate.errors ?? null }).toEqual({ f, ok: true, errors: null });
+    }
+  });
+});

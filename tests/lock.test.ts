@@ -1,0 +1,201 @@
+/**
+ * Locked, versioned artifacts (src/receipts/lock.ts, src/cli/outputs.ts): the `<name>.lock.json` that
+ * `retrieve`, `capture` and `ledger export` write (seed 002's packet.lock.json shape, schemas/lock.schema.json),
+ * the never-overwrite rule, and `loretrace lock verify` with every disposition and totals (seed 003: zeros
+ * included), on the bundled FixtureLore files only.
+ */
+import { createHash } from 'node:crypto';
+import { copyFileSync, cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../src/cli/main.js';
+import { outputSchema } from '../src/contracts/schemas.js';
+import { buildLock, lockPathFor, lockedPaths, verifyLock } from '../src/receipts/lock.js';
+import { fakeClock, fixtureSession, PROXY_PACKET, R, tempDir } from './helpers/proxy.js';
+import { FIXTURES, FIXTURE_VAULT } from './helpers/shared.js';
+
+const DRAFT = join(FIXTURES, 'packets', 'brinefall-intake.turn-01.mara-voss.draft.packet.json');
+const POLICY = join(FIXTURES, 'packets', 'brinefall-intake.policy.json');
+const MARA_RAW = join(FIXTURES, 'captures', 'mara-voss.turn-01.raw.json');
+const sha = (b: string | Buffer): string => createHash('sha256').update(b).digest('hex');
+const read = (f: string): string => readFileSync(f, 'utf8');
+
+let tmp: { dir: string; cleanup: () => void };
+let snapshot = '';
+
+async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await main(argv, { stdout: (t) => void (out += t), stderr: (t) => void (err += t), env: { LORETRACE_INDEX_DIR: join(tmp.dir, 'index') }, cwd: tmp.dir });
+  return { code, out, err };
+}
+
+beforeAll(async () => {
+  tmp = tempDir('loretrace-lock-');
+  copyFileSync(DRAFT, join(tmp.dir, 'draft.json'));
+  copyFileSync(POLICY, join(tmp.dir, 'policy.json'));
+  copyFileSync(MARA_RAW, join(tmp.dir, 'mara.raw.json'));
+  const r = await run(['retrieve', '--lore', FIXTURE_VAULT, '--packet', 'draft.json', '--policy', 'policy.json', '--out', 'p.json', '--capture-out', 'c.json', '--json']);
+  expect(r.code).toBe(0);
+  snapshot = JSON.parse(r.out).snapshot_id;
+});
+afterAll(() => tmp?.cleanup());
+
+describe('lockPathFor', () => {
+  it('puts <name>.lock.json beside the output', () => {
+    expect(lockPathFor('/a/x.capture.json')).toBe('/a/x.capture.lock.json');
+    expect(lockPathFor('/a/session')).toBe('/a/session.lock.json');
+  });
+});
+
+describe('buildLock', () => {
+  it('lists outputs first, with sha256 and bytes of the content given, paths relative to the lock', () => {
+    const lock = buildLock({
+      lockPath: '/w/out/x.lock.json', status: 'ready_for_next_role', command: 'capture',
+      files: [{ abs: '/w/in/p.json', role: 'input', content: 'p' }, { abs: '/w/out/x.json', role: 'output', content: 'xx' }],
+      snapshot: null, policyReceipt: null, ledger: null, traceBindings: [],
+    });
+    expect(lock.files).toEqual([
+      { path: 'x.json', sha256: sha('xx'), role: 'output', bytes: 2 },
+      { path: '../in/p.json', sha256: sha('p'), role: 'input', bytes: 1 },
+    ]);
+    expect(outputSchema('lock')(lock)).toBe(true);
+  });
+
+  it('refuses a file listed twice', () => {
+    expect(() => buildLock({
+      lockPath: '/w/x.lock.json', status: 'draft', command: 'retrieve',
+      files: [{ abs: '/w/x.json', role: 'output', content: '' }, { abs: '/w/x.json', role: 'input', content: '' }],
+      snapshot: null, policyReceipt: null, ledger: null, traceBindings: [],
+    })).toThrow(/listed twice/);
+  });
+});
+
+describe('retrieve writes a lock', () => {
+  it('in seed 002\'s shape, with the snapshot, the policy receipt and one trace binding per entry; valid by schemas/lock.schema.json', () => {
+    const lock = JSON.parse(read(join(tmp.dir, 'p.lock.json')));
+    expect(outputSchema('lock')(lock)).toBe(true);
+    expect(Object.keys(lock)).toEqual(['schema_version', 'status', 'command', 'files', 'snapshot', 'policy_receipt', 'ledger', 'trace_bindings']);
+    expect([lock.schema_version, lock.status, lock.command]).toEqual(['loretrace.lock.v1', 'ready_for_next_role', 'retrieve']);
+    expect(lock.files).toEqual([
+      { path: 'p.json', sha256: sha(readFileSync(join(tmp.dir, 'p.json'))), role: 'output', bytes: readFileSync(join(tmp.dir, 'p.json')).length },
+      { path: 'c.json', sha256: sha(readFileSync(join(tmp.dir, 'c.json'))), role: 'output', bytes: readFileSync(join(tmp.dir, 'c.json')).length },
+      { path: 'draft.json', sha256: sha(readFileSync(DRAFT)), role: 'input', bytes: readFileSync(DRAFT).length },
+      { path: 'policy.json', sha256: sha(readFileSync(POLICY)), role: 'input', bytes: readFileSync(POLICY).length },
+    ]);
+    expect(lock.snapshot).toEqual({ namespace: 'FixtureLore', snapshot_id: snapshot });
+    const fragment = JSON.parse(read(join(tmp.dir, 'c.json')));
+    expect(lock.policy_receipt).toEqual(fragment.policy_receipt);
+    expect(lock.trace_bindings).toEqual(fragment.research_trace.map((t: { trace_id: string; source_ref: string; line_start: number; line_end: number }) => ({ trace_id: t.trace_id, source_ref: t.source_ref, line_start: t.line_start, line_end: t.line_end })));
+  });
+
+  it('never overwrites: an existing output needs --force, a locked one is refused even then', async () => {
+    const again = await run(['retrieve', '--lore', FIXTURE_VAULT, '--packet', 'draft.json', '--policy', 'policy.json', '--out', 'p.json', '--force']);
+    expect(again.code).toBe(2);
+    expect(again.err).toBe(`loretrace: --out ${join(tmp.dir, 'p.json')} is listed in the lock ${join(tmp.dir, 'p.lock.json')}; a locked file is never overwritten, not even with --force: write a new version under another name (nothing written) [output_locked]\n`);
+    const input = await run(['retrieve', '--lore', FIXTURE_VAULT, '--packet', 'draft.json', '--policy', 'policy.json', '--out', 'p2.json', '--capture-out', 'draft.json']);
+    expect(input.code).toBe(2);
+    const v2 = await run(['retrieve', '--lore', FIXTURE_VAULT, '--packet', 'draft.json', '--policy', 'policy.json', '--out', 'p.v2.json']);
+    expect(v2.code).toBe(0);
+    expect(v2.out.trimEnd().split('\n').slice(-2)).toEqual(['wrote p.v2.json', 'wrote p.v2.lock.json']);
+  });
+
+  it('lockedPaths lists every file of the folder\'s loretrace locks and the locks themselves', async () => {
+    const listed = await lockedPaths(tmp.dir);
+    for (const f of ['p.json', 'c.json', 'draft.json', 'policy.json', 'p.lock.json', 'p.v2.json', 'p.v2.lock.json']) expect(listed.has(join(tmp.dir, f))).toBe(true);
+    expect(listed.get(join(tmp.dir, 'c.json'))).toBe(join(tmp.dir, 'p.lock.json'));
+  });
+});
+
+describe('loretrace lock verify', () => {
+  it('reports every file unchanged and the snapshot unchanged (with --lore), totals with zeros', async () => {
+    const r = await run(['lock', 'verify', 'p.lock.json', '--lore', FIXTURE_VAULT]);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).toBe([
+      'lock p.lock.json (retrieve, ready_for_next_role): ok',
+      '  unchanged output p.json',
+      '  unchanged output c.json',
+      '  unchanged input  draft.json',
+      '  unchanged input  policy.json',
+      `  snapshot unchanged (recorded ${snapshot.slice(0, 12)}, vault now ${snapshot.slice(0, 12)})`,
+      '  files: unchanged 4, changed 0, missing 0',
+      'totals: 1 lock, ok 1, drift 0, files_unchanged 4, files_changed 0, files_missing 0, snapshot_unchanged 1, snapshot_changed 0, snapshot_not_checked 0, snapshot_not_recorded 0',
+      '',
+    ].join('\n'));
+  });
+
+  it('without --lore the snapshot is not_checked', async () => {
+    const r = await run(['lock', 'verify', 'p.lock.json', '--json']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out).locks[0].snapshot).toEqual({ disposition: 'not_checked', recorded: snapshot, current: null });
+  });
+
+  it('reports a swapped packet file as changed (exit 1) and a deleted one as missing, with exact values', async () => {
+    const dir = join(tmp.dir, 'swap');
+    mkdirSync(dir);
+    for (const f of ['p.json', 'c.json', 'draft.json', 'policy.json', 'p.lock.json']) copyFileSync(join(tmp.dir, f), join(dir, f));
+    const before = sha(readFileSync(join(dir, 'p.json')));
+    writeFileSync(join(dir, 'p.json'), read(PROXY_PACKET));
+    rmSync(join(dir, 'policy.json'));
+    const r = await run(['lock', 'verify', 'swap/p.lock.json', '--json']);
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.out).locks[0];
+    expect(report.ok).toBe(false);
+    expect(report.totals).toEqual({ unchanged: 2, changed: 1, missing: 1 });
+    expect(report.files[0]).toEqual({
+      path: 'p.json', role: 'output', disposition: 'changed', expected_sha256: before, actual_sha256: sha(readFileSync(PROXY_PACKET)),
+      detail: `p.json has sha256 ${sha(readFileSync(PROXY_PACKET))}, the lock recorded ${before}: the output changed after the run (write a new version instead)`,
+    });
+    expect(report.files[3]).toEqual({ path: 'policy.json', role: 'input', disposition: 'missing', expected_sha256: sha(readFileSync(POLICY)), actual_sha256: null, detail: 'policy.json cannot be read (listed as input)' });
+  });
+
+  it('reports a changed vault snapshot', async () => {
+    const vault = join(tmp.dir, 'vault-copy');
+    cpSync(FIXTURE_VAULT, vault, { recursive: true });
+    writeFileSync(join(vault, 'World', 'Politics', 'Salvage Law.md'), `${read(join(FIXTURE_VAULT, 'World', 'Politics', 'Salvage Law.md'))}\nAn edit after the run.\n`);
+    const r = await run(['lock', 'verify', 'p.lock.json', '--lore', vault, '--namespace', 'FixtureLore', '--index-dir', join(tmp.dir, 'index-copy'), '--json']);
+    expect(r.code).toBe(1);
+    const s = JSON.parse(r.out).locks[0].snapshot;
+    expect(s.disposition).toBe('changed');
+    expect(s.recorded).toBe(snapshot);
+    expect(s.current).not.toBe(snapshot);
+    rmSync(vault, { recursive: true, force: true });
+  });
+
+  it('takes many locks and folders in one call with one report', async () => {
+    const r = await run(['lock', 'verify', 'p.lock.json', 'p.v2.lock.json', '--json']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out).totals).toEqual({ locks: 2, ok: 2, drift: 0, files_unchanged: 7, files_changed: 0, files_missing: 0, snapshot_unchanged: 0, snapshot_changed: 0, snapshot_not_checked: 2, snapshot_not_recorded: 0 });
+    const folder = await run(['lock', 'verify', 'swap', '.', '--json']);
+    expect(folder.code).toBe(1);
+    const totals = JSON.parse(folder.out).totals;
+    // `.` holds swap/ too: each lock is reported once.
+    expect(JSON.parse(folder.out).locks.map((l: { file: string; ok: boolean }) => [l.file, l.ok])).toEqual([['swap/p.lock.json', false], ['./p.lock.json', true], ['./p.v2.lock.json', true]]);
+    expect([totals.locks, totals.ok, totals.drift, totals.files_changed, totals.files_missing]).toEqual([3, 2, 1, 1, 1]);
+  });
+
+  it('refuses a file that is not a lock, naming the pointer', async () => {
+    writeFileSync(join(tmp.dir, 'not-a.lock.json'), '{"schema_version":"0.1","files":[]}\n');
+    await expect(verifyLock(read(join(tmp.dir, 'not-a.lock.json')), join(tmp.dir, 'not-a.lock.json'))).rejects.toMatchObject({ code: 'bad_lock' });
+    rmSync(join(tmp.dir, 'not-a.lock.json'));
+  });
+});
+
+describe('ledger export writes a lock with the ledger head', () => {
+  it('binds the fragment to the ledger file, its head and the trace entries', async () => {
+    const s = await fixtureSession({ ledgerPath: join(tmp.dir, 'session.jsonl'), clock: fakeClock() });
+    await s.call('lore_read', { ref: `${R.territories}#Brinefall Shelf` });
+    await s.close();
+    const r = await run(['ledger', 'export', 'session.jsonl', '--out', 'session.lore_access.json']);
+    expect(r.code).toBe(0);
+    const fragment = JSON.parse(read(join(tmp.dir, 'session.lore_access.json')));
+    const lock = JSON.parse(read(join(tmp.dir, 'session.lore_access.lock.json')));
+    expect(outputSchema('lock')(lock)).toBe(true);
+    expect(lock.command).toBe('ledger export');
+    expect(lock.files.map((f: { path: string; role: string }) => [f.path, f.role])).toEqual([['session.lore_access.json', 'output'], ['session.jsonl', 'input']]);
+    expect(lock.ledger).toEqual({ path: 'session.jsonl', head: fragment.ledger_head, records: 3, closed: true });
+    expect(lock.trace_bindings).toEqual([{ trace_id: 'ledger-1-0', source_ref: `${R.territories}#chunk1`, line_start: 5, line_end: 8, ledger_backed: true }]);
+    expect(lock.snapshot).toEqual({ namespace: 'FixtureLore', snapshot_id: snapshot });
+  });
+});
