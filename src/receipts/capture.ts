@@ -476,7 +476,8 @@ export async function assembleCapture(input: AssembleCaptureInput): Promise<Asse
   const probe = splitValidation(validateCapture(draft('draft', [], []), { file: input.packetRef }).errors);
   const outputFailures = [...failures, ...probe.output.filter((e) => !failures.some((f) => f.pointer === e.pointer) && !(failures.length > 0 && parsed === undefined))];
   if (outputFailures.length > 0 && input.allowInvalid !== true) {
-    const what = outputFailures.map((f) => `${f.pointer}: ${f.message}`).join('; ');
+    const first = outputFailures[0]!;
+    const what = outputFailures.length === 1 ? `${first.pointer}: ${first.message}` : `${outputFailures.length} contract failures, the first at ${first.pointer}: ${first.message}`;
     throw new LoretraceError('invalid_raw_output', `${input.rawOutputFile ?? 'the raw output'} breaks the output contract of ${input.packetRef}: ${what}; nothing written (pass --allow-invalid to write a draft capture with a failure label)`, { file: input.rawOutputFile ?? '', pointer: outputFailures[0]!.pointer, expected: 'the JSON object output_contract asks for', data: { errors: outputFailures } });
   }
   const reviewIn: ReviewInputs = { outputFailures, receipts, trace, unconsulted, claims, leakage: leakage.audit };
