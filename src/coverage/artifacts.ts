@@ -9,6 +9,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join, posix, relative, resolve, sep } from 'node:path';
 import type { ArtifactKind, ArtifactSet, CorpusSubjectRole, CoverageArtifact, RefOccurrence, SkippedInput } from './types.js';
 import { COVERAGE_SCHEMA_VERSION } from './types.js';
+import { LOCK_SCHEMA_VERSION } from '../receipts/lock.js';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Obj = { [k: string]: Json };
@@ -291,6 +292,7 @@ function kindOf(v: Obj): ArtifactKind | { skip: string } | null {
   if (sv.startsWith('ghostlight.projected_local_context')) {
     return { skip: 'a Ghostlight projected local context: its runtime_retrieval_requirements are queries, not lore citations' };
   }
+  if (sv === LOCK_SCHEMA_VERSION) return { skip: 'a loretrace lock file: it lists the sha256 of a run\'s files, not lore citations (check it with `loretrace lock verify`)' };
   if (sv.startsWith('ghostlight.corpus_coverage')) return 'corpus_coverage_ledger';
   if (sv.startsWith('loretrace.') || isLoretraceSummary(v)) {
     return { skip: "loretrace's own command output (a --json summary or report), not a lore artifact: its citations are in the files it wrote; pass those" };

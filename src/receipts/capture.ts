@@ -447,7 +447,7 @@ export async function assembleCapture(input: AssembleCaptureInput): Promise<Asse
   const { summary, from } = researchSummary(parsed, receipts, packet, unconsulted);
   const leakage = auditLeakage({ rawOutput: input.rawOutput, ...(parsed !== undefined ? { parsed } : {}), packet, index: input.index });
 
-  const draft = (status: string, labels: string[], notes: string[]): AssembledCapture => ({
+  const captureWith = (status: string, labels: string[], notes: string[]): AssembledCapture => ({
     schema_version: 'ghostlight.responder_output.v0',
     capture_id: `${packet.packet_id}.capture`,
     review_status: status as AssembledCapture['review_status'],
@@ -473,7 +473,7 @@ export async function assembleCapture(input: AssembleCaptureInput): Promise<Asse
 
   // The capture schema judges the parsed output too (update candidates, field types): validate once to
   // collect those failures, then decide the review with them.
-  const probe = splitValidation(validateCapture(draft('draft', [], []), { file: input.packetRef }).errors);
+  const probe = splitValidation(validateCapture(captureWith('draft', [], []), { file: input.packetRef }).errors);
   const outputFailures = [...failures, ...probe.output.filter((e) => !failures.some((f) => f.pointer === e.pointer) && !(failures.length > 0 && parsed === undefined))];
   if (outputFailures.length > 0 && input.allowInvalid !== true) {
     const first = outputFailures[0]!;
@@ -483,7 +483,7 @@ export async function assembleCapture(input: AssembleCaptureInput): Promise<Asse
   const reviewIn: ReviewInputs = { outputFailures, receipts, trace, unconsulted, claims, leakage: leakage.audit };
   const { status, labels } = decideReview(reviewIn);
   const notes = reviewNotes(input, packetSha, rawSha, { ...reviewIn, summaryFrom: from, status, labels, index: input.index });
-  const capture = draft(status, labels, notes);
+  const capture = captureWith(status, labels, notes);
   const validation = validateCapture(capture, { file: input.packetRef });
   const split = splitValidation(validation.errors);
   if (split.other.length > 0) {
