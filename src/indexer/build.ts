@@ -448,75 +448,128 @@ function removedMask(ids: readonly number[], size: number): Uint8Array {
   return mask;
 }
 
+/** What an incremental update works from: the vault's files now and the notes parsed for this run. */
+interface IncrementalBase { namespace: string; root: string; optionsHash: string; snapshot: string; manifestFiles: ManifestEntry[]; assets: string[] }
+
 /**
  * Incremental update of a persisted index: record shards holding a changed, added or removed note are
  * rewritten (other shards keep their files); postings of changed and removed notes are dropped, those of
- * parsed notes added under fresh doc ids; only term shards whose postings changed are rewritten.
+ * parsed notes added under fresh doc ids; only term shards whose postings changed are rewritten — into
+ * delta shards while the change is small, merged back into the base shards past that
+ * (docs/INDEX.md "Incremental indexing"). The steps: {@link updateRecordShards},
+ * {@link updatePostings}, then {@link deltaSearch} or {@link mergedSearch}, then {@link saveIncremental}.
  */
 async function incremental(
   indexDir: string, prev: IndexManifest, files: readonly ScannedFile[], parsed: Map<string, ParsedLines>, batches: readonly ParsedBatch[],
   removedPaths: readonly string[],
-  base: { namespace: string; root: string; optionsHash: string; snapshot: string; manifestFiles: ManifestEntry[]; assets: string[] },
+  base: IncrementalBase,
 ) {
   const shardCount = shardCountFor(files.length);
-  const prevFam = diskFamilies(prev);
   const dropped = new Set<string>([...removedPaths, ...parsed.keys()]);
-  let families: Families;
-  const newTexts: { notes: Map<number, string>; chunks: Map<number, string>; parse_links: Map<number, string> } = { notes: new Map(), chunks: new Map(), parse_links: new Map() };
-  const fams = ['notes', 'chunks', 'parse_links'] as const;
-  const pick = (r: ParsedLines, fam: (typeof fams)[number]) => Buffer.from(fam === 'notes' ? r.note : fam === 'chunks' ? r.chunks : r.links).toString('utf8');
+  const records = updateRecordShards(indexDir, prev, files, parsed, dropped, shardCount);
+  let parsedLinks = 0;
+  for (const r of parsed.values()) parsedLinks += r.link_count;
+  const postings = updatePostings(indexDir, prev, batches, dropped);
+  const counts = { notes: files.length, chunks: postings.docCount, links: prev.counts.links - records.droppedLinks + parsedLinks };
+  // Small changes go to delta shards (base term shards keep their files); past 5 % of the docs, or when the
+  // shard count changed, everything is merged back into the base shards.
+  const pending = postings.next - postings.deltaFrom + postings.tombstones.length;
+  const useDelta = shardCount === prev.shard_count && pending <= Math.max(64, 0.05 * postings.docCount);
+  const search = useDelta ? deltaSearch(indexDir, prev, postings) : mergedSearch(indexDir, prev, postings, dropped.size > 0);
+  const saved = await saveIncremental(indexDir, base, shardCount, records.families, search.persist, counts);
+  return { families: saved.families, counts, source: search.source, saveFinding: saved.saveFinding };
+}
+
+/** The three record families, in the order every loop over them uses. */
+const RECORD_FAMILIES = ['notes', 'chunks', 'parse_links'] as const;
+type RecordFamily = (typeof RECORD_FAMILIES)[number];
+
+/** The JSON-lines record of one parsed note for a family. */
+const recordLine = (r: ParsedLines, fam: RecordFamily): string => Buffer.from(fam === 'notes' ? r.note : fam === 'chunks' ? r.chunks : r.links).toString('utf8');
+
+/** Links in one `parse_links` record line (one `"source_path":` per link). */
+function linksInLine(line: string): number {
+  let n = 0;
+  for (let i = line.indexOf('"source_path":'); i !== -1; i = line.indexOf('"source_path":', i + 14)) n++;
+  return n;
+}
+
+/**
+ * Step 1: the record shards (notes, chunks, parse_links) with the dropped notes' lines removed and the
+ * parsed notes' lines added, each shard's lines in code-unit order of their paths. With the same shard
+ * count only the touched shards are rewritten (the others keep their files); when the vault crossed a power
+ * of two every line is re-bucketed. Also counts the links of the dropped lines.
+ */
+function updateRecordShards(
+  indexDir: string, prev: IndexManifest, files: readonly ScannedFile[], parsed: Map<string, ParsedLines>, dropped: ReadonlySet<string>, shardCount: number,
+): { families: Families; droppedLinks: number } {
+  const prevFam = diskFamilies(prev);
   let droppedLinks = 0;
-  const countIn = (line: string) => {
-    let n = 0;
-    for (let i = line.indexOf('"source_path":'); i !== -1; i = line.indexOf('"source_path":', i + 14)) n++;
-    return n;
-  };
-  const refOf = (text: string): ShardRef => ({ file: null, data: Buffer.from(text, 'utf8'), lines: splitLinesOf(text).length });
   if (shardCount === prev.shard_count) {
     const touched = new Set<number>();
     for (const p of dropped) touched.add(shardOf(p, shardCount));
-    for (const fam of fams) {
+    const refOf = (text: string): ShardRef => ({ file: null, data: Buffer.from(text, 'utf8'), lines: splitLinesOf(text).length });
+    const families = { ...prevFam };
+    for (const fam of RECORD_FAMILIES) {
+      const next = [...prevFam[fam]];
       for (const s of touched) {
         const keep: string[] = [];
         for (const l of splitLinesOf(refText(indexDir, prevFam[fam][s]!))) {
           if (!dropped.has(linePath(l))) keep.push(l);
-          else if (fam === 'parse_links') droppedLinks += countIn(l);
+          else if (fam === 'parse_links') droppedLinks += linksInLine(l);
         }
-        const add = [...parsed.values()].filter((r) => shardOf(r.path, shardCount) === s).map((r) => pick(r, fam));
-        const lines = keep.concat(add).map((l) => [linePath(l), l] as const).sort((a, b) => compareCodeUnits(a[0], b[0])).map((x) => x[1]);
-        newTexts[fam].set(s, joinLines(lines));
+        const add = [...parsed.values()].filter((r) => shardOf(r.path, shardCount) === s).map((r) => recordLine(r, fam));
+        const lines = keep.concat(add).map((l) => [linePath(l), l] as const).sort((x, y) => compareCodeUnits(x[0], y[0])).map((x) => x[1]);
+        next[s] = refOf(joinLines(lines));
       }
+      families[fam] = next;
     }
-    families = {
-      notes: prevFam.notes.map((r, s) => (newTexts.notes.has(s) ? refOf(newTexts.notes.get(s)!) : r)),
-      chunks: prevFam.chunks.map((r, s) => (newTexts.chunks.has(s) ? refOf(newTexts.chunks.get(s)!) : r)),
-      parse_links: prevFam.parse_links.map((r, s) => (newTexts.parse_links.has(s) ? refOf(newTexts.parse_links.get(s)!) : r)),
-    };
-  } else {
-    // The shard count changed (the vault crossed a power of two): re-bucket every line.
-    const all: Record<(typeof fams)[number], Map<string, string>> = { notes: new Map(), chunks: new Map(), parse_links: new Map() };
-    for (const fam of fams) {
-      for (const ref of prevFam[fam]) for (const l of splitLinesOf(refText(indexDir, ref))) {
-        const p = linePath(l);
-        if (!dropped.has(p)) all[fam].set(p, l);
-        else if (fam === 'parse_links') droppedLinks += countIn(l);
-      }
-      for (const r of parsed.values()) all[fam].set(r.path, pick(r, fam));
-    }
-    const texts = { notes: [] as string[][], chunks: [] as string[][], parse_links: [] as string[][] };
-    for (const fam of fams) {
-      for (let s = 0; s < shardCount; s++) texts[fam].push([]);
-      for (const f of files) texts[fam][shardOf(f.path, shardCount)]!.push(all[fam].get(f.path)!);
-    }
-    families = memoryFamilies(texts);
+    return { families, droppedLinks };
   }
-  let parsedLinks = 0;
-  for (const r of parsed.values()) parsedLinks += r.link_count;
+  // The shard count changed (the vault crossed a power of two): re-bucket every line.
+  const all: Record<RecordFamily, Map<string, string>> = { notes: new Map(), chunks: new Map(), parse_links: new Map() };
+  for (const fam of RECORD_FAMILIES) {
+    for (const ref of prevFam[fam]) for (const l of splitLinesOf(refText(indexDir, ref))) {
+      const p = linePath(l);
+      if (!dropped.has(p)) all[fam].set(p, l);
+      else if (fam === 'parse_links') droppedLinks += linksInLine(l);
+    }
+    for (const r of parsed.values()) all[fam].set(r.path, recordLine(r, fam));
+  }
+  const texts = { notes: [] as string[][], chunks: [] as string[][], parse_links: [] as string[][] };
+  for (const fam of RECORD_FAMILIES) {
+    for (let s = 0; s < shardCount; s++) texts[fam].push([]);
+    for (const f of files) texts[fam][shardOf(f.path, shardCount)]!.push(all[fam].get(f.path)!);
+  }
+  return { families: memoryFamilies(texts), droppedLinks };
+}
 
-  // Search: drop old postings, add new ones.
+/** What {@link updatePostings} hands to the search update: the old index, the new doc ids, lengths and tombstones. */
+interface PostingsUpdate {
+  old: ShardSource;
+  meta: LoadedMeta['meta'];
+  /** 1 for every doc id of a dropped note. */
+  removed: Uint8Array;
+  builder: PostingsBuilder;
+  next: number;
+  docCount: number;
+  sums: number[];
+  notes: DocNote[];
+  newLengths: Uint32Array;
+  /** Tombstones since the last full merge, ascending. */
+  tombstones: number[];
+  deltaFrom: number;
+  prevDelta: Record<string, string>;
+  hadPending: boolean;
+}
+
+/**
+ * Step 2: drop the postings of changed and removed notes (their doc ids become tombstones, their field
+ * lengths leave the sums) and add the parsed notes' postings under fresh doc ids after the last one.
+ */
+function updatePostings(indexDir: string, prev: IndexManifest, batches: readonly ParsedBatch[], dropped: ReadonlySet<string>): PostingsUpdate {
   const old = persistedSource(indexDir, prev);
-  const loaded = old.meta();
-  const { meta, lengths } = loaded;
+  const { meta, lengths } = old.meta();
   const removed = new Uint8Array(meta.next_id);
   const sums = [...meta.length_sums];
   let docCount = meta.document_count;
@@ -552,76 +605,99 @@ async function incremental(
     }
     docCount++;
   }
-  const notes = keptNotes.concat(added).sort((a, b) => compareCodeUnits(a[0], b[0]));
-  const counts = { notes: files.length, chunks: docCount, links: prev.counts.links - droppedLinks + parsedLinks };
-  // Tombstones since the last full merge: the ones already recorded and the docs of the notes dropped now.
   const tombstones: number[] = [...(meta.removed ?? [])];
   for (let id = 0; id < meta.next_id; id++) if (removed[id]) tombstones.push(id);
-  tombstones.sort((a, b) => a - b);
-  const deltaFrom = meta.delta_from ?? meta.next_id;
+  tombstones.sort((x, y) => x - y);
   const prevDelta = prev.store.search_delta ?? {};
-  const hadPending = Object.keys(prevDelta).length > 0 || (meta.removed?.length ?? 0) > 0;
-  // Small changes go to delta shards (base term shards keep their files); past 5 % of the docs, or when the
-  // shard count changed, everything is merged back into the base shards (docs/INDEX.md "Incremental indexing").
-  const pending = next - deltaFrom + tombstones.length;
-  const useDelta = shardCount === prev.shard_count && pending <= Math.max(64, 0.05 * docCount);
+  return {
+    old, meta, removed, builder, next, docCount, sums,
+    notes: keptNotes.concat(added).sort((x, y) => compareCodeUnits(x[0], y[0])),
+    newLengths, tombstones,
+    deltaFrom: meta.delta_from ?? meta.next_id,
+    prevDelta,
+    hadPending: Object.keys(prevDelta).length > 0 || (meta.removed?.length ?? 0) > 0,
+  };
+}
 
-  let source: ShardSource;
-  let persist: () => Promise<{ meta: string; shards: Record<string, string>; delta: Record<string, string> }>;
-  if (useDelta) {
-    const deltaShards = new Map<string, CompactShard>();
-    for (const key of new Set<string>([...Object.keys(prevDelta), ...builder.keys()])) {
-      let before: CompactShard | null = null;
-      if (prevDelta[key]) {
-        try {
-          before = decodeShard(readDataBytesSync(indexDir, prevDelta[key]));
-        } catch (e) {
-          throw e instanceof CorruptIndexError ? e : new CorruptIndexError(`search delta shard ${prevDelta[key]} is damaged`);
-        }
+/** A search source for this run and the writer that persists it. */
+interface SearchUpdate {
+  source: ShardSource;
+  persist: () => Promise<{ meta: string; shards: Record<string, string>; delta: Record<string, string> }>;
+}
+
+/** Step 3a: a small change — base term shards keep their files; changed terms go to delta shards, dropped docs to tombstones. */
+function deltaSearch(indexDir: string, prev: IndexManifest, u: PostingsUpdate): SearchUpdate {
+  const deltaShards = new Map<string, CompactShard>();
+  for (const key of new Set<string>([...Object.keys(u.prevDelta), ...u.builder.keys()])) {
+    let before: CompactShard | null = null;
+    if (u.prevDelta[key]) {
+      try {
+        before = decodeShard(readDataBytesSync(indexDir, u.prevDelta[key]));
+      } catch (e) {
+        throw e instanceof CorruptIndexError ? e : new CorruptIndexError(`search delta shard ${u.prevDelta[key]} is damaged`);
       }
-      deltaShards.set(key, builder.merge(before, removed, builder.termsOf(key)));
     }
-    const shardKeys = [...new Set<string>([...Object.keys(prev.store.search), ...[...deltaShards].filter(([, d]) => d.terms.length > 0).map(([k]) => k)])].sort(compareCodeUnits);
-    const newLoaded: LoadedMeta = {
-      meta: { document_count: docCount, next_id: next, length_sums: sums, notes, shards: shardKeys, removed: tombstones, delta_from: deltaFrom },
-      lengths: newLengths,
-    };
-    const mask = removedMask(tombstones, next);
-    const baseOnly = persistedSource(indexDir, { ...prev, store: { ...prev.store, search_delta: {} } }, false);
-    source = {
+    deltaShards.set(key, u.builder.merge(before, u.removed, u.builder.termsOf(key)));
+  }
+  const shardKeys = [...new Set<string>([...Object.keys(prev.store.search), ...[...deltaShards].filter(([, d]) => d.terms.length > 0).map(([k]) => k)])].sort(compareCodeUnits);
+  const newLoaded: LoadedMeta = {
+    meta: { document_count: u.docCount, next_id: u.next, length_sums: u.sums, notes: u.notes, shards: shardKeys, removed: u.tombstones, delta_from: u.deltaFrom },
+    lengths: u.newLengths,
+  };
+  const mask = removedMask(u.tombstones, u.next);
+  const baseOnly = persistedSource(indexDir, { ...prev, store: { ...prev.store, search_delta: {} } }, false);
+  return {
+    source: {
       meta: () => newLoaded,
       load: (key) => {
         const baseShard = prev.store.search[key] ? baseOnly.load(key) : null;
         if (prev.store.search[key] && !baseShard) return null;
         return combineShards(baseShard, mask, deltaShards.get(key) ?? null);
       },
-    };
-    persist = async () => {
+    },
+    persist: async () => {
       const delta: Record<string, string> = {};
       for (const [key, d] of deltaShards) if (d.terms.length > 0) delta[key] = await writeData(indexDir, `search-delta-${key}`, encodeShard(d), 'bin');
       return { meta: await writeData(indexDir, 'search-meta', encodeMeta(newLoaded), 'bin'), shards: prev.store.search, delta };
-    };
-  } else {
-    const newShards = new Map<string, CompactShard>();
-    const keys = new Set<string>([...meta.shards, ...builder.keys()]);
-    const anyRemoved = dropped.size > 0;
-    for (const key of keys) {
-      const oldShard = meta.shards.includes(key) ? old.load(key) : null;
-      if (meta.shards.includes(key) && !oldShard) throw new CorruptIndexError(`search shard ${prev.store.search[key]} is missing or damaged`);
-      const newTerms = builder.termsOf(key);
-      // With delta shards or tombstones pending, every base shard is rewritten from its combined view.
-      if (!hadPending && newTerms.length === 0 && !(anyRemoved && oldShard && shardHasAny(oldShard, removed))) continue;
-      newShards.set(key, builder.merge(oldShard, removed, newTerms));
-    }
-    const shardKeys = [...keys].filter((k) => (newShards.has(k) ? newShards.get(k)!.terms.length > 0 : meta.shards.includes(k))).sort(compareCodeUnits);
-    const newLoaded: LoadedMeta = { meta: { document_count: docCount, next_id: next, length_sums: sums, notes, shards: shardKeys }, lengths: newLengths };
-    source = {
-      meta: () => newLoaded,
-      load: (key) => (newShards.has(key) ? newShards.get(key)! : old.load(key)),
-    };
-    persist = async () => ({ ...(await writeSearch(indexDir, newLoaded, new Map([...newShards].filter(([, sh]) => sh.terms.length > 0)), prev.store.search)), delta: {} });
+    },
+  };
+}
+
+/**
+ * Step 3b: a full merge — every base term shard whose postings changed is rewritten (with delta shards or
+ * tombstones pending, every base shard is rewritten from its combined view); no delta shards remain.
+ *
+ * @throws CorruptIndexError when a base shard the manifest lists is missing or damaged.
+ */
+function mergedSearch(indexDir: string, prev: IndexManifest, u: PostingsUpdate, anyRemoved: boolean): SearchUpdate {
+  const newShards = new Map<string, CompactShard>();
+  const keys = new Set<string>([...u.meta.shards, ...u.builder.keys()]);
+  for (const key of keys) {
+    const oldShard = u.meta.shards.includes(key) ? u.old.load(key) : null;
+    if (u.meta.shards.includes(key) && !oldShard) throw new CorruptIndexError(`search shard ${prev.store.search[key]} is missing or damaged`);
+    const newTerms = u.builder.termsOf(key);
+    if (!u.hadPending && newTerms.length === 0 && !(anyRemoved && oldShard && shardHasAny(oldShard, u.removed))) continue;
+    newShards.set(key, u.builder.merge(oldShard, u.removed, newTerms));
   }
-  let saveFinding: Finding | null = null;
+  const shardKeys = [...keys].filter((k) => (newShards.has(k) ? newShards.get(k)!.terms.length > 0 : u.meta.shards.includes(k))).sort(compareCodeUnits);
+  const newLoaded: LoadedMeta = { meta: { document_count: u.docCount, next_id: u.next, length_sums: u.sums, notes: u.notes, shards: shardKeys }, lengths: u.newLengths };
+  return {
+    source: {
+      meta: () => newLoaded,
+      load: (key) => (newShards.has(key) ? newShards.get(key)! : u.old.load(key)),
+    },
+    persist: async () => ({ ...(await writeSearch(indexDir, newLoaded, new Map([...newShards].filter(([, sh]) => sh.terms.length > 0)), prev.store.search)), delta: {} }),
+  };
+}
+
+/**
+ * Step 4: write the rewritten record shards and the search files, then commit the manifest last (a crash
+ * before it leaves the previous index valid). A write failure is returned as a finding (`index_not_saved`),
+ * not thrown: the in-memory index still answers.
+ */
+async function saveIncremental(
+  indexDir: string, base: IncrementalBase, shardCount: number, families: Families, persist: SearchUpdate['persist'], counts: IndexManifest['counts'],
+): Promise<{ families: Families; saveFinding: Finding | null }> {
   try {
     const written: Families = {
       notes: await writeRefs(indexDir, 'notes', families.notes),
@@ -630,11 +706,10 @@ async function incremental(
     };
     const search = await persist();
     await commitManifest(indexDir, manifestOf(base, shardCount, written, search, counts));
-    families = written;
+    return { families: written, saveFinding: null };
   } catch (e) {
-    saveFinding = notSaved(indexDir, e);
+    return { families, saveFinding: notSaved(indexDir, e) };
   }
-  return { families, counts, source, saveFinding };
 }
 
 async function writeRefs(indexDir: string, name: string, refs: ShardRef[]): Promise<ShardRef[]> {
