@@ -54,7 +54,7 @@ export interface LockDocument {
   files: LockFileEntry[];
   snapshot: { namespace: string; snapshot_id: string } | null;
   policy_receipt: unknown[] | null;
-  ledger: { path: string; head: string | null; records: number; closed: boolean } | null;
+  ledger: { path: string; head: string | null; records: number; closed: boolean; ledger_id?: string; schema_version?: string; snapshot_id?: string; packet_id?: string } | null;
   raw_output_sha256?: string;
   trace_bindings: LockTraceBinding[];
 }
@@ -74,7 +74,7 @@ export interface BuildLockInput {
   files: LockInputFile[];
   snapshot: { namespace: string; snapshot_id: string } | null;
   policyReceipt: unknown[] | null;
-  ledger: { abs: string; head: string | null; records: number; closed: boolean } | null;
+  ledger: { abs: string; head: string | null; records: number; closed: boolean; ledger_id?: string; schema_version?: string; snapshot_id?: string; packet_id?: string } | null;
   rawOutputSha256?: string;
   traceBindings: LockTraceBinding[];
 }
@@ -118,7 +118,7 @@ export function buildLock(input: BuildLockInput): LockDocument {
     files,
     snapshot: input.snapshot,
     policy_receipt: input.policyReceipt,
-    ledger: input.ledger ? { path: relToLock(input.lockPath, input.ledger.abs), head: input.ledger.head, records: input.ledger.records, closed: input.ledger.closed } : null,
+    ledger: input.ledger ? (({ abs, ...pin }) => ({ path: relToLock(input.lockPath, abs), ...pin }))(input.ledger) : null,
     ...(input.rawOutputSha256 !== undefined ? { raw_output_sha256: input.rawOutputSha256 } : {}),
     trace_bindings: input.traceBindings,
   };
