@@ -175,9 +175,18 @@ describe('loretrace lock verify', () => {
     expect([totals.locks, totals.ok, totals.drift, totals.files_changed, totals.files_missing]).toEqual([3, 2, 1, 1, 1]);
   });
 
+  it('says not_recorded for a lock that records no snapshot, even when a vault is given', async () => {
+    const lockPath = join(tmp.dir, 'nosnap.lock.json');
+    const lock = buildLock({ lockPath, status: 'ready_for_next_role', command: 'capture', files: [{ abs: join(tmp.dir, 'mara.raw.json'), role: 'input', content: readFileSync(MARA_RAW) }], snapshot: null, policyReceipt: null, ledger: null, traceBindings: [] });
+    const report = await verifyLock(JSON.stringify(lock), lockPath, { currentSnapshot: snapshot });
+    expect(report.snapshot).toEqual({ disposition: 'not_recorded', recorded: null, current: snapshot });
+    expect(report.totals).toEqual({ unchanged: 1, changed: 0, missing: 0 });
+    expect(report.ok).toBe(true);
+  });
+
   it('refuses a file that is not a lock, naming the pointer', async () => {
     writeFileSync(join(tmp.dir, 'not-a.lock.json'), '{"schema_version":"0.1","files":[]}\n');
-    await expect(verifyLock(read(join(tmp.dir, 'not-a.lock.json')), join(tmp.dir, 'not-a.lock.json'))).rejects.toMatchObject({ code: 'bad_lock' });
+    await expect(verifyLock(read(join(tmp.dir, 'not-a.lock.json')), join(tmp.dir, 'not-a.lock.json'))).rejects.toMatchObject({ code: 'bad_lock', details: { pointer: '' } });
     rmSync(join(tmp.dir, 'not-a.lock.json'));
   });
 });
