@@ -180,10 +180,10 @@ describe('assembleCapture in responder_scoped_repository_search (a real ProxySes
       research_trace_status: 'runner_captured',
       research_summary: JSON.parse(read(ILSE_RAW)).research_summary,
     });
-    expect(c.lore_access.research_trace!.map((t) => [t.trace_id, t.source_ref, t.line_start, t.line_end])).toEqual([
-      ['ledger-1-0', `${R.territories}#chunk1`, 5, 8],
-      ['ledger-2-0', `${R.factions}#chunk2`, 11, 14],
-      ['ledger-4-0', `${R.blackout}#chunk1`, 9, 13],
+    expect(c.lore_access.research_trace!.map((t) => [t.source_ref, t.line_start, t.line_end])).toEqual([
+      [`${R.territories}#chunk1`, 5, 8],
+      [`${R.factions}#chunk2`, 11, 14],
+      [`${R.blackout}#chunk1`, 9, 13],
     ]);
     expect(c.parsed_output).toEqual(JSON.parse(read(ILSE_RAW)));
     expect(r.trace!.totals).toEqual({ verified: 3, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, missing_file: 0, policy_violation: 0, drifted: 0, unverifiable: 0 });
@@ -385,9 +385,9 @@ describe('loretrace capture (CLI)', () => {
     written.push(join(tmp.dir, 'ilse.capture.json'));
     const lock = JSON.parse(read(join(tmp.dir, 'ilse.capture.lock.json')));
     expect(lock.ledger).toMatchObject({ path: 'ilse.jsonl', records: 6, closed: true });
-    expect(lock.trace_bindings.map((b: { trace_id: string; disposition: string; ledger_backed: boolean }) => [b.trace_id, b.disposition, b.ledger_backed])).toEqual([
-      ['ledger-1-0', 'verified', true], ['ledger-2-0', 'verified', true], ['ledger-4-0', 'verified', true],
-    ]);
+    const ids = JSON.parse(read(join(tmp.dir, 'ilse.capture.json'))).lore_access.research_trace.map((t: { trace_id: string }) => t.trace_id);
+    expect(ids.length).toBe(3);
+    expect(lock.trace_bindings.map((b: { trace_id: string; disposition: string; ledger_backed: boolean }) => [b.trace_id, b.disposition, b.ledger_backed])).toEqual(ids.map((id: string) => [id, 'verified', true]));
   });
 
   it('assembles the coordinator lane from retrieve --capture-out (not ledger-backed: draft, summary built from the receipts)', async () => {

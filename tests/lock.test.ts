@@ -204,7 +204,7 @@ describe('ledger export writes a lock with the ledger head', () => {
     expect(lock.command).toBe('ledger export');
     expect(lock.files.map((f: { path: string; role: string }) => [f.path, f.role])).toEqual([['session.lore_access.json', 'output'], ['session.jsonl', 'input']]);
     expect(lock.ledger).toEqual({ path: 'session.jsonl', head: fragment.ledger_head, records: 3, closed: true });
-    expect(lock.trace_bindings).toEqual([{ trace_id: 'ledger-1-0', source_ref: `${R.territories}#chunk1`, line_start: 5, line_end: 8, ledger_backed: true }]);
+    expect(lock.trace_bindings).toEqual([{ trace_id: fragment.research_trace[0].trace_id, source_ref: `${R.territories}#chunk1`, line_start: 5, line_end: 8, ledger_backed: true }]);
     expect(lock.snapshot).toEqual({ namespace: 'FixtureLore', snapshot_id: snapshot });
   });
 });
