@@ -26,10 +26,11 @@ describe('search', () => {
     const root = makeVault('Names', { 'Long.md': `---\naliases: ["${alias}"]\n---\nBody about ${alias}.\n` });
     const index = await indexVault(root, { persist: false });
     expect(scores(search(index, alias, { k: 1, phrase: false }))).toEqual([['Names:Long.md#chunk0', 1546.578822]]);
-    // The alias itself: full phrase (× 3) and name match (× 1.5).
-    expect(scores(search(index, alias, { k: 1 }))).toEqual([['Names:Long.md#chunk0', 6959.604699]]);
-    // One more word: the query is no longer the alias, so only the phrase factor of its first 32 terms (× 3).
-    expect(scores(search(index, `${alias} extra`, { k: 1 }))).toEqual([['Names:Long.md#chunk0', 4639.736466]]);
+    // The alias itself: full phrase (× 3), name match (× 1.5) and entity prior (× 1.5, the alias occurs in the query).
+    expect(scores(search(index, alias, { k: 1 }))).toEqual([['Names:Long.md#chunk0', 10439.407049]]);
+    // One more word: the query is no longer the alias, so no name match — the phrase factor of its first 32
+    // terms (× 3) and the entity prior (the whole alias still occurs in the query, past term 32 too: × 1.5).
+    expect(scores(search(index, `${alias} extra`, { k: 1 }))).toEqual([['Names:Long.md#chunk0', 6959.604699]]);
   });
 
   it('gives the same first hits whatever k when more than 2,000 chunks match (the re-rank pool does not depend on k)', async () => {

@@ -160,6 +160,25 @@ export class ShardedEngine {
     );
   }
 
+  /**
+   * Every document that has one of `terms` in one of `fields` (field ids, see {@link SEARCH_FIELDS}):
+   * `visit(id)` once per (term, field) posting, so a document may be visited more than once.
+   */
+  fieldDocs(terms: readonly string[], fields: readonly number[], visit: (id: number) => void): void {
+    for (const [key, group] of groupTerms(terms)) {
+      const shard = this.shard(key);
+      if (!shard) continue;
+      const lookup = shardLookup(shard);
+      for (const t of group) {
+        const ti = lookup.get(t);
+        if (ti === undefined) continue;
+        for (const f of fields) {
+          for (let j = shard.offsets[ti * FIELD_COUNT + f]!; j < shard.offsets[ti * FIELD_COUNT + f + 1]!; j++) visit(shard.docs[j]!);
+        }
+      }
+    }
+  }
+
   /** Load the shards of these terms (a missing persisted shard switches to the in-memory build once). */
   prepare(terms: readonly string[]): void {
     for (const [key] of groupTerms(terms)) this.shard(key);

@@ -10,7 +10,9 @@
  *    terms (stop words counted), each exact hit's score is multiplied by its phrase factor
  *    (src/search/phrase.ts): `1 + 2 × (run − 1) / (n − 1)` for the longest run of consecutive query terms
  *    found consecutively in the chunk's text, a heading or (first chunk) the note's title or an alias
- *    (the first PHRASE_MAX_TERMS = 32 query terms).
+ *    (the first PHRASE_MAX_TERMS = 32 query terms); every chunk of a note whose title or an alias occurs
+ *    in the query as a phrase (all its terms, consecutive, stop words included) is multiplied by the
+ *    entity prior ENTITY_PRIOR on top.
  *    Only the first PHRASE_CANDIDATES (2,000) exact hits in BM25 order (score, then path, chunk_index;
  *    before filters) are re-ranked; the rest keep their BM25 score, so every hit's score depends on the
  *    query alone (not on k or the filters) and a smaller k returns a prefix of a larger k's hits. Candidates are examined in that order until none
@@ -28,7 +30,7 @@ import { compareCodeUnits } from '../vault/scan.js';
 import { ShardedEngine, type ShardSource } from './engine.js';
 import { FIELD_COUNT, PostingsBuilder, packTokens, type CompactShard, type DocNote, type LoadedMeta } from './postings.js';
 import { noteTokens, phraseTerms, queryTerms } from './tokenize.js';
-import { longestPhraseRun, NAME_MATCH_FACTOR, PHRASE_MAX_TERMS, phraseFactor, phraseIsName } from './phrase.js';
+import { ENTITY_PRIOR, longestPhraseRun, NAME_MATCH_FACTOR, nameTerms, occursAsPhrase, PHRASE_MAX_TERMS, phraseFactor, phraseIsName, termPositions } from './phrase.js';
 
 /** Options of {@link search}. */
 export interface SearchOptions {
@@ -345,7 +347,9 @@ function phraseRanked(
   const phrase = query.slice(0, PHRASE_MAX_TERMS);
   const n = phrase.length;
   const bound = phraseBound(phrase, terms);
-  const maxFactor = phraseFactor(n, n) * NAME_MATCH_FACTOR;
+  const entities = entityNotes(index, st, table, engine, terms, query);
+  const priorOf = (id: number) => (entities.has(table.note[id]!) ? ENTITY_PRIOR : 1);
+  const maxFactor = phraseFactor(n, n) * NAME_MATCH_FACTOR * (entities.size > 0 ? ENTITY_PRIOR : 1);
   while (order.size > 0) {
     const i = order.peek();
     const bm25 = scores[i]!;
@@ -364,26 +368,63 @@ function phraseRanked(
     // query terms it matched), hence the largest factor it can get, before any text is read.
     const most = bound(masks[i]!);
     const mayBeName = id === first && most === n && query.length === n;
-    if (!heap.accepts(round(bm25 * phraseFactor(most, n) * (mayBeName ? NAME_MATCH_FACTOR : 1)), ord)) continue;
-    let factor = 1;
+    const prior = priorOf(id);
+    // The bound and the factor multiply the same three parts in the same order, each part of the bound
+    // at least the actual one, so (rounding being monotonic) the bound is never below the score.
+    if (!heap.accepts(round(bm25 * (phraseFactor(most, n) * (mayBeName ? NAME_MATCH_FACTOR : 1) * prior)), ord)) continue;
+    let run = 0;
+    let isName = false;
     if (most >= 2 || mayBeName) {
       const names = id === first ? noteNames(index, st, path) : [];
-      if (mayBeName && phraseIsName(phrase, names)) factor = NAME_MATCH_FACTOR;
+      isName = mayBeName && phraseIsName(phrase, names);
       if (most >= 2) {
         const chunk = st.chunksOfPath(path)[id - first]!;
         const key = JSON.stringify([chunk.hash, chunk.heading_path, names]);
-        let run = runs.get(key);
-        if (run === undefined) {
-          run = longestPhraseRun(phrase, [chunk.text, ...chunk.heading_path, ...names]);
-          runs.set(key, run);
+        let known = runs.get(key);
+        if (known === undefined) {
+          known = longestPhraseRun(phrase, [chunk.text, ...chunk.heading_path, ...names]);
+          runs.set(key, known);
         }
-        factor *= phraseFactor(run, n);
+        run = known;
       }
     }
+    const factor = phraseFactor(run, n) * (isName ? NAME_MATCH_FACTOR : 1) * prior;
     const score = round(bm25 * factor);
     if (heap.accepts(score, ord)) heap.push(id, score, ord);
   }
   return heap.sorted();
+}
+
+/** Fields a note's names are indexed in (title, aliases). */
+const NAME_FIELDS = [0, 1];
+
+/**
+ * The notes (indices into the doc table) whose title or one of whose aliases occurs in the query as a
+ * phrase: all of the name's terms, consecutive and in order, among the query's terms (`query`: all of
+ * them, stop words and repeats kept). Candidates are the notes with a BM25 term of the query in their
+ * title or aliases field (a name made only of stop words is never an entity); only their names are read.
+ */
+function entityNotes(
+  index: VaultIndex,
+  st: SearchState,
+  table: DocTable,
+  engine: ShardedEngine,
+  terms: readonly string[],
+  query: readonly string[],
+): Set<number> {
+  const candidates = new Set<number>();
+  engine.fieldDocs(terms, NAME_FIELDS, (id) => {
+    const i = table.note[id]!;
+    if (i >= 0) candidates.add(i);
+  });
+  const out = new Set<number>();
+  if (candidates.size === 0) return out;
+  const positions = termPositions(query);
+  for (const i of candidates) {
+    const [path] = table.meta.meta.notes[i]!;
+    if (noteNames(index, st, path).some((name) => occursAsPhrase(nameTerms(name), query, positions))) out.add(i);
+  }
+  return out;
 }
 
 /**
