@@ -99,6 +99,16 @@ describe('compileFollowClasses', () => {
 
 describe('receiptTotals', () => {
   it('counts zeros too', () => {
-    expect(receiptTotals([])).toEqual({ enforced: 0, advisory: 0 });
+    expect(receiptTotals([])).toEqual({ enforced: 0, partially_enforced: 0, advisory: 0 });
+  });
+});
+
+describe('unenforcedQualifiers', () => {
+  it('names the words that map to no class, leaving out function words and what every followed link is', async () => {
+    const { mapLinkClassPhrase, unenforcedQualifiers } = await import('../src/policy/synonyms.js');
+    const phrase = 'resident Jovian factions and institutions';
+    expect(unenforcedQualifiers(phrase, mapLinkClassPhrase(phrase, new Set(['factions'])))).toEqual(['resident', 'jovian']);
+    const implied = 'referenced factions docs with the institutions';
+    expect(unenforcedQualifiers(implied, mapLinkClassPhrase(implied, new Set(['factions'])))).toEqual([]);
   });
 });

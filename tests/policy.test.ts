@@ -64,10 +64,10 @@ describe('compilePolicy', () => {
       ['allowed_prefix', '/allowed_prefixes/2', 'enforced', 2],
       ['seed', '/required_seed_refs/0', 'enforced', 1],
       ['seed', '/required_seed_refs/1', 'enforced', 1],
-      ['follow_link_class', '/follow_link_classes/0', 'enforced', 6],
-      ['follow_link_class', '/follow_link_classes/1', 'enforced', 6],
-      ['follow_link_class', '/follow_link_classes/2', 'enforced', 6],
-      ['follow_link_class', '/follow_link_classes/3', 'enforced', 2],
+      ['follow_link_class', '/follow_link_classes/0', 'partially_enforced', 6],
+      ['follow_link_class', '/follow_link_classes/1', 'partially_enforced', 6],
+      ['follow_link_class', '/follow_link_classes/2', 'partially_enforced', 6],
+      ['follow_link_class', '/follow_link_classes/3', 'partially_enforced', 2],
       ['stop_condition', '/stop_conditions/0', 'enforced', null],
       ['stop_condition', '/stop_conditions/1', 'enforced', 3],
       ['stop_condition', '/stop_conditions/2', 'enforced', 1],
@@ -75,11 +75,16 @@ describe('compilePolicy', () => {
       ['hidden_note', '#/frontmatter/World~1Pre-Elysium~1Author Notes~1Brinefall Truth.md/visibility', 'enforced', 1],
       ['future_era_prefix', '#/default/future_era_prefixes/0', 'enforced', 3],
     ]);
-    expect(c.receipt_totals).toEqual({ enforced: 15, advisory: 1 });
+    expect(c.receipt_totals).toEqual({ enforced: 11, partially_enforced: 4, advisory: 1 });
     expect(c.receipt[1]!.rule).toBe('admit paths under World/Pre-Elysium/ (whole path segments)');
     expect(c.receipt[8]!.rule).toBe(
       'maps to target classes politics, technology, territories (territory→territories, politics→politics, technology→technology); ' +
-        'follow links into notes of these classes; no note has class territories',
+        'follow links into notes of these classes; no note has class territories; ' +
+        'not enforced: explain, material, constraints (every note of these classes is followed, whatever it says)',
+    );
+    expect(c.receipt[6]!.rule).toBe(
+      'maps to target classes factions (factions→factions, institutions→factions); follow links into notes of these classes; ' +
+        'not enforced: resident, harbor (every note of these classes is followed, whatever it says)',
     );
     expect(c.receipt[10]!.rule).toBe('pattern not_relevant: min_relevance:0.3');
     expect(c.receipt[11]!.rule).toBe('pattern future_era: deny future-era prefixes World/Post-Elysium/');
@@ -194,8 +199,9 @@ describe('compilePolicy', () => {
   it('extends the synonym table from vault config link_class_synonyms', () => {
     const c = compilePolicy(base({ follow_link_classes: ['salvage crews and cartels'] }), { index, config: { link_class_synonyms: { cartel: ['powers'], salvage: ['politics'] } } });
     expect(rows(c, 'follow_link_class')[0]!.rule).toBe(
-      'maps to target classes politics, powers (salvage→politics (vault config), cartels→powers (vault config)); follow links into notes of these classes',
+      'maps to target classes politics, powers (salvage→politics (vault config), cartels→powers (vault config)); follow links into notes of these classes; not enforced: crews (every note of these classes is followed, whatever it says)',
     );
+    expect(rows(compilePolicy(base({ follow_link_classes: ['referenced factions and institutions docs'] }), { index }), 'follow_link_class').map((r) => [r.disposition, r.matches])).toEqual([['enforced', 6]]);
   });
 
   it('compiles structured tokens into budgets, the tightest winning', () => {
@@ -261,14 +267,14 @@ describe('compilePolicy', () => {
     expect(checkPath(c, 'World/Post-Elysium/Echo Minds.md')).toEqual({ ok: true });
   });
 
-  it('refuses a policy with advisory clauses under strict', () => {
-    const p = base({ stop_conditions: ['be nice', 'max_refs:4'], follow_link_classes: ['wikilink', 'vibes'] });
+  it('refuses a policy with advisory or partially enforced clauses under strict', () => {
+    const p = base({ stop_conditions: ['be nice', 'max_refs:4'], follow_link_classes: ['wikilink', 'vibes', 'harbor factions'] });
     expect(refusal(() => compilePolicy(p, { index, strict: true }))).toEqual({
       code: 'strict_policy',
       pointer: '/follow_link_classes/1',
-      message: '--strict-policy refuses this policy: 2 advisory clauses: /follow_link_classes/1 "vibes"; /stop_conditions/0 "be nice"',
+      message: '--strict-policy refuses this policy: 3 clauses are not fully enforced: /follow_link_classes/1 "vibes" (advisory); /follow_link_classes/2 "harbor factions" (partially_enforced); /stop_conditions/0 "be nice" (advisory)',
     });
-    expect(compilePolicy(base({ stop_conditions: ['max_refs:4'] }), { index, strict: true }).receipt_totals.advisory).toBe(0);
+    expect(compilePolicy(base({ stop_conditions: ['max_refs:4'], follow_link_classes: ['wikilink', 'factions'] }), { index, strict: true }).receipt_totals).toEqual({ enforced: 9, partially_enforced: 0, advisory: 0 });
   });
 
   it('turns allowed_scope entries into start points, advisory when not a usable note', () => {
@@ -401,15 +407,16 @@ describe.skipIf(!hasShared)(`compilePolicy on the real Sella packet (${hasShared
     real = await indexVault(AETHERIA, { indexDir: mkdtempSync(join(tmpdir(), 'loretrace-d-policy-aetheria-')) });
   }, 120_000);
 
-  it('enforces every link-class phrase and the first three stop conditions; the fourth is advisory', () => {
+  it('maps every link-class phrase but names the qualifiers it does not enforce; the fourth stop condition is advisory', () => {
     const packet = JSON.parse(readFileSync(SELLA, 'utf8'));
     const c = compilePolicy(packet.lore_access.traversal_policy, { index: real, packet });
+    const unenforced = (words: string) => `; not enforced: ${words} (every note of these classes is followed, whatever it says)`;
     expect(rows(c, 'follow_link_class').map((r) => [r.disposition, r.rule, r.matches])).toEqual([
-      ['enforced', 'maps to target classes factions (factions→factions, institutions→factions); follow links into notes of these classes', 64],
-      ['enforced', 'maps to target classes factions (factions→factions); follow links into notes of these classes', 64],
-      ['enforced', 'maps to target classes factions, movements (movements→movements, faction→factions); follow links into notes of these classes', 64],
-      ['enforced', 'maps to target classes politics, technology, territories (territory→territories, politics→politics, technology→technology); follow links into notes of these classes; no note has class territories', 31],
-      ['enforced', 'maps to target classes events (event→events, precedent→events); follow links into notes of these classes', 24],
+      ['partially_enforced', `maps to target classes factions (factions→factions, institutions→factions); follow links into notes of these classes${unenforced('resident, jovian')}`, 64],
+      ['partially_enforced', `maps to target classes factions (factions→factions); follow links into notes of these classes${unenforced('direct, scene, pressure')}`, 64],
+      ['partially_enforced', `maps to target classes factions, movements (movements→movements, faction→factions); follow links into notes of these classes${unenforced('social, shaping, visible, values')}`, 64],
+      ['partially_enforced', `maps to target classes politics, technology, territories (territory→territories, politics→politics, technology→technology); follow links into notes of these classes; no note has class territories${unenforced('explain, material, constraints')}`, 31],
+      ['partially_enforced', `maps to target classes events (event→events, precedent→events); follow links into notes of these classes${unenforced('explain, local, institutional, obligation')}`, 24],
     ]);
     expect(rows(c, 'stop_condition').map((r) => [r.pointer, r.disposition])).toEqual([
       ['/lore_access/traversal_policy/stop_conditions/0', 'enforced'],
@@ -425,9 +432,17 @@ describe.skipIf(!hasShared)(`compilePolicy on the real Sella packet (${hasShared
       ['author_only.packet_personhood_resolution', 'enforced', 0],
       ['future_branch_plans', 'enforced', 0],
     ]);
-    expect(c.receipt_totals).toEqual({ enforced: 37, advisory: 1 });
-    expect(refusal(() => compilePolicy(packet.lore_access.traversal_policy, { index: real, packet, strict: true })).message).toBe(
-      '--strict-policy refuses this policy: 1 advisory clause: /lore_access/traversal_policy/stop_conditions/3 "summarize only the constraints that affected the response; do not dump research into dialogue"',
+    expect(c.receipt_totals).toEqual({ enforced: 32, partially_enforced: 5, advisory: 1 });
+    const strict = refusal(() => compilePolicy(packet.lore_access.traversal_policy, { index: real, packet, strict: true }));
+    expect([strict.code, strict.pointer]).toEqual(['strict_policy', '/lore_access/traversal_policy/follow_link_classes/0']);
+    expect(strict.message).toBe(
+      '--strict-policy refuses this policy: 6 clauses are not fully enforced: ' +
+        '/lore_access/traversal_policy/follow_link_classes/0 "resident Jovian factions and institutions" (partially_enforced); ' +
+        '/lore_access/traversal_policy/follow_link_classes/1 "referenced factions with direct scene pressure" (partially_enforced); ' +
+        '/lore_access/traversal_policy/follow_link_classes/2 "referenced social movements shaping a visible faction\'s values" (partially_enforced); ' +
+        '/lore_access/traversal_policy/follow_link_classes/3 "territory, politics, and technology docs that explain material constraints" (partially_enforced); ' +
+        '/lore_access/traversal_policy/follow_link_classes/4 "event docs that explain local precedent or institutional obligation" (partially_enforced); ' +
+        '/lore_access/traversal_policy/stop_conditions/3 "summarize only the constraints that affected the response; do not dump research into dialogue" (advisory)',
     );
   }, 60_000);
 });

@@ -94,9 +94,9 @@ describe('outputSchema', () => {
   it('accepts the standalone policy receipt and the receipt printed by traverse --receipt-only --json', async () => {
     const doc = policyReceiptDocument(compilePolicy(json(WORLD_POLICY) as TraversalPolicy, { index }), 'policies/world-blackout.policy.json');
     expect(check('policy_receipt', doc)).toEqual([]);
-    expect(doc.totals).toEqual({ enforced: 15, advisory: 1 });
+    expect(doc.totals).toEqual({ enforced: 11, partially_enforced: 4, advisory: 1 });
     expect(doc.rows.length).toBe(16);
-    expect(check('policy_receipt', { ...doc, totals: { enforced: 15 } })).toEqual([['/totals', 'required']]);
+    expect(check('policy_receipt', { ...doc, totals: { enforced: 11, advisory: 1 } })).toEqual([['/totals', 'required']]);
     const r = await cli(['traverse', '--lore', FIXTURE_VAULT, '--policy', WORLD_POLICY, '--receipt-only', '--json']);
     expect(r.code).toBe(0);
     const printed = JSON.parse(r.out) as typeof doc;
@@ -109,7 +109,7 @@ describe('outputSchema', () => {
     const r = await cli(['traverse', '--lore', FIXTURE_VAULT, '--policy', WORLD_POLICY, '--receipt-only']);
     expect(r.code).toBe(0);
     const lines = r.out.split('\n');
-    expect(lines[2]).toBe('Policy receipt (15 enforced, 1 advisory):');
+    expect(lines[2]).toBe('Policy receipt (11 enforced, 4 partially enforced, 1 advisory):');
     expect(lines[3]).toBe('  enforced  /max_link_depth  2');
     expect(r.out).not.toContain('Consulted (');
   });

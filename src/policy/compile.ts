@@ -16,11 +16,11 @@ import type { LinkPosition, LinkRecord, LinkSyntax, NoteRecord, VaultConfig, Vau
 import type { TraversalPolicy } from '../contracts/types.js';
 import { isUnderPrefix, parseRef, resolveRef } from '../refs/ref.js';
 import type { ParsedRef } from '../refs/ref.js';
-import { cmp, mapLinkClassPhrase } from './synonyms.js';
+import { cmp, mapLinkClassPhrase, unenforcedQualifiers } from './synonyms.js';
 import { preview } from '../contracts/rules.js';
 import { DEFAULT_MIN_RELEVANCE, STOP_PATTERNS, parseStopCondition } from './stop-conditions.js';
 import type { StopEffect } from './stop-conditions.js';
-import type { Budgets, CheckResult, CompiledPolicy, DenyRule, EdgeSkipReason, FollowRules, PolicyReceiptRow } from './types.js';
+import type { Budgets, CheckResult, CompiledPolicy, DenyRule, Disposition, EdgeSkipReason, FollowRules, PolicyReceiptRow, ReceiptTotals } from './types.js';
 
 /** Syntax class names a `follow_link_classes` entry may use directly. */
 export const SYNTAX_CLASSES: readonly LinkSyntax[] = ['wikilink', 'markdown_link', 'embed', 'heading_link', 'block_link'];
@@ -201,7 +201,7 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
   receipt.push(...stopConditionRows(ctx, fields.stops, stops, rules, hidden, future));
   receipt.push(...hidden.rows, ...future.rows);
   const totals = receiptTotals(receipt);
-  if (options.strict) refuseAdvisory(ctx, receipt);
+  if (options.strict) refuseNotEnforced(ctx, receipt);
   return {
     namespace: ctx.ns,
     ...rules,
@@ -656,7 +656,9 @@ export function compileScope(ctx: CompileContext, rules: PathRules, seeds: reado
  * `follow_link_classes` → {@link FollowRules}. An entry is, in this order: a syntax class, `backlink`,
  * a position class, `external`/`tag` (advisory: they never lead to a note), a target class of the
  * index, or a plain-English phrase mapped word by word (src/policy/synonyms.ts; advisory when no word
- * maps). An empty list follows no link at all (enforced).
+ * maps, partially_enforced when a qualifier word maps to nothing: "resident Jovian factions" follows
+ * every faction note, so "resident" and "Jovian" are named as not enforced). An empty list follows no
+ * link at all (enforced).
  */
 export function compileFollowClasses(ctx: CompileContext, followIn: readonly string[]): { follow: FollowRules; rows: PolicyReceiptRow[] } {
   const { ptr, indexClasses, config } = ctx;
@@ -668,7 +670,7 @@ export function compileFollowClasses(ctx: CompileContext, followIn: readonly str
   followIn.forEach((f, i) => {
     const pointer = ptr('follow_link_classes', i);
     const name = f.trim();
-    const row = (disposition: 'enforced' | 'advisory', rule: string, matches: number | null) =>
+    const row = (disposition: Disposition, rule: string, matches: number | null) =>
       rows.push({ clause: f, kind: 'follow_link_class', pointer, disposition, rule, matches });
     if ((SYNTAX_CLASSES as readonly string[]).includes(name)) {
       follow.syntaxes.push(name as LinkSyntax);
@@ -692,9 +694,10 @@ export function compileFollowClasses(ctx: CompileContext, followIn: readonly str
         follow.classes.push(...mapped.classes);
         const how = mapped.words.map((w) => `${w.word}→${w.classes.join('+')}${w.via === 'synonym' ? '' : ` (${w.via === 'config' ? 'vault config' : 'index class'})`}`).join(', ');
         const absent = mapped.classes.filter((c) => !indexClasses.has(c));
+        const dropped = unenforcedQualifiers(name, mapped);
         row(
-          'enforced',
-          `maps to target classes ${mapped.classes.join(', ')} (${how}); follow links into notes of these classes${absent.length ? `; no note has class ${absent.join(', ')}` : ''}`,
+          dropped.length > 0 ? 'partially_enforced' : 'enforced',
+          `maps to target classes ${mapped.classes.join(', ')} (${how}); follow links into notes of these classes${absent.length ? `; no note has class ${absent.join(', ')}` : ''}${dropped.length ? `; not enforced: ${dropped.join(', ')} (every note of these classes is followed, whatever it says)` : ''}`,
           ctx.classNotes(mapped.classes),
         );
       }
@@ -785,22 +788,24 @@ export function stopConditionRows(ctx: CompileContext, stopsIn: readonly string[
 }
 
 /** Rows per disposition, zeros included (seed 003). */
-export function receiptTotals(receipt: readonly PolicyReceiptRow[]): { enforced: number; advisory: number } {
-  return { enforced: receipt.filter((r) => r.disposition === 'enforced').length, advisory: receipt.filter((r) => r.disposition === 'advisory').length };
+export function receiptTotals(receipt: readonly PolicyReceiptRow[]): ReceiptTotals {
+  const count = (d: Disposition) => receipt.filter((r) => r.disposition === d).length;
+  return { enforced: count('enforced'), partially_enforced: count('partially_enforced'), advisory: count('advisory') };
 }
 
 /**
- * `--strict-policy`: refuse a receipt with any row short of `enforced`.
- * @throws LoretraceError `strict_policy` listing every such row (pointer and clause); `details.data`
- *   carries the rows.
+ * `--strict-policy`: refuse a receipt with any row short of `enforced` (`partially_enforced` or
+ * `advisory`).
+ * @throws LoretraceError `strict_policy` listing every such row (pointer, clause, disposition);
+ *   `details.data.not_enforced` carries the rows.
  */
-function refuseAdvisory(ctx: CompileContext, receipt: readonly PolicyReceiptRow[]): void {
-  const adv = receipt.filter((r) => r.disposition === 'advisory');
-  if (adv.length === 0) return;
+function refuseNotEnforced(ctx: CompileContext, receipt: readonly PolicyReceiptRow[]): void {
+  const short = receipt.filter((r) => r.disposition !== 'enforced');
+  if (short.length === 0) return;
   throw new LoretraceError(
     'strict_policy',
-    `--strict-policy refuses this policy: ${adv.length} advisory clause${adv.length === 1 ? '' : 's'}: ${adv.map((r) => `${r.pointer} ${show(r.clause)}`).join('; ')}`,
-    { ...(ctx.file ? { file: ctx.file } : {}), pointer: adv[0]!.pointer, expected: 'every clause enforced', data: { advisory: adv } },
+    `--strict-policy refuses this policy: ${short.length} clause${short.length === 1 ? ' is' : 's are'} not fully enforced: ${short.map((r) => `${r.pointer} ${show(r.clause)} (${r.disposition})`).join('; ')}`,
+    { ...(ctx.file ? { file: ctx.file } : {}), pointer: short[0]!.pointer, expected: 'every clause enforced', data: { not_enforced: short } },
   );
 }
 

@@ -8,21 +8,29 @@ import type { TraversalPolicy } from '../contracts/types.js';
 import { jsonDuplicateKey, jsonSyntaxError, lineColumnAt } from '../contracts/rules.js';
 import type { PolicyPacketContext } from './compile.js';
 
-/** What {@link parsePolicyDocument} returns: the policy, its pointer, and the packet when there is one. */
+/**
+ * What {@link parsePolicyDocument} returns: the policy, its pointer, the packet when there is one, and
+ * the `allowed_scope` a policy file carries next to its policy (null when it carries none).
+ */
 export interface PolicyDocument {
   policy: TraversalPolicy;
-  /** JSON pointer of the policy in the document (`` or `/lore_access/traversal_policy`). */
+  /** JSON pointer of the policy in the document (``, `/traversal_policy` or `/lore_access/traversal_policy`). */
   pointer: string;
   packet: (PolicyPacketContext & Record<string, unknown>) | null;
+  /** `allowed_scope` of a `{ traversal_policy, allowed_scope }` policy file; null otherwise. */
+  allowed_scope: string[] | null;
 }
 
 /**
  * Parse a policy or packet file's text.
- * @param kind `policy`: the document is a bare traversal_policy; `packet`: a responder packet.
+ * @param kind `policy`: a policy file — a bare traversal_policy (a `$schema` key is ignored), or the
+ *   `lore_access` shape `{ traversal_policy, allowed_scope? }` that `retrieve --policy` also accepts;
+ *   `packet`: a responder packet.
  * @throws LoretraceError `bad_policy` (exit 1) when the text is not JSON (message names the file, the
  *   reason and the line and column, e.g. `p.json is not JSON: unexpected end of input at line 1, column 13`),
  *   when an object has the same key twice (JSON.parse would silently keep the last value; pointer =
- *   the duplicate), or a packet has no `/lore_access/traversal_policy`.
+ *   the duplicate), a policy file that is not an object or whose `/allowed_scope` is not a list of
+ *   non-empty strings, or a packet has no `/lore_access/traversal_policy`.
  */
 export function parsePolicyDocument(text: string, file: string, kind: 'policy' | 'packet'): PolicyDocument {
   let doc: unknown;
@@ -40,10 +48,27 @@ export function parsePolicyDocument(text: string, file: string, kind: 'policy' |
     const { line, column } = lineColumnAt(body, dup.offset);
     throw new LoretraceError('bad_policy', `${file} has the key ${dup.pointer} twice (second at line ${line}, column ${column}); JSON readers keep only one of the values, so the ${kind} would not be applied as a reviewer reads it`, { file, line, pointer: dup.pointer, expected: 'each key once per object' });
   }
-  if (kind === 'policy') return { policy: doc as TraversalPolicy, pointer: '', packet: null };
+  if (kind === 'policy') return policyFileDocument(doc, file);
   const la = (doc as { lore_access?: { traversal_policy?: unknown } } | null)?.lore_access;
   if (doc === null || typeof doc !== 'object' || !la || typeof la !== 'object' || la.traversal_policy === undefined) {
     throw new LoretraceError('bad_policy', `${file} has no /lore_access/traversal_policy to apply`, { file, pointer: '/lore_access/traversal_policy', expected: 'a responder packet with lore_access.traversal_policy' });
   }
-  return { policy: la.traversal_policy as TraversalPolicy, pointer: '/lore_access/traversal_policy', packet: doc as PolicyDocument['packet'] };
+  return { policy: la.traversal_policy as TraversalPolicy, pointer: '/lore_access/traversal_policy', packet: doc as PolicyDocument['packet'], allowed_scope: null };
+}
+
+/** A policy file's two forms (see {@link parsePolicyDocument}); the policy itself is checked by compilePolicy. */
+function policyFileDocument(doc: unknown, file: string): PolicyDocument {
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
+    throw new LoretraceError('bad_policy', `${file}: a policy file must be a JSON object (a traversal_policy, or { traversal_policy, allowed_scope? })`, { file, pointer: '', expected: 'a JSON object' });
+  }
+  const obj = doc as Record<string, unknown>;
+  if (!('traversal_policy' in obj)) {
+    const { $schema: _schema, ...rest } = obj;
+    return { policy: rest as unknown as TraversalPolicy, pointer: '', packet: null, allowed_scope: null };
+  }
+  const scope = obj.allowed_scope;
+  if (scope !== undefined && !(Array.isArray(scope) && scope.every((s) => typeof s === 'string' && s.length > 0))) {
+    throw new LoretraceError('bad_policy', `${file}: /allowed_scope must be a list of non-empty strings`, { file, pointer: '/allowed_scope', expected: 'a list of refs' });
+  }
+  return { policy: obj.traversal_policy as TraversalPolicy, pointer: '/traversal_policy', packet: null, allowed_scope: scope === undefined ? null : [...(scope as string[])] };
 }

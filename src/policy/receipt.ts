@@ -4,7 +4,7 @@
  * `$defs/rows` is the `policy_receipt` array embedded in traverse results, capture fragments and ledgers).
  * Origin: seed 003 — a bundle records what actually executed, with totals for every disposition, zeros included.
  */
-import type { CompiledPolicy, PolicyReceiptRow } from './types.js';
+import type { CompiledPolicy, PolicyReceiptRow, ReceiptTotals } from './types.js';
 
 /** `schema_version` of a standalone policy receipt. */
 export const POLICY_RECEIPT_SCHEMA_VERSION = 'loretrace.policy_receipt.v1';
@@ -20,7 +20,7 @@ export interface PolicyReceiptDocument {
   namespace: string;
   snapshot_id: string;
   source: string | null;
-  totals: { enforced: number; advisory: number };
+  totals: ReceiptTotals;
   rows: PolicyReceiptRow[];
 }
 
@@ -34,7 +34,7 @@ export function policyReceiptDocument(compiled: CompiledPolicy, source: string |
     namespace: compiled.namespace,
     snapshot_id: compiled.snapshot_id,
     source,
-    totals: { enforced: compiled.receipt_totals.enforced, advisory: compiled.receipt_totals.advisory },
+    totals: { ...compiled.receipt_totals },
     rows: compiled.receipt.map((r) => ({ ...r })),
   };
 }

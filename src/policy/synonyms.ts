@@ -130,6 +130,26 @@ export function mapLinkClassPhrase(
   return { words, classes };
 }
 
+/**
+ * Words of a link-class phrase that qualify nothing a walk could enforce: function words, and words
+ * every followed link satisfies by construction (a followed link is "referenced" or "linked"; its target
+ * is a "doc" / "note" / "page"). Any other word that maps to no class is a qualifier loretrace drops.
+ */
+export const IMPLIED_PHRASE_WORDS: ReadonlySet<string> = new Set([
+  'a', 'an', 'the', 'and', 'or', 'of', 'with', 'that', 'which', 'who', 'to', 'in', 'on', 'for', 'by', 'from', 'at', 'as', 'into', 'about', 'its', 'their',
+  'referenced', 'linked', 'related', 'doc', 'docs', 'document', 'documents', 'note', 'notes', 'page', 'pages', 'file', 'files', 'lore', 'entry', 'entries',
+]);
+
+/**
+ * The qualifier words of a phrase the mapping drops, in phrase order, each once: words that map to no
+ * class and are not {@link IMPLIED_PHRASE_WORDS}. "resident Jovian factions and institutions" →
+ * `resident, jovian`.
+ */
+export function unenforcedQualifiers(phrase: string, mapping: { words: readonly WordMapping[] }): string[] {
+  const mapped = new Set(mapping.words.map((w) => w.word));
+  return [...new Set(phraseWords(phrase))].filter((w) => !mapped.has(w) && !IMPLIED_PHRASE_WORDS.has(w));
+}
+
 /** Code-unit string compare (never localeCompare: output must not depend on the locale). */
 export function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;

@@ -11,11 +11,22 @@ import type { LinkPosition, LinkSyntax, NoteRecord, VaultPath } from '../types.j
 
 /**
  * `enforced`: loretrace checks this clause on every path / edge it touches (even when it matches
- * nothing in this snapshot — `matches` then says 0). `advisory`: accepted but not enforced by loretrace
- * (for example "summarize only the constraints…", which is about the answer, or a link-class phrase
- * that maps to no class). `--strict-policy` refuses a policy with any advisory row.
+ * nothing in this snapshot — `matches` then says 0). `partially_enforced`: part of the clause is
+ * enforced and part is not — a link-class phrase whose class words map ("factions and institutions")
+ * while a qualifier does not ("resident Jovian"): the walk follows every note of the mapped classes,
+ * and the row's rule names the qualifier words it does not enforce. `advisory`: accepted but not
+ * enforced by loretrace (for example "summarize only the constraints…", which is about the answer, or a
+ * link-class phrase that maps to no class). `--strict-policy` refuses a policy with any row short of
+ * `enforced`.
  */
-export type Disposition = 'enforced' | 'advisory';
+export type Disposition = 'enforced' | 'partially_enforced' | 'advisory';
+
+/** Receipt rows per disposition, every key present, zeros included (seed 003). */
+export interface ReceiptTotals {
+  enforced: number;
+  partially_enforced: number;
+  advisory: number;
+}
 
 /** What a receipt row is about. */
 export type ClauseKind =
@@ -123,8 +134,8 @@ export interface CompiledPolicy {
   budgets: Budgets;
   /** One row per clause (see {@link PolicyReceiptRow}). */
   receipt: PolicyReceiptRow[];
-  /** Totals of the receipt, zeros included: `{ enforced, advisory }`. */
-  receipt_totals: { enforced: number; advisory: number };
+  /** Totals of the receipt, zeros included: `{ enforced, partially_enforced, advisory }`. */
+  receipt_totals: ReceiptTotals;
   /** Note records by path (from the index the policy was compiled against). */
   readonly notes: ReadonlyMap<string, NoteRecord>;
 }

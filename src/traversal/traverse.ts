@@ -28,7 +28,7 @@ import { backlinks, chunksOf, getNote, outgoingLinks } from '../indexer/lookup.j
 import { search } from '../search/search.js';
 import { checkEdge, checkPath, edgeClassLabel, edgeTarget } from '../policy/compile.js';
 import type { EdgeDirection } from '../policy/compile.js';
-import type { CompiledPolicy, PolicyReceiptRow, EdgeSkipReason } from '../policy/types.js';
+import type { CompiledPolicy, PolicyReceiptRow, EdgeSkipReason, ReceiptTotals } from '../policy/types.js';
 import { cmp } from '../policy/synonyms.js';
 import { formatRef, resolveRef } from '../refs/ref.js';
 import { excerptRefId, pickExcerptLines } from '../excerpts/excerpt.js';
@@ -116,7 +116,7 @@ export interface TraverseStats {
   max_depth_reached: number;
   stopped_by: StopReason;
   budgets: CompiledPolicy['budgets'];
-  receipt_totals: { enforced: number; advisory: number };
+  receipt_totals: ReceiptTotals;
 }
 
 /** What {@link traverse} returns (and `loretrace traverse --json` prints). */

@@ -22,7 +22,7 @@ import { compilePolicy } from '../../policy/compile.js';
 import { parsePolicyDocument, type PolicyDocument } from '../../policy/load.js';
 import { policyReceiptDocument } from '../../policy/receipt.js';
 import { packetQueries, requirementQueries, traverse, type TraverseQuery } from '../../traversal/traverse.js';
-import type { PolicyReceiptRow } from '../../policy/types.js';
+import type { PolicyReceiptRow, ReceiptTotals } from '../../policy/types.js';
 import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
 import { addVaultOptions, openIndex, readInputText, readJsonFile, type VaultCliOptions } from '../vault-options.js';
@@ -52,7 +52,10 @@ async function loadPolicy(ctx: CliContext, opts: TraverseCliOptions): Promise<{ 
     if (opts.policy === undefined) {
       throw new LoretraceError('usage', 'traverse needs --policy <file>, --packet <file>, or both (a packet without a traversal_policy takes the --policy one)', { expected: '--policy and/or --packet' }, 2);
     }
-    return { doc: parsePolicyDocument(await readInputText(ctx, opts.policy, 'JSON traversal policy'), opts.policy, 'policy'), file: opts.policy };
+    const doc = parsePolicyDocument(await readInputText(ctx, opts.policy, 'JSON traversal policy'), opts.policy, 'policy');
+    // A policy file's own allowed_scope gives the start points, as `retrieve --policy` uses it.
+    if (doc.allowed_scope !== null) doc.packet = { lore_access: { allowed_scope: doc.allowed_scope } };
+    return { doc, file: opts.policy };
   }
   const packetText = await readInputText(ctx, opts.packet, 'JSON responder packet');
   try {
@@ -66,13 +69,17 @@ async function loadPolicy(ctx: CliContext, opts: TraverseCliOptions): Promise<{ 
     if (opts.policy === undefined || !isLoretraceError(e) || e.code !== 'bad_policy' || e.details.pointer !== '/lore_access/traversal_policy') throw e;
     const packet = parseJsonDocument(packetText, opts.packet);
     if (typeof packet !== 'object' || packet === null || Array.isArray(packet)) throw e;
-    const { policy } = parsePolicyDocument(await readInputText(ctx, opts.policy, 'JSON traversal policy'), opts.policy, 'policy');
-    // The draft's scope as retrieve computes it (placeholders dropped, else the policy's seeds).
+    const file = parsePolicyDocument(await readInputText(ctx, opts.policy, 'JSON traversal policy'), opts.policy, 'policy');
+    // The draft's scope as retrieve computes it (placeholders dropped, else the policy file's
+    // allowed_scope, else the policy's seeds). The policy's shape is checked first, as retrieve's
+    // compilePolicy would, so a malformed policy is a bad_policy naming its clause.
     const la = (packet as { lore_access?: unknown }).lore_access;
     const loreAccess = typeof la === 'object' && la !== null && !Array.isArray(la) ? (la as Record<string, unknown>) : {};
-    const allowedScope = retrievalScope(loreAccess as Parameters<typeof retrievalScope>[0], policy);
+    const policy = file.policy as unknown as Record<string, unknown> | null;
+    const lists = policy !== null && typeof policy === 'object' && Array.isArray(policy.required_seed_refs) && Array.isArray(policy.allowed_prefixes);
+    const allowedScope = lists ? retrievalScope(loreAccess as Parameters<typeof retrievalScope>[0], file.policy, file.allowed_scope ?? undefined) : [];
     const context = { ...packet, lore_access: { ...loreAccess, allowed_scope: allowedScope } };
-    return { doc: { policy, pointer: '', packet: context as PolicyDocument['packet'] }, file: opts.policy };
+    return { doc: { ...file, packet: context as PolicyDocument['packet'] }, file: opts.policy };
   }
 }
 
@@ -145,8 +152,9 @@ export function register(program: Command, ctx: CliContext): void {
 }
 
 /** The human rendering of a receipt: a heading with the totals, then two lines per row. */
-function receiptText(rows: readonly PolicyReceiptRow[], totals: { enforced: number; advisory: number }): string {
-  let out = `Policy receipt (${totals.enforced} enforced, ${totals.advisory} advisory):\n`;
-  for (const r of rows) out += `  ${r.disposition === 'enforced' ? 'enforced' : 'ADVISORY'}  ${r.pointer}  ${r.clause}\n            → ${r.rule}${r.matches === null ? '' : ` [${r.matches} note${r.matches === 1 ? '' : 's'}]`}\n`;
+function receiptText(rows: readonly PolicyReceiptRow[], totals: ReceiptTotals): string {
+  let out = `Policy receipt (${totals.enforced} enforced, ${totals.partially_enforced} partially enforced, ${totals.advisory} advisory):\n`;
+  const label = { enforced: 'enforced', partially_enforced: 'PARTIAL ', advisory: 'ADVISORY' } as const;
+  for (const r of rows) out += `  ${label[r.disposition]}  ${r.pointer}  ${r.clause}\n            → ${r.rule}${r.matches === null ? '' : ` [${r.matches} note${r.matches === 1 ? '' : 's'}]`}\n`;
   return out;
 }
