@@ -1,0 +1,247 @@
+/**
+ * Prompt rendering of the packet stage (docs/RETRIEVE.md, "Prompt rendering rules"): the source-excerpt
+ * section and the `## Required Lore Research` section of `packet_prompt_text`, read and written so that
+ * every other line of the draft's prompt is kept byte for byte.
+ *
+ * The renderers are exported so that a reviewer (or a test) can re-render a packet's prompt and compare.
+ */
+import type { SourceExcerpt, TraversalPolicy } from '../contracts/types.js';
+
+/**
+ * How a prompt lays out its sections. `markdown`: `## Heading` lines (Ghostlight's research packets);
+ * `plain`: `Heading:` lines (Ghostlight's packet_only packets). A prompt with any line starting `## ` is
+ * markdown.
+ */
+export type PromptStyle = 'markdown' | 'plain';
+
+/** Detect the {@link PromptStyle} of a prompt. */
+export function promptStyle(prompt: string): PromptStyle {
+  return /^## /m.test(prompt) ? 'markdown' : 'plain';
+}
+
+const SOURCE_HEADER_MD = /^##\s+Source (?:Excerpts|Constraints)\s*$/i;
+const SOURCE_HEADER_PLAIN = /^Source (?:constraints|excerpts):\s*$/i;
+const OUTPUT_HEADER_MD = /^##\s+Output Contract\s*$/i;
+const OUTPUT_HEADER_PLAIN = /^Output contract:\s*$/i;
+const RESEARCH_HEADER = /^##\s+Required Lore Research\s*$/;
+const BULLET_LINE = /^(?:- |  )/;
+/**
+ * Everything some reader treats as a line break: CRLF, LF, CR, and the separators Python's
+ * `str.splitlines()` also splits on (VT, FF, FS, GS, RS, NEL, U+2028, U+2029).
+ */
+const LINE_BREAKS = /\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]/;
+
+/**
+ * Render the source-constraint section body: one bullet per excerpt, in order.
+ * - markdown style: `- <ref_id>: <text>` (Ghostlight research packets' `## Source Excerpts`);
+ * - plain style: `- <text>` (Ghostlight packet_only packets' `Source constraints:`).
+ * A multi-line text continues on lines indented by two spaces (an empty line becomes `"  "`), so the
+ * section is a single run of `- ` / two-space lines and {@link parseSourceSection} recovers each text exactly.
+ */
+export function renderSourceSection(excerpts: readonly SourceExcerpt[], style: PromptStyle): string[] {
+  const out: string[] = [];
+  for (const ex of excerpts) {
+    const lines = ex.text.split('\n');
+    const first = style === 'markdown' ? `- ${ex.ref_id}: ${lines[0] ?? ''}` : `- ${lines[0] ?? ''}`;
+    out.push(first);
+    for (const l of lines.slice(1)) out.push(`  ${l}`);
+  }
+  return out;
+}
+
+/** Line index of the first line matching `re` at or after `from`, or -1. */
+function findLine(lines: readonly string[], re: RegExp, from = 0): number {
+  for (let i = from; i < lines.length; i++) if (re.test(lines[i] as string)) return i;
+  return -1;
+}
+
+/** End (exclusive) of the bullet run that starts right after `header`. */
+function bulletRunEnd(lines: readonly string[], header: number): number {
+  let end = header + 1;
+  while (end < lines.length && BULLET_LINE.test(lines[end] as string)) end++;
+  return end;
+}
+
+/**
+ * Read back the source section of a prompt: the texts of its bullets (and, in markdown style, their
+ * ref_ids), or null when the prompt has no source section. Inverse of {@link renderSourceSection} for text
+ * without a `": "` in a markdown ref_id.
+ */
+export function parseSourceSection(prompt: string): { style: PromptStyle; items: { ref_id: string | null; text: string }[] } | null {
+  const lines = prompt.split('\n');
+  let header = findLine(lines, SOURCE_HEADER_MD);
+  let style: PromptStyle = 'markdown';
+  if (header < 0) {
+    header = findLine(lines, SOURCE_HEADER_PLAIN);
+    style = 'plain';
+  }
+  if (header < 0) return null;
+  const end = bulletRunEnd(lines, header);
+  const items: { ref_id: string | null; text: string }[] = [];
+  for (let i = header + 1; i < end; i++) {
+    const line = lines[i] as string;
+    if (line.startsWith('- ')) {
+      let body = line.slice(2);
+      let refId: string | null = null;
+      if (style === 'markdown') {
+        const colon = body.indexOf(': ');
+        if (colon > 0) {
+          refId = body.slice(0, colon);
+          body = body.slice(colon + 2);
+        }
+      }
+      items.push({ ref_id: refId, text: body });
+    } else {
+      const last = items[items.length - 1];
+      if (last) last.text += '\n' + line.slice(2);
+    }
+  }
+  return { style, items };
+}
+
+/**
+ * Replace (or insert) the source-constraint section of `prompt` so that it lists exactly `excerpts`.
+ *
+ * Rules: the section is the header line (`## Source Excerpts` / `## Source Constraints`, or
+ * `Source constraints:` / `Source excerpts:`) and the run of bullet lines right after it (lines starting
+ * `- ` or two spaces); everything else in the prompt is kept byte for byte. Without a section, one is
+ * inserted in the prompt's style before the output-contract header (`## Output Contract` /
+ * `Output contract:`), else appended at the end, separated by one blank line. With no excerpts, the
+ * section is removed. Returns the new prompt and the old bullet lines that did not survive (reported as a
+ * finding, never dropped silently).
+ */
+export function applySourceSection(prompt: string, excerpts: readonly SourceExcerpt[]): { prompt: string; removed: string[] } {
+  const lines = prompt.split('\n');
+  let header = findLine(lines, SOURCE_HEADER_MD);
+  let style: PromptStyle;
+  if (header >= 0) style = 'markdown';
+  else {
+    header = findLine(lines, SOURCE_HEADER_PLAIN);
+    style = header >= 0 ? 'plain' : promptStyle(prompt);
+  }
+  const body = renderSourceSection(excerpts, style);
+  if (header >= 0) {
+    const end = bulletRunEnd(lines, header);
+    const old = lines.slice(header + 1, end);
+    const kept = new Set(body);
+    const removed = old.filter((l) => !kept.has(l));
+    if (excerpts.length === 0) {
+      // Drop the header, its bullets and one separating blank line after them.
+      const after = end < lines.length && lines[end] === '' ? end + 1 : end;
+      lines.splice(header, after - header);
+    } else {
+      lines.splice(header + 1, end - header - 1, ...body);
+    }
+    return { prompt: lines.join('\n'), removed };
+  }
+  if (excerpts.length === 0) return { prompt, removed: [] };
+  const headerLine = style === 'markdown' ? '## Source Excerpts' : 'Source constraints:';
+  const block = [headerLine, ...body];
+  const output = findLine(lines, style === 'markdown' ? OUTPUT_HEADER_MD : OUTPUT_HEADER_PLAIN);
+  if (output >= 0) {
+    lines.splice(output, 0, ...block, '');
+    return { prompt: lines.join('\n'), removed: [] };
+  }
+  const trimmed = prompt.replace(/\n+$/, '');
+  return { prompt: `${trimmed}\n\n${block.join('\n')}`, removed: [] };
+}
+
+/** What the `## Required Lore Research` section needs. */
+export interface ResearchSectionInput {
+  allowed_scope: readonly string[];
+  traversal_policy: TraversalPolicy;
+  research_instructions: readonly string[];
+}
+
+/** The search proxy's tools as the prompt names them (src/proxy/tools.ts TOOL_NAMES, same order). */
+export const PROXY_TOOLS: readonly (readonly [string, string])[] = [
+  ['lore_search', 'find refs by words'],
+  ['lore_read', 'exact lines with their provenance'],
+  ['lore_links', 'the links of an admitted note'],
+  ['lore_follow', 'follow a link inside the policy'],
+  ['research_status', 'what you consulted and the budgets left'],
+];
+
+/** Output fields a research-enabled responder must add (seed 001, Output Captures). */
+export const RESEARCH_OUTPUT_FIELDS: readonly string[] = ['consulted_refs', 'followed_refs', 'research_trace', 'research_summary'];
+
+/**
+ * Render the `## Required Lore Research` section (responder_scoped_repository_search, seed 001: "The packet
+ * must include a Required Lore Research section, allowed_scope, and research_instructions"): what to do,
+ * the seed scope (every allowed_scope entry), the traversal policy (depth, every allowed prefix, seeds,
+ * link classes, stop conditions), the research instructions, and how to reach the loretrace search proxy
+ * (`loretrace serve --lore <vault> --packet <packet.json> --ledger <ledger.jsonl> --mcp`, or
+ * `--http 127.0.0.1:<port>` instead of `--mcp`; src/cli/commands/serve.ts). Empty lists render as `- (none)`;
+ * a multi-line item continues on lines indented two spaces deeper (line breaks: {@link LINE_BREAKS}), so
+ * no item starts a prompt line of its own. Returns lines, the first being the heading.
+ */
+export function renderResearchSection(input: ResearchSectionInput): string[] {
+  // A multi-line item continues on lines indented two spaces deeper, so no item can start a prompt line
+  // of its own (a `## Output Contract` inside a stop condition stays inside its bullet, and the section's
+  // end stays where applyResearchSection looks for it: a second run gives the same prompt).
+  const list = (items: readonly string[], indent = ''): string[] =>
+    items.length === 0
+      ? [`${indent}- (none)`]
+      : items.flatMap((s) => s.split(LINE_BREAKS).map((l, i) => (i === 0 ? `${indent}- ${l}` : `${indent}  ${l}`)));
+  const tp = input.traversal_policy;
+  return [
+    '## Required Lore Research',
+    'Before answering, consult the seed research scope below and follow relevant links only within the traversal policy.',
+    'Use what you find to constrain behavior, affordances, institutions, vocabulary, material stakes, territory and social pressure. Do not use research to learn hidden character state, author-only answers or future branches.',
+    'When a source contradicts this packet, follow the packet for what your character knows and name the contradiction in unresolved_hooks.',
+    `Add ${RESEARCH_OUTPUT_FIELDS.join(', ')} to your JSON object; an answer with no consulted refs is a failed research-enabled response.`,
+    '',
+    'Seed research scope:',
+    ...list(input.allowed_scope),
+    '',
+    'Traversal policy:',
+    `- Max link depth: ${tp.max_link_depth}`,
+    '- Allowed prefixes:',
+    ...list(tp.allowed_prefixes, '  '),
+    '- Required seed refs:',
+    ...list(tp.required_seed_refs, '  '),
+    '- Follow link classes:',
+    ...list(tp.follow_link_classes, '  '),
+    '- Stop conditions:',
+    ...list(tp.stop_conditions, '  '),
+    '',
+    'Research instructions:',
+    ...list(input.research_instructions),
+    '',
+    'Lore search proxy:',
+    '- Your only lore access is the loretrace search proxy. It enforces this traversal policy, refuses anything outside it, and records every lookup as a runner_captured research trace entry.',
+    '- The runner starts it with `loretrace serve --lore <vault> --packet <this packet> --ledger <ledger.jsonl> --mcp` (MCP over stdio), or with `--http 127.0.0.1:<port>` instead of `--mcp` (loopback HTTP; port 0 picks a free one).',
+    `- Its tools: ${PROXY_TOOLS.map((t) => `${t[0]} (${t[1]})`).join(', ')}.`,
+    '- Cite each source you use by the ref, chunk and line range the proxy returned.',
+  ];
+}
+
+/**
+ * Replace (or insert) the `## Required Lore Research` section. The section runs from its heading to the
+ * next `#`/`##` heading or the end of the prompt. Without one: in a markdown prompt it goes right before
+ * the first `## ` heading; in a plain prompt it is appended at the end (so its end stays unambiguous).
+ */
+export function applyResearchSection(prompt: string, section: readonly string[] | null): string {
+  const lines = prompt.split('\n');
+  const at = findLine(lines, RESEARCH_HEADER);
+  if (at >= 0) {
+    let end = at + 1;
+    while (end < lines.length && !/^#{1,2} /.test(lines[end] as string)) end++;
+    // keep one blank line before the next heading
+    let stop = end;
+    while (stop > at + 1 && lines[stop - 1] === '') stop--;
+    if (section === null) {
+      lines.splice(at, end - at);
+      return lines.join('\n');
+    }
+    lines.splice(at, stop - at, ...section);
+    return lines.join('\n');
+  }
+  if (section === null) return prompt;
+  if (promptStyle(prompt) === 'markdown') {
+    const first = findLine(lines, /^## /);
+    lines.splice(first, 0, ...section, '');
+    return lines.join('\n');
+  }
+  return `${prompt.replace(/\n+$/, '')}\n\n${section.join('\n')}`;
+}
