@@ -128,8 +128,9 @@ export type LinkSyntax = 'wikilink' | 'markdown_link' | 'embed' | 'heading_link'
 /**
  * Position class of a link: where on the page it stands.
  * `field` = a line like `**Primary actors:** [[X]]` (a bold label ending in a colon, then the link).
+ * `property` = inside a frontmatter property value (`related: "[[X]]"`; Obsidian's property links).
  */
-export type LinkPosition = 'prose' | 'list_item' | 'table' | 'heading' | 'field';
+export type LinkPosition = 'prose' | 'list_item' | 'table' | 'heading' | 'field' | 'property';
 
 /** How a link target resolved (Obsidian's rules; see src/links/resolve.ts). */
 export type LinkResolution =
@@ -149,19 +150,33 @@ export interface LinkRecord {
   /** 1-based line and column of the link's first character (the `[` or `!`). */
   line: number;
   column: number;
-  /** Chunk containing the link; null when the link is in frontmatter. */
+  /** Chunk containing the link; null for a property link (frontmatter belongs to no chunk). */
   chunk_index: number | null;
   syntax: LinkSyntax;
   position: LinkPosition;
+  /** Property links only: the top-level frontmatter key the link's value stands under (`related`). */
+  property?: string;
   /** Exact source text of the link, e.g. `![[Map.png|300]]`. */
   raw: string;
   /** Target without fragment, decoded (markdown links: percent-decoded once). `''` for `[[#Heading]]`. */
   target: string;
   /** Fragment after `#` (heading text, or `^block`), or null. */
   fragment: string | null;
-  /** Display text (alias, markdown link text), or null. */
+  /** Display text (alias, markdown link text), or null. An embed's size (`|300`) is never display text. */
   display: string | null;
+  /**
+   * Display size of an embed written `![[Map.png|300]]` / `![[Map.png|640x480]]` or `![alt|640x480](url)`
+   * (Obsidian's image dimensions, in CSS pixels; `height` null when only the width is given). Present
+   * only on embeds that carry a size.
+   */
+  size?: EmbedSize;
   resolution: LinkResolution;
+}
+
+/** An embed's display size in CSS pixels (integers ≥ 0); `height` null for a width-only `|300`. */
+export interface EmbedSize {
+  width: number;
+  height: number | null;
 }
 
 /** One row of the index manifest: a file and its identity. */

@@ -177,7 +177,7 @@ describe('parseNote: pathological markdown (degraded mode)', () => {
     expect(r.links.map((l) => [l.line, l.column, l.chunk_index, l.syntax, l.position, l.raw, l.target, l.fragment, l.display])).toEqual([
       [5, 16, 0, 'wikilink', 'heading', '[[T|shown]]', 'T', null, 'shown'],
       [6, 12, 0, 'wikilink', 'prose', '[[A]]', 'A', null, null],
-      [6, 22, 0, 'embed', 'prose', '![[Map.png|300]]', 'Map.png', null, '300'],
+      [6, 22, 0, 'embed', 'prose', '![[Map.png|300]]', 'Map.png', null, null],
       [11, 28, 1, 'tag', 'heading', '#tag', 'tag', null, null],
       [13, 14, 1, 'heading_link', 'field', '[[B#H]]', 'B', 'H', null],
       [14, 12, 1, 'block_link', 'list_item', '[[C#^b1]]', 'C', '^b1', null],

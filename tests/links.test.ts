@@ -56,7 +56,8 @@ describe('extractLinks', () => {
     expect(byRaw.get('[[Fences|code fences]]')).toEqual(['Fences', null, 'code fences', 1]);
     expect(byRaw.get('[[Headings#Setext Level One#Setext Level Two]]')).toEqual(['Headings', 'Setext Level One#Setext Level Two', null, 1]);
     expect(byRaw.get('[[#Wikilinks]]')).toEqual(['', 'Wikilinks', null, 1]);
-    expect(byRaw.get('![[Map.png|300]]')).toEqual(['Map.png', null, '300', 2]);
+    expect(byRaw.get('![[Map.png|300]]')).toEqual(['Map.png', null, null, 2]);
+    expect(linksOf('Edge/Links.md').find((l) => l.raw === '![[Map.png|300]]')?.size).toEqual({ width: 300, height: null });
     expect(byRaw.get('[CRLF](Line%20Endings%20CRLF.md)')).toEqual(['Line Endings CRLF.md', null, 'CRLF', 3]);
     expect(byRaw.get('[section](Headings.md#C#)')).toEqual(['Headings.md', 'C#', 'section', 3]);
     expect(byRaw.get('[web](https://example.org/a#b)')).toEqual(['https://example.org/a#b', null, 'web', 3]);
@@ -66,7 +67,7 @@ describe('extractLinks', () => {
     expect(linksOf('Edge/Tables.md').map((l) => [l.line, l.column, l.syntax, l.position, l.target, l.fragment, l.display])).toEqual([
       [5, 11, 'wikilink', 'table', 'Fences', null, 'the fences'],
       [6, 13, 'heading_link', 'table', 'Headings', 'C#', 'sharp'],
-      [7, 11, 'embed', 'table', 'Map.png', null, '300'],
+      [7, 11, 'embed', 'table', 'Map.png', null, null],
       [8, 9, 'wikilink', 'table', 'Cycle A', null, null],
       [8, 21, 'wikilink', 'table', 'Cycle B', null, null],
     ]);
@@ -316,7 +317,7 @@ describe('resolveLinks, every link form with its line, column, classes and resol
       // a heading holding a link is matched by its displayed text
       [3, 64, 'heading_link', 'prose', 'Twice', 'Heading with a link inside', null, { status: 'resolved', path: 'Other/Twice.md', chunk_index: 3, line: 11 }],
       [4, 15, 'block_link', 'prose', 'Twice', '^b1', 'the block', { status: 'resolved', path: 'Other/Twice.md', chunk_index: 2, line: 9 }],
-      [4, 58, 'embed', 'prose', 'Twice', '^b1', '200', { status: 'resolved', path: 'Other/Twice.md', chunk_index: 2, line: 9 }],
+      [4, 58, 'embed', 'prose', 'Twice', '^b1', null, { status: 'resolved', path: 'Other/Twice.md', chunk_index: 2, line: 9 }],
       [4, 86, 'wikilink', 'prose', 'Lore/Sub/Name Two.md', null, null, { status: 'resolved', path: 'Lore/Sub/Name Two.md' }],
       [4, 115, 'wikilink', 'prose', 'Sub/Name Two', null, null, { status: 'resolved', path: 'Lore/Sub/Name Two.md' }],
       // percent-decoded exactly once: %2520 → %20, which names the file literally

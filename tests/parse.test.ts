@@ -139,22 +139,27 @@ describe('parseNote', () => {
     expect(chunks).toEqual([]);
   });
 
-  it('reports bad YAML with its file line and still indexes the body', () => {
+  it('reports bad YAML with its file line and indexes the block as body text', () => {
     const { note, chunks, findings } = fixture('Edge/Bad Frontmatter.md');
     expect(findings).toEqual([
       {
         code: 'bad_frontmatter',
         severity: 'warning',
         message:
-          'Edge/Bad Frontmatter.md:3: frontmatter is not valid YAML (Flow sequence in block collection must be sufficiently indented and end with a ]); the note is indexed without frontmatter fields',
+          'Edge/Bad Frontmatter.md:3: frontmatter is not valid YAML (Flow sequence in block collection must be sufficiently indented and end with a ]); its lines are indexed as body text (chunked, searchable, with their links), without frontmatter fields',
         path: 'Edge/Bad Frontmatter.md',
         line: 3,
         column: 12,
       },
     ]);
     expect(note.frontmatter).toBeNull();
+    expect(note.frontmatter_lines).toBeNull();
     expect(note.title).toBe('Bad Frontmatter');
-    expect(chunks.map((c) => [c.line_start, c.line_end])).toEqual([[5, 5]]);
+    // `---` is a thematic break; `title: Broken` / `list: [a, b` over the closing `---` is a setext heading.
+    expect(chunks.map((c) => [c.line_start, c.line_end, c.heading_path])).toEqual([
+      [1, 1, []],
+      [2, 5, ['title: Broken\nlist: [a, b']],
+    ]);
   });
 
   it('treats a top `---` without a closing fence as a thematic break inside the first chunk', () => {

@@ -28,6 +28,7 @@ import {
 } from '../search/postings.js';
 import { TOKENIZER_VERSION } from '../search/tokenize.js';
 import { loadVaultConfig } from '../vault/config.js';
+import { PARSER_VERSION } from '../notes/parse.js';
 import { sha256Hex } from '../vault/hash.js';
 import { compareCodeUnits, scanVault, vaultRoot, type ScannedFile } from '../vault/scan.js';
 import { ColdSink } from './cold.js';
@@ -151,7 +152,7 @@ export async function indexVault(root: string, options: IndexOptions = {}): Prom
   const namespace = options.namespace ?? config.namespace ?? basename(realRoot).normalize('NFC');
   const persist = options.persist !== false;
   const indexDir = persist ? resolvePath(cwd, options.indexDir ?? defaultIndexDir(realRoot, namespace, env)) : null;
-  const optionsHash = canonicalHash({ schema_version: INDEX_SCHEMA_VERSION, tokenizer: TOKENIZER_VERSION, namespace, config });
+  const optionsHash = canonicalHash({ schema_version: INDEX_SCHEMA_VERSION, tokenizer: TOKENIZER_VERSION, parser: PARSER_VERSION, namespace, config });
   const findings: Finding[] = [];
 
   // Previous index (if usable).

@@ -4,7 +4,7 @@
  * record. Nothing inside code (fenced, indented, inline), HTML or frontmatter counts.
  */
 import type { ImageReference, LinkReference, Nodes, Parents } from 'mdast';
-import type { BlockInfo, Chunk, LinkPosition, LinkRecord, LinkSyntax } from '../types.js';
+import type { BlockInfo, Chunk, EmbedSize, LinkPosition, LinkRecord, LinkSyntax } from '../types.js';
 import { locateOffset } from '../notes/lines.js';
 import type { MarkdownSyntax } from '../notes/markdown.js';
 import { plainText } from '../notes/text.js';
@@ -61,6 +61,25 @@ export function extractLinks(syntax: MarkdownSyntax, chunks: readonly Chunk[]): 
   return collectNoteRefs(syntax, chunks).links;
 }
 
+/** Obsidian's embed size: `300` or `640x480` (digits only, `x` between). */
+const EMBED_SIZE = /^(\d{1,9})(?:x(\d{1,9}))?$/;
+
+/**
+ * Split an embed's display into display text and size, as Obsidian reads `![[Map.png|300]]`,
+ * `![[Map.png|640x480]]` and `![Engelbart|100x145](url)` (help: "Embed files", "Basic formatting
+ * syntax" → external images): a display that is all size is no display text; `alt|size` keeps `alt`.
+ */
+export function embedDisplay(display: string | null): { display: string | null; size: EmbedSize | null } {
+  if (display === null) return { display, size: null };
+  const bar = display.lastIndexOf('|');
+  const tail = bar === -1 ? display : display.slice(bar + 1).trim();
+  const m = EMBED_SIZE.exec(tail);
+  if (!m) return { display, size: null };
+  const size: EmbedSize = { width: Number(m[1]), height: m[2] === undefined ? null : Number(m[2]) };
+  const text = bar === -1 ? '' : display.slice(0, bar).trim();
+  return { display: text === '' ? null : text, size };
+}
+
 function decodeOnce(s: string): string {
   try {
     return decodeURIComponent(s);
@@ -95,7 +114,7 @@ function trimUrlTail(url: string): string {
 
 /** One mdast pass: links, inline tags and block markers. Internal; used by parseNote. */
 export function collectNoteRefs(syntax: MarkdownSyntax, chunks: readonly Chunk[]): NoteRefs {
-  const { path, text: source, lines, lineStarts, root } = syntax;
+  const { path, text: source, parsed, lines, lineStarts, root } = syntax;
   const lineChunk = new Int32Array(lines.length + 2).fill(-1);
   for (const c of chunks) lineChunk.fill(c.chunk_index, c.line_start, c.line_end + 1);
   const chunkOf = (line: number): number | null => {
@@ -141,6 +160,8 @@ export function collectNoteRefs(syntax: MarkdownSyntax, chunks: readonly Chunk[]
     const pos = node.position!;
     const line = pos.start.line;
     const column = pos.start.column;
+    let size: EmbedSize | null = null;
+    if (syntaxClass === 'embed') ({ display, size } = embedDisplay(display));
     links.push({
       source_path: path,
       line,
@@ -152,6 +173,7 @@ export function collectNoteRefs(syntax: MarkdownSyntax, chunks: readonly Chunk[]
       target,
       fragment,
       display,
+      ...(size ? { size } : {}),
       resolution: url !== null ? { status: 'external', url } : { status: 'pending' },
     });
     return links.length - 1;
@@ -173,8 +195,9 @@ export function collectNoteRefs(syntax: MarkdownSyntax, chunks: readonly Chunk[]
     const pos = node.position;
     if (!pos || pos.start.offset === undefined || pos.end.offset === undefined) return;
     const start = pos.start.offset;
-    const raw = source.slice(start, pos.end.offset);
-    const before = start > 0 ? source.charCodeAt(start - 1) : 10;
+    // The masked text: a tag, URL or block marker inside a comment or math is not one.
+    const raw = parsed.slice(start, pos.end.offset);
+    const before = start > 0 ? parsed.charCodeAt(start - 1) : 10;
     const beforeIsSpace = before === 32 || before === 9 || before === 10 || before === 13;
     if (!(flags & IN_LINK) && raw.includes('#')) {
       TAG.lastIndex = 0;

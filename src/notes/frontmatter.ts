@@ -63,7 +63,7 @@ export function readFrontmatter(path: string, yamlText: string, firstLine: numbe
     findings.push({
       code: 'bad_frontmatter',
       severity: 'warning',
-      message: `${path}:${line}: frontmatter is not valid YAML (${what}); the note is indexed without frontmatter fields`,
+      message: `${path}:${line}: frontmatter is not valid YAML (${what}); its lines are indexed as body text (chunked, searchable, with their links), without frontmatter fields`,
       path,
       line,
       ...(pos ? { column: pos.col } : {}),
@@ -75,7 +75,7 @@ export function readFrontmatter(path: string, yamlText: string, firstLine: numbe
     findings.push({
       code: 'bad_frontmatter',
       severity: 'warning',
-      message: `${path}:${firstLine}: frontmatter is YAML but not a mapping (expected \`key: value\` lines); the note is indexed without frontmatter fields`,
+      message: `${path}:${firstLine}: frontmatter is YAML but not a mapping (expected \`key: value\` lines); its lines are indexed as body text (chunked, searchable, with their links), without frontmatter fields`,
       path,
       line: firstLine,
     });
@@ -88,7 +88,7 @@ export function readFrontmatter(path: string, yamlText: string, firstLine: numbe
     findings.push({
       code: 'bad_frontmatter',
       severity: 'warning',
-      message: `${path}:${firstLine}: frontmatter could not be converted to JSON (${(e as Error).message}); the note is indexed without frontmatter fields`,
+      message: `${path}:${firstLine}: frontmatter could not be converted to JSON (${(e as Error).message}); its lines are indexed as body text (chunked, searchable, with their links), without frontmatter fields`,
       path,
       line: firstLine,
     });

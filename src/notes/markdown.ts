@@ -16,6 +16,7 @@ import remarkFrontmatter from 'remark-frontmatter';
 import remarkParse from 'remark-parse';
 import { unified, type Processor } from 'unified';
 import type { VaultPath } from '../types.js';
+import { maskInert } from './inert.js';
 import { lineStartOffsets, splitLines } from './lines.js';
 import { degradedRoot, frontmatterFences, measureMarkdown, pathologyHits, type PathologyHit } from './pathological.js';
 import { remarkWikiLink } from './wikilink.js';
@@ -33,6 +34,12 @@ export interface MarkdownSyntax {
   lines: string[];
   /** UTF-16 offset in `text` where each line starts (index 0 = line 1). */
   lineStarts: number[];
+  /**
+   * The text micromark parsed: `text` with Obsidian comments (`%%…%%`) and math (`$…$`, `$$…$$`) masked
+   * character for character by U+E000 (src/notes/inert.ts) — same length, same lines, same offsets.
+   * Equal to `text` when the note has none. Tags, bare URLs and block markers are scanned in this text.
+   */
+  parsed: string;
   /** The mdast tree, with `wikiLink` nodes. */
   root: Root;
   /** The YAML frontmatter block (both fences included), or null. */
@@ -64,28 +71,48 @@ const processor = unified()
   .use(remarkWikiLink)
   .freeze();
 
+/** The same stack without frontmatter: for a note whose `---` block is not valid frontmatter. */
+const bodyOnlyProcessor = unified().use(remarkParse).use(remarkGfmStructure).use(remarkWikiLink).freeze();
+
+/** Options of {@link parseMarkdown}. */
+export interface MarkdownOptions {
+  /**
+   * Recognise a YAML frontmatter block at the top (default true). False reads a `---` block as body
+   * markdown (thematic breaks, paragraphs, setext headings): parseNote passes false when the block is not
+   * valid frontmatter, so its lines are chunked and their links kept (docs/PARSING.md, "Frontmatter").
+   */
+  frontmatter?: boolean;
+}
+
 /**
  * Parse markdown text once into {@link MarkdownSyntax}. A leading BOM (U+FEFF) is removed before parsing
  * so positions match the file's lines. Frontmatter is recognised only as a `---` fenced YAML block
  * starting on line 1 and closed by `---` (end of file right after the closing fence is fine); a lone
- * `---` at the top without a closing fence is a thematic break.
+ * `---` at the top without a closing fence is a thematic break. `options.frontmatter: false` turns
+ * frontmatter recognition off (the block is then body markdown).
  *
  * Before micromark runs, a linear pre-scan measures the shapes micromark is superlinear on
  * (`measureMarkdown` in src/notes/pathological.ts); a note over a threshold is parsed by the degraded
  * line scan instead (`pathology` lists the thresholds it exceeded; parseNote reports each as a
  * `pathological_markdown` finding). Deterministic: characters are counted, time is never measured.
  */
-export function parseMarkdown(path: VaultPath, text: string): MarkdownSyntax {
+export function parseMarkdown(path: VaultPath, text: string, options: MarkdownOptions = {}): MarkdownSyntax {
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  const withFrontmatter = options.frontmatter ?? true;
   const lines = splitLines(text);
   const lineStarts = lineStartOffsets(text);
-  const fences = frontmatterFences(lines);
-  const pathology = pathologyHits(measureMarkdown(lines, fences ? fences.line_end + 1 : 1), text.length);
-  const root = pathology.length === 0 ? (processor.parse(text) as Root) : degradedRoot(text, lines, lineStarts);
+  const fences = withFrontmatter ? frontmatterFences(lines) : null;
+  const bodyStart = fences ? fences.line_end + 1 : 1;
+  const parsed = maskInert(text, lines, lineStarts, bodyStart).text;
+  const pathology = pathologyHits(measureMarkdown(lines, bodyStart), text.length);
+  const root =
+    pathology.length > 0
+      ? degradedRoot(parsed, parsed === text ? lines : splitLines(parsed), lineStarts, { frontmatter: withFrontmatter })
+      : ((withFrontmatter ? processor : bodyOnlyProcessor).parse(parsed) as Root);
   const first = root.children[0];
   const frontmatter =
     first && first.type === 'yaml' && first.position
       ? { value: first.value, line_start: first.position.start.line, line_end: first.position.end.line }
       : null;
-  return { path, text, lines, lineStarts, root, frontmatter, pathology };
+  return { path, text, lines, lineStarts, parsed, root, frontmatter, pathology };
 }

@@ -13,10 +13,18 @@ import type { Chunk, LinkRecord, NoteRecord, VaultConfig, VaultPath } from '../t
 import { buildChunks } from '../chunks/chunk.js';
 import { targetClasses } from '../links/classes.js';
 import { collectNoteRefs } from '../links/extract.js';
+import { propertyLinks } from '../links/properties.js';
 import { frontmatterAliases, frontmatterTags, frontmatterTitle, readFrontmatter } from './frontmatter.js';
 import { detectLineEnding } from './lines.js';
-import { parseMarkdown } from './markdown.js';
+import { parseMarkdown, type MarkdownSyntax } from './markdown.js';
 import { pathologyMessage } from './pathological.js';
+
+/**
+ * Version of the parse rules (docs/PARSING.md). It is part of the persisted index's options hash, so an
+ * index written under other rules is rebuilt rather than mixed with records parsed under these.
+ * 2: invalid frontmatter is body text, property links, comments and math, nested headings, embed sizes.
+ */
+export const PARSER_VERSION = 2;
 
 /** Options of {@link parseNote}. All optional. */
 export interface ParseOptions {
@@ -98,6 +106,32 @@ function fileTitle(path: string): string {
 }
 
 /**
+ * The note's syntax and frontmatter: one mdast parse, then the YAML of its `---` block. A block that is
+ * not valid frontmatter (a `bad_frontmatter` finding: YAML that does not parse, is not a mapping, or
+ * cannot become JSON) is not frontmatter at all: the text is parsed again with frontmatter recognition
+ * off, so those lines are body markdown — chunked, searchable, their links extracted — and every line
+ * of the file belongs to valid frontmatter, a chunk, or a blank edge (docs/PARSING.md, "Frontmatter").
+ * Findings: `pathological_markdown` per exceeded threshold, then the frontmatter findings.
+ */
+function readSyntax(path: VaultPath, text: string): { syntax: MarkdownSyntax; frontmatter: Record<string, unknown> | null; findings: Finding[] } {
+  let syntax = parseMarkdown(path, text);
+  const findings: Finding[] = [];
+  let frontmatter: Record<string, unknown> | null = null;
+  const frontmatterFindings: Finding[] = [];
+  if (syntax.frontmatter) {
+    const fm = readFrontmatter(path, syntax.frontmatter.value, syntax.frontmatter.line_start + 1);
+    frontmatter = fm.data;
+    frontmatterFindings.push(...fm.findings);
+    if (fm.findings.some((f) => f.code === 'bad_frontmatter')) syntax = parseMarkdown(path, text, { frontmatter: false });
+  }
+  for (const hit of syntax.pathology) {
+    findings.push({ code: 'pathological_markdown', severity: 'warning', message: pathologyMessage(path, hit), path, line: hit.line });
+  }
+  findings.push(...frontmatterFindings);
+  return { syntax, frontmatter, findings };
+}
+
+/**
  * Parse one note. Pure and synchronous; callable in a worker thread.
  *
  * Rules:
@@ -106,7 +140,9 @@ function fileTitle(path: string): string {
  *   the file name, `line_count` 0, `line_ending` `none`) with no chunks and no links: never a crash,
  *   never silently dropped.
  * - Bad YAML frontmatter → finding `bad_frontmatter` with its file line; the note is indexed with
- *   `frontmatter: null` (its lines still belong to no chunk).
+ *   `frontmatter: null` and the block's lines as body text (chunks, links, headings).
+ * - Links: the frontmatter's property links first (src/links/properties.ts, position `property`), then
+ *   the body's links, each in file order.
  * - `title` = frontmatter `title`, else the file name without `.md`; `aliases` and `tags` from
  *   frontmatter, plus inline `#tags` (not in code or links); `classes` from {@link targetClasses}.
  *
@@ -165,18 +201,13 @@ export function parseNote(path: VaultPath, bytes: Uint8Array, options: ParseOpti
     return { note: emptyNote(), chunks: [], links: [], findings };
   }
 
-  const syntax = parseMarkdown(path, text);
-  for (const hit of syntax.pathology) {
-    findings.push({ code: 'pathological_markdown', severity: 'warning', message: pathologyMessage(path, hit), path, line: hit.line });
-  }
-  let frontmatter: Record<string, unknown> | null = null;
-  if (syntax.frontmatter) {
-    const fm = readFrontmatter(path, syntax.frontmatter.value, syntax.frontmatter.line_start + 1);
-    frontmatter = fm.data;
-    findings.push(...fm.findings);
-  }
+  const { syntax, frontmatter, findings: syntaxFindings } = readSyntax(path, text);
+  findings.push(...syntaxFindings);
   const { chunks, headings } = buildChunks(syntax, budget === undefined ? {} : { chunkWordBudget: budget });
   const refs = collectNoteRefs(syntax, chunks);
+  const links = syntax.frontmatter
+    ? [...propertyLinks(path, syntax.frontmatter.value, syntax.frontmatter.line_start + 1), ...refs.links]
+    : refs.links;
 
   const tags: string[] = [];
   const seen = new Set<string>();
@@ -207,5 +238,5 @@ export function parseNote(path: VaultPath, bytes: Uint8Array, options: ParseOpti
     blocks: refs.blocks,
     chunk_count: chunks.length,
   };
-  return { note, chunks, links: refs.links, findings };
+  return { note, chunks, links, findings };
 }

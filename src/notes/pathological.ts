@@ -71,7 +71,7 @@ export interface MarkdownShape {
 }
 
 /** A fence opener on a line's text after its container prefix: marker char and length, or null. */
-function fenceOpen(rest: string): { ch: number; len: number } | null {
+export function fenceOpen(rest: string): { ch: number; len: number } | null {
   const ch = rest.charCodeAt(0);
   if (ch !== 96 && ch !== 126) return null;
   let n = 0;
@@ -82,7 +82,7 @@ function fenceOpen(rest: string): { ch: number; len: number } | null {
 }
 
 /** True when `rest` closes a fence opened with `open` (same char, at least as long, then whitespace). */
-function fenceCloses(rest: string, open: { ch: number; len: number }): boolean {
+export function fenceCloses(rest: string, open: { ch: number; len: number }): boolean {
   let n = 0;
   while (rest.charCodeAt(n) === open.ch) n++;
   if (n < open.len) return false;
@@ -127,7 +127,7 @@ function listMarkerAt(line: string, i: number): number {
  * Returns the number of each, whether the line starts (after indentation) with a list marker, and the
  * index where the content starts.
  */
-function containerPrefix(line: string): { quotes: number; markers: number; leadingMarker: number; rest: number } {
+export function containerPrefix(line: string): { quotes: number; markers: number; leadingMarker: number; rest: number } {
   let quotes = 0;
   let markers = 0;
   let leadingMarker = 0;
@@ -360,9 +360,10 @@ export function pathologyMessage(path: string, hit: PathologyHit): string {
  * is a table delimiter row becomes a one-cell `table`; a line indented 4+ columns that does not continue
  * a list item starts indented `code`. Inline: backslash
  * escapes, code spans (same-length backtick runs) → `inlineCode`, the wikilink grammar → `wikiLink`,
- * everything else text (no emphasis, links, HTML).
+ * everything else text (no emphasis, links, HTML). `options.frontmatter: false` reads a top `---` block as
+ * body text, as {@link parseMarkdown} does.
  */
-export function degradedRoot(text: string, lines: readonly string[], lineStarts: readonly number[]): Root {
+export function degradedRoot(text: string, lines: readonly string[], lineStarts: readonly number[], options: { frontmatter?: boolean } = {}): Root {
   const n = text.length;
   const point = (offset: number): { line: number; column: number; offset: number } => ({ ...locateOffset(lineStarts, offset), offset });
   const position = (from: number, to: number): Position => ({ start: point(from), end: point(to) });
@@ -371,7 +372,7 @@ export function degradedRoot(text: string, lines: readonly string[], lineStarts:
 
   const children: RootContent[] = [];
   let bodyStart = 1;
-  const fm = frontmatterFences(lines);
+  const fm = (options.frontmatter ?? true) ? frontmatterFences(lines) : null;
   if (fm) {
     const value = fm.line_end === 2 ? '' : text.slice(lineStart(2), lineEnd(fm.line_end - 1));
     const yaml: Yaml = { type: 'yaml', value, position: position(0, lineEnd(fm.line_end)) };
@@ -516,7 +517,7 @@ function isAsciiPunct(c: number): boolean {
  * the micromark construct in wikilink.ts: content is not empty, does not start with `]`, `|` or `[`,
  * contains no line ending and no `[[`, and ends at the first `]]`.
  */
-function wikiLinkEnd(text: string, at: number, to: number): number {
+export function wikiLinkEnd(text: string, at: number, to: number): number {
   let i = at + (text.charCodeAt(at) === 33 ? 3 : 2);
   const first = text.charCodeAt(i);
   if (i >= to || first === 93 || first === 124 || first === 91 || first === 10 || first === 13) return -1;

@@ -42,5 +42,6 @@ export function plainText(node: Nodes): string {
         }
     }
   }
-  return out;
+  // Masked comment or math (src/notes/inert.ts) is not part of the text Obsidian shows.
+  return out.includes('\uE000') ? out.replace(/\uE000+/g, '').trim() : out;
 }

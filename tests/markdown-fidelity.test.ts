@@ -1,0 +1,105 @@
+/**
+ * Markdown fidelity on lore-fixtures/MarkdownLore (one fault class per note; docs/PARSING.md has the rules
+ * and where Obsidian documents each): invalid frontmatter is body text, property links, comments and
+ * math, headings nested in callouts / quotes / list items, embed sizes.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FIXTURES } from './helpers/shared.js';
+import { listVault, parseVault, resolveVault } from './helpers/fixture-notes.js';
+
+const VAULT = join(FIXTURES, 'MarkdownLore');
+const vault = parseVault(VAULT, listVault(VAULT));
+const resolved = resolveVault(vault);
+const parsed = (path: string) => vault.parsed.get(path)!;
+const linksOf = (path: string) => resolved.links.filter((l) => l.source_path === path);
+
+describe('invalid frontmatter is body text', () => {
+  const r = parsed('Notes/Invalid Frontmatter.md');
+
+  it('chunks the block, keeps its link and says so in the warning', () => {
+    expect(r.note.frontmatter_lines).toBeNull();
+    expect(r.chunks.map((c) => [c.line_start, c.line_end, c.heading_path])).toEqual([
+      [1, 5, []],
+      [6, 8, ['After the Block']],
+    ]);
+    expect(r.findings.map((f) => [f.code, f.line, f.message])).toEqual([
+      [
+        'bad_frontmatter',
+        2,
+        'Notes/Invalid Frontmatter.md:2: frontmatter is YAML but not a mapping (expected `key: value` lines); its lines are indexed as body text (chunked, searchable, with their links), without frontmatter fields',
+      ],
+    ]);
+    expect(linksOf('Notes/Invalid Frontmatter.md').map((l) => [l.line, l.column, l.chunk_index, l.raw, l.resolution])).toEqual([
+      [3, 59, 0, '[[Target]]', { status: 'resolved', path: 'Notes/Target.md' }],
+    ]);
+  });
+});
+
+describe('frontmatter property links', () => {
+  it('records each [[link]] in a property value with its file line, column, class property and key', () => {
+    expect(
+      linksOf('Notes/Property Links.md').map((l) => [l.line, l.column, l.chunk_index, l.syntax, l.position, l.property ?? null, l.raw, l.display, l.resolution]),
+    ).toEqual([
+      [2, 11, null, 'wikilink', 'property', 'related', '[[Target]]', null, { status: 'resolved', path: 'Notes/Target.md' }],
+      [4, 6, null, 'wikilink', 'property', 'sources', '[[Third|T]]', 'T', { status: 'resolved', path: 'Notes/Third.md' }],
+      [7, 14, null, 'heading_link', 'property', 'nested', '[[Target#Section Two]]', null, { status: 'resolved', path: 'Notes/Target.md', chunk_index: 1, line: 5 }],
+      [7, 41, null, 'wikilink', 'property', 'nested', '[[Missing Property Note]]', null, { status: 'unresolved' }],
+      [11, 12, 0, 'wikilink', 'prose', null, '[[Target]]', null, { status: 'resolved', path: 'Notes/Target.md' }],
+    ]);
+    expect(resolved.findings.filter((f) => f.path === 'Notes/Property Links.md').map((f) => [f.code, f.line])).toEqual([['unresolved_link', 7]]);
+  });
+});
+
+describe('comments and math', () => {
+  const r = parsed('Notes/Comments and Math.md');
+
+  it('extracts no link, tag or heading inside %%…%%, $…$ or $$…$$, and keeps the ones outside', () => {
+    expect(r.links.map((l) => [l.line, l.column, l.raw])).toEqual([
+      [3, 14, '[[Target]]'],
+      [10, 58, '[[Third]]'],
+      [17, 26, '[[Target#Section Two]]'],
+    ]);
+    expect(r.note.tags).toEqual([]);
+    expect(r.note.headings.map((h) => [h.text, h.line, h.chunk_index])).toEqual([
+      ['Comments and Math', 1, 0],
+      ['Real Heading', 19, 1],
+    ]);
+  });
+
+  it('keeps every line in a chunk with its exact text', () => {
+    expect(r.chunks.map((c) => [c.line_start, c.line_end, c.heading_path])).toEqual([
+      [1, 17, ['Comments and Math']],
+      [19, 21, ['Comments and Math', 'Real Heading']],
+    ]);
+    expect(r.chunks[0]!.text).toContain('%%\n# Not a Heading\nA commented link [[Hidden Block]] and #hidden-tag.\n%%');
+  });
+});
+
+describe('headings nested in callouts, block quotes and list items', () => {
+  it('start no chunk and are not link targets, as in Obsidian', () => {
+    const r = parsed('Notes/Nested Headings.md');
+    expect(r.chunks.map((c) => [c.line_start, c.line_end, c.heading_path])).toEqual([
+      [1, 12, ['Nested Headings']],
+      [14, 14, ['Nested Headings', 'Top Level']],
+    ]);
+    expect(linksOf('Notes/Heading Links.md').map((l) => [l.fragment, l.resolution])).toEqual([
+      ['Quoted Heading', { status: 'broken_fragment', path: 'Notes/Nested Headings.md', fragment: 'Quoted Heading' }],
+      ['Callout Heading', { status: 'broken_fragment', path: 'Notes/Nested Headings.md', fragment: 'Callout Heading' }],
+      ['Item Heading', { status: 'broken_fragment', path: 'Notes/Nested Headings.md', fragment: 'Item Heading' }],
+      ['Top Level', { status: 'resolved', path: 'Notes/Nested Headings.md', chunk_index: 1, line: 14 }],
+    ]);
+  });
+});
+
+describe('embed sizes', () => {
+  it('parses |W and |WxH into size, never into display text', () => {
+    expect(linksOf('Notes/Embed Sizes.md').map((l) => [l.raw, l.display, l.size ?? null, l.resolution.status])).toEqual([
+      ['![[Map.png|300]]', null, { width: 300, height: null }, 'resolved'],
+      ['![[Map.png|640x480]]', null, { width: 640, height: 480 }, 'resolved'],
+      ['![[Map.png|Caption]]', 'Caption', null, 'resolved'],
+      ['![[Map.png|Caption|100]]', 'Caption', { width: 100, height: null }, 'resolved'],
+      ['![Engelbart|100x145](Map.png)', 'Engelbart', { width: 100, height: 145 }, 'resolved'],
+    ]);
+  });
+});
