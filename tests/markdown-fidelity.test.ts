@@ -7,6 +7,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FIXTURES } from './helpers/shared.js';
 import { listVault, parseVault, resolveVault } from './helpers/fixture-notes.js';
+import { indexVault } from '../src/indexer/build.js';
+import { outgoingLinks } from '../src/indexer/lookup.js';
+import { checkEdge, compilePolicy } from '../src/policy/index.js';
+import type { TraversalPolicy } from '../src/contracts/types.js';
 
 const VAULT = join(FIXTURES, 'MarkdownLore');
 const vault = parseVault(VAULT, listVault(VAULT));
@@ -100,6 +104,39 @@ describe('embed sizes', () => {
       ['![[Map.png|Caption]]', 'Caption', null, 'resolved'],
       ['![[Map.png|Caption|100]]', 'Caption', { width: 100, height: null }, 'resolved'],
       ['![Engelbart|100x145](Map.png)', 'Engelbart', { width: 100, height: 145 }, 'resolved'],
+    ]);
+  });
+});
+
+describe('follow_link_classes: property links', () => {
+  it('follows only the property links for "linked properties", and the receipt says how they are treated', async () => {
+    const index = await indexVault(VAULT, { persist: false });
+    const policy: TraversalPolicy = {
+      max_link_depth: 1,
+      allowed_prefixes: ['MarkdownLore:Notes/'],
+      required_seed_refs: ['MarkdownLore:Notes/Property Links.md'],
+      follow_link_classes: ['linked properties', 'property'],
+      stop_conditions: [],
+    };
+    const compiled = compilePolicy(policy, { index });
+    expect(compiled.receipt.filter((r) => r.kind === 'follow_link_class').map((r) => [r.clause, r.disposition, r.rule])).toEqual([
+      [
+        'linked properties',
+        'enforced',
+        'follow property links (the phrase names them: linked, properties→property): [[links]] in frontmatter property values (position class property), which Obsidian counts as links of the note; a syntax class such as wikilink follows them too, a position class other than property does not',
+      ],
+      [
+        'property',
+        'enforced',
+        'follow property links: [[links]] in frontmatter property values (position class property), which Obsidian counts as links of the note; a syntax class such as wikilink follows them too, a position class other than property does not',
+      ],
+    ]);
+    const property = outgoingLinks(index, 'Notes/Property Links.md').filter((l) => l.resolution.status === 'resolved');
+    expect(property.map((l) => [l.line, l.position, checkEdge(compiled, l, 0).ok])).toEqual([
+      [2, 'property', true],
+      [4, 'property', true],
+      [7, 'property', true],
+      [11, 'prose', false],
     ]);
   });
 });

@@ -16,7 +16,7 @@ import type { LinkPosition, LinkRecord, LinkSyntax, NoteRecord, VaultConfig, Vau
 import type { TraversalPolicy } from '../contracts/types.js';
 import { isUnderPrefix, parseRef, resolveRef } from '../refs/ref.js';
 import type { ParsedRef } from '../refs/ref.js';
-import { cmp, mapLinkClassPhrase, unenforcedQualifiers } from './synonyms.js';
+import { cmp, mapLinkClassPhrase, phrasePositionClass, unenforcedQualifiers } from './synonyms.js';
 import { preview } from '../contracts/rules.js';
 import { DEFAULT_MIN_RELEVANCE, STOP_PATTERNS, parseStopCondition } from './stop-conditions.js';
 import type { StopEffect } from './stop-conditions.js';
@@ -25,7 +25,15 @@ import type { Budgets, CheckResult, CompiledPolicy, DenyRule, Disposition, EdgeS
 /** Syntax class names a `follow_link_classes` entry may use directly. */
 export const SYNTAX_CLASSES: readonly LinkSyntax[] = ['wikilink', 'markdown_link', 'embed', 'heading_link', 'block_link'];
 /** Position class names a `follow_link_classes` entry may use directly. */
-export const POSITION_CLASSES: readonly LinkPosition[] = ['prose', 'list_item', 'table', 'field', 'heading'];
+export const POSITION_CLASSES: readonly LinkPosition[] = ['prose', 'list_item', 'table', 'field', 'heading', 'property'];
+
+/** The receipt's rule for following a position class (`property` says what property links are). */
+function positionRule(position: LinkPosition, via = ''): string {
+  if (position === 'property') {
+    return `follow property links${via}: [[links]] in frontmatter property values (position class property), which Obsidian counts as links of the note; a syntax class such as wikilink follows them too, a position class other than property does not`;
+  }
+  return `follow links that stand in a ${position} position (position class)`;
+}
 
 /** The parts of a packet the compiler reads (a full `ResponderPacket` fits). */
 export interface PolicyPacketContext {
@@ -680,12 +688,16 @@ export function compileFollowClasses(ctx: CompileContext, followIn: readonly str
       row('enforced', 'walk inbound links in reverse (backlink)', null);
     } else if ((POSITION_CLASSES as readonly string[]).includes(name)) {
       follow.positions.push(name as LinkPosition);
-      row('enforced', `follow links that stand in a ${name} position (position class)`, null);
+      row('enforced', positionRule(name as LinkPosition), null);
     } else if (name === 'external' || name === 'tag') {
       row('advisory', `${name} links never lead to a lore note; nothing to follow`, 0);
     } else if (indexClasses.has(name)) {
       follow.classes.push(name);
       row('enforced', `follow links into notes of target class ${name}`, ctx.classNotes([name]));
+    } else if (phrasePositionClass(name)) {
+      const named = phrasePositionClass(name)!;
+      follow.positions.push(named.position);
+      row('enforced', positionRule(named.position, ` (the phrase names them: ${named.words.join(', ')}→${named.position})`), null);
     } else {
       const mapped = mapLinkClassPhrase(name, indexClasses, config.link_class_synonyms ?? {});
       if (mapped.classes.length === 0) {

@@ -63,6 +63,24 @@ export const DEFAULT_LINK_CLASS_SYNONYMS: Readonly<Record<string, readonly strin
   body: ['species'],
 });
 
+/** Words that name frontmatter properties in a `follow_link_classes` phrase. */
+const PROPERTY_WORDS = new Set(['property', 'properties', 'frontmatter', 'metadata']);
+/** Words that say the phrase is about links (so "property disputes" is not a link class). */
+const LINK_WORDS = new Set(['link', 'links', 'linked']);
+
+/**
+ * The position class a plain-English phrase names, or null: a phrase with a link word (`link`, `links`,
+ * `linked`) and a property word (`property`, `properties`, `frontmatter`, `metadata`) — "linked
+ * properties", "property links", "links in frontmatter" — names `property` (links in frontmatter
+ * property values, which Obsidian 1.4+ records as links of the note; docs/PARSING.md, "Property links").
+ */
+export function phrasePositionClass(phrase: string): { position: 'property'; words: string[] } | null {
+  const words = phraseWords(phrase);
+  const prop = words.filter((w) => PROPERTY_WORDS.has(w));
+  const link = words.filter((w) => LINK_WORDS.has(w));
+  return prop.length > 0 && link.length > 0 ? { position: 'property', words: [...link, ...prop] } : null;
+}
+
 /** How one word of a phrase mapped. */
 export interface WordMapping {
   word: string;
