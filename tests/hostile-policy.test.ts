@@ -205,13 +205,13 @@ describe('compilePolicy: notes that hide themselves in frontmatter', () => {
     const c = compilePolicy({ max_link_depth: 1, allowed_prefixes: ['Lore:In/'], required_seed_refs: [], follow_link_classes: ['wikilink'], stop_conditions: [] }, { index: vault });
     const rows = c.receipt.filter((r) => r.kind === 'hidden_note').map((r) => [r.clause, r.rule]);
     expect(rows).toEqual([
-      ['In/Broken.md', 'never consult In/Broken.md (its frontmatter (lines 1-4) cannot be parsed, so it may be marked author-only; denied until it parses (fail closed))'],
+      ['In/Broken.md', 'never consult In/Broken.md (its frontmatter block cannot be parsed (bad_frontmatter), so it may be marked author-only; denied until it parses (fail closed))'],
       // Duplicate visibility keys fail closed whatever the last value says (the notes stage keeps the last value,
       // as Obsidian does, and records duplicate_frontmatter_key).
       ['In/Dup.md', 'never consult In/Dup.md (its frontmatter repeats a visibility key, so one of its values may mark it author-only; denied until the repeat is removed (fail closed))'],
       ['In/DupLast.md', 'never consult In/DupLast.md (its frontmatter repeats a visibility key, so one of its values may mark it author-only; denied until the repeat is removed (fail closed))'],
       ['In/Key.md', 'never consult In/Key.md (its frontmatter marks it visibility: author-only)'],
-      ['In/Laughs.md', 'never consult In/Laughs.md (its frontmatter (lines 1-9) cannot be parsed, so it may be marked author-only; denied until it parses (fail closed))'],
+      ['In/Laughs.md', 'never consult In/Laughs.md (its frontmatter block cannot be parsed (bad_frontmatter), so it may be marked author-only; denied until it parses (fail closed))'],
       ['In/List.md', 'never consult In/List.md (its frontmatter marks it visibility: author-only)'],
       ['In/Str.md', 'never consult In/Str.md (its frontmatter marks it hidden: true)'],
     ]);

@@ -18,9 +18,10 @@ const SHARED_LINES = [
   '# Heading [[A]]', '## Sub', '### Third #tag', 'Para with [[B|b]] and ![[Map.png|300]].', 'More text [[C#H]].', '',
   '- item [[D]]', '* star item', '1. numbered [[E]]', '```', '~~~', 'code [[F]] in a fence?', '> quote [[G]]',
   'x %%comment [[I]]%% y', '%%', '$$', 'math $[[J]]$ here', 'A `code [[K]]` span', '\\[[escaped]]',
+  '<!-- [[M]] -->', '<!--', '# Heading in a comment? [[N]]', '-->', '  ### Item heading [[O]]',
 ];
 /** Lines the two parsers read differently on purpose (docs/PARSING.md, "Degraded mode"). */
-const OTHER_LINES = ['| a | b |', '|---|---|', '| [[H\\|h]] | x |', 'Setext title', '===', '---', '    indented [[O]]', '  nested [[L]]', '  # indented heading', '<!-- [[M]] -->', '<!--', '-->', '*emphasis [[N]]*', '> # quoted heading', '- # item heading'];
+const OTHER_LINES = ['| a | b |', '|---|---|', '| [[H\\|h]] | x |', 'Setext title', '===', '---', '    indented [[O]]', '  nested [[L]]', '*emphasis [[N]]*', '> # quoted heading', '- # item heading'];
 const FRONTMATTER = [[], ['---', 'title: T', 'related: "[[P]]"', '---'], ['---', '', 'not yaml [[Q]]', '', '---'], ['---', 'a: [b', '---']];
 
 const document = (lines: string[]) =>

@@ -91,7 +91,7 @@ describe('traverse', () => {
       `skipped below_relevance Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md -> ${MC} wikilink/field L4 d2`,
       'skipped below_relevance Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md -> Pre-Elysium/Factions/Powers/Major/Saltglass Syndicate.md wikilink/heading L8 d2',
     ]);
-    expect(r.decisions[0]).toMatchObject({ relevance: 0.196888, detail: 'relevance 0.196888 < min_relevance 0.3' });
+    expect(r.decisions[0]).toMatchObject({ relevance: 0.197018, detail: 'relevance 0.197018 < min_relevance 0.3' });
     expect(r.stats.skipped_by_reason).toEqual({
       prefix_denied: 0, class_not_allowed: 0, depth_exceeded: 0, budget_exhausted: 0, below_relevance: 7,
       hidden_ref: 0, future_era: 0, unresolved: 0, already_visited: 2, not_expanded: 0, not_found: 0,

@@ -151,6 +151,8 @@ export function containerPrefix(line: string): { quotes: number; markers: number
 }
 
 const ATX = /^ {0,3}#{1,6}(?:[ \t]|$)/;
+/** The start of an HTML comment block: `<!--` after at most 3 spaces. */
+const HTML_COMMENT_OPEN = /^ {0,3}<!--/;
 
 /**
  * A GFM table delimiter row (`| --- | :-: |`, `---|---`): cells of `:?-+:?` separated by `|`, at least one
@@ -380,7 +382,7 @@ export function degradedRoot(text: string, lines: readonly string[], lineStarts:
     bodyStart = fm.line_end + 1;
   }
 
-  let para: { start: number; end: number; plain: boolean; quotes: number; item: boolean; indented: boolean } | null = null;
+  let para: { start: number; end: number; plain: boolean; quotes: number; item: boolean; indented: boolean; noLazy?: boolean } | null = null;
   const flushPara = (): void => {
     if (!para) return;
     const from = lineStart(para.start);
@@ -405,6 +407,9 @@ export function degradedRoot(text: string, lines: readonly string[], lineStarts:
   // True after a list-item paragraph, until a paragraph that is neither an item nor indented: then an
   // indented line continues the item instead of starting indented code.
   let itemContext = false;
+  // Content column of the last list item (marker indentation + marker + one space): a line indented at
+  // least this far continues the item.
+  let itemColumn = Number.POSITIVE_INFINITY;
 
   let ln = bodyStart;
   while (ln <= lines.length) {
@@ -432,14 +437,36 @@ export function degradedRoot(text: string, lines: readonly string[], lineStarts:
       ln++;
       continue;
     }
-    if (ATX.test(line)) {
+    if (prefix.quotes === 0 && prefix.markers === 0 && HTML_COMMENT_OPEN.test(line)) {
+      // An HTML comment block (CommonMark HTML block type 2): to the first line holding `-->`, else the
+      // end of the note; nothing inside counts (extractLinks skips `html` nodes), as in micromark.
+      flushPara();
+      if (leadingIndent(line).width < itemColumn) itemContext = false;
+      const first = line.indexOf('<!--') + 4;
+      let last = ln;
+      while (last <= lines.length && !(lines[last - 1] as string).includes('-->', last === ln ? first : 0)) last++;
+      last = Math.min(last, lines.length);
+      children.push({ type: 'html', value: '', position: position(lineStart(ln), lineEnd(last)) });
+      ln = last + 1;
+      continue;
+    }
+    const indent = leadingIndent(line);
+    const open_ = para as { item: boolean; indented: boolean } | null;
+    const inItem = open_ !== null ? open_.item || (itemContext && open_.indented) : itemContext;
+    if (open_ !== null && (para as { noLazy?: boolean }).noLazy && indent.width < itemColumn && prefix.markers === 0) {
+      // After a heading inside the item a line left of the item's column is no lazy continuation: the list ends.
+      flushPara();
+      itemContext = false;
+    }
+    if (ATX.test(line) && !(indent.width >= itemColumn && inItem)) {
+      // An indented `#` line under a list item is a heading inside the item (micromark): no chunk, so
+      // it falls through to the item's paragraph below.
       flushPara();
       itemContext = false;
       children.push(atxHeading(text, line, lineStart(ln), position));
       ln++;
       continue;
     }
-    const indent = leadingIndent(line);
     const plain = prefix.quotes === 0 && prefix.markers === 0 && indent.width <= 3;
     const underline = /^ {0,3}(?:=+|-+)[ \t]*$/.exec(line);
     if (underline && para !== null && (para as { plain: boolean }).plain) {
@@ -471,8 +498,11 @@ export function degradedRoot(text: string, lines: readonly string[], lineStarts:
       ln = last + 1;
       continue;
     }
+    if (prefix.leadingMarker > 0) itemColumn = indent.width + prefix.leadingMarker + 1;
+    const itemHeading = ATX.test(line);
     if (para === null) para = { start: ln, end: ln, plain, quotes: prefix.quotes, item: prefix.leadingMarker > 0, indented: indent.width > 0 };
     else (para as { end: number }).end = ln;
+    if (itemHeading) (para as { noLazy?: boolean }).noLazy = true;
     ln++;
   }
   flushPara();

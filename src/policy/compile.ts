@@ -504,8 +504,10 @@ export function authorOnlyReason(
     return { key: 'visibility', why: 'its frontmatter repeats a visibility key, so one of its values may mark it author-only; denied until the repeat is removed (fail closed)' };
   }
   if (!fm) {
-    if (n.frontmatter_lines && failClosed.bad.has(n.path) && inside()) {
-      return { key: 'frontmatter', why: `its frontmatter (lines ${n.frontmatter_lines.line_start}-${n.frontmatter_lines.line_end}) cannot be parsed, so it may be marked author-only; denied until it parses (fail closed)` };
+    // A `---` block that is not valid frontmatter is indexed as body text (frontmatter_lines null), but
+    // it may still have been meant to mark the note author-only.
+    if (failClosed.bad.has(n.path) && inside()) {
+      return { key: 'frontmatter', why: 'its frontmatter block cannot be parsed (bad_frontmatter), so it may be marked author-only; denied until it parses (fail closed)' };
     }
     return null;
   }
