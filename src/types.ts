@@ -139,6 +139,11 @@ export type LinkResolution =
   | { status: 'broken_fragment'; path: VaultPath; fragment: string }
   | { status: 'unresolved' }
   | { status: 'external'; url: string }
+  /**
+   * The target is a note over `max_file_bytes`: known (so not `unresolved`) but not parsed, so its
+   * fragment is not checked. `size` in bytes.
+   */
+  | { status: 'too_large'; path: VaultPath; size: number }
   /** A `#tag` record (syntax `tag`): not a link to a file, never counted as unresolved. */
   | { status: 'tag' }
   | { status: 'pending' };

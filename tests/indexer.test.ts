@@ -131,7 +131,7 @@ describe('indexVault', () => {
       const capped = await indexVault(v, { indexDir: temp('lt-idx-') });
       expect(capped.notes).toEqual([]);
       expect(capped.findings.map((f) => [f.code, f.message])).toEqual([
-        ['file_too_large', 'Huge Line.md is 5000000 bytes, over max_file_bytes 4194304; not read and not indexed'],
+        ['file_too_large', 'Huge Line.md is 5000000 bytes, over max_file_bytes 4194304; not parsed, chunked or searched (links to it resolve as too_large)'],
         ['empty_vault', `vault ${v} contains no markdown notes; the index is empty`],
       ].sort((a, b) => (a[0]! === 'empty_vault' ? -1 : 1) - (b[0]! === 'empty_vault' ? -1 : 1)));
       const raised = await indexVault(v, { indexDir: temp('lt-idx-'), config: { max_file_bytes: 6_000_000 } });

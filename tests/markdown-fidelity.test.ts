@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { FIXTURES } from './helpers/shared.js';
 import { listVault, parseVault, resolveVault } from './helpers/fixture-notes.js';
 import { indexVault } from '../src/indexer/build.js';
+import { makeVault } from './helpers/temp-vault.js';
 import { outgoingLinks } from '../src/indexer/lookup.js';
 import { checkEdge, compilePolicy } from '../src/policy/index.js';
 import type { TraversalPolicy } from '../src/contracts/types.js';
@@ -137,6 +138,23 @@ describe('follow_link_classes: property links', () => {
       [4, 'property', true],
       [7, 'property', true],
       [11, 'prose', false],
+    ]);
+  });
+});
+
+describe('notes over the size cap', () => {
+  it('stay known: links to them resolve as too_large with the size, and the finding says so', async () => {
+    const big = `# Big\n\n${'A long line of lore. '.repeat(20)}\n`;
+    const dir = makeVault('BigLore', { 'Big Note.md': big, 'Small.md': '# Small\n\nSee [[Big Note]] and [[Big Note#Big]] and [[Nowhere]].\n' });
+    const index = await indexVault(dir, { persist: false, config: { max_file_bytes: 200 } });
+    expect(index.notes.map((n) => n.path)).toEqual(['Small.md']);
+    expect(index.links.map((l) => [l.raw, l.resolution])).toEqual([
+      ['[[Big Note]]', { status: 'too_large', path: 'Big Note.md', size: Buffer.byteLength(big) }],
+      ['[[Big Note#Big]]', { status: 'too_large', path: 'Big Note.md', size: Buffer.byteLength(big) }],
+      ['[[Nowhere]]', { status: 'unresolved' }],
+    ]);
+    expect(index.findings.filter((f) => f.code === 'file_too_large').map((f) => f.message)).toEqual([
+      `Big Note.md is ${Buffer.byteLength(big)} bytes, over max_file_bytes 200; not parsed, chunked or searched (links to it resolve as too_large)`,
     ]);
   });
 });

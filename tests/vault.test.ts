@@ -79,8 +79,9 @@ describe('scanVault', () => {
     const v = tempVault({ 'big.md': 'x'.repeat(101), 'small.md': 'x'.repeat(100) });
     const r = await scanVault(v, { maxFileBytes: 100 });
     expect(r.files.map((f) => f.path)).toEqual(['small.md']);
+    expect(r.too_large).toEqual([{ path: 'big.md', size: 101 }]);
     expect(r.findings).toEqual([
-      { code: 'file_too_large', severity: 'warning', path: 'big.md', message: 'big.md is 101 bytes, over max_file_bytes 100; not read and not indexed' },
+      { code: 'file_too_large', severity: 'warning', path: 'big.md', message: 'big.md is 101 bytes, over max_file_bytes 100; not parsed, chunked or searched (links to it resolve as too_large)' },
     ]);
   });
 

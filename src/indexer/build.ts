@@ -325,7 +325,7 @@ async function build(input: BuildInput): Promise<VaultIndex> {
   }
 
   const index = lazyIndex({
-    namespace, root: scan.root, snapshot, manifestFiles, config, files, assets: scan.assets, indexDir, families, head: findings, tail,
+    namespace, root: scan.root, snapshot, manifestFiles, config, files, assets: scan.assets, tooLarge: scan.too_large, indexDir, families, head: findings, tail,
   });
   attachSearchSource(index, source, chunkReaders.get(index), namesReaders.get(index));
   const stats: IndexStats = {
@@ -727,6 +727,8 @@ interface LazyInput {
   config: VaultConfig;
   files: readonly ScannedFile[];
   assets: string[];
+  /** Notes over the size cap (scan `too_large`): links to them resolve as `too_large`. */
+  tooLarge: readonly { path: VaultPath; size: number }[];
   indexDir: string | null;
   families: Families;
   head: Finding[];
@@ -802,7 +804,7 @@ function lazyIndex(p: LazyInput): VaultIndex {
     if (!resolved) {
       const pending: LinkRecord[] = [];
       for (const l of familyLines('parse_links')) for (const x of (JSON.parse(l) as { links: LinkRecord[] }).links) pending.push(x);
-      const r = resolveLinks(notesAndFindings().notes, [], pending, { files: p.assets });
+      const r = resolveLinks(notesAndFindings().notes, [], pending, { files: p.assets, tooLarge: p.tooLarge });
       resolved = { links: sortLinks(r.links), findings: r.findings };
     }
     return resolved;

@@ -41,12 +41,19 @@ export interface LinkLookup {
   notes: Map<VaultPath, NoteRecord>;
   /** Lazily built: path → normalised heading text → first heading with it. */
   headingIndex: Map<VaultPath, Map<string, HeadingInfo>>;
+  /** Notes over the size cap (path → bytes): matched like notes, resolved as `too_large`. */
+  tooLarge: Map<VaultPath, number>;
 }
 
 /** Options of {@link resolveLinks} and {@link buildLinkLookup}. */
 export interface ResolveOptions {
   /** Vault-relative paths of the vault's non-markdown files (images, PDFs), for embeds. */
   files?: readonly VaultPath[];
+  /**
+   * Notes the scan left unparsed for their size (`file_too_large`): links to them resolve with status
+   * `too_large` (path and bytes) instead of `unresolved`, so a big note stays known and linkable.
+   */
+  tooLarge?: readonly { path: VaultPath; size: number }[];
 }
 
 /** Comparison key: NFC, lower case. */
@@ -95,6 +102,7 @@ export function buildLinkLookup(notes: readonly NoteRecord[], options: ResolveOp
     filesByName: new Map(),
     notes: new Map(),
     headingIndex: new Map(),
+    tooLarge: new Map(),
   };
   const add = (byPath: Map<string, VaultPath>, byName: Map<string, VaultPath[]>, path: VaultPath, stem: string): void => {
     if (!byPath.has(key(stem))) byPath.set(key(stem), path);
@@ -106,6 +114,11 @@ export function buildLinkLookup(notes: readonly NoteRecord[], options: ResolveOp
   for (const note of notes) {
     lookup.notes.set(note.path, note);
     add(lookup.notesByPath, lookup.notesByName, note.path, stripMd(note.path));
+  }
+  for (const big of options.tooLarge ?? []) {
+    if (lookup.notes.has(big.path)) continue;
+    lookup.tooLarge.set(big.path, big.size);
+    add(lookup.notesByPath, lookup.notesByName, big.path, stripMd(big.path));
   }
   for (const file of options.files ?? []) {
     if (/\.md$/i.test(file)) continue;
@@ -207,7 +220,8 @@ function headingsOf(lookup: LinkLookup, path: VaultPath): Map<string, HeadingInf
  * @param lookup from {@link buildLinkLookup}.
  * @param options `markdown: true` for markdown links (relative to the source folder first).
  * @returns `resolved` / `ambiguous` (with `chunk_index` and `line` when a fragment resolved),
- *   `broken_fragment` (the note exists, the fragment does not), or `unresolved`.
+ *   `broken_fragment` (the note exists, the fragment does not), `too_large` (the note is over the size
+ *   cap; its fragment is not checked), or `unresolved`.
  */
 export function resolveLink(
   fromPath: VaultPath,
@@ -219,6 +233,8 @@ export function resolveLink(
   const hit: PathHit | null | 'unresolved' =
     target === '' ? { path: fromPath, candidates: null, note: true } : findPath(fromPath, target, lookup, options.markdown === true);
   if (hit === null || hit === 'unresolved') return { status: 'unresolved' };
+  const size = hit.note ? lookup.tooLarge.get(hit.path) : undefined;
+  if (size !== undefined) return { status: 'too_large', path: hit.path, size };
   const base: LinkResolution = hit.candidates
     ? { status: 'ambiguous', path: hit.path, candidates: hit.candidates }
     : { status: 'resolved', path: hit.path };

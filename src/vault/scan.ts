@@ -18,8 +18,9 @@
  *   are `unresolved` (markdown files among the assets are never link targets).
  * - Type is checked with lstat/stat before any open: FIFOs, sockets and devices are never opened
  *   (`not_a_regular_file`).
- * - Notes larger than `maxFileBytes` (default 4 MiB) are not read: finding `file_too_large`, and the
- *   file is left out of the manifest and the index (its path and size are in the finding).
+ * - Notes larger than `maxFileBytes` (default 4 MiB) are not read: finding `file_too_large`; the file is
+ *   left out of the manifest and the search index but listed in `too_large`, so links to it resolve with
+ *   status `too_large` rather than reading as missing.
  * - Folders are walked and files stat'ed and read with synchronous calls (one system call each, no
  *   promise per file: ~5× faster on 15,000 notes); output is sorted by code-unit order of the NFC path.
  */
@@ -82,6 +83,11 @@ export interface ScanResult {
   files: ScannedFile[];
   /** Non-note regular files (paths only). */
   assets: VaultPath[];
+  /**
+   * Notes over `maxFileBytes`: not read, not parsed, but still known, so links to them resolve with status
+   * `too_large` instead of reading as missing. Sorted by path; `size` in bytes.
+   */
+  too_large: { path: VaultPath; size: number }[];
   /** `symlink_outside_vault`, `symlink_inside_vault`, `symlink_loop`, `unreadable_file`, `not_a_regular_file`,
    *  `unreferenceable_name`, `file_too_large`, `duplicate_path`, `empty_vault`; sorted by path then code. */
   findings: Finding[];
@@ -101,6 +107,7 @@ export function compareCodeUnits(a: string, b: string): number {
  */
 export async function scanVault(root: string, options: ScanOptions = {}): Promise<ScanResult> {
   const realRoot = await vaultRoot(root);
+  const tooLarge: { path: VaultPath; size: number }[] = [];
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   const isNote = picomatch(options.include?.length ? options.include : DEFAULT_INCLUDE, { dot: false });
   const isExcluded = options.exclude?.length ? picomatch(options.exclude, { dot: true }) : () => false;
@@ -189,7 +196,8 @@ export async function scanVault(root: string, options: ScanOptions = {}): Promis
         continue;
       }
       if (st.size > maxFileBytes) {
-        findings.push({ code: 'file_too_large', severity: 'warning', path, message: `${path} is ${st.size} bytes, over max_file_bytes ${maxFileBytes}; not read and not indexed` });
+        findings.push({ code: 'file_too_large', severity: 'warning', path, message: tooLargeMessage(path, st.size, maxFileBytes) });
+        tooLarge.push({ path, size: st.size });
         continue;
       }
       candidates.push({ path, abs, st });
@@ -209,18 +217,25 @@ export async function scanVault(root: string, options: ScanOptions = {}): Promis
       return null;
     }
     if (bytes.byteLength > maxFileBytes) {
-      findings.push({ code: 'file_too_large', severity: 'warning', path: c.path, message: `${c.path} is ${bytes.byteLength} bytes, over max_file_bytes ${maxFileBytes}; not read and not indexed` });
+      findings.push({ code: 'file_too_large', severity: 'warning', path: c.path, message: tooLargeMessage(c.path, bytes.byteLength, maxFileBytes) });
+      tooLarge.push({ path: c.path, size: bytes.byteLength });
       return null;
     }
     return { path: c.path, abs_path: c.abs, size: bytes.byteLength, sha256: sha256Hex(bytes), bytes, identity: { ...identity, size: bytes.byteLength } };
   });
   const files = read.filter((f): f is ScannedFile => f !== null).sort((a, b) => compareCodeUnits(a.path, b.path));
   assets.sort(compareCodeUnits);
+  tooLarge.sort((a, b) => compareCodeUnits(a.path, b.path));
   if (files.length === 0) {
     findings.push({ code: 'empty_vault', severity: 'warning', message: `vault ${root} contains no markdown notes; the index is empty` });
   }
   findings.sort((a, b) => compareCodeUnits(a.path ?? '', b.path ?? '') || compareCodeUnits(a.code, b.code));
-  return { root: realRoot, files, assets, findings };
+  return { root: realRoot, files, assets, too_large: tooLarge, findings };
+}
+
+/** The `file_too_large` message: size, cap, and what still works for the note. */
+function tooLargeMessage(path: string, size: number, max: number): string {
+  return `${path} is ${size} bytes, over max_file_bytes ${max}; not parsed, chunked or searched (links to it resolve as too_large)`;
 }
 
 /**
