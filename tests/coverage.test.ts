@@ -547,7 +547,7 @@ describe('loretrace coverage', () => {
     const r = await run(['coverage', '--lore', 'lore-fixtures/FixtureLore', 'lore-fixtures/artifacts', '--out', join(out, 'a'), '--index-dir', join(out, 'idx')]);
     expect(r.err).toBe('');
     expect(r.code).toBe(1);
-    expect(r.out).toMatch(/^coverage of FixtureLore \(snapshot [0-9a-f]{12}\)\n  artifacts read     8 \(skipped 1\)\n  lore citations     18 \(stale 5, unverifiable 1; counted apart: 3 non-lore, 1 other namespace, 1 refused\)\n  notes cited        3 of 54 \(3 whole-note or section citations; line coverage 3\.1%: 9 of 292 body lines in cited ranges\)\n/);
+    expect(r.out).toMatch(/^coverage of FixtureLore \(snapshot [0-9a-f]{12}\)\n  artifacts read     8 \(skipped 1\)\n  lore citations     18 \(stale 5, unverifiable 1; counted apart: 3 non-lore, 1 other namespace, 1 refused\)\n  notes cited        3 of 54 \(3 whole-note or section citations; line coverage 3\.0%: 9 of 296 body lines in cited ranges\)\n/);
     expect(r.out).toContain('  skipped [not_json] lore-fixtures/artifacts/bad/not-json.json: not JSON');
     const json = JSON.parse(readFileSync(join(out, 'a', 'coverage.json'), 'utf8')) as CoverageReport;
     expect(validateReport(json)).toBe(true);
