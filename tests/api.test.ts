@@ -8,6 +8,7 @@ import * as api from '../src/index.js';
 describe('loretrace public API', () => {
   it('exposes exactly the documented runtime exports', () => {
     expect(Object.keys(api).sort()).toEqual([
+    'CANONICAL_FORM',
     'CAPTURE_FAILURE_LABELS',
     'COVERAGE_SCHEMA_VERSION',
     'DEFAULT_CHUNK_WORD_BUDGET',
@@ -18,6 +19,7 @@ describe('loretrace public API', () => {
     'GENESIS_HASH',
     'LEAKAGE_FLAGS',
     'LEDGER_SCHEMA_VERSION',
+    'LEDGER_V1_SCHEMA_VERSION',
     'LOCK_FILE_DISPOSITIONS',
     'LOCK_SCHEMA_VERSION',
     'LORE_DATA_NOTICE',
@@ -44,6 +46,7 @@ describe('loretrace public API', () => {
     'assembleCapture',
     'auditLeakage',
     'backlinks',
+    'bindTraceToLedger',
     'buildLinkLookup',
     'buildLock',
     'buildPacket',
@@ -89,6 +92,7 @@ describe('loretrace public API', () => {
     'parseRef',
     'parseSourceSection',
     'parseStopCondition',
+    'parseTraceId',
     'parseWikiLinkContent',
     'pickExcerptLines',
     'policyReceiptDocument',

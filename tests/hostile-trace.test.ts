@@ -16,7 +16,7 @@ import type { PolicyPacketContext } from '../src/policy/compile.js';
 import { traverse } from '../src/traversal/traverse.js';
 import { TRACE_DISPOSITIONS, verifyTrace } from '../src/receipts/verify-trace.js';
 import type { ResearchTraceEntry, TraversalPolicy } from '../src/contracts/types.js';
-import { exportLedger } from '../src/receipts/ledger.js';
+import { exportLedger } from '../src/receipts/ledger-export.js';
 import { main } from '../src/cli/main.js';
 import type { VaultIndex } from '../src/types.js';
 import { FIXTURE_VAULT } from './helpers/shared.js';
@@ -233,7 +233,7 @@ describe('verifyTrace', () => {
       const s = await fixtureSession({ ledgerPath });
       expect((await s.call('lore_read', { ref: `${R.territories}#chunk1` })).ok).toBe(true);
       await s.close();
-      const exported = (await exportLedger(readFileSync(ledgerPath, 'utf8'))) as unknown as Record<string, unknown>;
+      const exported = (await exportLedger(readFileSync(ledgerPath, 'utf8'), { index })) as unknown as Record<string, unknown>;
       const trace = exported['research_trace'] as ResearchTraceEntry[];
       trace.push(entry('forged.truth', TRUTH, 0, 6, 7, TRUTH_TEXT), entry('reported.truth', TRUTH, 0, 6, 7, TRUTH_TEXT, { origin: 'responder_reported' }));
       const report = await verifyTrace(index, exported, { file: 'lore_access.json' });
@@ -241,7 +241,7 @@ describe('verifyTrace', () => {
       const rows = exported['policy_receipt'] as { kind: string }[];
       const hiddenRef = rows.findIndex((r) => r.kind === 'hidden_ref');
       expect(rows[hiddenRef]).toMatchObject({ clause: `FixtureLore:${TRUTH}`, pointer: '/hidden_context_audit/omitted_context_refs/0' });
-      expect(report.entries.map((e) => [e.trace_id, e.disposition])).toEqual([['ledger-1-0', 'verified'], ['forged.truth', 'policy_violation'], ['reported.truth', 'unverifiable']]);
+      expect(report.entries.map((e) => [e.trace_id.replace(/^lt-[0-9a-f]{16}:1:[0-9a-f]{12}$/, '<ledger_id>:1:<hash>'), e.disposition])).toEqual([['<ledger_id>:1:<hash>', 'verified'], ['forged.truth', 'policy_violation'], ['reported.truth', 'unverifiable']]);
       expect(report.entries[1]?.detail).toBe(`${TRUTH} is hidden lore: policy_receipt row /policy_receipt/${hiddenRef} (hidden_ref "FixtureLore:${TRUTH}") denies it; ${EXPECTED}`);
       expect(report.runner_captured).toEqual({ checked: 2, failed: 1 });
     });

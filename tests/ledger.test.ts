@@ -7,12 +7,15 @@ import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import canonicalize from 'canonicalize';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { GENESIS_HASH, LedgerWriter, exportLedger, hashLedgerRecord, verifyLedger } from '../src/receipts/ledger.js';
+import { GENESIS_HASH, LedgerWriter, hashLedgerRecord, verifyLedger } from '../src/receipts/ledger.js';
+import { exportLedger } from '../src/receipts/ledger-export.js';
 import { indexVault } from '../src/indexer/build.js';
 import { verifyTrace } from '../src/receipts/verify-trace.js';
 import { validateDocument } from '../src/contracts/validate.js';
 import { main } from '../src/cli/main.js';
 import { FIXTURE_VAULT, R, fixtureSession, tempDir } from './helpers/proxy.js';
+import { REPO } from './helpers/shared.js';
+import type { LedgerSessionInfo } from '../src/receipts/ledger-record.js';
 
 let tmp: { dir: string; cleanup: () => void };
 beforeEach(() => {
@@ -54,16 +57,20 @@ describe('hashLedgerRecord', () => {
 });
 
 describe('LedgerWriter', () => {
-  it('chains records from the genesis hash and never opens an existing file', async () => {
+  it('chains v2 records from the genesis hash, derives ledger_id and record_id, and never opens an existing file', async () => {
     const path = join(tmp.dir, 'w.jsonl');
     const w = LedgerWriter.create(path);
-    const a = w.append({ time: '2025-01-01T00:00:00.000Z', kind: 'session_end', totals: { tool_calls: 0 } });
-    const b = w.append({ time: '2025-01-01T00:00:01.000Z', kind: 'session_end', totals: { tool_calls: 0 } });
+    const system = { kind: 'system' as const, id: 'loretrace-proxy' };
+    expect(() => w.append({ kind: 'SESSION_CLOSED', occurred_on: '2025-01-01T00:00:00.000Z', actor: system, totals: {} })).toThrow(expect.objectContaining({ code: 'ledger_bad_record' }));
+    const session = { packet_id: 'p' } as unknown as LedgerSessionInfo;
+    const a = w.append({ kind: 'SESSION_OPENED', occurred_on: '2025-01-01T00:00:00.000Z', actor: system, session });
+    const b = w.append({ kind: 'SESSION_CLOSED', occurred_on: '2025-01-01T00:00:01.000Z', actor: system, totals: { tool_calls: 0 } });
     await w.flush();
     await w.close();
-    expect([a.seq, b.seq]).toEqual([0, 1]);
-    expect(a.prev_hash).toBe(GENESIS_HASH);
-    expect(b.prev_hash).toBe(a.record_hash);
+    const id = `lt-${createHash('sha256').update('{"occurred_on":"2025-01-01T00:00:00.000Z","session":{"packet_id":"p"}}', 'utf8').digest('hex').slice(0, 16)}`;
+    expect(a).toMatchObject({ schema_version: 'loretrace.ledger.v2', ledger_id: id, seq: 0, record_id: `${id}:0`, canonical_form: 'RFC8785', prev_hash: GENESIS_HASH });
+    expect(b).toMatchObject({ ledger_id: id, seq: 1, record_id: `${id}:1`, prev_hash: a.record_hash });
+    expect(Object.keys(b)).toEqual(['schema_version', 'ledger_id', 'seq', 'record_id', 'kind', 'occurred_on', 'actor', 'canonical_form', 'totals', 'prev_hash', 'record_hash']);
     expect(lines(path).map((l) => JSON.parse(l).record_hash)).toEqual([a.record_hash, b.record_hash]);
     expect(() => LedgerWriter.create(path)).toThrow(expect.objectContaining({ code: 'ledger_exists' }));
   });
@@ -84,7 +91,9 @@ describe('verifyLedger', () => {
   it('names the first bad seq of an edited record', async () => {
     const path = await sessionLedger();
     const ls = lines(path);
-    ls[1] = ls[1]!.replace('oldest anchorage', 'newest anchorage');
+    // The record of a read served lines 5-8; claim it served 5-9.
+    expect(ls[1]).toContain('"line_end":8,');
+    ls[1] = ls[1]!.replace('"line_end":8,', '"line_end":9,');
     const r = await verifyLedger(ls.join('\n') + '\n', { file: 'x.jsonl' });
     expect(r).toMatchObject({ valid: false, first_bad_seq: 1, verified_through_seq: 0, records: 1 });
     expect(r.findings[0]).toMatchObject({ code: 'ledger_record_hash_mismatch', line: 2, path: 'x.jsonl', pointer: '/record_hash' });
@@ -120,7 +129,8 @@ describe('verifyLedger', () => {
       name: 'a forged record inserted with a valid seq and hash', seq: 3,
       edit: (ls) => {
         const forged = JSON.parse(ls[2]!);
-        forged.outcome = { status: 'ok', chars_returned: 0 };
+        forged.kind = 'TOOL_RESULT';
+        forged.outcome = { status: 'ok', snapshot_id: forged.outcome.snapshot_id ?? 'x', chars_returned: 0 };
         forged.record_hash = hashLedgerRecord(forged.prev_hash, forged);
         return [...ls.slice(0, 2), JSON.stringify(forged), ...ls.slice(2)];
       },
@@ -163,13 +173,13 @@ describe('verifyLedger', () => {
   it('refuses a line with a duplicate key whose last value is the hashed one, naming seq and pointer', async () => {
     const ls = lines(await sessionLedger());
     // A reader of line 2 sees seq 5 first; JSON.parse (and so the hash) keeps the last value, 1.
-    expect(ls[1]!.startsWith('{"schema_version":"loretrace.ledger.v1","seq":1,')).toBe(true);
+    expect(ls[1]!).toMatch(/^\{"schema_version":"loretrace\.ledger\.v2","ledger_id":"lt-[0-9a-f]{16}","seq":1,/);
     const top = [ls[0]!, ls[1]!.replace('"seq":1,', '"seq":5,"seq":1,'), ...ls.slice(2)];
     const r = await verifyLedger(top.join('\n') + '\n', { file: 'x.jsonl' });
     expect(r).toMatchObject({ valid: false, first_bad_seq: 1, verified_through_seq: 0, records: 1 });
     expect(r.findings).toEqual([{
       code: 'ledger_bad_record', severity: 'error', path: 'x.jsonl', line: 2, pointer: '/seq',
-      message: 'line 2 (seq 1): /seq is a duplicate key (column 49); JSON.parse keeps the last value and the record_hash covers only that, so a reader of the line may see a value that was never hashed; expected each key once',
+      message: 'line 2 (seq 1): /seq is a duplicate key (column 83); JSON.parse keeps the last value and the record_hash covers only that, so a reader of the line may see a value that was never hashed; expected each key once',
     }]);
     // Nested: a second "ref" inside the arguments of seq 2 (the hash still matches the last-wins parse).
     const ref = JSON.parse(ls[2]!).arguments.ref as string;
@@ -231,31 +241,42 @@ describe('verifyLedger', () => {
     const gone = await verifyLedger(text, { index: await indexVault(vault, { persist: false, workers: false }) });
     expect(gone.lore).toEqual({ ranges: 3, matched: 1, mismatched: 1, missing: 1, file_changed: 1 });
     expect(gone.findings.find((f) => f.code === 'ledger_lore_missing')).toMatchObject({
-      line: 2, pointer: '/outcome/returned',
+      line: 2, pointer: '/outcome/served',
       message: 'seq 1: World/Pre-Elysium/Territories.md is not a readable indexed note of the vault; expected lines 5-8',
     });
   });
 });
 
 describe('exportLedger', () => {
-  it('writes one runner_captured entry per returned chunk piece, and the fragment verifies against the vault', async () => {
+  it('writes one runner_captured entry per served chunk piece, re-derived from the vault and bound to its record, and the fragment verifies', async () => {
     const path = await sessionLedger();
-    const fragment = await exportLedger(readFileSync(path, 'utf8'));
+    const index = await indexVault(FIXTURE_VAULT, { persist: false, workers: false });
+    const records = lines(path).map((l) => JSON.parse(l));
+    const id = records[0].ledger_id as string;
+    const prefix = (seq: number) => (records[seq].record_hash as string).slice(0, 12);
+    const fragment = await exportLedger(readFileSync(path, 'utf8'), { index });
     expect(fragment.mode).toBe('responder_scoped_repository_search');
     expect(fragment.research_trace_status).toBe('runner_captured');
     expect(fragment.consulted_refs).toEqual([R.territories]);
     expect(fragment.followed_refs).toEqual([R.blackout]);
     expect(fragment.research_trace.map((e) => [e.trace_id, e.source_ref, e.chunk_index, e.line_start, e.line_end])).toEqual([
-      ['ledger-1-0', `${R.territories}#chunk1`, 1, 5, 8],
-      ['ledger-4-0', `${R.blackout}#L5-L7`, 0, 5, 7],
-      ['ledger-4-1', `${R.blackout}#L9-L11`, 1, 9, 11],
+      [`${id}:1:${prefix(1)}`, `${R.territories}#chunk1`, 1, 5, 8],
+      [`${id}:4:${prefix(4)}`, `${R.blackout}#L5-L7`, 0, 5, 7],
+      [`${id}:4.1:${prefix(4)}`, `${R.blackout}#L9-L11`, 1, 9, 11],
     ]);
+    expect(id).toMatch(/^lt-[0-9a-f]{16}$/);
+    // No lore text in the ledger: a served read holds ref, range and the text's sha256.
+    expect(readFileSync(path, 'utf8')).not.toContain('Three convoys were lost');
+    expect(records[4].outcome.served[0]).toEqual({
+      ref: `${R.blackout}#L5-L7`, path: 'World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md', chunk_index: 0, line_start: 5, line_end: 7,
+      file_sha256: index.manifest.find((f) => f.path === 'World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md')!.sha256,
+      text_sha256: createHash('sha256').update(fragment.research_trace[1]!.extracted_constraint, 'utf8').digest('hex'), via: 'follow', depth: 1,
+    });
     expect(fragment.research_trace[1]).toMatchObject({
       origin: 'runner_captured',
       query: `lore_read ${R.blackout} lines 5-11`,
       extracted_constraint: '**Primary actors:** [[Meridian Compact]], [[Halcyon Mutual]], relay keepers\n\nFor nine nights the relay buoys of Kestrel Reach went silent and ships running cold could not be found. Three convoys were lost before the harbors agreed to light the old towers by hand.',
     });
-    const index = await indexVault(FIXTURE_VAULT, { persist: false, workers: false });
     const verdict = await verifyTrace(index, fragment, { file: 'fragment.json' });
     expect(verdict.ok).toBe(true);
     expect(verdict.totals.verified).toBe(3);
@@ -263,10 +284,38 @@ describe('exportLedger', () => {
   });
 
   it('produces entries that are valid Ghostlight research_trace entries inside a capture lore_access', async () => {
-    const fragment = await exportLedger(readFileSync(await sessionLedger(), 'utf8'));
+    const fragment = await exportLedger(readFileSync(await sessionLedger(), 'utf8'), { index: await indexVault(FIXTURE_VAULT, { persist: false, workers: false }) });
     const { snapshot_id: _s, packet_id: _p, policy_receipt: _r, ledger_head: _h, ...loreAccess } = fragment;
     const report = validateDocument('capture', { lore_access: { ...loreAccess, research_summary: 'x' } });
     expect(report.errors.filter((e) => e.pointer.startsWith('/lore_access'))).toEqual([]);
+  });
+
+  it('refuses to export when the vault no longer holds the served text (ledger_lore_mismatch), or without the vault (ledger_needs_vault)', async () => {
+    const vault = join(tmp.dir, 'FixtureLore');
+    cpSync(FIXTURE_VAULT, vault, { recursive: true });
+    const text = readFileSync(await sessionLedger(vault), 'utf8');
+    await expect(exportLedger(text, { file: 's.jsonl' })).rejects.toMatchObject({ code: 'ledger_needs_vault' });
+    const note = join(vault, 'World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md');
+    writeFileSync(note, readFileSync(note, 'utf8').replace('Three convoys were lost', 'Four convoys were lost'));
+    const err = await exportLedger(text, { file: 's.jsonl', index: await indexVault(vault, { persist: false, workers: false }) }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'ledger_lore_mismatch', details: { file: 's.jsonl', line: 5, pointer: '/outcome/served' } });
+    expect((err as Error).message).toMatch(/^seq 4: lines 5-7 of World\/Pre-Elysium\/Timeline\/Events\/Brinefall Blackout\.md no longer hash to the recorded text_sha256 [0-9a-f]{64} \(vault snapshot [0-9a-f]{64}\); the served text cannot be re-derived — nothing exported$/);
+  });
+
+  it('still reads, verifies and exports a loretrace.ledger.v1 ledger (text kept in the record)', async () => {
+    const text = readFileSync(join(REPO, 'lore-fixtures/artifacts/ledger.harbor.jsonl'), 'utf8');
+    const report = await verifyLedger(text, { file: 'ledger.harbor.jsonl' });
+    const head = JSON.parse(text.trim().split('\n').at(-1)!).record_hash as string;
+    expect(report).toMatchObject({ valid: true, schema_version: 'loretrace.ledger.v1', ledger_id: 'lt-24635f649f04a74e', records: 4, closed: false, head_hash: head });
+    expect(report.findings.map((f) => [f.code, f.severity, f.message])).toEqual([
+      ['ledger_not_closed', 'warning', 'the ledger ends at seq 3 without a session_end record: the runner did not shut down cleanly (or records were cut off at the end; pass --head to check)'],
+    ]);
+    const fragment = await exportLedger(text);
+    const second = JSON.parse(text.split('\n')[1]!).record_hash as string;
+    expect(fragment.research_trace.map((e) => [e.trace_id, e.source_ref, e.extracted_constraint])).toEqual([
+      [`lt-24635f649f04a74e:1:${second.slice(0, 12)}`, 'FixtureLore:Coverage/Harbor Ledger.md#L5-L5', 'The Harbor Ledger records every berth granted at Saltmere.'],
+    ]);
+    expect(fragment.ledger_head).toBe(head);
   });
 
   it('refuses to export a ledger that does not verify', async () => {
@@ -283,7 +332,7 @@ describe('loretrace ledger', () => {
     const path = await sessionLedger();
     const text = await cli(['ledger', 'verify', path]);
     expect(text.code).toBe(0);
-    expect(text.stdout).toMatch(new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: ok — 6 records \\(seq 0-5\\), chain intact, closed by session_end; head [0-9a-f]{64}\\n`));
+    expect(text.stdout).toMatch(new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: ok — 6 records \\(seq 0-5\\), chain intact, closed by SESSION_CLOSED; head [0-9a-f]{64}\\n`));
     const json = await cli(['ledger', 'verify', path, '--json', '--lore', FIXTURE_VAULT]);
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toMatchObject({ valid: true, records: 6, lore: { ranges: 3, matched: 3 } });
@@ -305,7 +354,7 @@ describe('loretrace ledger', () => {
   it('export writes the capture fragment', async () => {
     const path = await sessionLedger();
     const out = join(tmp.dir, 'lore_access.json');
-    const r = await cli(['ledger', 'export', path, '--out', out, '--json']);
+    const r = await cli(['ledger', 'export', path, '--lore', FIXTURE_VAULT, '--out', out, '--json']);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ out, research_trace: 3, consulted_refs: 1, followed_refs: 1 });
     const fragment = JSON.parse(readFileSync(out, 'utf8'));

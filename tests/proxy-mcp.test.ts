@@ -13,7 +13,8 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MCP_INSTRUCTIONS, createMcpServer, serveMcpStdio } from '../src/server/mcp.js';
 import { TOOL_DESCRIPTIONS, TOOL_NAMES } from '../src/proxy/tools.js';
-import { exportLedger, verifyLedger } from '../src/receipts/ledger.js';
+import { verifyLedger } from '../src/receipts/ledger.js';
+import { exportLedger } from '../src/receipts/ledger-export.js';
 import { indexVault } from '../src/indexer/build.js';
 import { verifyTrace } from '../src/receipts/verify-trace.js';
 import { validateDocument } from '../src/contracts/validate.js';
@@ -115,7 +116,7 @@ async function expectAllPipedAnswered(stdout: string, ledgerPath: string): Promi
   const report = await verifyLedger(readFileSync(ledgerPath, 'utf8'));
   expect(report).toMatchObject({ valid: true, closed: true, records: 5, totals: { tool_calls: 3, ok: 2, refused: 1 }, findings: [] });
   expect(readLedger(ledgerPath).map((r) => [r.seq, r.kind, r.tool ?? null])).toEqual([
-    [0, 'session_start', null], [1, 'tool_call', 'research_status'], [2, 'tool_call', 'lore_read'], [3, 'tool_call', 'lore_read'], [4, 'session_end', null],
+    [0, 'SESSION_OPENED', null], [1, 'TOOL_RESULT', 'research_status'], [2, 'TOOL_RESULT', 'lore_read'], [3, 'TOOL_REFUSED', 'lore_read'], [4, 'SESSION_CLOSED', null],
   ]);
 }
 

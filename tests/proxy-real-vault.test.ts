@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openProxySession } from '../src/proxy/session.js';
 import type { ProxyResponse, ProxySession } from '../src/proxy/session.js';
-import { exportLedger, verifyLedger } from '../src/receipts/ledger.js';
+import { verifyLedger } from '../src/receipts/ledger.js';
+import { exportLedger } from '../src/receipts/ledger-export.js';
 import { verifyTrace } from '../src/receipts/verify-trace.js';
 import { validateDocument } from '../src/contracts/validate.js';
 import { sliceLines, splitLines } from '../src/notes/lines.js';
@@ -95,7 +96,7 @@ describe.skipIf(!hasShared)(`ProxySession on AetheriaLore with the Sella researc
     const report = await verifyLedger(text, { index: session.index });
     expect(report.valid).toBe(true);
     expect(report.lore!.mismatched).toBe(0);
-    const fragment = await exportLedger(text);
+    const fragment = await exportLedger(text, { index: session.index });
     expect(report).toMatchObject({ totals: { tool_calls: 13, ok: 9, refused: 4 }, lore: { ranges: report.lore!.matched, mismatched: 0, missing: 0, file_changed: 0 } });
     const packet = JSON.parse(readFileSync(SELLA, 'utf8'));
     expect(report.packet_sha256).toBe(createHash('sha256').update(readFileSync(SELLA)).digest('hex'));

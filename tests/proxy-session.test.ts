@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import canonicalize from 'canonicalize';
 import { openProxySession } from '../src/proxy/session.js';
 import type { ProxyResponse, ProxySession } from '../src/proxy/session.js';
 import { verifyLedger } from '../src/receipts/ledger.js';
@@ -40,9 +41,15 @@ describe('openProxySession', () => {
     session = await fixtureSession({ ledgerPath: ledgerPath() });
     const [start] = readLedger(ledgerPath());
     expect(start!.seq).toBe(0);
-    expect(start!.kind).toBe('session_start');
+    expect(start!.kind).toBe('SESSION_OPENED');
     expect(start!.prev_hash).toBe('0'.repeat(64));
+    expect(start!.actor).toEqual({ kind: 'system', id: 'loretrace-proxy' });
     const s = start!.session!;
+    expect(s.runner).toBe('proxy');
+    expect(s.required_seeds).toEqual([
+      { ref: R.territories, path: 'World/Pre-Elysium/Territories.md' },
+      { ref: R.factions, path: 'World/Pre-Elysium/Factions/index.md' },
+    ]);
     expect(s.packet_id).toBe(PROXY_PACKET_ID);
     expect(s.packet_sha256).toBe(createHash('sha256').update(readFileSync(PROXY_PACKET)).digest('hex'));
     expect(s.packet_file).toBe('proxy-fixture-research.packet.json');
@@ -135,7 +142,11 @@ describe('ProxySession.call lore_read', () => {
     expect(ok(r).data.ref).toBe(R.territories);
     const rec = readLedger(ledgerPath())[r.seq]!;
     expect(rec.outcome!.status).toBe('ok');
-    const pieces = (rec.outcome as any).returned.map((p: any) => [p.ref, p.chunk_index, p.line_start, p.line_end, p.via]);
+    expect(rec).toMatchObject({ kind: 'TOOL_RESULT', tool: 'lore_read', actor: { kind: 'agent', id: 'dock_warden_ilse' } });
+    // payload_hash: the sha256 of the RFC 8785 form of the answer the client got.
+    expect(rec.payload_hash).toBe(createHash('sha256').update(canonicalize(ok(r))!, 'utf8').digest('hex'));
+    const pieces = (rec.outcome as any).served.map((p: any) => [p.ref, p.chunk_index, p.line_start, p.line_end, p.via]);
+    expect((rec.outcome as any).served.every((p: any) => !('text' in p))).toBe(true);
     expect(pieces).toEqual([
       [`${R.territories}#chunk0`, 0, 1, 3, 'seed'],
       [`${R.territories}#chunk1`, 1, 5, 8, 'seed'],
@@ -367,7 +378,7 @@ describe('ProxySession.close', () => {
     await session.close();
     const records = readLedger(ledgerPath());
     const end = records[records.length - 1]!;
-    expect(end.kind).toBe('session_end');
+    expect(end.kind).toBe('SESSION_CLOSED');
     expect(end.totals).toMatchObject({
       tool_calls: 2, ok: 1, refused: 1, not_found: 1, bad_ref: 0, bad_request: 0, out_of_scope: 0, not_reached: 0,
       depth_exceeded: 0, class_not_allowed: 0, budget_exhausted: 0, rate_limited: 0, reads: 1, notes_read: 1,

@@ -64,12 +64,13 @@ describe('outputSchema', () => {
     for (const name of Object.keys(OUTPUT_SCHEMA_FILES) as OutputSchemaName[]) {
       expect(outputSchema(name)).toBe(outputSchema(name));
       const schema = JSON.parse(readFileSync(join(SCHEMAS_DIR, OUTPUT_SCHEMA_FILES[name]), 'utf8')) as {
-        $schema: string; required?: string[]; properties?: { schema_version?: { const?: unknown } };
+        $schema: string; required?: string[]; properties?: { schema_version?: { const?: unknown; enum?: unknown[] } };
       };
       expect(schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
       if (name === 'capture_fragment') continue; // a fragment copies into a capture's lore_access: no version field there
       expect(schema.required).toContain('schema_version');
-      versions[name] = schema.properties?.schema_version?.const;
+      // The ledger schema reads two versions (v1 is still verified) and writes the last one.
+      versions[name] = schema.properties?.schema_version?.const ?? schema.properties?.schema_version?.enum?.at(-1);
     }
     expect(versions).toEqual({
       traverse_result: 'loretrace.traverse_result.v1',
@@ -80,7 +81,7 @@ describe('outputSchema', () => {
       lock: 'loretrace.lock.v1',
     });
     expect([TRAVERSE_RESULT_VERSION, POLICY_RECEIPT_SCHEMA_VERSION, LEDGER_SCHEMA_VERSION, COVERAGE_SCHEMA_VERSION]).toEqual([
-      'loretrace.traverse_result.v1', 'loretrace.policy_receipt.v1', 'loretrace.ledger.v1', 'loretrace.coverage_report.v2',
+      'loretrace.traverse_result.v1', 'loretrace.policy_receipt.v1', 'loretrace.ledger.v2', 'loretrace.coverage_report.v2',
     ]);
     expect(loadSchema('capture-fragment').$id).toBe('https://loretrace.dev/schemas/capture-fragment.schema.json');
   });
@@ -128,9 +129,12 @@ describe('outputSchema', () => {
     await session.close();
     const text = readFileSync(ledgerPath, 'utf8');
     const records = text.trimEnd().split('\n').map((l) => JSON.parse(l) as { kind: string; schema_version: string });
-    expect(records.map((r) => r.kind)).toEqual(['session_start', 'tool_call', 'session_end']);
+    expect(records.map((r) => r.kind)).toEqual(['SESSION_OPENED', 'TOOL_RESULT', 'SESSION_CLOSED']);
     for (const rec of records) expect(check('ledger_record', rec)).toEqual([]);
-    const fragment = await exportLedger(text, { file: ledgerPath });
+    // The v1 fixture ledger is still a valid record of the schema, and a v2 record with v1 kinds is not.
+    for (const line of readFileSync(join(FIXTURES, 'artifacts', 'ledger.harbor.jsonl'), 'utf8').trimEnd().split('\n')) expect(check('ledger_record', JSON.parse(line))).toEqual([]);
+    expect(check('ledger_record', { ...records[1], kind: 'tool_call' })).toEqual([['/kind', 'enum'], ['', 'if']]);
+    const fragment = await exportLedger(text, { file: ledgerPath, index });
     expect(check('capture_fragment', fragment)).toEqual([]);
     expect(validateCaptureFragment(fragment, { file: 'ledger export' })).toEqual({ file: 'ledger export', kind: 'capture-fragment', valid: true, errors: [], warnings: [] });
   });

@@ -34,7 +34,7 @@ import { validatePacket, parseJsonDocument } from '../contracts/validate.js';
 import type { ResponderPacket } from '../contracts/types.js';
 import { sliceLines } from '../notes/lines.js';
 import { LedgerWriter } from '../receipts/ledger.js';
-import type { AdmissionVia, LedgerOutcome, LedgerRecord, LedgerSessionInfo, ReturnedRange } from '../receipts/ledger.js';
+import type { AdmissionVia, LedgerActor, LedgerOutcome, LedgerRecord, LedgerSessionInfo, ServedRange } from '../receipts/ledger-record.js';
 import { DEFAULT_LIMITS, RateLimiter, mergeBudgets } from './limits.js';
 import type { ServerLimits, SessionBudgets } from './limits.js';
 import { REFUSAL_CODES, refusalCodeFor } from './refusals.js';
@@ -45,6 +45,9 @@ import type { ToolName, ToolResult } from './tools.js';
 
 /** loretrace version recorded in the ledger. */
 const LORETRACE_VERSION = '0.1.0';
+
+/** `actor` of the records the runner itself writes (session open and close). */
+const PROXY_ACTOR: LedgerActor = { kind: 'system', id: 'loretrace-proxy' };
 
 /** Where a call came from (recorded in the ledger). */
 export type ProxyTransport = 'mcp' | 'http' | 'direct';
@@ -197,7 +200,7 @@ export class ProxySession {
   }
 
   /**
-   * Admit the seeds and scope notes (depth 0) through `checkPath` and write the `session_start` record
+   * Admit the seeds and scope notes (depth 0) through `checkPath` and write the `SESSION_OPENED` record
    * (packet id + sha256, snapshot_id, policy receipt, budgets, limits, admitted seeds), fsync'ed.
    * @throws LoretraceError `session_started` when called twice; ledger errors.
    */
@@ -217,6 +220,7 @@ export class ProxySession {
     for (const p of this.compiled.scope) admit(p, 'scope');
     const session: LedgerSessionInfo = {
       loretrace_version: LORETRACE_VERSION,
+      runner: 'proxy',
       packet_id: this.packet.packet_id,
       packet_sha256: this.packetSha256,
       packet_file: this.packetFile,
@@ -227,12 +231,18 @@ export class ProxySession {
       policy_receipt: this.compiled.receipt,
       budgets: { ...this.budgets },
       limits: { ...this.limits } as unknown as Record<string, number>,
+      required_seeds: this.compiled.seeds.map((p) => ({ ref: this.noteRef(p), path: p })),
       admitted: [...this.admitted.values()].map((a) => ({ ref: this.noteRef(a.path), path: a.path, via: a.via })),
       not_admitted: notAdmitted,
     };
-    const record = this.ledger.append({ time: this.clock.now().toISOString(), kind: 'session_start', session });
+    const record = this.ledger.append({ kind: 'SESSION_OPENED', occurred_on: this.clock.now().toISOString(), actor: PROXY_ACTOR, session });
     await this.ledger.flush();
     return record;
+  }
+
+  /** `actor` of a tool record: the responder the packet names (who asked; the transport does not authenticate it). */
+  private get agent(): LedgerActor {
+    return { kind: 'agent', id: this.packet.responder_agent_id };
   }
 
   /** Number of admitted notes (seeds, scope and followed). */
@@ -270,8 +280,9 @@ export class ProxySession {
       this.totals.refused! += 1;
       this.totals[code] = (this.totals[code] ?? 0) + 1;
       const rec = this.ledger.append({
-        time: this.clock.now().toISOString(), kind: 'tool_call', tool, transport,
+        kind: 'TOOL_REFUSED', occurred_on: this.clock.now().toISOString(), actor: this.agent, tool, transport,
         arguments: digestArguments(argumentsSummary, this.limits.ledger_max_arg_chars),
+        payload: { error: { code, message } },
         outcome: { status: 'refused', code, reason, message },
       });
       return rec.seq;
@@ -283,7 +294,7 @@ export class ProxySession {
   }
 
   /**
-   * Close the session: write `session_end` with totals (zeros included), fsync and close the ledger.
+   * Close the session: write `SESSION_CLOSED` with totals (zeros included), fsync and close the ledger.
    * Pending calls finish first. Safe to call twice.
    */
   async close(): Promise<void> {
@@ -293,7 +304,7 @@ export class ProxySession {
     if (this.started) {
       try {
         this.ledger.append({
-          time: this.clock.now().toISOString(), kind: 'session_end',
+          kind: 'SESSION_CLOSED', occurred_on: this.clock.now().toISOString(), actor: PROXY_ACTOR,
           totals: {
             ...this.totals,
             chars_returned: this.used.chars, results_returned: this.used.results, reads: this.used.reads,
@@ -329,8 +340,9 @@ export class ProxySession {
       this.totals[outcome.code] = (this.totals[outcome.code] ?? 0) + 1;
     }
     const record = this.ledger.append({
-      time: this.clock.now().toISOString(), kind: 'tool_call', tool, transport,
+      kind: outcome.status === 'ok' ? 'TOOL_RESULT' : 'TOOL_REFUSED', occurred_on: this.clock.now().toISOString(), actor: this.agent, tool, transport,
       arguments: digestArguments(args === undefined ? {} : args, this.limits.ledger_max_arg_chars),
+      payload: refusal ? { error: refusal } : result,
       outcome,
     });
     if (refusal) return { ok: false, tool, seq: record.seq, refusal };
@@ -460,6 +472,7 @@ export class ProxySession {
       result,
       outcome: {
         status: 'ok' as const,
+        snapshot_id: this.index.snapshot_id,
         results: results.map((r) => ({ ref: r.ref, path: r.path, chunk_index: r.chunk_index, line_start: r.line_start, line_end: r.line_end, score: r.score })),
         chars_returned: 0,
       },
@@ -502,7 +515,7 @@ export class ProxySession {
     const chunks = this.chunksOf(note.path);
     const ns = this.index.namespace;
     // One returned range per chunk the read touches (a trace entry's range must lie inside its chunk).
-    const pieces: ReturnedRange[] = [];
+    const pieces: ServedRange[] = [];
     for (const c of chunks) {
       const a = Math.max(start, c.line_start);
       const z2 = Math.min(end, c.line_end);
@@ -512,7 +525,7 @@ export class ProxySession {
       pieces.push({
         ref: formatRef(ns, note.path, whole ? { kind: 'chunk', index: c.chunk_index } : { kind: 'lines', start: a, end: z2 }),
         path: note.path, chunk_index: c.chunk_index, line_start: a, line_end: z2, file_sha256: file.sha256,
-        text: pieceText, text_sha256: createHash('sha256').update(pieceText, 'utf8').digest('hex'),
+        text_sha256: createHash('sha256').update(pieceText, 'utf8').digest('hex'),
         via: admission.via, depth: admission.depth,
       });
     }
@@ -541,7 +554,7 @@ export class ProxySession {
       },
       budgets_left: this.budgetsLeft(),
     };
-    return { result, outcome: { status: 'ok' as const, returned: pieces, chars_returned: text.length } };
+    return { result, outcome: { status: 'ok' as const, snapshot_id: this.index.snapshot_id, served: pieces, chars_returned: text.length } };
   }
 
   /**
@@ -583,7 +596,7 @@ export class ProxySession {
       notice: LORE_DATA_NOTICE, snapshot_id: this.index.snapshot_id,
       from: { ref: this.noteRef(note.path), path: note.path, depth: admission.depth }, links: out,
     };
-    return { result, outcome: { status: 'ok' as const, links: recorded, chars_returned: 0 } };
+    return { result, outcome: { status: 'ok' as const, snapshot_id: this.index.snapshot_id, links: recorded, chars_returned: 0 } };
   }
 
   private async loreFollow(args: { from_ref: string; target: string }) {
@@ -652,6 +665,7 @@ export class ProxySession {
       result,
       outcome: {
         status: 'ok' as const,
+        snapshot_id: this.index.snapshot_id,
         admitted: { ref: admitted.ref, path: target, depth: adm.depth, from_ref: admitted.from_ref, link_line: chosen.line, link_column: chosen.column, newly_admitted: newly },
         chars_returned: 0,
       },
@@ -684,7 +698,7 @@ export class ProxySession {
       policy_receipt: receipt as unknown as ToolResult<'research_status'>['policy_receipt'],
       receipt_note: 'Rows about hidden refs are enforced but not listed here.',
     };
-    return { result, outcome: { status: 'ok' as const, chars_returned: 0 } };
+    return { result, outcome: { status: 'ok' as const, snapshot_id: this.index.snapshot_id, chars_returned: 0 } };
   }
 }
 
@@ -705,7 +719,7 @@ export interface OpenProxySessionOptions {
 /**
  * Open a session the way `loretrace serve` does: read and hash the packet, validate it (`validatePacket`),
  * require `lore_access.mode = responder_scoped_repository_search` with a traversal_policy, index the
- * vault, compile the policy, create the ledger and write its `session_start` record.
+ * vault, compile the policy, create the ledger and write its `SESSION_OPENED` record.
  *
  * @throws LoretraceError `packet_unreadable`, `bad_json`, `packet_invalid` (first errors in the message, all
  *   in `details.data.errors`), `packet_wrong_mode`, policy compile errors (`bad_policy` …), indexer errors,

@@ -1,14 +1,18 @@
 /**
- * Receipts stage: what proves the research happened — the hash-chained ledger (seed 004's form, RFC 8785
- * canonical JSON), trace verification against the vault, the responder output capture assembled from the
- * run's receipts (with its automated leakage pass), and lock files over every output (seed 002)
+ * Receipts stage: what proves the research happened — the hash-chained ledger (seed 004's record form,
+ * RFC 8785 canonical JSON), the binding of runner_captured trace entries to its records, trace
+ * verification against the vault and the ledger, the responder output capture assembled from the run's
+ * receipts (with its automated leakage pass), and lock files over every output (seed 002)
  * (docs/RECEIPTS.md).
  */
-export { verifyLedger, exportLedger, parseLedger, hashLedgerRecord, LedgerWriter, GENESIS_HASH, LEDGER_SCHEMA_VERSION } from './ledger.js';
+export { verifyLedger, parseLedger, hashLedgerRecord, LedgerWriter, GENESIS_HASH, LEDGER_SCHEMA_VERSION, LEDGER_V1_SCHEMA_VERSION } from './ledger.js';
 export type {
-  LedgerRecord, LedgerRecordBody, LedgerOutcome, LedgerOkOutcome, LedgerRefusedOutcome, LedgerSessionInfo, ReturnedRange,
-  AdmissionVia, LedgerVerifyReport, VerifyLedgerOptions, LoreCheckTotals, LedgerExport, LedgerTraceEntry,
+  LedgerRecord, LedgerRecordBody, LedgerEntry, LedgerKind, LedgerActor, LedgerOutcome, LedgerOkOutcome, LedgerRefusedOutcome, LedgerSessionInfo,
+  ServedRange, ReturnedRangeV1, AdmissionVia, LedgerView, LedgerVerifyReport, VerifyLedgerOptions, LoreCheckTotals,
 } from './ledger.js';
+export { CANONICAL_FORM } from './ledger-record.js';
+export { exportLedger, bindTraceToLedger, parseTraceId } from './ledger-export.js';
+export type { LedgerExport, LedgerTraceEntry, TraceBinding, LedgerPin, LedgerBindingSet, TraceIdParts, ExportLedgerOptions } from './ledger-export.js';
 export { verifyTrace, tokenContainment, TRACE_DISPOSITIONS } from './verify-trace.js';
 export type { TraceDisposition, TraceFailure, TraceInputKind, TraceEntryVerdict, TraceVerificationReport, TracePolicyCheck, VerifyTraceOptions } from './verify-trace.js';
 export { assembleCapture, CAPTURE_FAILURE_LABELS } from './capture.js';

@@ -1,156 +1,32 @@
 /**
- * The proxy's hash-chained trace ledger (docs/PROXY.md; hashing rule from seed 004).
+ * The hash-chained trace ledger (docs/PROXY.md "Ledger", docs/RECEIPTS.md; record form and hashing rule
+ * from seed 004, see src/receipts/ledger-record.ts): the file writer and the verifier.
  *
- * One JSON object per line (JSONL, UTF-8, LF). Record `seq` n stands on line n+1. Every record carries
- * `prev_hash` (the previous record's `record_hash`; 64 zeros for seq 0) and
- * `record_hash = SHA-256( UTF-8( prev_hash ‖ JCS(record without prev_hash and record_hash) ) )`, lower-case
- * hex, where JCS is the RFC 8785 canonical JSON form (package `canonicalize`) and ‖ is string
- * concatenation of the 64 hex characters and the canonical text.
- *
- * Record kinds: seq 0 is `session_start` (pins packet id + sha256, policy receipt, snapshot_id, budgets
- * and the admitted seeds); then one `tool_call` per request, admitted or refused; then, when the server
- * shut down cleanly, one `session_end`. Each record is written with a single `write(2)` and fsync'ed
+ * One JSON object per line (JSONL, UTF-8, LF). Record `seq` n stands on line n+1. The research proxy
+ * writes one ledger per session (`SESSION_OPENED`, one `TOOL_RESULT` / `TOOL_REFUSED` per request,
+ * `SESSION_CLOSED` on a clean shutdown); `retrieve` writes one for the coordinator lane's own lookups
+ * (src/receipts/retrieve-ledger.ts). Each proxy record is written with a single `write(2)` and fsync'ed
  * before the response that it records leaves the server ({@link LedgerWriter.flush}).
  *
- * Readers: {@link verifyLedger} (chain, seq, schema, optional re-check against the vault) and
- * {@link exportLedger} (the capture fragment for `lore_access`). Format reference: docs/PROXY.md
- * ("Ledger") and schemas/ledger-record.schema.json.
+ * Readers: {@link verifyLedger} (chain, seq, schema, ids, optional re-check against the vault; both
+ * `loretrace.ledger.v1` and `v2`) and `exportLedger` (src/receipts/ledger-export.ts).
  */
-import { createHash } from 'node:crypto';
 import { closeSync, fsync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import canonicalize from 'canonicalize';
 import { LoretraceError } from '../errors.js';
 import type { Finding } from '../errors.js';
-import type { VaultIndex, VaultPath } from '../types.js';
-import type { ResearchTraceEntry } from '../contracts/types.js';
-import type { RefusalCode } from '../proxy/refusals.js';
+import type { VaultIndex } from '../types.js';
 import { readIndexedLines } from '../proxy/safe-read.js';
 import { outputSchema } from '../contracts/schemas.js';
 import { jsonDuplicateKey } from '../contracts/rules.js';
 import { sliceLines } from '../notes/lines.js';
+import { sha256Hex } from '../vault/hash.js';
+import {
+  GENESIS_HASH, LEDGER_SCHEMA_VERSION, LEDGER_V1_SCHEMA_VERSION, LedgerChain, hashLedgerRecord, ledgerIdOf, serialiseRecord, viewLedger,
+} from './ledger-record.js';
+import type { LedgerEntry, LedgerRecord, LedgerView } from './ledger-record.js';
 
-/** `schema_version` of every ledger record written by this version. */
-export const LEDGER_SCHEMA_VERSION = 'loretrace.ledger.v1';
-
-/** `prev_hash` of the first record (seq 0): 64 zeros. */
-export const GENESIS_HASH = '0'.repeat(64);
-
-/** How a note entered the session's admitted set. */
-export type AdmissionVia = 'seed' | 'scope' | 'follow';
-
-/** One lore text range returned by `lore_read`, as recorded in the ledger (text kept for export). */
-export interface ReturnedRange {
-  /** Ref of the returned range: `Ns:path#chunkN` for a whole chunk, else `Ns:path#L<a>-L<b>`. */
-  ref: string;
-  path: VaultPath;
-  /** Chunk containing `line_start` (0 when the line lies before the first chunk, e.g. in frontmatter). */
-  chunk_index: number;
-  /** 1-based inclusive lines of the original file. */
-  line_start: number;
-  line_end: number;
-  /** SHA-256 (hex) of the whole file as read (equal to the index manifest's). */
-  file_sha256: string;
-  /** The returned text: lines joined with "\n". */
-  text: string;
-  /** SHA-256 (hex) of `text` (UTF-8). */
-  text_sha256: string;
-  /** How the note was admitted and at which link depth (0 for seeds and scope entries). */
-  via: AdmissionVia;
-  depth: number;
-}
-
-/** Outcome of an admitted tool call. Which optional fields appear depends on the tool. */
-export interface LedgerOkOutcome {
-  status: 'ok';
-  /** `lore_read`: the ranges returned, with their text. */
-  returned?: ReturnedRange[];
-  /** `lore_search`: the hits returned (no text). */
-  results?: { ref: string; path: string; chunk_index: number; line_start: number; line_end: number; score: number }[];
-  /** `lore_links`: per link, its target ref (null when unresolved or hidden) and the follow decision. */
-  links?: { line: number; column: number; target_ref: string | null; follow: string }[];
-  /** `lore_follow`: the admitted target. */
-  admitted?: { ref: string; path: string; depth: number; from_ref: string; link_line: number; link_column: number; newly_admitted: boolean };
-  /** Characters of lore text returned by this call. */
-  chars_returned: number;
-}
-
-/** Outcome of a refused tool call: `code` is what the client saw, `reason` the true reason. */
-export interface LedgerRefusedOutcome {
-  status: 'refused';
-  code: RefusalCode;
-  /** The true reason (e.g. `hidden_ref` where the client saw `not_found`). */
-  reason: string;
-  /** The full message (may name hidden refs; never shown to the client for `not_found`). */
-  message: string;
-}
-
-/** What a `tool_call` record says happened: the refs and ranges returned, or the refusal with its true reason. */
-export type LedgerOutcome = LedgerOkOutcome | LedgerRefusedOutcome;
-
-/** What the first record pins. */
-export interface LedgerSessionInfo {
-  loretrace_version: string;
-  packet_id: string;
-  /** SHA-256 (hex) of the packet file's bytes. */
-  packet_sha256: string;
-  /** The packet file as given on the command line (informational). */
-  packet_file: string | null;
-  namespace: string;
-  snapshot_id: string;
-  /** Absolute vault root at session start (informational; `verify --lore` takes its own). */
-  lore_root: string;
-  mode: 'responder_scoped_repository_search';
-  policy_receipt: unknown[];
-  budgets: Record<string, number | null>;
-  limits: Record<string, number>;
-  /** Seeds and scope entries admitted at depth 0. */
-  admitted: { ref: string; path: string; via: AdmissionVia }[];
-  /** Seeds and scope entries that were not admitted, with the true reason. */
-  not_admitted: { ref: string; reason: string }[];
-}
-
-/** A ledger record without its two hash fields (what is hashed). */
-export interface LedgerRecordBody {
-  schema_version: typeof LEDGER_SCHEMA_VERSION;
-  seq: number;
-  /** ISO 8601 UTC time the record was written. */
-  time: string;
-  kind: 'session_start' | 'tool_call' | 'session_end';
-  /** `tool_call`: tool name as requested (unknown names are recorded too). */
-  tool?: string;
-  /** `tool_call`: `mcp`, `http` or `direct` (library call). */
-  transport?: string;
-  /** `tool_call`: the arguments as received (long strings digested, see ServerLimits.ledger_max_arg_chars). */
-  arguments?: unknown;
-  outcome?: LedgerOutcome;
-  /** `session_start` only. */
-  session?: LedgerSessionInfo;
-  /** `session_end` only: totals, zeros included (seed 003). */
-  totals?: Record<string, number>;
-}
-
-/** A complete ledger record. */
-export interface LedgerRecord extends LedgerRecordBody {
-  prev_hash: string;
-  record_hash: string;
-}
-
-/**
- * `record_hash` of a record body given the previous hash (seed 004):
- * SHA-256 over UTF-8(prevHash + JCS(body)), lower-case hex. Hash fields in `body` are ignored.
- */
-export function hashLedgerRecord(prevHash: string, body: object): string {
-  const { prev_hash: _p, record_hash: _r, ...rest } = body as Record<string, unknown>;
-  const canonical = canonicalize(rest);
-  if (canonical === undefined) throw new LoretraceError('ledger_bad_record', 'a ledger record has no canonical JSON form');
-  return createHash('sha256').update(prevHash + canonical, 'utf8').digest('hex');
-}
-
-/** Write one JSONL line: body fields in order, then prev_hash and record_hash. */
-function serialise(record: LedgerRecord): string {
-  return JSON.stringify(record) + '\n';
-}
+export { GENESIS_HASH, LEDGER_SCHEMA_VERSION, LEDGER_V1_SCHEMA_VERSION, hashLedgerRecord };
 
 /**
  * Append-only writer of one ledger file. Not safe for two writers on one file: the file is created with
@@ -162,8 +38,7 @@ function serialise(record: LedgerRecord): string {
  */
 export class LedgerWriter {
   private fd: number | null;
-  private seq = 0;
-  private prevHash = GENESIS_HASH;
+  private readonly chain = new LedgerChain();
   private written = 0;
   private synced = 0;
   private syncing = false;
@@ -201,25 +76,31 @@ export class LedgerWriter {
 
   /** Next seq to be written. */
   get nextSeq(): number {
-    return this.seq;
+    return this.chain.nextSeq;
   }
 
   /** record_hash of the last record written (GENESIS_HASH before the first). */
   get headHash(): string {
-    return this.prevHash;
+    return this.chain.headHash;
+  }
+
+  /** The ledger's `ledger_id` (null before the first record). */
+  get ledgerId(): string | null {
+    return this.chain.id;
   }
 
   /**
-   * Append a record: assigns `seq`, `prev_hash` and `record_hash` and writes the line.
+   * Append a record: the chain assigns ids, `seq`, `payload_hash`, `prev_hash` and `record_hash`
+   * (src/receipts/ledger-record.ts) and the line is written.
    * @throws LoretraceError `ledger_closed` after {@link close}; `ledger_write_failed` on an I/O error
-   *   (the writer then refuses every later append: a ledger with a hole must not continue).
+   *   (the writer then refuses every later append: a ledger with a hole must not continue);
+   *   `ledger_bad_record` when the first record is not SESSION_OPENED.
    */
-  append(body: Omit<LedgerRecordBody, 'seq' | 'schema_version'>): LedgerRecord {
+  append(entry: LedgerEntry): LedgerRecord {
     if (this.fd === null) throw new LoretraceError('ledger_closed', `ledger ${this.path} is closed`, { file: this.path });
     if (this.failed) throw new LoretraceError('ledger_write_failed', `ledger ${this.path} failed earlier: ${(this.failed as Error).message}`, { file: this.path });
-    const full: LedgerRecordBody = { schema_version: LEDGER_SCHEMA_VERSION, seq: this.seq, ...body };
-    const record: LedgerRecord = { ...full, prev_hash: this.prevHash, record_hash: hashLedgerRecord(this.prevHash, full) };
-    const buf = Buffer.from(serialise(record), 'utf8');
+    const record = this.chain.next(entry);
+    const buf = Buffer.from(serialiseRecord(record), 'utf8');
     try {
       let off = 0;
       while (off < buf.length) off += writeSync(this.fd, buf, off, buf.length - off);
@@ -227,8 +108,7 @@ export class LedgerWriter {
       this.failed = e;
       throw new LoretraceError('ledger_write_failed', `cannot write ledger ${this.path}: ${(e as Error).message}`, { file: this.path });
     }
-    this.seq += 1;
-    this.prevHash = record.record_hash;
+    this.chain.commit(record);
     this.written += 1;
     return record;
   }
@@ -327,8 +207,12 @@ export interface LedgerVerifyReport {
   first_bad_seq: number | null;
   /** record_hash of the last verified record. */
   head_hash: string | null;
-  /** True when the last verified record is a `session_end`. */
+  /** True when the last verified record closes the session (`SESSION_CLOSED`; v1 `session_end`). */
   closed: boolean;
+  /** `schema_version` of the records (`loretrace.ledger.v2` or `loretrace.ledger.v1`), null when none verified. */
+  schema_version: string | null;
+  /** The ledger's id (v2 `ledger_id`; v1: `lt-` + 16 hex digits of seq 0's record_hash), null when none verified. */
+  ledger_id: string | null;
   packet_id: string | null;
   packet_sha256: string | null;
   snapshot_id: string | null;
@@ -350,19 +234,24 @@ function ledgerLines(text: string): { lines: string[]; tornTail: boolean } {
 /**
  * Verify a ledger: every line is one JSON record valid against schemas/ledger-record.schema.json; `seq`
  * equals its line number − 1; `prev_hash` equals the previous `record_hash` (64 zeros for seq 0);
- * `record_hash` recomputes; seq 0 is the only `session_start`; nothing follows a `session_end`. Any edited,
+ * `record_hash` recomputes; every record has the ledger's version and (v2) its `ledger_id` — seq 0's
+ * recomputes from its content — and `record_id` `<ledger_id>:<seq>`; seq 0 is the only opening record
+ * (`SESSION_OPENED`; v1 `session_start`); nothing follows the closing one (`SESSION_CLOSED`; v1
+ * `session_end`). Any edited,
  * deleted, inserted or reordered record breaks one of these; a torn last line (crash mid-write) is
  * reported as `ledger_torn_record`; a truncation of whole records is caught by `options.head` (and a
- * ledger without `session_end` gets the warning `ledger_not_closed`). Checking stops at the first bad
+ * ledger without its closing record gets the warning `ledger_not_closed`). Checking stops at the first bad
  * record, whose expected seq is `first_bad_seq`.
  *
- * With `options.index`, every range a `lore_read` returned is re-read from the vault (through the same
- * checked reader the proxy uses) and compared to the recorded text (`ledger_lore_mismatch`,
+ * With `options.index`, every range a `lore_read` served is re-read from the vault (through the same
+ * checked reader the proxy uses) and its sha256 compared to the recorded `text_sha256` (`ledger_lore_mismatch`,
  * `ledger_lore_missing`; a changed file whose range still matches gives `ledger_lore_file_changed` as a
  * warning; a different snapshot_id gives `ledger_snapshot_changed` as a warning).
  *
  * Finding codes (all `error` unless stated): ledger_empty, ledger_bad_json, ledger_bad_record,
  * ledger_seq_mismatch, ledger_prev_hash_mismatch, ledger_record_hash_mismatch, ledger_torn_record,
+ * ledger_id_mismatch (a record of another ledger, or a seq 0 whose ledger_id does not recompute),
+ * ledger_version_mixed (records of two format versions),
  * ledger_no_session_start, ledger_duplicate_session_start, ledger_record_after_end, ledger_head_mismatch,
  * ledger_not_closed (warning), plus the lore codes above. A line with a duplicate key anywhere in the
  * record is `ledger_bad_record` (pointer of the second occurrence): the hash covers the last-wins parse,
@@ -375,16 +264,18 @@ export async function verifyLedger(text: string, options: VerifyLedgerOptions = 
   const at = (line: number): Pick<Finding, 'path' | 'line'> => ({ ...(file ? { path: file } : {}), line });
   const report: LedgerVerifyReport = {
     file, valid: false, records: 0, verified_through_seq: null, first_bad_seq: null, head_hash: null, closed: false,
-    packet_id: null, packet_sha256: null, snapshot_id: null,
+    schema_version: null, ledger_id: null, packet_id: null, packet_sha256: null, snapshot_id: null,
     totals: { tool_calls: 0, ok: 0, refused: 0 }, lore: null, findings,
   };
   const { lines, tornTail } = ledgerLines(text);
   if (lines.length === 0) {
-    findings.push({ code: 'ledger_empty', severity: 'error', message: `ledger ${file ?? '(text)'} has no records; expected a session_start record on line 1`, ...at(1) });
+    findings.push({ code: 'ledger_empty', severity: 'error', message: `ledger ${file ?? '(text)'} has no records; expected a SESSION_OPENED record on line 1`, ...at(1) });
     report.first_bad_seq = 0;
     return report;
   }
-  const good: LedgerRecord[] = [];
+  const good: Record<string, unknown>[] = [];
+  let version: string | null = null;
+  let ledgerId: string | null = null;
   let prev = GENESIS_HASH;
   const fail = (i: number, code: string, message: string, pointer?: string) => {
     findings.push({ code, severity: 'error', message, ...at(i + 1), ...(pointer !== undefined ? { pointer } : {}) });
@@ -419,7 +310,7 @@ export async function verifyLedger(text: string, options: VerifyLedgerOptions = 
       fail(i, isTail ? 'ledger_torn_record' : 'ledger_bad_record', `line ${i + 1} (seq ${i}): ${shape.pointer || '/'} ${shape.message}; expected a record of schemas/ledger-record.schema.json`, shape.pointer);
       break;
     }
-    const rec = value as LedgerRecord;
+    const rec = value as Record<string, unknown> & { seq: number; kind: string; prev_hash: string; record_hash: string; schema_version: string };
     if (rec.seq !== i) {
       fail(i, 'ledger_seq_mismatch', `line ${i + 1} has seq ${rec.seq}, expected ${i}: a record was deleted, inserted or reordered before it`, '/seq');
       break;
@@ -433,17 +324,31 @@ export async function verifyLedger(text: string, options: VerifyLedgerOptions = 
       fail(i, 'ledger_record_hash_mismatch', `seq ${i} (line ${i + 1}) has record_hash ${rec.record_hash}, but its content hashes to ${recomputed}: the record was edited`, '/record_hash');
       break;
     }
-    if (i === 0 && rec.kind !== 'session_start') {
-      fail(i, 'ledger_no_session_start', `seq 0 is a ${rec.kind} record; expected session_start`, '/kind');
+    const names = kindNames(rec.schema_version);
+    if (version !== null && rec.schema_version !== version) {
+      fail(i, 'ledger_version_mixed', `seq ${i} (line ${i + 1}) is a ${rec.schema_version} record in a ${version} ledger; expected one format version per ledger`, '/schema_version');
       break;
     }
-    if (i > 0 && rec.kind === 'session_start') {
-      fail(i, 'ledger_duplicate_session_start', `seq ${i} is a second session_start; one ledger holds one session`, '/kind');
+    version = rec.schema_version;
+    if (i === 0 && rec.kind !== names.open) {
+      fail(i, 'ledger_no_session_start', `seq 0 is a ${rec.kind} record; expected ${names.open}`, '/kind');
       break;
     }
-    if (good.length > 0 && good[good.length - 1]!.kind === 'session_end') {
-      fail(i, 'ledger_record_after_end', `seq ${i} follows the session_end record (seq ${i - 1})`, '/kind');
+    if (i > 0 && rec.kind === names.open) {
+      fail(i, 'ledger_duplicate_session_start', `seq ${i} is a second ${names.open}; one ledger holds one session`, '/kind');
       break;
+    }
+    if (good.length > 0 && good[good.length - 1]!['kind'] === names.close) {
+      fail(i, 'ledger_record_after_end', `seq ${i} follows the ${names.close} record (seq ${i - 1})`, '/kind');
+      break;
+    }
+    if (version === LEDGER_SCHEMA_VERSION) {
+      const idProblem = checkIds(rec, i, ledgerId);
+      if (idProblem !== null) {
+        fail(i, 'ledger_id_mismatch', idProblem.message, idProblem.pointer);
+        break;
+      }
+      ledgerId = rec['ledger_id'] as string;
     }
     if (isTail) {
       findings.push({ code: 'ledger_missing_final_newline', severity: 'warning', message: `the last record (seq ${i}) verifies but has no final line break`, ...at(i + 1) });
@@ -454,18 +359,21 @@ export async function verifyLedger(text: string, options: VerifyLedgerOptions = 
   report.records = good.length;
   if (good.length > 0) {
     const last = good[good.length - 1]!;
-    report.verified_through_seq = last.seq;
-    report.head_hash = last.record_hash;
-    report.closed = last.kind === 'session_end';
-    const s = good[0]!.session;
+    report.verified_through_seq = last['seq'] as number;
+    report.head_hash = last['record_hash'] as string;
+    report.closed = last['kind'] === kindNames(version ?? '').close;
+    report.schema_version = version;
+    report.ledger_id = version === LEDGER_V1_SCHEMA_VERSION ? `lt-${(good[0]!['record_hash'] as string).slice(0, 16)}` : ledgerId;
+    const s = good[0]!['session'] as { packet_id?: string; packet_sha256?: string | null; snapshot_id?: string } | undefined;
     report.packet_id = s?.packet_id ?? null;
     report.packet_sha256 = s?.packet_sha256 ?? null;
     report.snapshot_id = s?.snapshot_id ?? null;
   }
   for (const r of good) {
-    if (r.kind !== 'tool_call') continue;
+    const kind = r['kind'];
+    if (kind !== 'tool_call' && kind !== 'TOOL_RESULT' && kind !== 'TOOL_REFUSED') continue;
     report.totals.tool_calls += 1;
-    if (r.outcome?.status === 'ok') report.totals.ok += 1;
+    if ((r['outcome'] as { status?: string } | undefined)?.status === 'ok') report.totals.ok += 1;
     else report.totals.refused += 1;
   }
   if (report.first_bad_seq === null) {
@@ -473,25 +381,47 @@ export async function verifyLedger(text: string, options: VerifyLedgerOptions = 
       findings.push({ code: 'ledger_head_mismatch', severity: 'error', message: `the last record (seq ${report.verified_through_seq}) has record_hash ${report.head_hash}, expected head ${options.head}: records are missing at the end or the ledger is another one`, ...at(good.length) });
       report.first_bad_seq = good.length;
     } else if (!report.closed) {
-      findings.push({ code: 'ledger_not_closed', severity: 'warning', message: `the ledger ends at seq ${report.verified_through_seq} without a session_end record: the server did not shut down cleanly (or records were cut off at the end; pass --head to check)`, ...at(good.length) });
+      findings.push({ code: 'ledger_not_closed', severity: 'warning', message: `the ledger ends at seq ${report.verified_through_seq} without a ${kindNames(version ?? '').close} record: the runner did not shut down cleanly (or records were cut off at the end; pass --head to check)`, ...at(good.length) });
     }
   }
-  if (options.index) report.lore = await recheckLore(good, options.index, findings, file);
+  if (options.index && good.length > 0) report.lore = await recheckLore(viewLedger(good), options.index, findings, file);
   report.valid = !findings.some((f) => f.severity === 'error');
   return report;
 }
 
-/** Re-read every returned range of `records` from the vault and compare it. */
-async function recheckLore(records: LedgerRecord[], index: VaultIndex, findings: Finding[], file: string | null): Promise<LoreCheckTotals> {
-  const totals: LoreCheckTotals = { ranges: 0, matched: 0, mismatched: 0, missing: 0, file_changed: 0 };
-  const start = records[0]?.session;
-  if (start && start.snapshot_id !== index.snapshot_id) {
-    findings.push({ code: 'ledger_snapshot_changed', severity: 'warning', message: `the vault's snapshot_id is ${index.snapshot_id}, the session ran on ${start.snapshot_id}: files may have changed since; every range is re-checked by text`, ...(file ? { path: file } : {}), line: 1 });
+/** Opening and closing kinds of a format version. */
+function kindNames(version: string): { open: string; close: string } {
+  return version === LEDGER_V1_SCHEMA_VERSION ? { open: 'session_start', close: 'session_end' } : { open: 'SESSION_OPENED', close: 'SESSION_CLOSED' };
+}
+
+/**
+ * v2 id checks of record `i`: the same `ledger_id` as seq 0 (whose own id must recompute from its
+ * `occurred_on` and `session`, src/receipts/ledger-record.ts `ledgerIdOf`) and `record_id` = `<ledger_id>:<seq>`.
+ * Returns the problem, or null.
+ */
+function checkIds(rec: Record<string, unknown>, i: number, ledgerId: string | null): { message: string; pointer: string } | null {
+  const id = rec['ledger_id'] as string;
+  if (i === 0) {
+    const expected = ledgerIdOf(rec['occurred_on'] as string, rec['session']);
+    if (id !== expected) return { message: `seq 0 has ledger_id ${id}, but its occurred_on and session give ${expected}: the opening record was edited or the id was set by hand`, pointer: '/ledger_id' };
+  } else if (id !== ledgerId) {
+    return { message: `seq ${i} (line ${i + 1}) has ledger_id ${id}, expected ${ledgerId}: a record of another ledger`, pointer: '/ledger_id' };
   }
+  if (rec['record_id'] !== `${id}:${i}`) return { message: `seq ${i} (line ${i + 1}) has record_id ${JSON.stringify(rec['record_id'])}, expected ${id}:${i}`, pointer: '/record_id' };
+  return null;
+}
+
+/** Re-read every served range of a verified ledger from the vault and compare its sha256 with the record's. */
+async function recheckLore(view: LedgerView, index: VaultIndex, findings: Finding[], file: string | null): Promise<LoreCheckTotals> {
+  const totals: LoreCheckTotals = { ranges: 0, matched: 0, mismatched: 0, missing: 0, file_changed: 0 };
+  if (view.snapshot_id !== index.snapshot_id) {
+    findings.push({ code: 'ledger_snapshot_changed', severity: 'warning', message: `the vault's snapshot_id is ${index.snapshot_id}, the session ran on ${view.snapshot_id}: files may have changed since; every range is re-checked by its text hash`, ...(file ? { path: file } : {}), line: 1 });
+  }
+  const pointer = view.schema_version === LEDGER_V1_SCHEMA_VERSION ? '/outcome/returned' : '/outcome/served';
   const cache = new Map<string, { lines: string[]; sha256: string } | null>();
-  for (const r of records) {
-    if (r.kind !== 'tool_call' || r.outcome?.status !== 'ok' || !r.outcome.returned) continue;
-    for (const range of r.outcome.returned) {
+  for (const call of view.calls) {
+    if (call.outcome.status !== 'ok') continue;
+    for (const range of call.outcome.served) {
       totals.ranges += 1;
       let entry = cache.get(range.path);
       if (entry === undefined) {
@@ -503,24 +433,24 @@ async function recheckLore(records: LedgerRecord[], index: VaultIndex, findings:
         }
         cache.set(range.path, entry);
       }
-      const where = { ...(file ? { path: file } : {}), line: r.seq + 1, pointer: '/outcome/returned' };
+      const where = { ...(file ? { path: file } : {}), line: call.seq + 1, pointer };
       if (!entry) {
         totals.missing += 1;
-        findings.push({ code: 'ledger_lore_missing', severity: 'error', message: `seq ${r.seq}: ${range.path} is not a readable indexed note of the vault; expected lines ${range.line_start}-${range.line_end}`, ...where });
+        findings.push({ code: 'ledger_lore_missing', severity: 'error', message: `seq ${call.seq}: ${range.path} is not a readable indexed note of the vault; expected lines ${range.line_start}-${range.line_end}`, ...where });
         continue;
       }
       const text = range.line_end <= entry.lines.length && range.line_start >= 1 && range.line_start <= range.line_end
         ? sliceLines(entry.lines, range.line_start, range.line_end)
         : null;
-      if (text !== range.text) {
+      if (text === null || sha256Hex(text) !== range.text_sha256 || (range.text !== undefined && text !== range.text)) {
         totals.mismatched += 1;
-        findings.push({ code: 'ledger_lore_mismatch', severity: 'error', message: `seq ${r.seq}: lines ${range.line_start}-${range.line_end} of ${range.path} in the vault differ from the text the proxy returned`, ...where });
+        findings.push({ code: 'ledger_lore_mismatch', severity: 'error', message: `seq ${call.seq}: lines ${range.line_start}-${range.line_end} of ${range.path} in the vault differ from the text the proxy returned`, ...where });
         continue;
       }
       totals.matched += 1;
       if (entry.sha256 !== range.file_sha256) {
         totals.file_changed += 1;
-        findings.push({ code: 'ledger_lore_file_changed', severity: 'warning', message: `seq ${r.seq}: ${range.path} changed since the session (sha256 ${entry.sha256}, was ${range.file_sha256}) but lines ${range.line_start}-${range.line_end} still match`, ...where });
+        findings.push({ code: 'ledger_lore_file_changed', severity: 'warning', message: `seq ${call.seq}: ${range.path} changed since the session (sha256 ${entry.sha256}, was ${range.file_sha256}) but lines ${range.line_start}-${range.line_end} still match`, ...where });
       }
     }
   }
@@ -531,62 +461,23 @@ async function recheckLore(records: LedgerRecord[], index: VaultIndex, findings:
  * Parse ledger text into records without checking the chain (use {@link verifyLedger} first).
  * @throws LoretraceError `ledger_bad_json` for a line that is not JSON.
  */
-export function parseLedger(text: string, file?: string): LedgerRecord[] {
+export function parseLedger(text: string, file?: string): Record<string, unknown>[] {
   const { lines } = ledgerLines(text);
   return lines.map((line, i) => {
     try {
-      return JSON.parse(line) as LedgerRecord;
+      return JSON.parse(line) as Record<string, unknown>;
     } catch {
       throw new LoretraceError('ledger_bad_json', `line ${i + 1} of ledger ${file ?? '(text)'} is not JSON`, { ...(file ? { file } : {}), line: i + 1 });
     }
   });
 }
 
-// ---------------------------------------------------------------------------------------------------------
-// Export
-
-/** One Ghostlight `research_trace_entry` (responder-output schema `$defs/research_trace_entry`). */
-export type LedgerTraceEntry = ResearchTraceEntry & { origin: 'runner_captured' };
-
 /**
- * The capture fragment `loretrace ledger export` writes: the runner-captured part of a capture's
- * `lore_access`, plus `snapshot_id` and the session's `policy_receipt` so `verify-trace` can check drift.
+ * Verify a ledger and read it into one {@link LedgerView} (either version), or throw.
+ * @throws LoretraceError `ledger_invalid` when {@link verifyLedger} finds an error (the message names the
+ *   first bad seq and the finding; `details.data.code` is the finding's code).
  */
-export interface LedgerExport {
-  mode: 'responder_scoped_repository_search';
-  /** Seed and scope notes whose text was returned, as note refs (`Ns:path`), in first-read order. */
-  consulted_refs: string[];
-  /** Notes admitted through `lore_follow` whose text was returned, in first-read order. */
-  followed_refs: string[];
-  /** One runner_captured entry per chunk a `lore_read` returned lines of (blank-only pieces skipped). */
-  research_trace: LedgerTraceEntry[];
-  research_trace_status: 'runner_captured';
-  snapshot_id: string;
-  packet_id: string;
-  policy_receipt: unknown[];
-  /** record_hash of the ledger's last record (pin it to detect later truncation: `ledger verify --head`). */
-  ledger_head: string;
-}
-
-/** The lookup a trace entry records: `lore_read <ref>` plus the line arguments when given. */
-function lookupText(args: unknown): string {
-  const a = (typeof args === 'object' && args !== null ? args : {}) as Record<string, unknown>;
-  const ref = typeof a.ref === 'string' ? a.ref : JSON.stringify(a.ref ?? null);
-  const lines = a.line_start !== undefined || a.line_end !== undefined ? ` lines ${String(a.line_start ?? '')}-${String(a.line_end ?? '')}` : '';
-  return `lore_read ${ref}${lines}`;
-}
-
-/**
- * Build the capture fragment from a ledger's text. The ledger is verified first (chain, seq, schema).
- * Every piece of text a `lore_read` returned becomes one `runner_captured` trace entry whose
- * `extracted_constraint` is that text verbatim (lines joined with "\n"); a read spanning several chunks
- * gives one entry per chunk (a trace entry's range must lie inside its chunk). `trace_id` is
- * `ledger-<seq>-<n>`.
- *
- * @throws LoretraceError `ledger_invalid` when verification finds an error (the message names the first
- *   bad seq and the finding); a torn last record is an error too — verify the ledger to see it.
- */
-export async function exportLedger(text: string, options: { file?: string } = {}): Promise<LedgerExport> {
+export async function readVerifiedLedger(text: string, options: VerifyLedgerOptions = {}): Promise<{ view: LedgerView; report: LedgerVerifyReport }> {
   const report = await verifyLedger(text, options);
   const firstError = report.findings.find((f) => f.severity === 'error');
   if (firstError) {
@@ -594,44 +485,10 @@ export async function exportLedger(text: string, options: { file?: string } = {}
       ...(options.file ? { file: options.file } : {}), line: firstError.line, data: { code: firstError.code },
     });
   }
-  const records = parseLedger(text, options.file);
-  const start = records[0]!.session!;
-  const consulted: string[] = [];
-  const followed: string[] = [];
-  const seen = new Set<string>();
-  const trace: LedgerTraceEntry[] = [];
-  for (const r of records) {
-    if (r.kind !== 'tool_call' || r.outcome?.status !== 'ok' || !r.outcome.returned) continue;
-    r.outcome.returned.forEach((piece, n) => {
-      const noteRef = `${start.namespace}:${piece.path}`;
-      if (!seen.has(noteRef)) {
-        seen.add(noteRef);
-        (piece.via === 'follow' ? followed : consulted).push(noteRef);
-      }
-      if (piece.text.trim() === '') return;
-      trace.push({
-        trace_id: `ledger-${r.seq}-${n}`,
-        origin: 'runner_captured',
-        query: lookupText(r.arguments),
-        source_ref: piece.ref,
-        source_path: piece.path,
-        chunk_index: piece.chunk_index,
-        line_start: piece.line_start,
-        line_end: piece.line_end,
-        extracted_constraint: piece.text,
-        used_for: `returned to the responder by lore_read (ledger seq ${r.seq}, ${piece.via} at depth ${piece.depth}); how the response used it is the responder's or reviewer's to state`,
-      });
-    });
-  }
-  return {
-    mode: 'responder_scoped_repository_search',
-    consulted_refs: consulted,
-    followed_refs: followed,
-    research_trace: trace,
-    research_trace_status: 'runner_captured',
-    snapshot_id: start.snapshot_id,
-    packet_id: start.packet_id,
-    policy_receipt: start.policy_receipt,
-    ledger_head: report.head_hash!,
-  };
+  return { view: viewLedger(parseLedger(text, options.file)), report };
 }
+
+export type {
+  LedgerRecord, LedgerRecordBody, LedgerEntry, LedgerKind, LedgerActor, LedgerOutcome, LedgerOkOutcome, LedgerRefusedOutcome,
+  LedgerSessionInfo, ServedRange, ReturnedRangeV1, AdmissionVia, LedgerView,
+} from './ledger-record.js';

@@ -1,16 +1,19 @@
 /**
  * `loretrace ledger verify <ledger.jsonl> [--lore <dir>] [--head <hash>] [--json]` and
- * `loretrace ledger export <ledger.jsonl> --out <lore_access.json> [--json]`.
+ * `loretrace ledger export <ledger.jsonl> --lore <dir> --out <lore_access.json> [--head <hash>] [--json]`.
  *
  * Thin shell over src/receipts/ledger.ts. `verify` exits 0 when the ledger verifies (warnings such as
  * `ledger_not_closed` do not fail it), 1 when it does not (the first bad seq is named), 2 on usage errors
  * (unreadable file: `file_not_found`). `verify` takes the vault options every vault command takes
- * (src/cli/vault-options.ts), `--lore` optional. `export` verifies first, writes the capture fragment and exits 0, or 1 when the ledger
- * does not verify (nothing is written).
+ * (src/cli/vault-options.ts), `--lore` optional. `export` verifies first, re-derives the served text from
+ * the vault (`--lore`; required for a loretrace.ledger.v2 ledger, which records text hashes, not text),
+ * writes the capture fragment and exits 0, or 1 when the ledger does not verify or the vault no longer
+ * holds the served text (nothing is written).
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { exportLedger, parseLedger, verifyLedger } from '../../receipts/ledger.js';
+import { parseLedger, verifyLedger } from '../../receipts/ledger.js';
+import { bindTraceToLedger, exportLedger } from '../../receipts/ledger-export.js';
 import type { LedgerVerifyReport } from '../../receipts/ledger.js';
 import type { CliContext } from '../context.js';
 import { action, plural, printJson } from '../context.js';
@@ -23,17 +26,22 @@ function readLedgerFile(ctx: CliContext, file: string): Promise<string> {
   return readInputText(ctx, file, 'proxy ledger (JSONL)');
 }
 
+/** Name of the closing record in the report's format version. */
+function closing(r: LedgerVerifyReport): string {
+  return r.schema_version === 'loretrace.ledger.v1' ? 'session_end' : 'SESSION_CLOSED';
+}
+
 /** Human-readable verify report. */
 export function renderLedgerReport(r: LedgerVerifyReport): string {
   const name = r.file ?? 'ledger';
   const out: string[] = [];
   const range = r.verified_through_seq === null ? 'no record verifies' : `seq 0-${r.verified_through_seq}`;
   if (r.valid) {
-    out.push(`${name}: ok — ${plural(r.records, 'record')} (${range}), chain intact, ${r.closed ? 'closed by session_end' : 'not closed (no session_end)'}; head ${r.head_hash}`);
+    out.push(`${name}: ok — ${plural(r.records, 'record')} (${range}), chain intact, ${r.closed ? `closed by ${closing(r)}` : `not closed (no ${closing(r)})`}; head ${r.head_hash}`);
   } else {
     out.push(`${name}: INVALID — first bad seq ${r.first_bad_seq ?? '(lore re-check)'}; ${plural(r.records, 'record')} verif${r.records === 1 ? 'ies' : 'y'} (${range})`);
   }
-  out.push(`  packet ${r.packet_id ?? '?'} (sha256 ${r.packet_sha256 ?? '?'}), snapshot ${r.snapshot_id ?? '?'}`);
+  out.push(`  ledger ${r.ledger_id ?? '?'} (${r.schema_version ?? '?'}), packet ${r.packet_id ?? '?'} (sha256 ${r.packet_sha256 ?? '?'}), snapshot ${r.snapshot_id ?? '?'}`);
   out.push(`  tool calls: ${r.totals.tool_calls} (ok ${r.totals.ok}, refused ${r.totals.refused})`);
   if (r.lore) {
     out.push(`  lore re-check: ${plural(r.lore.ranges, 'range')}, ${r.lore.matched} matched, ${r.lore.mismatched} mismatched, ${r.lore.missing} missing, ${r.lore.file_changed} in changed files`);
@@ -62,21 +70,24 @@ export function register(program: Command, ctx: CliContext): void {
         return report.valid ? 0 : 1;
       }),
     );
-  ledger
+  addVaultOptions(ledger
     .command('export')
-    .description('write the runner_captured capture fragment (mode, consulted_refs, followed_refs, research_trace, research_trace_status, snapshot_id) of a verified ledger')
-    .argument('<ledger>', 'ledger file (JSONL)')
+    .description('write the runner_captured capture fragment (mode, consulted_refs, followed_refs, research_trace, research_trace_status, snapshot_id) of a verified ledger; the served text is re-derived from the vault (--lore) and must match the recorded hashes')
+    .argument('<ledger>', 'ledger file (JSONL)'), { required: false })
     .requiredOption('--out <file>', 'where to write the fragment (JSON); its lock goes to <name>.lock.json beside it')
+    .option('--head <hash>', 'expected record_hash of the last record (refuse a ledger cut off at the end)')
     .option('--force', 'replace an existing output that no lock lists')
     .option('--json', 'print a summary as JSON')
     .action(
-      action(ctx, async (file: string, opts: { out: string; force?: boolean; json?: boolean }) => {
+      action(ctx, async (file: string, opts: Partial<VaultCliOptions> & { out: string; head?: string; force?: boolean }) => {
         const outAbs = resolve(ctx.cwd, opts.out);
         await guardOutputs([{ abs: outAbs, option: '--out' }, { abs: lockPathFor(outAbs), option: 'the lock file' }], opts.force === true);
         const ledgerIn = await readInputBytes(ctx, file, 'proxy ledger (JSONL)');
         const text = ledgerIn.bytes.toString('utf8');
-        const fragment = await exportLedger(text, { file });
+        const index = opts.lore !== undefined ? await openIndex(ctx, { ...opts, lore: opts.lore }) : undefined;
+        const fragment = await exportLedger(text, { file, ...(index ? { index } : {}), ...(opts.head !== undefined ? { head: opts.head } : {}) });
         const report = await verifyLedger(text, { file });
+        const bound = await bindTraceToLedger(text, fragment.research_trace, { file });
         const fragmentText = documentText(fragment);
         await writeAllAtomic([
           { abs: outAbs, text: fragmentText, option: '--out' },
@@ -84,10 +95,10 @@ export function register(program: Command, ctx: CliContext): void {
             status: 'ready_for_next_role',
             command: 'ledger export',
             files: [{ abs: outAbs, role: 'output', content: fragmentText }, { abs: ledgerIn.abs, role: 'input', content: ledgerIn.bytes }],
-            snapshot: { namespace: parseLedger(text, file)[0]!.session!.namespace, snapshot_id: fragment.snapshot_id },
+            snapshot: { namespace: (parseLedger(text, file)[0]!['session'] as { namespace: string }).namespace, snapshot_id: fragment.snapshot_id },
             policyReceipt: fragment.policy_receipt,
             ledger: { abs: ledgerIn.abs, head: report.head_hash, records: report.records, closed: report.closed },
-            traceBindings: fragment.research_trace.map((t) => ({ trace_id: t.trace_id, source_ref: t.source_ref, line_start: t.line_start, line_end: t.line_end, ledger_backed: true })),
+            traceBindings: bound.bindings.map((b) => ({ ...b, ledger_backed: true })),
           }),
         ]);
         const summary = {

@@ -11,10 +11,11 @@ import type { Command } from 'commander';
 import { TRACE_DISPOSITIONS, verifyTrace } from '../../receipts/verify-trace.js';
 import type { TraceVerificationReport } from '../../receipts/verify-trace.js';
 import type { CliContext } from '../context.js';
+import type { VaultIndex } from '../../types.js';
 import { action, printJson } from '../context.js';
 import { isLoretraceError } from '../../errors.js';
 import { parseJsonDocument } from '../../contracts/validate.js';
-import { exportLedger } from '../../receipts/ledger.js';
+import { exportLedger } from '../../receipts/ledger-export.js';
 import { addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
 import { reportWithErrors } from './retrieve.js';
 
@@ -23,7 +24,7 @@ import { reportWithErrors } from './retrieve.js';
  * which is verified and exported to its capture fragment first (`exportLedger`, src/receipts/ledger.ts).
  * `fromLedger` is true for a ledger (the report then says `proxy_ledger`).
  */
-async function readTraceInput(ctx: CliContext, file: string): Promise<{ doc: unknown; fromLedger: boolean }> {
+async function readTraceInput(ctx: CliContext, file: string, index: VaultIndex): Promise<{ doc: unknown; fromLedger: boolean }> {
   const text = await readInputText(ctx, file, 'JSON capture, capture fragment, traverse result, ledger export or proxy ledger (JSONL)');
   const isLedgerRecord = (v: unknown): boolean => {
     const version = typeof v === 'object' && v !== null ? (v as Record<string, unknown>)['schema_version'] : undefined;
@@ -42,10 +43,10 @@ async function readTraceInput(ctx: CliContext, file: string): Promise<{ doc: unk
       throw e;
     }
     if (!isLedgerRecord(head)) throw e;
-    return { doc: await exportLedger(text, { file }), fromLedger: true };
+    return { doc: await exportLedger(text, { file, index }), fromLedger: true };
   }
   // A one-record ledger is a single JSON line: still a ledger, not a document.
-  if (isLedgerRecord(doc) && typeof (doc as Record<string, unknown>)['record_hash'] === 'string') return { doc: await exportLedger(text, { file }), fromLedger: true };
+  if (isLedgerRecord(doc) && typeof (doc as Record<string, unknown>)['record_hash'] === 'string') return { doc: await exportLedger(text, { file, index }), fromLedger: true };
   return { doc, fromLedger: false };
 }
 
@@ -92,8 +93,8 @@ export function register(program: Command, ctx: CliContext): void {
     .action(
       action(ctx, async (file: string, opts: VaultCliOptions) => {
         try {
-          const { doc, fromLedger } = await readTraceInput(ctx, file);
           const index = await openIndex(ctx, opts);
+          const { doc, fromLedger } = await readTraceInput(ctx, file, index);
           const report = await verifyTrace(index, doc, { file, ...(fromLedger ? { inputKind: 'proxy_ledger' as const } : {}) });
           if (opts.json) printJson(ctx, report);
           else ctx.stdout(renderVerification(report));

@@ -1,0 +1,393 @@
+/**
+ * The ledger record form (seed 004): what one line of a loretrace ledger holds, how it is hashed, and how
+ * the records of either format version read as one view.
+ *
+ * `loretrace.ledger.v2` (written): every record carries `ledger_id`, `seq`, `record_id`
+ * (`<ledger_id>:<seq>`), `kind` (`SESSION_OPENED`, `TOOL_RESULT`, `TOOL_REFUSED`, `SESSION_CLOSED`),
+ * `occurred_on`, `actor`, `canonical_form: "RFC8785"`, `prev_hash` and
+ * `record_hash = SHA-256( UTF-8( prev_hash ‖ JCS(record without prev_hash and record_hash) ) )`, where JCS
+ * is the RFC 8785 JSON Canonicalization Scheme (package `canonicalize`). Payload hashes, not payloads: a
+ * served read records the ref, the line range, the sha256 of the served text and the snapshot id — never
+ * the lore text; `payload_hash` is the sha256 of the RFC 8785 form of the exact answer the client got.
+ *
+ * One record per tool call, written after the call is decided and fsync'ed before its answer leaves: its
+ * kind is the outcome (`TOOL_RESULT` or `TOOL_REFUSED`) and it carries the request too, so one call is
+ * one `seq` — the number the client sees (`Loretrace-Ledger-Seq`, `_meta["loretrace/ledger_seq"]`).
+ *
+ * `loretrace.ledger.v1` (read and verified, no longer written): `time`, kinds `session_start` /
+ * `tool_call` / `session_end`, the served text kept in `outcome.returned[].text`. {@link viewLedger}
+ * reads both into one {@link LedgerView}.
+ */
+import canonicalize from 'canonicalize';
+import { LoretraceError } from '../errors.js';
+import type { VaultPath } from '../types.js';
+import { sha256Hex } from '../vault/hash.js';
+import type { RefusalCode } from '../proxy/refusals.js';
+
+/** `schema_version` of every ledger record written by this version. */
+export const LEDGER_SCHEMA_VERSION = 'loretrace.ledger.v2';
+
+/** `schema_version` of the first format, still read and verified. */
+export const LEDGER_V1_SCHEMA_VERSION = 'loretrace.ledger.v1';
+
+/** `canonical_form` of every v2 record: the RFC 8785 JSON Canonicalization Scheme. */
+export const CANONICAL_FORM = 'RFC8785';
+
+/** `prev_hash` of the first record (seq 0): 64 zeros. */
+export const GENESIS_HASH = '0'.repeat(64);
+
+/** Record kinds of a v2 ledger (seed 004's names). */
+export type LedgerKind = 'SESSION_OPENED' | 'TOOL_RESULT' | 'TOOL_REFUSED' | 'SESSION_CLOSED';
+
+/**
+ * Who performed the recorded action (seed 004 `actor`): `agent` — the responder that asked (its
+ * `responder_agent_id` from the packet; the transport does not authenticate it); `system` — the loretrace
+ * runner itself (`loretrace-proxy`, `loretrace-retrieve`).
+ */
+export interface LedgerActor {
+  kind: 'agent' | 'system';
+  id: string;
+}
+
+/** How a note entered the proxy session's admitted set. */
+export type AdmissionVia = 'seed' | 'scope' | 'follow';
+
+/** One lore range served to the client, as a v2 record holds it: location and text hash, no text. */
+export interface ServedRange {
+  /** Ref of the range: `Ns:path#chunkN` for a whole chunk, else `Ns:path#L<a>-L<b>`. */
+  ref: string;
+  path: VaultPath;
+  /** Chunk containing the range (0 when the line lies before the first chunk, e.g. in frontmatter). */
+  chunk_index: number;
+  /** 1-based inclusive lines of the original file. */
+  line_start: number;
+  line_end: number;
+  /** SHA-256 (hex) of the whole file as read (equal to the index manifest's). */
+  file_sha256: string;
+  /** SHA-256 (hex) of the served text: the lines joined with "\n", UTF-8. */
+  text_sha256: string;
+  /**
+   * How the note was admitted and at which link depth (0 for seeds and scope entries); `traversal` for a
+   * note the coordinator walk of `retrieve` reached (its `depth` is null: retrieve records what the walk
+   * excerpted, not the hops it took).
+   */
+  via: AdmissionVia | 'traversal';
+  depth: number | null;
+}
+
+/** A v1 returned range: a {@link ServedRange} plus the text itself. */
+export interface ReturnedRangeV1 extends ServedRange {
+  text: string;
+}
+
+/** Outcome of an admitted tool call. Which optional fields appear depends on the tool. */
+export interface LedgerOkOutcome {
+  status: 'ok';
+  /** Snapshot of the vault the call was served from. */
+  snapshot_id: string;
+  /** `lore_read` (retrieve: `read`): the ranges served, one per chunk touched. */
+  served?: ServedRange[];
+  /** retrieve `search`: the traversal query. */
+  query?: string;
+  /** `lore_search` (retrieve: `search`): the hits returned (no text). */
+  results?: { ref: string; path: string; chunk_index: number; line_start: number; line_end: number; score: number }[];
+  /** `lore_links`: per link, its target ref (null when unresolved or hidden) and the follow decision. */
+  links?: { line: number; column: number; target_ref: string | null; follow: string }[];
+  /** `lore_follow`: the admitted target. */
+  admitted?: { ref: string; path: string; depth: number; from_ref: string; link_line: number; link_column: number; newly_admitted: boolean };
+  /** Characters (UTF-16 code units) of lore text returned by this call. */
+  chars_returned: number;
+}
+
+/** Outcome of a refused tool call: `code` is what the client saw, `reason` the true reason. */
+export interface LedgerRefusedOutcome {
+  status: 'refused';
+  code: RefusalCode;
+  /** The true reason (e.g. `hidden_ref` where the client saw `not_found`). */
+  reason: string;
+  /** The full message (may name hidden refs; never shown to the client for `not_found`). */
+  message: string;
+}
+
+/** What a tool record says happened: the refs and ranges served, or the refusal with its true reason. */
+export type LedgerOutcome = LedgerOkOutcome | LedgerRefusedOutcome;
+
+/** What the `SESSION_OPENED` record pins. */
+export interface LedgerSessionInfo {
+  loretrace_version: string;
+  /** `proxy` (responder lane, `loretrace serve`) or `retrieve` (coordinator lane). */
+  runner: 'proxy' | 'retrieve';
+  packet_id: string;
+  /** SHA-256 (hex) of the packet file's bytes (retrieve: of the draft packet; null when it was not read from a file). */
+  packet_sha256: string | null;
+  /** The packet file as given on the command line (informational). */
+  packet_file: string | null;
+  namespace: string;
+  snapshot_id: string;
+  /** Absolute vault root at session start (informational; `verify --lore` takes its own). */
+  lore_root: string;
+  mode: 'responder_scoped_repository_search' | 'coordinator_scoped_retrieval';
+  policy_receipt: unknown[];
+  budgets: Record<string, number | null>;
+  limits: Record<string, number>;
+  /** The policy's `required_seed_refs` (verify-trace reports any never read as `seed_not_consulted`). */
+  required_seeds: { ref: string; path: string }[];
+  /** Seeds and scope entries admitted at depth 0. */
+  admitted: { ref: string; path: string; via: AdmissionVia }[];
+  /** Seeds and scope entries that were not admitted, with the true reason. */
+  not_admitted: { ref: string; reason: string }[];
+}
+
+/** A v2 ledger record without its two hash fields (what is hashed). */
+export interface LedgerRecordBody {
+  schema_version: typeof LEDGER_SCHEMA_VERSION;
+  /** `lt-` + 16 hex digits, the same on every record of one ledger (see {@link ledgerIdOf}). */
+  ledger_id: string;
+  seq: number;
+  /** `<ledger_id>:<seq>`. */
+  record_id: string;
+  kind: LedgerKind;
+  /** ISO 8601 UTC time the record was written. */
+  occurred_on: string;
+  actor: LedgerActor;
+  canonical_form: typeof CANONICAL_FORM;
+  /** TOOL_*: tool name as requested (unknown names are recorded too). */
+  tool?: string;
+  /** TOOL_*: `mcp`, `http`, `direct` (library call) or `retrieve`. */
+  transport?: string;
+  /** TOOL_*: the arguments as received (long strings digested, see ServerLimits.ledger_max_arg_chars). */
+  arguments?: unknown;
+  /** TOOL_*: SHA-256 of the RFC 8785 form of the answer the client got. */
+  payload_hash?: string;
+  outcome?: LedgerOutcome;
+  /** `SESSION_OPENED` only. */
+  session?: LedgerSessionInfo;
+  /** `SESSION_CLOSED` only: totals, zeros included (seed 003). */
+  totals?: Record<string, number>;
+}
+
+/** A complete v2 ledger record. */
+export interface LedgerRecord extends LedgerRecordBody {
+  prev_hash: string;
+  record_hash: string;
+}
+
+/** What a caller appends: the record's own fields; the chain adds ids, seq, form and hashes. */
+export interface LedgerEntry {
+  kind: LedgerKind;
+  occurred_on: string;
+  actor: LedgerActor;
+  tool?: string;
+  transport?: string;
+  arguments?: unknown;
+  /** The answer the client got; recorded as `payload_hash` only. */
+  payload?: unknown;
+  outcome?: LedgerOutcome;
+  session?: LedgerSessionInfo;
+  totals?: Record<string, number>;
+}
+
+/** A UTF-16 surrogate without its pair. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * The RFC 8785 canonical JSON text of `value`. A string with a lone surrogate (possible in a JSON request,
+ * not in UTF-8 text) has no RFC 8785 form; it is made well-formed first (U+FFFD), as UTF-8 output would.
+ * @throws LoretraceError `ledger_bad_record` when the value has no JSON form at all (NaN, a cycle).
+ */
+export function canonicalJson(value: unknown): string {
+  let text: string | undefined;
+  try {
+    text = canonicalize(value);
+  } catch {
+    try {
+      text = canonicalize(JSON.parse(JSON.stringify(value, (_k, v: unknown) => (typeof v === 'string' ? v.replace(LONE_SURROGATE, '\uFFFD') : v))));
+    } catch (e) {
+      throw new LoretraceError('ledger_bad_record', `a ledger record has no RFC 8785 canonical JSON form: ${(e as Error).message}`);
+    }
+  }
+  if (text === undefined) throw new LoretraceError('ledger_bad_record', 'a ledger record has no canonical JSON form');
+  return text;
+}
+
+/**
+ * `record_hash` of a record given the previous hash (seed 004):
+ * SHA-256 over UTF-8(prevHash + JCS(record)), lower-case hex. Hash fields in `body` are ignored.
+ */
+export function hashLedgerRecord(prevHash: string, body: object): string {
+  const { prev_hash: _p, record_hash: _r, ...rest } = body as Record<string, unknown>;
+  return sha256Hex(prevHash + canonicalJson(rest));
+}
+
+/**
+ * The `ledger_id` of a ledger whose first record opens with `occurred_on` and `session`: `lt-` + the first
+ * 16 hex digits of SHA-256 over the RFC 8785 form of `{ occurred_on, session }`. Content-addressed, so the
+ * same opening gives the same id and a reader can recompute it.
+ */
+export function ledgerIdOf(occurredOn: string, session: unknown): string {
+  return `lt-${sha256Hex(canonicalJson({ occurred_on: occurredOn, session })).slice(0, 16)}`;
+}
+
+/**
+ * An in-memory hash chain of v2 records: assigns `ledger_id` (from the first record, which must be
+ * `SESSION_OPENED`), `seq`, `record_id`, `canonical_form`, `payload_hash`, `prev_hash` and `record_hash`.
+ * {@link LedgerWriter} writes its records to a file; retrieve keeps them and writes the text at the end.
+ */
+export class LedgerChain {
+  private ledgerId: string | null = null;
+  private seq = 0;
+  private prev = GENESIS_HASH;
+  readonly records: LedgerRecord[] = [];
+
+  /** Next seq to be assigned. */
+  get nextSeq(): number {
+    return this.seq;
+  }
+
+  /** record_hash of the last record (GENESIS_HASH before the first). */
+  get headHash(): string {
+    return this.prev;
+  }
+
+  /** The ledger's id (null before the first record). */
+  get id(): string | null {
+    return this.ledgerId;
+  }
+
+  /**
+   * Build the next record without committing it; {@link commit} makes it part of the chain. (The file
+   * writer commits only once the line is written.)
+   * @throws LoretraceError `ledger_bad_record` when the first record is not `SESSION_OPENED` with a session.
+   */
+  next(entry: LedgerEntry): LedgerRecord {
+    let ledgerId = this.ledgerId;
+    if (ledgerId === null) {
+      if (entry.kind !== 'SESSION_OPENED' || entry.session === undefined) {
+        throw new LoretraceError('ledger_bad_record', `the first record of a ledger must be SESSION_OPENED with its session (got ${entry.kind})`);
+      }
+      ledgerId = ledgerIdOf(entry.occurred_on, entry.session);
+    }
+    const { payload, ...fields } = entry;
+    const body: LedgerRecordBody = {
+      schema_version: LEDGER_SCHEMA_VERSION,
+      ledger_id: ledgerId,
+      seq: this.seq,
+      record_id: `${ledgerId}:${this.seq}`,
+      kind: fields.kind,
+      occurred_on: fields.occurred_on,
+      actor: fields.actor,
+      canonical_form: CANONICAL_FORM,
+      ...(fields.tool !== undefined ? { tool: fields.tool } : {}),
+      ...(fields.transport !== undefined ? { transport: fields.transport } : {}),
+      ...('arguments' in fields ? { arguments: fields.arguments } : {}),
+      ...(payload !== undefined ? { payload_hash: sha256Hex(canonicalJson(payload)) } : {}),
+      ...(fields.outcome !== undefined ? { outcome: fields.outcome } : {}),
+      ...(fields.session !== undefined ? { session: fields.session } : {}),
+      ...(fields.totals !== undefined ? { totals: fields.totals } : {}),
+    };
+    return { ...body, prev_hash: this.prev, record_hash: hashLedgerRecord(this.prev, body) };
+  }
+
+  /** Make `record` (from {@link next}) the chain's head. */
+  commit(record: LedgerRecord): void {
+    this.ledgerId = record.ledger_id;
+    this.seq = record.seq + 1;
+    this.prev = record.record_hash;
+    this.records.push(record);
+  }
+
+  /** {@link next} then {@link commit}. */
+  append(entry: LedgerEntry): LedgerRecord {
+    const record = this.next(entry);
+    this.commit(record);
+    return record;
+  }
+
+  /** The chain as ledger text: one JSON line per record, LF-terminated. */
+  text(): string {
+    return this.records.map(serialiseRecord).join('');
+  }
+}
+
+/** One JSONL line: fields in the order the record object holds them, then a line feed. */
+export function serialiseRecord(record: LedgerRecord): string {
+  return JSON.stringify(record) + '\n';
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// One view of both versions
+
+/** One served range as read back from either version (`text` only from v1, which kept it). */
+export interface ViewedRange extends ServedRange {
+  text?: string;
+}
+
+/** One tool record as read back from either version. */
+export interface ViewedCall {
+  seq: number;
+  record_hash: string;
+  tool: string;
+  arguments: unknown;
+  outcome: { status: 'ok'; served: ViewedRange[] } | { status: 'refused'; code: string; reason: string };
+}
+
+/** A verified ledger read into one shape, whatever its version. */
+export interface LedgerView {
+  schema_version: typeof LEDGER_SCHEMA_VERSION | typeof LEDGER_V1_SCHEMA_VERSION;
+  /** v2: the records' `ledger_id`; v1: `lt-` + the first 16 hex digits of seq 0's record_hash. */
+  ledger_id: string;
+  namespace: string;
+  snapshot_id: string;
+  packet_id: string;
+  mode: string;
+  runner: 'proxy' | 'retrieve';
+  policy_receipt: unknown[];
+  /** v2: the session's required seeds; v1: the admitted notes with `via: seed`. */
+  required_seeds: { ref: string; path: string }[];
+  calls: ViewedCall[];
+  /** record_hash per seq. */
+  hashes: string[];
+  head: string;
+  closed: boolean;
+}
+
+/**
+ * Read verified records (either version) into a {@link LedgerView}. Call only on records that
+ * `verifyLedger` accepted (it checks shape, chain and kinds); an empty list is refused.
+ * @throws LoretraceError `ledger_empty` for no records.
+ */
+export function viewLedger(records: readonly Record<string, unknown>[]): LedgerView {
+  const first = records[0];
+  if (!first) throw new LoretraceError('ledger_empty', 'the ledger has no records');
+  const v1 = first['schema_version'] === LEDGER_V1_SCHEMA_VERSION;
+  const session = first['session'] as Record<string, unknown>;
+  const admitted = (session['admitted'] ?? []) as { ref: string; path: string; via: string }[];
+  const calls: ViewedCall[] = [];
+  for (const r of records) {
+    const kind = r['kind'];
+    if (kind !== 'tool_call' && kind !== 'TOOL_RESULT' && kind !== 'TOOL_REFUSED') continue;
+    const o = r['outcome'] as Record<string, unknown>;
+    const outcome: ViewedCall['outcome'] = o['status'] === 'ok'
+      ? { status: 'ok', served: ((v1 ? o['returned'] : o['served']) ?? []) as ViewedRange[] }
+      : { status: 'refused', code: String(o['code']), reason: String(o['reason']) };
+    calls.push({ seq: r['seq'] as number, record_hash: r['record_hash'] as string, tool: String(r['tool']), arguments: r['arguments'], outcome });
+  }
+  const last = records[records.length - 1]!;
+  return {
+    schema_version: v1 ? LEDGER_V1_SCHEMA_VERSION : LEDGER_SCHEMA_VERSION,
+    ledger_id: v1 ? `lt-${(first['record_hash'] as string).slice(0, 16)}` : (first['ledger_id'] as string),
+    namespace: session['namespace'] as string,
+    snapshot_id: session['snapshot_id'] as string,
+    packet_id: session['packet_id'] as string,
+    mode: session['mode'] as string,
+    runner: v1 ? 'proxy' : (session['runner'] as 'proxy' | 'retrieve'),
+    policy_receipt: session['policy_receipt'] as unknown[],
+    required_seeds: v1
+      ? admitted.filter((a) => a.via === 'seed').map((a) => ({ ref: a.ref, path: a.path }))
+      : (session['required_seeds'] as { ref: string; path: string }[]),
+    calls,
+    hashes: records.map((r) => r['record_hash'] as string),
+    head: last['record_hash'] as string,
+    closed: last['kind'] === 'session_end' || last['kind'] === 'SESSION_CLOSED',
+  };
+}
