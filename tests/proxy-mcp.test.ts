@@ -178,7 +178,7 @@ describe('loretrace serve --mcp', () => {
     expect(refusal._meta).toEqual({ 'loretrace/refusal': { code: 'out_of_scope', message: `ref ${R.veilDrive} is outside this packet's traversal policy (out_of_scope)` }, 'loretrace/ledger_seq': 7 });
 
     await client.close();
-    for (let i = 0; i < 100 && !readFileSync(ledger, 'utf8').includes('"session_end"'); i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 100 && !readFileSync(ledger, 'utf8').includes('"SESSION_CLOSED"'); i++) await new Promise((r) => setTimeout(r, 50));
     expect(stderr).toContain('loretrace: serving packet proxy-fixture.brinefall-berths.dock_warden_ilse.packet.research.v0 over MCP stdio');
 
     const text = readFileSync(ledger, 'utf8');
@@ -187,10 +187,11 @@ describe('loretrace serve --mcp', () => {
     expect(readLedger(ledger).slice(1, 8).map((r) => [r.tool, r.transport])).toEqual([
       ['research_status', 'mcp'], ['lore_read', 'mcp'], ['lore_links', 'mcp'], ['lore_follow', 'mcp'], ['lore_read', 'mcp'], ['lore_search', 'mcp'], ['lore_read', 'mcp'],
     ]);
-    const fragment = await exportLedger(text);
+    const fixtureIndex = await indexVault(FIXTURE_VAULT, { persist: false, workers: false });
+    const fragment = await exportLedger(text, { index: fixtureIndex });
     expect(fragment.consulted_refs).toEqual([R.territories]);
     expect(fragment.followed_refs).toEqual([R.kestrel]);
-    const verdict = await verifyTrace(await indexVault(FIXTURE_VAULT, { persist: false, workers: false }), fragment, {});
+    const verdict = await verifyTrace(fixtureIndex, fragment, {});
     expect(verdict.ok).toBe(true);
     expect(verdict.runner_captured).toEqual({ checked: 2, failed: 0 });
     const validation = validateDocument('capture-fragment', fragment, { file: 'fragment.json' });

@@ -371,7 +371,7 @@ describe('ProxySession.call research_status', () => {
 });
 
 describe('ProxySession.close', () => {
-  it('ends the ledger with session_end totals (zeros included) and the chain verifies', async () => {
+  it('ends the ledger with SESSION_CLOSED totals (zeros included) and the chain verifies', async () => {
     session = await fixtureSession({ ledgerPath: ledgerPath() });
     ok(await session.call('lore_read', { ref: `${R.territories}#chunk0` }));
     refused(await session.call('lore_read', { ref: R.truth }));
