@@ -17,7 +17,7 @@ import type { ValidateFunction } from 'ajv';
 import { main } from '../src/cli/main.js';
 import { openProxySession } from '../src/proxy/session.js';
 import type { ProxyResponse } from '../src/proxy/session.js';
-import { exportLedger } from '../src/receipts/ledger.js';
+import { exportLedger } from '../src/receipts/ledger-export.js';
 import { fakeClock, tempDir } from './helpers/proxy.js';
 import { AETHERIA, FIXTURES, GHOSTLIGHT, hasShared, sharedNotice } from './helpers/shared.js';
 
@@ -146,7 +146,7 @@ describe.skipIf(!hasShared)(`capture on the real Ghostlight files (${hasShared ?
     expect(r.code).toBe(0);
     const c = JSON.parse(read(at('sella.capture.json')));
     expect(originalErrors(at('sella.capture.json'))).toBeNull();
-    const exported = await exportLedger(read(ledger));
+    const exported = await exportLedger(read(ledger), { index: session.index });
     expect(c.lore_access.research_trace).toEqual(exported.research_trace);
     expect(c.lore_access.consulted_refs).toEqual(exported.consulted_refs);
     expect(c.lore_access.followed_refs).toEqual([A('Pre-Elysium/Factions/Powers/Major/Cryonix.md')]);

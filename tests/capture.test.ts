@@ -14,7 +14,7 @@ import { indexVault } from '../src/indexer/build.js';
 import { assembleCapture } from '../src/receipts/capture.js';
 import type { AssembleCaptureInput } from '../src/receipts/capture.js';
 import { auditLeakage } from '../src/receipts/leakage.js';
-import { exportLedger } from '../src/receipts/ledger.js';
+import { exportLedger } from '../src/receipts/ledger-export.js';
 import { validateCapture } from '../src/contracts/validate.js';
 import type { ResponderPacket } from '../src/contracts/types.js';
 import type { VaultIndex } from '../src/types.js';
@@ -170,7 +170,7 @@ describe('assembleCapture in responder_scoped_repository_search (a real ProxySes
 
   it('mirrors the ledger into lore_access, keeps the responder\'s research fields in parsed_output, and accepts as draft', async () => {
     const r = await assembleCapture(ilse());
-    const exported = await exportLedger(read(join(tmp.dir, 'ilse.jsonl')));
+    const exported = await exportLedger(read(join(tmp.dir, 'ilse.jsonl')), { index });
     const c = r.capture;
     expect(c.lore_access).toEqual({
       mode: 'responder_scoped_repository_search',

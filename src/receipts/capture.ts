@@ -34,7 +34,8 @@ import type {
 import { validateCapture, validateCaptureFragment, validatePacket } from '../contracts/validate.js';
 import { jsonSyntaxError, lineColumnAt } from '../contracts/rules.js';
 import { parseRef } from '../refs/ref.js';
-import { exportLedger, verifyLedger } from './ledger.js';
+import { verifyLedger } from './ledger.js';
+import { exportLedger } from './ledger-export.js';
 import type { LedgerVerifyReport } from './ledger.js';
 import { verifyTrace } from './verify-trace.js';
 import type { TraceVerificationReport } from './verify-trace.js';
@@ -186,7 +187,7 @@ interface LoreReceipts {
  *   packet's, and a `packet_id` in it must be the packet's (`lore_source_mismatch`).
  * @throws LoretraceError `usage` (exit 2) when a retrieval lane has no source.
  */
-export async function readLoreReceipts(packet: ResponderPacket, packetSha: string, source: CaptureLoreSource | undefined, packetFile: string): Promise<LoreReceipts> {
+export async function readLoreReceipts(packet: ResponderPacket, packetSha: string, source: CaptureLoreSource | undefined, packetFile: string, index?: VaultIndex): Promise<LoreReceipts> {
   const mode = packet.lore_access.mode;
   if (mode === 'curated_excerpts_only') {
     if (source) throw new LoretraceError('usage', `${packetFile} is a curated_excerpts_only packet: the responder did no lore research, so --${source.kind} ${source.file} has nothing to receipt; give neither --ledger nor --fragment`, { file: source.file }, 2);
@@ -196,7 +197,7 @@ export async function readLoreReceipts(packet: ResponderPacket, packetSha: strin
   if (!source) {
     throw new LoretraceError('usage', `${packetFile} is a ${mode} packet: give its receipts with --ledger <ledger.jsonl> (the run's hash-chained ledger) or --fragment <lore_access.json>`, { file: packetFile, expected: '--ledger or --fragment' }, 2);
   }
-  if (source.kind === 'ledger') return readLedgerReceipts(packet, packetSha, source);
+  if (source.kind === 'ledger') return readLedgerReceipts(packet, packetSha, source, index);
   const report = validateCaptureFragment(source.value, { file: source.file });
   if (!report.valid) {
     const first = report.errors[0]!;
@@ -213,7 +214,7 @@ export async function readLoreReceipts(packet: ResponderPacket, packetSha: strin
 }
 
 /** The ledger branch of {@link readLoreReceipts}. */
-async function readLedgerReceipts(packet: ResponderPacket, packetSha: string, source: { text: string; file: string }): Promise<LoreReceipts> {
+async function readLedgerReceipts(packet: ResponderPacket, packetSha: string, source: { text: string; file: string }, index?: VaultIndex): Promise<LoreReceipts> {
   const report = await verifyLedger(source.text, { file: source.file });
   if (report.packet_id !== null && report.packet_id !== packet.packet_id) {
     throw new LoretraceError('lore_source_mismatch', `ledger ${source.file} pins packet ${JSON.stringify(report.packet_id)}, not ${JSON.stringify(packet.packet_id)}; expected the ledger of this packet's session`, { file: source.file, line: 1, expected: packet.packet_id });
@@ -221,7 +222,7 @@ async function readLedgerReceipts(packet: ResponderPacket, packetSha: string, so
   if (report.packet_sha256 !== null && report.packet_sha256 !== packetSha) {
     throw new LoretraceError('lore_source_mismatch', `ledger ${source.file} pins packet sha256 ${report.packet_sha256}, but the packet file hashes to ${packetSha}: the packet was changed or swapped after the session`, { file: source.file, line: 1, expected: packetSha });
   }
-  const exported = await exportLedger(source.text, { file: source.file });
+  const exported = await exportLedger(source.text, { file: source.file, ...(index ? { index } : {}) });
   return {
     kind: 'ledger', file: source.file, consulted: exported.consulted_refs, followed: exported.followed_refs, trace: exported.research_trace,
     status: 'runner_captured', snapshotId: exported.snapshot_id, policyReceipt: exported.policy_receipt, ledger: report, ledgerBacked: report.valid,
@@ -382,7 +383,7 @@ function reviewNotes(input: AssembleCaptureInput, packetSha: string, rawSha: str
   if (rc.kind === 'none') notes.push('curated_excerpts_only: no lore research to receipt; research_trace_status none.');
   else if (rc.kind === 'ledger') {
     const l = rc.ledger!;
-    notes.push(`Receipts from ledger ${rc.file}: ${l.valid ? 'verifies' : 'does NOT verify'} (${count(l.records, 'record')}, ${l.closed ? 'closed by session_end' : 'NOT closed'}, head ${l.head_hash ?? 'none'}); it pins this packet's id and sha256.`);
+    notes.push(`Receipts from ledger ${rc.file}: ${l.valid ? 'verifies' : 'does NOT verify'} (${count(l.records, 'record')}, ${l.closed ? 'closed' : 'NOT closed'}, head ${l.head_hash ?? 'none'}); it pins this packet's id and sha256.`);
   } else notes.push(`Receipts from capture fragment ${rc.file}: not ledger-backed (no hash-chained record of the lookups was given), so the capture stays draft.`);
   if (r.trace) {
     const t = r.trace;
@@ -440,7 +441,7 @@ export async function assembleCapture(input: AssembleCaptureInput): Promise<Asse
   const packetSha = sha256(input.packetText);
   const rawSha = sha256(input.rawOutput);
   const { parsed, failures } = parseResponderOutput(input.rawOutput, packet);
-  const receipts = await readLoreReceipts(packet, packetSha, input.source, input.packetRef);
+  const receipts = await readLoreReceipts(packet, packetSha, input.source, input.packetRef, input.index);
   const trace = receipts.kind === 'none' ? null : await verifyTrace(input.index, { research_trace: receipts.trace, snapshot_id: receipts.snapshotId, policy_receipt: receipts.policyReceipt ?? [] }, { file: receipts.file ?? undefined });
   const unconsulted = receipts.kind === 'none' ? [] : checkRequiredSeeds(packet, [...receipts.consulted, ...receipts.followed], input.index.namespace);
   const claims = receipts.kind === 'none' ? { claimed_not_read: [], read_not_claimed: [], unbacked_runner_claims: [] } : compareClaims(parsed, receipts, input.index.namespace);
