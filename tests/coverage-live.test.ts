@@ -107,7 +107,7 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
       proc.kill('SIGTERM');
       await new Promise((r) => proc.once('exit', r));
     }
-    const exported = await run(['ledger', 'export', A('ledger.jsonl'), '--out', A('export.json')]);
+    const exported = await run(['ledger', 'export', A('ledger.jsonl'), '--lore', vault, '--out', A('export.json')]);
     expect(exported.code, exported.err).toBe(0);
 
     ({ report, code } = await coverage(join(tmp, 'out1')));
@@ -123,7 +123,7 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
     expect(report.skipped.map((s) => [s.file.slice(art.length + 1), s.reason])).toEqual([['export.lock.json', 'no_lore_refs'], ['packet.lock.json', 'no_lore_refs']]);
     expect(report.artifacts.map((a) => [a.file.slice(art.length + 1), a.kind, a.schema_version, a.snapshot_matches, a.lore_citations, a.stale_citations, a.non_lore_refs])).toEqual([
       ['export.json', 'capture_fragment', null, true, 6, 0, 0],
-      ['ledger.jsonl', 'proxy_ledger', 'loretrace.ledger.v1', true, 4, 0, 0],
+      ['ledger.jsonl', 'proxy_ledger', 'loretrace.ledger.v2', true, 4, 0, 0],
       ['lore_access.json', 'capture_fragment', null, true, 9, 0, 0],
       ['packet.json', 'responder_packet', 'ghostlight.responder_packet.v0', null, 4, 0, 1],
       ['traverse.json', 'traverse_result', 'loretrace.traverse_result.v1', true, 6, 0, 0],
@@ -242,8 +242,9 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
       expect(stale.stale.map((c) => [c.artifact.slice(art.length + 1), c.pointer, c.ref.replace('FixtureLore:', ''), c.status, c.detail])).toEqual([
         ['export.json', '/research_trace/0', `${TERRITORIES}#chunk1`, 'text_changed', `${TERRITORIES} lines 5-8 no longer hold the recorded text (first difference at line 7)`],
         ['export.json', '/research_trace/2', `${BLACKOUT}#chunk1`, 'text_changed', `${BLACKOUT} lines 9-13 no longer hold the recorded text (first difference at line 9)`],
-        ['ledger.jsonl', '/outcome/returned/0', `${TERRITORIES}#chunk1`, 'text_changed', `${TERRITORIES} lines 5-8 no longer hold the recorded text (first difference at line 7)`],
-        ['ledger.jsonl', '/outcome/returned/1', `${BLACKOUT}#chunk1`, 'text_changed', `${BLACKOUT} lines 9-13 no longer hold the recorded text (first difference at line 9)`],
+        // The v2 ledger records the sha256 of each served range, not its text (seed 004): the change shows as a hash mismatch.
+        ['ledger.jsonl', '/outcome/served/0', `${TERRITORIES}#chunk1`, 'text_changed', `${TERRITORIES} lines 5-8 no longer hold the recorded text (sha256 of the lines differs from the recorded one)`],
+        ['ledger.jsonl', '/outcome/served/1', `${BLACKOUT}#chunk1`, 'text_changed', `${BLACKOUT} lines 9-13 no longer hold the recorded text (sha256 of the lines differs from the recorded one)`],
         ['lore_access.json', '/followed_refs/3', NEUTRALITY, 'missing_path', gone],
         ['lore_access.json', '/research_trace/2', `${KESTREL}#chunk0`, 'range_beyond_eof', `cited lines 3-7: line 7 is past the end of ${KESTREL}, which has 4 lines`],
         ['lore_access.json', '/research_trace/3', `${NEUTRALITY}#chunk0`, 'missing_path', gone],

@@ -196,7 +196,7 @@ describe('ledger export writes a lock with the ledger head', () => {
     const s = await fixtureSession({ ledgerPath: join(tmp.dir, 'session.jsonl'), clock: fakeClock() });
     await s.call('lore_read', { ref: `${R.territories}#Brinefall Shelf` });
     await s.close();
-    const r = await run(['ledger', 'export', 'session.jsonl', '--out', 'session.lore_access.json']);
+    const r = await run(['ledger', 'export', 'session.jsonl', '--lore', FIXTURE_VAULT, '--out', 'session.lore_access.json']);
     expect(r.code).toBe(0);
     const fragment = JSON.parse(read(join(tmp.dir, 'session.lore_access.json')));
     const lock = JSON.parse(read(join(tmp.dir, 'session.lore_access.lock.json')));
@@ -204,7 +204,15 @@ describe('ledger export writes a lock with the ledger head', () => {
     expect(lock.command).toBe('ledger export');
     expect(lock.files.map((f: { path: string; role: string }) => [f.path, f.role])).toEqual([['session.lore_access.json', 'output'], ['session.jsonl', 'input']]);
     expect(lock.ledger).toEqual({ path: 'session.jsonl', head: fragment.ledger_head, records: 3, closed: true });
-    expect(lock.trace_bindings).toEqual([{ trace_id: fragment.research_trace[0].trace_id, source_ref: `${R.territories}#chunk1`, line_start: 5, line_end: 8, ledger_backed: true }]);
+    // The full binding (seed 004): the ledger record that served the range, its hash, the ledger head and id, the snapshot and the served text's hash.
+    const ledgerLines = read(join(tmp.dir, 'session.jsonl')).trim().split('\n').map((l) => JSON.parse(l));
+    const served = ledgerLines.find((rec: { seq: number }) => rec.seq === 1);
+    expect(lock.trace_bindings).toEqual([{
+      trace_id: fragment.research_trace[0].trace_id, source_ref: `${R.territories}#chunk1`, line_start: 5, line_end: 8, ledger_backed: true,
+      ledger_head: fragment.ledger_head, ledger_id: served.ledger_id, piece: 0, record_hash: served.record_hash, record_id: `${served.ledger_id}:1`, seq: 1,
+      snapshot_id: snapshot, text_sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+    }]);
+    expect(fragment.research_trace[0].trace_id).toBe(`${served.ledger_id}:1:${served.record_hash.slice(0, fragment.research_trace[0].trace_id.split(':')[2].length)}`);
     expect(lock.snapshot).toEqual({ namespace: 'FixtureLore', snapshot_id: snapshot });
   });
 });
