@@ -10,7 +10,7 @@ import canonicalize from 'canonicalize';
 import { openProxySession } from '../src/proxy/session.js';
 import type { ProxyResponse, ProxySession } from '../src/proxy/session.js';
 import { verifyLedger } from '../src/receipts/ledger.js';
-import { LORE_DATA_NOTICE } from '../src/proxy/tools.js';
+import { LORE_DATA_NOTICE, toolJsonSchemas } from '../src/proxy/tools.js';
 import { DEFAULT_LIMITS } from '../src/proxy/limits.js';
 import { FIXTURE_VAULT, PROXY_PACKET, PROXY_PACKET_ID, R, fakeClock, fixtureSession, readLedger, tempDir } from './helpers/proxy.js';
 
@@ -214,13 +214,28 @@ describe('ProxySession.call lore_follow', () => {
     expect(read.data).toMatchObject({ line_start: 9, line_end: 13, via: 'follow', depth: 1 });
   });
 
-  it('accepts the target as a ref and refuses a target no link leads to with not_reached', async () => {
+  it('accepts the target as a ref and refuses a target no link leads to with not_found, by name or by ref alike', async () => {
     session = await fixtureSession({ ledgerPath: ledgerPath() });
     expect(ok(await session.call('lore_follow', { from_ref: R.territories, target: R.meridian })).admitted.depth).toBe(1);
-    expect(refused(await session.call('lore_follow', { from_ref: R.territories, target: R.quietHands }))).toEqual({
-      code: 'not_reached',
+    const byRef = await session.call('lore_follow', { from_ref: R.territories, target: R.quietHands });
+    const byName = await session.call('lore_follow', { from_ref: R.territories, target: 'Quiet Hands' });
+    const hiddenByRef = await session.call('lore_follow', { from_ref: R.territories, target: R.truth });
+    expect(refused(byRef)).toEqual({
+      code: 'not_found',
       message: `no link in ${R.territories} leads to ${JSON.stringify(R.quietHands)}; lore_follow only follows links that exist in the note`,
     });
+    expect(refused(byName)).toEqual({
+      code: 'not_found',
+      message: `no link in ${R.territories} leads to "Quiet Hands"; lore_follow only follows links that exist in the note`,
+    });
+    expect(refused(hiddenByRef)).toEqual({
+      code: 'not_found',
+      message: `no link in ${R.territories} leads to ${JSON.stringify(R.truth)}; lore_follow only follows links that exist in the note`,
+    });
+    const records = readLedger(ledgerPath());
+    expect(records[byRef.seq]!.outcome).toMatchObject({ code: 'not_found', reason: 'no_such_link', message: expect.stringContaining('World/Pre-Elysium/Factions/Movements/Quiet Hands.md exists') });
+    expect(records[byName.seq]!.outcome).toMatchObject({ code: 'not_found', reason: 'no_such_link' });
+    expect(records[hiddenByRef.seq]!.outcome).toMatchObject({ code: 'not_found', reason: 'no_such_link', message: expect.stringContaining('is hidden') });
   });
 
   it('refuses a hop beyond max_link_depth with depth_exceeded', async () => {
@@ -283,6 +298,15 @@ describe('ProxySession.call lore_search', () => {
     const after = ok(await session.call('lore_search', { query: 'sanctuary berths blackout', k: 3 }));
     expect(after.results[0].path).toBe('World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md');
     expect(after.results.length).toBeLessThanOrEqual(3);
+  });
+
+  it('refuses a k above max_k with bad_request naming the maximum, as the input schema states it', async () => {
+    session = await fixtureSession({ ledgerPath: ledgerPath(), limits: { max_k: 5 } });
+    expect(refused(await session.call('lore_search', { query: 'berths', k: 1000 }))).toEqual({ code: 'bad_request', message: 'lore_search: argument k is larger than the maximum of 5' });
+    expect(ok(await session.call('lore_search', { query: 'berths', k: 5 })).k).toBe(5);
+    const schema = toolJsonSchemas('lore_search', session.limits).inputSchema as { properties: { k: { maximum: number; description: string } } };
+    expect(schema.properties.k.maximum).toBe(5);
+    expect(schema.properties.k.description).toBe('Number of hits wanted (default 8; at most 5, the server\'s max_k: a larger k is refused).');
   });
 
   it('refuses a 1 MB query with bad_request and records a digest of it, not the query', async () => {

@@ -401,7 +401,10 @@ export class ProxySession {
     if (issue?.code === 'too_big' && field === 'query') reason = 'query_too_long';
     else if (issue?.code === 'too_big' && (field === 'ref' || field === 'from_ref' || field === 'target')) reason = 'ref_too_long';
     else if (issue?.code === 'unrecognized_keys') reason = 'unknown_argument';
-    const detail = issue?.code === 'too_big' ? `is longer than the limit of ${String((issue as { maximum?: unknown }).maximum)}` : (issue?.message ?? 'is invalid');
+    const big = issue?.code === 'too_big' ? (issue as { maximum?: unknown; origin?: unknown }) : null;
+    const detail = big === null ? (issue?.message ?? 'is invalid')
+      : big.origin === 'number' ? `is larger than the maximum of ${String(big.maximum)}`
+        : `is longer than the limit of ${String(big.maximum)}`;
     return new Refuse('bad_request', reason, `${tool}: argument ${field} ${detail}`);
   }
 
@@ -620,11 +623,14 @@ export class ProxySession {
     }
     const shown = args.target;
     if (matches.length === 0) {
-      // No such link. Existing, non-hidden targets get `not_reached`; hidden or missing ones `not_found`.
+      // No link of from_ref leads to the target: one answer, `not_found`, whether the target was given by name
+      // or by ref and whether it names a visible, hidden or missing note (the client message echoes only the
+      // input, so it says nothing about which); the ledger's message says which it was.
       const check = targetPath === null ? null : checkPath(this.compiled, targetPath);
-      const visible = targetPath !== null && this.notes.has(targetPath) && !(check && !check.ok && refusalCodeFor(check.reason) === 'not_found');
-      if (!visible) throw new Refuse('not_found', targetPath === null ? 'no_such_link' : check && !check.ok ? check.reason : 'not_found', `target ${JSON.stringify(shown)}: no link in ${from.path} resolves to it and no such visible note exists`, notFoundMessage(shown));
-      throw new Refuse('not_reached', 'no_such_link', `no link in ${from.path} leads to ${targetPath}; lore_follow only follows links that exist in the index`,
+      const which = targetPath === null ? 'it is no link target as written and no ref'
+        : !this.notes.has(targetPath) ? `${targetPath} is not in the index`
+          : check && !check.ok ? `${targetPath}: ${check.detail}` : `${targetPath} exists`;
+      throw new Refuse('not_found', 'no_such_link', `target ${JSON.stringify(shown)}: no link in ${from.path} leads to it (${which}); lore_follow only follows links that exist in the index`,
         `no link in ${this.noteRef(from.path)} leads to ${JSON.stringify(shown)}; lore_follow only follows links that exist in the note`);
     }
     let firstRefusal: { code: RefusalCode; reason: string; detail: string; link: LinkRecord } | null = null;

@@ -48,15 +48,19 @@ export const TOOL_DESCRIPTIONS: Readonly<Record<ToolName, string>> = {
     'budgets left and the policy receipt (what the packet\'s traversal policy enforces).',
 };
 
-/** Input schemas, built from the server limits (so `maxLength` advertises the real limits). */
-export function toolInputSchemas(limits: Pick<ServerLimits, 'max_query_chars' | 'max_ref_chars' | 'max_k'>) {
+/**
+ * Input schemas, built from the server limits, so `maxLength` and `lore_search`'s `k` maximum advertise the
+ * limits the session enforces (`max_query_chars`, `max_ref_chars`, `max_k`); a value past them is refused
+ * with `bad_request`, never silently clamped.
+ */
+export function toolInputSchemas(limits: Pick<ServerLimits, 'max_query_chars' | 'max_ref_chars' | 'max_k' | 'default_k'>) {
   const ref = (what: string) =>
     z.string().min(1).max(limits.max_ref_chars).describe(what);
   return {
     lore_search: z
       .object({
         query: z.string().min(1).max(limits.max_query_chars).describe('Search words (plain text).'),
-        k: z.number().int().min(1).max(1000).optional().describe(`Number of hits wanted (default from the server; at most ${limits.max_k}).`),
+        k: z.number().int().min(1).max(limits.max_k).optional().describe(`Number of hits wanted (default ${limits.default_k}; at most ${limits.max_k}, the server's max_k: a larger k is refused).`),
       })
       .strict(),
     lore_read: z
@@ -170,7 +174,7 @@ export const TOOL_OUTPUT_SCHEMAS = {
 export type ToolResult<N extends ToolName> = z.infer<(typeof TOOL_OUTPUT_SCHEMAS)[N]>;
 
 /** The JSON Schemas (2020-12) of a tool's input and output, as advertised by MCP `tools/list`. */
-export function toolJsonSchemas(name: ToolName, limits: Pick<ServerLimits, 'max_query_chars' | 'max_ref_chars' | 'max_k'>): {
+export function toolJsonSchemas(name: ToolName, limits: Pick<ServerLimits, 'max_query_chars' | 'max_ref_chars' | 'max_k' | 'default_k'>): {
   inputSchema: Record<string, unknown>;
   outputSchema: Record<string, unknown>;
 } {

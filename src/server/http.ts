@@ -6,6 +6,10 @@
  *   (status per code in src/proxy/refusals.ts: 400 bad_ref/bad_request, 403 out_of_scope/not_reached/
  *   depth_exceeded/class_not_allowed, 404 not_found, 429 budget_exhausted/rate_limited). Same tools and
  *   semantics as MCP: both call `session.call`.
+ * - `POST|GET|DELETE /mcp`: MCP's Streamable HTTP transport (the SDK's `StreamableHTTPServerTransport`,
+ *   JSON responses), one MCP session per `initialize` with its `Mcp-Session-Id`; every MCP session's server
+ *   is {@link createMcpServer} over the same {@link ProxySession}, so all MCP sessions and REST calls of one
+ *   server share one research session and one ledger (docs/PROXY.md, "MCP over Streamable HTTP").
  * - `GET /health` → `{ "status": "ok" }`.
  * - Binds 127.0.0.1 by default. A non-loopback bind needs `allowRemote` and a bearer token (every request
  *   then needs `Authorization: Bearer <token>`; a token may be set on loopback too).
@@ -17,16 +21,20 @@
  *   express's body parser with that limit), headers ≤ Node's default 16 KiB.
  * - Every tool response carries the header `Loretrace-Ledger-Seq: <seq>` (its ledger record, on disk
  *   before the response is sent).
- * - Every request to `/tools/…` — including those refused here before reaching a tool (bad Host, bad token,
- *   body too large, malformed JSON, wrong content type or method) — is recorded in the ledger.
+ * - Every request to `/tools/…` and `/mcp` — including those refused here before reaching a tool (bad Host,
+ *   bad token, body too large, malformed JSON, wrong content type or method, unknown MCP session) — is
+ *   recorded in the ledger (a refused `/mcp` request with tool `mcp`).
  */
-import { timingSafeEqual, createHash } from 'node:crypto';
-import type { Server as NodeHttpServer } from 'node:http';
+import { timingSafeEqual, createHash, randomUUID } from 'node:crypto';
+import type { IncomingMessage, Server as NodeHttpServer, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { LoretraceError } from '../errors.js';
+import { createMcpServer } from './mcp.js';
 import type { ProxySession } from '../proxy/session.js';
 import { REFUSAL_HTTP_STATUS } from '../proxy/refusals.js';
 import type { RefusalCode } from '../proxy/refusals.js';
@@ -51,7 +59,12 @@ export interface HttpServerHandle {
   url: string;
   host: string;
   port: number;
-  /** Stop accepting connections and wait for open ones to finish. Does not close the session. */
+  /** MCP sessions open on {@link MCP_HTTP_PATH} now (initialized and not yet ended). */
+  mcpSessions(): number;
+  /**
+   * Close every MCP session, stop accepting connections and wait for open ones to finish. Does not close
+   * the research session (the caller writes `session_end` with `ProxySession.close`).
+   */
   close(): Promise<void>;
 }
 
@@ -111,8 +124,24 @@ function hostLabel(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
-/** The tool name of a `/tools/<name>` path (decoded, at most 128 characters), or null. */
+/** Path of the Streamable HTTP MCP endpoint. */
+export const MCP_HTTP_PATH = '/mcp';
+
+/** Ledger `tool` of a request to {@link MCP_HTTP_PATH} refused before it reached the MCP server. */
+const MCP_LEDGER_TOOL = 'mcp';
+
+/**
+ * MCP sessions one server holds at once (each an SDK transport and server in memory); an `initialize`
+ * past it is refused with `503` until a client ends its session (`DELETE /mcp`).
+ */
+export const MAX_MCP_SESSIONS = 64;
+
+/**
+ * The ledger tool name of a request path: the decoded name of `/tools/<name>` (at most 128 characters),
+ * `mcp` for `/mcp`, or null for any other path (not recorded).
+ */
 function toolOf(path: string): string | null {
+  if (path === MCP_HTTP_PATH) return MCP_LEDGER_TOOL;
   if (!path.startsWith('/tools/')) return null;
   const raw = path.slice('/tools/'.length);
   let name: string;
@@ -124,11 +153,25 @@ function toolOf(path: string): string | null {
   return name.slice(0, 128);
 }
 
+/** The MCP sessions of one HTTP server: each `Mcp-Session-Id` with its SDK transport. */
+interface McpSessions {
+  /** Transports by session id. */
+  transports: Map<string, StreamableHTTPServerTransport>;
+  /** Close every MCP session (ends open SSE streams), so the HTTP server can stop. */
+  closeAll(): Promise<void>;
+}
+
+/** The express app of a session plus its MCP sessions. */
+interface HttpApp {
+  app: express.Express;
+  mcp: McpSessions;
+}
+
 /**
- * Build the express app of a session (exported for tests; {@link startHttpServer} is the usual entry).
- * `allowedHosts` is the exact set of accepted `Host` header values.
+ * Build the express app of a session ({@link startHttpServer} is the entry). `allowedHosts` is the exact
+ * set of accepted `Host` header values.
  */
-export function createHttpApp(session: ProxySession, config: { allowedHosts: Set<string>; token?: string }): express.Express {
+function createHttpApp(session: ProxySession, config: { allowedHosts: Set<string>; token?: string }): HttpApp {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -148,6 +191,11 @@ export function createHttpApp(session: ProxySession, config: { allowedHosts: Set
       }
     }
     if (status === 429) res.set('Retry-After', '1');
+    if (req.path === MCP_HTTP_PATH) {
+      // An MCP client reads a JSON-RPC error; the refusal code travels in `data` as in every loretrace refusal.
+      res.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message, data: { code, message } }, id: null });
+      return;
+    }
     res.status(status).json({ error: { code, message } });
   };
 
@@ -222,8 +270,10 @@ export function createHttpApp(session: ProxySession, config: { allowedHosts: Set
     }
   });
 
+  const mcp = mountMcp(app, session, refuse);
+
   app.use((req: Request, res: Response) => {
-    res.status(404).json({ error: { code: 'bad_request', message: `no route ${req.method} ${req.path.slice(0, 100)}; use POST /tools/<tool name> or GET /health` } });
+    res.status(404).json({ error: { code: 'bad_request', message: `no route ${req.method} ${req.path.slice(0, 100)}; use POST /tools/<tool name>, the MCP endpoint ${MCP_HTTP_PATH} or GET /health` } });
   });
 
   // Body-parser failures (too large, malformed JSON, bad charset) and anything else thrown.
@@ -239,7 +289,90 @@ export function createHttpApp(session: ProxySession, config: { allowedHosts: Set
       res.status(500).json({ error: { code: 'internal', message: 'internal error' } });
     }
   });
-  return app;
+  return { app, mcp };
+}
+
+/** How {@link mountMcp} refuses a request before the MCP server sees it (recorded, see `refuse` above). */
+type Refuser = (req: Request, res: Response, status: number, code: RefusalCode, reason: string, message: string) => Promise<void>;
+
+/**
+ * Mount MCP's Streamable HTTP transport at {@link MCP_HTTP_PATH} (the pattern of the SDK's own examples):
+ * a `POST` without `Mcp-Session-Id` that is an `initialize` request opens an MCP session — a new SDK
+ * `StreamableHTTPServerTransport` (session id = a random UUID, JSON responses) connected to a new
+ * {@link createMcpServer} over the one `session`; a request with a known id goes to its transport (`POST`
+ * messages, `GET` the server's SSE stream, `DELETE` ends the MCP session, not the research session);
+ * anything else is refused and recorded: no id on a non-initialize request `400`, an unknown id `404` (the
+ * session was closed or never existed; MCP says the client then starts a new one), a method other than
+ * those three `405`, a body that is not JSON `415`, more than {@link MAX_MCP_SESSIONS} sessions `503`.
+ * The Host/Origin/token checks and the size limits ran before (the app's first middleware).
+ */
+function mountMcp(app: express.Express, session: ProxySession, refuse: Refuser): McpSessions {
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const limits = session.limits;
+
+  app.all(MCP_HTTP_PATH, (req, res, next) => {
+    if (req.method !== 'POST' && req.method !== 'GET' && req.method !== 'DELETE') {
+      res.set('Allow', 'GET, POST, DELETE');
+      void refuse(req, res, 405, 'bad_request', 'method_not_allowed', `${req.method} is not allowed on ${MCP_HTTP_PATH}; MCP's Streamable HTTP uses POST, GET and DELETE`);
+      return;
+    }
+    if (req.method === 'POST' && !req.is('application/json')) {
+      void refuse(req, res, 415, 'bad_request', 'unsupported_media_type', 'the body must be JSON-RPC (Content-Type: application/json)');
+      return;
+    }
+    next();
+  });
+
+  app.all(MCP_HTTP_PATH, express.json({ limit: limits.max_body_bytes, strict: false, type: 'application/json' }), async (req, res) => {
+    const id = req.headers['mcp-session-id'];
+    const sessionId = Array.isArray(id) ? id[0] : id;
+    let transport = sessionId === undefined ? undefined : transports.get(sessionId);
+    if (sessionId !== undefined && transport === undefined) {
+      await refuse(req, res, 404, 'bad_request', 'unknown_mcp_session', `no MCP session ${JSON.stringify(sessionId.slice(0, 100))} on this server; it was closed or never opened: send initialize without Mcp-Session-Id`);
+      return;
+    }
+    if (transport === undefined) {
+      if (req.method !== 'POST' || !isInitializeRequest(req.body)) {
+        await refuse(req, res, 400, 'bad_request', 'no_mcp_session', 'no Mcp-Session-Id header: open an MCP session with an initialize request first');
+        return;
+      }
+      if (transports.size >= MAX_MCP_SESSIONS) {
+        await refuse(req, res, 503, 'bad_request', 'too_many_mcp_sessions', `this server holds ${MAX_MCP_SESSIONS} MCP sessions; end one (DELETE ${MCP_HTTP_PATH}) before opening another`);
+        return;
+      }
+      transport = await openMcpSession(session, transports);
+    }
+    await transport.handleRequest(req as IncomingMessage, res as ServerResponse, req.body);
+  });
+
+  return {
+    transports,
+    closeAll: async () => {
+      const open = [...transports.values()];
+      transports.clear();
+      await Promise.all(open.map((t) => t.close()));
+    },
+  };
+}
+
+/**
+ * One new MCP session: an SDK transport that registers itself under its id once `initialize` has been
+ * answered and removes itself when closed (`DELETE`, or the server stopping), connected to a new MCP server
+ * over the shared research session.
+ */
+async function openMcpSession(session: ProxySession, transports: Map<string, StreamableHTTPServerTransport>): Promise<StreamableHTTPServerTransport> {
+  const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: () => randomUUID(),
+    enableJsonResponse: true,
+    onsessioninitialized: (id) => {
+      transports.set(id, transport);
+    },
+  });
+  transport.onclose = () => {
+    if (transport.sessionId !== undefined) transports.delete(transport.sessionId);
+  };
+  await createMcpServer(session).connect(transport);
+  return transport;
 }
 
 /**
@@ -272,7 +405,7 @@ export async function startHttpServer(session: ProxySession, options: HttpServer
   const loopback = isLoopbackHost(host);
   const allowedHosts = new Set<string>();
   const app0 = { allowedHosts, ...(options.token !== undefined ? { token: options.token } : {}) };
-  const app = createHttpApp(session, app0);
+  const { app, mcp } = createHttpApp(session, app0);
   const server: NodeHttpServer = await new Promise((resolve, reject) => {
     const s = app.listen(options.port ?? 0, host, (err?: Error) => (err ? reject(err) : resolve(s)));
     s.once('error', reject);
@@ -289,10 +422,13 @@ export async function startHttpServer(session: ProxySession, options: HttpServer
     url: `http://${hostLabel(host)}:${port}`,
     host,
     port,
-    close: () =>
-      new Promise<void>((resolve) => {
+    mcpSessions: () => mcp.transports.size,
+    close: async () => {
+      await mcp.closeAll();
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
-      }),
+      });
+    },
   };
 }

@@ -14,14 +14,18 @@
  *   text; a refusal is a normal result with `isError: true`, the text `{"error":{"code","message"}}` and
  *   `_meta["loretrace/refusal"] = { code, message }` (no structuredContent, so it is not checked against
  *   the success schema). Only internal failures (ledger unwritable, session closed) are protocol errors.
+ * - `resources/list` and `resources/read`: the admitted notes as `lore://<namespace>/<path>` resources
+ *   ({@link loreResourceUri}); listing is a `research_status` call and reading a `lore_read` call of the
+ *   session, so both are enforced and recorded exactly like those tools (docs/PROXY.md, "Resources").
  */
 import type { Readable, Writable } from 'node:stream';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, isJSONRPCErrorResponse, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResultResponse } from '@modelcontextprotocol/sdk/types.js';
-import type { CallToolResult, JSONRPCMessage, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListResourcesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema, isJSONRPCErrorResponse, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResultResponse } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, JSONRPCMessage, ListResourcesResult, ReadResourceResult, Resource, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ProxySession } from '../proxy/session.js';
-import { TOOL_DESCRIPTIONS, TOOL_NAMES, toolJsonSchemas } from '../proxy/tools.js';
+import { LORE_DATA_NOTICE, TOOL_DESCRIPTIONS, TOOL_NAMES, toolJsonSchemas } from '../proxy/tools.js';
+import type { ToolResult } from '../proxy/tools.js';
 
 /** Static server instructions (no lore text). */
 export const MCP_INSTRUCTIONS =
@@ -56,6 +60,89 @@ export function mcpToolList(session: ProxySession): Tool[] {
   });
 }
 
+/** URI scheme of the admitted notes as MCP resources. */
+export const LORE_URI_SCHEME = 'lore:';
+
+/** `_meta` key of a resource's provenance (ref, path, lines, snapshot, via, depth) and the lore notice. */
+export const MCP_PROVENANCE_META_KEY = 'loretrace/provenance';
+
+/**
+ * JSON-RPC error code of a refused `resources/read` other than `not_found`: one implementation-defined
+ * server error (JSON-RPC 2.0 reserves -32000…-32099 for those); `data` = `{ code, message }`, the refusal.
+ */
+export const MCP_RESOURCE_REFUSED = -32001;
+
+/** MCP's "resource not found" JSON-RPC code (MCP specification, Resources: error handling). */
+export const MCP_RESOURCE_NOT_FOUND = -32002;
+
+/**
+ * The resource URI of a whole-note ref: `Namespace:World/A B.md` → `lore://Namespace/World/A%20B.md`. The ref
+ * is written with its namespace as the URI authority (RFC 3986: after `//` a `:` would start a port, so
+ * `lore://Namespace:World/…` is no URI that WHATWG or pydantic parsers accept); every segment is
+ * percent-encoded (`encodeURIComponent`).
+ */
+export function loreResourceUri(namespace: string, path: string): string {
+  return `lore://${encodeURIComponent(namespace)}/${path.split('/').map(encodeURIComponent).join('/')}`;
+}
+
+/**
+ * The ref a `lore://` resource URI names (the inverse of {@link loreResourceUri}; a `#fragment` is kept as
+ * the ref's fragment), or null when the text is not a `lore://namespace/path` URI or its percent-encoding
+ * is malformed. The decoded ref then goes through the one ref grammar (`parseRef`) like any tool argument,
+ * so an encoded `..`, backslash or control character is still `bad_ref`.
+ */
+export function refOfLoreUri(uri: string): string | null {
+  const m = /^lore:\/\/([^/?#]+)\/([^?#]+)(?:#(.*))?$/.exec(uri);
+  if (!m) return null;
+  try {
+    const namespace = decodeURIComponent(m[1]!);
+    const path = m[2]!.split('/').map(decodeURIComponent).join('/');
+    const fragment = m[3] === undefined ? '' : `#${decodeURIComponent(m[3])}`;
+    return `${namespace}:${path}${fragment}`;
+  } catch {
+    return null;
+  }
+}
+
+/** The `resources/list` answer: the notes `research_status` reports admitted, in its order (depth, then path). */
+function resourceList(session: ProxySession, status: ToolResult<'research_status'>): ListResourcesResult {
+  const titles = new Map(session.index.notes.map((n) => [n.path, n.title]));
+  const resources: Resource[] = status.admitted.map((a) => ({
+    uri: loreResourceUri(session.index.namespace, a.path),
+    name: a.ref,
+    title: titles.get(a.path) ?? a.path,
+    mimeType: 'text/markdown',
+    description: a.via === 'follow' ? `followed note, link depth ${a.depth}` : `${a.via} note of the packet, link depth 0`,
+    _meta: { [MCP_PROVENANCE_META_KEY]: { ref: a.ref, path: a.path, via: a.via, depth: a.depth, snapshot_id: status.snapshot_id } },
+  }));
+  return { resources };
+}
+
+/** Refuse a `resources/*` request with the session's refusal as a JSON-RPC error. */
+function resourceError(refusal: { code: string; message: string }): McpError {
+  return new McpError(refusal.code === 'not_found' ? MCP_RESOURCE_NOT_FOUND : MCP_RESOURCE_REFUSED, refusal.message, { ...refusal });
+}
+
+/**
+ * `resources/read` of a `lore://` URI: a `lore_read` of its ref through the session (same enforcement,
+ * same ledger record, transport `mcp`). The text is the note's exact lines; `_meta` carries the
+ * provenance, the fixed lore notice and the ledger seq. A URI that is not `lore://namespace/path` reaches
+ * the session unchanged as the ref, which the ref grammar refuses (`bad_ref`, recorded like every call).
+ * A refusal is a JSON-RPC error ({@link MCP_RESOURCE_NOT_FOUND} for `not_found`, else
+ * {@link MCP_RESOURCE_REFUSED}) with `data` = the refusal `{ code, message }`.
+ */
+async function readResource(session: ProxySession, uri: string): Promise<ReadResourceResult> {
+  // Any other URI goes to the session as it is: the ref grammar refuses a scheme (`bad_ref`), recorded.
+  const ref = refOfLoreUri(uri) ?? uri;
+  const r = await session.call('lore_read', { ref }, 'mcp');
+  if (!r.ok) throw resourceError(r.refusal);
+  const { data } = r.result as ToolResult<'lore_read'>;
+  const provenance = { ref: data.ref, path: data.path, line_start: data.line_start, line_end: data.line_end, snapshot_id: data.snapshot_id, via: data.via, depth: data.depth };
+  return {
+    contents: [{ uri, mimeType: 'text/markdown', text: data.content, _meta: { [MCP_PROVENANCE_META_KEY]: provenance, 'loretrace/notice': LORE_DATA_NOTICE, [MCP_SEQ_META_KEY]: r.seq } }],
+  };
+}
+
 /**
  * Create an MCP server whose tools are the session's. Connect it to any SDK transport
  * (`server.connect(transport)`); {@link serveMcpStdio} does that for stdio.
@@ -63,7 +150,7 @@ export function mcpToolList(session: ProxySession): Tool[] {
 export function createMcpServer(session: ProxySession, version = '0.1.0'): Server {
   const server = new Server(
     { name: 'loretrace', version },
-    { capabilities: { tools: {} }, instructions: MCP_INSTRUCTIONS },
+    { capabilities: { tools: {}, resources: {} }, instructions: MCP_INSTRUCTIONS },
   );
   const tools = mcpToolList(session);
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
@@ -79,6 +166,12 @@ export function createMcpServer(session: ProxySession, version = '0.1.0'): Serve
       _meta: { [MCP_REFUSAL_META_KEY]: { ...r.refusal }, [MCP_SEQ_META_KEY]: r.seq },
     };
   });
+  server.setRequestHandler(ListResourcesRequestSchema, async (): Promise<ListResourcesResult> => {
+    const r = await session.call('research_status', {}, 'mcp');
+    if (!r.ok) throw resourceError(r.refusal);
+    return resourceList(session, r.result as ToolResult<'research_status'>);
+  });
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => readResource(session, request.params.uri));
   return server;
 }
 

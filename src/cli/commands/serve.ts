@@ -7,8 +7,8 @@
  * or the process gets SIGINT/SIGTERM, and closes the ledger with a `session_end` record.
  *
  * - `--mcp`: MCP over stdio; stdout carries only the protocol, status lines go to stderr.
- * - `--http 127.0.0.1:0`: HTTP on a loopback port (0 = free port); when ready, one stderr line
- *   `listening on http://127.0.0.1:PORT`. A non-loopback address needs `--allow-remote` and a bearer
+ * - `--http 127.0.0.1:0`: HTTP on a loopback port (0 = free port): the REST routes `POST /tools/<name>` and
+ *   MCP's Streamable HTTP transport at `/mcp`; when ready, one stderr line `listening on http://127.0.0.1:PORT`. A non-loopback address needs `--allow-remote` and a bearer
  *   token (`--token-file <file>` or the LORETRACE_PROXY_TOKEN environment variable). `--allow-host name:port`
  *   (repeatable) adds an accepted `Host` header value (DNS-rebinding guard, src/server/http.ts).
  * - `--limit name=value` (repeatable) overrides a server limit (docs/PROXY.md "Budgets").
@@ -20,7 +20,7 @@ import { LoretraceError } from '../../errors.js';
 import { openProxySession } from '../../proxy/session.js';
 import { parseLimitOverrides } from '../../proxy/limits.js';
 import { serveMcpStdio } from '../../server/mcp.js';
-import { assertHttpBindAllowed, parseHostPort, startHttpServer } from '../../server/http.js';
+import { MCP_HTTP_PATH, assertHttpBindAllowed, parseHostPort, startHttpServer } from '../../server/http.js';
 import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
 import { addVaultOptions, readInputText, vaultIndexOptions, type VaultCliOptions } from '../vault-options.js';
@@ -70,7 +70,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--token-file <file>', 'bearer token file for --http (default: LORETRACE_PROXY_TOKEN)')
     .option('--allow-host <name:port>', 'with --http: also accept this Host header (repeatable), e.g. a DNS name or a TLS proxy\'s name', collect, [])
     .option('--limit <name=value>', 'override a server limit (repeatable), e.g. max_calls=200', collect, [])
-    .option('--json', 'with --http: print { url, packet_id, snapshot_id, ledger } as JSON on stdout when ready')
+    .option('--json', 'with --http: print { url, mcp_url, packet_id, snapshot_id, ledger } as JSON on stdout when ready')
     .action(
       action(ctx, async (opts: ServeOptions) => {
         if (Boolean(opts.mcp) === Boolean(opts.http)) {
@@ -123,7 +123,7 @@ export function register(program: Command, ctx: CliContext): void {
             });
             ctx.stderr(`listening on ${http.url}\n`);
             if (opts.json) {
-              printJson(ctx, { url: http.url, packet_id: session.packet.packet_id, snapshot_id: session.index.snapshot_id, ledger: resolve(ctx.cwd, opts.ledger) });
+              printJson(ctx, { url: http.url, mcp_url: `${http.url}${MCP_HTTP_PATH}`, packet_id: session.packet.packet_id, snapshot_id: session.index.snapshot_id, ledger: resolve(ctx.cwd, opts.ledger) });
             }
             await signal.promise;
             await http.close();
