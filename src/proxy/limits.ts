@@ -60,6 +60,9 @@ export const DEFAULT_LIMITS: Readonly<ServerLimits> = Object.freeze({
   ledger_max_arg_chars: 2048,
 });
 
+/** The names `--limit name=value` accepts, in {@link DEFAULT_LIMITS} order (`serve --help` lists them). */
+export const LIMIT_NAMES: readonly (keyof ServerLimits)[] = Object.freeze(Object.keys(DEFAULT_LIMITS) as (keyof ServerLimits)[]);
+
 /**
  * The budgets a compiled policy carries (`Budgets`, src/policy/types.ts), as the proxy reads
  * them: `null` = no limit. Mapping onto a research session (docs/PROXY.md "Budgets"):
@@ -105,8 +108,8 @@ export function parseLimitOverrides(pairs: readonly string[], base: Readonly<Ser
     const name = eq < 0 ? pair : pair.slice(0, eq);
     const raw = eq < 0 ? '' : pair.slice(eq + 1);
     if (!Object.prototype.hasOwnProperty.call(DEFAULT_LIMITS, name)) {
-      throw new LoretraceError('usage', `unknown limit "${name}" in --limit ${pair}`, {
-        expected: `one of ${Object.keys(DEFAULT_LIMITS).join(', ')}`,
+      throw new LoretraceError('usage', `unknown limit "${name}" in --limit ${pair}; the limits are ${LIMIT_NAMES.join(', ')}`, {
+        expected: `one of ${LIMIT_NAMES.join(', ')}`,
       }, 2);
     }
     const value = Number(raw);

@@ -182,6 +182,23 @@ function isObject(v: unknown): v is Record<string, unknown> {
  *   else every `records[i].trace_entry` / `records[i].research_trace_entry`;
  * - capture fragment (anything else with a top-level `research_trace`).
  */
+/**
+ * The refusal for a responder packet given as the input: a packet is what the responder is handed, the
+ * trace is written afterwards (seed 001: `research_trace` belongs to the output capture), so say what to
+ * pass instead — for a research packet (`responder_scoped_repository_search`) its capture or the proxy
+ * ledger of its session, for any other its capture or the capture fragment `retrieve --capture-out` wrote.
+ */
+function packetIsNoTrace(doc: Record<string, unknown>, schemaVersion: string, where: string): LoretraceError {
+  const la = doc['lore_access'];
+  const mode = isObject(la) && typeof la['mode'] === 'string' ? la['mode'] : null;
+  const instead = mode === 'responder_scoped_repository_search'
+    ? 'pass its capture or the ledger (loretrace serve --ledger)'
+    : 'pass its capture or the capture fragment (loretrace retrieve --capture-out)';
+  return new LoretraceError('no_research_trace', `${where} is a responder packet (${schemaVersion}${mode === null ? '' : `, ${mode}`}): a packet carries no trace; ${instead}`, {
+    file: where, pointer: '/schema_version', expected: 'a capture, capture fragment, traverse result, ledger export or proxy ledger',
+  });
+}
+
 function locate(doc: unknown, file: string): { kind: TraceInputKind; recorded: string | null; found: Located[]; receipt: ReceiptAt | null } {
   const where = file || 'input';
   if (!isObject(doc)) {
@@ -225,6 +242,8 @@ function locate(doc: unknown, file: string): { kind: TraceInputKind; recorded: s
         return { kind, recorded: checkSnapshot(recorded, where, '/snapshot_id'), found, receipt };
       }
     }
+  } else if (schemaVersion.startsWith('ghostlight.responder_packet')) {
+    throw packetIsNoTrace(doc, schemaVersion, where);
   } else {
     kind = 'capture_fragment';
     if ('research_trace' in doc) arrays.push({ pointer: '/research_trace', value: doc['research_trace'] });

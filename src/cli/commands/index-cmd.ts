@@ -4,8 +4,10 @@
  * Builds or refreshes the persisted index of a vault and prints its counts: files, notes, chunks, links,
  * unresolved / ambiguous / broken-fragment links, snapshot_id, and how many notes were parsed, reused
  * or removed. Human output also lists the file-level findings (binary or non-UTF-8 notes, oversized or
- * unreadable files, symlinks, bad frontmatter, an empty vault) with their messages; link findings are
- * counted there and listed in full by `--json` and `loretrace links`.
+ * unreadable files, symlinks, bad frontmatter, an empty vault) with their messages, and the broken and
+ * ambiguous links (unresolved links, broken fragments, ambiguous names) in file:line:column order, each
+ * message naming its file:line:column; each list stops after the first `MAX_LISTED_FINDINGS` (20) with
+ * `… and N more (see --json)`; `--json` and `loretrace links` give them all.
  * A progress bar (stderr) is shown on a terminal when more than `PROGRESS_MIN_NOTES` (src/cli/vault-options.ts) notes need parsing.
  * Exit 0 ok (warnings allowed), 1 when any finding has severity `error`, 2 on usage errors.
  *
@@ -28,10 +30,28 @@ export function positiveInt(name: string, value: string): number {
   return n;
 }
 
-/** Link findings: counted in the human summary, listed by `--json` and `loretrace links`. */
+/** Link findings: the broken and ambiguous links, listed apart from the file-level findings. */
 const LINK_CODES = new Set(['unresolved_link', 'broken_fragment', 'ambiguous_link']);
-/** File-level findings listed one per line in the human summary, at most this many. */
+/** Findings of each kind (file-level, link) listed one per line in the human summary, at most this many. */
 const MAX_LISTED_FINDINGS = 20;
+
+/** Findings in file, line, column order (then code), the order a reader walks the vault in. */
+function byPosition(findings: Finding[]): Finding[] {
+  const key = (f: Finding) => [f.path ?? '', f.line ?? 0, f.column ?? 0, f.code] as const;
+  return [...findings].sort((a, b) => {
+    const x = key(a);
+    const y = key(b);
+    for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return x[i]! < y[i]! ? -1 : 1;
+    return 0;
+  });
+}
+
+/** One finding per line (`    <severity> <code>: <message>`), the first {@link MAX_LISTED_FINDINGS}, then a count of the rest. */
+function listFindings(findings: Finding[]): string {
+  let out = findings.slice(0, MAX_LISTED_FINDINGS).map((f) => `    ${f.severity} ${f.code}: ${f.message}\n`).join('');
+  if (findings.length > MAX_LISTED_FINDINGS) out += `    … and ${findings.length - MAX_LISTED_FINDINGS} more (see --json)\n`;
+  return out;
+}
 
 function countBy(findings: Finding[]): Record<string, number> {
   const out: Record<string, number> = {};
@@ -69,8 +89,9 @@ export function register(program: Command, ctx: CliContext): void {
       } else {
         const byCode = Object.entries(countBy(index.findings)).map(([c, n]) => `${c} ×${n}`).join(', ');
         const fileFindings = index.findings.filter((f) => !LINK_CODES.has(f.code) && !STORE_CODES.has(f.code));
-        let listed = fileFindings.slice(0, MAX_LISTED_FINDINGS).map((f) => `    ${f.severity} ${f.code}: ${f.message}\n`).join('');
-        if (fileFindings.length > MAX_LISTED_FINDINGS) listed += `    … and ${fileFindings.length - MAX_LISTED_FINDINGS} more (see --json)\n`;
+        const linkFindings = byPosition(index.findings.filter((f) => LINK_CODES.has(f.code)));
+        let listed = listFindings(fileFindings);
+        if (linkFindings.length > 0) listed += `  broken and ambiguous links (${linkFindings.length})\n${listFindings(linkFindings)}`;
         ctx.stdout(
           `Indexed ${index.namespace} (${index.root})\n` +
           `  files        ${index.manifest.length} (other files ${vaultAssets(index).length})\n` +

@@ -44,6 +44,31 @@ export function jsonText(value: unknown): string {
   return JSON.stringify(value, null, 2) + '\n';
 }
 
+/** The responder packet's `schema_version` (Ghostlight's responder-packet schema). */
+const PACKET_SCHEMA_VERSION = 'ghostlight.responder_packet.v0';
+
+/** Other Ghostlight documents a user may pass to `--packet` by mistake, and what to do instead. */
+const OTHER_DOCUMENTS: Readonly<Record<string, string>> = {
+  'ghostlight.responder_output.v0': 'a responder output capture; pass the draft packet it was made from',
+  'ghostlight.projected_local_context.v0': 'a projected local context; pass it with --projected-context and the draft with --packet',
+};
+
+/**
+ * Refuse a `--packet` document that is another kind of document (its `schema_version` is a string other
+ * than the responder packet's) in one line naming that schema_version, before the packet contract would
+ * list every field the two kinds do not share. A draft without `schema_version` is left to `buildPacket`.
+ * @throws LoretraceError `invalid_draft` (exit 1), pointer `/schema_version`.
+ */
+function assertDraftKind(draft: unknown, file: string): void {
+  if (typeof draft !== 'object' || draft === null || Array.isArray(draft)) return;
+  const version = (draft as Record<string, unknown>)['schema_version'];
+  if (typeof version !== 'string' || version === PACKET_SCHEMA_VERSION) return;
+  const what = OTHER_DOCUMENTS[version] ?? 'not a responder packet';
+  throw new LoretraceError('invalid_draft', `${file} has schema_version ${JSON.stringify(version)}, ${what}; --packet takes a draft responder packet (schema_version "${PACKET_SCHEMA_VERSION}")`, {
+    file, pointer: '/schema_version', expected: PACKET_SCHEMA_VERSION,
+  });
+}
+
 /** The identity of an existing file (device + inode), or null when it does not exist. */
 async function fileId(abs: string): Promise<string | null> {
   try {
@@ -222,6 +247,7 @@ export function register(program: Command, ctx: CliContext): void {
           const projectedIn = opts.projectedContext !== undefined ? await readJsonInput(ctx, opts.projectedContext, 'projected local context') : undefined;
           const policyIn = opts.policy !== undefined ? await readJsonInput(ctx, opts.policy, 'traversal policy') : undefined;
           const draft = draftIn.value;
+          assertDraftKind(draft, opts.packet);
           const projected = projectedIn?.value;
           const policyFile = policyIn !== undefined && opts.policy !== undefined ? policyFromFile(policyIn.value, opts.policy) : undefined;
           const index = await openIndex(ctx, opts);

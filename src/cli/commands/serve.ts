@@ -18,7 +18,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { LoretraceError } from '../../errors.js';
 import { openProxySession } from '../../proxy/session.js';
-import { parseLimitOverrides } from '../../proxy/limits.js';
+import { LIMIT_NAMES, parseLimitOverrides } from '../../proxy/limits.js';
 import { serveMcpStdio } from '../../server/mcp.js';
 import { MCP_HTTP_PATH, assertHttpBindAllowed, parseHostPort, startHttpServer } from '../../server/http.js';
 import type { CliContext } from '../context.js';
@@ -69,7 +69,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--allow-remote', 'allow a non-loopback --http address (needs a bearer token)')
     .option('--token-file <file>', 'bearer token file for --http (default: LORETRACE_PROXY_TOKEN)')
     .option('--allow-host <name:port>', 'with --http: also accept this Host header (repeatable), e.g. a DNS name or a TLS proxy\'s name', collect, [])
-    .option('--limit <name=value>', 'override a server limit (repeatable), e.g. max_calls=200', collect, [])
+    .option('--limit <name=value>', `override a server limit (repeatable), e.g. max_calls=200; names: ${LIMIT_NAMES.join(', ')} (defaults in docs/PROXY.md, "Budgets")`, collect, [])
     .option('--json', 'with --http: print { url, mcp_url, packet_id, snapshot_id, ledger } as JSON on stdout when ready')
     .action(
       action(ctx, async (opts: ServeOptions) => {

@@ -1,15 +1,21 @@
 /**
- * `loretrace show <ref> --lore <dir> [--json]`
+ * `loretrace show <ref or note name> --lore <dir> [--json]`
  *
  * Prints the exact lines a ref names — `#chunkN`, `#Heading text`, `#L10-L20`, `#^block`, or the whole
  * note — read from disk now and checked against the index's sha256 (`stale_file` otherwise, after an
- * automatic refresh this only happens when the file changes mid-command). Human output numbers the
- * lines; JSON is `{ ref, path, line_start, line_end, text }`. Exit 1 for `not_found` / `bad_ref`.
+ * automatic refresh this only happens when the file changes mid-command). What names no note of the index
+ * is taken as a note's title, alias, file name or extension-less path, with an optional `#fragment`
+ * (`resolveRefOrName`, src/refs/names.ts): `show "Harbor Neutrality"`. Human output numbers the lines
+ * (with `(title "…")` / `(alias "…")` after the ref when a name found the note); JSON is
+ * `{ ref, path, line_start, line_end, text }`. Exit 1 for `not_found` (its message ends with "did you
+ * mean …?" suggestions from titles and aliases when there are any), `ambiguous_ref` (a name several notes
+ * have) and `bad_ref`.
  */
 import type { Command } from 'commander';
 import { readNoteLines } from '../../indexer/lookup.js';
 import { sliceLines } from '../../notes/lines.js';
-import { formatRef, parseRef, resolveRef } from '../../refs/ref.js';
+import { formatRef } from '../../refs/ref.js';
+import { resolveRefOrName } from '../../refs/names.js';
 import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
 import { addVaultOptions, openIndex, type VaultCliOptions } from '../vault-options.js';
@@ -20,11 +26,10 @@ export function register(program: Command, ctx: CliContext): void {
     program
       .command('show')
       .description('print the exact lines of a lore ref')
-      .argument('<ref>', 'Namespace:path.md with optional #chunkN, #Heading, #L10-L20 or #^block'),
+      .argument('<ref>', 'Namespace:path.md with optional #chunkN, #Heading, #L10-L20 or #^block; or a note\'s title, alias or file name (same fragments)'),
   ).option('--json', 'print { ref, path, line_start, line_end, text } as JSON').action(action(ctx, async (ref: string, opts: VaultCliOptions) => {
     const index = await openIndex(ctx, opts);
-    const parsed = parseRef(ref, { namespace: index.namespace });
-    const r = resolveRef(index, parsed);
+    const { parsed, range: r, named } = resolveRefOrName(index, ref);
     const lines = await readNoteLines(index, r.path);
     const text = r.line_end >= r.line_start ? sliceLines(lines, r.line_start, r.line_end) : '';
     const canonical = formatRef(index.namespace, r.path, parsed.fragment);
@@ -33,7 +38,8 @@ export function register(program: Command, ctx: CliContext): void {
       return 0;
     }
     const width = String(Math.max(r.line_end, 1)).length;
-    let out = `${canonical}  (lines ${r.line_start}-${r.line_end})\n`;
+    const by = named === null || named.by === 'path' ? '' : `, ${named.by === 'alias' ? 'alias' : named.by === 'title' ? 'title' : 'file name'} ${JSON.stringify(named.matched)}`;
+    let out = `${canonical}  (lines ${r.line_start}-${r.line_end}${by})\n`;
     for (let n = r.line_start; n <= r.line_end; n++) out += `${String(n).padStart(width)} │ ${lines[n - 1]}\n`;
     ctx.stdout(out);
     return 0;

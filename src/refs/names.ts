@@ -1,0 +1,167 @@
+/**
+ * Notes by name: the note a title, alias, file name or extension-less path names, and "did you mean"
+ * suggestions for a name or ref that names none. Used by `loretrace show` so that a user can type what
+ * Obsidian shows (`Harbor Neutrality`, an alias such as `Blackout`) instead of a full ref.
+ *
+ * Names are compared the way Obsidian's quick switcher finds notes: NFC, case-insensitively, by title
+ * (frontmatter `title`, else the file name), by each frontmatter alias, by file name without `.md`, and by
+ * the vault path with or without `.md`. Suggestions rank every such name by edit distance (Levenshtein,
+ * in UTF-16 code units, on the lower-cased NFC forms), a name containing the typed text or contained in it
+ * counting as distance 1; ties break by path, so the list is deterministic.
+ */
+import { LoretraceError, isLoretraceError } from '../errors.js';
+import { getNote } from '../indexer/lookup.js';
+import type { NoteRecord, VaultIndex, VaultPath } from '../types.js';
+import { formatRef, parseRef, type ParsedRef } from './grammar.js';
+import { resolveRef, type ResolvedRef } from './ref.js';
+
+/** One note a name matched, and which of its names it was. */
+export interface NamedNote {
+  note: NoteRecord;
+  /** The note's name that matched, as written in the note (title, alias, file name or path). */
+  matched: string;
+  /** Which kind of name it was. */
+  by: 'title' | 'alias' | 'file_name' | 'path';
+}
+
+/** Suggestions {@link suggestNotes} returns at most, unless told otherwise. */
+export const MAX_SUGGESTIONS = 5;
+
+/** Lower-cased NFC form of a name, the form names are compared in. */
+function fold(text: string): string {
+  return text.normalize('NFC').toLowerCase();
+}
+
+/** Every name of a note, in the order title, aliases, file name, path (for matching and for suggestions). */
+function namesOf(note: NoteRecord): { name: string; by: NamedNote['by'] }[] {
+  const file = note.path.split('/').pop()!.replace(/\.md$/i, '');
+  return [
+    { name: note.title, by: 'title' as const },
+    ...note.aliases.map((a) => ({ name: a, by: 'alias' as const })),
+    { name: file, by: 'file_name' as const },
+    { name: note.path, by: 'path' as const },
+    { name: note.path.replace(/\.md$/i, ''), by: 'path' as const },
+  ].filter((n) => n.name.trim() !== '');
+}
+
+/**
+ * The notes whose title, alias, file name or path (with or without `.md`) equals `name`, NFC and
+ * case-insensitively; one entry per note (its first matching name), in path order. Empty when none does.
+ */
+export function notesNamed(index: VaultIndex, name: string): NamedNote[] {
+  const wanted = fold(name.trim());
+  if (wanted === '') return [];
+  const out: NamedNote[] = [];
+  for (const note of [...index.notes].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
+    const hit = namesOf(note).find((n) => fold(n.name) === wanted);
+    if (hit) out.push({ note, matched: hit.name, by: hit.by });
+  }
+  return out;
+}
+
+/** Levenshtein distance of two strings (UTF-16 code units), two-row dynamic programme. */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
+/**
+ * "Did you mean" candidates for a text that names no note: the notes with a name (title, alias, file name
+ * or path) within edit distance max(2, ⌊length / 3⌋) of `text`, or containing it, or contained in it (as
+ * distance 1), best first (distance, then path), at most `limit` notes. `text` may be a whole ref
+ * (`Namespace:path#fragment`): the namespace and fragment are left out before comparing.
+ */
+export function suggestNotes(index: VaultIndex, text: string, limit = MAX_SUGGESTIONS): NamedNote[] {
+  let wanted = text.trim();
+  if (wanted.startsWith(`${index.namespace}:`)) wanted = wanted.slice(index.namespace.length + 1);
+  const hash = wanted.indexOf('#');
+  if (hash >= 0) wanted = wanted.slice(0, hash);
+  const q = fold(wanted);
+  if (q === '') return [];
+  const bound = Math.max(2, Math.floor(q.length / 3));
+  const scored: { named: NamedNote; distance: number }[] = [];
+  for (const note of index.notes) {
+    let best: { named: NamedNote; distance: number } | null = null;
+    for (const n of namesOf(note)) {
+      const f = fold(n.name);
+      const distance = f.includes(q) || (f.length >= 3 && q.includes(f)) ? 1 : editDistance(q, f);
+      if (distance <= bound && (best === null || distance < best.distance)) best = { named: { note, matched: n.name, by: n.by }, distance };
+    }
+    if (best) scored.push(best);
+  }
+  scored.sort((x, y) => x.distance - y.distance || (x.named.note.path < y.named.note.path ? -1 : x.named.note.path > y.named.note.path ? 1 : 0));
+  return scored.slice(0, limit).map((s) => s.named);
+}
+
+/** What {@link resolveRefOrName} found: the ref as resolved, and the note name it was found by (or null). */
+export interface RefOrName {
+  /** The parsed ref that was resolved (for a name: the note's path with the typed fragment). */
+  parsed: ParsedRef;
+  range: ResolvedRef;
+  /** Set when the input was a note name rather than a ref of an existing note. */
+  named: NamedNote | null;
+}
+
+/** `FixtureLore:World/Politics/Harbor Neutrality.md ("Harbor Neutrality")`: a suggestion as shown to a user. */
+export function describeSuggestion(index: VaultIndex, s: NamedNote): string {
+  const ref = formatRef(index.namespace, s.note.path);
+  return s.by === 'path' ? ref : `${ref} (${s.by === 'alias' ? 'alias ' : ''}${JSON.stringify(s.matched)})`;
+}
+
+/**
+ * Resolve what a user typed as a ref — or, when it names no note of the index, as a note name: a title,
+ * alias, file name or extension-less path ({@link notesNamed}), optionally with the namespace in front and
+ * a `#fragment` after (`Harbor Neutrality#L1-L6`, `FixtureLore:Blackout#Aftermath`).
+ *
+ * @throws LoretraceError `not_found` (exit 1) when neither finds a note — the message ends with
+ *   `did you mean …?` and `details.data.suggestions` lists the suggested refs ({@link suggestNotes}) when
+ *   there are any; `ambiguous_ref` (exit 1) when a name fits several notes (all named, in path order, also in
+ *   `details.data.candidates`); `bad_ref` as {@link parseRef} when the text is no ref and names no note;
+ *   `not_found` from {@link resolveRef} when the note exists but its fragment does not.
+ */
+export function resolveRefOrName(index: VaultIndex, input: string): RefOrName {
+  let parsed: ParsedRef | null = null;
+  let first: unknown;
+  try {
+    parsed = parseRef(input, { namespace: index.namespace });
+    if (parsed.is_prefix || getNote(index, parsed.path as VaultPath)) return { parsed, range: resolveRef(index, parsed), named: null };
+    resolveRef(index, parsed); // throws the not_found naming the missing note
+  } catch (e) {
+    if (!isLoretraceError(e)) throw e;
+    if (parsed !== null && getNote(index, parsed.path as VaultPath)) throw e; // the note exists; its fragment does not
+    first = e;
+  }
+  let text = input.trim();
+  if (text.startsWith(`${index.namespace}:`)) text = text.slice(index.namespace.length + 1);
+  const hash = text.indexOf('#');
+  const name = hash >= 0 ? text.slice(0, hash) : text;
+  const fragment = hash >= 0 ? text.slice(hash) : '';
+  const named = notesNamed(index, name);
+  if (named.length === 1) {
+    const byName = parseRef(`${formatRef(index.namespace, named[0]!.note.path)}${fragment}`, { namespace: index.namespace });
+    return { parsed: byName, range: resolveRef(index, byName), named: named[0]! };
+  }
+  if (named.length > 1) {
+    const candidates = named.map((n) => formatRef(index.namespace, n.note.path));
+    throw new LoretraceError('ambiguous_ref', `${JSON.stringify(name)} names ${named.length} notes: ${named.map((n) => describeSuggestion(index, n)).join(', ')}; give the ref of one`, {
+      expected: 'a ref (Namespace:path.md) or a name only one note has', data: { ref: input, candidates },
+    });
+  }
+  const err = first as LoretraceError;
+  const suggestions = suggestNotes(index, input);
+  if (suggestions.length === 0) {
+    if (err.code !== 'not_found') throw err;
+    throw new LoretraceError('not_found', `${err.message}; no note has that title or alias either`, err.details);
+  }
+  const message = `${err.message}; no note has that title or alias either — did you mean ${suggestions.map((s) => describeSuggestion(index, s)).join(', ')}?`;
+  throw new LoretraceError(err.code === 'bad_ref' ? 'not_found' : err.code, message, {
+    ...err.details, data: { ...(err.details.data as Record<string, unknown> | undefined), ref: input, suggestions: suggestions.map((s) => formatRef(index.namespace, s.note.path)) },
+  });
+}
