@@ -135,7 +135,8 @@ describe('loretrace index', () => {
       '    warning binary_file: Bin.md contains a NUL byte at byte 4: expected a text file; it is listed with no chunks and no links\n' +
       '    warning not_utf8: Latin.md:1: byte 3 is not valid UTF-8: expected UTF-8 text; the note is listed with no chunks and no links\n',
     );
-    expect(r.stdout).not.toContain('warning unresolved_link');
+    // The link finding is listed apart, after the file-level ones.
+    expect(r.stdout.endsWith('  broken and ambiguous links (1)\n    warning unresolved_link: unresolved wikilink [[Gone]] in Ok.md:3:5: no note or file matches "Gone"\n')).toBe(true);
     const empty = makeVault('Nothing', {});
     const e = await run(['index', '--lore', empty, '--index-dir', freshDir()]);
     expect(e.code).toBe(0);
@@ -230,7 +231,7 @@ describe('loretrace show', () => {
   it('exits 1 for a ref that does not exist', async () => {
     const r = await run(['show', 'Isles:Nope.md', ...V()]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe('loretrace: ref Isles:Nope.md: no note Nope.md in vault Isles [not_found]\n');
+    expect(r.stderr).toBe('loretrace: ref Isles:Nope.md: no note Nope.md in vault Isles; no note has that title or alias either [not_found]\n');
   });
 });
 
