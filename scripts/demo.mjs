@@ -7,6 +7,8 @@
  *      → .demo-out/packet.coordinator.json and the capture fragment .demo-out/lore_access.json
  *   2. loretrace verify-trace .demo-out/lore_access.json
  *   3. loretrace retrieve --lane responder_scoped_repository_search → .demo-out/packet.research.json
+ *   4. a plain-language verdict (what was built, from which lore, that every cited line was checked),
+ *      then the details (files written, verify-trace totals).
  *
  * Runs the compiled CLI (dist/, built by `npm ci` / `npm run build`) in-process. Output goes to
  * .demo-out/ (git-ignored); the index is kept in .demo-out/index so the user cache is not touched.
@@ -81,5 +83,16 @@ if (research.code !== 0) fail('retrieve (responder lane)', research);
 const rp = JSON.parse(readFileSync(researchOut, 'utf8'));
 console.log(`  lore_access.mode ${rp.lore_access.mode}, no_repo_access ${rp.isolation_requirements.no_repo_access}, ${rp.lore_access.research_instructions.length} research instructions, prompt has "## Required Lore Research": ${rp.packet_prompt_text.includes('## Required Lore Research')}`);
 
-console.log('\nFiles written:');
-for (const f of [packetOut, captureOut, researchOut]) console.log(`  ${rel(f)}`);
+// The closing verdict, in plain words, before the details: what was built, from which lore, and that every
+// cited line was re-read from the vault and matched.
+const cited = new Set(report.entries.map((e) => e.source_path));
+const lines = report.entries.reduce((n, e) => n + (e.line_end - e.line_start + 1), 0);
+const failed = report.entries.length - report.totals.verified;
+const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+console.log('\nVerdict');
+console.log(`  Built:   a retrieval-augmented responder packet for ${packet.responder_agent_id} (${rel(packetOut)}), with ${plural(summary.stats.excerpts_added, 'lore excerpt')} added to the draft's ${plural(summary.stats.excerpts_kept, 'excerpt')}.`);
+console.log(`  From:    ${plural(cited.size, 'note')} of the ${report.namespace} vault (${VAULT}, snapshot ${report.snapshot.current.slice(0, 12)}), chosen by the packet's traversal policy${summary.stats.excerpts_withheld > 0 ? `; ${plural(summary.stats.excerpts_withheld, 'excerpt')} that would have shown hidden lore ${summary.stats.excerpts_withheld === 1 ? 'was' : 'were'} left out` : ''}.`);
+console.log(`  Checked: every cited line — ${plural(lines, 'line')} in ${plural(report.entries.length, 'trace entry', 'trace entries')} — was read again from the vault and ${failed === 0 ? 'matches it exactly' : `${failed} did not match`}.`);
+console.log('Details');
+console.log(`  files written: ${[packetOut, captureOut, researchOut].map(rel).join(', ')}`);
+console.log(`  verify-trace: ${Object.entries(report.totals).map(([k, v]) => `${k} ${v}`).join(', ')}`);

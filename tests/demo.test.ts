@@ -1,0 +1,25 @@
+/**
+ * `npm run demo` ends with a plain-language verdict — what was built, from which lore, and that every cited
+ * line was checked — before the details. Runs the script with the built CLI (npm test builds first).
+ */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REPO } from './helpers/shared.js';
+
+describe('npm run demo', () => {
+  it('ends with the verdict (built, from, checked) and then the details', () => {
+    const r = spawnSync(process.execPath, [join(REPO, 'scripts', 'demo.mjs')], { cwd: REPO, encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    const tail = r.stdout.slice(r.stdout.indexOf('\nVerdict\n'));
+    expect(tail).toBe(
+      '\nVerdict\n' +
+        '  Built:   a retrieval-augmented responder packet for mara_voss (.demo-out/packet.coordinator.json), with 4 lore excerpts added to the draft\'s 1 excerpt.\n' +
+        '  From:    4 notes of the FixtureLore vault (lore-fixtures/FixtureLore, snapshot 3e69bbc3a488), chosen by the packet\'s traversal policy; 1 excerpt that would have shown hidden lore was left out.\n' +
+        '  Checked: every cited line — 9 lines in 4 trace entries — was read again from the vault and matches it exactly.\n' +
+        'Details\n' +
+        '  files written: .demo-out/packet.coordinator.json, .demo-out/lore_access.json, .demo-out/packet.research.json\n' +
+        '  verify-trace: verified 4, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 0\n',
+    );
+  });
+});
