@@ -183,12 +183,13 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     session = null;
     const records = readLedger(ledgerPath());
     expect(records.map((r) => [r.kind, r.tool ?? null, r.transport ?? null, (r.outcome as any)?.reason ?? null])).toEqual([
-      ['session_start', null, null, null],
-      ['tool_call', 'lore_follow', 'mcp', null],
-      ['tool_call', 'lore_read', 'mcp', null],
-      ['tool_call', 'mcp', 'http', 'unknown_mcp_session'],
-      ['tool_call', 'research_status', 'mcp', null],
-      ['session_end', null, null, null],
+      // Ledger v2 kinds (seed 004): one record per call, TOOL_REFUSED for the refused one.
+      ['SESSION_OPENED', null, null, null],
+      ['TOOL_RESULT', 'lore_follow', 'mcp', null],
+      ['TOOL_RESULT', 'lore_read', 'mcp', null],
+      ['TOOL_REFUSED', 'mcp', 'http', 'unknown_mcp_session'],
+      ['TOOL_RESULT', 'research_status', 'mcp', null],
+      ['SESSION_CLOSED', null, null, null],
     ]);
     const report = await verifyLedger(readFileSync(ledgerPath(), 'utf8'), { file: ledgerPath() });
     expect(report).toMatchObject({ valid: true, records: 6, closed: true });
