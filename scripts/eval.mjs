@@ -83,7 +83,9 @@ if (args.vault !== 'fixture') {
 
 const distFile = join(resolve(args.dist), 'index.js');
 if (!existsSync(distFile)) usage(`${distFile} not found (run npm run build)`);
-const api = await import(pathToFileURL(distFile).href);
+// The public API, plus the traversal stage's query builders (requirementQueries, packetQueries), which are
+// not part of the public surface.
+const api = { ...(await import(pathToFileURL(join(resolve(args.dist), 'traversal', 'index.js')).href)), ...(await import(pathToFileURL(distFile).href)) };
 const out = resolve(args.out);
 let differences = 0;
 for (const vault of vaults) {

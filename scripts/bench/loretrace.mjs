@@ -1,7 +1,7 @@
 /**
- * Access to loretrace's public API (dist/index.js) for the benchmark phases. Every phase calls the
- * public functions only (indexVault, search, compilePolicy, traverse, the HTTP proxy server), never
- * internals. When a function is missing (dist not built, stage not landed yet) the phase is recorded
+ * Access to loretrace's public API (dist/index.js, plus the traversal and proxy stage barrels for their
+ * query builders and limits) for the benchmark phases. Every phase calls these functions only
+ * (indexVault, search, compilePolicy, traverse, the HTTP proxy server), never other internals. When a function is missing (dist not built, stage not landed yet) the phase is recorded
  * as `unavailable` with the reason instead of crashing the run.
  */
 import { existsSync } from 'node:fs';
@@ -34,7 +34,10 @@ export async function loadApi(distDir) {
       (async () => {
         if (!existsSync(file)) throw new Unavailable(`${file} not found (run npm run build)`);
         try {
-          return await import(pathToFileURL(file).href);
+          // The public API, plus the stage barrels whose helpers the phases use (requirementQueries,
+          // packetQueries, DEFAULT_LIMITS), which are not part of the public surface.
+          const stages = await Promise.all(['traversal', 'proxy'].map((d) => import(pathToFileURL(join(distDir, d, 'index.js')).href)));
+          return Object.assign({}, ...stages, await import(pathToFileURL(file).href));
         } catch (e) {
           throw new Unavailable(`importing ${file} failed: ${e instanceof Error ? e.message : String(e)}`);
         }
