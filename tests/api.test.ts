@@ -8,35 +8,12 @@ import * as api from '../src/index.js';
 describe('loretrace public API', () => {
   it('exposes exactly the documented runtime exports', () => {
     expect(Object.keys(api).sort()).toEqual([
-<<<<<<< HEAD
-    'CANONICAL_FORM',
-    'CAPTURE_FAILURE_LABELS',
-    'COVERAGE_SCHEMA_VERSION',
-    'DEFAULT_CHUNK_WORD_BUDGET',
-    'DEFAULT_EXCERPT_MAX_CHARS',
-    'DEFAULT_LIMITS',
-    'DEFAULT_LINK_CLASS_SYNONYMS',
-    'DEFAULT_MIN_RELEVANCE',
-    'GENESIS_HASH',
-    'LEAKAGE_FLAGS',
-    'LEDGER_SCHEMA_VERSION',
-    'LEDGER_V1_SCHEMA_VERSION',
-    'LOCK_FILE_DISPOSITIONS',
-    'LOCK_SCHEMA_VERSION',
-    'LORE_DATA_NOTICE',
-    'LedgerWriter',
-=======
->>>>>>> 7ea19a7 (A public surface you can hold in your head: src/index.ts exports the 58 documented stage functions, classes and errors (with their types), nothing else; a test checks each has a docstring; bench and eval read the traversal/proxy barrels for their helpers)
     'LoretraceError',
     'ProxySession',
     'VALIDATION_RULES',
     'assembleCapture',
     'backlinks',
-<<<<<<< HEAD
     'bindTraceToLedger',
-    'buildLinkLookup',
-=======
->>>>>>> 7ea19a7 (A public surface you can hold in your head: src/index.ts exports the 58 documented stage functions, classes and errors (with their types), nothing else; a test checks each has a docstring; bench and eval read the traversal/proxy barrels for their helpers)
     'buildLock',
     'buildPacket',
     'checkEdge',
@@ -64,13 +41,7 @@ describe('loretrace public API', () => {
     'parseJsonDocument',
     'parseNote',
     'parseRef',
-<<<<<<< HEAD
-    'parseSourceSection',
-    'parseStopCondition',
     'parseTraceId',
-    'parseWikiLinkContent',
-=======
->>>>>>> 7ea19a7 (A public surface you can hold in your head: src/index.ts exports the 58 documented stage functions, classes and errors (with their types), nothing else; a test checks each has a docstring; bench and eval read the traversal/proxy barrels for their helpers)
     'pickExcerptLines',
     'readArtifacts',
     'readNoteLines',
