@@ -51,6 +51,9 @@ export const VALIDATION_RULES: readonly ValidationRule[] = [
   { id: 'prompt.missing_local_context', kinds: ['packet'], meaning: '`packet_prompt_text` must contain `visible_context.local_context_prompt` verbatim.', source: 'seed 001, Packet Contents: "packet_prompt_text: the exact prompt text sent to the responder"; "local_context_prompt: the projected character-local context"' },
   { id: 'prompt.missing_observed_action', kinds: ['packet'], meaning: '`packet_prompt_text` must contain `visible_context.observed_event.observable_action` verbatim.', source: 'seed 001, Packet Contents: "observed_event: what the character can see or hear from the prior action"' },
   { id: 'prompt.raw_state_marker', kinds: ['packet'], meaning: '`packet_prompt_text` contains a raw-state marker (`current_activation`, `plasticity`, `canonical_state`, `raw state variable`, `raw numeric state`, `dimension score`), compared ignoring case, white-space runs, format characters and compatibility forms (as retrieve does). One error per marker.', source: 'seed 001: "The packet prompt must not expose raw state internals such as current_activation, plasticity, raw dimension scores"' },
+  { id: 'prompt.raw_numeric_state', kinds: ['packet'], meaning: '`packet_prompt_text` carries raw numeric state: a word, optionally followed by `dimension`, `score`, `level`, `value`, `weight` or `activation`, then a number from 0 to 1 written with a decimal point (`fear 0.82`, `trust dimension 0.77`, `Trust: .7`); version numbers (`v0.1`, `0.1.2`, `version 0.5`) are not state. One error per occurrence.', source: 'seed 001: "The packet prompt must not expose raw state internals such as current_activation, plasticity, raw dimension scores"; the packets\' own rule "Do not include raw personality variables or numeric state scores"' },
+  { id: 'prompt.missing_research_instruction', kinds: ['packet'], meaning: 'For `responder_scoped_repository_search`, `packet_prompt_text` must contain every `lore_access.research_instructions` entry verbatim, line by line for a multi-line entry (one error per missing entry).', source: 'seed 001: "includes visible research instructions in the prompt"' },
+  { id: 'prompt.contradicts_repo_access', kinds: ['packet'], meaning: 'A `responder_scoped_repository_search` packet (`no_repo_access: false`) whose `packet_prompt_text` tells the responder it has no repository access (`no repository access`, `no repo access`, `without repository access`, ignoring case). One error per line.', source: 'seed 001: "responder_scoped_repository_search ... sets no_repo_access to false"; a prompt that denies the access the packet grants contradicts it' },
   { id: 'prompt.hidden_ref', kinds: ['packet'], meaning: '`packet_prompt_text` contains an entry of `hidden_context_audit.omitted_context_refs`, compared like `prompt.raw_state_marker`. One error per ref.', source: 'seed 001: "hidden_context_audit: refs and inference classes deliberately omitted"; seed 000 `no_hidden_state_refs: true`' },
   { id: 'excerpt.duplicate_ref_id', kinds: ['packet'], meaning: 'Two `visible_context.source_excerpts` entries share a `ref_id` (exact comparison); pointer = the later one\'s ref_id, the message names the first.', source: `${SEED000}, \`$defs/source_excerpt\`: excerpts are addressed by \`ref_id\` (the prompt and the responder cite them by it); buildPacket refuses the same (\`duplicate_ref_id\`)` },
   { id: 'capture.raw_output_not_json', kinds: ['capture'], meaning: '`raw_output` is not JSON (message gives line and column of the syntax error inside raw_output).', source: 'seed 001, Output Captures: "The raw output must parse to the reviewed parsed_output exactly."' },
@@ -69,6 +72,32 @@ export const VALIDATION_RULES: readonly ValidationRule[] = [
 
 /** The raw-state markers a packet prompt must not contain (seed 001; Ghostlight's RAW_STATE_MARKERS). Matched case-insensitively. */
 export const RAW_STATE_MARKERS: readonly string[] = ['current_activation', 'plasticity', 'canonical_state', 'raw state variable', 'raw numeric state', 'dimension score'];
+
+/**
+ * Raw numeric state (seed 001: no "raw dimension scores" in a packet prompt): a word of at least three
+ * letters, optionally one qualifier (`dimension`, `score`, `level`, `value`, `weight`, `activation`, also
+ * two of them: `dimension score`), an optional `:` or `=`, then a number from 0 to 1 with a decimal point
+ * (`0.82`, `.7`, `1.0`). Not a version (`v0.1`, `0.1.2`, a word `version` or `v` before it) and not a
+ * number that continues (`0.82.1`, `0.82x`).
+ */
+const RAW_NUMERIC_STATE = /(?<![\p{L}\p{N}_])(\p{L}{3,})(?:[ \t]+(?:dimension|score|level|value|weight|activation)){0,2}[ \t]*[:=]?[ \t]*(?<![\p{N}.])(?:0?\.\d+|1\.0+)(?![\p{N}.]*[\p{L}\p{N}])(?!\.\d)/giu;
+const NOT_STATE_WORDS = new Set(['version', 'release', 'schema', 'ratio']);
+
+/**
+ * Every raw numeric state occurrence in `text` ({@link RAW_NUMERIC_STATE}), as `{ at, text }` (0-based
+ * UTF-16 offset, the matched characters), in order.
+ */
+export function rawNumericStateIn(text: string): { at: number; text: string }[] {
+  const out: { at: number; text: string }[] = [];
+  RAW_NUMERIC_STATE.lastIndex = 0;
+  for (let m = RAW_NUMERIC_STATE.exec(text); m !== null; m = RAW_NUMERIC_STATE.exec(text)) {
+    if (!NOT_STATE_WORDS.has((m[1] as string).toLowerCase())) out.push({ at: m.index, text: m[0] });
+  }
+  return out;
+}
+
+/** The phrase of a prompt that denies repository access (the wording of Ghostlight's packet_only prompts). */
+export const NO_REPO_ACCESS_PHRASE = /\b(?:no|without) (?:repository|repo) access\b/i;
 
 /**
  * The form in which hidden text is looked for: NFKC (fullwidth and other compatibility letters fold to
@@ -326,6 +355,19 @@ export function packetRules(doc: unknown, root?: string): ValidationIssue[] {
           out.push(issue('prompt.missing_allowed_scope', '/packet_prompt_text', `packet_prompt_text does not contain allowed_scope entry ${pointerOf('lore_access', 'allowed_scope', i)} ${preview(scope, 120)}`, 'every allowed_scope entry, verbatim'));
         }
       });
+      (Array.isArray(la.research_instructions) ? la.research_instructions : []).forEach((instruction, i) => {
+        // Line by line: a multi-line instruction is rendered with its continuation lines indented.
+        if (isStr(instruction) && instruction.trim() !== '' && !instruction.split(/\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]/).every((l) => prompt.includes(l.trim()))) {
+          out.push(issue('prompt.missing_research_instruction', '/packet_prompt_text', `packet_prompt_text does not contain research instruction ${pointerOf('lore_access', 'research_instructions', i)} ${preview(instruction, 120)}`, 'every research_instructions entry, verbatim'));
+        }
+      });
+      if (iso && iso.no_repo_access === false) {
+        prompt.split('\n').forEach((line, i) => {
+          if (NO_REPO_ACCESS_PHRASE.test(line)) {
+            out.push(issue('prompt.contradicts_repo_access', '/packet_prompt_text', `packet_prompt_text line ${i + 1} ${preview(line, 120)} denies the repository access that no_repo_access: false grants`, 'no line saying the responder has no repository access'));
+          }
+        });
+      }
       const tp = isObj(la.traversal_policy) ? la.traversal_policy : undefined;
       (tp && Array.isArray(tp.allowed_prefixes) ? tp.allowed_prefixes : []).forEach((prefix, i) => {
         if (isStr(prefix) && prefix !== '' && !prompt.includes(prefix)) {
@@ -353,6 +395,9 @@ export function packetRules(doc: unknown, root?: string): ValidationIssue[] {
       if (at >= 0) {
         out.push(issue('prompt.raw_state_marker', '/packet_prompt_text', `packet_prompt_text exposes raw-state marker "${marker}" at character ${at}`, `no raw-state markers (${RAW_STATE_MARKERS.join(', ')})`));
       }
+    }
+    for (const found of rawNumericStateIn(prompt)) {
+      out.push(issue('prompt.raw_numeric_state', '/packet_prompt_text', `packet_prompt_text exposes raw numeric state ${preview(found.text, 80)} at character ${found.at}`, 'no numeric state scores (describe pressure in words)'));
     }
     const audit = isObj(doc.hidden_context_audit) ? doc.hidden_context_audit : undefined;
     (audit && Array.isArray(audit.omitted_context_refs) ? audit.omitted_context_refs : []).forEach((ref, i) => {
