@@ -60,12 +60,19 @@ describe('buildPacket', () => {
     expect(p.visible_context.source_excerpts.map((e) => [e.ref_id, e.source_ref])).toEqual([
       ['local.capacity_board', 'lore-fixtures/packets/brinefall-intake.turn-01.scene-digest.json#capacity'],
       ['lore.brinefall_blackout.chunk1', 'FixtureLore:World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md#chunk1'],
+      ['lore.meridian_compact.chunk3', 'FixtureLore:World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md#chunk3'],
       ['lore.quiet_hands.chunk1', 'FixtureLore:World/Pre-Elysium/Factions/Movements/Quiet Hands.md#chunk1'],
-      ['lore.kestrel_route_accord.chunk0', 'FixtureLore:World/Pre-Elysium/Timeline/Events/Kestrel Route Accord.md#chunk0'],
       ['lore.harbor_neutrality.chunk0', 'FixtureLore:World/Politics/Harbor Neutrality.md#chunk0'],
     ]);
-    expect(p.visible_context.source_excerpts[2]?.text).toBe('Care is counted in beds, air, food and repair hours, and no berth is promised that cannot be kept. ^oath');
-    expect(coordinator.stats).toEqual({ excerpts_kept: 1, excerpts_added: 4, excerpts_dropped: 0, excerpts_withheld: 1, trace_entries: 4 });
+    // Compact: the most relevant sentence of the chunk, verbatim (the ^oath block id is not a sentence of its own).
+    expect(p.visible_context.source_excerpts[3]?.text).toBe('Care is counted in beds, air, food and repair hours, and no berth is promised that cannot be kept.');
+    expect(coordinator.stats).toEqual({ excerpts_kept: 1, excerpts_added: 4, excerpts_dropped: 0, excerpts_withheld: 0, excerpts_cut: 1, trace_entries: 4 });
+    expect(coordinator.budget).toEqual({
+      count: 4,
+      chars: 600,
+      count_source: 'default: 3 requirements + 1 seed',
+      chars_source: "default: 25 % of the draft prompt's 1944 characters (at least 600)",
+    });
     expect(coordinator.queries).toEqual([
       'scene grounding: The Brinefall Blackout silenced the relay buoys and the Meridian Compact promised sanctuary berths to crews caught in it.',
       'institutional pressure: Quiet Hands count care in beds, air, food and repair hours and refuse intake when beds run out.',
@@ -99,9 +106,15 @@ describe('buildPacket', () => {
     ]);
     expect(c.research_trace.map((t) => [t.trace_id, t.origin, t.source_path, t.chunk_index, t.line_start, t.line_end])).toEqual([
       ['trace.brinefall_blackout.chunk1', 'runner_captured', 'World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md', 1, 11, 12],
+      ['trace.meridian_compact.chunk3', 'runner_captured', 'World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md', 3, 25, 25],
       ['trace.quiet_hands.chunk1', 'runner_captured', 'World/Pre-Elysium/Factions/Movements/Quiet Hands.md', 1, 7, 7],
-      ['trace.kestrel_route_accord.chunk0', 'runner_captured', 'World/Pre-Elysium/Timeline/Events/Kestrel Route Accord.md', 0, 3, 7],
       ['trace.harbor_neutrality.chunk0', 'runner_captured', 'World/Politics/Harbor Neutrality.md', 0, 6, 6],
+    ]);
+    expect(c.research_trace.map((t) => t.used_for.split('; reached: ')[0])).toEqual([
+      'serves runtime_retrieval_requirements[0] turn-01.lore.blackout (scene grounding: The Brinefall Blackout silenced the relay buoys and the Meridian Compact promised sanctuary berths to crews caught in it.)',
+      'serves visible_context.observed_event.observable_action',
+      'serves runtime_retrieval_requirements[1] turn-01.lore.capacity (institutional pressure: Quiet Hands count care in beds, air, food and repair hours and refuse intake when beds run out.)',
+      "context for the scene's seed FixtureLore:World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md",
     ]);
     expect(c.research_trace_status).toBe('runner_captured');
     expect(c.snapshot_id).toBe(index.snapshot_id);
@@ -110,13 +123,19 @@ describe('buildPacket', () => {
     expect(report.ok).toBe(true);
   });
 
-  it('withholds an excerpt whose lines link to hidden lore, and its trace entry', () => {
-    const withheld = coordinator.findings.filter((f) => f.code === 'excerpt_withheld');
+  it('withholds an excerpt whose compact lines link to hidden lore, and its trace entry', async () => {
+    // A requirement in the words of line 24 ("… is recorded in [[Brinefall Truth]]") makes that line the compact pick.
+    const ctx = structuredClone(context);
+    ctx.context.runtime_retrieval_requirements.push({ ...ctx.context.runtime_retrieval_requirements[0]!, requirement_id: 'turn-01.lore.night', trigger: 'night record', compact_fact: 'What really happened on the night of the blackout is recorded.' });
+    const r = await buildPacket(index, draft, { projectedContext: ctx, policy, file: 'draft.json' });
+    const withheld = r.findings.filter((f) => f.code === 'excerpt_withheld');
     expect(withheld.map((f) => f.path)).toEqual(['FixtureLore:World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md#chunk3']);
     expect(withheld[0]?.message).toContain('line 24 links [[Brinefall Truth]] to hidden lore');
-    const shown = JSON.stringify([coordinator.packet.visible_context, coordinator.packet.packet_prompt_text, coordinator.capture?.research_trace]);
-    expect(shown).not.toContain('Author Notes');
-    expect(shown).not.toContain('Brinefall Truth');
+    for (const built of [r, coordinator]) {
+      const shown = JSON.stringify([built.packet.visible_context, built.packet.packet_prompt_text, built.capture?.research_trace]);
+      expect(shown).not.toContain('Author Notes');
+      expect(shown).not.toContain('Brinefall Truth');
+    }
   });
 
   it('lets no lore ref outside allowed_prefixes reach the packet', () => {
@@ -126,26 +145,35 @@ describe('buildPacket', () => {
     }
   });
 
-  it('re-renders the prompt source section so prompt and excerpts agree, reporting replaced lines', () => {
+  it('merges the lore excerpts into the source section and keeps every draft line (hand-written constraints too)', () => {
     const section = parseSourceSection(coordinator.packet.packet_prompt_text);
     expect(section?.style).toBe('plain');
-    expect(section?.items.map((i) => i.text)).toEqual(coordinator.packet.visible_context.source_excerpts.map((e) => e.text));
-    const replaced = coordinator.findings.find((f) => f.code === 'prompt_lines_replaced');
-    expect(replaced?.message).toBe(
-      'draft.json: 1 line of the prompt\'s source section did not match an excerpt and was replaced by the rendered excerpts: "- Old hand-written constraint that no excerpt backs."',
+    expect(section?.items.map((i) => i.text)).toEqual([
+      'The sanctuary board shows nine of fourteen cots taken.',
+      'Old hand-written constraint that no excerpt backs.',
+      ...coordinator.packet.visible_context.source_excerpts.slice(1).map((e) => e.text),
+    ]);
+    expect(coordinator.findings.find((f) => f.code === 'prompt_lines_replaced')).toBeUndefined();
+    const kept = new Set(coordinator.packet.packet_prompt_text.split('\n'));
+    const rewritten = ['Packet id: brinefall-intake.turn-01.mara-voss.packet'];
+    expect(draft.packet_prompt_text.split('\n').filter((l) => l.trim() !== '' && !kept.has(l))).toEqual(rewritten);
+    expect(coordinator.findings.find((f) => f.code === 'prompt_lines_rewritten')?.message).toBe(
+      'draft.json: 1 draft prompt line contradicted the packet as built and was rewritten: "Packet id: brinefall-intake.turn-01.mara-voss.packet" → "Packet id: brinefall-intake.turn-01.mara-voss.packet.loretrace-coordinator.v1" (the packet has a new packet_id)',
     );
     expect(validatePacket(coordinator.packet).valid).toBe(true);
   });
 
-  it('lists a replaced prompt line in full, however long (nothing dropped silently)', async () => {
-    const long = `- ${'A hand-written constraint that runs on and on. '.repeat(6).trim()}`;
+  it('removes only the bullet of a draft lore excerpt it replaced, and lists it in full however long', async () => {
+    const long = `${'A hand-written lore line that runs on and on. '.repeat(6).trim()}`;
     const edited = structuredClone(draft);
-    edited.packet_prompt_text = edited.packet_prompt_text.replace('- Old hand-written constraint that no excerpt backs.', long);
-    expect(edited.packet_prompt_text).toContain(long);
+    edited.visible_context.source_excerpts.push({ ref_id: 'lore.hand', source_ref: 'FixtureLore:World/Politics/Salvage Law.md', text: long });
+    edited.packet_prompt_text = edited.packet_prompt_text.replace('- Old hand-written constraint that no excerpt backs.', `- Old hand-written constraint that no excerpt backs.\n- ${long}`);
     const r = await buildPacket(index, edited, { projectedContext: context, policy, file: 'draft.json' });
     expect(r.findings.find((f) => f.code === 'prompt_lines_replaced')?.message).toBe(
-      `draft.json: 1 line of the prompt's source section did not match an excerpt and was replaced by the rendered excerpts: ${JSON.stringify(long)}`,
+      `draft.json: 1 line of the prompt's source section rendered draft lore excerpts that were replaced by verified ones and was removed: ${JSON.stringify(`- ${long}`)}`,
     );
+    expect(r.packet.packet_prompt_text).toContain('\n- Old hand-written constraint that no excerpt backs.\n');
+    expect(r.packet.packet_prompt_text).not.toContain(long);
   });
 
   it('gives byte-identical output on two runs', async () => {
@@ -177,7 +205,13 @@ describe('buildPacket', () => {
     expect(prompt).toContain('\n\n## Required Lore Research\n');
     expect(prompt).toContain('- FixtureLore:World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md\n');
     expect(prompt).toContain('  - FixtureLore:World/Pre-Elysium/\n  - FixtureLore:World/Politics/\n');
-    expect(prompt).toContain('\n- The runner starts it with `loretrace serve --lore <vault> --packet <this packet> --ledger <ledger.jsonl> --mcp` (MCP over stdio), or with `--http 127.0.0.1:<port>` instead of `--mcp` (loopback HTTP; port 0 picks a free one).\n');
+    // What the responder may do, not how the runner starts the proxy.
+    expect(prompt).not.toContain('loretrace serve');
+    expect(prompt).toContain('\n- Your only lore access is the loretrace search proxy.');
+    // The packet_only draft's "no repository access" contradicts the lane: rewritten and listed.
+    expect(prompt).toContain('You have no conversation context, repository access only through the lore search described under Required Lore Research, and no hidden author context.');
+    expect(prompt).toContain('Return a JSON object with these exact keys: responder_agent_id, action_label, visible_action, spoken_text, private_interpretation, intended_effect, state_update_candidates, relationship_update_candidates, unresolved_hooks, consulted_refs, followed_refs, research_trace, research_summary.');
+    expect(r.findings.find((f) => f.code === 'prompt_lines_rewritten')?.message).toMatch(/^draft\.json: 3 draft prompt lines contradicted the packet as built and were rewritten: "You are a sandboxed Ghostlight character responder\. You have no conversation context, no repository access, .* \(the packet grants scoped repository research \(no_repo_access: false\)\), "Packet id: .* \(the packet has a new packet_id\), "Return a JSON object .* \(output_contract\.required_fields changed\)$/);
     expect(validatePacket(p).valid).toBe(true);
   });
 
@@ -278,9 +312,13 @@ describe('applyResearchSection', () => {
     expect(section).toContain('  - (none)');
     expect(PROXY_TOOLS.map((t) => t[0])).toEqual([...TOOL_NAMES]);
   });
-  it('gives the runner a serve command with the required --ledger and --http as host:port', () => {
-    expect(section.filter((l) => l.includes('loretrace serve'))).toEqual([
-      '- The runner starts it with `loretrace serve --lore <vault> --packet <this packet> --ledger <ledger.jsonl> --mcp` (MCP over stdio), or with `--http 127.0.0.1:<port>` instead of `--mcp` (loopback HTTP; port 0 picks a free one).',
+  it('says what the responder may do with the proxy, not how the runner starts it', () => {
+    expect(section.filter((l) => l.includes('loretrace serve'))).toEqual([]);
+    expect(section.slice(-4)).toEqual([
+      'Lore search proxy:',
+      '- Your only lore access is the loretrace search proxy. It enforces this traversal policy, refuses anything outside it, and records every lookup as a runner_captured research trace entry.',
+      '- Its tools: lore_search (find refs by words), lore_read (exact lines with their provenance), lore_links (the links of an admitted note), lore_follow (follow a link inside the policy), research_status (what you consulted and the budgets left).',
+      '- Cite each source you use by the ref, chunk and line range the proxy returned.',
     ]);
   });
   it('goes before the first ## heading of a markdown prompt and is replaced in place on a second run', () => {

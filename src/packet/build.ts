@@ -32,8 +32,13 @@ import type {
 } from '../contracts/types.js';
 import { validateCaptureFragment, validatePacket, validateProjectedContext } from '../contracts/validate.js';
 import { hiddenTextForm, hiddenTextIn } from '../contracts/rules.js';
-import { isUnderPrefix } from '../refs/ref.js';
-import { applyResearchSection, applySourceSection, renderResearchSection, RESEARCH_OUTPUT_FIELDS } from './prompt.js';
+import { formatRef, isUnderPrefix } from '../refs/ref.js';
+import { applyResearchSection, mergeSourceSection, reconcileLaneLines, renderResearchSection, researchSectionLines, RESEARCH_OUTPUT_FIELDS } from './prompt.js';
+import { excerptBudget, sceneRequirements, selectWithinBudget, servedRequirement } from './requirements.js';
+import type { BudgetCandidate, ExcerptBudget, SceneRequirement } from './requirements.js';
+import { compactExcerpt } from '../excerpts/compact.js';
+import { makeTraceEntry } from '../excerpts/trace.js';
+import { chunksOf, outgoingLinks } from '../indexer/lookup.js';
 import { assertInScope, assertNoHiddenText, bareVaultPath, refuse, sourceParts, summarizeErrors, withholdReason } from './scope.js';
 
 // The hidden-text comparison lives in rules.ts (the validator's prompt rules use it too); re-exported here.
@@ -42,14 +47,17 @@ export { hiddenTextForm, hiddenTextIn };
 export {
   applyResearchSection,
   applySourceSection,
+  mergeSourceSection,
   parseSourceSection,
+  reconcileLaneLines,
   promptStyle,
   PROXY_TOOLS,
   renderResearchSection,
   renderSourceSection,
   RESEARCH_OUTPUT_FIELDS,
 } from './prompt.js';
-export type { PromptStyle, ResearchSectionInput } from './prompt.js';
+export type { LaneLineInput, PromptStyle, ResearchSectionInput, RewrittenLine } from './prompt.js';
+export type { ExcerptBudget, SceneRequirement } from './requirements.js';
 
 /** The two retrieval-augmented lanes `loretrace retrieve` builds (seed 001, "two retrieval-augmented modes"). */
 export type RetrievalLane = 'coordinator_scoped_retrieval' | 'responder_scoped_repository_search';
@@ -92,6 +100,11 @@ export interface BuildPacketOptions {
   allowedScope?: string[];
   /** Refuse a policy with advisory (unenforced) clauses (`--strict-policy`, passed to compilePolicy). */
   strictPolicy?: boolean;
+  /**
+   * Version number in the new `packet_id` (`<draft id>.loretrace-<coordinator|research>.v<version>`),
+   * an integer ≥ 1; default 1. A new run over a locked packet writes the next version.
+   */
+  version?: number;
   /** File names, for messages and reports. */
   file?: string;
   projectedContextFile?: string;
@@ -111,10 +124,13 @@ export interface BuildPacketResult {
   findings: Finding[];
   /**
    * Counts: draft excerpts kept, lore excerpts added, draft lore excerpts dropped (replaced by traced
-   * ones), traversal excerpts withheld (they link to hidden lore or contain an omitted ref or a raw-state
-   * marker), trace entries in the capture fragment.
+   * ones), traversal excerpts withheld (they link to hidden lore or contain an omitted ref, a raw-state
+   * marker or raw numeric state), traversal excerpts cut by the excerpt budget, trace entries in the
+   * capture fragment.
    */
-  stats: { excerpts_kept: number; excerpts_added: number; excerpts_dropped: number; excerpts_withheld: number; trace_entries: number };
+  stats: { excerpts_kept: number; excerpts_added: number; excerpts_dropped: number; excerpts_withheld: number; excerpts_cut: number; trace_entries: number };
+  /** The lore excerpt budget applied (coordinator lane), or null (responder lane: no lore is fetched). */
+  budget: ExcerptBudget | null;
   /** The validator's report on the output (always valid). */
   validation: ValidationReport;
 }
@@ -133,7 +149,7 @@ export const DEFAULT_RESEARCH_INSTRUCTIONS: readonly string[] = [
 const PLACEHOLDER_SCOPE = new Set(['packet-local excerpts only']);
 
 /** Pointers of the projected context the builder reads; a contract violation there is fatal. */
-const READ_POINTERS = ['/context/local_agent_id', '/context/runtime_retrieval_requirements'];
+const READ_POINTERS = ['/context/local_agent_id', '/context/runtime_retrieval_requirements', '/context/latent_pressure_requirements'];
 
 /**
  * Rebuild an object with the keys of `template` first (in its order, values from `values`), then the
@@ -218,6 +234,11 @@ interface BuildContext {
 /** What an excerpt step of a lane hands to the assembly steps. */
 interface LaneExcerpts {
   excerpts: SourceExcerpt[];
+  /** Draft lore excerpts replaced by verified ones (their prompt bullets may go). */
+  replaced: SourceExcerpt[];
+  /** Lore excerpts loretrace added (rendered into the prompt's source section). */
+  added: SourceExcerpt[];
+  budget: ExcerptBudget | null;
   capture: CaptureFragment | null;
   queries: string[];
   researchInstructions: string[] | undefined;
@@ -269,7 +290,7 @@ function readProjectedContext(draft: ResponderPacket, options: BuildPacketOption
     findings.push({
       code: 'projected_context_invalid',
       severity: 'warning',
-      message: `${pcFile}: ${e.pointer} [${e.rule}] ${e.message} (not read by the builder: only /context/local_agent_id and /context/runtime_retrieval_requirements are)`,
+      message: `${pcFile}: ${e.pointer} [${e.rule}] ${e.message} (not read by the builder: only /context/local_agent_id, /context/runtime_retrieval_requirements and /context/latent_pressure_requirements are)`,
       path: pcFile,
       pointer: e.pointer,
     });
@@ -455,7 +476,7 @@ function guardDraftExcerpt(ctx: BuildContext, refLike: DraftGuard['refLike'], ke
 
 /** Fresh zero counts. */
 function emptyStats(): BuildStats {
-  return { excerpts_kept: 0, excerpts_added: 0, excerpts_dropped: 0, excerpts_withheld: 0, trace_entries: 0 };
+  return { excerpts_kept: 0, excerpts_added: 0, excerpts_dropped: 0, excerpts_withheld: 0, excerpts_cut: 0, trace_entries: 0 };
 }
 
 /**
@@ -463,9 +484,10 @@ function emptyStats(): BuildStats {
  * (`draft_lore_excerpt_dropped`: lore in this lane always comes with a runner_captured receipt).
  * @throws LoretraceError `ref_out_of_scope` for a ref of another namespace, and the guards' errors.
  */
-function keepDraftNonLore(ctx: BuildContext, guard: DraftGuard, stats: BuildStats): SourceExcerpt[] {
+function keepDraftNonLore(ctx: BuildContext, guard: DraftGuard, stats: BuildStats): { kept: SourceExcerpt[]; replaced: SourceExcerpt[] } {
   const { ns, file, findings } = ctx;
   const kept: SourceExcerpt[] = [];
+  const replaced: SourceExcerpt[] = [];
   ctx.draft.visible_context.source_excerpts.forEach((ex, i) => {
     const { kind } = sourceParts(ex.source_ref, ns);
     const pointer = `/visible_context/source_excerpts/${i}`;
@@ -478,6 +500,7 @@ function keepDraftNonLore(ctx: BuildContext, guard: DraftGuard, stats: BuildStat
       throw refuse('ref_out_of_scope', `${file}: ${pointer}/source_ref ${JSON.stringify(ex.source_ref)} names another lore namespace than ${ns}; it cannot be checked against this vault`, file, `${pointer}/source_ref`);
     }
     stats.excerpts_dropped += 1;
+    replaced.push(ex);
     findings.push({
       code: 'draft_lore_excerpt_dropped',
       severity: 'info',
@@ -487,41 +510,107 @@ function keepDraftNonLore(ctx: BuildContext, guard: DraftGuard, stats: BuildStat
     });
   });
   stats.excerpts_kept = kept.length;
-  return kept;
+  return { kept, replaced };
 }
 
 /**
  * Coordinator step b: the traversal queries ({@link queriesFor}); they are written into every trace entry
- * of the capture fragment, so none may carry hidden text.
+ * of the capture fragment, so none may carry hidden text — nor may a latent pressure requirement, whose
+ * text an excerpt's `used_for` may quote.
  * @throws LoretraceError `hidden_ref_in_output` naming the requirement or the observable action.
  */
 function traversalQueries(ctx: BuildContext, projected: ProjectedLocalContext | undefined): string[] {
   const { draft, omitted, file, options } = ctx;
   const queries = queriesFor(draft, projected);
+  const pcFile = options.projectedContextFile ?? '<projected-context>';
   (projected?.context?.runtime_retrieval_requirements ?? []).forEach((r, i) => {
-    assertNoHiddenText(`${r.trigger}: ${r.compact_fact}`, omitted, options.projectedContextFile ?? '<projected-context>', `/context/runtime_retrieval_requirements/${i}`, 'a traversal query, written into the capture fragment');
+    assertNoHiddenText(`${r.trigger}: ${r.compact_fact}`, omitted, pcFile, `/context/runtime_retrieval_requirements/${i}`, 'a traversal query, written into the capture fragment');
+  });
+  const latent = projected?.context?.latent_pressure_requirements;
+  (Array.isArray(latent) ? latent : []).forEach((r, i) => {
+    if (typeof r?.text === 'string') assertNoHiddenText(r.text, omitted, pcFile, `/context/latent_pressure_requirements/${i}/text`, 'a requirement an excerpt\'s used_for names, written into the capture fragment');
   });
   assertNoHiddenText(draft.visible_context.observed_event.observable_action, omitted, file, '/visible_context/observed_event/observable_action', 'a traversal query, written into the capture fragment');
   return queries;
 }
 
+/** A traversal excerpt made compact, with the requirement it serves and its rebuilt trace entry. */
+interface LoreCandidate {
+  excerpt: SourceExcerpt;
+  trace: ResearchTraceEntry;
+  served: { index: number; terms: number } | null;
+  seed: boolean;
+}
+
 /**
- * Coordinator step c: merge the traversal's excerpts after the kept ones. Each is checked in scope; one
- * that may not reach the packet ({@link withholdReason}) is withheld with its trace entry
- * (`excerpt_withheld`); exact duplicates (same source_ref and text) are skipped (their trace entry kept);
- * trace entries past the excerpts are kept. Returns the kept trace entries.
+ * Coordinator step c: make one traversal excerpt compact ({@link compactExcerpt}: the most relevant
+ * sentences of the chunk the traversal chose, wikilinks as display text) and rebuild its trace entry over exactly the lines
+ * those sentences touch, with a `used_for` that names the requirement the excerpt serves
+ * ({@link servedRequirement}) or says it is context for the scene's seed; the traversal's own note on how
+ * the note was reached follows after `; reached: `. Returns null when the lines hold no content line
+ * (an epigraph, a heading, a list of links only): such an excerpt is not put in the packet.
+ */
+function compactCandidate(ctx: BuildContext, ex: SourceExcerpt, trace: ResearchTraceEntry, requirements: readonly SceneRequirement[], seedRef: string): LoreCandidate | null {
+  const served = servedRequirement(trace.extracted_constraint, requirements);
+  const focus = served !== null ? [(requirements[served.index] as SceneRequirement).text] : requirements.map((r) => r.text);
+  // The whole chunk the traversal chose, not only its line pick: its best sentences may lie elsewhere in
+  // the chunk, and a pick of field or link lines alone would leave nothing to show.
+  const chunk = chunksOf(ctx.index, trace.source_path).find((c) => c.chunk_index === trace.chunk_index);
+  const lines = chunk ? chunk.text.split('\n') : trace.extracted_constraint.split('\n');
+  const pick = compactExcerpt(lines, focus, {
+    lineOffset: chunk ? chunk.line_start : trace.line_start,
+    links: outgoingLinks(ctx.index, trace.source_path),
+  });
+  if (pick === null) return null;
+  const servedNow = servedRequirement(pick.text, requirements) ?? served;
+  const seed = ctx.compiled.seeds.includes(trace.source_path);
+  const ownSeed = seed ? formatRef(ctx.ns, trace.source_path) : seedRef;
+  const purpose = servedNow !== null ? `serves ${(requirements[servedNow.index] as SceneRequirement).label}` : `context for the scene's seed ${ownSeed}`;
+  const rebuilt = makeTraceEntry({
+    trace_id: trace.trace_id,
+    origin: trace.origin,
+    query: trace.query,
+    namespace: ctx.ns,
+    path: trace.source_path,
+    chunk_index: trace.chunk_index,
+    line_start: pick.line_start,
+    line_end: pick.line_end,
+    text: pick.exact,
+    used_for: `${purpose}; reached: ${trace.used_for}`,
+  });
+  return { excerpt: { ref_id: ex.ref_id, source_ref: ex.source_ref, text: pick.text }, trace: rebuilt, served: servedNow, seed };
+}
+
+/**
+ * Coordinator step d: turn the traversal's excerpts into packet excerpts. Each is checked in scope and made
+ * compact ({@link compactCandidate}); one that may not reach the packet ({@link withholdReason}, judged on
+ * the compact text and lines) is withheld with its trace entry (`excerpt_withheld`); exact duplicates of a
+ * kept excerpt are skipped; the rest go through the excerpt budget ({@link selectWithinBudget}), and what it
+ * cuts is reported (`excerpt_budget_cut`, with each cut excerpt's ref and lines) and left out of the packet
+ * and the capture. Trace entries past the excerpts are kept. Returns the added excerpts and kept trace.
  * @throws LoretraceError `ref_out_of_scope`, `duplicate_ref_id` (a traversal ref_id a draft excerpt uses).
  */
-function mergeTraversalExcerpts(ctx: BuildContext, guard: DraftGuard, result: TraverseResult, excerpts: SourceExcerpt[], stats: BuildStats): ResearchTraceEntry[] {
+function mergeTraversalExcerpts(
+  ctx: BuildContext,
+  guard: DraftGuard,
+  result: TraverseResult,
+  kept: readonly SourceExcerpt[],
+  requirements: readonly SceneRequirement[],
+  budget: ExcerptBudget,
+  stats: BuildStats,
+): { added: SourceExcerpt[]; trace: ResearchTraceEntry[] } {
   const { compiled, ns, file, policy, draft, index, findings } = ctx;
-  const seen = new Set(excerpts.map((e) => `${e.source_ref}\u0000${e.text}`));
-  const ids = new Set(excerpts.map((e) => e.ref_id));
-  const keptTrace: ResearchTraceEntry[] = [];
+  const seen = new Set(kept.map((e) => `${e.source_ref}\u0000${e.text}`));
+  const ids = new Set(kept.map((e) => e.ref_id));
+  const seedRef = policy.required_seed_refs[0] ?? result.consulted_refs[0] ?? ctx.allowedScope[0] ?? '(none)';
+  const candidates: LoreCandidate[] = [];
   result.source_excerpts.forEach((ex, i) => {
     assertInScope(ex.source_ref, compiled, ns, 'traversal result', `/source_excerpts/${i}/source_ref`, policy.allowed_prefixes);
     const trace = result.research_trace[i];
-    const withheld = withholdReason(ex, trace, draft, compiled, index);
-    if (withheld !== null) {
+    if (!trace) return;
+    const cand = compactCandidate(ctx, ex, trace, requirements, seedRef);
+    const withheld = cand === null ? 'its chunk holds no content line (only epigraphs, headings, fields or lists of links)' : withholdReason(cand.excerpt, cand.trace, draft, compiled, index);
+    if (withheld !== null || cand === null) {
       stats.excerpts_withheld += 1;
       findings.push({
         code: 'excerpt_withheld',
@@ -531,24 +620,45 @@ function mergeTraversalExcerpts(ctx: BuildContext, guard: DraftGuard, result: Tr
       });
       return;
     }
-    if (trace) keptTrace.push(trace);
-    const key = `${ex.source_ref}\u0000${ex.text}`;
+    const key = `${cand.excerpt.source_ref}\u0000${cand.excerpt.text}`;
     if (seen.has(key)) return;
-    if (ids.has(ex.ref_id)) {
-      const at = guard.keptIds.get(ex.ref_id);
+    if (ids.has(cand.excerpt.ref_id)) {
+      const at = guard.keptIds.get(cand.excerpt.ref_id);
       const pointer = at !== undefined ? `/visible_context/source_excerpts/${at}/ref_id` : '/visible_context/source_excerpts';
-      throw refuse('duplicate_ref_id', `${file}: the traversal's excerpt ref_id ${JSON.stringify(ex.ref_id)} (${ex.source_ref}) is already used by ${pointer}; rename the draft's excerpt`, file, pointer);
+      throw refuse('duplicate_ref_id', `${file}: the traversal's excerpt ref_id ${JSON.stringify(cand.excerpt.ref_id)} (${cand.excerpt.source_ref}) is already used by ${pointer}; rename the draft's excerpt`, file, pointer);
     }
     seen.add(key);
-    ids.add(ex.ref_id);
-    excerpts.push({ ref_id: ex.ref_id, source_ref: ex.source_ref, text: ex.text });
-    stats.excerpts_added += 1;
+    ids.add(cand.excerpt.ref_id);
+    candidates.push(cand);
   });
   result.research_trace.forEach((t, i) => assertInScope(t.source_ref, compiled, ns, 'traversal result', `/research_trace/${i}/source_ref`, policy.allowed_prefixes));
   result.consulted_refs.forEach((r, i) => assertInScope(r, compiled, ns, 'traversal result', `/consulted_refs/${i}`, policy.allowed_prefixes));
   result.followed_refs.forEach((r, i) => assertInScope(r, compiled, ns, 'traversal result', `/followed_refs/${i}`, policy.allowed_prefixes));
-  for (const t of result.research_trace.slice(result.source_excerpts.length)) keptTrace.push(t);
-  return keptTrace;
+
+  const budgetInput: BudgetCandidate[] = candidates.map((c) => ({
+    chars: c.excerpt.text.length,
+    requirement: c.served?.index ?? null,
+    terms: c.served?.terms ?? 0,
+    seed: c.seed,
+    path: c.trace.source_path,
+  }));
+  const chosen = new Set(selectWithinBudget(budgetInput, requirements.length, budget));
+  const cut = candidates.filter((_, i) => !chosen.has(i));
+  stats.excerpts_cut = cut.length;
+  if (cut.length > 0) {
+    findings.push({
+      code: 'excerpt_budget_cut',
+      severity: 'info',
+      message: `${file}: the excerpt budget (${budget.count} excerpts, ${budget.chars} characters; ${budget.count_source}; ${budget.chars_source}) cut ${cut.length} lore excerpt${cut.length === 1 ? '' : 's'}, left out of the packet and the capture: ${cut.map((c) => `${c.trace.source_ref} L${c.trace.line_start}-L${c.trace.line_end} (${c.excerpt.text.length} characters)`).join(', ')}`,
+      path: file,
+      pointer: '/visible_context/source_excerpts',
+    });
+  }
+  const added = candidates.filter((_, i) => chosen.has(i));
+  stats.excerpts_added = added.length;
+  const trace = added.map((c) => c.trace);
+  for (const t of result.research_trace.slice(result.source_excerpts.length)) trace.push(t);
+  return { added: added.map((c) => c.excerpt), trace };
 }
 
 /**
@@ -560,10 +670,12 @@ function mergeTraversalExcerpts(ctx: BuildContext, guard: DraftGuard, result: Tr
 async function coordinatorExcerpts(ctx: BuildContext, guard: DraftGuard, projected: ProjectedLocalContext | undefined): Promise<LaneExcerpts> {
   const { file, policy, findings, draft } = ctx;
   const stats = emptyStats();
-  const excerpts = keepDraftNonLore(ctx, guard, stats);
+  const { kept, replaced } = keepDraftNonLore(ctx, guard, stats);
   const queries = traversalQueries(ctx, projected);
+  const requirements = sceneRequirements(draft, projected);
+  const budget = excerptBudget(draft, requirements, policy.required_seed_refs.length, ctx.compiled.budgets);
   const result = await traverse(ctx.index, ctx.compiled, { queries });
-  const keptTrace = mergeTraversalExcerpts(ctx, guard, result, excerpts, stats);
+  const { added, trace } = mergeTraversalExcerpts(ctx, guard, result, kept, requirements, budget, stats);
   if (stats.excerpts_added === 0) {
     throw refuse(
       'no_lore_excerpts',
@@ -572,12 +684,12 @@ async function coordinatorExcerpts(ctx: BuildContext, guard: DraftGuard, project
       '/visible_context/source_excerpts',
     );
   }
-  stats.trace_entries = keptTrace.length;
+  stats.trace_entries = trace.length;
   const capture: CaptureFragment = {
     mode: 'coordinator_scoped_retrieval',
     consulted_refs: result.consulted_refs,
     followed_refs: result.followed_refs,
-    research_trace: keptTrace,
+    research_trace: trace,
     research_trace_status: 'runner_captured',
     snapshot_id: result.snapshot_id,
     policy_receipt: result.policy_receipt,
@@ -591,7 +703,7 @@ async function coordinatorExcerpts(ctx: BuildContext, guard: DraftGuard, project
       pointer: '/lore_access/research_instructions',
     });
   }
-  return { excerpts, capture, queries, researchInstructions: undefined, stats };
+  return { excerpts: [...kept, ...added], replaced, added, budget, capture, queries, researchInstructions: undefined, stats };
 }
 
 /**
@@ -608,7 +720,7 @@ function responderExcerpts(ctx: BuildContext, guard: DraftGuard): LaneExcerpts {
   const own = draft.lore_access.research_instructions;
   const researchInstructions = own && own.length > 0 ? own : [...DEFAULT_RESEARCH_INSTRUCTIONS];
   researchInstructions.forEach((r, i) => assertNoHiddenText(r, omitted, file, `/lore_access/research_instructions/${i}`, 'research instruction'));
-  return { excerpts, capture: null, queries: [], researchInstructions, stats };
+  return { excerpts, replaced: [], added: [], budget: null, capture: null, queries: [], researchInstructions, stats };
 }
 
 /** Assembly step 1: `lore_access` in the draft's key order, then the schema's (`required_provenance: true`). */
@@ -624,47 +736,153 @@ function assembleLoreAccess(ctx: BuildContext, lane: RetrievalLane, researchInst
 }
 
 /**
- * Assembly step 2: the prompt — the source section re-rendered from the excerpts ({@link applySourceSection},
- * replaced lines reported as `prompt_lines_replaced`), then the `## Required Lore Research` section rendered
- * (responder lane) or removed (coordinator lane).
+ * Assembly step 2: the prompt, merged into the draft's, never regenerated over it. The source section
+ * keeps every draft line except the bullets of draft lore excerpts replaced by verified ones
+ * (`prompt_lines_replaced`, listing them) and gains the added lore excerpts ({@link mergeSourceSection});
+ * draft lines that contradict the packet as built are rewritten ({@link reconcileLaneLines},
+ * `prompt_lines_rewritten`, listing old and new); then the `## Required Lore Research` section is kept or
+ * rendered (responder lane, {@link researchPrompt}) or, when the draft had one, removed (`prompt_research_section_removed`, listing its
+ * lines: in the coordinator lane the responder does not research). No other draft line changes.
  */
-function assemblePrompt(ctx: BuildContext, lane: RetrievalLane, lanes: LaneExcerpts): string {
+function assemblePrompt(ctx: BuildContext, lane: RetrievalLane, lanes: LaneExcerpts, built: { fields: readonly string[]; packetId: string }): string {
   const { draft, file, findings } = ctx;
-  const { prompt: withSources, removed } = applySourceSection(draft.packet_prompt_text, lanes.excerpts);
+  const { prompt: withSources, removed } = mergeSourceSection(draft.packet_prompt_text, { replaced: lanes.replaced, added: lanes.added });
   if (removed.length > 0) {
     findings.push({
       code: 'prompt_lines_replaced',
       severity: 'info',
-      message: `${file}: ${removed.length} line${removed.length === 1 ? '' : 's'} of the prompt's source section did not match an excerpt and ${removed.length === 1 ? 'was' : 'were'} replaced by the rendered excerpts: ${removed.map((l) => JSON.stringify(l)).join(', ')}`,
+      message: `${file}: ${removed.length} line${removed.length === 1 ? '' : 's'} of the prompt's source section rendered draft lore excerpts that were replaced by verified ones and ${removed.length === 1 ? 'was' : 'were'} removed: ${removed.map((l) => JSON.stringify(l)).join(', ')}`,
       path: file,
       pointer: '/packet_prompt_text',
     });
   }
-  return lane === 'responder_scoped_repository_search'
-    ? applyResearchSection(withSources, renderResearchSection({ allowed_scope: ctx.allowedScope, traversal_policy: ctx.policy, research_instructions: lanes.researchInstructions ?? [] }))
-    : applyResearchSection(withSources, null);
+  const research = lane === 'responder_scoped_repository_search';
+  const { prompt: reconciled, rewritten } = reconcileLaneLines(withSources, {
+    repoAccess: research,
+    draftFields: draft.output_contract.required_fields,
+    fields: built.fields,
+    draftPacketId: draft.packet_id,
+    packetId: built.packetId,
+  });
+  if (rewritten.length > 0) {
+    findings.push({
+      code: 'prompt_lines_rewritten',
+      severity: 'info',
+      message: `${file}: ${rewritten.length} draft prompt line${rewritten.length === 1 ? '' : 's'} contradicted the packet as built and ${rewritten.length === 1 ? 'was' : 'were'} rewritten: ${rewritten.map((r) => `${JSON.stringify(r.from)} → ${JSON.stringify(r.to)} (${r.reason})`).join(', ')}`,
+      path: file,
+      pointer: '/packet_prompt_text',
+    });
+  }
+  if (research) return researchPrompt(ctx, reconciled, lanes.researchInstructions ?? []);
+  const gone = researchSectionLines(reconciled);
+  if (gone.length > 0) {
+    findings.push({
+      code: 'prompt_research_section_removed',
+      severity: 'info',
+      message: `${file}: the draft prompt's ${JSON.stringify(gone[0])} section (${gone.length} lines) was removed: in coordinator_scoped_retrieval the responder has no repository access and does not research; removed lines: ${gone.filter((l) => l.trim() !== '').map((l) => JSON.stringify(l)).join(', ')}`,
+      path: file,
+      pointer: '/packet_prompt_text',
+    });
+  }
+  return applyResearchSection(reconciled, null);
 }
 
 /**
- * Assembly step 3: the packet, in the draft's key order — `generation_lane: retrieval_augmented`, the new
- * lore_access, the excerpts, the output contract (the responder lane adds the research output fields),
- * `no_repo_access` (false only for the responder lane) and the prompt.
+ * The responder lane's research section. A draft that already carries a `## Required Lore Research` section
+ * naming every allowed_scope entry, every allowed prefix and every line of every research instruction
+ * keeps it verbatim (it is the author's wording of the same research); otherwise loretrace's section
+ * ({@link renderResearchSection}) is put in, and the draft section's lines it replaces are listed
+ * (`prompt_research_section_replaced`).
  */
-function assemblePacket(ctx: BuildContext, lane: RetrievalLane, lanes: LaneExcerpts, loreAccess: PacketLoreAccess, prompt: string): ResponderPacket {
+function researchPrompt(ctx: BuildContext, prompt: string, instructions: readonly string[]): string {
+  const own = researchSectionLines(prompt);
+  if (own.length > 0) {
+    const text = own.join('\n');
+    const needed = [...ctx.allowedScope, ...ctx.policy.allowed_prefixes, ...instructions.flatMap((i) => i.split('\n').map((l) => l.trim()))];
+    if (needed.every((n) => n === '' || text.includes(n))) return prompt;
+  }
+  const rendered = applyResearchSection(prompt, renderResearchSection({ allowed_scope: ctx.allowedScope, traversal_policy: ctx.policy, research_instructions: instructions }));
+  const kept = new Set(rendered.split('\n'));
+  const gone = own.filter((l) => l.trim() !== '' && !kept.has(l));
+  if (gone.length > 0) {
+    ctx.findings.push({
+      code: 'prompt_research_section_replaced',
+      severity: 'info',
+      message: `${ctx.file}: the draft prompt's "## Required Lore Research" section does not name every allowed_scope entry, allowed prefix and research instruction of the packet, so loretrace's section replaced it; replaced lines: ${gone.map((l) => JSON.stringify(l)).join(', ')}`,
+      path: ctx.file,
+      pointer: '/packet_prompt_text',
+    });
+  }
+  return rendered;
+}
+
+/** `output_contract.required_fields` of the built packet: the responder lane adds the research output fields. */
+function builtRequiredFields(draft: ResponderPacket, lane: RetrievalLane): string[] {
+  const own = draft.output_contract.required_fields;
+  return lane === 'responder_scoped_repository_search' ? [...own, ...RESEARCH_OUTPUT_FIELDS.filter((f) => !own.includes(f))] : [...own];
+}
+
+/** Lane names in packet ids: `loretrace-coordinator`, `loretrace-research`. */
+const LANE_ID_SUFFIX: Record<RetrievalLane, string> = {
+  coordinator_scoped_retrieval: 'loretrace-coordinator',
+  responder_scoped_repository_search: 'loretrace-research',
+};
+
+/**
+ * The built packet's `packet_id`: the draft's id (without a previous loretrace suffix, so a built packet
+ * rebuilt does not stack suffixes) plus `.loretrace-<coordinator|research>.v<version>`. Deterministic.
+ * Seed 002: a changed artifact is a new version, never the old one edited in place.
+ * @throws LoretraceError `usage` (exit 2) when `version` is not an integer ≥ 1.
+ */
+export function builtPacketId(draftPacketId: string, lane: RetrievalLane, version = 1): string {
+  if (!Number.isInteger(version) || version < 1) {
+    throw refuse('usage', `packet version must be an integer ≥ 1 (got ${version})`, '<options>', undefined, undefined, 2);
+  }
+  const base = draftPacketId.replace(/\.loretrace-(?:coordinator|research)\.v\d+$/, '');
+  return `${base}.${LANE_ID_SUFFIX[lane]}.v${version}`;
+}
+
+/**
+ * The built packet's fresh `review` block (seed 001: a packet is a draft until a person accepts it): reviewer
+ * `loretrace retrieve`, `accepted_for_sandbox_use: false`, no failure labels, and notes naming what
+ * produced it — the draft's id and the lane, the policy receipt summary (rows per disposition), the vault
+ * snapshot. The draft's own review notes describe another run and are not carried over.
+ */
+function freshReview(ctx: BuildContext, lane: RetrievalLane): ResponderPacket['review'] {
+  const counts = new Map<string, number>();
+  for (const row of ctx.compiled.receipt) counts.set(row.disposition, (counts.get(row.disposition) ?? 0) + 1);
+  const summary = [...counts.entries()].sort((a, b) => codeUnitCompare(a[0], b[0])).map(([d, n]) => `${n} ${d}`).join(', ');
+  return {
+    reviewer: 'loretrace retrieve',
+    review_notes: [
+      `Built by loretrace retrieve (${lane}) from draft packet ${ctx.draft.packet_id}; not yet reviewed by a person.`,
+      `Policy receipt: ${ctx.compiled.receipt.length} clause rows (${summary || 'none'}).`,
+      `Vault snapshot: ${ctx.index.namespace} ${ctx.index.snapshot_id}.`,
+    ],
+    accepted_for_sandbox_use: false,
+    failure_labels: [],
+  };
+}
+
+/**
+ * Assembly step 3: the packet, in the draft's key order — a new `packet_id` ({@link builtPacketId}),
+ * `review_status: draft`, `generation_lane: retrieval_augmented`, the new lore_access, the excerpts, the
+ * output contract's required fields ({@link builtRequiredFields}), `no_repo_access` (false only for the
+ * responder lane), the prompt and a fresh review block ({@link freshReview}).
+ */
+function assemblePacket(ctx: BuildContext, lane: RetrievalLane, lanes: LaneExcerpts, loreAccess: PacketLoreAccess, built: { fields: string[]; packetId: string; prompt: string }): ResponderPacket {
   const { draft } = ctx;
-  const outputContract = draft.output_contract;
-  const requiredFields =
-    lane === 'responder_scoped_repository_search'
-      ? [...outputContract.required_fields, ...RESEARCH_OUTPUT_FIELDS.filter((f) => !outputContract.required_fields.includes(f))]
-      : outputContract.required_fields;
   const packetValues: Obj = {
     ...(draft as unknown as Obj),
+    packet_id: built.packetId,
+    review_status: 'draft',
     generation_lane: 'retrieval_augmented',
     lore_access: loreAccess,
     visible_context: { ...draft.visible_context, source_excerpts: lanes.excerpts },
-    output_contract: { ...outputContract, required_fields: requiredFields },
+    output_contract: { ...draft.output_contract, required_fields: built.fields },
     isolation_requirements: { ...draft.isolation_requirements, no_repo_access: lane !== 'responder_scoped_repository_search' },
-    packet_prompt_text: prompt,
+    packet_prompt_text: built.prompt,
+    review: freshReview(ctx, lane),
   };
   return ordered(draft as unknown as Obj, packetValues, []) as unknown as ResponderPacket;
 }
@@ -745,8 +963,10 @@ export async function buildPacket(index: VaultIndex, draftInput: unknown, option
   const guard = guardDraft(ctx);
   const lanes = lane === 'coordinator_scoped_retrieval' ? await coordinatorExcerpts(ctx, guard, projected) : responderExcerpts(ctx, guard);
   const loreAccess = assembleLoreAccess(ctx, lane, lanes.researchInstructions);
-  const prompt = assemblePrompt(ctx, lane, lanes);
-  const packet = assemblePacket(ctx, lane, lanes, loreAccess, prompt);
+  const fields = builtRequiredFields(draft, lane);
+  const packetId = builtPacketId(draft.packet_id, lane, options.version);
+  const prompt = assemblePrompt(ctx, lane, lanes, { fields, packetId });
+  const packet = assemblePacket(ctx, lane, lanes, loreAccess, { fields, packetId, prompt });
   const validation = validateOutputs(file, packet, lanes.capture);
-  return { lane, packet, capture: lanes.capture, queries: lanes.queries, findings, stats: lanes.stats, validation };
+  return { lane, packet, capture: lanes.capture, queries: lanes.queries, findings, stats: lanes.stats, budget: lanes.budget, validation };
 }

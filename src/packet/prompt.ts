@@ -6,6 +6,7 @@
  * The renderers are exported so that a reviewer (or a test) can re-render a packet's prompt and compare.
  */
 import type { SourceExcerpt, TraversalPolicy } from '../contracts/types.js';
+import { NO_REPO_ACCESS_PHRASE } from '../contracts/rules.js';
 
 /**
  * How a prompt lays out its sections. `markdown`: `## Heading` lines (Ghostlight's research packets);
@@ -146,6 +147,127 @@ export function applySourceSection(prompt: string, excerpts: readonly SourceExce
   return { prompt: `${trimmed}\n\n${block.join('\n')}`, removed: [] };
 }
 
+/** One bullet of a source section: its lines (0-based, end exclusive) and what it renders. */
+interface SourceItem {
+  start: number;
+  end: number;
+  ref_id: string | null;
+  text: string;
+}
+
+/** The bullets of the run that starts after `header`, each with its line span. */
+function sourceItems(lines: readonly string[], header: number, end: number, style: PromptStyle): SourceItem[] {
+  const items: SourceItem[] = [];
+  for (let i = header + 1; i < end; i++) {
+    const line = lines[i] as string;
+    if (line.startsWith('- ')) {
+      let body = line.slice(2);
+      let refId: string | null = null;
+      if (style === 'markdown') {
+        const colon = body.indexOf(': ');
+        if (colon > 0) {
+          refId = body.slice(0, colon);
+          body = body.slice(colon + 2);
+        }
+      }
+      items.push({ start: i, end: i + 1, ref_id: refId, text: body });
+    } else {
+      const last = items[items.length - 1];
+      if (last) {
+        last.text += '\n' + line.slice(2);
+        last.end = i + 1;
+      }
+    }
+  }
+  return items;
+}
+
+/**
+ * Merge lore excerpts into the source section of a draft prompt without regenerating it: every line of
+ * the draft's prompt survives verbatim, except the bullets that render an excerpt in `replaced` (a draft
+ * lore excerpt loretrace replaced by a verified one: a markdown bullet `- <ref_id>: <text>` with the same
+ * ref_id and text, or a bullet whose text is the excerpt's text). The `added` excerpts are rendered
+ * ({@link renderSourceSection}) after the section's last remaining bullet. Without a source section,
+ * one is inserted as {@link applySourceSection} does. The header line always stays.
+ *
+ * Why: the draft's source lines are often the author's own constraints (tone, local-knowledge limits,
+ * paraphrased lore) rather than renderings of `visible_context.source_excerpts`; regenerating the
+ * section from the excerpts deleted them. Returns the new prompt and the removed lines (for the finding).
+ */
+export function mergeSourceSection(prompt: string, change: { replaced: readonly SourceExcerpt[]; added: readonly SourceExcerpt[] }): { prompt: string; removed: string[] } {
+  const lines = prompt.split('\n');
+  let header = findLine(lines, SOURCE_HEADER_MD);
+  let style: PromptStyle = 'markdown';
+  if (header < 0) {
+    header = findLine(lines, SOURCE_HEADER_PLAIN);
+    style = 'plain';
+  }
+  if (header < 0) return { prompt: applySourceSection(prompt, change.added).prompt, removed: [] };
+  const end = bulletRunEnd(lines, header);
+  const isReplaced = (item: SourceItem): boolean =>
+    change.replaced.some((ex) => item.text === ex.text && (item.ref_id === null || item.ref_id === ex.ref_id || style === 'plain'));
+  const items = sourceItems(lines, header, end, style);
+  const gone = items.filter(isReplaced);
+  const removed = gone.flatMap((it) => lines.slice(it.start, it.end));
+  const drop = new Set(gone.flatMap((it) => Array.from({ length: it.end - it.start }, (_, k) => it.start + k)));
+  const kept = lines.slice(header + 1, end).filter((_, k) => !drop.has(header + 1 + k));
+  lines.splice(header + 1, end - header - 1, ...kept, ...renderSourceSection(change.added, style));
+  return { prompt: lines.join('\n'), removed };
+}
+
+/** A draft prompt line the builder rewrote, and why (reported in the `prompt_lines_rewritten` finding). */
+export interface RewrittenLine {
+  from: string;
+  to: string;
+  reason: string;
+}
+
+/** What {@link reconcileLaneLines} compares the draft's prompt against. */
+export interface LaneLineInput {
+  /** True when the built packet gives the responder scoped repository access (`no_repo_access: false`). */
+  repoAccess: boolean;
+  /** `output_contract.required_fields` of the draft and of the built packet. */
+  draftFields: readonly string[];
+  fields: readonly string[];
+  /** `packet_id` of the draft and of the built packet. */
+  draftPacketId: string;
+  packetId: string;
+}
+
+const REPO_ACCESS_ONLY_THROUGH = 'repository access only through the lore search described under Required Lore Research';
+
+/**
+ * Rewrite the draft prompt lines that contradict the packet as built — the only draft lines the builder
+ * may change — and list each. A line that denies repository access (`You have no … repository access …`)
+ * in a packet that grants scoped research; a key list (`… exact keys: a, b.` / `Required fields: a, b`)
+ * naming exactly the draft's required_fields when the built packet requires others; a `Packet id: <draft
+ * id>` line when the packet got a new id. Everything else is kept byte for byte.
+ */
+export function reconcileLaneLines(prompt: string, input: LaneLineInput): { prompt: string; rewritten: RewrittenLine[] } {
+  const rewritten: RewrittenLine[] = [];
+  const draftList = input.draftFields.join(', ');
+  const fieldsChanged = draftList !== input.fields.join(', ');
+  const out = prompt.split('\n').map((line) => {
+    let to = line;
+    const reasons: string[] = [];
+    if (input.repoAccess && NO_REPO_ACCESS_PHRASE.test(to)) {
+      to = to.replace(new RegExp(NO_REPO_ACCESS_PHRASE.source, 'gi'), REPO_ACCESS_ONLY_THROUGH);
+      reasons.push('the packet grants scoped repository research (no_repo_access: false)');
+    }
+    if (fieldsChanged && draftList !== '' && to.includes(draftList) && /\b(?:keys|fields)\b/i.test(to)) {
+      to = to.replace(draftList, input.fields.join(', '));
+      reasons.push('output_contract.required_fields changed');
+    }
+    if (input.packetId !== input.draftPacketId && /^\s*Packet id:/i.test(to) && to.includes(input.draftPacketId)) {
+      to = to.replace(input.draftPacketId, input.packetId);
+      reasons.push('the packet has a new packet_id');
+    }
+    if (to !== line) rewritten.push({ from: line, to, reason: reasons.join('; ') });
+    return to;
+  });
+  return { prompt: out.join('\n'), rewritten };
+}
+
 /** What the `## Required Lore Research` section needs. */
 export interface ResearchSectionInput {
   allowed_scope: readonly string[];
@@ -169,9 +291,10 @@ export const RESEARCH_OUTPUT_FIELDS: readonly string[] = ['consulted_refs', 'fol
  * Render the `## Required Lore Research` section (responder_scoped_repository_search, seed 001: "The packet
  * must include a Required Lore Research section, allowed_scope, and research_instructions"): what to do,
  * the seed scope (every allowed_scope entry), the traversal policy (depth, every allowed prefix, seeds,
- * link classes, stop conditions), the research instructions, and how to reach the loretrace search proxy
- * (`loretrace serve --lore <vault> --packet <packet.json> --ledger <ledger.jsonl> --mcp`, or
- * `--http 127.0.0.1:<port>` instead of `--mcp`; src/cli/commands/serve.ts). Empty lists render as `- (none)`;
+ * link classes, stop conditions), the research instructions, and what the responder may do with the
+ * loretrace search proxy (its tools, what it refuses and records). How the runner starts the proxy
+ * (`loretrace serve`, docs/PROXY.md) is the runner's business and not in the prompt: the prompt says only
+ * what the responder may do. Empty lists render as `- (none)`;
  * a multi-line item continues on lines indented two spaces deeper (line breaks: {@link LINE_BREAKS}), so
  * no item starts a prompt line of its own. Returns lines, the first being the heading.
  */
@@ -210,10 +333,23 @@ export function renderResearchSection(input: ResearchSectionInput): string[] {
     '',
     'Lore search proxy:',
     '- Your only lore access is the loretrace search proxy. It enforces this traversal policy, refuses anything outside it, and records every lookup as a runner_captured research trace entry.',
-    '- The runner starts it with `loretrace serve --lore <vault> --packet <this packet> --ledger <ledger.jsonl> --mcp` (MCP over stdio), or with `--http 127.0.0.1:<port>` instead of `--mcp` (loopback HTTP; port 0 picks a free one).',
     `- Its tools: ${PROXY_TOOLS.map((t) => `${t[0]} (${t[1]})`).join(', ')}.`,
     '- Cite each source you use by the ref, chunk and line range the proxy returned.',
   ];
+}
+
+/**
+ * The lines of the prompt's `## Required Lore Research` section (heading to the line before the next
+ * `#`/`##` heading, trailing blank lines left out), or [] when it has none.
+ */
+export function researchSectionLines(prompt: string): string[] {
+  const lines = prompt.split('\n');
+  const at = findLine(lines, RESEARCH_HEADER);
+  if (at < 0) return [];
+  let end = at + 1;
+  while (end < lines.length && !/^#{1,2} /.test(lines[end] as string)) end++;
+  while (end > at + 1 && lines[end - 1] === '') end--;
+  return lines.slice(at, end);
 }
 
 /**

@@ -9,7 +9,7 @@ import { isUnderPrefix, parseRef } from '../refs/ref.js';
 import { checkPath, scopeFolderNotes } from '../policy/compile.js';
 import type { CompiledPolicy } from '../policy/types.js';
 import type { ResearchTraceEntry, ResponderPacket, SourceExcerpt, ValidationIssue } from '../contracts/types.js';
-import { hiddenTextIn } from '../contracts/rules.js';
+import { hiddenTextIn, rawNumericStateIn } from '../contracts/rules.js';
 
 /** Line breaks other than LF: inside an excerpt they would start a prompt line the renderer cannot indent. */
 const OTHER_LINE_BREAK = /[\r\v\f\x1c-\x1e\x85\u2028\u2029]/;
@@ -131,7 +131,8 @@ export function assertInScope(ref: string, compiled: CompiledPolicy, namespace: 
  * a link on its lines resolves to a note the policy hides (`hidden_ref`) — the link text would name
  * hidden lore —, or its text (or its trace entry's `used_for`, which quotes the link that reached it)
  * contains an entry of `hidden_context_audit.omitted_context_refs` or a raw-state marker (the validator's
- * `prompt.hidden_ref` / `prompt.raw_state_marker`, compared in {@link hiddenTextForm}), or its text
+ * `prompt.hidden_ref` / `prompt.raw_state_marker`, compared in {@link hiddenTextForm}), or its text reads
+ * as raw numeric state (`prompt.raw_numeric_state`: `gravity 0.38` would fail the packet), or its text
  * contains a line break other than LF (CR, VT, FF, FS/GS/RS, NEL, U+2028, U+2029: Python's
  * `splitlines()` breaks there, so vault text could start its own prompt line, e.g. a heading).
  */
@@ -160,6 +161,8 @@ export function withholdReason(
     const inUse = hiddenTextIn(trace.used_for, omitted);
     if (inUse !== null) return `its trace entry's used_for ${JSON.stringify(trace.used_for)} contains ${inUse}`;
   }
+  const numeric = rawNumericStateIn(ex.text)[0];
+  if (numeric) return `its text contains ${JSON.stringify(numeric.text)}, which reads as raw numeric state (the validator's prompt.raw_numeric_state)`;
   const brk = OTHER_LINE_BREAK.exec(ex.text);
   if (brk) {
     return `its text contains U+${(brk[0].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}, a line break to some readers, which would let lore start a prompt line of its own`;

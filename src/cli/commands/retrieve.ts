@@ -188,7 +188,7 @@ interface RetrieveOptions extends VaultCliOptions {
 
 function humanSummary(r: BuildPacketResult, index: VaultIndex, written: string[]): string {
   const lines: string[] = [];
-  lines.push(`retrieve: ${r.lane} over ${index.namespace} (snapshot ${index.snapshot_id.slice(0, 12)})`);
+  lines.push(`retrieve: ${r.lane} over ${index.namespace} (snapshot ${index.snapshot_id.slice(0, 12)}) → packet ${r.packet.packet_id}`);
   if (r.queries.length) {
     lines.push(`  queries (${r.queries.length}):`);
     for (const q of r.queries) lines.push(`    ${JSON.stringify(q)}`);
@@ -196,6 +196,9 @@ function humanSummary(r: BuildPacketResult, index: VaultIndex, written: string[]
   lines.push(
     `  excerpts: ${r.stats.excerpts_kept} kept from the draft, ${plural(r.stats.excerpts_added, 'lore excerpt')} added, ${plural(r.stats.excerpts_dropped, 'draft lore excerpt')} replaced`,
   );
+  if (r.budget) {
+    lines.push(`  budget: ${plural(r.budget.count, 'lore excerpt')}, ${r.budget.chars} characters (${r.budget.count_source}; ${r.budget.chars_source}); ${r.stats.excerpts_cut} cut, ${r.stats.excerpts_withheld} withheld`);
+  }
   for (const ex of r.packet.visible_context.source_excerpts) lines.push(`    ${ex.ref_id}  ${ex.source_ref}`);
   if (r.capture) {
     lines.push(`  consulted refs (${r.capture.consulted_refs.length}):`);
@@ -284,6 +287,7 @@ export function register(program: Command, ctx: CliContext): void {
               snapshot_id: index.snapshot_id,
               queries: result.queries,
               stats: result.stats,
+              budget: result.budget,
               source_refs: result.packet.visible_context.source_excerpts.map((e) => e.source_ref),
               consulted_refs: result.capture?.consulted_refs ?? [],
               followed_refs: result.capture?.followed_refs ?? [],

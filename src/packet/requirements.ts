@@ -1,0 +1,181 @@
+/**
+ * What the coordinator lane's lore is for, and how much of it a packet may carry.
+ *
+ * Seed 001: "Retrieval can also make the packet worse if it floods the scene with faction or event
+ * context and starves the character's own relevant pressures." So every lore excerpt names the scene
+ * requirement it serves — a projected-context `runtime_retrieval_requirements` entry (trigger and compact
+ * fact), a `latent_pressure_requirements` entry, or the observed event — or says that it is context for
+ * the scene's seed; and a default budget, scaled to the draft, bounds how many excerpts and characters of
+ * lore reach the prompt.
+ *
+ * Default budget (overridden by the policy's `max_chunks:N` / `max_chars:N` stop conditions):
+ * - count: requirements (runtime + latent) plus required seed refs, at least 1;
+ * - characters: {@link DEFAULT_LORE_SHARE} of the draft prompt's characters, at least
+ *   {@link MIN_LORE_CHARS}.
+ * Selection under the budget, in rounds: each requirement's best excerpt (requirement order), then each
+ * seed note's first excerpt, then the rest by relevance (distinct requirement terms, then traversal
+ * order). Kept excerpts stay in traversal order.
+ */
+import { processTerm, tokenize } from '../search/tokenize.js';
+import { queryTermSet } from '../excerpts/excerpt.js';
+import type { ProjectedLocalContext, ResponderPacket } from '../contracts/types.js';
+
+/** Share of the draft prompt's characters that lore excerpts may take by default (0.25 = a quarter). */
+export const DEFAULT_LORE_SHARE = 0.25;
+
+/** Floor of the default character budget, so a short prompt still gets one compact excerpt. */
+export const MIN_LORE_CHARS = 600;
+
+/** A scene requirement an excerpt can serve. */
+export interface SceneRequirement {
+  /** Where it comes from and what it says, for `used_for`: `runtime_retrieval_requirements[0] turn-01.lore.pallas (scene grounding: …)`. */
+  label: string;
+  /** The text whose terms an excerpt is matched against. */
+  text: string;
+  /** Counted in the default budget (runtime and latent requirements) or not (the observed event). */
+  counted: boolean;
+}
+
+/**
+ * The scene requirements, in order: every `runtime_retrieval_requirements` entry (`"<trigger>:
+ * <compact_fact>"`), every `latent_pressure_requirements` entry (its `text`), then the observed event's
+ * `observable_action` (not counted in the budget).
+ */
+export function sceneRequirements(draft: ResponderPacket, projected?: ProjectedLocalContext): SceneRequirement[] {
+  const out: SceneRequirement[] = [];
+  const ctx = projected?.context;
+  (ctx?.runtime_retrieval_requirements ?? []).forEach((r, i) => {
+    const text = `${r.trigger}: ${r.compact_fact}`;
+    out.push({ label: `runtime_retrieval_requirements[${i}] ${r.requirement_id} (${text})`, text, counted: true });
+  });
+  const latent = (ctx as { latent_pressure_requirements?: unknown } | undefined)?.latent_pressure_requirements;
+  if (Array.isArray(latent)) {
+    latent.forEach((r: unknown, i) => {
+      if (typeof r !== 'object' || r === null) return;
+      const { pressure_id: id, text } = r as { pressure_id?: unknown; text?: unknown };
+      if (typeof text !== 'string' || text.trim() === '') return;
+      out.push({ label: `latent_pressure_requirements[${i}]${typeof id === 'string' ? ` ${id}` : ''} (${text})`, text, counted: true });
+    });
+  }
+  out.push({ label: 'visible_context.observed_event.observable_action', text: draft.visible_context.observed_event.observable_action, counted: false });
+  return out;
+}
+
+/** Distinct query terms of `requirement` that `text` contains (folded like search). */
+function termsServed(text: string, requirementTerms: ReadonlySet<string>): number {
+  const seen = new Set<string>();
+  for (const tok of tokenize(text)) {
+    const t = processTerm(tok);
+    if (t !== null && requirementTerms.has(t)) seen.add(t);
+  }
+  return seen.size;
+}
+
+/**
+ * Fewest distinct terms of a requirement an excerpt must contain to be said to serve it. One shared word
+ * ("pressure", "service") is a coincidence more often than a reason.
+ */
+export const MIN_SERVED_TERMS = 2;
+
+/** Least share of a requirement's distinct terms an excerpt must contain to serve it (long texts such as an observed event need more than two words in common). */
+export const MIN_SERVED_SHARE = 0.2;
+
+/**
+ * The requirement an excerpt serves: the one whose terms it contains most (distinct terms, at least
+ * {@link MIN_SERVED_TERMS} and {@link MIN_SERVED_SHARE} of the requirement's terms; ties go to the earlier
+ * requirement), with that count; null when none qualifies.
+ */
+export function servedRequirement(text: string, requirements: readonly SceneRequirement[]): { index: number; terms: number } | null {
+  let best: { index: number; terms: number } | null = null;
+  requirements.forEach((r, index) => {
+    const wanted = new Set(queryTermSet([r.text]));
+    const terms = termsServed(text, wanted);
+    const needed = Math.max(MIN_SERVED_TERMS, Math.ceil(wanted.size * MIN_SERVED_SHARE));
+    if (terms >= needed && (best === null || terms > best.terms)) best = { index, terms };
+  });
+  return best;
+}
+
+/** The lore excerpt budget of one packet: at most `count` excerpts and `chars` characters of excerpt text. */
+export interface ExcerptBudget {
+  count: number;
+  chars: number;
+  /** Where each bound comes from: `default (…)` or the policy's stop condition. */
+  count_source: string;
+  chars_source: string;
+}
+
+/**
+ * The budget for a draft (see the module doc). `policyBudgets` are the compiled policy's
+ * `max_chunks` / `max_chars` (null when the policy sets none).
+ */
+export function excerptBudget(
+  draft: ResponderPacket,
+  requirements: readonly SceneRequirement[],
+  seedCount: number,
+  policyBudgets: { max_chunks: number | null; max_chars: number | null },
+): ExcerptBudget {
+  const counted = requirements.filter((r) => r.counted).length;
+  const defaultCount = Math.max(1, counted + seedCount);
+  const defaultChars = Math.max(MIN_LORE_CHARS, Math.floor(draft.packet_prompt_text.length * DEFAULT_LORE_SHARE));
+  return {
+    count: policyBudgets.max_chunks ?? defaultCount,
+    chars: policyBudgets.max_chars ?? defaultChars,
+    count_source: policyBudgets.max_chunks !== null ? `stop condition max_chunks:${policyBudgets.max_chunks}` : `default: ${counted} requirement${counted === 1 ? '' : 's'} + ${seedCount} seed${seedCount === 1 ? '' : 's'}`,
+    chars_source:
+      policyBudgets.max_chars !== null
+        ? `stop condition max_chars:${policyBudgets.max_chars}`
+        : `default: ${DEFAULT_LORE_SHARE * 100} % of the draft prompt's ${draft.packet_prompt_text.length} characters (at least ${MIN_LORE_CHARS})`,
+  };
+}
+
+/** A candidate lore excerpt for {@link selectWithinBudget}. */
+export interface BudgetCandidate {
+  /** Characters the excerpt adds to the prompt. */
+  chars: number;
+  /** Index into the requirements it serves, or null. */
+  requirement: number | null;
+  /** Distinct requirement terms it contains (0 without a requirement). */
+  terms: number;
+  /** True for an excerpt of a seed note. */
+  seed: boolean;
+  /** The seed note's path, for one-per-seed selection. */
+  path: string;
+}
+
+/**
+ * Choose which candidates fit the budget (see the module doc for the rounds). Returns the chosen indexes
+ * in ascending (traversal) order. A candidate that does not fit the characters left is skipped, and a
+ * smaller later one may still fit.
+ */
+export function selectWithinBudget(candidates: readonly BudgetCandidate[], requirementCount: number, budget: ExcerptBudget): number[] {
+  const chosen = new Set<number>();
+  let chars = 0;
+  const take = (i: number): void => {
+    if (chosen.has(i) || chosen.size >= budget.count) return;
+    const c = candidates[i] as BudgetCandidate;
+    if (chars + c.chars > budget.chars) return;
+    chosen.add(i);
+    chars += c.chars;
+  };
+  const byRelevance = (a: number, b: number): number => (candidates[b] as BudgetCandidate).terms - (candidates[a] as BudgetCandidate).terms || a - b;
+  const all = candidates.map((_, i) => i);
+  for (let r = 0; r < requirementCount; r++) {
+    const serving = all.filter((i) => candidates[i]?.requirement === r).sort(byRelevance);
+    for (const i of serving) {
+      const before = chosen.size;
+      take(i);
+      if (chosen.size > before) break;
+    }
+  }
+  const seedsDone = new Set<string>();
+  for (const i of all) {
+    const c = candidates[i] as BudgetCandidate;
+    if (!c.seed || seedsDone.has(c.path)) continue;
+    const before = chosen.size;
+    take(i);
+    if (chosen.size > before || chosen.has(i)) seedsDone.add(c.path);
+  }
+  for (const i of [...all].sort(byRelevance)) take(i);
+  return [...chosen].sort((a, b) => a - b);
+}

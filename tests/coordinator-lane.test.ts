@@ -1,0 +1,286 @@
+/**
+ * The coordinator lane neither floods nor strips the packet (docs/RETRIEVE.md): compact excerpts
+ * (src/excerpts/compact.ts), the requirement each excerpt serves and the default excerpt budget
+ * (src/packet/requirements.ts), the merged source section and the lane-contradiction rewrites
+ * (src/packet/prompt.ts), the new packet_id and review block — and, on every real Ghostlight draft in
+ * ../shared (skipped with a notice when absent), that no draft prompt line is lost.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { compactExcerpt, displayLine, excerptLineKind, wikilinkDisplay } from '../src/excerpts/compact.js';
+import { excerptBudget, sceneRequirements, selectWithinBudget, servedRequirement } from '../src/packet/requirements.js';
+import { mergeSourceSection, reconcileLaneLines } from '../src/packet/prompt.js';
+import { buildPacket, builtPacketId } from '../src/packet/build.js';
+import type { BuildPacketResult } from '../src/packet/build.js';
+import { indexVault } from '../src/indexer/build.js';
+import type { ProjectedLocalContext, ResponderPacket, TraversalPolicy } from '../src/contracts/types.js';
+import { validatePacket } from '../src/contracts/validate.js';
+import { verifyTrace } from '../src/receipts/verify-trace.js';
+import type { VaultIndex } from '../src/types.js';
+import { AETHERIA, FIXTURES, GHOSTLIGHT, hasShared, sharedNotice } from './helpers/shared.js';
+
+const readJson = <T>(f: string): T => JSON.parse(readFileSync(f, 'utf8')) as T;
+
+describe('excerptLineKind', () => {
+  it.each([
+    ['### Pallas Species Strikes', 'heading'],
+    ['', 'blank'],
+    ['*"Miracles stayed proprietary."*', 'epigraph'],
+    ['> A quoted epigraph.', 'epigraph'],
+    ['- [[Cooling Beyond Blackbody]]', 'link_list'],
+    ['**Primary actors:** [[BioElevate]], uplift workers, [[Aeronautics Unlimited]]', 'link_list'],
+    ['**Date:** 2719-2724  ', 'field'],
+    ['- shared clinics and rights-oriented research networks', 'list_item'],
+    ['***', 'rule'],
+    ['The [[Pallas Species Strikes]] began as a work stoppage.', 'content'],
+  ])('classifies %j as %s', (line, kind) => {
+    expect(excerptLineKind(line)).toBe(kind);
+  });
+});
+
+describe('wikilink display text', () => {
+  it('shows the alias, else the target with its heading path', () => {
+    expect(wikilinkDisplay({ target: 'A', fragment: null, display: 'b' })).toBe('b');
+    expect(wikilinkDisplay({ target: 'A', fragment: 'B#C', display: null })).toBe('A > B > C');
+    expect(wikilinkDisplay({ target: '', fragment: 'Heading', display: null })).toBe('Heading');
+  });
+  it('replaces each wikilink of a line at its recorded column', () => {
+    const line = 'See [[Rossum & Douglas]] and [[Quiet Hands|the keepers]].';
+    const links = [
+      { line: 3, column: 5, raw: '[[Rossum & Douglas]]', syntax: 'wikilink', target: 'Rossum & Douglas', fragment: null, display: null },
+      { line: 3, column: 30, raw: '[[Quiet Hands|the keepers]]', syntax: 'wikilink', target: 'Quiet Hands', fragment: null, display: 'the keepers' },
+    ];
+    expect(displayLine(line, 3, links)).toBe('See Rossum & Douglas and the keepers.');
+    expect(displayLine(line, 4, links)).toBe(line);
+  });
+});
+
+describe('compactExcerpt', () => {
+  const lines = [
+    '### Pallas Species Strikes',
+    '',
+    '**Date:** 2719-2724  ',
+    '**Primary actors:** [[BioElevate]], uplift workers, [[Aeronautics Unlimited]]',
+    '',
+    'The strikes began as a work stoppage. Management assumed rotation would break them. Instead the action spread through technical chokepoints only the uplift crews knew.',
+    '',
+    '*"Nobody serious could pretend labor was mute."*',
+  ];
+  it('picks the most relevant sentence of the lines, verbatim, with the exact line it lies on', () => {
+    expect(compactExcerpt(lines, ['technical chokepoints and workplace refusal'], { lineOffset: 10 })).toEqual({
+      line_start: 15,
+      line_end: 15,
+      exact: lines[5],
+      text: 'Instead the action spread through technical chokepoints only the uplift crews knew.',
+      chars: 83,
+      terms_matched: 2,
+      hits: 2,
+    });
+  });
+  it('falls back to the lead sentences that fit, never an epigraph, a heading, a field or a link list', () => {
+    expect(compactExcerpt(lines, ['nothing matches here'], { maxChars: 90 })?.text).toBe('The strikes began as a work stoppage. Management assumed rotation would break them.');
+    expect(compactExcerpt(['### Only a heading', '*"An epigraph."*', '- [[A]], [[B]]'], ['heading epigraph'])).toBeNull();
+  });
+  it('shows wikilinks as display text while the exact lines keep them', () => {
+    const links = [{ line: 1, column: 5, raw: '[[Pallas Species Strikes|strikes]]', syntax: 'wikilink', target: 'Pallas Species Strikes', fragment: null, display: 'strikes' }];
+    const pick = compactExcerpt(['The [[Pallas Species Strikes|strikes]] spread through chokepoints.'], ['chokepoints'], { links });
+    expect(pick?.text).toBe('The strikes spread through chokepoints.');
+    expect(pick?.exact).toBe('The [[Pallas Species Strikes|strikes]] spread through chokepoints.');
+  });
+});
+
+describe('requirements and the excerpt budget', () => {
+  const draft = readJson<ResponderPacket>(join(FIXTURES, 'packets', 'brinefall-intake.turn-01.mara-voss.draft.packet.json'));
+  const context = readJson<ProjectedLocalContext>(join(FIXTURES, 'packets', 'brinefall-intake.turn-01.mara-voss.projected-context.json'));
+  const reqs = sceneRequirements(draft, context);
+  it('reads runtime and latent requirements, then the observed event', () => {
+    expect(reqs.map((r) => [r.label.split(' (')[0], r.counted])).toEqual([
+      ['runtime_retrieval_requirements[0] turn-01.lore.blackout', true],
+      ['runtime_retrieval_requirements[1] turn-01.lore.capacity', true],
+      ['latent_pressure_requirements[0] turn-01.speech.review', true],
+      ['visible_context.observed_event.observable_action', false],
+    ]);
+  });
+  it('names the requirement an excerpt serves only with at least two of its terms', () => {
+    expect(servedRequirement('Quiet Hands count beds and air.', reqs)).toEqual({ index: 1, terms: 5 });
+    expect(servedRequirement('Beds only.', reqs)).toBeNull();
+  });
+  it('scales the default budget to the draft and lets max_chunks / max_chars override it', () => {
+    expect(excerptBudget(draft, reqs, 1, { max_chunks: null, max_chars: null })).toEqual({
+      count: 4,
+      chars: 600,
+      count_source: 'default: 3 requirements + 1 seed',
+      chars_source: "default: 25 % of the draft prompt's 1944 characters (at least 600)",
+    });
+    expect(excerptBudget(draft, reqs, 1, { max_chunks: 2, max_chars: 5000 })).toEqual({ count: 2, chars: 5000, count_source: 'stop condition max_chunks:2', chars_source: 'stop condition max_chars:5000' });
+  });
+  it('takes each requirement\'s best excerpt, then the seeds\', then the rest, within count and characters', () => {
+    const c = (chars: number, requirement: number | null, terms: number, seed = false, path = 'n.md') => ({ chars, requirement, terms, seed, path });
+    const candidates = [c(100, null, 0, true, 'seed.md'), c(100, 0, 2), c(100, 0, 4), c(100, 1, 2), c(500, null, 0)];
+    expect(selectWithinBudget(candidates, 2, { count: 3, chars: 1000, count_source: '', chars_source: '' })).toEqual([0, 2, 3]);
+    expect(selectWithinBudget(candidates, 2, { count: 9, chars: 250, count_source: '', chars_source: '' })).toEqual([2, 3]);
+  });
+});
+
+describe('mergeSourceSection and reconcileLaneLines', () => {
+  const prompt = 'Intro: you have no repository access.\nPacket id: p.1\n\nSource constraints:\n- Tone is dark comedy.\n- Old lore line.\n\nOutput contract:\nReturn a JSON object with these exact keys: a, b.';
+  it('keeps every draft line but the replaced excerpt bullet and adds the new excerpts after the last bullet', () => {
+    const r = mergeSourceSection(prompt, {
+      replaced: [{ ref_id: 'lore.old', source_ref: 'L:x.md', text: 'Old lore line.' }],
+      added: [{ ref_id: 'lore.new', source_ref: 'L:y.md#chunk0', text: 'New verified line.' }],
+    });
+    expect(r.removed).toEqual(['- Old lore line.']);
+    expect(r.prompt).toBe(prompt.replace('- Old lore line.', '- New verified line.'));
+  });
+  it('rewrites only lines that contradict the packet as built, and says why', () => {
+    const r = reconcileLaneLines(prompt, { repoAccess: true, draftFields: ['a', 'b'], fields: ['a', 'b', 'research_trace'], draftPacketId: 'p.1', packetId: 'p.1.loretrace-research.v1' });
+    expect(r.rewritten).toEqual([
+      { from: 'Intro: you have no repository access.', to: 'Intro: you have repository access only through the lore search described under Required Lore Research.', reason: 'the packet grants scoped repository research (no_repo_access: false)' },
+      { from: 'Packet id: p.1', to: 'Packet id: p.1.loretrace-research.v1', reason: 'the packet has a new packet_id' },
+      { from: 'Return a JSON object with these exact keys: a, b.', to: 'Return a JSON object with these exact keys: a, b, research_trace.', reason: 'output_contract.required_fields changed' },
+    ]);
+    expect(reconcileLaneLines(prompt, { repoAccess: false, draftFields: ['a', 'b'], fields: ['a', 'b'], draftPacketId: 'p.1', packetId: 'p.1' })).toEqual({ prompt, rewritten: [] });
+  });
+});
+
+describe('builtPacketId', () => {
+  it('adds a lane and version suffix, replacing a previous one', () => {
+    expect(builtPacketId('lucent.turn-06.packet', 'coordinator_scoped_retrieval')).toBe('lucent.turn-06.packet.loretrace-coordinator.v1');
+    expect(builtPacketId('lucent.turn-06.packet.loretrace-coordinator.v1', 'responder_scoped_repository_search', 2)).toBe('lucent.turn-06.packet.loretrace-research.v2');
+    expect(builtPacketId('packet.sella_response.research.v0', 'responder_scoped_repository_search')).toBe('packet.sella_response.research.v0.loretrace-research.v1');
+    expect(() => builtPacketId('p', 'coordinator_scoped_retrieval', 0)).toThrow(/packet version must be an integer ≥ 1 \(got 0\)/);
+  });
+});
+
+/** Every real draft, with its projected context when Ghostlight has one. */
+function realDrafts(): { name: string; contextFile: string | null }[] {
+  if (!hasShared) return [];
+  const contexts = new Set(readdirSync(join(GHOSTLIGHT, 'projected-contexts')));
+  return readdirSync(join(GHOSTLIGHT, 'packets'))
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((name) => {
+      const ctx = name.replace(/\.packet\.json$/, '.projected-context.json');
+      return { name, contextFile: contexts.has(ctx) ? join(GHOSTLIGHT, 'projected-contexts', ctx) : null };
+    });
+}
+
+/** The quoted lines a finding lists (`"…"` JSON strings; for rewrites, the old line before `→`). */
+function listedLines(result: BuildPacketResult, code: string): string[] {
+  const f = result.findings.find((x) => x.code === code);
+  if (!f) return [];
+  const out: string[] = [];
+  for (const m of f.message.matchAll(/"(?:[^"\\]|\\.)*"( →)?/g)) {
+    if (code !== 'prompt_lines_rewritten' || m[1]) out.push(JSON.parse(m[0].replace(/ →$/, '')) as string);
+  }
+  return out;
+}
+
+describe.skipIf(!hasShared)(`every real Ghostlight draft keeps its prompt lines (${hasShared ? 'shared data present' : sharedNotice})`, () => {
+  let tmp: string;
+  let index: VaultIndex;
+  const policy = readJson<TraversalPolicy>(join(FIXTURES, 'policies', 'pallas-strikes.policy.json'));
+  const packetSchema = new Ajv2020({ allErrors: true, strict: false }).compile(readJson<object>(join(GHOSTLIGHT, 'schemas', 'responder-packet.schema.json')));
+  const built = new Map<string, BuildPacketResult>();
+  beforeAll(async () => {
+    tmp = mkdtempSync(join(tmpdir(), 'loretrace-coordinator-lane-'));
+    index = await indexVault(AETHERIA, { indexDir: join(tmp, 'index') });
+    for (const { name, contextFile } of realDrafts()) {
+      for (const lane of ['coordinator_scoped_retrieval', 'responder_scoped_repository_search'] as const) {
+        const r = await buildPacket(index, readJson(join(GHOSTLIGHT, 'packets', name)), {
+          lane,
+          policy,
+          ...(contextFile ? { projectedContext: readJson(contextFile), projectedContextFile: contextFile } : {}),
+          file: name,
+        });
+        built.set(`${name} ${lane}`, r);
+      }
+    }
+  }, 300_000);
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it('builds all five drafts in both lanes', () => {
+    expect(built.size).toBe(10);
+  });
+
+  for (const { name } of realDrafts()) {
+    for (const lane of ['coordinator_scoped_retrieval', 'responder_scoped_repository_search'] as const) {
+      it(`${name} (${lane}): every non-blank draft line survives unless a finding lists it; valid against Ghostlight's original schema`, () => {
+        const r = built.get(`${name} ${lane}`)!;
+        const draft = readJson<ResponderPacket>(join(GHOSTLIGHT, 'packets', name));
+        const now = new Set(r.packet.packet_prompt_text.split('\n'));
+        const lost = draft.packet_prompt_text.split('\n').filter((l) => l.trim() !== '' && !now.has(l));
+        const listed = new Set([...listedLines(r, 'prompt_lines_replaced'), ...listedLines(r, 'prompt_lines_rewritten'), ...listedLines(r, 'prompt_research_section_removed'), ...listedLines(r, 'prompt_research_section_replaced')]);
+        expect(lost.filter((l) => !listed.has(l))).toEqual([]);
+        // Only replaced excerpt bullets, lane contradictions and (coordinator lane) a research section go.
+        for (const l of listedLines(r, 'prompt_lines_replaced')) expect(draft.visible_context.source_excerpts.some((e) => l.endsWith(e.text))).toBe(true);
+        expect(packetSchema(JSON.parse(JSON.stringify(r.packet)))).toBe(true);
+        expect(validatePacket(r.packet).errors).toEqual([]);
+        expect(r.packet.review).toEqual({
+          reviewer: 'loretrace retrieve',
+          review_notes: [
+            `Built by loretrace retrieve (${lane}) from draft packet ${draft.packet_id}; not yet reviewed by a person.`,
+            expect.stringMatching(/^Policy receipt: \d+ clause rows \(\d+ [a-z_]+(, \d+ [a-z_]+)*\)\.$/),
+            `Vault snapshot: AetheriaLore ${index.snapshot_id}.`,
+          ],
+          accepted_for_sandbox_use: false,
+          failure_labels: [],
+        });
+        expect(r.packet.review_status).toBe('draft');
+        expect(r.packet.packet_id).toBe(builtPacketId(draft.packet_id, lane));
+      });
+    }
+  }
+
+  it('keeps the Lucent turn-06 tone and local-knowledge lines and the Pallas BioDrone line verbatim', () => {
+    const lucent = built.get('lucent-hostage-feed-v0.turn-06.sol-vant.packet.json coordinator_scoped_retrieval')!.packet.packet_prompt_text;
+    expect(lucent).toContain("\n- Tone is dark comedy with real danger: you may be bitter and funny, but Juno's safety is real.\n");
+    expect(lucent).toContain('\n- You cannot know Mara, Juno, feed ops, or security private intent beyond what they visibly say and do.\n');
+    const pallas = built.get('pallas-training-loop-v0.turn-01.nara-7.packet.json coordinator_scoped_retrieval')!.packet.packet_prompt_text;
+    expect(pallas).toContain("\n- BioDrone Standard engineered workers are VitaForge product lines; BioElevate is relevant to uplifted/adapted bodies such as cephalopod workers, not to your line.\n");
+  });
+
+  it('gives the Pallas coordinator packet four compact lore excerpts, each naming what it serves, all verified', async () => {
+    const r = built.get('pallas-training-loop-v0.turn-01.nara-7.packet.json coordinator_scoped_retrieval')!;
+    expect(r.budget).toEqual({ count: 4, chars: 908, count_source: 'default: 3 requirements + 1 seed', chars_source: "default: 25 % of the draft prompt's 3635 characters (at least 600)" });
+    expect(r.stats).toEqual({ excerpts_kept: 2, excerpts_added: 4, excerpts_dropped: 0, excerpts_withheld: 0, excerpts_cut: 8, trace_entries: 4 });
+    const lore = r.packet.visible_context.source_excerpts.slice(2);
+    expect(lore.map((e) => e.text)).toEqual([
+      'Instead the action spread through technical chokepoints only the uplift crews knew how to operate.',
+      'Its major institutions include the Expansion Board, the Ramp Administrations that govern large Bloom clusters, the Frontier Claims Office, and a thicket of semi-autonomous operations councils that often behave like petty governments in their own right.',
+      'Its most important institutions include the Tycho Lace Works, the Quiet Envelope Bureaus, the Thermal Sovereignty Board, the Lunar Cleanroom Courts, and the Ceres-Pallas weave yards that turn rare thermal-material knowledge into export power.',
+      'That refusal becomes even more important after the Cinderlace Licensing War. Cryonix wins the bankable core of extraordinary emitter manufacturing and peels away a narrow Ceres-Pallas thermal fabrication corridor, but Forge becomes the leak in the monopoly.',
+    ]);
+    expect(lore.reduce((n, e) => n + e.text.length, 0)).toBeLessThanOrEqual(908);
+    expect(r.capture!.research_trace.map((t) => [t.source_path.split('/').pop(), t.line_start, t.line_end, t.used_for.split('; reached: ')[0]])).toEqual([
+      ['Pallas Species Strikes.md', 7, 7, 'serves runtime_retrieval_requirements[0] turn-01.lore.pallas (scene grounding: Pallas stoppages use technical chokepoints and workplace refusal.)'],
+      ['Aeronautics Unlimited.md', 41, 41, "context for the scene's seed AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Pallas Species Strikes.md"],
+      ['Cryonix.md', 42, 42, "context for the scene's seed AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Pallas Species Strikes.md"],
+      ['Orbital Forge.md', 7, 7, 'serves runtime_retrieval_requirements[0] turn-01.lore.pallas (scene grounding: Pallas stoppages use technical chokepoints and workplace refusal.)'],
+    ]);
+    const report = await verifyTrace(index, r.capture!);
+    expect(report.totals.verified).toBe(4);
+    expect(report.ok).toBe(true);
+    expect(r.findings.find((f) => f.code === 'excerpt_budget_cut')?.message).toMatch(/^pallas-training-loop-v0\.turn-01\.nara-7\.packet\.json: the excerpt budget \(4 excerpts, 908 characters; .*\) cut 8 lore excerpts, left out of the packet and the capture: AetheriaLore:/);
+  });
+
+  it('no longer floods the Sella packet: five compact lore excerpts instead of 22 verbatim ones', () => {
+    const r = built.get('scene-02-sanctuary-intake.sella_ren.packet.research.v0.json coordinator_scoped_retrieval')!;
+    expect(r.stats.excerpts_added).toBe(5);
+    expect(r.budget?.count_source).toBe('default: 0 requirements + 5 seeds');
+    const lore = r.packet.visible_context.source_excerpts.filter((e) => e.source_ref.startsWith('AetheriaLore:'));
+    expect(lore.every((e) => !e.text.includes('[['))).toBe(true);
+    expect(r.packet.packet_prompt_text).not.toContain('## Required Lore Research');
+  });
+
+  it('changes on the Sella research packet only its id and review: its own research section is kept verbatim', () => {
+    const r = built.get('scene-02-sanctuary-intake.sella_ren.packet.research.v0.json responder_scoped_repository_search')!;
+    const before = readJson<Record<string, unknown>>(join(GHOSTLIGHT, 'packets', 'scene-02-sanctuary-intake.sella_ren.packet.research.v0.json'));
+    const after = r.packet as unknown as Record<string, unknown>;
+    expect(Object.keys(before).filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]))).toEqual(['packet_id', 'review_status', 'review']);
+    expect(r.packet.packet_prompt_text).not.toContain('loretrace serve');
+  });
+});
