@@ -924,17 +924,22 @@ function validateOutputs(file: string, packet: ResponderPacket, capture: Capture
  * `coordinator_scoped_retrieval`: compiles the policy (the draft's `lore_access.traversal_policy`, else
  * `options.policy`, else refuses with `no_policy`), runs `traverse` with {@link queriesFor}, keeps the
  * draft's non-lore excerpts, drops its lore excerpts (finding `draft_lore_excerpt_dropped`: lore must come
- * with a receipt), appends the traversal's lore excerpts (no duplicate source_ref+text, no duplicate
- * ref_id), sets `generation_lane: retrieval_augmented`, `lore_access` (mode, allowed_scope,
+ * with a receipt), and adds the traversal's excerpts made compact, each naming the requirement it serves,
+ * within the default excerpt budget (src/packet/requirements.ts; no duplicate source_ref+text, no duplicate
+ * ref_id); sets `generation_lane: retrieval_augmented`, `lore_access` (mode, allowed_scope,
  * traversal_policy, `required_provenance: true`; research_instructions dropped), `no_repo_access: true`,
- * re-renders the prompt's source section from the excerpts ({@link applySourceSection}) and removes any
+ * merges the lore excerpts into the prompt's source section ({@link mergeSourceSection}) and removes any
  * `## Required Lore Research` section. Returns the capture fragment.
  *
  * `responder_scoped_repository_search`: no lore is fetched; the draft's excerpts are kept (each lore one
  * must be in scope); sets `lore_access` (mode, allowed_scope, research_instructions — the draft's or
  * {@link DEFAULT_RESEARCH_INSTRUCTIONS} — traversal_policy, required_provenance), adds the research output
- * fields to `output_contract.required_fields`, `no_repo_access: false`, and renders
- * `## Required Lore Research` ({@link renderResearchSection}).
+ * fields to `output_contract.required_fields`, `no_repo_access: false`, and keeps the draft's research
+ * section or renders `## Required Lore Research` ({@link renderResearchSection}).
+ *
+ * Both lanes: a new `packet_id` ({@link builtPacketId}), `review_status: draft`, a fresh `review`; every
+ * draft prompt line survives except replaced excerpt bullets and lines that contradict the packet as built
+ * ({@link reconcileLaneLines}), each listed in a finding.
  *
  * `allowed_scope`: the draft's when it declares a lore scope (not `Packet-local excerpts only`), else
  * `options.allowedScope`, else the policy's `required_seed_refs` (else its `allowed_prefixes`). It is
@@ -944,15 +949,15 @@ function validateOutputs(file: string, packet: ResponderPacket, capture: Capture
  * prefix and passes the policy's path check (hidden / future-era / denied refs never reach it); the
  * output passes `validatePacket`. Errors (LoretraceError codes): `invalid_draft` (the draft fails the
  * validator; `details.data.errors` lists them), `invalid_projected_context` (a violation in the parts read — `/context/local_agent_id`,
- * `/context/runtime_retrieval_requirements` — others become `projected_context_invalid` warnings), `projected_context_mismatch`
+ * `/context/runtime_retrieval_requirements`, `/context/latent_pressure_requirements` — others become `projected_context_invalid` warnings), `projected_context_mismatch`
  * (its local agent is not the draft's responder), `no_policy` (exit 2), `bad_policy` and friends (from
  * compilePolicy), `ref_out_of_scope` (also a non-namespaced part naming a hidden or out-of-prefix vault
  * note), `hidden_ref_in_output` (a kept excerpt, allowed_scope entry, research instruction or query
  * contains an omitted ref or raw-state marker, {@link hiddenTextForm}), `duplicate_ref_id` (traversal vs
  * draft, or two kept draft excerpts), `no_lore_excerpts` (the traversal returned
- * nothing), `invalid_output` (should not happen; the output is refused rather than returned).
+ * nothing), `usage` (a `version` that is not an integer ≥ 1), `invalid_output` (should not happen; the
+ * output is refused rather than returned).
  */
-
 export async function buildPacket(index: VaultIndex, draftInput: unknown, options: BuildPacketOptions = {}): Promise<BuildPacketResult> {
   const file = options.file ?? '<draft>';
   const findings: Finding[] = [];
