@@ -403,7 +403,10 @@ describe('loretrace capture (CLI)', () => {
     expect(c.coordinator_review.failure_labels).toEqual(['trace_not_ledger_backed']);
     expect(c.lore_access.research_trace).toEqual(fragment.research_trace);
     expect(c.lore_access.consulted_refs).toEqual(fragment.consulted_refs);
-    expect(c.lore_access.research_summary).toBe(`Built by loretrace from the capture fragment mara.lore_access.json (the responder gave no research_summary): 1 of 1 required seed read; ${fragment.consulted_refs.length} note${fragment.consulted_refs.length === 1 ? '' : 's'} consulted, ${fragment.followed_refs.length} refs followed (${fragment.followed_refs.join(', ')}); ${fragment.research_trace.length} constraints extracted: ${fragment.research_trace.map((t: { source_ref: string; line_start: number; line_end: number }) => `${t.source_ref} L${t.line_start}-L${t.line_end}`).join('; ')}.`);
+    // The draft names no runtime requirement, so retrieve's default excerpt budget is 1 excerpt (0 requirements
+    // + 1 seed): one trace entry, Brinefall Blackout's lines 11-12.
+    expect(fragment.research_trace.map((t: { source_ref: string; line_start: number; line_end: number }) => [t.source_ref, t.line_start, t.line_end])).toEqual([['FixtureLore:World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md#chunk1', 11, 12]]);
+    expect(c.lore_access.research_summary).toBe(`Built by loretrace from the capture fragment mara.lore_access.json (the responder gave no research_summary): 1 of 1 required seed read; ${fragment.consulted_refs.length} note${fragment.consulted_refs.length === 1 ? '' : 's'} consulted, ${fragment.followed_refs.length} refs followed (${fragment.followed_refs.join(', ')}); 1 constraint extracted: ${fragment.research_trace.map((t: { source_ref: string; line_start: number; line_end: number }) => `${t.source_ref} L${t.line_start}-L${t.line_end}`).join('; ')}.`);
     expect(c.coordinator_review.review_notes).toContain('research_summary was built by loretrace from the receipts: the responder gave none.');
   });
 });

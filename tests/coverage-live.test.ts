@@ -86,8 +86,13 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
     cpSync(FIXTURE_VAULT, vault, { recursive: true });
     mkdirSync(art);
 
+    // A lore budget wide enough for every traversal excerpt (the default would cut Kestrel Route Accord,
+    // whose cited lines the stale checks below truncate).
+    const policy = JSON.parse(readFileSync(join(PACKETS, 'brinefall-intake.policy.json'), 'utf8')) as { stop_conditions: string[] };
+    policy.stop_conditions.push('max_chunks:5', 'max_chars:4000');
+    writeFileSync(join(tmp, 'policy.json'), JSON.stringify(policy));
     const retrieve = await run(['retrieve', '--lore', vault, '--packet', join(PACKETS, 'brinefall-intake.turn-01.mara-voss.draft.packet.json'),
-      '--projected-context', join(PACKETS, 'brinefall-intake.turn-01.mara-voss.projected-context.json'), '--policy', join(PACKETS, 'brinefall-intake.policy.json'),
+      '--projected-context', join(PACKETS, 'brinefall-intake.turn-01.mara-voss.projected-context.json'), '--policy', join(tmp, 'policy.json'),
       '--out', A('packet.json'), '--capture-out', A('lore_access.json'), '--index-dir', idx]);
     expect(retrieve.code, retrieve.err).toBe(0);
 
@@ -124,8 +129,8 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
     expect(report.artifacts.map((a) => [a.file.slice(art.length + 1), a.kind, a.schema_version, a.snapshot_matches, a.lore_citations, a.stale_citations, a.non_lore_refs])).toEqual([
       ['export.json', 'capture_fragment', null, true, 6, 0, 0],
       ['ledger.jsonl', 'proxy_ledger', 'loretrace.ledger.v2', true, 4, 0, 0],
-      ['lore_access.json', 'capture_fragment', null, true, 9, 0, 0],
-      ['packet.json', 'responder_packet', 'ghostlight.responder_packet.v0', null, 4, 0, 1],
+      ['lore_access.json', 'capture_fragment', null, true, 10, 0, 0],
+      ['packet.json', 'responder_packet', 'ghostlight.responder_packet.v0', null, 5, 0, 1],
       ['traverse.json', 'traverse_result', 'loretrace.traverse_result.v1', true, 6, 0, 0],
     ]);
     expect(report.totals.stale_by_status).toEqual({ missing_path: 0, missing_fragment: 0, range_beyond_eof: 0, invalid_range: 0, text_changed: 0 });
@@ -150,14 +155,18 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
       `research_trace ${BLACKOUT}#chunk1 9-13`,
       `research_trace ${TERRITORIES}#L2-L3 2-3`,
     ]);
-    // A packet excerpt cites the lines it quotes, located inside its #chunkN.
+    // A packet excerpt cites the lines it quotes, located inside its #chunkN. Excerpts are compact: Kestrel's
+    // field lines 3-4 are never excerpted, so its sentences are lines 6-7; Meridian Compact's "Rumors and Gaps"
+    // chunk gives line 25, the only window of at most 360 characters with two terms of the observed event
+    // ("board", "harbor"; lines 22-25 together are 382 characters).
     expect(of('packet.json')).toEqual([
       `source_excerpt ${BLACKOUT}#chunk1 11-12`,
+      `source_excerpt ${W}/Factions/Powers/Major/Meridian Compact.md#chunk3 25-25`,
       `source_excerpt ${W}/Factions/Movements/Quiet Hands.md#chunk1 7-7`,
-      `source_excerpt ${KESTREL}#chunk0 3-7`,
+      `source_excerpt ${KESTREL}#chunk0 6-7`,
       `source_excerpt ${NEUTRALITY}#chunk0 6-6`,
     ]);
-    expect(report.citations.filter((c) => c.artifact === A('packet.json')).map((c) => [c.cites, c.checked])).toEqual(Array(4).fill(['lines', 'excerpt_text']));
+    expect(report.citations.filter((c) => c.artifact === A('packet.json')).map((c) => [c.cites, c.checked])).toEqual(Array(5).fill(['lines', 'excerpt_text']));
   });
 
   it('gives exact per-note, per-folder and per-class figures', () => {
@@ -167,17 +176,17 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
     expect(cited).toEqual([
       [NEUTRALITY, 3, 1, 2, 1, 4, [[6, 6]]],
       [`${W}/Factions/Movements/Quiet Hands.md`, 3, 1, 2, 1, 7, [[7, 7]]],
-      [`${W}/Factions/Powers/Major/Meridian Compact.md`, 1, 1, 1, 0, 17, []],
+      [`${W}/Factions/Powers/Major/Meridian Compact.md`, 3, 1, 2, 1, 17, [[25, 25]]],
       [TERRITORIES, 8, 2, 3, 5, 9, [[2, 3], [5, 8], [14, 14]]],
       [BLACKOUT, 11, 3, 5, 9, 9, [[1, 7], [9, 13]]],
-      [KESTREL, 3, 1, 2, 4, 5, [[3, 7]]],
+      [KESTREL, 3, 1, 2, 2, 5, [[6, 7]]],
     ]);
     expect(report.folders.find((f) => f.folder === `${W}/Timeline`)).toEqual({
-      folder: `${W}/Timeline`, depth: 3, notes: 2, cited_notes: 2, citations: 14, whole_citations: 4, unverifiable_citations: 0, artifacts: 5, stale_citations: 0, body_lines: 14, covered_lines: 13, line_coverage: 0.9286,
+      folder: `${W}/Timeline`, depth: 3, notes: 2, cited_notes: 2, citations: 14, whole_citations: 4, unverifiable_citations: 0, artifacts: 5, stale_citations: 0, body_lines: 14, covered_lines: 11, line_coverage: 0.7857,
     });
     const major = report.classes.find((c) => c.class === 'major');
     expect(major).toEqual({
-      class: 'major', notes: 3, cited_notes: 1, citations: 1, whole_citations: 1, unverifiable_citations: 0, artifacts: 1, stale_citations: 0, body_lines: 33, covered_lines: 0, line_coverage: 0,
+      class: 'major', notes: 3, cited_notes: 1, citations: 3, whole_citations: 1, unverifiable_citations: 0, artifacts: 2, stale_citations: 0, body_lines: 33, covered_lines: 1, line_coverage: 0.0303,
       never_cited: [`${W}/Factions/Powers/Major/Halcyon Mutual.md`, `${W}/Factions/Powers/Major/Saltglass Syndicate.md`],
     });
     expect(report.classes.find((c) => c.class === 'post-elysium')?.never_cited).toEqual(['World/Post-Elysium/Echo Minds.md', 'World/Post-Elysium/Veil Drive.md', 'World/Post-Elysium/index.md']);
@@ -227,8 +236,8 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
       expect(stale.artifacts.map((a) => [a.file.slice(art.length + 1), a.snapshot_matches, a.lore_citations, a.stale_citations])).toEqual([
         ['export.json', false, 6, 2],
         ['ledger.jsonl', false, 4, 2],
-        ['lore_access.json', false, 9, 3],
-        ['packet.json', null, 4, 2],
+        ['lore_access.json', false, 10, 3],
+        ['packet.json', null, 5, 2],
         ['traverse.json', false, 6, 0],
       ]);
       expect(stale.notes.some((n) => n.path === NEUTRALITY)).toBe(false);
@@ -246,10 +255,10 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
         ['ledger.jsonl', '/outcome/served/0', `${TERRITORIES}#chunk1`, 'text_changed', `${TERRITORIES} lines 5-8 no longer hold the recorded text (sha256 of the lines differs from the recorded one)`],
         ['ledger.jsonl', '/outcome/served/1', `${BLACKOUT}#chunk1`, 'text_changed', `${BLACKOUT} lines 9-13 no longer hold the recorded text (sha256 of the lines differs from the recorded one)`],
         ['lore_access.json', '/followed_refs/3', NEUTRALITY, 'missing_path', gone],
-        ['lore_access.json', '/research_trace/2', `${KESTREL}#chunk0`, 'range_beyond_eof', `cited lines 3-7: line 7 is past the end of ${KESTREL}, which has 4 lines`],
-        ['lore_access.json', '/research_trace/3', `${NEUTRALITY}#chunk0`, 'missing_path', gone],
+        ['lore_access.json', '/research_trace/3', `${KESTREL}#chunk0`, 'range_beyond_eof', `cited lines 6-7: line 7 is past the end of ${KESTREL}, which has 4 lines`],
+        ['lore_access.json', '/research_trace/4', `${NEUTRALITY}#chunk0`, 'missing_path', gone],
         ['packet.json', '/visible_context/source_excerpts/1/source_ref', `${BLACKOUT}#chunk1`, 'missing_fragment', `${BLACKOUT} has 1 chunks (0..0), not chunk1`],
-        ['packet.json', '/visible_context/source_excerpts/4/source_ref', `${NEUTRALITY}#chunk0`, 'missing_path', gone],
+        ['packet.json', '/visible_context/source_excerpts/5/source_ref', `${NEUTRALITY}#chunk0`, 'missing_path', gone],
       ]);
       const unver = `artifact records snapshot ${report.snapshot_id.slice(0, 12)}, vault is at ${stale.snapshot_id.slice(0, 12)}, and no text or hash for these lines; the ref still resolves, but whether its lines changed cannot be told`;
       expect(stale.citations.filter((c) => c.status === 'unverifiable').map((c) => [c.artifact.slice(art.length + 1), c.pointer, c.ref.replace('FixtureLore:', ''), c.detail])).toEqual([
