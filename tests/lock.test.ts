@@ -108,6 +108,18 @@ describe('retrieve writes a lock', () => {
 });
 
 describe('loretrace lock verify', () => {
+  it("says a lock of another vault is of another vault, not a drifted snapshot", async () => {
+    const other = join(FIXTURES, 'MarkdownLore');
+    const r = await run(['lock', 'verify', 'p.lock.json', '--lore', other, '--index-dir', join(tmp.dir, 'other-index'), '--json']);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.out).locks[0];
+    expect(report.snapshot).toEqual({ disposition: 'other_vault', recorded: snapshot, current: null, namespace: 'FixtureLore', current_namespace: 'MarkdownLore' });
+    expect(report.ok).toBe(true);
+    const text = await run(['lock', 'verify', 'p.lock.json', '--lore', other, '--index-dir', join(tmp.dir, 'other-index')]);
+    expect(text.out).toContain("  snapshot other_vault (the lock is of vault FixtureLore, --lore is MarkdownLore: not compared; pass the lock's own vault)\n");
+    expect(text.out).toContain('snapshot_other_vault 1');
+  });
+
   it('reports every file unchanged and the snapshot unchanged (with --lore), totals with zeros', async () => {
     const r = await run(['lock', 'verify', 'p.lock.json', '--lore', FIXTURE_VAULT]);
     expect(r.err).toBe('');
@@ -120,7 +132,7 @@ describe('loretrace lock verify', () => {
       '  unchanged input  policy.json',
       `  snapshot unchanged (recorded ${snapshot.slice(0, 12)}, vault now ${snapshot.slice(0, 12)})`,
       '  files: unchanged 4, changed 0, missing 0',
-      'totals: 1 lock, ok 1, drift 0, files_unchanged 4, files_changed 0, files_missing 0, snapshot_unchanged 1, snapshot_changed 0, snapshot_not_checked 0, snapshot_not_recorded 0',
+      'totals: 1 lock, ok 1, drift 0, files_unchanged 4, files_changed 0, files_missing 0, snapshot_unchanged 1, snapshot_changed 0, snapshot_not_checked 0, snapshot_other_vault 0, snapshot_not_recorded 0',
       '',
     ].join('\n'));
   });
@@ -128,7 +140,7 @@ describe('loretrace lock verify', () => {
   it('without --lore the snapshot is not_checked', async () => {
     const r = await run(['lock', 'verify', 'p.lock.json', '--json']);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.out).locks[0].snapshot).toEqual({ disposition: 'not_checked', recorded: snapshot, current: null });
+    expect(JSON.parse(r.out).locks[0].snapshot).toEqual({ disposition: 'not_checked', recorded: snapshot, current: null, namespace: 'FixtureLore', current_namespace: null });
   });
 
   it('reports a swapped packet file as changed (exit 1) and a deleted one as missing, with exact values', async () => {
@@ -166,7 +178,7 @@ describe('loretrace lock verify', () => {
   it('takes many locks and folders in one call with one report', async () => {
     const r = await run(['lock', 'verify', 'p.lock.json', 'p.v2.lock.json', '--json']);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.out).totals).toEqual({ locks: 2, ok: 2, drift: 0, files_unchanged: 7, files_changed: 0, files_missing: 0, snapshot_unchanged: 0, snapshot_changed: 0, snapshot_not_checked: 2, snapshot_not_recorded: 0 });
+    expect(JSON.parse(r.out).totals).toEqual({ locks: 2, ok: 2, drift: 0, files_unchanged: 7, files_changed: 0, files_missing: 0, snapshot_unchanged: 0, snapshot_changed: 0, snapshot_not_checked: 2, snapshot_other_vault: 0, snapshot_not_recorded: 0 });
     const folder = await run(['lock', 'verify', 'swap', '.', '--json']);
     expect(folder.code).toBe(1);
     const totals = JSON.parse(folder.out).totals;
@@ -179,7 +191,7 @@ describe('loretrace lock verify', () => {
     const lockPath = join(tmp.dir, 'nosnap.lock.json');
     const lock = buildLock({ lockPath, status: 'ready_for_next_role', command: 'capture', files: [{ abs: join(tmp.dir, 'mara.raw.json'), role: 'input', content: readFileSync(MARA_RAW) }], snapshot: null, policyReceipt: null, ledger: null, traceBindings: [] });
     const report = await verifyLock(JSON.stringify(lock), lockPath, { currentSnapshot: snapshot });
-    expect(report.snapshot).toEqual({ disposition: 'not_recorded', recorded: null, current: snapshot });
+    expect(report.snapshot).toEqual({ disposition: 'not_recorded', recorded: null, current: snapshot, namespace: null, current_namespace: null });
     expect(report.totals).toEqual({ unchanged: 1, changed: 0, missing: 0 });
     expect(report.ok).toBe(true);
   });

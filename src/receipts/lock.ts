@@ -134,9 +134,13 @@ export const LOCK_FILE_DISPOSITIONS: readonly LockFileDisposition[] = ['unchange
 
 /**
  * Disposition of the vault snapshot: `unchanged` / `changed` against the vault given, `not_checked` when no
- * vault was given, `not_recorded` when the lock records none.
+ * vault was given, `other_vault` when the vault given has another namespace than the one the lock records
+ * (the snapshots are not comparable: pass the lock's own vault), `not_recorded` when the lock records none.
  */
-export type LockSnapshotDisposition = 'unchanged' | 'changed' | 'not_checked' | 'not_recorded';
+export type LockSnapshotDisposition = 'unchanged' | 'changed' | 'not_checked' | 'other_vault' | 'not_recorded';
+
+/** Every snapshot disposition, in report order (totals list each one, zeros included — seed 003). */
+export const LOCK_SNAPSHOT_DISPOSITIONS: readonly LockSnapshotDisposition[] = ['unchanged', 'changed', 'not_checked', 'other_vault', 'not_recorded'];
 
 /** The verdict on one listed file. */
 export interface LockFileVerdict {
@@ -157,7 +161,7 @@ export interface LockVerificationReport {
   command: LockCommand;
   status: LockStatus;
   files: LockFileVerdict[];
-  snapshot: { disposition: LockSnapshotDisposition; recorded: string | null; current: string | null };
+  snapshot: { disposition: LockSnapshotDisposition; recorded: string | null; current: string | null; namespace: string | null; current_namespace: string | null };
   /** Count per file disposition, every key present. */
   totals: Record<LockFileDisposition, number>;
   /** True when every file is unchanged and the snapshot is not `changed`. */
@@ -181,10 +185,11 @@ export function parseLock(text: string, file: string): LockDocument {
 
 /**
  * Verify a lock: re-hash every listed file (paths relative to the lock's folder) and compare the recorded
- * vault snapshot with `currentSnapshot` when given. Reads files; never throws for drift (drift is data).
+ * vault snapshot with `currentSnapshot` when given (of the vault named `currentNamespace`: a lock of another
+ * vault is `other_vault`, not a drift). Reads files; never throws for drift (drift is data).
  * @throws LoretraceError as {@link parseLock}; `bad_lock` for a listed path that is absolute.
  */
-export async function verifyLock(text: string, file: string, options: { currentSnapshot?: string; cwd?: string } = {}): Promise<LockVerificationReport> {
+export async function verifyLock(text: string, file: string, options: { currentSnapshot?: string; currentNamespace?: string; cwd?: string } = {}): Promise<LockVerificationReport> {
   const lock = parseLock(text, file);
   const folder = dirname(resolve(options.cwd ?? process.cwd(), file));
   const files: LockFileVerdict[] = [];
@@ -203,12 +208,16 @@ export async function verifyLock(text: string, file: string, options: { currentS
   }
   const recorded = lock.snapshot?.snapshot_id ?? null;
   const current = options.currentSnapshot ?? null;
-  const snap: LockSnapshotDisposition = recorded === null ? 'not_recorded' : current === null ? 'not_checked' : recorded === current ? 'unchanged' : 'changed';
+  const namespace = lock.snapshot?.namespace ?? null;
+  const currentNamespace = options.currentNamespace ?? null;
+  const snap: LockSnapshotDisposition = recorded === null ? 'not_recorded' : current === null ? 'not_checked'
+    : currentNamespace !== null && namespace !== null && currentNamespace !== namespace ? 'other_vault'
+      : recorded === current ? 'unchanged' : 'changed';
   const totals = Object.fromEntries(LOCK_FILE_DISPOSITIONS.map((d) => [d, 0])) as Record<LockFileDisposition, number>;
   for (const v of files) totals[v.disposition] += 1;
   return {
     schema_version: 'loretrace.lock_verification.v1', file, command: lock.command, status: lock.status, files,
-    snapshot: { disposition: snap, recorded, current }, totals,
+    snapshot: { disposition: snap, recorded, current: snap === 'other_vault' ? null : current, namespace, current_namespace: currentNamespace }, totals,
     ok: totals.changed === 0 && totals.missing === 0 && snap !== 'changed',
   };
 }

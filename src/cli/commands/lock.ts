@@ -9,7 +9,7 @@
  */
 import type { Command } from 'commander';
 import { LoretraceError } from '../../errors.js';
-import { LOCK_FILE_DISPOSITIONS, verifyLock } from '../../receipts/lock.js';
+import { LOCK_FILE_DISPOSITIONS, LOCK_SNAPSHOT_DISPOSITIONS, verifyLock } from '../../receipts/lock.js';
 import type { LockVerificationReport } from '../../receipts/lock.js';
 import type { CliContext } from '../context.js';
 import { action, plural, printJson } from '../context.js';
@@ -25,7 +25,8 @@ export function renderLockReport(r: LockVerificationReport): string {
     if (f.detail) out.push(`            ${f.detail}`);
   }
   const s = r.snapshot;
-  out.push(`  snapshot ${s.disposition}${s.recorded ? ` (recorded ${s.recorded.slice(0, 12)}${s.current ? `, vault now ${s.current.slice(0, 12)}` : ''})` : ''}`);
+  if (s.disposition === 'other_vault') out.push(`  snapshot other_vault (the lock is of vault ${s.namespace}, --lore is ${s.current_namespace}: not compared; pass the lock's own vault)`);
+  else out.push(`  snapshot ${s.disposition}${s.recorded ? ` (recorded ${s.recorded.slice(0, 12)}${s.current ? `, vault now ${s.current.slice(0, 12)}` : ''})` : ''}`);
   out.push(`  files: ${LOCK_FILE_DISPOSITIONS.map((d) => `${d} ${r.totals[d]}`).join(', ')}`);
   return out.join('\n') + '\n';
 }
@@ -34,7 +35,7 @@ export function renderLockReport(r: LockVerificationReport): string {
 export function lockTotals(reports: readonly LockVerificationReport[]): Record<string, number> {
   const totals: Record<string, number> = { locks: reports.length, ok: 0, drift: 0 };
   for (const d of LOCK_FILE_DISPOSITIONS) totals[`files_${d}`] = 0;
-  for (const s of ['unchanged', 'changed', 'not_checked', 'not_recorded']) totals[`snapshot_${s}`] = 0;
+  for (const s of LOCK_SNAPSHOT_DISPOSITIONS) totals[`snapshot_${s}`] = 0;
   for (const r of reports) {
     totals[r.ok ? 'ok' : 'drift']! += 1;
     for (const d of LOCK_FILE_DISPOSITIONS) totals[`files_${d}`]! += r.totals[d];
@@ -55,10 +56,10 @@ export function register(program: Command, ctx: CliContext): void {
       action(ctx, async (paths: string[], opts: Partial<VaultCliOptions>) => {
         const files = await expandInputs(ctx, paths, '.lock.json');
         if (files.length === 0) throw new LoretraceError('usage', `no lock file found in ${paths.join(', ')} (folders are searched for *.lock.json)`, {}, 2);
-        const current = opts.lore !== undefined ? (await openIndex(ctx, { ...opts, lore: opts.lore })).snapshot_id : undefined;
+        const index = opts.lore !== undefined ? await openIndex(ctx, { ...opts, lore: opts.lore }) : undefined;
         const reports: LockVerificationReport[] = [];
         for (const f of files) {
-          reports.push(await verifyLock(await readInputText(ctx, f, 'JSON lock'), f, { cwd: ctx.cwd, ...(current !== undefined ? { currentSnapshot: current } : {}) }));
+          reports.push(await verifyLock(await readInputText(ctx, f, 'JSON lock'), f, { cwd: ctx.cwd, ...(index !== undefined ? { currentSnapshot: index.snapshot_id, currentNamespace: index.namespace } : {}) }));
         }
         const totals = lockTotals(reports);
         if (opts.json) printJson(ctx, { locks: reports, totals });
