@@ -186,7 +186,8 @@ describe('assembleCapture in responder_scoped_repository_search (a real ProxySes
       [`${R.blackout}#chunk1`, 9, 13],
     ]);
     expect(c.parsed_output).toEqual(JSON.parse(read(ILSE_RAW)));
-    expect(r.trace!.totals).toEqual({ verified: 3, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, missing_file: 0, policy_violation: 0, drifted: 0, unverifiable: 0 });
+    expect(r.trace!.totals).toEqual({ verified: 3, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, missing_file: 0, policy_violation: 0, drifted: 0, unverifiable: 0, unbacked: 0, ledger_mismatch: 0, ledger_broken: 0, seed_not_consulted: 0, ledger_not_closed: 0 });
+    expect(r.trace!.runner_captured).toEqual({ checked: 3, failed: 0, ledger_backed: 3 });
     expect(r.ledger).toMatchObject({ valid: true, closed: true, records: 6 });
     expect(c.review_status).toBe('accepted_as_draft');
     expect(c.coordinator_review.failure_labels).toEqual([]);

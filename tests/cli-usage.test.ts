@@ -137,7 +137,7 @@ describe('help texts', () => {
   });
 
   it('says that verify-trace reads raw .jsonl ledgers', async () => {
-    expect(await help(['verify-trace'])).toContain('check every research_trace entry (capture, capture fragment, traverse result, ledger export or raw proxy ledger .jsonl) line by line against the vault');
+    expect(await help(['verify-trace'])).toContain('check every research_trace entry (capture, capture fragment, traverse result, ledger export or raw ledger .jsonl) line by line against the vault, and runner_captured entries against the ledger that served them');
   });
 });
 

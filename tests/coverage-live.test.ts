@@ -131,6 +131,8 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
       ['ledger.jsonl', 'proxy_ledger', 'loretrace.ledger.v2', true, 4, 0, 0],
       ['lore_access.json', 'capture_fragment', null, true, 10, 0, 0],
       ['packet.json', 'responder_packet', 'ghostlight.responder_packet.v0', null, 5, 0, 1],
+      // retrieve's own ledger: one served range per chunk the walk excerpted (the fragment's five trace entries).
+      ['packet.ledger.jsonl', 'proxy_ledger', 'loretrace.ledger.v2', true, 5, 0, 0],
       ['traverse.json', 'traverse_result', 'loretrace.traverse_result.v1', true, 6, 0, 0],
     ]);
     expect(report.totals.stale_by_status).toEqual({ missing_path: 0, missing_fragment: 0, range_beyond_eof: 0, invalid_range: 0, text_changed: 0 });
@@ -174,19 +176,19 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
     // consulted and followed refs are "note cited" (a note followed once is not 17/17 lines).
     const cited = report.notes.filter((n) => n.citations > 0).map((n) => [n.path, n.citations, n.whole_citations, n.artifacts, n.covered_lines, n.body_lines, n.cited_ranges]);
     expect(cited).toEqual([
-      [NEUTRALITY, 3, 1, 2, 1, 4, [[6, 6]]],
-      [`${W}/Factions/Movements/Quiet Hands.md`, 3, 1, 2, 1, 7, [[7, 7]]],
-      [`${W}/Factions/Powers/Major/Meridian Compact.md`, 3, 1, 2, 1, 17, [[25, 25]]],
+      [NEUTRALITY, 4, 1, 3, 1, 4, [[6, 6]]],
+      [`${W}/Factions/Movements/Quiet Hands.md`, 4, 1, 3, 1, 7, [[7, 7]]],
+      [`${W}/Factions/Powers/Major/Meridian Compact.md`, 4, 1, 3, 1, 17, [[25, 25]]],
       [TERRITORIES, 8, 2, 3, 5, 9, [[2, 3], [5, 8], [14, 14]]],
-      [BLACKOUT, 11, 3, 5, 9, 9, [[1, 7], [9, 13]]],
-      [KESTREL, 3, 1, 2, 2, 5, [[6, 7]]],
+      [BLACKOUT, 12, 3, 6, 9, 9, [[1, 7], [9, 13]]],
+      [KESTREL, 4, 1, 3, 2, 5, [[6, 7]]],
     ]);
     expect(report.folders.find((f) => f.folder === `${W}/Timeline`)).toEqual({
-      folder: `${W}/Timeline`, depth: 3, notes: 2, cited_notes: 2, citations: 14, whole_citations: 4, unverifiable_citations: 0, artifacts: 5, stale_citations: 0, body_lines: 14, covered_lines: 11, line_coverage: 0.7857,
+      folder: `${W}/Timeline`, depth: 3, notes: 2, cited_notes: 2, citations: 16, whole_citations: 4, unverifiable_citations: 0, artifacts: 6, stale_citations: 0, body_lines: 14, covered_lines: 11, line_coverage: 0.7857,
     });
     const major = report.classes.find((c) => c.class === 'major');
     expect(major).toEqual({
-      class: 'major', notes: 3, cited_notes: 1, citations: 3, whole_citations: 1, unverifiable_citations: 0, artifacts: 2, stale_citations: 0, body_lines: 33, covered_lines: 1, line_coverage: 0.0303,
+      class: 'major', notes: 3, cited_notes: 1, citations: 4, whole_citations: 1, unverifiable_citations: 0, artifacts: 3, stale_citations: 0, body_lines: 33, covered_lines: 1, line_coverage: 0.0303,
       never_cited: [`${W}/Factions/Powers/Major/Halcyon Mutual.md`, `${W}/Factions/Powers/Major/Saltglass Syndicate.md`],
     });
     expect(report.classes.find((c) => c.class === 'post-elysium')?.never_cited).toEqual(['World/Post-Elysium/Echo Minds.md', 'World/Post-Elysium/Veil Drive.md', 'World/Post-Elysium/index.md']);
@@ -229,7 +231,7 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
     it('exits 1 and counts every stale status a real artifact can show', () => {
       expect(staleCode).toBe(1);
       // invalid_range (line_end < line_start) is never written by loretrace's own tools; tests/coverage.test.ts covers it.
-      expect(stale.totals.stale_by_status).toEqual({ missing_path: 3, missing_fragment: 1, range_beyond_eof: 1, invalid_range: 0, text_changed: 4 });
+      expect(stale.totals.stale_by_status).toEqual({ missing_path: 4, missing_fragment: 1, range_beyond_eof: 2, invalid_range: 0, text_changed: 4 });
       // Staleness is decided per cited range: a snapshot change alone makes nothing stale; bare refs that recorded no
       // text are unverifiable, counted apart.
       expect(stale.totals.unverifiable_citations).toBe(8);
@@ -238,6 +240,7 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
         ['ledger.jsonl', false, 4, 2],
         ['lore_access.json', false, 10, 3],
         ['packet.json', null, 5, 2],
+        ['packet.ledger.jsonl', false, 5, 2],
         ['traverse.json', false, 6, 0],
       ]);
       expect(stale.notes.some((n) => n.path === NEUTRALITY)).toBe(false);
@@ -259,6 +262,9 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
         ['lore_access.json', '/research_trace/4', `${NEUTRALITY}#chunk0`, 'missing_path', gone],
         ['packet.json', '/visible_context/source_excerpts/1/source_ref', `${BLACKOUT}#chunk1`, 'missing_fragment', `${BLACKOUT} has 1 chunks (0..0), not chunk1`],
         ['packet.json', '/visible_context/source_excerpts/5/source_ref', `${NEUTRALITY}#chunk0`, 'missing_path', gone],
+        // retrieve's ledger records each read's range and text hash: the same two ranges as the fragment's trace.
+        ['packet.ledger.jsonl', '/outcome/served/0', `${KESTREL}#chunk0`, 'range_beyond_eof', `cited lines 6-7: line 7 is past the end of ${KESTREL}, which has 4 lines`],
+        ['packet.ledger.jsonl', '/outcome/served/0', `${NEUTRALITY}#chunk0`, 'missing_path', gone],
       ]);
       const unver = `artifact records snapshot ${report.snapshot_id.slice(0, 12)}, vault is at ${stale.snapshot_id.slice(0, 12)}, and no text or hash for these lines; the ref still resolves, but whether its lines changed cannot be told`;
       expect(stale.citations.filter((c) => c.status === 'unverifiable').map((c) => [c.artifact.slice(art.length + 1), c.pointer, c.ref.replace('FixtureLore:', ''), c.detail])).toEqual([

@@ -53,7 +53,7 @@ describe.skipIf(!hasShared)(`retrieve + verify-trace on the real Pallas packet (
     retrieveOut = r.out;
     packet = JSON.parse(readFileSync(join(tmp, 'pallas.packet.json'), 'utf8')) as ResponderPacket;
     capture = JSON.parse(readFileSync(join(tmp, 'pallas.lore_access.json'), 'utf8')) as CaptureFragment;
-    const v = await run(['verify-trace', '--lore', AETHERIA, join(tmp, 'pallas.lore_access.json'), '--json']);
+    const v = await run(['verify-trace', '--lore', AETHERIA, join(tmp, 'pallas.lore_access.json'), '--ledger', join(tmp, 'pallas.packet.ledger.jsonl'), '--json']);
     verifyCode = v.code;
     report = JSON.parse(v.out) as TraceVerificationReport;
   });
@@ -106,10 +106,18 @@ describe.skipIf(!hasShared)(`retrieve + verify-trace on the real Pallas packet (
     expect(validateCaptureFragment(capture).errors).toEqual([]);
     expect(verifyCode).toBe(0);
     expect(report.snapshot.drift).toBe(false);
-    expect(report.totals).toEqual({ verified: 4, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, missing_file: 0, policy_violation: 0, drifted: 0, unverifiable: 0 });
+    expect(report.totals).toEqual({
+      verified: 4, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, missing_file: 0, policy_violation: 0, drifted: 0, unverifiable: 0,
+      unbacked: 0, ledger_mismatch: 0, ledger_broken: 0, seed_not_consulted: 0, ledger_not_closed: 0,
+    });
+    // Every entry is bound to a record of retrieve's own ledger, pinned by the fragment's ledger_head.
+    expect(report.runner_captured).toEqual({ checked: 4, failed: 0, ledger_backed: 4 });
+    expect(report.ledgers.map((l) => [l.disposition, l.closed, l.pinned_head === (capture as CaptureFragment & { ledger_head: string }).ledger_head])).toEqual([['intact', true, true]]);
     expect(report.policy).toEqual({ receipt: '/policy_receipt', rows: 10, checked: true, allowed_prefixes: ['Aetheria/Worldbuilding/Pre-Elysium/', 'Aetheria/Worldbuilding/Politics/'], deny_rows: 3 });
+    // retrieve binds each trace_id to the read record of its ledger: <ledger_id>:<seq>:<record_hash prefix>.
+    expect(capture.research_trace[0]!.trace_id).toMatch(/^lt-[0-9a-f]{16}:\d+:[0-9a-f]{12}$/);
     expect(report.entries[0]).toMatchObject({
-      trace_id: 'trace.pallas_species_strikes.chunk0',
+      trace_id: capture.research_trace[0]!.trace_id,
       source_path: 'Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Pallas Species Strikes.md',
       chunk_index: 0,
       line_start: 7,

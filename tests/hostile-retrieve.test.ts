@@ -275,13 +275,13 @@ describe('loretrace retrieve (hostile output paths)', () => {
   it('writes neither file when the second cannot be written, and leaves no temp file', async () => {
     const dir = fresh('partial');
     // The capture fragment's temp file name is taken (by a directory), so its write fails after the
-    // packet's temp file was written.
-    mkdirSync(join(dir, `c.json.${process.pid}.1.tmp`));
+    // temp files of the packet and of the run's ledger were written (targets 0 and 1).
+    mkdirSync(join(dir, `c.json.${process.pid}.2.tmp`));
     const r = await run(['--packet', DRAFT_FILE, '--out', join(dir, 'p.json'), '--capture-out', join(dir, 'c.json'), '--force']);
     expect(r.code).toBe(1);
-    expect(r.err).toBe(`loretrace: cannot write --capture-out ${join(dir, 'c.json')}: EEXIST: file already exists, open '${join(dir, `c.json.${process.pid}.1.tmp`)}'; nothing was written [write_failed]\n`);
+    expect(r.err).toBe(`loretrace: cannot write --capture-out ${join(dir, 'c.json')}: EEXIST: file already exists, open '${join(dir, `c.json.${process.pid}.2.tmp`)}'; nothing was written [write_failed]\n`);
     expect(readFileSync(join(dir, 'p.json'), 'utf8')).toBe('keep\n');
-    expect(readdirSync(dir).sort()).toEqual([`c.json.${process.pid}.1.tmp`, 'p.json']);
+    expect(readdirSync(dir).sort()).toEqual([`c.json.${process.pid}.2.tmp`, 'p.json']);
   });
 
   it('refuses a hostile draft with the builder\'s error and leaves --out unchanged', async () => {

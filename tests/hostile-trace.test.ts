@@ -158,14 +158,15 @@ describe('verifyTrace', () => {
         [`/research_trace/${own + 1}`, 'forged.rumors', 'policy_violation', null, null,
           `${RUMORS} lies outside every allowed_prefix row of the policy_receipt (/policy_receipt/1 "FixtureLore:World/Pre-Elysium/", /policy_receipt/2 "FixtureLore:World/Politics/"); ${EXPECTED}`],
       ]);
-      expect(report.totals).toEqual({ ...zeroTotals, verified: own, policy_violation: 2 });
-      expect(report.runner_captured).toEqual({ checked: own + 2, failed: 2 });
+      // The traverse result's own entries are checked for text; with no ledger behind them they are unbacked.
+      expect(report.totals).toEqual({ ...zeroTotals, unbacked: own, policy_violation: 2 });
+      expect(report.runner_captured).toEqual({ checked: own + 2, failed: own + 2, ledger_backed: 0 });
       expect(report.ok).toBe(false);
       // Without the receipt the same forged entries pass every location and text check.
       delete doc['policy_receipt'];
       const bare = await verifyTrace(index, doc);
       expect(bare.policy).toEqual({ receipt: null, rows: 0, checked: false, allowed_prefixes: [], deny_rows: 0 });
-      expect(bare.entries.slice(own).map((e) => e.disposition)).toEqual(['verified', 'text_mismatch']);
+      expect(bare.entries.slice(own).map((e) => [e.disposition, e.text_verified])).toEqual([['unbacked', true], ['text_mismatch', false]]);
     });
 
     it('denies future-era lore unless an allowed prefix inside the era asks for it (waiver), as checkPath does', async () => {
@@ -175,7 +176,7 @@ describe('verifyTrace', () => {
       expect(report.entries[0]?.detail).toBe(`${VEIL} is future-era lore: policy_receipt row /policy_receipt/8 (future_era_prefix "World/Post-Elysium/") denies it; ${EXPECTED}`);
       const waived = traverseResult({ ...INTAKE, allowed_prefixes: [...INTAKE.allowed_prefixes, `FixtureLore:${VEIL}`] });
       waived['research_trace'] = [entry('veil', VEIL, 0, 3, 3, VEIL_TEXT)];
-      expect((await verifyTrace(index, waived)).entries.map((e) => [e.disposition, e.detail])).toEqual([['verified', null]]);
+      expect((await verifyTrace(index, waived)).entries.map((e) => [e.disposition, e.text_verified])).toEqual([['unbacked', true]]);
     });
 
     it('applies deny_prefix and deny_class stop conditions and hidden_context_audit refs written without .md', async () => {
@@ -221,14 +222,15 @@ describe('verifyTrace', () => {
           trace.push(entry(c.path, c.path, 0, c.line_start, c.line_start, text));
         }
         const report = await verifyTrace(index, { research_trace: trace, decisions: [], stats: {}, policy_receipt: compiled.receipt });
-        const admitted = report.entries.map((e) => e.disposition === 'verified');
+        // Admitted by the receipt = not a policy_violation (these hand-made entries are unbacked: no ledger).
+        const admitted = report.entries.map((e) => e.disposition !== 'policy_violation');
         expect(admitted).toEqual(trace.map((t) => checkPath(compiled, t.source_path).ok));
         counts.push([admitted.filter(Boolean).length, admitted.filter((a) => !a).length]);
       }
       expect(counts).toEqual([[14, 9], [15, 8], [11, 12]]);
     });
 
-    it('holds runner_captured entries of a ledger export to the session receipt, and never fails other origins', async () => {
+    it('holds runner_captured entries of a ledger export to the session receipt; another origin in its runner_captured trace is unbacked', async () => {
       const ledgerPath = join(tmp, 'session.jsonl');
       const s = await fixtureSession({ ledgerPath });
       expect((await s.call('lore_read', { ref: `${R.territories}#chunk1` })).ok).toBe(true);
@@ -236,14 +238,14 @@ describe('verifyTrace', () => {
       const exported = (await exportLedger(readFileSync(ledgerPath, 'utf8'), { index })) as unknown as Record<string, unknown>;
       const trace = exported['research_trace'] as ResearchTraceEntry[];
       trace.push(entry('forged.truth', TRUTH, 0, 6, 7, TRUTH_TEXT), entry('reported.truth', TRUTH, 0, 6, 7, TRUTH_TEXT, { origin: 'responder_reported' }));
-      const report = await verifyTrace(index, exported, { file: 'lore_access.json' });
+      const report = await verifyTrace(index, exported, { file: 'lore_access.json', ledgers: [{ file: ledgerPath, text: readFileSync(ledgerPath, 'utf8') }] });
       expect(report.input_kind).toBe('ledger_export');
       const rows = exported['policy_receipt'] as { kind: string }[];
       const hiddenRef = rows.findIndex((r) => r.kind === 'hidden_ref');
       expect(rows[hiddenRef]).toMatchObject({ clause: `FixtureLore:${TRUTH}`, pointer: '/hidden_context_audit/omitted_context_refs/0' });
-      expect(report.entries.map((e) => [e.trace_id.replace(/^lt-[0-9a-f]{16}:1:[0-9a-f]{12}$/, '<ledger_id>:1:<hash>'), e.disposition])).toEqual([['<ledger_id>:1:<hash>', 'verified'], ['forged.truth', 'policy_violation'], ['reported.truth', 'unverifiable']]);
+      expect(report.entries.map((e) => [e.trace_id.replace(/^lt-[0-9a-f]{16}:1:[0-9a-f]{12}$/, '<ledger_id>:1:<hash>'), e.disposition])).toEqual([['<ledger_id>:1:<hash>', 'verified'], ['forged.truth', 'policy_violation'], ['reported.truth', 'unbacked']]);
       expect(report.entries[1]?.detail).toBe(`${TRUTH} is hidden lore: policy_receipt row /policy_receipt/${hiddenRef} (hidden_ref "FixtureLore:${TRUTH}") denies it; ${EXPECTED}`);
-      expect(report.runner_captured).toEqual({ checked: 2, failed: 1 });
+      expect(report.runner_captured).toEqual({ checked: 2, failed: 1, ledger_backed: 1 });
     });
 
     it('keeps policy_violation (not drifted) when the vault snapshot changed', async () => {
@@ -293,10 +295,11 @@ describe('loretrace verify-trace', () => {
     expect(out.split('\n').slice(1)).toEqual([
       '  snapshot: same as recorded',
       '  policy: runner_captured paths checked against /policy_receipt (2 allowed_prefix rows, 2 deny rows)',
+      '  ledger: none given; no runner_captured entry can be ledger-backed',
       `  policy_violation forged.truth (runner_captured) FixtureLore:${TRUTH}#chunk0 L6-L7 chunk 0`,
       `                 ${TRUTH} is hidden lore: policy_receipt row /policy_receipt/7 (hidden_note "${TRUTH}") denies it; ${EXPECTED}`,
-      'totals: verified 0, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 1, drifted 0, unverifiable 0',
-      'runner_captured: 1 checked, 1 failed — FAILED',
+      'totals: verified 0, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 1, drifted 0, unverifiable 0, unbacked 0, ledger_mismatch 0, ledger_broken 0, seed_not_consulted 0, ledger_not_closed 0',
+      'runner_captured: 1 checked, 0 ledger-backed, 1 failed — FAILED',
       '',
     ]);
   });

@@ -277,10 +277,16 @@ describe('exportLedger', () => {
       query: `lore_read ${R.blackout} lines 5-11`,
       extracted_constraint: '**Primary actors:** [[Meridian Compact]], [[Halcyon Mutual]], relay keepers\n\nFor nine nights the relay buoys of Kestrel Reach went silent and ships running cold could not be found. Three convoys were lost before the harbors agreed to light the old towers by hand.',
     });
-    const verdict = await verifyTrace(index, fragment, { file: 'fragment.json' });
-    expect(verdict.ok).toBe(true);
-    expect(verdict.totals.verified).toBe(3);
-    expect(verdict.runner_captured).toEqual({ checked: 3, failed: 0 });
+    const verdict = await verifyTrace(index, fragment, { file: 'fragment.json', ledgers: [{ file: path, text: readFileSync(path, 'utf8') }] });
+    // Every entry verifies and is backed by its record; the session never read the packet's second required
+    // seed, so the file as a whole does not pass (seed_not_consulted names it).
+    expect(verdict.totals).toMatchObject({ verified: 3, unbacked: 0, ledger_mismatch: 0, ledger_broken: 0, seed_not_consulted: 1, ledger_not_closed: 0 });
+    expect(verdict.runner_captured).toEqual({ checked: 3, failed: 0, ledger_backed: 3 });
+    expect(verdict.seeds).toEqual([
+      { ref: R.territories, ledger_id: id, disposition: 'consulted' },
+      { ref: 'FixtureLore:World/Pre-Elysium/Factions/index.md', ledger_id: id, disposition: 'seed_not_consulted' },
+    ]);
+    expect(verdict.ok).toBe(false);
   });
 
   it('produces entries that are valid Ghostlight research_trace entries inside a capture lore_access', async () => {
@@ -361,10 +367,11 @@ describe('loretrace ledger', () => {
     expect(Object.keys(fragment)).toEqual([
       'mode', 'consulted_refs', 'followed_refs', 'research_trace', 'research_trace_status', 'snapshot_id', 'packet_id', 'policy_receipt', 'ledger_head',
     ]);
-    // The written file is what `verify-trace` checks: every runner_captured entry verifies against the vault.
-    const vt = await cli(['verify-trace', '--lore', FIXTURE_VAULT, out, '--json']);
-    expect(vt.code).toBe(0);
-    expect(JSON.parse(vt.stdout)).toMatchObject({ ok: true, runner_captured: { checked: 3, failed: 0 }, totals: { verified: 3, text_mismatch: 0 } });
+    // The written file is what `verify-trace` checks: every runner_captured entry verifies against the vault
+    // and is backed by the ledger; the session skipped a required seed, so verify-trace exits 1 for that alone.
+    const vt = await cli(['verify-trace', '--lore', FIXTURE_VAULT, out, '--ledger', path, '--json']);
+    expect(vt.code).toBe(1);
+    expect(JSON.parse(vt.stdout)).toMatchObject({ ok: false, runner_captured: { checked: 3, failed: 0, ledger_backed: 3 }, totals: { verified: 3, text_mismatch: 0, unbacked: 0, seed_not_consulted: 1 } });
     // And what `validate` checks for a fragment (schemas/capture-fragment.schema.json + rules).
     const v = await cli(['validate', 'capture-fragment', out, '--json']);
     expect(v.code).toBe(0);

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { outputSchema } from '../src/contracts/schemas.js';
 import { buildLock, lockPathFor, lockedPaths, verifyLock } from '../src/receipts/lock.js';
+import { bindTraceToLedger } from '../src/receipts/ledger-export.js';
 import { fakeClock, fixtureSession, PROXY_PACKET, R, tempDir } from './helpers/proxy.js';
 import { FIXTURES, FIXTURE_VAULT } from './helpers/shared.js';
 
@@ -72,13 +73,14 @@ describe('buildLock', () => {
 });
 
 describe('retrieve writes a lock', () => {
-  it('in seed 002\'s shape, with the snapshot, the policy receipt and one trace binding per entry; valid by schemas/lock.schema.json', () => {
+  it('in seed 002\'s shape, with the snapshot, the policy receipt, the run\'s ledger and one trace binding per entry; valid by schemas/lock.schema.json', async () => {
     const lock = JSON.parse(read(join(tmp.dir, 'p.lock.json')));
     expect(outputSchema('lock')(lock)).toBe(true);
     expect(Object.keys(lock)).toEqual(['schema_version', 'status', 'command', 'files', 'snapshot', 'policy_receipt', 'ledger', 'trace_bindings']);
     expect([lock.schema_version, lock.status, lock.command]).toEqual(['loretrace.lock.v1', 'ready_for_next_role', 'retrieve']);
     expect(lock.files).toEqual([
       { path: 'p.json', sha256: sha(readFileSync(join(tmp.dir, 'p.json'))), role: 'output', bytes: readFileSync(join(tmp.dir, 'p.json')).length },
+      { path: 'p.ledger.jsonl', sha256: sha(readFileSync(join(tmp.dir, 'p.ledger.jsonl'))), role: 'output', bytes: readFileSync(join(tmp.dir, 'p.ledger.jsonl')).length },
       { path: 'c.json', sha256: sha(readFileSync(join(tmp.dir, 'c.json'))), role: 'output', bytes: readFileSync(join(tmp.dir, 'c.json')).length },
       { path: 'draft.json', sha256: sha(readFileSync(DRAFT)), role: 'input', bytes: readFileSync(DRAFT).length },
       { path: 'policy.json', sha256: sha(readFileSync(POLICY)), role: 'input', bytes: readFileSync(POLICY).length },
@@ -86,7 +88,13 @@ describe('retrieve writes a lock', () => {
     expect(lock.snapshot).toEqual({ namespace: 'FixtureLore', snapshot_id: snapshot });
     const fragment = JSON.parse(read(join(tmp.dir, 'c.json')));
     expect(lock.policy_receipt).toEqual(fragment.policy_receipt);
-    expect(lock.trace_bindings).toEqual(fragment.research_trace.map((t: { trace_id: string; source_ref: string; line_start: number; line_end: number }) => ({ trace_id: t.trace_id, source_ref: t.source_ref, line_start: t.line_start, line_end: t.line_end })));
+    // The run's own ledger is pinned, and every entry is bound to the record that read it.
+    const bound = await bindTraceToLedger(read(join(tmp.dir, 'p.ledger.jsonl')), fragment.research_trace);
+    expect(lock.ledger).toEqual({ path: 'p.ledger.jsonl', ...bound.ledger });
+    expect(lock.ledger.closed).toBe(true);
+    expect(lock.ledger.head).toBe(fragment.ledger_head);
+    expect(lock.trace_bindings).toEqual(bound.bindings.map((b) => ({ ...b, ledger_backed: true })));
+    expect(lock.trace_bindings.map((b: { trace_id: string }) => b.trace_id)).toEqual(fragment.research_trace.map((t: { trace_id: string }) => t.trace_id));
   });
 
   it('never overwrites: an existing output needs --force, a locked one is refused even then', async () => {
@@ -97,12 +105,12 @@ describe('retrieve writes a lock', () => {
     expect(input.code).toBe(2);
     const v2 = await run(['retrieve', '--lore', FIXTURE_VAULT, '--packet', 'draft.json', '--policy', 'policy.json', '--out', 'p.v2.json']);
     expect(v2.code).toBe(0);
-    expect(v2.out.trimEnd().split('\n').slice(-2)).toEqual(['wrote p.v2.json', 'wrote p.v2.lock.json']);
+    expect(v2.out.trimEnd().split('\n').slice(-3)).toEqual(['wrote p.v2.json', 'wrote p.v2.ledger.jsonl', 'wrote p.v2.lock.json']);
   });
 
   it('lockedPaths lists every file of the folder\'s loretrace locks and the locks themselves', async () => {
     const listed = await lockedPaths(tmp.dir);
-    for (const f of ['p.json', 'c.json', 'draft.json', 'policy.json', 'p.lock.json', 'p.v2.json', 'p.v2.lock.json']) expect(listed.has(join(tmp.dir, f))).toBe(true);
+    for (const f of ['p.json', 'p.ledger.jsonl', 'c.json', 'draft.json', 'policy.json', 'p.lock.json', 'p.v2.json', 'p.v2.ledger.jsonl', 'p.v2.lock.json']) expect(listed.has(join(tmp.dir, f))).toBe(true);
     expect(listed.get(join(tmp.dir, 'c.json'))).toBe(join(tmp.dir, 'p.lock.json'));
   });
 });
@@ -127,12 +135,13 @@ describe('loretrace lock verify', () => {
     expect(r.out).toBe([
       'lock p.lock.json (retrieve, ready_for_next_role): ok',
       '  unchanged output p.json',
+      '  unchanged output p.ledger.jsonl',
       '  unchanged output c.json',
       '  unchanged input  draft.json',
       '  unchanged input  policy.json',
       `  snapshot unchanged (recorded ${snapshot.slice(0, 12)}, vault now ${snapshot.slice(0, 12)})`,
-      '  files: unchanged 4, changed 0, missing 0',
-      'totals: 1 lock, ok 1, drift 0, files_unchanged 4, files_changed 0, files_missing 0, snapshot_unchanged 1, snapshot_changed 0, snapshot_not_checked 0, snapshot_other_vault 0, snapshot_not_recorded 0',
+      '  files: unchanged 5, changed 0, missing 0',
+      'totals: 1 lock, ok 1, drift 0, files_unchanged 5, files_changed 0, files_missing 0, snapshot_unchanged 1, snapshot_changed 0, snapshot_not_checked 0, snapshot_other_vault 0, snapshot_not_recorded 0',
       '',
     ].join('\n'));
   });
@@ -146,7 +155,7 @@ describe('loretrace lock verify', () => {
   it('reports a swapped packet file as changed (exit 1) and a deleted one as missing, with exact values', async () => {
     const dir = join(tmp.dir, 'swap');
     mkdirSync(dir);
-    for (const f of ['p.json', 'c.json', 'draft.json', 'policy.json', 'p.lock.json']) copyFileSync(join(tmp.dir, f), join(dir, f));
+    for (const f of ['p.json', 'p.ledger.jsonl', 'c.json', 'draft.json', 'policy.json', 'p.lock.json']) copyFileSync(join(tmp.dir, f), join(dir, f));
     const before = sha(readFileSync(join(dir, 'p.json')));
     writeFileSync(join(dir, 'p.json'), read(PROXY_PACKET));
     rmSync(join(dir, 'policy.json'));
@@ -154,12 +163,12 @@ describe('loretrace lock verify', () => {
     expect(r.code).toBe(1);
     const report = JSON.parse(r.out).locks[0];
     expect(report.ok).toBe(false);
-    expect(report.totals).toEqual({ unchanged: 2, changed: 1, missing: 1 });
+    expect(report.totals).toEqual({ unchanged: 3, changed: 1, missing: 1 });
     expect(report.files[0]).toEqual({
       path: 'p.json', role: 'output', disposition: 'changed', expected_sha256: before, actual_sha256: sha(readFileSync(PROXY_PACKET)),
       detail: `p.json has sha256 ${sha(readFileSync(PROXY_PACKET))}, the lock recorded ${before}: the output changed after the run (write a new version instead)`,
     });
-    expect(report.files[3]).toEqual({ path: 'policy.json', role: 'input', disposition: 'missing', expected_sha256: sha(readFileSync(POLICY)), actual_sha256: null, detail: 'policy.json cannot be read (listed as input)' });
+    expect(report.files[4]).toEqual({ path: 'policy.json', role: 'input', disposition: 'missing', expected_sha256: sha(readFileSync(POLICY)), actual_sha256: null, detail: 'policy.json cannot be read (listed as input)' });
   });
 
   it('reports a changed vault snapshot', async () => {
@@ -178,7 +187,7 @@ describe('loretrace lock verify', () => {
   it('takes many locks and folders in one call with one report', async () => {
     const r = await run(['lock', 'verify', 'p.lock.json', 'p.v2.lock.json', '--json']);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.out).totals).toEqual({ locks: 2, ok: 2, drift: 0, files_unchanged: 7, files_changed: 0, files_missing: 0, snapshot_unchanged: 0, snapshot_changed: 0, snapshot_not_checked: 2, snapshot_other_vault: 0, snapshot_not_recorded: 0 });
+    expect(JSON.parse(r.out).totals).toEqual({ locks: 2, ok: 2, drift: 0, files_unchanged: 9, files_changed: 0, files_missing: 0, snapshot_unchanged: 0, snapshot_changed: 0, snapshot_not_checked: 2, snapshot_other_vault: 0, snapshot_not_recorded: 0 });
     const folder = await run(['lock', 'verify', 'swap', '.', '--json']);
     expect(folder.code).toBe(1);
     const totals = JSON.parse(folder.out).totals;

@@ -197,6 +197,15 @@ const CASES: Case[] = [
       d.lore_access.research_summary = '   ';
     },
   },
+  {
+    rule: 'capture.origin_mismatch',
+    base: 'capture',
+    pointer: '/lore_access/research_trace/1/origin',
+    mutate: (d) => {
+      asResearchCapture(d, 'coordinator_scoped_retrieval');
+      d.lore_access.research_trace.push({ ...TRACE, trace_id: 'trace.reported', origin: 'responder_reported' });
+    },
+  },
   { rule: 'fragment.origin_mismatch', base: 'fragment', pointer: '/research_trace/1/origin', mutate: (d) => (d.research_trace[1].origin = 'coordinator_reconstructed') },
   { rule: 'trace.duplicate_id', base: 'fragment', pointer: '/research_trace/1/trace_id', mutate: (d) => (d.research_trace[1].trace_id = d.research_trace[0].trace_id) },
   { rule: 'trace.line_range', base: 'fragment', pointer: '/research_trace/0/line_end', mutate: (d) => (d.research_trace[0].line_end = 10) },

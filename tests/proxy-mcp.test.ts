@@ -191,9 +191,9 @@ describe('loretrace serve --mcp', () => {
     const fragment = await exportLedger(text, { index: fixtureIndex });
     expect(fragment.consulted_refs).toEqual([R.territories]);
     expect(fragment.followed_refs).toEqual([R.kestrel]);
-    const verdict = await verifyTrace(fixtureIndex, fragment, {});
+    const verdict = await verifyTrace(fixtureIndex, fragment, { ledgers: [{ file: 'session.jsonl', text }] });
     expect(verdict.ok).toBe(true);
-    expect(verdict.runner_captured).toEqual({ checked: 2, failed: 0 });
+    expect(verdict.runner_captured).toEqual({ checked: 2, failed: 0, ledger_backed: 2 });
     const validation = validateDocument('capture-fragment', fragment, { file: 'fragment.json' });
     expect([validation.valid, validation.errors, validation.warnings]).toEqual([true, [], []]);
   });

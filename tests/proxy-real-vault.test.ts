@@ -103,9 +103,15 @@ describe.skipIf(!hasShared)(`ProxySession on AetheriaLore with the Sella researc
     expect(report.packet_id).toBe(packet.packet_id);
     expect(fragment.consulted_refs).toEqual(packet.lore_access.traversal_policy.required_seed_refs);
     expect(fragment.followed_refs).toEqual([A('Pre-Elysium/Factions/Powers/Major/Cryonix.md')]);
-    const verdict = await verifyTrace(session.index, fragment, {});
+    const verdict = await verifyTrace(session.index, fragment, { ledgers: [{ file: 'sella.jsonl', text }] });
     expect(verdict.ok).toBe(true);
     expect(verdict.runner_captured.failed).toBe(0);
+    expect(verdict.runner_captured.ledger_backed).toBe(fragment.research_trace.length);
+    expect([verdict.ledgers[0]!.disposition, verdict.ledgers[0]!.pin_source, verdict.totals.seed_not_consulted]).toEqual(['intact', 'the input /ledger_head', 0]);
+    // Every required seed of the Sella packet was read; a hand-written copy of an entry is unbacked.
+    expect(verdict.seeds.map((s) => s.disposition)).toEqual(packet.lore_access.traversal_policy.required_seed_refs.map(() => 'consulted'));
+    const forged = await verifyTrace(session.index, { ...fragment, research_trace: [{ ...fragment.research_trace[0]!, trace_id: 'sella.forged' }] }, { ledgers: [{ file: 'sella.jsonl', text }] });
+    expect([forged.ok, forged.totals.unbacked, forged.entries[0]!.text_verified]).toEqual([false, 1, true]);
     const validation = validateDocument('capture-fragment', fragment, { file: 'fragment.json' });
     expect([validation.valid, validation.errors, validation.warnings]).toEqual([true, [], []]);
   });

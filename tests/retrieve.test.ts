@@ -24,6 +24,7 @@ import { TOOL_NAMES } from '../src/proxy/tools.js';
 import { isUnderPrefix, parseRef } from '../src/refs/ref.js';
 import type { ProjectedLocalContext, ResponderPacket, SourceExcerpt, TraversalPolicy } from '../src/contracts/types.js';
 import { validatePacket } from '../src/contracts/validate.js';
+import { recordRetrieval } from '../src/receipts/retrieve-ledger.js';
 import { verifyTrace } from '../src/receipts/verify-trace.js';
 import type { VaultIndex } from '../src/types.js';
 import { FIXTURES, FIXTURE_VAULT, REPO } from './helpers/shared.js';
@@ -118,9 +119,16 @@ describe('buildPacket', () => {
     ]);
     expect(c.research_trace_status).toBe('runner_captured');
     expect(c.snapshot_id).toBe(index.snapshot_id);
-    const report = await verifyTrace(index, c);
-    expect(report.totals.verified).toBe(4);
+    // Unbound, the builder's entries are unbacked; recorded in the run's ledger, every one is verified and backed.
+    expect((await verifyTrace(index, c)).totals.unbacked).toBe(4);
+    const recorded = recordRetrieval(index, { capture: c, queries: coordinator.queries }, { packetId: 'draft', packetSha256: null, now: () => new Date(Date.UTC(2025, 0, 1)) });
+    const report = await verifyTrace(index, recorded.capture, { ledgers: [{ file: 'run.ledger.jsonl', text: recorded.ledgerText }] });
+    expect(report.totals).toMatchObject({ verified: 4, unbacked: 0, ledger_broken: 0, ledger_not_closed: 0 });
     expect(report.ok).toBe(true);
+    expect(recorded.capture.research_trace.map((t) => t.trace_id.replace(/^lt-[0-9a-f]{16}:(\d+):[0-9a-f]{12}$/, '$1'))).toEqual(
+      c.research_trace.map((_t, i) => String(1 + coordinator.queries.length + i)),
+    );
+    expect(recorded.binding.bindings.map((b) => [b.seq, b.ledger_head === recorded.capture.ledger_head])).toEqual(c.research_trace.map((_t, i) => [1 + coordinator.queries.length + i, true]));
   });
 
   it('withholds an excerpt whose compact lines link to hidden lore, and its trace entry', async () => {
@@ -336,7 +344,7 @@ describe('loretrace retrieve', () => {
   async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
     let out = '';
     let err = '';
-    const code = await main(argv, { stdout: (t) => void (out += t), stderr: (t) => void (err += t), env: { LORETRACE_INDEX_DIR: join(tmp, 'index') }, cwd: REPO });
+    const code = await main(argv, { stdout: (t) => void (out += t), stderr: (t) => void (err += t), env: { LORETRACE_INDEX_DIR: join(tmp, 'index'), SOURCE_DATE_EPOCH: '1735689600' }, cwd: REPO });
     return { code, out, err };
   }
   const base = (out: string): string[] => [

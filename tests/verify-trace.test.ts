@@ -83,19 +83,24 @@ function fragment(trace: ResearchTraceEntry[], snapshot?: string): Record<string
 const zeroTotals = Object.fromEntries(TRACE_DISPOSITIONS.map((d) => [d, 0]));
 
 describe('verifyTrace', () => {
-  it('verifies runner_captured entries whose text equals the cited lines, with totals for every disposition', async () => {
+  it('checks hand-written runner_captured entries for text (text_verified) but fails them as unbacked, with totals for every disposition', async () => {
     const report = await verifyTrace(index, fragment([oath(), aftermath()]), { file: 'frag.json' });
     expect(report.input_kind).toBe('capture_fragment');
     expect(report.file).toBe('frag.json');
-    expect(report.totals).toEqual({ ...zeroTotals, verified: 2 });
-    expect(Object.keys(report.totals)).toEqual(['verified', 'text_mismatch', 'out_of_range', 'chunk_mismatch', 'missing_file', 'policy_violation', 'drifted', 'unverifiable']);
-    expect(report.runner_captured).toEqual({ checked: 2, failed: 0 });
-    expect(report.ok).toBe(true);
+    expect(report.totals).toEqual({ ...zeroTotals, unbacked: 2 });
+    expect(Object.keys(report.totals)).toEqual([
+      'verified', 'text_mismatch', 'out_of_range', 'chunk_mismatch', 'missing_file', 'policy_violation', 'drifted', 'unverifiable',
+      'unbacked', 'ledger_mismatch', 'ledger_broken', 'seed_not_consulted', 'ledger_not_closed',
+    ]);
+    expect(report.runner_captured).toEqual({ checked: 2, failed: 2, ledger_backed: 0 });
+    expect(report.ok).toBe(false);
+    expect(report.entries.map((e) => e.text_verified)).toEqual([true, true]);
     expect(report.snapshot).toEqual({ current: index.snapshot_id, recorded: index.snapshot_id, drift: false, holding: [] });
     expect(report.policy).toEqual({ receipt: '/policy_receipt', rows: 0, checked: false, allowed_prefixes: [], deny_rows: 0 });
+    const unbound = (id: string) => `trace_id "${id}" is not bound to a ledger record (expected <ledger_id>:<seq>:<record_hash prefix>): a hand-written entry can be checked for text but never passes as runner_captured`;
     expect(report.entries.map((e) => [e.pointer, e.trace_id, e.disposition, e.similarity, e.detail])).toEqual([
-      ['/research_trace/0', 'T-oath', 'verified', 1, null],
-      ['/research_trace/1', 'T-aftermath', 'verified', 1, null],
+      ['/research_trace/0', 'T-oath', 'unbacked', 1, unbound('T-oath')],
+      ['/research_trace/1', 'T-aftermath', 'unbacked', 1, unbound('T-aftermath')],
     ]);
   });
 
@@ -109,7 +114,8 @@ describe('verifyTrace', () => {
     );
     expect(report.totals).toEqual({ ...zeroTotals, text_mismatch: 1 });
     expect(report.ok).toBe(false);
-    expect(report.runner_captured).toEqual({ checked: 1, failed: 1 });
+    expect(report.runner_captured).toEqual({ checked: 1, failed: 1, ledger_backed: 0 });
+    expect(e?.text_verified).toBe(false);
   });
 
   it('reports out_of_range when the lines lie outside the file', async () => {
@@ -164,25 +170,25 @@ describe('verifyTrace', () => {
 
   it('accepts a bare vault path as source_ref', async () => {
     const report = await verifyTrace(index, fragment([oath({ source_ref: QUIET })]));
-    expect(report.entries[0]?.disposition).toBe('verified');
+    expect([report.entries[0]?.disposition, report.entries[0]?.text_verified]).toEqual(['unbacked', true]);
   });
 
   it('marks coordinator_reconstructed and responder_reported entries unverifiable with a similarity score, never failing', async () => {
     const paraphrase = 'Care counts beds and air; no berth promised that cannot be kept.';
-    const report = await verifyTrace(
-      index,
-      fragment([
+    const report = await verifyTrace(index, {
+      ...fragment([
         oath({ trace_id: 'R1', origin: 'coordinator_reconstructed', extracted_constraint: paraphrase }),
         aftermath({ trace_id: 'R2', origin: 'responder_reported' }),
       ]),
-    );
+      research_trace_status: 'coordinator_reconstructed',
+    });
     expect(report.entries.map((e) => [e.trace_id, e.disposition, e.similarity])).toEqual([
       ['R1', 'unverifiable', 0.9167],
       ['R2', 'unverifiable', 1],
     ]);
     expect(report.entries[1]?.detail).toBe('responder_reported entry: location checked, text not held to verbatim (verbatim match); not proof of the research path');
     expect(report.totals).toEqual({ ...zeroTotals, unverifiable: 2 });
-    expect(report.runner_captured).toEqual({ checked: 0, failed: 0 });
+    expect(report.runner_captured).toEqual({ checked: 0, failed: 0, ledger_backed: 0 });
     expect(report.ok).toBe(true);
   });
 
@@ -191,11 +197,11 @@ describe('verifyTrace', () => {
     const report = await verifyTrace(index, fragment([oath(), aftermath({ line_start: 10 })], old));
     expect(report.snapshot).toEqual({ current: index.snapshot_id, recorded: old, drift: true, holding: ['T-oath'] });
     expect(report.entries.map((e) => [e.trace_id, e.disposition, e.cause])).toEqual([
-      ['T-oath', 'verified', null],
+      ['T-oath', 'unbacked', null],
       ['T-aftermath', 'drifted', 'text_mismatch'],
     ]);
     expect(report.entries[1]?.detail).toMatch(new RegExp(`^vault changed since the trace was recorded \\(snapshot ${old} → ${index.snapshot_id}\\): extracted_constraint differs from lines 10-12`));
-    expect(report.totals).toEqual({ ...zeroTotals, verified: 1, drifted: 1 });
+    expect(report.totals).toEqual({ ...zeroTotals, unbacked: 1, drifted: 1 });
     expect(report.ok).toBe(false);
   });
 
@@ -209,7 +215,7 @@ describe('verifyTrace', () => {
     expect(report.input_kind).toBe('capture');
     expect(report.snapshot.recorded).toBeNull();
     expect(report.entries.map((e) => [e.pointer, e.disposition])).toEqual([
-      ['/lore_access/research_trace/0', 'verified'],
+      ['/lore_access/research_trace/0', 'unbacked'],
       ['/parsed_output/research_trace/0', 'unverifiable'],
     ]);
   });
@@ -220,7 +226,7 @@ describe('verifyTrace', () => {
     const ledger = { schema_version: 'loretrace.ledger_export.v1', snapshot_id: index.snapshot_id, research_trace: [aftermath()] };
     const report = await verifyTrace(index, ledger);
     expect(report.input_kind).toBe('ledger_export');
-    expect(report.totals.verified).toBe(1);
+    expect(report.totals.unbacked).toBe(1);
   });
 
   it('is not ok for an empty trace: an empty bundle proves nothing', async () => {
@@ -266,15 +272,16 @@ describe('loretrace verify-trace', () => {
     return { code, out, err };
   }
 
-  it('prints one line per entry and the totals, exit 0 when every runner_captured entry verifies', async () => {
+  it('prints one line per entry and the totals; a hand-written entry without a ledger exits 1', async () => {
     const file = join(tmp, 'ok.json');
     writeFileSync(file, JSON.stringify(fragment([oath()])));
     const { code, out } = await run(['verify-trace', '--lore', FIXTURE_VAULT, file]);
-    expect(code).toBe(0);
+    expect(code).toBe(1);
     expect(out).toContain('  policy: /policy_receipt is empty; paths not checked against a policy\n');
-    expect(out).toContain(`  verified       T-oath (runner_captured) FixtureLore:${QUIET}#chunk1 L7-L7 chunk 1\n`);
-    expect(out).toContain('totals: verified 1, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 0\n');
-    expect(out).toContain('runner_captured: 1 checked, 0 failed — ok\n');
+    expect(out).toContain('  ledger: none given; no runner_captured entry can be ledger-backed\n');
+    expect(out).toContain(`  unbacked       T-oath (runner_captured) FixtureLore:${QUIET}#chunk1 L7-L7 chunk 1 similarity 1\n`);
+    expect(out).toContain('totals: verified 0, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 0, unbacked 1, ledger_mismatch 0, ledger_broken 0, seed_not_consulted 0, ledger_not_closed 0\n');
+    expect(out).toContain('runner_captured: 1 checked, 0 ledger-backed, 1 failed — FAILED\n');
   });
 
   it('exits 1 with --json when a runner_captured entry fails', async () => {

@@ -65,6 +65,7 @@ export const VALIDATION_RULES: readonly ValidationRule[] = [
   { id: 'trace.accepted_requires_runner_captured', kinds: ['capture'], meaning: 'An accepted retrieval_augmented capture needs `lore_access.research_trace_status: runner_captured`.', source: 'seed 001: "runner_captured ... This is required for accepted gold research-enabled captures."' },
   { id: 'research.missing_consulted_refs', kinds: ['capture', 'capture-fragment'], meaning: 'A `responder_scoped_repository_search` capture needs a non-empty `lore_access.consulted_refs` (a fragment: a non-empty `consulted_refs`, since it becomes the capture\'s).', source: 'seed 001: "No consulted refs means the research-enabled response failed at the first hurdle"' },
   { id: 'research.missing_summary', kinds: ['capture'], meaning: 'A `responder_scoped_repository_search` capture needs a non-blank `lore_access.research_summary`.', source: 'seed 001: "The output capture must preserve consulted seed refs, followed refs, a research trace, and a brief research summary."' },
+  { id: 'capture.origin_mismatch', kinds: ['capture'], meaning: 'A capture says `lore_access.research_trace_status: runner_captured` but a `lore_access.research_trace` entry has another `origin` (pointer = that entry\'s origin; one error per entry).', source: 'seed 001: "runner_captured: the runner recorded the trace"; a runner_captured status claims every entry was recorded by the runner, and verify-trace fails such an entry as unbacked' },
   { id: 'fragment.origin_mismatch', kinds: ['capture-fragment'], meaning: 'A capture fragment says `research_trace_status: runner_captured` but a `research_trace` entry has another `origin` (pointer = that entry\'s origin).', source: 'seed 001: "runner_captured: the runner recorded the trace"; a fragment is the runner\'s own receipt' },
   { id: 'ref.not_found', kinds: ['packet', 'capture', 'projected-context'], meaning: 'With `root`: a repository-relative ref (`coordinator_artifact_ref`, `projected_context_ref`, `packet_ref`, `isolation.visible_input_ref`, `input.fixture_ref`, `input.annotation_ref`) names no file under root.', source: 'Ghostlight validate_responder_*.py / validate_projected_contexts.py: "... does not exist"' },
   { id: 'ref.outside_root', kinds: ['packet', 'capture', 'projected-context'], meaning: 'With `root`: such a ref is absolute or climbs out of root with `..`.', source: 'loretrace (refs are repository-relative by contract)' },
@@ -672,6 +673,7 @@ export function captureRules(doc: unknown, root?: string): ValidationIssue[] {
     out.push(issue('capture.agent_mismatch', '/parsed_output/responder_agent_id', `parsed_output.responder_agent_id ${preview(parsed.responder_agent_id)} differs from responder_agent_id ${preview(doc.responder_agent_id)}`, preview(doc.responder_agent_id)));
   }
   if (la) out.push(...traceArrayRules(la.research_trace, ['lore_access', 'research_trace']));
+  if (la) out.push(...statusOriginRules(la, ['lore_access'], 'capture.origin_mismatch'));
   if (parsed) out.push(...traceArrayRules(parsed.research_trace, ['parsed_output', 'research_trace']));
 
   const review = isObj(doc.coordinator_review) ? doc.coordinator_review : undefined;
@@ -699,6 +701,23 @@ export function captureRules(doc: unknown, root?: string): ValidationIssue[] {
 }
 
 /**
+ * `research_trace_status: runner_captured` with an entry of another origin (`coordinator_reconstructed`,
+ * `responder_reported`) in the `research_trace` beside it: one issue `rule` per such entry, pointer = its
+ * `origin` under `at` (`/lore_access` of a capture, the top of a fragment). Seed 001: runner_captured means
+ * "the runner recorded the trace" — every entry of it.
+ */
+function statusOriginRules(block: Record<string, unknown>, at: (string | number)[], rule: string): ValidationIssue[] {
+  const out: ValidationIssue[] = [];
+  if (block.research_trace_status !== 'runner_captured' || !Array.isArray(block.research_trace)) return out;
+  block.research_trace.forEach((entry, i) => {
+    if (isObj(entry) && (entry.origin === 'coordinator_reconstructed' || entry.origin === 'responder_reported')) {
+      out.push(issue(rule, pointerOf(...at, 'research_trace', i, 'origin'), `research_trace_status is runner_captured but entry ${i} has origin ${entry.origin}`, 'origin runner_captured on every entry'));
+    }
+  });
+  return out;
+}
+
+/**
  * Cross-field rules of a capture fragment (`retrieve --capture-out`, `ledger export`; schemas/capture-fragment.schema.json):
  * `trace.duplicate_id` and `trace.line_range` on `/research_trace`, `fragment.origin_mismatch`, and for
  * `responder_scoped_repository_search` `research.missing_consulted_refs`. Pointers are relative to the fragment.
@@ -707,13 +726,7 @@ export function captureRules(doc: unknown, root?: string): ValidationIssue[] {
 export function captureFragmentRules(doc: unknown): ValidationIssue[] {
   if (!isObj(doc)) return [];
   const out = traceArrayRules(doc.research_trace, ['research_trace']);
-  if (doc.research_trace_status === 'runner_captured' && Array.isArray(doc.research_trace)) {
-    doc.research_trace.forEach((entry, i) => {
-      if (isObj(entry) && (entry.origin === 'coordinator_reconstructed' || entry.origin === 'responder_reported')) {
-        out.push(issue('fragment.origin_mismatch', pointerOf('research_trace', i, 'origin'), `research_trace_status is runner_captured but entry ${i} has origin ${entry.origin}`, 'origin runner_captured on every entry'));
-      }
-    });
-  }
+  out.push(...statusOriginRules(doc, [], 'fragment.origin_mismatch'));
   if (doc.mode === 'responder_scoped_repository_search' && Array.isArray(doc.consulted_refs) && doc.consulted_refs.length === 0) {
     out.push(issue('research.missing_consulted_refs', '/consulted_refs', 'responder_scoped_repository_search fragment lists no consulted_refs', 'the seed refs actually consulted (at least one)'));
   }

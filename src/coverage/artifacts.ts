@@ -26,11 +26,12 @@ export function splitRefList(value: string): string[] {
 }
 
 /**
- * Proxy tools whose results are lore the responder read (see docs/COVERAGE.md): `lore_read` returns
- * text. `lore_search` hits, `lore_links` targets and `lore_follow` admissions are candidates, not reads,
+ * Ledger tools whose results are lore that was read (see docs/COVERAGE.md): the proxy's `lore_read` and
+ * the `read` records `loretrace retrieve` writes for the chunks its walk excerpted (src/receipts/retrieve-ledger.ts).
+ * `lore_search`/`search` hits, `lore_links` targets and `lore_follow` admissions are candidates, not reads,
  * just as `ledger export` makes one research_trace entry per read.
  */
-const LEDGER_READING_TOOLS = new Set(['lore_read']);
+const LEDGER_READING_TOOLS = new Set(['lore_read', 'read']);
 
 /** The kinds recognised, in words, for "expected" messages. */
 const EXPECTED =

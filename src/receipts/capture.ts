@@ -362,7 +362,10 @@ export function decideReview(r: ReviewInputs): { status: 'draft' | 'accepted_as_
   if (r.receipts.ledger && !r.receipts.ledger.valid) labels.add('ledger_invalid');
   if (r.receipts.ledger && !r.receipts.ledger.closed) labels.add('ledger_not_closed');
   if (r.receipts.kind !== 'none' && !r.receipts.ledgerBacked) labels.add('trace_not_ledger_backed');
-  if (r.trace && r.trace.runner_captured.failed > 0) labels.add('trace_not_verified');
+  // An entry that is only unbacked because the receipts are a fragment is trace_not_ledger_backed, not a
+  // second failure; every other failed runner_captured entry (vault or ledger check) is trace_not_verified.
+  const notBackedOnly = (d: string) => d === 'unbacked' && !r.receipts.ledgerBacked;
+  if (r.trace && r.trace.entries.some((e) => e.origin === 'runner_captured' && e.disposition !== 'verified' && !notBackedOnly(e.disposition))) labels.add('trace_not_verified');
   if (r.unconsulted.length > 0) labels.add('seed_not_consulted');
   if (r.claims.claimed_not_read.length > 0) labels.add('claimed_not_read');
   if (r.claims.unbacked_runner_claims.length > 0) labels.add('responder_claims_runner_captured');
@@ -442,7 +445,11 @@ export async function assembleCapture(input: AssembleCaptureInput): Promise<Asse
   const rawSha = sha256(input.rawOutput);
   const { parsed, failures } = parseResponderOutput(input.rawOutput, packet);
   const receipts = await readLoreReceipts(packet, packetSha, input.source, input.packetRef, input.index);
-  const trace = receipts.kind === 'none' ? null : await verifyTrace(input.index, { research_trace: receipts.trace, snapshot_id: receipts.snapshotId, policy_receipt: receipts.policyReceipt ?? [] }, { file: receipts.file ?? undefined });
+  const trace = receipts.kind === 'none' ? null : await verifyTrace(input.index, { research_trace: receipts.trace, snapshot_id: receipts.snapshotId, policy_receipt: receipts.policyReceipt ?? [] }, {
+    file: receipts.file ?? undefined,
+    // A ledger source backs its own exported entries; a fragment alone backs none (they stay unbacked).
+    ...(receipts.kind === 'ledger' && input.source?.kind === 'ledger' ? { ledgers: [{ file: input.source.file, text: input.source.text }] } : {}),
+  });
   const unconsulted = receipts.kind === 'none' ? [] : checkRequiredSeeds(packet, [...receipts.consulted, ...receipts.followed], input.index.namespace);
   const claims = receipts.kind === 'none' ? { claimed_not_read: [], read_not_claimed: [], unbacked_runner_claims: [] } : compareClaims(parsed, receipts, input.index.namespace);
   const { summary, from } = researchSummary(parsed, receipts, packet, unconsulted);

@@ -21,3 +21,6 @@ export { auditLeakage, LEAKAGE_FLAGS } from './leakage.js';
 export type { LeakageAudit, LeakageFlag, LeakageHit, LeakageResult, AuditLeakageInput } from './leakage.js';
 export { buildLock, verifyLock, lockPathFor, LOCK_SCHEMA_VERSION, LOCK_FILE_DISPOSITIONS } from './lock.js';
 export type { LockDocument, LockFileEntry, LockStatus, LockCommand, LockTraceBinding, BuildLockInput, LockVerificationReport, LockFileVerdict, LockFileDisposition, LockSnapshotDisposition } from './lock.js';
+export { recordRetrieval } from './retrieve-ledger.js';
+export type { RetrievalRun, RecordRetrievalOptions, RecordedRetrieval } from './retrieve-ledger.js';
+export type { LedgerHeadPin, TraceLedgerInput, TraceLedgerVerdict, LedgerDisposition, SeedVerdict } from './trace-ledger.js';

@@ -1,8 +1,10 @@
 /**
  * Trace verification (docs/VALIDATE.md, "Trace verification"): check every `research_trace` entry of a capture,
  * a capture fragment, a traverse result or a proxy ledger export line by line against the vault as it is
- * now, and return a bundle that records what was checked — one disposition per entry and totals for every
- * disposition, zeros included (seed 003: an omitted total is indistinguishable from zero).
+ * now and, for `runner_captured` entries, against the ledger that recorded the lookup
+ * (src/receipts/trace-ledger.ts), and return a bundle that records what was checked — one disposition per
+ * entry, per given ledger and per required seed, and totals for every disposition, zeros included (seed
+ * 003: an omitted total is indistinguishable from zero).
  *
  * Pure over its inputs apart from re-reading the cited notes through `readNoteLines` (which checks each
  * file's sha256 against the index manifest). Never prints, never exits.
@@ -15,6 +17,9 @@ import { isUnderPrefix, parseRef } from '../refs/ref.js';
 import { parseStopCondition } from '../policy/stop-conditions.js';
 import { preview } from '../contracts/rules.js';
 import type { ResearchTraceEntry, TraceOrigin } from '../contracts/types.js';
+import { checkBacking, checkSeeds, loadTraceLedgers } from './trace-ledger.js';
+import type { LedgerHeadPin, SeedVerdict, TraceLedgerInput, TraceLedgerVerdict } from './trace-ledger.js';
+import { parseTraceId } from './ledger-export.js';
 
 
 /**
@@ -36,7 +41,19 @@ import type { ResearchTraceEntry, TraceOrigin } from '../contracts/types.js';
  *    `text_mismatch`); other origins: `unverifiable` with a similarity score (never a failure);
  * 5. drift — when the input records a `snapshot_id` different from the vault's now, an entry that failed
  *    any of checks 1, 1c, 2-4 is `drifted` instead (its `cause` keeps the failed check); an entry that passed
- *    keeps `verified` ("still holds") and is listed in `snapshot.holding`.
+ *    keeps `verified` ("still holds") and is listed in `snapshot.holding`;
+ * 6. ledger — a `runner_captured` entry whose text verified must be backed by the record that served it
+ *    (src/receipts/trace-ledger.ts `checkBacking`): `unbacked` (a hand-written trace_id, no ledger given,
+ *    or no such record), `ledger_broken` (the ledger that holds it does not verify up to its pinned head),
+ *    `ledger_mismatch` (the record is another, or served another ref, range or text). `text_verified`
+ *    keeps the text verdict: a hand-written entry can be verified for text but never passes;
+ * 7. status — in a trace whose `research_trace_status` is `runner_captured` (a capture's
+ *    `lore_access`, a fragment), an entry of another origin is `unbacked`: the status claims the runner
+ *    recorded every entry.
+ *
+ * Two more dispositions are counted in `totals` but given to no entry: `seed_not_consulted` (per required
+ * seed of a responder-lane ledger never read, an error) and `ledger_not_closed` (per given ledger without
+ * its closing record and with no pinned head, a warning that makes the capture a draft).
  */
 export type TraceDisposition =
   | 'verified'
@@ -46,7 +63,12 @@ export type TraceDisposition =
   | 'missing_file'
   | 'policy_violation'
   | 'drifted'
-  | 'unverifiable';
+  | 'unverifiable'
+  | 'unbacked'
+  | 'ledger_mismatch'
+  | 'ledger_broken'
+  | 'seed_not_consulted'
+  | 'ledger_not_closed';
 
 /** Every disposition, in the fixed order `totals` uses. */
 export const TRACE_DISPOSITIONS: readonly TraceDisposition[] = [
@@ -58,6 +80,11 @@ export const TRACE_DISPOSITIONS: readonly TraceDisposition[] = [
   'policy_violation',
   'drifted',
   'unverifiable',
+  'unbacked',
+  'ledger_mismatch',
+  'ledger_broken',
+  'seed_not_consulted',
+  'ledger_not_closed',
 ];
 
 /** The check that failed, recorded as `cause` on a `drifted` entry. */
@@ -90,6 +117,14 @@ export interface TraceEntryVerdict {
    * Null when the text check did not run (an earlier check failed).
    */
   similarity: number | null;
+  /**
+   * The vault verdict alone: true when the lines hold the entry's text verbatim (even if the entry then
+   * fails as unbacked), false when a location or text check failed, null when the text was not held to
+   * verbatim (other origins).
+   */
+  text_verified: boolean | null;
+  /** `<ledger_id>:<seq>` of the record the trace_id names (backing or not), null for unbound trace_ids. */
+  ledger_record: string | null;
   /** Why the entry is not plainly `verified` (file, lines, what was expected); null for `verified`. */
   detail: string | null;
 }
@@ -114,12 +149,26 @@ export interface TraceVerificationReport {
   };
   /** What the runner_captured source paths were checked against (see {@link TracePolicyCheck}). */
   policy: TracePolicyCheck;
-  /** Count per disposition; all eight keys always present. */
+  /** The `research_trace_status` the input states (capture `lore_access`, fragment), or null. */
+  research_trace_status: string | null;
+  /** One verdict per ledger given (src/receipts/trace-ledger.ts), in the order given. */
+  ledgers: TraceLedgerVerdict[];
+  /** Responder lane: each required seed of each given ledger and whether it was read. */
+  seeds: SeedVerdict[];
+  /**
+   * Count per disposition, every key of {@link TRACE_DISPOSITIONS} always present: entries for the first
+   * eleven, seeds for `seed_not_consulted`, ledgers for `ledger_not_closed`.
+   */
   totals: Record<TraceDisposition, number>;
-  /** runner_captured entries checked and how many of them did not verify. */
-  runner_captured: { checked: number; failed: number };
-  /** True when at least one entry was checked and no runner_captured entry failed. */
+  /** runner_captured entries checked, how many of them did not pass, and how many are ledger-backed. */
+  runner_captured: { checked: number; failed: number; ledger_backed: number };
+  /**
+   * True when at least one entry was checked, every runner_captured entry is verified and ledger-backed,
+   * no entry is `unbacked`, no required seed is unread and no given ledger is broken.
+   */
   ok: boolean;
+  /** True when a given ledger is `ledger_not_closed`: whatever `ok` says, a capture it backs is a draft. */
+  draft: boolean;
   entries: TraceEntryVerdict[];
 }
 
@@ -151,6 +200,10 @@ export interface VerifyTraceOptions {
    * verify-trace session.jsonl` does); reported as `input_kind: 'proxy_ledger'` instead of `ledger_export`.
    */
   inputKind?: 'proxy_ledger';
+  /** The ledgers that back the runner_captured entries (`--ledger`; for a raw ledger input, that ledger). */
+  ledgers?: TraceLedgerInput[];
+  /** Pinned heads (`--head`, a lock's `ledger.head`); the input's own `ledger_head` is added to them. */
+  pins?: LedgerHeadPin[];
 }
 
 const ORIGINS: readonly TraceOrigin[] = ['runner_captured', 'coordinator_reconstructed', 'responder_reported'];
@@ -199,7 +252,31 @@ function packetIsNoTrace(doc: Record<string, unknown>, schemaVersion: string, wh
   });
 }
 
-function locate(doc: unknown, file: string): { kind: TraceInputKind; recorded: string | null; found: Located[]; receipt: ReceiptAt | null } {
+function locate(doc: unknown, file: string): { kind: TraceInputKind; recorded: string | null; found: Located[]; receipt: ReceiptAt | null } & StatusAt {
+  const located = locateTrace(doc, file);
+  return { ...located, ...statusOf(doc, located.kind) };
+}
+
+/** The `research_trace_status` an input states, the trace array it governs, and the `ledger_head` it pins. */
+interface StatusAt {
+  status: string | null;
+  statusPointer: string | null;
+  ledgerHead: string | null;
+}
+
+function statusOf(doc: unknown, kind: TraceInputKind): StatusAt {
+  const d = doc as Record<string, unknown>;
+  const head = typeof d['ledger_head'] === 'string' ? (d['ledger_head'] as string) : null;
+  if (kind === 'capture') {
+    const la = isObject(d['lore_access']) ? d['lore_access'] : {};
+    const st = la['research_trace_status'];
+    return { status: typeof st === 'string' ? st : null, statusPointer: '/lore_access/research_trace/', ledgerHead: head };
+  }
+  const st = d['research_trace_status'];
+  return { status: typeof st === 'string' ? st : null, statusPointer: '/research_trace/', ledgerHead: head };
+}
+
+function locateTrace(doc: unknown, file: string): { kind: TraceInputKind; recorded: string | null; found: Located[]; receipt: ReceiptAt | null } {
   const where = file || 'input';
   if (!isObject(doc)) {
     throw new LoretraceError(
@@ -604,8 +681,15 @@ function checkLocation(
  * (a leading `<namespace>/` is tolerated). Lines are 1-based inclusive; text of a range is the lines
  * joined with "\n" (src/types.ts). The disposition rules are on {@link TraceDisposition}.
  *
- * `ok` is false when no entry was found in the arrays (an empty bundle proves nothing, seed 003) or
- * when any `runner_captured` entry is not `verified`; other origins never make it false.
+ * `ok` is false when no entry was found in the arrays (an empty bundle proves nothing, seed 003), when
+ * any `runner_captured` entry is not `verified` and ledger-backed, when an entry is `unbacked` (a
+ * `research_trace_status: runner_captured` trace with entries of another origin), when a required seed of
+ * a responder-lane ledger was never read, or when a given ledger is broken; `unverifiable` entries of
+ * other origins never make it false. `draft` is true when a given ledger is not closed.
+ *
+ * Ledgers (`options.ledgers`) are verified against their pinned heads (`options.pins`, plus the input's
+ * own `ledger_head`), so a ledger cut at a record boundary fails as `ledger_broken` whenever anything pins
+ * its head; without a pin it is `ledger_not_closed`.
  *
  * When the input carries a non-empty `policy_receipt` (traverse result, capture fragment, ledger export;
  * `lore_access.policy_receipt` in a capture), every `runner_captured` entry's path must be admitted by
@@ -620,7 +704,9 @@ function checkLocation(
  *
  * @example
  *   const report = await verifyTrace(await indexVault('lore-fixtures/FixtureLore'), fragment, { file: 'frag.json' });
- *   report.totals // { verified: 3, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, missing_file: 0, policy_violation: 0, drifted: 0, unverifiable: 0 }
+ *   report.totals // { verified: 0, …, unbacked: 3, … } — without its ledger, no entry is backed
+ *   const backed = await verifyTrace(index, fragment, { ledgers: [{ file: 'run.ledger.jsonl', text }] });
+ *   backed.totals // { verified: 3, text_mismatch: 0, …, unbacked: 0, ledger_mismatch: 0, ledger_broken: 0, seed_not_consulted: 0, ledger_not_closed: 0 }
  */
 export async function verifyTrace(
   index: VaultIndex,
@@ -628,81 +714,129 @@ export async function verifyTrace(
   options: VerifyTraceOptions = {},
 ): Promise<TraceVerificationReport> {
   const where = options.file ?? '';
-  const { kind, recorded, found, receipt } = locate(input, where);
-  const checked = found.map(({ pointer, entry }) => ({ pointer, e: checkEntry(entry, pointer, where || 'input') }));
-  const drift = recorded !== null && recorded !== index.snapshot_id;
-  const lookup = buildLookup(index);
-  const rules = readReceipt(receipt, index, where || 'input');
-  const linesCache = new Map<string, string[]>();
+  const located = locate(input, where);
+  const checked = located.found.map(({ pointer, entry }) => ({ pointer, e: checkEntry(entry, pointer, where || 'input') }));
+  const drift = located.recorded !== null && located.recorded !== index.snapshot_id;
+  const rules = readReceipt(located.receipt, index, where || 'input');
+  const ledgers = await loadLedgersFor(checked.map((c) => c.e), located, options);
+  const vault = { index, lookup: buildLookup(index), rules, linesCache: new Map<string, string[]>(), drift, recorded: located.recorded };
   const entries: TraceEntryVerdict[] = [];
-
   for (const { pointer, e } of checked) {
-    let disposition: TraceDisposition;
-    let failure: TraceFailure | null = null;
-    let detail: string | null = null;
-    let similarity: number | null = null;
-    const loc = checkLocation(e, index, lookup, rules);
-    if ('failure' in loc) {
-      // policy_violation is decided by the receipt, not the vault: never `drifted`.
-      failure = loc.failure === 'policy_violation' ? null : loc.failure;
-      detail = loc.detail;
-      disposition = loc.failure;
-    } else {
-      const path = loc.note.path;
-      const lines = linesCache.get(path) ?? (await readNoteLines(index, path));
-      linesCache.set(path, lines);
-      const actual = sliceLines(lines, e.line_start, e.line_end);
-      similarity = tokenContainment(e.extracted_constraint, actual);
-      const exact = actual === e.extracted_constraint;
-      if (e.origin === 'runner_captured') {
-        if (exact) {
-          disposition = 'verified';
-        } else {
-          failure = 'text_mismatch';
-          disposition = 'text_mismatch';
-          detail = `extracted_constraint differs from lines ${e.line_start}-${e.line_end} of ${path} (token containment ${similarity}); expected the lines verbatim, joined with "\\n"`;
-        }
-      } else {
-        disposition = 'unverifiable';
-        detail = `${e.origin} entry: location checked, text not held to verbatim (${exact ? 'verbatim match' : `token containment ${similarity}`}); not proof of the research path`;
-      }
-    }
-    let cause: TraceFailure | null = null;
-    if (drift && failure !== null) {
-      cause = failure;
-      disposition = 'drifted';
-      detail = `vault changed since the trace was recorded (snapshot ${recorded} → ${index.snapshot_id}): ${detail}`;
-    }
-    entries.push({
-      pointer,
-      trace_id: e.trace_id,
-      origin: e.origin,
-      source_ref: e.source_ref,
-      source_path: e.source_path,
-      chunk_index: e.chunk_index,
-      line_start: e.line_start,
-      line_end: e.line_end,
-      disposition,
-      cause,
-      similarity,
-      detail,
-    });
+    const verdict = await vaultVerdict(e, pointer, vault);
+    entries.push(ledgerVerdict(verdict, e, located, ledgers));
   }
+  return summarise({ index, options, kind: located.kind, recorded: located.recorded, drift, rules, status: located.status, entries, ledgers });
+}
 
+/** Step 1 of {@link verifyTrace}: verify the given ledgers against every pin, the input's `ledger_head` included. */
+function loadLedgersFor(entries: readonly CheckedEntry[], located: StatusAt, options: VerifyTraceOptions): ReturnType<typeof loadTraceLedgers> {
+  const pins: LedgerHeadPin[] = [...(options.pins ?? [])];
+  if (located.ledgerHead !== null) pins.push({ head: located.ledgerHead, source: `${options.file ?? 'the input'} /ledger_head` });
+  const named = entries.map((e) => parseTraceId(e.trace_id)?.ledger_id).find((id) => id !== undefined) ?? null;
+  return loadTraceLedgers(options.ledgers ?? [], pins, named);
+}
+
+/** What {@link vaultVerdict} checks an entry against. */
+interface VaultContext {
+  index: VaultIndex;
+  lookup: Lookup;
+  rules: ReceiptRules | null;
+  linesCache: Map<string, string[]>;
+  drift: boolean;
+  recorded: string | null;
+}
+
+/** Step 2 of {@link verifyTrace}: checks 1-5 of {@link TraceDisposition} against the vault as it is now. */
+async function vaultVerdict(e: CheckedEntry, pointer: string, ctx: VaultContext): Promise<TraceEntryVerdict> {
+  const { index } = ctx;
+  let disposition: TraceDisposition;
+  let failure: TraceFailure | null = null;
+  let detail: string | null = null;
+  let similarity: number | null = null;
+  let textVerified: boolean | null = false;
+  const loc = checkLocation(e, index, ctx.lookup, ctx.rules);
+  if ('failure' in loc) {
+    // policy_violation is decided by the receipt, not the vault: never `drifted`.
+    failure = loc.failure === 'policy_violation' ? null : loc.failure;
+    detail = loc.detail;
+    disposition = loc.failure;
+  } else {
+    const path = loc.note.path;
+    const lines = ctx.linesCache.get(path) ?? (await readNoteLines(index, path));
+    ctx.linesCache.set(path, lines);
+    const actual = sliceLines(lines, e.line_start, e.line_end);
+    similarity = tokenContainment(e.extracted_constraint, actual);
+    const exact = actual === e.extracted_constraint;
+    if (e.origin === 'runner_captured') {
+      if (exact) {
+        disposition = 'verified';
+        textVerified = true;
+      } else {
+        failure = 'text_mismatch';
+        disposition = 'text_mismatch';
+        detail = `extracted_constraint differs from lines ${e.line_start}-${e.line_end} of ${path} (token containment ${similarity}); expected the lines verbatim, joined with "\\n"`;
+      }
+    } else {
+      disposition = 'unverifiable';
+      textVerified = null;
+      detail = `${e.origin} entry: location checked, text not held to verbatim (${exact ? 'verbatim match' : `token containment ${similarity}`}); not proof of the research path`;
+    }
+  }
+  let cause: TraceFailure | null = null;
+  if (ctx.drift && failure !== null) {
+    cause = failure;
+    disposition = 'drifted';
+    detail = `vault changed since the trace was recorded (snapshot ${ctx.recorded} → ${index.snapshot_id}): ${detail}`;
+  }
+  const bound = parseTraceId(e.trace_id);
+  return {
+    pointer, trace_id: e.trace_id, origin: e.origin, source_ref: e.source_ref, source_path: e.source_path, chunk_index: e.chunk_index,
+    line_start: e.line_start, line_end: e.line_end, disposition, cause, similarity, text_verified: textVerified,
+    ledger_record: bound ? `${bound.ledger_id}:${bound.seq}` : null, detail,
+  };
+}
+
+/**
+ * Steps 3 and 4 of {@link verifyTrace}: checks 6 (ledger backing of a runner_captured entry whose text
+ * verified) and 7 (an entry of another origin in a trace whose status is runner_captured).
+ */
+function ledgerVerdict(v: TraceEntryVerdict, e: CheckedEntry, located: StatusAt, ledgers: Awaited<ReturnType<typeof loadTraceLedgers>>): TraceEntryVerdict {
+  if (e.origin === 'runner_captured') {
+    if (v.disposition !== 'verified') return v;
+    const backing = checkBacking(e as ResearchTraceEntry, ledgers);
+    if (backing.backed) return { ...v, ledger_record: backing.record_id };
+    return { ...v, disposition: backing.disposition, ledger_record: backing.record_id, detail: backing.detail };
+  }
+  if (located.status === 'runner_captured' && located.statusPointer !== null && v.pointer.startsWith(located.statusPointer)) {
+    return { ...v, disposition: 'unbacked', detail: `research_trace_status is runner_captured but this entry's origin is ${e.origin}: every entry of a runner_captured trace must be a ledger-backed runner_captured entry (${v.detail ?? 'text not checked'})` };
+  }
+  return v;
+}
+
+/** Step 5 of {@link verifyTrace}: seeds, totals (zeros included), verdict and the report. */
+function summarise(r: {
+  index: VaultIndex; options: VerifyTraceOptions; kind: TraceInputKind; recorded: string | null; drift: boolean; rules: ReceiptRules | null;
+  status: string | null; entries: TraceEntryVerdict[]; ledgers: Awaited<ReturnType<typeof loadTraceLedgers>>;
+}): TraceVerificationReport {
+  const { entries, rules } = r;
+  const seeds = checkSeeds(r.ledgers);
   const totals = Object.fromEntries(TRACE_DISPOSITIONS.map((d) => [d, 0])) as Record<TraceDisposition, number>;
   for (const v of entries) totals[v.disposition] += 1;
+  totals.seed_not_consulted = seeds.filter((s) => s.disposition === 'seed_not_consulted').length;
+  totals.ledger_not_closed = r.ledgers.filter((l) => l.verdict.disposition === 'ledger_not_closed').length;
   const runner = entries.filter((v) => v.origin === 'runner_captured');
   const failed = runner.filter((v) => v.disposition !== 'verified').length;
+  const broken = r.ledgers.some((l) => l.verdict.disposition === 'ledger_broken');
   return {
     schema_version: 'loretrace.trace_verification.v1',
-    file: options.file ?? null,
-    input_kind: options.inputKind === 'proxy_ledger' && kind === 'ledger_export' ? 'proxy_ledger' : kind,
-    namespace: index.namespace,
+    file: r.options.file ?? null,
+    input_kind: r.options.inputKind === 'proxy_ledger' && r.kind === 'ledger_export' ? 'proxy_ledger' : r.kind,
+    namespace: r.index.namespace,
     snapshot: {
-      current: index.snapshot_id,
-      recorded,
-      drift,
-      holding: drift ? entries.filter((v) => v.disposition === 'verified').map((v) => v.trace_id) : [],
+      current: r.index.snapshot_id,
+      recorded: r.recorded,
+      drift: r.drift,
+      holding: r.drift ? entries.filter((v) => v.text_verified === true).map((v) => v.trace_id) : [],
     },
     policy: {
       receipt: rules?.pointer ?? null,
@@ -711,9 +845,13 @@ export async function verifyTrace(
       allowed_prefixes: rules?.allowed.map((a) => a.path) ?? [],
       deny_rows: rules ? new Set([...rules.before, ...rules.after].map((d) => d.row)).size : 0,
     },
+    research_trace_status: r.status,
+    ledgers: r.ledgers.map((l) => l.verdict),
+    seeds,
     totals,
-    runner_captured: { checked: runner.length, failed },
-    ok: entries.length > 0 && failed === 0,
+    runner_captured: { checked: runner.length, failed, ledger_backed: runner.length - failed },
+    ok: entries.length > 0 && failed === 0 && totals.unbacked === 0 && totals.seed_not_consulted === 0 && !broken,
+    draft: totals.ledger_not_closed > 0,
     entries,
   };
 }

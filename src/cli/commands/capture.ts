@@ -13,8 +13,8 @@
  * entries (when it has any) and `verifyLock` on the lock beside it (when there is one); one report, totals
  * with zeros, exit 1 when any capture fails.
  */
-import { stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { readFile, stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { LoretraceError } from '../../errors.js';
 import { assembleCapture } from '../../receipts/capture.js';
@@ -154,6 +154,24 @@ export interface CaptureCheck {
   ok: boolean;
 }
 
+/**
+ * The ledger the capture's lock names (`ledger.path`, relative to the lock's folder), as a verify-trace
+ * ledger input: the receipts a ledger-backed capture was assembled from. Empty when there is no lock, the
+ * lock names no ledger, or the ledger cannot be read (its entries then stay unbacked; `lock verify` reports
+ * the missing file).
+ */
+async function lockedLedger(ctx: CliContext, lockFile: string): Promise<{ file: string; text: string }[]> {
+  try {
+    const lock = JSON.parse(await readFile(resolve(ctx.cwd, lockFile), 'utf8')) as { ledger?: { path?: unknown } | null };
+    const rel = lock.ledger?.path;
+    if (typeof rel !== 'string') return [];
+    const abs = resolve(dirname(resolve(ctx.cwd, lockFile)), rel);
+    return [{ file: abs, text: await readFile(abs, 'utf8') }];
+  } catch {
+    return [];
+  }
+}
+
 /** Check one capture file (see the file comment). Unreadable or non-JSON files are reported, not thrown. */
 async function checkOne(ctx: CliContext, file: string, index: VaultIndex): Promise<CaptureCheck> {
   let doc: unknown;
@@ -167,14 +185,14 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex): Promi
   const entries = (Array.isArray(d?.lore_access?.research_trace) ? d.lore_access.research_trace.length : 0) + (Array.isArray(d?.parsed_output?.research_trace) ? d.parsed_output.research_trace.length : 0);
   let trace: TraceVerificationReport | null = null;
   let error: string | null = null;
+  const lockFile = lockPathFor(file);
   if (entries > 0) {
     try {
-      trace = await verifyTrace(index, doc, { file });
+      trace = await verifyTrace(index, doc, { file, ledgers: await lockedLedger(ctx, lockFile) });
     } catch (e) {
       error = (e as Error).message;
     }
   }
-  const lockFile = lockPathFor(file);
   let lock: LockVerificationReport | null = null;
   try {
     await stat(resolve(ctx.cwd, lockFile));

@@ -1,16 +1,21 @@
 /**
  * `loretrace retrieve --lore <dir> --packet <draft.json> [--projected-context <ctx.json>]
  *   [--lane coordinator_scoped_retrieval|responder_scoped_repository_search] [--policy <policy.json>]
- *   [--strict-policy] --out <packet.json> [--capture-out <lore_access.json>] [--json]`
+ *   [--strict-policy] --out <packet.json> [--capture-out <lore_access.json>] [--ledger <ledger.jsonl>] [--json]`
  *
- * Thin shell over `buildPacket` (src/packet/build.ts): read the draft, projected context and policy,
- * index the vault, build, and only then write — the packet, for the coordinator lane the capture
- * fragment, and `<out name>.lock.json` beside the packet (src/receipts/lock.ts: every output and input with
- * its sha256, the snapshot, the policy receipt, the trace bindings). Nothing is written when anything fails;
- * an existing output is refused unless --force, a locked one always (src/cli/outputs.ts). Exit 0 ok; 1 invalid input (draft or output violates
- * the contract, policy refused, ref out of scope); 2 usage (unknown lane, unreadable or non-JSON file,
- * no policy, --capture-out on the responder lane).
+ * Thin shell over `buildPacket` (src/packet/build.ts) and, for the coordinator lane, `recordRetrieval`
+ * (src/receipts/retrieve-ledger.ts): read the draft, projected context and policy, index the vault, build,
+ * record the run's lookups in a hash-chained ledger, and only then write — the packet, for the coordinator
+ * lane the ledger (default `<out>.ledger.jsonl`, `.json` dropped) and the capture fragment whose trace_ids
+ * are bound to it, and `<out name>.lock.json` beside the packet (src/receipts/lock.ts: every output and input
+ * with its sha256, the snapshot, the policy receipt, the ledger pin, the trace bindings). `SOURCE_DATE_EPOCH`
+ * (seconds, the reproducible-builds convention) fixes the ledger's `occurred_on`, so a re-run gives
+ * byte-identical files. Nothing is written when anything fails; an existing output is refused unless
+ * --force, a locked one always, an existing ledger always (src/cli/outputs.ts). Exit 0 ok; 1 invalid input
+ * (draft or output violates the contract, policy refused, ref out of scope, ledger exists); 2 usage (unknown
+ * lane, unreadable or non-JSON file, no policy, --capture-out or --ledger on the responder lane).
  */
+import { createHash } from 'node:crypto';
 import { lstat, stat } from 'node:fs/promises';
 import { dirname, relative, resolve, sep } from 'node:path';
 import type { Command } from 'commander';
@@ -19,6 +24,7 @@ import { buildPacket, RETRIEVAL_LANES } from '../../packet/build.js';
 import type { BuildPacketResult, RetrievalLane } from '../../packet/build.js';
 import type { TraversalPolicy, ValidationIssue } from '../../contracts/types.js';
 import type { VaultIndex } from '../../types.js';
+import { recordRetrieval } from '../../receipts/retrieve-ledger.js';
 import type { CliContext } from '../context.js';
 import { action, plural, printJson, reportError } from '../context.js';
 import { addVaultOptions, openIndex, type VaultCliOptions } from '../vault-options.js';
@@ -184,6 +190,27 @@ interface RetrieveOptions extends VaultCliOptions {
   out: string;
   captureOut?: string;
   force?: boolean;
+  ledger?: string;
+}
+
+/** Default ledger path of a coordinator run: beside `--out`, `.json` replaced by `.ledger.jsonl`. */
+export function defaultLedgerPath(out: string): string {
+  return out.replace(/\.json$/i, '') + '.ledger.jsonl';
+}
+
+/**
+ * The clock of the run's ledger: `SOURCE_DATE_EPOCH` (integer seconds since 1970, reproducible-builds.org)
+ * when set, else the wall clock.
+ * @throws LoretraceError `usage` (exit 2) for a SOURCE_DATE_EPOCH that is not a non-negative integer.
+ */
+function ledgerClock(env: NodeJS.ProcessEnv): () => Date {
+  const raw = env['SOURCE_DATE_EPOCH'];
+  if (raw === undefined || raw === '') return () => new Date();
+  if (!/^\d{1,12}$/.test(raw)) {
+    throw new LoretraceError('usage', `SOURCE_DATE_EPOCH=${JSON.stringify(raw)} is not a whole number of seconds; expected an integer such as 1735689600`, { expected: 'an integer ≥ 0' }, 2);
+  }
+  const fixed = new Date(Number(raw) * 1000);
+  return () => fixed;
 }
 
 function humanSummary(r: BuildPacketResult, index: VaultIndex, written: string[]): string {
@@ -226,8 +253,9 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--policy <policy.json>', "traversal policy, used when the draft's lore_access has none")
     .option('--strict-policy', 'refuse a policy with advisory (unenforced) clauses')
     .requiredOption('--out <packet.json>', 'where to write the packet')
-    .option('--capture-out <lore_access.json>', 'coordinator lane: where to write the capture fragment (consulted refs, runner_captured research_trace, snapshot, policy receipt)')
+    .option('--capture-out <lore_access.json>', 'coordinator lane: where to write the capture fragment (consulted refs, runner_captured research_trace bound to the ledger, snapshot, policy receipt, ledger head)')
     .option('--force', 'replace an existing output that no lock lists (outputs and their <name>.lock.json are otherwise never overwritten)')
+    .option('--ledger <ledger.jsonl>', "coordinator lane: where to write the hash-chained ledger of retrieve's own lookups (default: beside --out, <out>.ledger.jsonl); never overwritten")
     .option('--json', 'print a JSON summary instead of text')
     .action(
       action(ctx, async (opts: RetrieveOptions) => {
@@ -238,9 +266,14 @@ export function register(program: Command, ctx: CliContext): void {
           if (opts.captureOut !== undefined && opts.lane === 'responder_scoped_repository_search') {
             throw new LoretraceError('usage', '--capture-out applies to the coordinator_scoped_retrieval lane only: in responder_scoped_repository_search the proxy ledger records the trace (loretrace ledger export)', {}, 2);
           }
+          if (opts.ledger !== undefined && opts.lane === 'responder_scoped_repository_search') {
+            throw new LoretraceError('usage', '--ledger applies to the coordinator_scoped_retrieval lane only: in responder_scoped_repository_search the proxy writes the ledger (loretrace serve --ledger)', {}, 2);
+          }
+          const now = ledgerClock(ctx.env);
+          const ledgerFile = opts.ledger ?? defaultLedgerPath(opts.out);
           await checkOutputTargets(
             ctx,
-            [['--out', opts.out], ...(opts.captureOut !== undefined ? [['--capture-out', opts.captureOut] as [string, string]] : [])],
+            [['--out', opts.out], ...(opts.captureOut !== undefined ? [['--capture-out', opts.captureOut] as [string, string]] : []), ['--ledger', ledgerFile]],
             [['--packet', opts.packet], ...(opts.projectedContext !== undefined ? [['--projected-context', opts.projectedContext] as [string, string]] : []), ...(opts.policy !== undefined ? [['--policy', opts.policy] as [string, string]] : [])],
           );
           const outAbs = resolve(ctx.cwd, opts.out);
@@ -264,9 +297,25 @@ export function register(program: Command, ctx: CliContext): void {
           if (opts.captureOut !== undefined && result.capture === null) {
             throw new LoretraceError('usage', `--capture-out applies to the coordinator_scoped_retrieval lane only; ${opts.packet} was built for ${result.lane} (nothing written)`, {}, 2);
           }
+          if (opts.ledger !== undefined && result.capture === null) {
+            throw new LoretraceError('usage', `--ledger applies to the coordinator_scoped_retrieval lane only; ${opts.packet} was built for ${result.lane} (nothing written)`, {}, 2);
+          }
           const targets: OutputTarget[] = [{ abs: outAbs, text: jsonText(result.packet), option: '--out' }];
-          if (captureAbs !== undefined && result.capture) {
-            targets.push({ abs: captureAbs, text: jsonText(result.capture), option: '--capture-out' });
+          let recorded: ReturnType<typeof recordRetrieval> | null = null;
+          let ledgerAbs: string | null = null;
+          if (result.capture) {
+            ledgerAbs = resolve(ctx.cwd, ledgerFile);
+            if (await fileId(ledgerAbs) !== null) {
+              throw new LoretraceError('ledger_exists', `ledger ${ledgerFile} already exists; a ledger is never appended to or overwritten — choose a new file with --ledger (nothing written)`, { file: ledgerFile, expected: 'a path that does not exist yet' }, 1);
+            }
+            const draftSha256 = createHash('sha256').update(draftIn.lock.content).digest('hex');
+            recorded = recordRetrieval(index, result as { capture: NonNullable<BuildPacketResult['capture']>; queries: string[] }, {
+              packetId: (draft as { packet_id?: unknown }).packet_id as string, packetSha256: draftSha256, packetFile: opts.packet, now,
+            });
+            targets.push({ abs: ledgerAbs, text: recorded.ledgerText, option: '--ledger' });
+          }
+          if (captureAbs !== undefined && recorded) {
+            targets.push({ abs: captureAbs, text: jsonText(recorded.capture), option: '--capture-out' });
           }
           targets.push(lockTarget(outAbs, {
             status: 'ready_for_next_role',
@@ -274,8 +323,8 @@ export function register(program: Command, ctx: CliContext): void {
             files: [...targets.map((t): LockInputFile => ({ abs: t.abs, role: 'output', content: t.text })), ...[draftIn, projectedIn, policyIn].flatMap((i) => (i ? [i.lock] : []))],
             snapshot: { namespace: index.namespace, snapshot_id: index.snapshot_id },
             policyReceipt: result.capture?.policy_receipt ?? null,
-            ledger: null,
-            traceBindings: (result.capture?.research_trace ?? []).map((t) => ({ trace_id: t.trace_id, source_ref: t.source_ref, line_start: t.line_start, line_end: t.line_end })),
+            ledger: recorded && ledgerAbs !== null ? { abs: ledgerAbs, ...recorded.binding.ledger } : null,
+            traceBindings: (recorded?.binding.bindings ?? []).map((b) => ({ ...b, ledger_backed: true })),
           }));
           await writeAllAtomic(targets);
           const written = targets.map((t) => shownPath(ctx, t.abs));
@@ -291,6 +340,7 @@ export function register(program: Command, ctx: CliContext): void {
               source_refs: result.packet.visible_context.source_excerpts.map((e) => e.source_ref),
               consulted_refs: result.capture?.consulted_refs ?? [],
               followed_refs: result.capture?.followed_refs ?? [],
+              ledger_head: recorded?.capture.ledger_head ?? null,
               findings: result.findings,
               written,
             });

@@ -1,38 +1,44 @@
 /**
- * `loretrace verify-trace --lore <dir> <capture-or-fragment.json> [--json]`
+ * `loretrace verify-trace --lore <dir> <files or folders...> [--ledger <ledger.jsonl>]... [--head <hash>]
+ *   [--lock <lock.json>]... [--json]`
  *
- * Thin shell over `verifyTrace` (src/receipts/verify-trace.ts): index the vault, read the capture, capture
- * fragment, traverse result, ledger export or raw proxy ledger (.jsonl, exported first), check every research_trace entry, print one line per entry
- * and the totals for every disposition (zeros included). Exit 0 when every runner_captured entry verifies
- * (and at least one entry was checked); 1 otherwise or on invalid input; 2 on usage errors (unreadable:
- * `file_not_found`, or non-JSON file: `bad_json`).
+ * Thin shell over `verifyTrace` (src/receipts/verify-trace.ts): index the vault once, read every capture,
+ * capture fragment, traverse result, ledger export or raw ledger (.jsonl, exported first), check every
+ * research_trace entry against the vault and the ledgers, print per file one line per entry and the
+ * totals for every disposition (zeros included), then — for more than one file — the totals over all
+ * files. Folders are walked (sorted, recursively): their `.jsonl` ledgers are inputs and back the other
+ * files too, their `*.lock.json` locks pin their ledgers' heads, and files that carry no research trace
+ * (packets, projected contexts, locks) are listed as skipped. Exit 0 when every file passes; 1 when any
+ * fails (or on invalid input); 2 on usage errors (unreadable: `file_not_found`, non-JSON: `bad_json`).
  */
+import { readdir, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { TRACE_DISPOSITIONS, verifyTrace } from '../../receipts/verify-trace.js';
-import type { TraceVerificationReport } from '../../receipts/verify-trace.js';
+import type { TraceDisposition, TraceVerificationReport } from '../../receipts/verify-trace.js';
+import type { LedgerHeadPin, TraceLedgerInput } from '../../receipts/trace-ledger.js';
 import type { CliContext } from '../context.js';
 import type { VaultIndex } from '../../types.js';
-import { action, printJson } from '../context.js';
-import { isLoretraceError } from '../../errors.js';
+import { action, plural, printJson } from '../context.js';
+import { LoretraceError, isLoretraceError } from '../../errors.js';
 import { parseJsonDocument } from '../../contracts/validate.js';
 import { exportLedger } from '../../receipts/ledger-export.js';
 import { addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
 import { reportWithErrors } from './retrieve.js';
 
-/**
- * Read the input: a JSON document, or a proxy ledger (JSON Lines, first record `loretrace.ledger.*`),
- * which is verified and exported to its capture fragment first (`exportLedger`, src/receipts/ledger.ts).
- * `fromLedger` is true for a ledger (the report then says `proxy_ledger`).
- */
-async function readTraceInput(ctx: CliContext, file: string, index: VaultIndex): Promise<{ doc: unknown; fromLedger: boolean }> {
+/** True when a parsed JSON value is a ledger record (a one-record ledger is a single JSON line). */
+function isLedgerRecord(v: unknown): boolean {
+  const version = typeof v === 'object' && v !== null ? (v as Record<string, unknown>)['schema_version'] : undefined;
+  return typeof version === 'string' && version.startsWith('loretrace.ledger');
+}
+
+/** The input's text, and whether it is a ledger (JSON Lines whose first record is `loretrace.ledger.*`). */
+async function readTraceText(ctx: CliContext, file: string): Promise<{ text: string; doc: unknown | null }> {
   const text = await readInputText(ctx, file, 'JSON capture, capture fragment, traverse result, ledger export or proxy ledger (JSONL)');
-  const isLedgerRecord = (v: unknown): boolean => {
-    const version = typeof v === 'object' && v !== null ? (v as Record<string, unknown>)['schema_version'] : undefined;
-    return typeof version === 'string' && version.startsWith('loretrace.ledger');
-  };
-  let doc: unknown;
   try {
-    doc = parseJsonDocument(text, file);
+    const doc = parseJsonDocument(text, file);
+    if (isLedgerRecord(doc) && typeof (doc as Record<string, unknown>)['record_hash'] === 'string') return { text, doc: null };
+    return { text, doc };
   } catch (e) {
     if (!isLoretraceError(e) || e.code !== 'bad_json') throw e;
     let head: unknown;
@@ -43,14 +49,11 @@ async function readTraceInput(ctx: CliContext, file: string, index: VaultIndex):
       throw e;
     }
     if (!isLedgerRecord(head)) throw e;
-    return { doc: await exportLedger(text, { file, index }), fromLedger: true };
+    return { text, doc: null };
   }
-  // A one-record ledger is a single JSON line: still a ledger, not a document.
-  if (isLedgerRecord(doc) && typeof (doc as Record<string, unknown>)['record_hash'] === 'string') return { doc: await exportLedger(text, { file, index }), fromLedger: true };
-  return { doc, fromLedger: false };
 }
 
-/** The human form of a report: a header, one line per entry, totals, verdict. */
+/** The human form of a report: a header, one line per entry, ledgers and seeds, totals, verdict. */
 export function renderVerification(report: TraceVerificationReport): string {
   const lines: string[] = [];
   lines.push(
@@ -71,34 +74,195 @@ export function renderVerification(report: TraceVerificationReport): string {
   } else {
     lines.push(`  policy: ${p.receipt === null ? 'the input carries no policy_receipt' : `${p.receipt} is empty`}; paths not checked against a policy`);
   }
+  if (report.ledgers.length === 0) lines.push('  ledger: none given; no runner_captured entry can be ledger-backed');
+  for (const l of report.ledgers) {
+    const pin = l.pinned_head ? `, head pinned by ${l.pin_source}` : ', head not pinned';
+    lines.push(`  ledger: ${l.disposition.padEnd(17)} ${l.file ?? '(text)'} ${l.ledger_id ?? '?'} (${plural(l.records, 'record')}${pin})`);
+    if (l.detail) lines.push(`                 ${l.detail}`);
+  }
+  for (const s of report.seeds) if (s.disposition === 'seed_not_consulted') lines.push(`  seed_not_consulted ${s.ref}: required seed never read in ledger ${s.ledger_id}`);
   for (const e of report.entries) {
     const sim = e.similarity !== null && e.disposition !== 'verified' ? ` similarity ${e.similarity}` : '';
     lines.push(`  ${e.disposition.padEnd(14)} ${e.trace_id} (${e.origin}) ${e.source_ref} L${e.line_start}-L${e.line_end} chunk ${e.chunk_index}${sim}`);
     if (e.detail) lines.push(`                 ${e.detail}`);
   }
   lines.push(`totals: ${TRACE_DISPOSITIONS.map((d) => `${d} ${report.totals[d]}`).join(', ')}`);
-  lines.push(
-    `runner_captured: ${report.runner_captured.checked} checked, ${report.runner_captured.failed} failed — ${report.ok ? 'ok' : report.entries.length === 0 ? 'FAILED (no entries: nothing was verified)' : 'FAILED'}`,
-  );
+  const rc = report.runner_captured;
+  const verdict = report.ok ? (report.draft ? 'ok (draft: a ledger is not closed)' : 'ok') : report.entries.length === 0 ? 'FAILED (no entries: nothing was verified)' : 'FAILED';
+  lines.push(`runner_captured: ${rc.checked} checked, ${rc.ledger_backed} ledger-backed, ${rc.failed} failed — ${verdict}`);
   return lines.join('\n') + '\n';
+}
+
+/** What the command reads: trace inputs, ledgers that back them, pins, and files skipped in folders. */
+interface Inputs {
+  traces: string[];
+  ledgers: string[];
+  locks: string[];
+  skipped: { file: string; reason: string }[];
+}
+
+/** Every file under a folder, sorted by code unit, recursively (symlinked folders are not entered). */
+async function walk(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  const names = (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const d of names) {
+    const p = join(dir, d.name);
+    if (d.isDirectory()) out.push(...(await walk(p)));
+    else if (d.isFile()) out.push(p);
+  }
+  return out;
+}
+
+/** True when a file's first line is a loretrace ledger record (a BOM is ignored here; the ledger check reports it). */
+async function startsAsLedger(ctx: CliContext, file: string): Promise<boolean> {
+  const text = await readInputText(ctx, file, 'ledger (JSONL)');
+  try {
+    return isLedgerRecord(JSON.parse((text.split('\n', 1)[0] ?? '').replace(/^\uFEFF/, '')));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Sort the named files and the files of named folders into trace inputs, ledgers and locks. A folder's
+ * `.jsonl` files are ledgers (inputs and backing), its `*.lock.json` files locks, its other `.json` files
+ * trace inputs; anything else in a folder is skipped.
+ */
+async function collectInputs(ctx: CliContext, args: readonly string[], ledgerOpts: readonly string[], lockOpts: readonly string[]): Promise<Inputs> {
+  const inputs: Inputs = { traces: [], ledgers: [...ledgerOpts], locks: [...lockOpts], skipped: [] };
+  for (const arg of args) {
+    const st = await stat(resolve(ctx.cwd, arg)).catch(() => null);
+    if (!st || !st.isDirectory()) {
+      inputs.traces.push(arg);
+      if (/\.jsonl$/i.test(arg) && !inputs.ledgers.includes(arg)) inputs.ledgers.push(arg);
+      continue;
+    }
+    for (const abs of await walk(resolve(ctx.cwd, arg))) {
+      const file = join(arg, abs.slice(resolve(ctx.cwd, arg).length + 1));
+      if (/\.lock\.json$/i.test(file)) inputs.locks.push(file);
+      else if (/\.jsonl$/i.test(file)) {
+        if (!(await startsAsLedger(ctx, file))) {
+          inputs.skipped.push({ file, reason: 'a .jsonl file whose first line is not a loretrace ledger record' });
+          continue;
+        }
+        inputs.traces.push(file);
+        if (!inputs.ledgers.includes(file)) inputs.ledgers.push(file);
+      } else if (/\.json$/i.test(file)) inputs.traces.push(file);
+      else inputs.skipped.push({ file, reason: 'not a .json or .jsonl file' });
+    }
+  }
+  return inputs;
+}
+
+/**
+ * The pins and extra ledgers a lock file names: `ledger: { path, head }` (schemas/lock.schema.json), the
+ * path relative to the lock's folder.
+ * @throws LoretraceError `bad_lock` when the lock is not a JSON object or its ledger entry is malformed.
+ */
+async function readLock(ctx: CliContext, file: string): Promise<{ pin: LedgerHeadPin | null; ledger: string | null }> {
+  const doc = parseJsonDocument(await readInputText(ctx, file, 'lock file (JSON)'), file) as Record<string, unknown> | null;
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
+    throw new LoretraceError('bad_lock', `${file}: a lock file must be a JSON object`, { file, pointer: '', expected: 'a lock document (schemas/lock.schema.json)' });
+  }
+  const l = doc['ledger'];
+  if (l === null || l === undefined) return { pin: null, ledger: null };
+  const ledger = l as Record<string, unknown>;
+  if (typeof ledger['path'] !== 'string' || (ledger['head'] !== null && typeof ledger['head'] !== 'string')) {
+    throw new LoretraceError('bad_lock', `${file}: /ledger must be { path, head } with a string path and a head hash or null`, { file, pointer: '/ledger', expected: '{ path, head }' });
+  }
+  const path = join(dirname(file), ledger['path']);
+  return {
+    pin: typeof ledger['head'] === 'string' ? { head: ledger['head'], source: `lock ${file}`, ...(typeof ledger['ledger_id'] === 'string' ? { ledger_id: ledger['ledger_id'] } : {}) } : null,
+    ledger: path,
+  };
+}
+
+/** One file's outcome in a many-file run. */
+type FileOutcome = { file: string; report: TraceVerificationReport } | { file: string; error: { code: string; message: string } };
+
+/** Verify one trace input against the shared ledgers and pins. */
+async function verifyOne(ctx: CliContext, file: string, index: VaultIndex, ledgers: TraceLedgerInput[], pins: LedgerHeadPin[]): Promise<TraceVerificationReport> {
+  const { text, doc } = await readTraceText(ctx, file);
+  if (doc === null) {
+    const exported = await exportLedger(text, { file, index });
+    const own = ledgers.some((l) => l.file === file) ? ledgers : [...ledgers, { file, text }];
+    return verifyTrace(index, exported, { file, inputKind: 'proxy_ledger', ledgers: own, pins });
+  }
+  return verifyTrace(index, doc, { file, ledgers, pins });
+}
+
+/** Totals over every file: files by outcome, then every disposition (zeros included). */
+function setTotals(outcomes: readonly FileOutcome[], skipped: number): { files: number; ok: number; failed: number; skipped: number; draft: number } & Record<TraceDisposition, number> {
+  const totals = { files: outcomes.length, ok: 0, failed: 0, skipped, draft: 0, ...Object.fromEntries(TRACE_DISPOSITIONS.map((d) => [d, 0])) } as { files: number; ok: number; failed: number; skipped: number; draft: number } & Record<TraceDisposition, number>;
+  for (const o of outcomes) {
+    if ('error' in o || !o.report.ok) totals.failed += 1;
+    else totals.ok += 1;
+    if ('report' in o) {
+      if (o.report.draft) totals.draft += 1;
+      for (const d of TRACE_DISPOSITIONS) totals[d] += o.report.totals[d];
+    }
+  }
+  return totals;
+}
+
+interface VerifyTraceCliOptions extends VaultCliOptions {
+  ledger?: string[];
+  head?: string;
+  lock?: string[];
 }
 
 /** Register `verify-trace` on the program. */
 export function register(program: Command, ctx: CliContext): void {
   addVaultOptions(program
     .command('verify-trace')
-    .description('check every research_trace entry (capture, capture fragment, traverse result, ledger export or raw proxy ledger .jsonl) line by line against the vault')
-    .argument('<file>', 'capture, capture fragment (retrieve --capture-out), traverse result, ledger export (JSON) or proxy ledger (.jsonl)'))
+    .description('check every research_trace entry (capture, capture fragment, traverse result, ledger export or raw ledger .jsonl) line by line against the vault, and runner_captured entries against the ledger that served them')
+    .argument('<files...>', 'captures, capture fragments, traverse results, ledger exports (JSON), ledgers (.jsonl), or folders of them'))
+    .option('--ledger <ledger.jsonl...>', 'ledger(s) that back the runner_captured entries (repeatable)')
+    .option('--head <hash>', 'pinned record_hash of the last ledger record (a ledger cut off at the end then fails)')
+    .option('--lock <lock.json...>', 'lock file(s) whose ledger entry pins a ledger head (repeatable)')
     .option('--json', 'print the verification report as JSON')
     .action(
-      action(ctx, async (file: string, opts: VaultCliOptions) => {
+      action(ctx, async (files: string[], opts: VerifyTraceCliOptions) => {
+        const single = files.length === 1 && !(await stat(resolve(ctx.cwd, files[0]!)).then((s) => s.isDirectory()).catch(() => false));
         try {
           const index = await openIndex(ctx, opts);
-          const { doc, fromLedger } = await readTraceInput(ctx, file, index);
-          const report = await verifyTrace(index, doc, { file, ...(fromLedger ? { inputKind: 'proxy_ledger' as const } : {}) });
-          if (opts.json) printJson(ctx, report);
-          else ctx.stdout(renderVerification(report));
-          return report.ok ? 0 : 1;
+          const inputs = await collectInputs(ctx, files, opts.ledger ?? [], opts.lock ?? []);
+          const pins: LedgerHeadPin[] = opts.head !== undefined ? [{ head: opts.head, source: '--head' }] : [];
+          for (const lock of inputs.locks) {
+            const { pin, ledger } = await readLock(ctx, lock);
+            if (pin) pins.push(pin);
+            if (ledger && !inputs.ledgers.includes(ledger)) inputs.ledgers.push(ledger);
+          }
+          const ledgers: TraceLedgerInput[] = [];
+          for (const l of inputs.ledgers) ledgers.push({ file: l, text: await readInputText(ctx, l, 'ledger (JSONL)') });
+          if (single) {
+            const report = await verifyOne(ctx, files[0]!, index, ledgers, pins);
+            if (opts.json) printJson(ctx, report);
+            else ctx.stdout(renderVerification(report));
+            return report.ok ? 0 : 1;
+          }
+          const outcomes: FileOutcome[] = [];
+          for (const file of inputs.traces) {
+            try {
+              outcomes.push({ file, report: await verifyOne(ctx, file, index, ledgers, pins) });
+            } catch (e) {
+              if (!isLoretraceError(e)) throw e;
+              // A folder may hold documents without a trace (packets, projected contexts): skipped, not failed.
+              if (e.code === 'no_research_trace' && !files.includes(file)) inputs.skipped.push({ file, reason: e.message });
+              else outcomes.push({ file, error: { code: e.code, message: e.message } });
+            }
+          }
+          const totals = setTotals(outcomes, inputs.skipped.length);
+          const ok = totals.failed === 0 && totals.files > 0;
+          if (opts.json) {
+            printJson(ctx, { schema_version: 'loretrace.trace_verification_set.v1', ok, totals, skipped: inputs.skipped, files: outcomes });
+          } else {
+            for (const o of outcomes) ctx.stdout('report' in o ? renderVerification(o.report) : `verify-trace: ${o.file}: ERROR [${o.error.code}] ${o.error.message}\n`);
+            for (const s of inputs.skipped) ctx.stdout(`skipped ${s.file}: ${s.reason}\n`);
+            ctx.stdout(`${plural(totals.files, 'file')}: ${totals.ok} ok, ${totals.failed} failed, ${totals.skipped} skipped, ${totals.draft} draft — ${ok ? 'ok' : 'FAILED'}\n`);
+            ctx.stdout(`totals: ${TRACE_DISPOSITIONS.map((d) => `${d} ${totals[d]}`).join(', ')}\n`);
+          }
+          return ok ? 0 : 1;
         } catch (e) {
           return reportWithErrors(ctx, e, opts.json === true);
         }

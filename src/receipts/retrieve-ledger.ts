@@ -1,0 +1,155 @@
+/**
+ * The coordinator lane's ledger (docs/RETRIEVE.md "Ledger", docs/RECEIPTS.md): `loretrace retrieve` records
+ * its own lookups in the same hash-chained v2 form the research proxy writes, so both lanes have one kind of
+ * receipt, and every runner_captured entry of its capture fragment is bound to the record that read it
+ * (`trace_id` = `<ledger_id>:<seq>:<record_hash prefix>`, src/receipts/ledger-export.ts).
+ *
+ * Records, in this order: `SESSION_OPENED` (runner `retrieve`, mode `coordinator_scoped_retrieval`, the
+ * draft packet's id and sha256, snapshot, policy receipt, required seeds); one `TOOL_RESULT` `search` per
+ * query the traversal ran (arguments `{ query }`); one `TOOL_RESULT` `read` per trace entry — the chunk
+ * lines the walk excerpted, recorded as ref, range, file sha256 and the sha256 of the text (never the
+ * text); `SESSION_CLOSED` with totals. The records are written from the walk's result once it is complete
+ * (the walk itself is a pure function and reads nothing it does not excerpt or rank), so their order is
+ * searches then reads, not the interleaving of the walk; `depth` of a served range is null (the walk's
+ * hop counts are in `loretrace traverse`'s decisions, not in its result).
+ */
+import { LoretraceError } from '../errors.js';
+import type { VaultIndex, VaultPath } from '../types.js';
+import type { ResearchTraceEntry } from '../contracts/types.js';
+import { parseRef } from '../refs/ref.js';
+import { LedgerChain, viewLedger } from './ledger-record.js';
+import { sha256Hex } from '../vault/hash.js';
+import type { LedgerActor, LedgerSessionInfo, ServedRange } from './ledger-record.js';
+import { formatTraceId, ledgerPin } from './ledger-export.js';
+import type { LedgerBindingSet, TraceBinding } from './ledger-export.js';
+
+/** `actor` of every record retrieve writes: the coordinator runner itself. */
+const RETRIEVE_ACTOR: LedgerActor = { kind: 'system', id: 'loretrace-retrieve' };
+
+/** loretrace version recorded in the ledger. */
+const LORETRACE_VERSION = '0.1.0';
+
+/** What {@link recordRetrieval} reads of a coordinator-lane build (`buildPacket`'s capture fragment and queries). */
+export interface RetrievalRun {
+  capture: {
+    mode: 'coordinator_scoped_retrieval';
+    consulted_refs: string[];
+    followed_refs: string[];
+    research_trace: ResearchTraceEntry[];
+    research_trace_status: 'runner_captured';
+    snapshot_id: string;
+    policy_receipt: readonly unknown[];
+  };
+  /** Queries the traversal ran, in order. */
+  queries: readonly string[];
+}
+
+/** Options of {@link recordRetrieval}. */
+export interface RecordRetrievalOptions {
+  /** `packet_id` of the draft packet the run read. */
+  packetId: string;
+  /** SHA-256 (hex) of the draft packet file's bytes, or null when it was not read from a file. */
+  packetSha256: string | null;
+  /** The draft packet file as given (informational). */
+  packetFile?: string | null;
+  /** Clock for `occurred_on` (default: the wall clock). One call per record. */
+  now?: () => Date;
+}
+
+/** Result of {@link recordRetrieval}. */
+export interface RecordedRetrieval<C> {
+  /** The capture fragment with every trace_id bound to its read record, and `ledger_head` pinned. */
+  capture: C & { ledger_head: string };
+  /** The ledger text to write (JSONL, LF-terminated). */
+  ledgerText: string;
+  /** The ledger's pin and one binding per trace entry (what a lock file records). */
+  binding: LedgerBindingSet;
+}
+
+/** The vault path of a policy receipt `seed` row's clause, or null when it does not name a note of this vault. */
+function seedPath(clause: string, namespace: string): VaultPath | null {
+  try {
+    const r = parseRef(clause, { namespace, label: 'seed' });
+    return r.is_prefix ? null : r.path;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Record a coordinator-lane run in a new v2 ledger and bind its capture fragment's trace entries to it.
+ * Pure apart from the clock: the same run and clock give the same ledger, ids and trace_ids (the CLI takes
+ * the clock from `SOURCE_DATE_EPOCH` when set, for byte-identical re-runs).
+ *
+ * @throws LoretraceError `bad_trace_entry` when a trace entry names a file the index does not hold (the
+ *   fragment was not built from this index).
+ */
+export function recordRetrieval<C extends RetrievalRun['capture']>(index: VaultIndex, run: { capture: C; queries: readonly string[] }, options: RecordRetrievalOptions): RecordedRetrieval<C> {
+  const now = options.now ?? (() => new Date());
+  const at = () => now().toISOString();
+  const files = new Map(index.manifest.map((f) => [f.path, f.sha256]));
+  const seeds = run.capture.policy_receipt
+    .filter((r): r is { kind: string; clause: string } => typeof r === 'object' && r !== null && (r as { kind?: unknown }).kind === 'seed')
+    .map((r) => ({ ref: r.clause, path: seedPath(r.clause, index.namespace) }))
+    .filter((s): s is { ref: string; path: VaultPath } => s.path !== null);
+  const session: LedgerSessionInfo = {
+    loretrace_version: LORETRACE_VERSION,
+    runner: 'retrieve',
+    packet_id: options.packetId,
+    packet_sha256: options.packetSha256,
+    packet_file: options.packetFile ?? null,
+    namespace: index.namespace,
+    snapshot_id: index.snapshot_id,
+    lore_root: index.root,
+    mode: 'coordinator_scoped_retrieval',
+    policy_receipt: [...run.capture.policy_receipt],
+    budgets: {},
+    limits: {},
+    required_seeds: seeds.map((s) => ({ ref: `${index.namespace}:${s.path}`, path: s.path })),
+    admitted: [],
+    not_admitted: [],
+  };
+  const chain = new LedgerChain();
+  chain.append({ kind: 'SESSION_OPENED', occurred_on: at(), actor: RETRIEVE_ACTOR, session });
+  for (const query of run.queries) {
+    chain.append({
+      kind: 'TOOL_RESULT', occurred_on: at(), actor: RETRIEVE_ACTOR, tool: 'search', transport: 'retrieve', arguments: { query },
+      payload: { query }, outcome: { status: 'ok', snapshot_id: index.snapshot_id, query, chars_returned: 0 },
+    });
+  }
+  const bound: ResearchTraceEntry[] = [];
+  const reads: { seq: number; hash: string; range: ServedRange; entry: ResearchTraceEntry }[] = [];
+  run.capture.research_trace.forEach((entry, i) => {
+    const fileSha = files.get(entry.source_path);
+    if (fileSha === undefined) {
+      throw new LoretraceError('bad_trace_entry', `research_trace entry ${i} (${entry.trace_id}) cites ${entry.source_path}, which is not in vault ${index.namespace} (snapshot ${index.snapshot_id})`, { pointer: `/research_trace/${i}/source_path`, expected: 'a file of the index the run read' });
+    }
+    const range = {
+      ref: entry.source_ref, path: entry.source_path as VaultPath, chunk_index: entry.chunk_index, line_start: entry.line_start, line_end: entry.line_end,
+      file_sha256: fileSha, text_sha256: sha256Hex(entry.extracted_constraint), via: 'traversal' as const, depth: null,
+    };
+    const record = chain.append({
+      kind: 'TOOL_RESULT', occurred_on: at(), actor: RETRIEVE_ACTOR, tool: 'read', transport: 'retrieve',
+      arguments: { ref: entry.source_ref, line_start: entry.line_start, line_end: entry.line_end, query: entry.query },
+      payload: { ref: entry.source_ref, line_start: entry.line_start, line_end: entry.line_end, text: entry.extracted_constraint },
+      outcome: { status: 'ok', snapshot_id: index.snapshot_id, served: [range], chars_returned: entry.extracted_constraint.length },
+    });
+    reads.push({ seq: record.seq, hash: record.record_hash, range, entry });
+    bound.push({ ...entry, trace_id: formatTraceId(record.ledger_id, record.seq, 0, record.record_hash) });
+  });
+  chain.append({
+    kind: 'SESSION_CLOSED', occurred_on: at(), actor: RETRIEVE_ACTOR,
+    totals: { tool_calls: run.queries.length + reads.length, ok: run.queries.length + reads.length, refused: 0, searches: run.queries.length, reads: reads.length },
+  });
+  const view = viewLedger(chain.records as unknown as Record<string, unknown>[]);
+  const bindings: TraceBinding[] = reads.map((r, i) => ({
+    trace_id: bound[i]!.trace_id, ledger_id: view.ledger_id, seq: r.seq, piece: 0, record_id: `${view.ledger_id}:${r.seq}`,
+    record_hash: r.hash, ledger_head: view.head, snapshot_id: index.snapshot_id,
+    source_ref: r.range.ref, line_start: r.range.line_start, line_end: r.range.line_end, text_sha256: r.range.text_sha256,
+  }));
+  return {
+    capture: { ...run.capture, research_trace: bound, ledger_head: view.head },
+    ledgerText: chain.text(),
+    binding: { ledger: ledgerPin(view), bindings },
+  };
+}
