@@ -5,7 +5,7 @@
  *
  *   1. loretrace retrieve --lane coordinator_scoped_retrieval  (draft + projected context + policy)
  *      → .demo-out/packet.coordinator.json and the capture fragment .demo-out/lore_access.json
- *   2. loretrace verify-trace .demo-out/lore_access.json
+ *   2. loretrace verify-trace .demo-out/lore_access.json --ledger .demo-out/packet.ledger.jsonl
  *   3. loretrace retrieve --lane responder_scoped_repository_search → .demo-out/packet.research.json
  *   4. a plain-language verdict (what was built, from which lore, that every cited line was checked),
  *      then the details (files written, verify-trace totals).
@@ -69,8 +69,11 @@ for (const r of capture.consulted_refs) console.log(`  consulted ${r}`);
 for (const r of capture.followed_refs) console.log(`  followed  ${r}`);
 for (const f of summary.findings) console.log(`  ${f.severity} ${f.code}: ${f.message}`);
 
-console.log(`\n$ loretrace verify-trace --lore ${VAULT} ${rel(captureOut)} --json   # summarised from its JSON`);
-const verify = await run(['verify-trace', '--lore', VAULT, captureOut, '--json']);
+// retrieve records its own lookups in a hash-chained ledger beside the packet; verify-trace checks every
+// runner_captured entry against it (the record that served exactly that range and text).
+const ledgerOut = packetOut.replace(/\.json$/, '.ledger.jsonl');
+console.log(`\n$ loretrace verify-trace --lore ${VAULT} ${rel(captureOut)} --ledger ${rel(ledgerOut)} --json   # summarised from its JSON`);
+const verify = await run(['verify-trace', '--lore', VAULT, captureOut, '--ledger', ledgerOut, '--json']);
 const report = JSON.parse(verify.out);
 console.log(`Trace entries (${report.entries.length}):`);
 for (const e of report.entries) console.log(`  ${e.disposition.padEnd(9)} ${e.trace_id}  ${e.source_path} L${e.line_start}-L${e.line_end} (chunk ${e.chunk_index})`);
@@ -92,7 +95,7 @@ const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 console.log('\nVerdict');
 console.log(`  Built:   a retrieval-augmented responder packet for ${packet.responder_agent_id} (${rel(packetOut)}), with ${plural(summary.stats.excerpts_added, 'lore excerpt')} added to the draft's ${plural(summary.stats.excerpts_kept, 'excerpt')}.`);
 console.log(`  From:    ${plural(cited.size, 'note')} of the ${report.namespace} vault (${VAULT}, snapshot ${report.snapshot.current.slice(0, 12)}), chosen by the packet's traversal policy${summary.stats.excerpts_withheld > 0 ? `; ${plural(summary.stats.excerpts_withheld, 'excerpt')} that would have shown hidden lore ${summary.stats.excerpts_withheld === 1 ? 'was' : 'were'} left out` : ''}${summary.stats.excerpts_cut > 0 ? `; the excerpt budget (${plural(summary.budget.count, 'excerpt')}, ${summary.budget.chars} characters) left ${plural(summary.stats.excerpts_cut, 'more excerpt', 'more excerpts')} out` : ''}.`);
-console.log(`  Checked: every cited line — ${plural(lines, 'line')} in ${plural(report.entries.length, 'trace entry', 'trace entries')} — was read again from the vault and ${failed === 0 ? 'matches it exactly' : `${failed} did not match`}.`);
+console.log(`  Checked: every cited line — ${plural(lines, 'line')} in ${plural(report.entries.length, 'trace entry', 'trace entries')} — was read again from the vault and ${failed === 0 ? 'matches it exactly' : `${failed} did not match`}, and ${report.totals.unbacked === 0 && report.totals.ledger_mismatch === 0 && report.totals.ledger_broken === 0 ? 'each entry is backed by the ledger record of the lookup that served it' : 'NOT every entry is backed by a ledger record'} (${rel(ledgerOut)}).`);
 console.log('Details');
-console.log(`  files written: ${[packetOut, captureOut, researchOut].map(rel).join(', ')}`);
+console.log(`  files written: ${[packetOut, ledgerOut, captureOut, researchOut].map(rel).join(', ')}`);
 console.log(`  verify-trace: ${Object.entries(report.totals).map(([k, v]) => `${k} ${v}`).join(', ')}`);

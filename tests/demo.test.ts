@@ -19,10 +19,10 @@ describe('npm run demo', () => {
         // withheld); the default budget (4 excerpts, 600 characters for this draft) cuts Kestrel Route Accord.
         // Lines: Brinefall Blackout 11-12, Meridian Compact 25, Quiet Hands 7, Harbor Neutrality 6.
         '  From:    4 notes of the FixtureLore vault (lore-fixtures/FixtureLore, snapshot 3e69bbc3a488), chosen by the packet\'s traversal policy; the excerpt budget (4 excerpts, 600 characters) left 1 more excerpt out.\n' +
-        '  Checked: every cited line — 5 lines in 4 trace entries — was read again from the vault and matches it exactly.\n' +
+        '  Checked: every cited line — 5 lines in 4 trace entries — was read again from the vault and matches it exactly, and each entry is backed by the ledger record of the lookup that served it (.demo-out/packet.coordinator.ledger.jsonl).\n' +
         'Details\n' +
-        '  files written: .demo-out/packet.coordinator.json, .demo-out/lore_access.json, .demo-out/packet.research.json\n' +
-        '  verify-trace: verified 4, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 0\n',
+        '  files written: .demo-out/packet.coordinator.json, .demo-out/packet.coordinator.ledger.jsonl, .demo-out/lore_access.json, .demo-out/packet.research.json\n' +
+        '  verify-trace: verified 4, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 0, unbacked 0, ledger_mismatch 0, ledger_broken 0, seed_not_consulted 0, ledger_not_closed 0\n',
     );
   });
 });

@@ -192,8 +192,11 @@ describe('loretrace serve --mcp', () => {
     expect(fragment.consulted_refs).toEqual([R.territories]);
     expect(fragment.followed_refs).toEqual([R.kestrel]);
     const verdict = await verifyTrace(fixtureIndex, fragment, { ledgers: [{ file: 'session.jsonl', text }] });
-    expect(verdict.ok).toBe(true);
+    // Both reads are ledger-backed and verify; the session never read the packet's second required seed
+    // (World/Pre-Elysium/Factions/index.md), which seed 001 makes a failure of the research-enabled response.
     expect(verdict.runner_captured).toEqual({ checked: 2, failed: 0, ledger_backed: 2 });
+    expect(verdict.totals.seed_not_consulted).toBe(1);
+    expect(verdict.ok).toBe(false);
     const validation = validateDocument('capture-fragment', fragment, { file: 'fragment.json' });
     expect([validation.valid, validation.errors, validation.warnings]).toEqual([true, [], []]);
   });
