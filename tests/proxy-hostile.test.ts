@@ -37,10 +37,11 @@ beforeAll(async () => {
   execFileSync('mkfifo', [p('Pipe.md')]);
   writeFileSync(p('Swap Symlink.md'), '# Swap Symlink\n\nAn ordinary note at index time.\n');
   writeFileSync(p('Swap Fifo.md'), '# Swap Fifo\n\nAn ordinary note at index time.\n');
+  writeFileSync(p('Swap Hard Link.md'), '# Swap Hard Link\n\nAn ordinary note at index time.\n');
   writeFileSync(p('Cafe\u0301 Dock.md'), '# Café Dock\n\nA note whose file name is NFD on disk.\n');
   // A packet variant whose allowed_scope names every planted file (so only the file checks stand in the way).
   const packet = JSON.parse(readFileSync(PROXY_PACKET, 'utf8'));
-  const extra = ['Outside Link.md', 'Future Link.md', 'Hard Link.md', 'Pipe.md', 'Swap Symlink.md', 'Swap Fifo.md', 'Caf\u00e9 Dock.md'].map(pre);
+  const extra = ['Outside Link.md', 'Future Link.md', 'Hard Link.md', 'Pipe.md', 'Swap Symlink.md', 'Swap Fifo.md', 'Swap Hard Link.md', 'Caf\u00e9 Dock.md'].map(pre);
   packet.lore_access.allowed_scope.push(...extra);
   packet.packet_prompt_text += '\n' + extra.map((e: string) => `- ${e}`).join('\n');
   const packetPath = join(tmp.dir, 'hostile.packet.json');
@@ -52,6 +53,7 @@ beforeAll(async () => {
   symlinkSync(canary, p('Swap Symlink.md'));
   renameSync(p('Swap Fifo.md'), join(tmp.dir, 'outside', 'old-fifo.md'));
   execFileSync('mkfifo', [p('Swap Fifo.md')]);
+  linkSync(p('Swap Hard Link.md'), join(tmp.dir, 'outside', 'second-name.md'));
 });
 
 afterAll(async () => {
@@ -116,7 +118,8 @@ const HOSTILE: { name: string; tool: 'lore_read' | 'lore_follow' | 'lore_search'
   { name: 'sibling folder sharing a prefix name', tool: 'lore_read', args: { ref: R.rumors }, code: 'out_of_scope', reason: 'prefix_denied' },
   { name: 'symlink pointing outside the vault', tool: 'lore_read', args: { ref: pre('Outside Link.md') }, code: 'not_found', reason: 'not_found' },
   { name: 'symlink into a denied folder', tool: 'lore_read', args: { ref: pre('Future Link.md') }, code: 'not_found', reason: 'not_found' },
-  { name: 'hard-linked file', tool: 'lore_read', args: { ref: pre('Hard Link.md') }, code: 'not_found', reason: 'hard_link' },
+  { name: 'hard-linked file (never indexed: finding hard_link)', tool: 'lore_read', args: { ref: pre('Hard Link.md') }, code: 'not_found', reason: 'not_found' },
+  { name: 'indexed note hard-linked after indexing', tool: 'lore_read', args: { ref: pre('Swap Hard Link.md') }, code: 'not_found', reason: 'hard_link' },
   { name: 'FIFO named .md', tool: 'lore_read', args: { ref: pre('Pipe.md') }, code: 'not_found', reason: 'not_found' },
   { name: 'indexed note swapped for a symlink', tool: 'lore_read', args: { ref: pre('Swap Symlink.md') }, code: 'not_found', reason: 'symlink' },
   { name: 'indexed note swapped for a FIFO', tool: 'lore_read', args: { ref: pre('Swap Fifo.md') }, code: 'not_found', reason: 'not_regular_file' },
@@ -181,9 +184,10 @@ describe('ProxySession.call with hostile input', () => {
     expect(text).not.toContain('CANARY');
     const report = await verifyLedger(text);
     expect(report.valid).toBe(true);
-    // The packet asked for the planted files; the ones the scan skipped (symlinks, FIFO) were never admitted.
+    // The packet asked for the planted files; the ones the scan skipped (symlinks, FIFO, hard link) were never admitted.
     const start = readLedger(ledger)[0]!.session!;
-    expect(start.admitted.map((a) => a.path)).toContain('World/Pre-Elysium/Hard Link.md');
+    expect(start.admitted.map((a) => a.path)).not.toContain('World/Pre-Elysium/Hard Link.md');
+    expect(start.admitted.map((a) => a.path)).toContain('World/Pre-Elysium/Swap Hard Link.md');
     expect(start.admitted.map((a) => a.path)).not.toContain('World/Pre-Elysium/Outside Link.md');
     expect(start.admitted.map((a) => a.path)).not.toContain('World/Pre-Elysium/Pipe.md');
   });

@@ -2,12 +2,10 @@
  * Lookups over a {@link VaultIndex}: notes, chunks, outgoing links and backlinks by path, and the exact
  * lines of a note. Maps are built once per index object (cached in a WeakMap) — O(1) per call after that.
  */
-import { readFile } from 'node:fs/promises';
 import { LoretraceError } from '../errors.js';
 import type { Chunk, LinkRecord, NoteRecord, VaultIndex, VaultPath } from '../types.js';
 import { splitLines } from '../notes/lines.js';
-import { sha256Hex } from '../vault/hash.js';
-import { onDiskPath } from '../vault/disk-path.js';
+import { readAdmittedFile } from '../vault/admission.js';
 
 interface Maps {
   notes: Map<string, NoteRecord>;
@@ -15,6 +13,7 @@ interface Maps {
   outgoing: Map<string, LinkRecord[]>;
   incoming: Map<string, LinkRecord[]>;
   sha: Map<string, string>;
+  size: Map<string, number>;
 }
 
 const cache = new WeakMap<VaultIndex, Maps>();
@@ -22,7 +21,7 @@ const cache = new WeakMap<VaultIndex, Maps>();
 function maps(index: VaultIndex): Maps {
   let m = cache.get(index);
   if (m) return m;
-  m = { notes: new Map(), chunks: new Map(), outgoing: new Map(), incoming: new Map(), sha: new Map() };
+  m = { notes: new Map(), chunks: new Map(), outgoing: new Map(), incoming: new Map(), sha: new Map(), size: new Map() };
   for (const n of index.notes) m.notes.set(n.path, n);
   for (const c of index.chunks) push(m.chunks, c.path, c);
   for (const l of index.links) {
@@ -30,7 +29,10 @@ function maps(index: VaultIndex): Maps {
     const r = l.resolution;
     if (r.status === 'resolved' || r.status === 'ambiguous' || r.status === 'broken_fragment') push(m.incoming, r.path, l);
   }
-  for (const f of index.manifest) m.sha.set(f.path, f.sha256);
+  for (const f of index.manifest) {
+    m.sha.set(f.path, f.sha256);
+    m.size.set(f.path, f.size);
+  }
   cache.set(index, m);
   return m;
 }
@@ -65,27 +67,21 @@ export function backlinks(index: VaultIndex, path: VaultPath): readonly LinkReco
 }
 
 /**
- * The lines of a note as on disk now (split at CRLF, CR or LF; BOM removed; see src/types.ts), after
- * checking the file still has the sha256 recorded in the index.
+ * The lines of a note as on disk now (split at CRLF, CR or LF; BOM removed; see src/types.ts), read by the
+ * checked reader `readAdmittedFile` (src/vault/admission.ts: the scan's admission rule applied again — a
+ * regular file with one hard link, inside the root — and the sha256 recorded in the index).
  *
  * @throws LoretraceError `not_found` — `path` is not a note of the index;
- *   `stale_file` — the file changed (or vanished) since the index was built; re-run `loretrace index`.
+ *   `stale_file` — the file changed (or vanished) since the index was built; re-run `loretrace index`;
+ *   `symlink`, `hard_link`, `not_regular_file`, `outside_root` — the file is no longer admissible.
  */
 export async function readNoteLines(index: VaultIndex, path: VaultPath): Promise<string[]> {
   const sha = maps(index).sha.get(path);
   if (sha === undefined) {
     throw new LoretraceError('not_found', `${index.namespace}:${path} is not a note of the index`, { file: path, expected: 'a vault-relative path of an indexed note' });
   }
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(await onDiskPath(index.root, path));
-  } catch (e) {
-    throw new LoretraceError('stale_file', `${path} can no longer be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); the index is stale`, { file: path, expected: `sha256 ${sha}` });
-  }
-  const now = sha256Hex(bytes);
-  if (now !== sha) {
-    throw new LoretraceError('stale_file', `${path} changed since it was indexed (sha256 ${now.slice(0, 12)}…, index has ${sha.slice(0, 12)}…)`, { file: path, expected: `sha256 ${sha}` });
-  }
+  const size = maps(index).size.get(path) ?? -1;
+  const { bytes } = await readAdmittedFile(index.root, { path, size, sha256: sha });
   const text = new TextDecoder('utf-8').decode(bytes);
   return splitLines(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
 }

@@ -18,6 +18,9 @@
  *   are `unresolved` (markdown files among the assets are never link targets).
  * - Type is checked with lstat/stat before any open: FIFOs, sockets and devices are never opened
  *   (`not_a_regular_file`).
+ * - A note with more than one hard link is not indexed (finding `hard_link`, warning): the admission rule
+ *   of src/vault/admission.ts, the same the checked reader applies before returning bytes, so a file the
+ *   reader would refuse never reaches search, links, traversal, the proxy or verification.
  * - Notes larger than `maxFileBytes` (default 4 MiB) are not read: finding `file_too_large`; the file is
  *   left out of the manifest and the search index but listed in `too_large`, so links to it resolve with
  *   status `too_large` rather than reading as missing.
@@ -33,6 +36,7 @@ import type { VaultFile, VaultPath } from '../types.js';
 import { DEFAULT_MAX_FILE_BYTES } from './config.js';
 import { sha256Hex } from './hash.js';
 import { quotePath, refNameProblem, type RefNameProblem } from './ref-name.js';
+import { fileAdmission } from './admission.js';
 
 /** Default note globs. */
 export const DEFAULT_INCLUDE = ['**/*.md'];
@@ -89,7 +93,7 @@ export interface ScanResult {
    */
   too_large: { path: VaultPath; size: number }[];
   /** `symlink_outside_vault`, `symlink_inside_vault`, `symlink_loop`, `unreadable_file`, `not_a_regular_file`,
-   *  `unreferenceable_name`, `file_too_large`, `duplicate_path`, `empty_vault`; sorted by path then code. */
+   *  `unreferenceable_name`, `file_too_large`, `duplicate_path`, `hard_link`, `empty_vault`; sorted by path then code. */
   findings: Finding[];
 }
 
@@ -178,6 +182,10 @@ export async function scanVault(root: string, options: ScanOptions = {}): Promis
       const note = isNote(path);
       if (!st.isFile()) {
         if (note) findings.push({ code: 'not_a_regular_file', severity: 'warning', path, message: `${path} is not a regular file (${kindOf(st)}); never opened, skipped` });
+        continue;
+      }
+      if (note && fileAdmission(st) === 'hard_link') {
+        findings.push({ code: 'hard_link', severity: 'warning', path, message: `${path} has ${st.nlink} hard links; its bytes may be shared with a file outside the vault or a hidden note, so it is not indexed (the proxy's reader would refuse it too)` });
         continue;
       }
       if (seen.has(path)) {
