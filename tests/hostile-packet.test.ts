@@ -51,9 +51,9 @@ describe('firstDifference', () => {
 
 describe('jsonDuplicateKey', () => {
   it('finds the second occurrence of a key, escapes included, with its pointer and offset', () => {
-    expect(jsonDuplicateKey('{"a":{"b":[{"x":1,"y":2},{"x":1,"x":"\\"x"}]}}')).toEqual({ pointer: '/a/b/1/x', offset: 32 });
-    expect(jsonDuplicateKey('{"a\\u0062":1,"ab":2}')).toEqual({ pointer: '/ab', offset: 13 });
-    expect(jsonDuplicateKey('{"a/b":{"k":1,"k":2}}')).toEqual({ pointer: '/a~1b/k', offset: 14 });
+    expect(jsonDuplicateKey('{"a":{"b":[{"x":1,"y":2},{"x":1,"x":"\\"x"}]}}')).toEqual({ pointer: '/a/b/1/x', offset: 32, first_offset: 26 });
+    expect(jsonDuplicateKey('{"a\\u0062":1,"ab":2}')).toEqual({ pointer: '/ab', offset: 13, first_offset: 1 });
+    expect(jsonDuplicateKey('{"a/b":{"k":1,"k":2}}')).toEqual({ pointer: '/a~1b/k', offset: 14, first_offset: 8 });
   });
 
   it('accepts equal keys in different objects', () => {

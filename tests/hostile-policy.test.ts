@@ -151,8 +151,8 @@ describe('parsePolicyDocument', () => {
   it('refuses a duplicate key, which JSON.parse would silently resolve to the last value', () => {
     const text = '{"max_link_depth": 1,\n "max_link_depth": 50, "allowed_prefixes": [], "required_seed_refs": [], "follow_link_classes": [], "stop_conditions": []}';
     expect(parseError(text)).toEqual({
-      code: 'bad_policy',
-      message: 'p.json has the key /max_link_depth twice (second at line 2, column 2); JSON readers keep only one of the values, so the policy would not be applied as a reviewer reads it',
+      code: 'duplicate_key',
+      message: 'p.json has the key /max_link_depth twice (line 1 and line 2); JSON readers keep only the last value, so the document would not be applied as a reviewer reads it; expected each key once per object',
       pointer: '/max_link_depth',
       line: 2,
     });

@@ -10,9 +10,10 @@ import { readFile, stat } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
 import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
-import { LoretraceError } from '../errors.js';
+import { LoretraceError, isLoretraceError } from '../errors.js';
 import { indexVault, type IndexOptions } from '../indexer/build.js';
 import { parseJsonDocument } from '../contracts/validate.js';
+import { DEFAULT_MAX_INPUT_BYTES, decodeUtf8Strict, readInputBytes } from '../contracts/json-input.js';
 import type { VaultConfig, VaultIndex } from '../types.js';
 import { loadVaultConfig } from '../vault/config.js';
 import type { CliContext } from './context.js';
@@ -152,46 +153,49 @@ export async function openIndex(ctx: CliContext, opts: VaultCliOptions): Promise
   return index;
 }
 
-/** Largest input file read (bytes): packets, policies, captures and ledgers are small documents. */
-export const MAX_INPUT_BYTES = 64 * 1024 * 1024;
+/** Largest ledger read (bytes): a ledger of a long session is larger than a document. */
+export const MAX_LEDGER_BYTES = 64 * 1024 * 1024;
 
 /**
- * Read an input file named on the command line as UTF-8 text. Only regular files are opened: a FIFO or
- * `/dev/zero` would block or never end, a directory is not a document.
- *
- * @param what the document expected, for the error's `expected` (e.g. `JSON traversal policy`).
- * @throws LoretraceError `file_not_found` (exit 2) — `cannot read <file>: no such file` (or `is a
- *   directory`, `not a regular file`, `N bytes is larger than the 67108864-byte limit`, the system's reason).
+ * The input cap in force: `LORETRACE_MAX_INPUT_BYTES` (a positive integer, bytes) or the default 8 MiB
+ * (`DEFAULT_MAX_INPUT_BYTES`, src/contracts/json-input.ts).
+ * @throws LoretraceError `usage` (exit 2) when the variable is set to anything but a positive integer.
  */
-export async function readInputText(ctx: CliContext, file: string, what: string): Promise<string> {
-  const abs = resolvePath(ctx.cwd, file);
-  const refuse = (why: string) => new LoretraceError('file_not_found', `cannot read ${file}: ${why}`, { file, expected: `a readable ${what} file` }, 2);
-  const reason = (e: unknown): string => {
-    const code = (e as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : (e as Error).message;
-  };
-  let st;
-  try {
-    st = await stat(abs);
-  } catch (e) {
-    throw refuse(reason(e));
+export function inputCap(ctx: CliContext): number {
+  const raw = ctx.env.LORETRACE_MAX_INPUT_BYTES;
+  if (raw === undefined || raw === '') return DEFAULT_MAX_INPUT_BYTES;
+  const n = Number(raw);
+  if (!/^[0-9]+$/.test(raw) || !Number.isSafeInteger(n) || n < 1) {
+    throw new LoretraceError('usage', `LORETRACE_MAX_INPUT_BYTES must be a positive integer (bytes); got ${JSON.stringify(raw.slice(0, 40))}`, { expected: 'a positive integer' }, 2);
   }
-  if (st.isDirectory()) throw refuse('is a directory');
-  if (!st.isFile()) throw refuse('not a regular file');
-  if (st.size > MAX_INPUT_BYTES) throw refuse(`${st.size} bytes is larger than the ${MAX_INPUT_BYTES}-byte limit`);
-  try {
-    return await readFile(abs, 'utf8');
-  } catch (e) {
-    throw refuse(reason(e));
-  }
+  return n;
 }
 
 /**
- * Read and parse a JSON input file ({@link readInputText}, then `parseJsonDocument`: BOM-tolerant).
+ * Read an input file named on the command line as strict UTF-8 text (src/contracts/json-input.ts): only a
+ * regular file is opened (a FIFO or `/dev/zero` would block or never end), its size is checked against the
+ * cap from `fstat` before a byte is read, and an invalid UTF-8 byte is an error with its byte offset.
+ *
+ * @param what the document expected, for the error's `expected` (e.g. `JSON traversal policy`).
+ * @param maxBytes the cap; default {@link inputCap} (ledgers pass {@link MAX_LEDGER_BYTES}).
+ * @throws LoretraceError `file_not_found` (exit 2) — `cannot read <file>: no such file` (or `is a
+ *   directory`, `not a regular file`, the system's reason); `input_too_large`, `not_utf8` (exit 2).
+ */
+export async function readInputText(ctx: CliContext, file: string, what: string, maxBytes: number = inputCap(ctx)): Promise<string> {
+  const bytes = await readInputBytes(resolvePath(ctx.cwd, file), file, { maxBytes }).catch((e: unknown) => {
+    if (isLoretraceError(e) && e.code === 'file_not_found') throw new LoretraceError(e.code, e.message, { file, expected: `a readable ${what} file` }, 2);
+    throw e;
+  });
+  return decodeUtf8Strict(bytes, file);
+}
+
+/**
+ * Read and parse a JSON input file ({@link readInputText}, then `parseJsonDocument`: BOM-tolerant,
+ * duplicate keys refused).
  *
  * @param what the document expected, e.g. `traversal policy` (message: `a readable JSON traversal policy file`).
- * @throws LoretraceError `file_not_found` (exit 2) when unreadable; `bad_json` (exit 2, with line and
- *   column) when the text is not JSON.
+ * @throws LoretraceError `file_not_found`, `input_too_large`, `not_utf8`, `bad_json` (with line and
+ *   column), `duplicate_key` (pointer and both lines) — all exit 2.
  */
 export async function readJsonFile(ctx: CliContext, file: string, what: string): Promise<unknown> {
   return parseJsonDocument(await readInputText(ctx, file, `JSON ${what}`), file);

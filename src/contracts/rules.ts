@@ -615,10 +615,11 @@ export function jsonSyntaxError(text: string): { offset: number; reason: string 
  * First duplicate object key in a document that is already known to be valid JSON (call after JSON.parse
  * succeeded). JSON.parse silently keeps the last of two equal keys, so `{"max_link_depth": 1,
  * "max_link_depth": 50}` would be read as 50 while a reviewer sees 1. Returns the RFC 6901 pointer of the
- * second occurrence and its 0-based character offset, or null. Linear, iterative.
+ * second occurrence, its 0-based character offset and the offset of the first occurrence, or null.
+ * Linear, iterative.
  */
-export function jsonDuplicateKey(text: string): { pointer: string; offset: number } | null {
-  type Frame = { obj: boolean; keys: Set<string>; token: string; expectKey: boolean; index: number };
+export function jsonDuplicateKey(text: string): { pointer: string; offset: number; first_offset: number } | null {
+  type Frame = { obj: boolean; keys: Map<string, number>; token: string; expectKey: boolean; index: number };
   const frames: Frame[] = [];
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
@@ -628,17 +629,18 @@ export function jsonDuplicateKey(text: string): { pointer: string; offset: numbe
       const top = frames[frames.length - 1];
       if (top && top.obj && top.expectKey) {
         const key = JSON.parse(text.slice(i, j + 1)) as string;
-        if (top.keys.has(key)) {
+        const first = top.keys.get(key);
+        if (first !== undefined) {
           const parent = frames.slice(0, -1).map((f) => '/' + escapePointerToken(f.token)).join('');
-          return { pointer: `${parent}/${escapePointerToken(key)}`, offset: i };
+          return { pointer: `${parent}/${escapePointerToken(key)}`, offset: i, first_offset: first };
         }
-        top.keys.add(key);
+        top.keys.set(key, i);
         top.token = key;
         top.expectKey = false;
       }
       i = j;
-    } else if (c === '{') frames.push({ obj: true, keys: new Set(), token: '', expectKey: true, index: 0 });
-    else if (c === '[') frames.push({ obj: false, keys: new Set(), token: '0', expectKey: false, index: 0 });
+    } else if (c === '{') frames.push({ obj: true, keys: new Map(), token: '', expectKey: true, index: 0 });
+    else if (c === '[') frames.push({ obj: false, keys: new Map(), token: '0', expectKey: false, index: 0 });
     else if (c === '}' || c === ']') frames.pop();
     else if (c === ',') {
       const top = frames[frames.length - 1];

@@ -7,7 +7,8 @@
 import type { ErrorObject } from 'ajv';
 import { LoretraceError } from '../errors.js';
 import { compiledSchema } from './schemas.js';
-import { captureFragmentRules, captureRules, escapePointerToken, jsonSyntaxError, lineColumnAt, packetRules, preview, projectedContextRules } from './rules.js';
+import { captureFragmentRules, captureRules, escapePointerToken, packetRules, preview, projectedContextRules } from './rules.js';
+import { parseStrictJson } from './json-input.js';
 import type { DocumentKind, ValidateOptions, ValidationIssue, ValidationReport } from './types.js';
 
 const DEFAULT_FILE = '<input>';
@@ -157,17 +158,12 @@ export function validateCaptureFragment(value: unknown, options: ValidateOptions
 }
 
 /**
- * Parse JSON text read from `file` (a leading UTF-8 BOM is ignored, as Ghostlight reads with utf-8-sig).
+ * Parse JSON text read from `file` (a leading UTF-8 BOM is ignored, as Ghostlight reads with utf-8-sig),
+ * refusing duplicate keys (src/contracts/json-input.ts).
  * Throws `LoretraceError('bad_json', …, exitCode 2)` naming the file, the 1-based line and column and the reason:
- * `packet.json is not JSON: expected ',' or '}', found "]" at line 3, column 7`.
+ * `packet.json is not JSON: expected ',' or '}', found "]" at line 3, column 7`; `duplicate_key` (exit 2)
+ * with the JSON pointer and the lines of both occurrences.
  */
 export function parseJsonDocument(text: string, file: string): unknown {
-  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-  try {
-    return JSON.parse(body) as unknown;
-  } catch {
-    const bad = jsonSyntaxError(body) ?? { offset: 0, reason: 'invalid JSON' };
-    const { line, column } = lineColumnAt(body, bad.offset);
-    throw new LoretraceError('bad_json', `${file} is not JSON: ${bad.reason} at line ${line}, column ${column}`, { file, line, expected: 'a JSON document' }, 2);
-  }
+  return parseStrictJson(text, file);
 }

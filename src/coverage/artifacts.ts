@@ -10,6 +10,7 @@ import { extname, join, posix, relative, resolve, sep } from 'node:path';
 import type { ArtifactKind, ArtifactSet, CorpusSubjectRole, CoverageArtifact, RefOccurrence, SkippedInput } from './types.js';
 import { COVERAGE_SCHEMA_VERSION } from './types.js';
 import { LOCK_SCHEMA_VERSION } from '../receipts/lock.js';
+import { duplicateKeyError } from '../contracts/json-input.js';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Obj = { [k: string]: Json };
@@ -52,10 +53,13 @@ function lineCol(text: string, offset: number): { line: number; column: number }
   return { line, column: offset - last };
 }
 
-/** `JSON.parse` with a message that names the line and column of a syntax error. */
+/** `JSON.parse` with a message that names the line and column of a syntax error; a duplicate key is refused (`duplicate_key`). */
 function parseJson(file: string, text: string): { ok: true; value: unknown } | { ok: false; message: string } {
   try {
-    return { ok: true, value: JSON.parse(text) };
+    const value: unknown = JSON.parse(text);
+    const dup = duplicateKeyError(text, file);
+    if (dup) return { ok: false, message: `${dup.message} [duplicate_key]` };
+    return { ok: true, value };
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
     const pos = /position (\d+)/.exec(msg);

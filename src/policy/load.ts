@@ -5,7 +5,8 @@
  */
 import { LoretraceError } from '../errors.js';
 import type { TraversalPolicy } from '../contracts/types.js';
-import { jsonDuplicateKey, jsonSyntaxError, lineColumnAt } from '../contracts/rules.js';
+import { jsonSyntaxError, lineColumnAt } from '../contracts/rules.js';
+import { duplicateKeyError } from '../contracts/json-input.js';
 import type { PolicyPacketContext } from './compile.js';
 
 /**
@@ -28,9 +29,10 @@ export interface PolicyDocument {
  *   `packet`: a responder packet.
  * @throws LoretraceError `bad_policy` (exit 1) when the text is not JSON (message names the file, the
  *   reason and the line and column, e.g. `p.json is not JSON: unexpected end of input at line 1, column 13`),
- *   when an object has the same key twice (JSON.parse would silently keep the last value; pointer =
- *   the duplicate), a policy file that is not an object or whose `/allowed_scope` is not a list of
- *   non-empty strings, or a packet has no `/lore_access/traversal_policy`.
+ *   a policy file that is not an object or whose `/allowed_scope` is not a list of non-empty strings,
+ *   or a packet has no `/lore_access/traversal_policy`; `duplicate_key` (exit 2) when an object has the
+ *   same key twice (JSON.parse would silently keep the last value; pointer = the duplicate, the lines of
+ *   both occurrences in the message).
  */
 export function parsePolicyDocument(text: string, file: string, kind: 'policy' | 'packet'): PolicyDocument {
   let doc: unknown;
@@ -43,11 +45,8 @@ export function parsePolicyDocument(text: string, file: string, kind: 'policy' |
     const { line, column } = lineColumnAt(body, bad.offset);
     throw new LoretraceError('bad_policy', `${file} is not JSON: ${bad.reason} at line ${line}, column ${column}`, { file, line, pointer: '', expected: `a JSON ${kind === 'policy' ? 'traversal_policy object' : 'responder packet'}` });
   }
-  const dup = jsonDuplicateKey(body);
-  if (dup) {
-    const { line, column } = lineColumnAt(body, dup.offset);
-    throw new LoretraceError('bad_policy', `${file} has the key ${dup.pointer} twice (second at line ${line}, column ${column}); JSON readers keep only one of the values, so the ${kind} would not be applied as a reviewer reads it`, { file, line, pointer: dup.pointer, expected: 'each key once per object' });
-  }
+  const dup = duplicateKeyError(body, file);
+  if (dup) throw dup;
   if (kind === 'policy') return policyFileDocument(doc, file);
   const la = (doc as { lore_access?: { traversal_policy?: unknown } } | null)?.lore_access;
   if (doc === null || typeof doc !== 'object' || !la || typeof la !== 'object' || la.traversal_policy === undefined) {

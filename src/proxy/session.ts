@@ -18,7 +18,6 @@
  * missing ref both give `not_found` with the same message; the ledger keeps the true reason.
  */
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { basename, resolve as resolvePath } from 'node:path';
 import type { z } from 'zod';
 import { LoretraceError, isLoretraceError } from '../errors.js';
@@ -30,7 +29,8 @@ import type { CompiledPolicy } from '../policy/types.js';
 import { search } from '../search/search.js';
 import { indexVault } from '../indexer/build.js';
 import type { IndexOptions } from '../indexer/build.js';
-import { validatePacket, parseJsonDocument } from '../contracts/validate.js';
+import { validatePacket } from '../contracts/validate.js';
+import { decodeJsonDocument, readInputBytes } from '../contracts/json-input.js';
 import type { ResponderPacket } from '../contracts/types.js';
 import { sliceLines } from '../notes/lines.js';
 import { LedgerWriter } from '../receipts/ledger.js';
@@ -719,6 +719,8 @@ export interface OpenProxySessionOptions {
   limits?: ServerLimits;
   /** Passed to `indexVault` (index dir, config …). */
   indexOptions?: IndexOptions;
+  /** Largest packet file accepted, in bytes (default 8 MiB, `DEFAULT_MAX_INPUT_BYTES`); checked before reading. */
+  maxInputBytes?: number;
   clock?: ProxyClock;
 }
 
@@ -727,7 +729,7 @@ export interface OpenProxySessionOptions {
  * require `lore_access.mode = responder_scoped_repository_search` with a traversal_policy, index the
  * vault, compile the policy, create the ledger and write its `SESSION_OPENED` record.
  *
- * @throws LoretraceError `packet_unreadable`, `bad_json`, `packet_invalid` (first errors in the message, all
+ * @throws LoretraceError `packet_unreadable`, `input_too_large`, `not_utf8`, `bad_json`, `duplicate_key`, `packet_invalid` (first errors in the message, all
  *   in `details.data.errors`), `packet_wrong_mode`, policy compile errors (`bad_policy` …), indexer errors,
  *   `ledger_exists` / `ledger_unwritable`. Nothing is written when any of these is thrown.
  */
@@ -735,12 +737,13 @@ export async function openProxySession(options: OpenProxySessionOptions): Promis
   const packetFile = options.packetPath;
   let bytes: Buffer;
   try {
-    bytes = await readFile(packetFile);
+    bytes = await readInputBytes(packetFile, packetFile, { maxBytes: options.maxInputBytes });
   } catch (e) {
+    if (isLoretraceError(e) && e.code === 'input_too_large') throw e;
     throw new LoretraceError('packet_unreadable', `cannot read packet ${packetFile}: ${(e as Error).message}`, { file: packetFile }, 2);
   }
   const packetSha256 = createHash('sha256').update(bytes).digest('hex');
-  const value = parseJsonDocument(bytes.toString('utf8'), packetFile);
+  const value = decodeJsonDocument(bytes, packetFile, { maxBytes: options.maxInputBytes });
   const report = validatePacket(value, { file: packetFile });
   if (!report.valid) {
     const first = report.errors.slice(0, 3).map((e) => `${e.pointer || '/'}: ${e.message}`).join('; ');

@@ -4,6 +4,7 @@
  * Every field is optional; the defaults are listed in docs/INDEX.md ("Configuration").
  */
 import { readFile } from 'node:fs/promises';
+import { duplicateKeyError } from '../contracts/json-input.js';
 import { isAbsolute, join, resolve } from 'node:path';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { ErrorObject } from 'ajv';
@@ -107,7 +108,8 @@ export async function loadVaultConfig(vaultRoot: string, options: LoadVaultConfi
 
 /**
  * Parse and validate config JSON text (`file` is only used in messages).
- * @throws LoretraceError `bad_config` (exit 2) naming `file` and the JSON pointer of the problem.
+ * @throws LoretraceError `bad_config` (exit 2) naming `file` and the JSON pointer of the problem;
+ *   `duplicate_key` (exit 2) when an object has a key twice.
  */
 export function parseVaultConfig(text: string, file: string): VaultConfig {
   let value: unknown;
@@ -116,6 +118,8 @@ export function parseVaultConfig(text: string, file: string): VaultConfig {
   } catch (e) {
     throw new LoretraceError('bad_config', `config file ${file} is not valid JSON: ${(e as Error).message}`, { file, pointer: '', expected: 'a JSON object' }, 2);
   }
+  const dup = duplicateKeyError(text.replace(/^\uFEFF/, ''), `config file ${file}`);
+  if (dup) throw dup;
   const validate = getValidator();
   if (!validate(value)) {
     const err = [...(validate.errors ?? [])].sort((a, b) => cmp(a.instancePath, b.instancePath))[0]!;

@@ -17,13 +17,16 @@ import { bindTraceToLedger, exportLedger } from '../../receipts/ledger-export.js
 import type { LedgerVerifyReport } from '../../receipts/ledger.js';
 import type { CliContext } from '../context.js';
 import { action, plural, printJson } from '../context.js';
-import { addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
+import { MAX_LEDGER_BYTES, addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
 import { lockPathFor } from '../../receipts/lock.js';
 import { documentText, guardOutputs, lockTarget, readInputBytes, writeAllAtomic } from '../outputs.js';
 
-/** Read a ledger file: `file_not_found` (exit 2) when it cannot be read, like every input file. */
+/**
+ * Read a ledger file: `file_not_found` (exit 2) when it cannot be read, like every input file; strict
+ * UTF-8; at most `MAX_LEDGER_BYTES` (64 MiB: a long session's ledger is larger than a document).
+ */
 function readLedgerFile(ctx: CliContext, file: string): Promise<string> {
-  return readInputText(ctx, file, 'proxy ledger (JSONL)');
+  return readInputText(ctx, file, 'proxy ledger (JSONL)', MAX_LEDGER_BYTES);
 }
 
 /** Name of the closing record in the report's format version. */

@@ -23,7 +23,7 @@ import { serveMcpStdio } from '../../server/mcp.js';
 import { MCP_HTTP_PATH, assertHttpBindAllowed, parseHostPort, startHttpServer } from '../../server/http.js';
 import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
-import { addVaultOptions, readInputText, vaultIndexOptions, type VaultCliOptions } from '../vault-options.js';
+import { addVaultOptions, inputCap, readInputText, vaultIndexOptions, type VaultCliOptions } from '../vault-options.js';
 
 interface ServeOptions extends VaultCliOptions {
   packet: string;
@@ -108,6 +108,7 @@ export function register(program: Command, ctx: CliContext): void {
           ledgerPath: resolve(ctx.cwd, opts.ledger),
           limits,
           indexOptions: await vaultIndexOptions(ctx, opts),
+          maxInputBytes: inputCap(ctx),
         });
         const signal = untilSignal();
         try {

@@ -1,0 +1,183 @@
+/**
+ * Reading JSON input documents — packets, projected contexts, policies, captures, capture fragments,
+ * configs — the one strict way:
+ *
+ * 1. **size cap before anything else**: a file larger than `maxBytes` (default {@link DEFAULT_MAX_INPUT_BYTES},
+ *    8 MiB; `LORETRACE_MAX_INPUT_BYTES` in the CLI) is refused from `fstat` alone, never read, so a 50 MB
+ *    string in a packet costs no memory (`input_too_large`);
+ * 2. **strict UTF-8** (RFC 3629, Unicode table 3-7: no overlongs, no surrogates, nothing above U+10FFFF):
+ *    an invalid byte is an error naming its 0-based byte offset (`not_utf8`), never a silent U+FFFD;
+ * 3. a leading byte-order mark is ignored (Ghostlight reads with `utf-8-sig`);
+ * 4. `JSON.parse`, with syntax errors reported by line and column (`bad_json`);
+ * 5. **no duplicate keys** anywhere (`duplicate_key`, with the JSON pointer and the line of both
+ *    occurrences): JSON.parse keeps the last value, so a packet listing `allowed_prefixes` twice would be
+ *    enforced with the second while a reviewer reads the first. The ledger verifier refuses duplicates
+ *    with the same scanner (`jsonDuplicateKey`).
+ *
+ * All four errors exit 2 in the CLI (the input cannot be read as written).
+ */
+import fs from 'node:fs';
+import { LoretraceError } from '../errors.js';
+import { jsonDuplicateKey, jsonSyntaxError, lineColumnAt } from './rules.js';
+
+/** Default cap on a JSON input document, in bytes (8 MiB). */
+export const DEFAULT_MAX_INPUT_BYTES = 8 * 1024 * 1024;
+
+/** Options of {@link decodeJsonDocument} and {@link readJsonDocumentFile}. */
+export interface JsonInputOptions {
+  /** Largest document accepted, in bytes; default {@link DEFAULT_MAX_INPUT_BYTES}. */
+  maxBytes?: number;
+}
+
+/**
+ * 0-based offset of the first byte that is not part of a well-formed UTF-8 sequence, or -1.
+ * Well-formed sequences per Unicode 15 table 3-7 (E0 A0–BF, ED 80–9F, F0 90–BF, F4 80–8F second bytes).
+ */
+export function firstInvalidUtf8(bytes: Uint8Array): number {
+  const n = bytes.length;
+  let i = 0;
+  const cont = (k: number, lo = 0x80, hi = 0xbf) => k < n && bytes[k]! >= lo && bytes[k]! <= hi;
+  while (i < n) {
+    const b = bytes[i]!;
+    if (b < 0x80) {
+      i++;
+    } else if (b >= 0xc2 && b <= 0xdf) {
+      if (!cont(i + 1)) return i;
+      i += 2;
+    } else if (b >= 0xe0 && b <= 0xef) {
+      const lo = b === 0xe0 ? 0xa0 : 0x80;
+      const hi = b === 0xed ? 0x9f : 0xbf;
+      if (!cont(i + 1, lo, hi) || !cont(i + 2)) return i;
+      i += 3;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      const lo = b === 0xf0 ? 0x90 : 0x80;
+      const hi = b === 0xf4 ? 0x8f : 0xbf;
+      if (!cont(i + 1, lo, hi) || !cont(i + 2) || !cont(i + 3)) return i;
+      i += 4;
+    } else {
+      return i;
+    }
+  }
+  return -1;
+}
+
+/** The cap in force: `maxBytes` when it is a positive safe integer, else the default. */
+function capOf(options: JsonInputOptions): number {
+  const m = options.maxBytes;
+  return typeof m === 'number' && Number.isSafeInteger(m) && m > 0 ? m : DEFAULT_MAX_INPUT_BYTES;
+}
+
+/** The `input_too_large` error. */
+function tooLarge(file: string, size: number, cap: number): LoretraceError {
+  return new LoretraceError('input_too_large', `${file} is ${size} bytes, over the ${cap}-byte input limit; not read (set LORETRACE_MAX_INPUT_BYTES to raise it)`, { file, expected: `a JSON document of at most ${cap} bytes` }, 2);
+}
+
+/**
+ * Parse JSON text (BOM ignored), refusing duplicate keys.
+ * @throws LoretraceError `bad_json` (exit 2: reason, line and column), `duplicate_key` (exit 2: pointer,
+ *   the line of the first and of the second occurrence; `details.line` is the second).
+ */
+export function parseStrictJson(text: string, file: string): unknown {
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  let value: unknown;
+  try {
+    value = JSON.parse(body) as unknown;
+  } catch {
+    const bad = jsonSyntaxError(body) ?? { offset: 0, reason: 'invalid JSON' };
+    const { line, column } = lineColumnAt(body, bad.offset);
+    throw new LoretraceError('bad_json', `${file} is not JSON: ${bad.reason} at line ${line}, column ${column}`, { file, line, expected: 'a JSON document' }, 2);
+  }
+  const dup = duplicateKeyError(body, file);
+  if (dup !== null) throw dup;
+  return value;
+}
+
+/**
+ * The `duplicate_key` error (exit 2) of JSON text already known to parse, or null when every key occurs
+ * once per object: the pointer of the second occurrence, the 1-based lines of both
+ * (`details.line` = the second, `details.data` = `{ first_line, second_line }`).
+ */
+export function duplicateKeyError(body: string, file: string): LoretraceError | null {
+  const dup = jsonDuplicateKey(body);
+  if (dup === null) return null;
+  const first = lineColumnAt(body, dup.first_offset).line;
+  const second = lineColumnAt(body, dup.offset).line;
+  return new LoretraceError('duplicate_key', `${file} has the key ${dup.pointer} twice (line ${first} and line ${second}); JSON readers keep only the last value, so the document would not be applied as a reviewer reads it; expected each key once per object`, {
+    file, pointer: dup.pointer, line: second, expected: 'each key once per object', data: { first_line: first, second_line: second },
+  }, 2);
+}
+
+/**
+ * Decode and parse the bytes of a JSON input document: size cap, strict UTF-8, BOM, JSON, duplicate keys
+ * (module comment).
+ * @throws LoretraceError `input_too_large`, `not_utf8` (byte offset in the message and `details.data.byte_offset`),
+ *   `bad_json`, `duplicate_key` — all exit 2.
+ */
+export function decodeJsonDocument(bytes: Uint8Array, file: string, options: JsonInputOptions = {}): unknown {
+  const cap = capOf(options);
+  if (bytes.length > cap) throw tooLarge(file, bytes.length, cap);
+  return parseStrictJson(decodeUtf8Strict(bytes, file), file);
+}
+
+/**
+ * Bytes → text, refusing anything that is not well-formed UTF-8 (a BOM is kept for the JSON step to drop).
+ * @throws LoretraceError `not_utf8` (exit 2): the first invalid byte, its value and 0-based byte offset
+ *   (also in `details.data.byte_offset`).
+ */
+export function decodeUtf8Strict(bytes: Uint8Array, file: string): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    const at = firstInvalidUtf8(bytes);
+    throw new LoretraceError('not_utf8', `${file} is not UTF-8: invalid byte 0x${(bytes[at] ?? 0).toString(16).padStart(2, '0')} at byte offset ${at}`, { file, expected: 'UTF-8 text', data: { byte_offset: at } }, 2);
+  }
+}
+
+/**
+ * Read and decode a JSON input file: opened once, `fstat` of the descriptor must be a regular file no
+ * larger than the cap (checked before a byte is read), then {@link decodeJsonDocument}.
+ *
+ * @param path the file to read (absolute, or relative to the process cwd).
+ * @param file the name used in messages (as the user gave it).
+ * @throws LoretraceError `file_not_found` (exit 2: missing, a directory, not a regular file, unreadable),
+ *   and the errors of {@link decodeJsonDocument}.
+ */
+export async function readJsonDocumentFile(path: string, file: string = path, options: JsonInputOptions = {}): Promise<unknown> {
+  return decodeJsonDocument(await readInputBytes(path, file, options), file, options);
+}
+
+/**
+ * The bytes of an input file, at most `maxBytes` of them: `fstat` before reading (a FIFO or device is never
+ * read; a file over the cap is refused unread). Opened with O_NONBLOCK so a FIFO cannot block the open.
+ * @throws LoretraceError `file_not_found` (exit 2), `input_too_large` (exit 2).
+ */
+export async function readInputBytes(path: string, file: string = path, options: JsonInputOptions = {}): Promise<Buffer> {
+  const cap = capOf(options);
+  const refuse = (why: string) => new LoretraceError('file_not_found', `cannot read ${file}: ${why}`, { file, expected: 'a readable JSON file' }, 2);
+  let handle: fs.promises.FileHandle;
+  try {
+    handle = await fs.promises.open(path, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw refuse(code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : (e as Error).message);
+  }
+  try {
+    const st = await handle.stat();
+    if (st.isDirectory()) throw refuse('is a directory');
+    if (!st.isFile()) throw refuse('not a regular file');
+    if (st.size > cap) throw tooLarge(file, st.size, cap);
+    const buf = Buffer.alloc(st.size);
+    let got = 0;
+    while (got < st.size) {
+      const { bytesRead } = await handle.read(buf, got, st.size - got, got);
+      if (bytesRead === 0) break;
+      got += bytesRead;
+    }
+    return got === st.size ? buf : buf.subarray(0, got);
+  } catch (e) {
+    if (e instanceof LoretraceError) throw e;
+    throw refuse((e as Error).message);
+  } finally {
+    await handle.close();
+  }
+}
