@@ -109,8 +109,10 @@ describe('duplicate keys', () => {
 
   it('coverage skips an artifact with a repeated key, saying duplicate_key', () => {
     const { text } = repeatFirstKey(PROXY_PACKET);
-    const r = recogniseArtifact('dup.packet.json', text) as { ok?: boolean; reason?: string } & Record<string, unknown>;
-    expect(JSON.stringify(r)).toContain('[duplicate_key]');
+    expect(recogniseArtifact('dup.packet.json', text)).toEqual({
+      file: 'dup.packet.json', reason: 'not_json',
+      message: 'dup.packet.json has the key /schema_version twice (line 2 and line 3); JSON readers keep only the last value, so the document would not be applied as a reviewer reads it; expected each key once per object [duplicate_key]',
+    });
   });
 });
 

@@ -4,7 +4,8 @@
  * - {@link guardOutputs}: an output that exists is refused (`output_exists`, exit 2) unless `--force`; a file
  *   listed in a loretrace lock of its folder (or a lock itself) is refused even with `--force`
  *   (`output_locked`, exit 2) — write a new version under another name;
- * - {@link writeAllAtomic}: every file or none, each through a fresh temp file renamed into place;
+ * - {@link writeAllAtomic}: every file or none, each through a fresh temp file renamed into place, never
+ *   through a symlink (`assertNoSymlinkOnPath`, src/safe-write.ts: `output_symlink`, exit 2);
  * - {@link lockTarget}: the `<name>.lock.json` written beside the outputs (src/receipts/lock.ts).
  */
 import { lstat, mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
@@ -13,11 +14,13 @@ import { LoretraceError } from '../errors.js';
 import { buildLock, lockPathFor, lockedPaths } from '../receipts/lock.js';
 import type { BuildLockInput } from '../receipts/lock.js';
 import type { CliContext } from './context.js';
-import { MAX_INPUT_BYTES } from './vault-options.js';
+import { inputCap } from './vault-options.js';
+import { assertNoSymlinkOnPath } from '../safe-write.js';
 
 /**
  * Read an input file's exact bytes (for hashing into a lock) with the checks every input gets: a regular file
- * of at most {@link MAX_INPUT_BYTES} bytes. Returns the absolute path and the bytes.
+ * of at most the input cap (`inputCap`: 8 MiB, `LORETRACE_MAX_INPUT_BYTES`), checked from `stat` before reading
+ * (`input_too_large`, exit 2). Returns the absolute path and the bytes.
  * @throws LoretraceError `file_not_found` (exit 2) — `cannot read <file>: no such file` (or the reason).
  */
 export async function readInputBytes(ctx: CliContext, file: string, what: string): Promise<{ abs: string; bytes: Buffer }> {
@@ -35,7 +38,10 @@ export async function readInputBytes(ctx: CliContext, file: string, what: string
   }
   if (st.isDirectory()) throw refuse('is a directory');
   if (!st.isFile()) throw refuse('not a regular file');
-  if (st.size > MAX_INPUT_BYTES) throw refuse(`${st.size} bytes is larger than the ${MAX_INPUT_BYTES}-byte limit`);
+  const cap = inputCap(ctx);
+  if (st.size > cap) {
+    throw new LoretraceError('input_too_large', `${file} is ${st.size} bytes, over the ${cap}-byte input limit; not read (set LORETRACE_MAX_INPUT_BYTES to raise it)`, { file, expected: `a file of at most ${cap} bytes` }, 2);
+  }
   try {
     return { abs, bytes: await readFile(abs) };
   } catch (e) {
@@ -106,6 +112,7 @@ export async function writeAllAtomic(targets: readonly OutputTarget[]): Promise<
   try {
     for (const t of targets) {
       current = t;
+      assertNoSymlinkOnPath(t.abs);
       await mkdir(dirname(t.abs), { recursive: true });
       const tmp = `${t.abs}.${process.pid}.${temps.length}.tmp`;
       await writeFile(tmp, t.text, { encoding: 'utf8', flag: 'wx' });
@@ -113,11 +120,13 @@ export async function writeAllAtomic(targets: readonly OutputTarget[]): Promise<
     }
     for (let i = 0; i < targets.length; i++) {
       current = targets[i];
+      assertNoSymlinkOnPath((targets[i] as OutputTarget).abs);
       await rename(temps[i] as string, (targets[i] as OutputTarget).abs);
       renamed = i + 1;
     }
   } catch (e) {
     await Promise.all(temps.slice(renamed).map((t) => rm(t, { force: true })));
+    if (e instanceof LoretraceError && e.code === 'output_symlink') throw e;
     const done = targets.slice(0, renamed).map((t) => t.abs);
     throw new LoretraceError(
       'write_failed',

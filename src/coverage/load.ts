@@ -2,7 +2,7 @@
  * The I/O around the pure report: read every note's current lines (for line figures and text checks)
  * and write the three report files.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFileNoFollow, assertNoSymlinkOnPath } from '../safe-write.js';
 import { join } from 'node:path';
 import { LoretraceError, isLoretraceError } from '../errors.js';
 import { readNoteLines } from '../indexer/lookup.js';
@@ -44,16 +44,20 @@ export interface CoverageFiles {
  * (created when missing). Same report and context ⇒ byte-identical files. `context` gives the HTML page
  * the note lines and the index it shows (see `CoverageHtmlContext`; `loadNoteLines`).
  *
- * @throws LoretraceError `coverage_unwritable` naming the folder when it cannot be created or written.
+ * Never written through a symlink (src/safe-write.ts): the folder, a folder above it or one of the three
+ * files being a symlink is `output_symlink` (exit 2) before anything is written.
+ *
+ * @throws LoretraceError `output_symlink`; `coverage_unwritable` naming the folder when it cannot be created or written.
  */
 export async function writeCoverageFiles(report: CoverageReport, outDir: string, context: CoverageHtmlContext = {}): Promise<CoverageFiles> {
   const files: CoverageFiles = { json: join(outDir, 'coverage.json'), md: join(outDir, 'coverage.md'), html: join(outDir, 'coverage.html') };
+  for (const f of [outDir, files.json, files.md, files.html]) assertNoSymlinkOnPath(f);
   try {
-    await mkdir(outDir, { recursive: true });
-    await writeFile(files.json, JSON.stringify(report, null, 2) + '\n', 'utf8');
-    await writeFile(files.md, renderCoverageMarkdown(report), 'utf8');
-    await writeFile(files.html, renderCoverageHtml(report, context), 'utf8');
+    await writeFileNoFollow(files.json, JSON.stringify(report, null, 2) + '\n');
+    await writeFileNoFollow(files.md, renderCoverageMarkdown(report));
+    await writeFileNoFollow(files.html, renderCoverageHtml(report, context));
   } catch (e) {
+    if (e instanceof LoretraceError && e.code === 'output_symlink') throw e;
     throw new LoretraceError('coverage_unwritable', `cannot write the coverage report into ${outDir}: ${(e as Error).message}`, { file: outDir, expected: 'a writable folder' });
   }
   return files;

@@ -14,6 +14,7 @@
 import { closeSync, fsync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { LoretraceError } from '../errors.js';
+import { openExclusiveNoFollow } from '../safe-write.js';
 import type { Finding } from '../errors.js';
 import type { VaultIndex } from '../types.js';
 import { readIndexedLines } from '../proxy/safe-read.js';
@@ -51,14 +52,15 @@ export class LedgerWriter {
 
   /**
    * Create a new ledger file (parent folder must exist) and fsync its folder entry.
-   * @throws LoretraceError `ledger_exists` when the file already exists, `ledger_unwritable` when it
-   *   cannot be created.
+   * @throws LoretraceError `ledger_exists` when the file already exists, `output_symlink` when the path is
+   *   a symlink or lies under a symlinked folder (src/safe-write.ts), `ledger_unwritable` when it cannot be created.
    */
   static create(path: string): LedgerWriter {
     let fd: number;
     try {
-      fd = openSync(path, 'wx', 0o644);
+      fd = openExclusiveNoFollow(path);
     } catch (e) {
+      if (e instanceof LoretraceError) throw e;
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EEXIST') {
         throw new LoretraceError('ledger_exists', `ledger ${path} already exists; a ledger is never appended to or overwritten — choose a new file`, { file: path, expected: 'a path that does not exist yet' });

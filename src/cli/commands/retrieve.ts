@@ -27,16 +27,17 @@ import type { VaultIndex } from '../../types.js';
 import { recordRetrieval } from '../../receipts/retrieve-ledger.js';
 import type { CliContext } from '../context.js';
 import { action, plural, printJson, reportError } from '../context.js';
-import { addVaultOptions, openIndex, type VaultCliOptions } from '../vault-options.js';
-import { parseJsonDocument } from '../../contracts/validate.js';
+import { addVaultOptions, inputCap, openIndex, type VaultCliOptions } from '../vault-options.js';
+import { decodeJsonDocument } from '../../contracts/json-input.js';
 import { lockPathFor } from '../../receipts/lock.js';
 import type { LockInputFile } from '../../receipts/lock.js';
 import { guardOutputs, lockTarget, readInputBytes, writeAllAtomic, type OutputTarget } from '../outputs.js';
+import { assertNoSymlinkOnPath } from '../../safe-write.js';
 
 /** Read a JSON input's bytes (hashed into the lock) and parse them: errors as every JSON input's. */
 async function readJsonInput(ctx: CliContext, file: string, what: string): Promise<{ value: unknown; lock: LockInputFile }> {
   const { abs, bytes } = await readInputBytes(ctx, file, `JSON ${what}`);
-  return { value: parseJsonDocument(bytes.toString('utf8'), file), lock: { abs, role: 'input', content: bytes } };
+  return { value: decodeJsonDocument(bytes, file, { maxBytes: inputCap(ctx) }), lock: { abs, role: 'input', content: bytes } };
 }
 
 /** A path as shown to the user: relative to the working directory, POSIX separators. */
@@ -89,7 +90,8 @@ async function fileId(abs: string): Promise<string | null> {
  * Refuse output paths that would lose data or cannot be written, before anything is built (`usage`,
  * exit 2): `--out` and `--capture-out` naming the same file (the fragment would overwrite the packet);
  * an output naming an input (`--packet`, `--projected-context`, `--policy`: the draft would be
- * overwritten), also through a symlink or hard link; an output that exists and is not a regular file
+ * overwritten), also through a hard link; an output that is a symlink or lies under a symlinked folder
+ * (`output_symlink`, src/safe-write.ts: never written through); an output that exists and is not a regular file
  * (a directory, FIFO, socket or device); a parent path that exists and is not a directory.
  */
 async function checkOutputTargets(ctx: CliContext, outputs: readonly [string, string][], inputs: readonly [string, string][]): Promise<void> {
@@ -106,18 +108,12 @@ async function checkOutputTargets(ctx: CliContext, outputs: readonly [string, st
       throw new LoretraceError('usage', `${option} ${file} is the same file as ${same}; expected two different files (nothing written)`, { file, expected: 'distinct output files' }, 2);
     }
     seen.set(abs, option);
+    assertNoSymlinkOnPath(abs);
     let st: Awaited<ReturnType<typeof lstat>> | null = null;
     try {
       st = await lstat(abs);
     } catch {
       st = null;
-    }
-    if (st !== null && st.isSymbolicLink()) {
-      try {
-        st = await stat(abs);
-      } catch {
-        st = null; // a dangling symlink: the rename replaces the link itself
-      }
     }
     if (st !== null) {
       if (!st.isFile()) {

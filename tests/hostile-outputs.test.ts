@@ -1,0 +1,97 @@
+/**
+ * No output is written through a symbolic link (src/safe-write.ts): every writer — `ledger export --out`,
+ * `coverage --out`, `serve --ledger`, `retrieve --out`, `retrieve --capture-out` — refuses a target that is a
+ * symlink, or lies under a symlinked folder, with `output_symlink` (exit 2), and the link's target is left
+ * exactly as it was.
+ */
+import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../src/cli/main.js';
+import { assertNoSymlinkOnPath, writeFileNoFollow } from '../src/safe-write.js';
+import { LedgerWriter } from '../src/receipts/ledger.js';
+import { FIXTURE_VAULT, PROXY_PACKET, tempDir } from './helpers/proxy.js';
+import { FIXTURES, REPO } from './helpers/shared.js';
+
+const PACKETS = join(FIXTURES, 'packets');
+const LEDGER = join(FIXTURES, 'artifacts', 'ledger.harbor.jsonl');
+const RETRIEVE = (out: string, capture?: string) => [
+  'retrieve', '--lore', FIXTURE_VAULT, '--packet', join(PACKETS, 'brinefall-intake.turn-01.mara-voss.draft.packet.json'),
+  '--projected-context', join(PACKETS, 'brinefall-intake.turn-01.mara-voss.projected-context.json'), '--policy', join(PACKETS, 'brinefall-intake.policy.json'),
+  '--out', out, ...(capture !== undefined ? ['--capture-out', capture] : []),
+];
+
+let tmp: { dir: string; cleanup: () => void };
+let victim: string;
+let victimDir: string;
+const VICTIM_TEXT = 'precious: must never be overwritten\n';
+
+beforeAll(() => {
+  tmp = tempDir('loretrace-outputs-');
+  victimDir = join(tmp.dir, 'victim-dir');
+  mkdirSync(victimDir);
+  victim = join(tmp.dir, 'victim.txt');
+  writeFileSync(victim, VICTIM_TEXT);
+  symlinkSync(victim, join(tmp.dir, 'link.json'));
+  symlinkSync(victimDir, join(tmp.dir, 'linked-dir'));
+});
+afterAll(() => tmp.cleanup());
+
+async function run(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), cwd: REPO, env: {} });
+  return { code, stdout, stderr };
+}
+
+const WRITERS: { name: string; argv: (target: string) => string[]; file: (base: string) => string }[] = [
+  { name: 'ledger export --out', argv: (t) => ['ledger', 'export', LEDGER, '--out', t], file: (b) => join(b, 'fragment.json') },
+  { name: 'coverage --out', argv: (t) => ['coverage', '--lore', FIXTURE_VAULT, LEDGER, '--out', t], file: (b) => join(b, 'cov') },
+  { name: 'serve --ledger', argv: (t) => ['serve', '--lore', FIXTURE_VAULT, '--packet', PROXY_PACKET, '--ledger', t, '--mcp'], file: (b) => join(b, 'session.jsonl') },
+  { name: 'retrieve --out', argv: (t) => RETRIEVE(t), file: (b) => join(b, 'packet.json') },
+  { name: 'retrieve --capture-out', argv: (t) => RETRIEVE(join(tmp.dir, 'real-out', 'packet.json'), t), file: (b) => join(b, 'lore_access.json') },
+];
+
+describe.each(WRITERS)('$name', ({ argv, file }) => {
+  it('refuses a target that is a symlink (output_symlink, exit 2), leaving the link target untouched', async () => {
+    // coverage writes into a folder: its symlinked target is the folder link.
+    const target = file('') === 'cov' ? join(tmp.dir, 'linked-dir') : join(tmp.dir, 'link.json');
+    const r = await run(argv(target));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^loretrace: cannot write .* is a symbolic link; loretrace never writes through a symbolic link — give the real path \(nothing written\) \[output_symlink\]\n$/);
+    expect(readFileSync(victim, 'utf8')).toBe(VICTIM_TEXT);
+    expect(readdirSync(victimDir)).toEqual([]);
+  });
+
+  it('refuses a target under a symlinked folder, naming the folder', async () => {
+    const target = file(join(tmp.dir, 'linked-dir'));
+    const r = await run(argv(target));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${join(tmp.dir, 'linked-dir')} (on the path of ${target}) is a symbolic link`);
+    expect(r.stderr.trim().endsWith('[output_symlink]')).toBe(true);
+    expect(readdirSync(victimDir)).toEqual([]);
+  });
+});
+
+describe('the shared helpers', () => {
+  it('writeFileNoFollow writes a regular file (creating folders) and replaces a regular file', async () => {
+    const p = join(tmp.dir, 'new', 'deep', 'a.json');
+    await writeFileNoFollow(p, 'one\n');
+    await writeFileNoFollow(p, 'two\n');
+    expect(readFileSync(p, 'utf8')).toBe('two\n');
+    expect(readdirSync(join(tmp.dir, 'new', 'deep'))).toEqual(['a.json']);
+  });
+
+  it('refuses a dangling symlink too (it would create the file where the link points)', async () => {
+    symlinkSync(join(tmp.dir, 'nowhere.json'), join(tmp.dir, 'dangling.json'));
+    expect(() => assertNoSymlinkOnPath(join(tmp.dir, 'dangling.json'))).toThrow(expect.objectContaining({ code: 'output_symlink', exitCode: 2 }));
+    await expect(writeFileNoFollow(join(tmp.dir, 'dangling.json'), 'x')).rejects.toMatchObject({ code: 'output_symlink' });
+    expect(existsSync(join(tmp.dir, 'nowhere.json'))).toBe(false);
+  });
+
+  it('LedgerWriter.create refuses a symlinked ledger path', () => {
+    expect(() => LedgerWriter.create(join(tmp.dir, 'link.json'))).toThrow(expect.objectContaining({ code: 'output_symlink' }));
+    expect(() => LedgerWriter.create(join(tmp.dir, 'linked-dir', 'l.jsonl'))).toThrow(expect.objectContaining({ code: 'output_symlink' }));
+    expect(readFileSync(victim, 'utf8')).toBe(VICTIM_TEXT);
+  });
+});
