@@ -122,7 +122,7 @@ export async function readAdmittedFile(root: string, entry: AdmittedEntry): Prom
     }
     refuseUnadmitted(fileAdmission(fst), path, fst.nlink);
     if (fst.size !== entry.size) {
-      throw new LoretraceError('stale_file', `${path} is ${fst.size} bytes, the index saw ${entry.size}: the file changed since it was indexed`, { file: path });
+      throw new LoretraceError('stale_file', `${path} changed since it was indexed (${fst.size} bytes, the index saw ${entry.size})`, { file: path });
     }
     bytes = await handle.readFile();
   } finally {
