@@ -20,12 +20,13 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ListResourcesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema, isJSONRPCErrorResponse, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResultResponse } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult, JSONRPCMessage, ListResourcesResult, ReadResourceResult, Resource, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ProxySession } from '../proxy/session.js';
 import { LORE_DATA_NOTICE, TOOL_DESCRIPTIONS, TOOL_NAMES, toolJsonSchemas } from '../proxy/tools.js';
 import type { ToolResult } from '../proxy/tools.js';
+import { DEFAULT_MAX_FRAME_BYTES, LineStdioTransport } from './stdio-lines.js';
+import type { FrameRejection } from './stdio-lines.js';
 
 /** Static server instructions (no lore text). */
 export const MCP_INSTRUCTIONS =
@@ -187,9 +188,38 @@ export interface McpStdioHandle {
 }
 
 /**
- * Serve the session over stdio (newline-delimited JSON-RPC). Nothing else may write to `stdout`.
- * Messages up to 4 MiB are accepted so that oversized arguments reach the session and are refused (and
- * recorded) as `bad_request` rather than killing the connection.
+ * Request methods a server answers: the handlers registered on it (the SDK's own `initialize` and `ping`,
+ * and every `setRequestHandler`), in registration order. The SDK (pinned 1.32.2) keeps them in its
+ * protocol's `_requestHandlers` map and has no public accessor; tests/hostile-stdio.test.ts pins the list.
+ */
+export function mcpRequestMethods(server: Server): string[] {
+  const handlers = (server as unknown as { _requestHandlers?: Map<string, unknown> })._requestHandlers;
+  return handlers ? [...handlers.keys()] : [];
+}
+
+/** Options of {@link serveMcpStdio}. */
+export interface McpStdioOptions {
+  stdin?: Readable;
+  stdout?: Writable;
+  /** Largest request frame, in bytes (default 4 MiB, `DEFAULT_MAX_FRAME_BYTES`); larger ones are answered `-32600` and skipped. */
+  maxFrameBytes?: number;
+}
+
+/**
+ * Record a frame the stdio framing answered itself (src/server/stdio-lines.ts) as a refused call: tool =
+ * the method (or `(jsonrpc)` when none could be read), code `bad_request`, reason = the rejection
+ * (`parse_error`, `invalid_request`, `frame_too_large`, `invalid_params`, `method_not_found`).
+ */
+async function recordRejection(session: ProxySession, r: FrameRejection): Promise<void> {
+  await session.recordTransportRefusal(r.method ?? '(jsonrpc)', { jsonrpc: { id: r.id, method: r.method, bytes: r.bytes, params: r.params ?? null } }, 'bad_request', r.reason, `${r.message} (JSON-RPC ${r.code})`, 'mcp');
+}
+
+/**
+ * Serve the session over stdio (newline-delimited JSON-RPC, framed by `LineStdioTransport`). Nothing else
+ * may write to `stdout`. Every line gets an answer or is a notification: a line that is not JSON is
+ * answered `-32700`, a non-object `params` or a string `arguments` `-32602`, an unknown method `-32601`, a
+ * frame over `maxFrameBytes` (default 4 MiB) `-32600` — each recorded in the ledger, the connection kept
+ * open. Arguments up to the frame limit reach the session and are refused (and recorded) as `bad_request`.
  *
  * Shutdown drains: when stdin ends (a client that pipes its requests and closes stdin, or disconnects while
  * calls are running) every request already read is still answered — the session records each call in the
@@ -197,13 +227,17 @@ export interface McpStdioHandle {
  * client never got. The server closes only after the last reply has been written and `stdout` flushed; the
  * caller then closes the session (`session_end`). A request cancelled by the client
  * (`notifications/cancelled`) gets no reply, as MCP specifies, and is not waited for. A final line without a
- * trailing newline is not a complete message and is not read (the SDK's framing).
+ * trailing newline is read as a frame when the input ends (so its request is answered too).
  */
-export async function serveMcpStdio(session: ProxySession, io: { stdin?: Readable; stdout?: Writable } = {}): Promise<McpStdioHandle> {
+export async function serveMcpStdio(session: ProxySession, io: McpStdioOptions = {}): Promise<McpStdioHandle> {
   const stdin = io.stdin ?? process.stdin;
   const stdout = io.stdout ?? process.stdout;
   const server = createMcpServer(session);
-  const transport = new StdioServerTransport(stdin, stdout, { maxBufferSize: 4 * 1024 * 1024 });
+  const transport = new LineStdioTransport(stdin, stdout, {
+    maxFrameBytes: io.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
+    methods: () => mcpRequestMethods(server),
+    onRejected: (r) => recordRejection(session, r),
+  });
   let resolveClosed!: () => void;
   const closed = new Promise<void>((r) => (resolveClosed = r));
   server.onclose = () => resolveClosed();
@@ -230,12 +264,11 @@ export async function serveMcpStdio(session: ProxySession, io: { stdin?: Readabl
       // A reader that went away (stdout destroyed) cannot take the replies: do not wait for them then.
       const gone = new Promise<void>((r) => (stdout.destroyed ? r() : stdout.once('close', () => r())));
       if (inFlight.size > 0) await Promise.race([new Promise<void>((r) => (idle = r)), gone]);
+      await Promise.race([transport.settled(), gone]);
       if (!stdout.destroyed && !stdout.writableEnded) await Promise.race([new Promise<void>((r) => stdout.write('', () => r())), gone]);
       await server.close();
       resolveClosed();
     })());
-  stdin.once('end', () => void drain());
-  stdin.once('close', () => void drain());
   await server.connect(transport);
 
   // After connect (which installs the protocol's handler): count each request as it is dispatched.
@@ -251,5 +284,8 @@ export async function serveMcpStdio(session: ProxySession, io: { stdin?: Readabl
       }
     }
   };
+  // Registered after the transport's own end handler, so a last frame without a newline is dispatched first.
+  stdin.once('end', () => void drain());
+  stdin.once('close', () => void drain());
   return { closed, close: drain };
 }

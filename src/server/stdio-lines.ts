@@ -1,0 +1,279 @@
+/**
+ * The stdio framing of the MCP server: newline-delimited JSON-RPC 2.0 (MCP "stdio" transport), written for
+ * hostile clients. It replaces the SDK's `StdioServerTransport`, which drops a line that is not JSON (the
+ * client waits forever for an answer) and closes the connection silently on a frame over its buffer size.
+ *
+ * Every line read gets exactly one of:
+ * - passed to the MCP server (a well-formed message it can answer);
+ * - an error answer written here, and the rejection handed to `onRejected` (the server records it in the
+ *   ledger before the answer is written):
+ *   - `-32700` parse error — the line is not UTF-8 JSON (id `null`: none can be read);
+ *   - `-32600` invalid request — JSON, but not a JSON-RPC 2.0 message (a batch array, no `"jsonrpc":"2.0"`,
+ *     a bad id), or a frame over `maxFrameBytes` (its bytes are skipped up to the next newline, never
+ *     buffered; the id is read from the frame's first 4 KiB when it can be, so the caller's request settles);
+ *   - `-32602` invalid params — `params` is not an object, or `tools/call` has no string `name` or an
+ *     `arguments` that is not an object;
+ *   - `-32601` method not found — a request for a method the server does not offer.
+ * Messages are one line each, echo no more than 64 escaped characters of the input, and carry no stack.
+ * The connection stays open after any rejection.
+ */
+import type { Readable, Writable } from 'node:stream';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { shownInput } from '../proxy/refusals.js';
+
+/** JSON-RPC error codes used here (JSON-RPC 2.0 §5.1). */
+export const JSONRPC_PARSE_ERROR = -32700;
+export const JSONRPC_INVALID_REQUEST = -32600;
+export const JSONRPC_METHOD_NOT_FOUND = -32601;
+export const JSONRPC_INVALID_PARAMS = -32602;
+
+/** Largest frame read by default, in bytes (4 MiB): larger ones are answered `-32600` and skipped. */
+export const DEFAULT_MAX_FRAME_BYTES = 4 * 1024 * 1024;
+
+/** Why a frame was answered by the transport itself (the ledger `reason`). */
+export type FrameRejectionReason = 'parse_error' | 'invalid_request' | 'frame_too_large' | 'invalid_params' | 'method_not_found';
+
+/** A frame the transport answered itself. */
+export interface FrameRejection {
+  reason: FrameRejectionReason;
+  /** JSON-RPC error code of the answer. */
+  code: number;
+  /** The one-line message of the answer. */
+  message: string;
+  /** The request id answered (null when none could be read). */
+  id: string | number | null;
+  /** The method named, when one could be read (else null). */
+  method: string | null;
+  /** Bytes of the frame. */
+  bytes: number;
+  /** The request's `params` when it parsed (for the ledger, which digests long strings), else a summary. */
+  params: unknown;
+}
+
+/** Options of {@link LineStdioTransport}. */
+export interface LineStdioOptions {
+  /** Largest frame, in bytes; default {@link DEFAULT_MAX_FRAME_BYTES}. */
+  maxFrameBytes?: number;
+  /** Methods a request may name, read at each request (others get `-32601`). */
+  methods: () => readonly string[];
+  /** Called for each rejected frame before its answer is written (e.g. to record it). Errors are swallowed. */
+  onRejected?: (rejection: FrameRejection) => Promise<void>;
+}
+
+const ID_SNIFF_BYTES = 4096;
+
+/** A JSON-RPC id as JSON-RPC 2.0 allows it (string or number; null is not an id to answer with). */
+function isId(v: unknown): v is string | number {
+  return typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The `"id"` of a frame too large to parse, read from its first bytes (a number or a short string), or null. */
+export function sniffId(head: string): string | number | null {
+  const m = /"id"\s*:\s*(-?\d{1,15}(?![\d.eE])|"((?:[^"\\]|\\.){0,128})")/.exec(head);
+  if (!m) return null;
+  if (m[2] !== undefined) {
+    try {
+      return JSON.parse(`"${m[2]}"`) as string;
+    } catch {
+      return null;
+    }
+  }
+  return Number(m[1]);
+}
+
+/**
+ * Newline-delimited JSON-RPC over a readable and a writable stream (module comment). Implements the SDK's
+ * `Transport`, so `server.connect(new LineStdioTransport(...))` works as with the SDK's own.
+ */
+export class LineStdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  private readonly maxFrameBytes: number;
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+  /** While skipping an oversized frame: its first bytes and its size so far. */
+  private skipping: { head: string; bytes: number } | null = null;
+  private readonly pending = new Set<Promise<void>>();
+  private started = false;
+  private closed = false;
+
+  constructor(
+    private readonly stdin: Readable,
+    private readonly stdout: Writable,
+    private readonly options: LineStdioOptions,
+  ) {
+    this.maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+  }
+
+  private readonly onData = (chunk: Buffer | string): void => {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+    let start = 0;
+    for (;;) {
+      const nl = buf.indexOf(0x0a, start);
+      const piece = nl < 0 ? buf.subarray(start) : buf.subarray(start, nl);
+      this.take(piece);
+      if (nl < 0) break;
+      this.endFrame();
+      start = nl + 1;
+    }
+  };
+
+  private readonly onError = (error: Error): void => {
+    this.onerror?.(error);
+  };
+
+  /** Add bytes of the current frame (switching to skip mode past the cap). */
+  private take(piece: Buffer): void {
+    if (piece.length === 0) return;
+    if (this.skipping) {
+      this.skipping.bytes += piece.length;
+      return;
+    }
+    if (this.buffered + piece.length > this.maxFrameBytes) {
+      const head = Buffer.concat([...this.chunks, piece.subarray(0, ID_SNIFF_BYTES)]).subarray(0, ID_SNIFF_BYTES).toString('utf8');
+      this.skipping = { head, bytes: this.buffered + piece.length };
+      this.chunks = [];
+      this.buffered = 0;
+      return;
+    }
+    this.chunks.push(piece);
+    this.buffered += piece.length;
+  }
+
+  /** A newline (or the end of input) ends the current frame. */
+  private endFrame(): void {
+    if (this.skipping) {
+      const { head, bytes } = this.skipping;
+      this.skipping = null;
+      this.reject({
+        reason: 'frame_too_large', code: JSONRPC_INVALID_REQUEST, id: sniffId(head), method: null, bytes,
+        message: `request too large: the frame is ${bytes} bytes, over the ${this.maxFrameBytes}-byte limit; it was not read`,
+        params: { $omitted: 'frame', bytes },
+      });
+      return;
+    }
+    const frame = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+    this.chunks = [];
+    this.buffered = 0;
+    this.handleFrame(frame);
+  }
+
+  /** Classify one complete frame: pass it on, or answer it here. */
+  private handleFrame(raw: Buffer): void {
+    const frame = raw.length > 0 && raw[raw.length - 1] === 0x0d ? raw.subarray(0, raw.length - 1) : raw;
+    if (frame.length === 0 || /^\s*$/.test(frame.toString('latin1'))) return;
+    const bytes = frame.length;
+    let value: unknown;
+    try {
+      value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(frame));
+    } catch {
+      this.reject({ reason: 'parse_error', code: JSONRPC_PARSE_ERROR, id: null, method: null, bytes, message: `parse error: the line is not UTF-8 JSON (${bytes} bytes, starting ${shownInput(frame.subarray(0, 256).toString('utf8'), 32)})`, params: { $omitted: 'frame', bytes } });
+      return;
+    }
+    const problem = this.requestProblem(value, bytes);
+    if (problem) {
+      this.reject(problem);
+      return;
+    }
+    const parsed = JSONRPCMessageSchema.safeParse(value);
+    if (!parsed.success) {
+      const id = isPlainObject(value) && isId(value.id) ? value.id : null;
+      this.reject({ reason: 'invalid_request', code: JSONRPC_INVALID_REQUEST, id, method: null, bytes, message: 'invalid request: not a JSON-RPC 2.0 request, notification or response', params: { $omitted: 'frame', bytes } });
+      return;
+    }
+    this.onmessage?.(parsed.data);
+  }
+
+  /** The rejection of a parsed frame that is not a request the server may answer, or null. */
+  private requestProblem(value: unknown, bytes: number): FrameRejection | null {
+    const at = (reason: FrameRejectionReason, code: number, id: string | number | null, method: string | null, message: string, params: unknown): FrameRejection =>
+      ({ reason, code, id, method, bytes, message, params });
+    if (!isPlainObject(value)) {
+      return at('invalid_request', JSONRPC_INVALID_REQUEST, null, null, `invalid request: expected one JSON-RPC 2.0 object per line, got ${Array.isArray(value) ? 'an array (batches are not accepted)' : `a JSON ${value === null ? 'null' : typeof value}`}`, null);
+    }
+    const id = isId(value.id) ? value.id : null;
+    const method = typeof value.method === 'string' ? value.method : null;
+    if (value.jsonrpc !== '2.0') return at('invalid_request', JSONRPC_INVALID_REQUEST, id, method, 'invalid request: "jsonrpc" must be "2.0"', value.params ?? null);
+    if (method === null) return null; // a response from the client (or invalid: left to the schema check)
+    if (!('id' in value)) return null; // a notification: never answered
+    if (!isId(value.id)) return at('invalid_request', JSONRPC_INVALID_REQUEST, null, method, 'invalid request: "id" must be a string or a number', value.params ?? null);
+    if (value.params !== undefined && !isPlainObject(value.params)) {
+      return at('invalid_params', JSONRPC_INVALID_PARAMS, id, method, `invalid params: "params" of ${shownInput(method, 64)} must be an object, not ${Array.isArray(value.params) ? 'an array' : value.params === null ? 'null' : `a ${typeof value.params}`}`, value.params);
+    }
+    const offered = this.options.methods();
+    if (!offered.includes(method)) {
+      return at('method_not_found', JSONRPC_METHOD_NOT_FOUND, id, method, `method not found: ${shownInput(method, 64)}; this server offers ${offered.join(', ')}`, value.params ?? null);
+    }
+    if (method === 'tools/call') {
+      const p = (value.params ?? {}) as Record<string, unknown>;
+      if (typeof p.name !== 'string') return at('invalid_params', JSONRPC_INVALID_PARAMS, id, method, 'invalid params: tools/call needs "name", a string (the tool to call)', value.params ?? null);
+      if (p.arguments !== undefined && !isPlainObject(p.arguments)) {
+        return at('invalid_params', JSONRPC_INVALID_PARAMS, id, method, `invalid params: "arguments" of tools/call must be an object, not ${Array.isArray(p.arguments) ? 'an array' : p.arguments === null ? 'null' : `a ${typeof p.arguments}`}`, value.params);
+      }
+    }
+    return null;
+  }
+
+  /** Record a rejection (through `onRejected`), then write its error answer (only a request with an id, or an unreadable frame, is answered). */
+  private reject(r: FrameRejection): void {
+    const work = (async () => {
+      try {
+        await this.options.onRejected?.(r);
+      } catch (e) {
+        this.onerror?.(e instanceof Error ? e : new Error(String(e)));
+      }
+      // Written directly, not through `send` (which a server may wrap to count its own answers).
+      await this.writeMessage({ jsonrpc: '2.0', id: r.id as string | number, error: { code: r.code, message: r.message } } as JSONRPCMessage);
+    })();
+    this.pending.add(work);
+    void work.finally(() => this.pending.delete(work));
+  }
+
+  /** Resolves once every rejection read so far has been recorded and answered. */
+  async settled(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all([...this.pending]);
+  }
+
+  /** Start reading; at the end of input a last frame without its newline is read (or, oversized, answered) too. */
+  async start(): Promise<void> {
+    if (this.started) throw new Error('LineStdioTransport already started');
+    this.started = true;
+    this.stdin.on('data', this.onData);
+    this.stdin.on('error', this.onError);
+    this.stdin.once('end', () => {
+      if (this.skipping || this.buffered > 0) this.endFrame();
+    });
+  }
+
+  /** Write one message as one line; resolves when the stream took it (or has gone away). */
+  send(message: JSONRPCMessage): Promise<void> {
+    return this.writeMessage(message);
+  }
+
+  private writeMessage(message: JSONRPCMessage): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.stdout.destroyed || this.stdout.writableEnded) return resolve();
+      if (this.stdout.write(JSON.stringify(message) + '\n')) resolve();
+      else this.stdout.once('drain', () => resolve());
+    });
+  }
+
+  /** Stop reading and report the close. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.stdin.off('data', this.onData);
+    this.stdin.off('error', this.onError);
+    if (this.stdin.listenerCount('data') === 0) this.stdin.pause();
+    this.chunks = [];
+    this.skipping = null;
+    this.onclose?.();
+  }
+}
