@@ -111,8 +111,9 @@ const HOSTILE: { name: string; tool: 'lore_read' | 'lore_follow' | 'lore_search'
   { name: 'NUL', tool: 'lore_read', args: { ref: `${R.territories}\u0000.png` }, code: 'bad_ref', reason: 'bad_ref' },
   { name: 'control character', tool: 'lore_read', args: { ref: `${R.territories}\u001b[2J` }, code: 'bad_ref', reason: 'bad_ref' },
   { name: 'newline inside a ref', tool: 'lore_read', args: { ref: `${R.territories}\n${R.veilDrive}` }, code: 'bad_ref', reason: 'bad_ref' },
-  { name: 'fullwidth solidus', tool: 'lore_read', args: { ref: 'FixtureLore:World／Post-Elysium／Veil Drive.md' }, code: 'not_found', reason: 'not_found' },
-  { name: 'division slash look-alike', tool: 'lore_read', args: { ref: 'FixtureLore:World\u2215Pre-Elysium\u2215Territories.md' }, code: 'not_found', reason: 'not_found' },
+  // Look-alike separators name no folder of the allowed prefixes: "not yours", whatever exists (no such note).
+  { name: 'fullwidth solidus', tool: 'lore_read', args: { ref: 'FixtureLore:World／Post-Elysium／Veil Drive.md' }, code: 'out_of_scope', reason: 'not_found' },
+  { name: 'division slash look-alike', tool: 'lore_read', args: { ref: 'FixtureLore:World\u2215Pre-Elysium\u2215Territories.md' }, code: 'out_of_scope', reason: 'not_found' },
   { name: 'NFD spelling of an NFC name (same answer as NFC)', tool: 'lore_read', args: { ref: 'FixtureLore:Edge/Cafe\u0301 Noir.md' }, code: 'out_of_scope', reason: 'prefix_denied' },
   { name: 'NFD spelling of a hidden name', tool: 'lore_read', args: { ref: R.truth.normalize('NFD') }, code: 'not_found', reason: 'hidden_ref' },
   { name: 'sibling folder sharing a prefix name', tool: 'lore_read', args: { ref: R.rumors }, code: 'out_of_scope', reason: 'prefix_denied' },

@@ -121,6 +121,7 @@ describe('ProxySession.call lore_read', () => {
       depth: 0,
       content:
         '## Brinefall Shelf\n\nBrinefall Shelf is the oldest anchorage, a ring of rafts around a sunken tower. The [[Meridian Compact]] keeps its charter office here, and every berth is rented by the tide.\nSalvage rights on the shelf are sold by the hour, and a crew that overstays pays in fuel.',
+      escaped_characters: { count: 0, kinds: [] },
     });
   });
 
@@ -178,7 +179,7 @@ describe('ProxySession.call lore_read', () => {
     session = await fixtureSession({ ledgerPath: ledgerPath() });
     for (const [ref, reason] of [[R.veilDrive, 'future_era'], [R.rumors, 'prefix_denied'], [R.home, 'prefix_denied']] as const) {
       const r = await session.call('lore_read', { ref });
-      expect(refused(r)).toEqual({ code: 'out_of_scope', message: `ref ${ref} is outside this packet's traversal policy (out_of_scope)` });
+      expect(refused(r)).toEqual({ code: 'out_of_scope', message: `ref "${ref}" is not in this packet's scope (out_of_scope); allowed prefixes: FixtureLore:World/Politics/, FixtureLore:World/Pre-Elysium/, FixtureLore:World/Technology/` });
       expect(readLedger(ledgerPath())[r.seq]!.outcome).toMatchObject({ code: 'out_of_scope', reason });
     }
   });
@@ -187,7 +188,7 @@ describe('ProxySession.call lore_read', () => {
     session = await fixtureSession({ ledgerPath: ledgerPath() });
     expect(refused(await session.call('lore_read', { ref: 'FixtureLore:World/../Home.md' }))).toEqual({
       code: 'bad_ref',
-      message: 'ref "FixtureLore:World/../Home.md" is not a valid lore ref: it contains a ".." segment',
+      message: 'ref "FixtureLore:World/../Home.md" is not a lore ref (bad_ref); expected FixtureLore:folder/Note.md, optionally with #Heading, #chunkN, #La-Lb or #^block',
     });
     expect(refused(await session.call('lore_read', { ref: 42 }))).toMatchObject({ code: 'bad_request', message: expect.stringMatching(/^lore_read: argument ref /) });
     expect(refused(await session.call('lore_read', { ref: R.territories, extra: 1 }))).toMatchObject({ code: 'bad_request' });

@@ -871,6 +871,16 @@ export function checkPath(compiled: CompiledPolicy, path: string): CheckResult {
   return checkPathRules(compiled, path);
 }
 
+/**
+ * The path-only part of {@link checkPath}: hidden prefixes (`hidden_ref`), future-era prefixes
+ * (`future_era`), `allowed_prefixes` and `deny_prefix:` (`prefix_denied`) — whether or not a note exists
+ * at `path`. The proxy answers "not yours" from it, so an existing and an absent out-of-prefix ref are
+ * indistinguishable to the client.
+ */
+export function checkPathPrefixes(compiled: CompiledPolicy, path: string): CheckResult {
+  return checkPrefixRules(compiled, path);
+}
+
 /** What a folder entry of `allowed_scope` gives: its start points, or why it gives none. */
 export type ScopeFolderResult = { ok: true; notes: VaultPath[] } | { ok: false; reason: EdgeSkipReason; detail: string };
 

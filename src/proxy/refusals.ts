@@ -87,11 +87,46 @@ export function refusalCodeFor(reason: string): RefusalCode {
  * selectors (U+FE00–FE0F, U+E0100–E01EF). Unicode TR36 §2 and TR9 list why each can steer a reader.
  */
 // eslint-disable-next-line no-control-regex
-export const INVISIBLE_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u00ad\u034f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufe00-\ufe0f\ufeff\ufff9-\ufffb]|\udb40[\udc00-\udc7f]|\udb40[\udd00-\uddef]/gu;
+export const INVISIBLE_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u00ad\u034f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufe00-\ufe0f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}\u{e0100}-\u{e01ef}]/gu;
 
 /** `\u{XXXX}` of one character (hex, upper case, at least four digits). */
 function escapeChar(c: string): string {
   return `\\u{${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}}`;
+}
+
+/** What {@link escapeInvisible} found: how many characters it escaped and of which kinds (sorted). */
+export interface EscapedCharacters {
+  count: number;
+  /** `bidi_control`, `control`, `tag_block`, `variation_selector`, `zero_width`, `other_invisible`. */
+  kinds: string[];
+}
+
+/** The kind of one invisible character (for {@link EscapedCharacters}). */
+function invisibleKind(c: string): string {
+  const cp = c.codePointAt(0)!;
+  if (cp >= 0xe0000 && cp <= 0xe007f) return 'tag_block';
+  if ((cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || cp === 0x200e || cp === 0x200f || cp === 0x061c) return 'bidi_control';
+  if ((cp >= 0x200b && cp <= 0x200d) || cp === 0x2060 || cp === 0xfeff || cp === 0x180e) return 'zero_width';
+  if ((cp >= 0xfe00 && cp <= 0xfe0f) || (cp >= 0xe0100 && cp <= 0xe01ef)) return 'variation_selector';
+  if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) return 'control';
+  return 'other_invisible';
+}
+
+/**
+ * Served lore with every invisible, tag-block, bidi-control or zero-width character
+ * ({@link INVISIBLE_CHARACTERS}; tab and line breaks are kept) written as `\u{XXXX}`, so a model cannot be
+ * steered by text a reviewer cannot see, plus what was escaped (a structured flag for the client and the
+ * ledger). Text without such characters comes back unchanged with `{ count: 0, kinds: [] }`.
+ */
+export function escapeInvisible(text: string): { text: string; escaped: EscapedCharacters } {
+  let count = 0;
+  const kinds = new Set<string>();
+  const out = text.replace(INVISIBLE_CHARACTERS, (c) => {
+    count += 1;
+    kinds.add(invisibleKind(c));
+    return escapeChar(c);
+  });
+  return { text: out, escaped: { count, kinds: [...kinds].sort() } };
 }
 
 /**

@@ -25,6 +25,7 @@ import type { Chunk, LinkRecord, NoteRecord, VaultIndex, VaultPath } from '../ty
 import { formatRef, parseRef, resolveRef } from '../refs/index.js';
 import type { ParsedRef } from '../refs/index.js';
 import { checkEdge, checkPath, compilePolicy, edgeTarget } from '../policy/index.js';
+import { checkPathPrefixes } from '../policy/compile.js';
 import type { CompiledPolicy } from '../policy/types.js';
 import { search } from '../search/search.js';
 import { indexVault } from '../indexer/build.js';
@@ -37,7 +38,7 @@ import { LedgerWriter } from '../receipts/ledger.js';
 import type { AdmissionVia, LedgerActor, LedgerOutcome, LedgerRecord, LedgerSessionInfo, ServedRange } from '../receipts/ledger-record.js';
 import { DEFAULT_LIMITS, RateLimiter, mergeBudgets } from './limits.js';
 import type { ServerLimits, SessionBudgets } from './limits.js';
-import { REFUSAL_CODES, refusalCodeFor } from './refusals.js';
+import { REFUSAL_CODES, escapeInvisible, refusalCodeFor, shownInput } from './refusals.js';
 import type { Refusal, RefusalCode } from './refusals.js';
 import { readIndexedLines } from './safe-read.js';
 import { LORE_DATA_NOTICE, isToolName, toolInputSchemas } from './tools.js';
@@ -96,9 +97,22 @@ class Refuse extends Error {
   }
 }
 
-/** Client message of a `not_found` refusal: the same for hidden and missing refs. */
+/** Client message of a `not_found` refusal: the same for hidden and missing refs (the value escaped and cut short). */
 function notFoundMessage(shown: string): string {
-  return `no admitted note matches ${JSON.stringify(shown)} in this session's index`;
+  return `no admitted note matches ${shownInput(shown)} in this session's index`;
+}
+
+/**
+ * Client message of an `out_of_scope` refusal: the same whether the note exists or not ("not yours" has
+ * one answer) — the class and the packet's allowed prefixes, the value escaped and cut short.
+ */
+function outOfScopeMessage(label: string, shown: string, allowed: readonly string[]): string {
+  return `${label} ${shownInput(shown)} is not in this packet's scope (out_of_scope); allowed prefixes: ${allowed.join(', ')}`;
+}
+
+/** Client message of a `bad_ref` refusal: the value escaped and cut short, what a ref looks like (never the parser's echo). */
+function badRefMessage(label: string, input: string, namespace: string): string {
+  return `${label} ${shownInput(input)} is not a lore ref (bad_ref); expected ${namespace}:folder/Note.md, optionally with #Heading, #chunkN, #La-Lb or #^block`;
 }
 
 /** The note a link leads to (the policy's own `edgeTarget`), or null. */
@@ -376,7 +390,7 @@ export class ProxySession {
       throw new Refuse('budget_exhausted', 'time_budget_ms', `the session's time budget (${this.budgets.time_budget_ms} ms) is spent`);
     }
     if (!isToolName(tool)) {
-      throw new Refuse('bad_request', 'unknown_tool', `unknown tool ${JSON.stringify(tool.slice(0, 64))}; expected one of lore_search, lore_read, lore_links, lore_follow, research_status`);
+      throw new Refuse('bad_request', 'unknown_tool', `unknown tool ${shownInput(tool, 64)}; expected one of lore_search, lore_read, lore_links, lore_follow, research_status`);
     }
     const parsed = this.inputs[tool].safeParse(args ?? {});
     if (!parsed.success) throw this.badArguments(tool, parsed.error);
@@ -402,9 +416,12 @@ export class ProxySession {
     else if (issue?.code === 'too_big' && (field === 'ref' || field === 'from_ref' || field === 'target')) reason = 'ref_too_long';
     else if (issue?.code === 'unrecognized_keys') reason = 'unknown_argument';
     const big = issue?.code === 'too_big' ? (issue as { maximum?: unknown; origin?: unknown }) : null;
-    const detail = big === null ? (issue?.message ?? 'is invalid')
-      : big.origin === 'number' ? `is larger than the maximum of ${String(big.maximum)}`
-        : `is longer than the limit of ${String(big.maximum)}`;
+    // Never the validator's text for unknown keys: it would echo the key names as sent.
+    const keys = issue?.code === 'unrecognized_keys' ? ((issue as { keys?: unknown }).keys as string[] | undefined) ?? [] : null;
+    const detail = big !== null
+      ? (big.origin === 'number' ? `is larger than the maximum of ${String(big.maximum)}` : `is longer than the limit of ${String(big.maximum)}`)
+      : keys !== null ? `has unknown argument(s) ${keys.slice(0, 4).map((k) => shownInput(k, 32)).join(', ')}${keys.length > 4 ? ` and ${keys.length - 4} more` : ''}`
+        : (issue?.message ?? 'is invalid');
     return new Refuse('bad_request', reason, `${tool}: argument ${field} ${detail}`);
   }
 
@@ -429,15 +446,20 @@ export class ProxySession {
     try {
       parsed = parseRef(input, { namespace: this.index.namespace, label });
     } catch (e) {
-      if (isLoretraceError(e)) throw new Refuse('bad_ref', 'bad_ref', e.message);
+      if (isLoretraceError(e)) throw new Refuse('bad_ref', 'bad_ref', e.message, badRefMessage(label, input, this.index.namespace));
       throw e;
     }
     const shown = formatRef(parsed.namespace, parsed.path, parsed.fragment);
-    if (parsed.is_prefix) throw new Refuse('bad_ref', 'folder_prefix', `${label} ${JSON.stringify(input)} names a folder; expected a note (path ending in .md)`);
+    if (parsed.is_prefix) throw new Refuse('bad_ref', 'folder_prefix', `${label} ${JSON.stringify(input)} names a folder; expected a note (path ending in .md)`, `${label} ${shownInput(input)} names a folder; expected a note (path ending in .md)`);
     const check = checkPath(this.compiled, parsed.path);
     if (!check.ok) {
-      const code = refusalCodeFor(check.reason);
-      throw new Refuse(code, check.reason, `${label} ${shown}: ${check.detail}`, code === 'not_found' ? notFoundMessage(shown) : `${label} ${shown} is outside this packet's traversal policy (${code})`);
+      // "Not yours" is decided from the path alone (prefix rules), so an existing out-of-prefix note and an
+      // absent one get the same answer; the ledger keeps the real reason (`prefix_denied` / `not_found`).
+      const byPath = checkPathPrefixes(this.compiled, parsed.path);
+      const code = !byPath.ok && refusalCodeFor(byPath.reason) === 'out_of_scope' ? 'out_of_scope' : refusalCodeFor(check.reason);
+      throw new Refuse(code, check.reason, `${label} ${shown}: ${check.detail}`, code === 'not_found' ? notFoundMessage(shown)
+        : code === 'out_of_scope' ? outOfScopeMessage(label, shown, this.compiled.allowed_prefixes.map((p) => `${this.index.namespace}:${p}`))
+          : `${label} ${shownInput(shown)} is refused by this packet's traversal policy (${code})`);
     }
     const note = this.notes.get(parsed.path);
     if (!note) throw new Refuse('not_found', 'not_found', `${label} ${shown}: no note ${parsed.path} in the index`, notFoundMessage(shown));
@@ -460,13 +482,15 @@ export class ProxySession {
     if (left <= 0) throw new Refuse('budget_exhausted', 'max_results', `the session's result budget (${this.budgets.max_results} hits) is spent`);
     const k = Math.min(args.k ?? this.limits.default_k, this.limits.max_k, left);
     const paths = [...this.admitted.keys()] as VaultPath[];
-    const hits = search(this.index, query, { k, paths });
+    // BM25 statistics from the admitted set only (`corpus`): a score then cannot reveal whether a hidden or
+    // out-of-scope note contains a word.
+    const hits = search(this.index, query, { k, paths, corpus: paths });
     // Defence in depth: drop any hit outside the admitted set (search must already have done so).
     const kept = hits.filter((h) => this.admitted.has(h.path)).slice(0, k);
     this.used.results += kept.length;
     const results = kept.map((h) => ({
       ref: h.ref, path: h.path, chunk_index: h.chunk_index, line_start: h.line_start, line_end: h.line_end,
-      snapshot_id: this.index.snapshot_id, heading_path: h.heading_path, score: h.score,
+      snapshot_id: this.index.snapshot_id, heading_path: h.heading_path.map((x) => escapeInvisible(x).text), score: h.score,
     }));
     const result: ToolResult<'lore_search'> = {
       notice: LORE_DATA_NOTICE, snapshot_id: this.index.snapshot_id, query, k, results, budgets_left: this.budgetsLeft(),
@@ -547,17 +571,27 @@ export class ProxySession {
       this.notesRead.add(note.path);
       (admission.via === 'follow' ? this.followed : this.consulted).push(this.noteRef(note.path));
     }
+    // Invisible characters are escaped in what the client gets; the served ranges' text_sha256 stays the
+    // hash of the vault's text (so coverage and ledger export re-derive it), payload_hash that of the answer.
+    const served = escapeInvisible(text);
+    const headings = (first?.heading_path ?? []).map((h) => escapeInvisible(h).text);
     const result: ToolResult<'lore_read'> = {
       notice: LORE_DATA_NOTICE,
       snapshot_id: this.index.snapshot_id,
       data: {
         ref, requested_ref: args.ref, path: note.path, chunk_index: chunkIndex, line_start: start, line_end: end,
-        snapshot_id: this.index.snapshot_id, heading_path: first?.heading_path ?? [], via: admission.via,
-        depth: admission.depth, content: text,
+        snapshot_id: this.index.snapshot_id, heading_path: headings, via: admission.via,
+        depth: admission.depth, content: served.text, escaped_characters: served.escaped,
       },
       budgets_left: this.budgetsLeft(),
     };
-    return { result, outcome: { status: 'ok' as const, snapshot_id: this.index.snapshot_id, served: pieces, chars_returned: text.length } };
+    return {
+      result,
+      outcome: {
+        status: 'ok' as const, snapshot_id: this.index.snapshot_id, served: pieces, chars_returned: text.length,
+        ...(served.escaped.count > 0 ? { escaped_characters: served.escaped } : {}),
+      },
+    };
   }
 
   /**
@@ -614,7 +648,7 @@ export class ProxySession {
         parsed = parseRef(args.target, { namespace: this.index.namespace, label: 'target' });
       } catch (e) {
         if (isLoretraceError(e)) {
-          throw new Refuse('bad_ref', 'bad_ref', `${e.message} (and it is not the target of any link in ${from.path} as written)`);
+          throw new Refuse('bad_ref', 'bad_ref', `${e.message} (and it is not the target of any link in ${from.path} as written)`, badRefMessage('target', args.target, this.index.namespace));
         }
         throw e;
       }
@@ -631,7 +665,7 @@ export class ProxySession {
         : !this.notes.has(targetPath) ? `${targetPath} is not in the index`
           : check && !check.ok ? `${targetPath}: ${check.detail}` : `${targetPath} exists`;
       throw new Refuse('not_found', 'no_such_link', `target ${JSON.stringify(shown)}: no link in ${from.path} leads to it (${which}); lore_follow only follows links that exist in the index`,
-        `no link in ${this.noteRef(from.path)} leads to ${JSON.stringify(shown)}; lore_follow only follows links that exist in the note`);
+        `no link in ${this.noteRef(from.path)} leads to ${shownInput(shown)}; lore_follow only follows links that exist in the note`);
     }
     let firstRefusal: { code: RefusalCode; reason: string; detail: string; link: LinkRecord } | null = null;
     let chosen: LinkRecord | null = null;
@@ -646,7 +680,7 @@ export class ProxySession {
     if (!chosen) {
       const f = firstRefusal!;
       throw new Refuse(f.code, f.reason, `lore_follow ${from.path} line ${f.link.line} ${f.link.raw}: ${f.detail}`,
-        f.code === 'not_found' ? notFoundMessage(shown) : `following ${JSON.stringify(shown)} from ${this.noteRef(from.path)} is refused by the traversal policy (${f.code})`);
+        f.code === 'not_found' ? notFoundMessage(shown) : `following ${shownInput(shown)} from ${this.noteRef(from.path)} is refused by the traversal policy (${f.code})`);
     }
     const target = resolvedPath(chosen)!;
     const depth = admission.depth + 1;

@@ -120,6 +120,7 @@ export const TOOL_OUTPUT_SCHEMAS = {
       via,
       depth: z.number().int(),
       content: z.string(),
+      escaped_characters: z.object({ count: z.number().int(), kinds: z.array(z.string()) }),
     }),
     budgets_left: budgetsLeft,
   }),

@@ -22,7 +22,7 @@ import canonicalize from 'canonicalize';
 import { LoretraceError } from '../errors.js';
 import type { VaultPath } from '../types.js';
 import { sha256Hex } from '../vault/hash.js';
-import type { RefusalCode } from '../proxy/refusals.js';
+import type { EscapedCharacters, RefusalCode } from '../proxy/refusals.js';
 
 /** `schema_version` of every ledger record written by this version. */
 export const LEDGER_SCHEMA_VERSION = 'loretrace.ledger.v2';
@@ -97,6 +97,12 @@ export interface LedgerOkOutcome {
   admitted?: { ref: string; path: string; depth: number; from_ref: string; link_line: number; link_column: number; newly_admitted: boolean };
   /** Characters (UTF-16 code units) of lore text returned by this call. */
   chars_returned: number;
+  /**
+   * `lore_read`: the invisible characters escaped in the text the client got, as counts and kinds (never
+   * the characters themselves); present only when some were. `served[].text_sha256` stays the hash of the
+   * vault's text, so coverage and ledger export re-derive it; `payload_hash` covers the escaped answer.
+   */
+  escaped_characters?: EscapedCharacters;
 }
 
 /** Outcome of a refused tool call: `code` is what the client saw, `reason` the true reason. */
