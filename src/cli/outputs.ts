@@ -64,11 +64,13 @@ export function documentText(value: unknown): string {
 /**
  * Refuse outputs that would overwrite a locked file (always) or an existing file (unless `force`); checked
  * before anything is built or written.
- * @throws LoretraceError `output_locked` / `output_exists` (exit 2), naming the option, the file and the lock.
+ * @throws LoretraceError `output_symlink` (a symlink on the path, src/safe-write.ts), `output_locked` /
+ *   `output_exists` (exit 2), naming the option, the file and the lock.
  */
 export async function guardOutputs(targets: readonly { abs: string; option: string }[], force: boolean): Promise<void> {
   const locks = new Map<string, Map<string, string>>();
   for (const t of targets) {
+    assertNoSymlinkOnPath(t.abs);
     const folder = dirname(t.abs);
     let listed = locks.get(folder);
     if (!listed) {
