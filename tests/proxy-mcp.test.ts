@@ -174,8 +174,10 @@ describe('loretrace serve --mcp', () => {
     const refusal = await call('lore_read', { ref: R.veilDrive });
     expect(refusal.isError).toBe(true);
     expect(refusal.structuredContent).toBeUndefined();
-    expect(JSON.parse(refusal.content[0]!.text!)).toEqual({ error: { code: 'out_of_scope', message: `ref ${R.veilDrive} is outside this packet's traversal policy (out_of_scope)` } });
-    expect(refusal._meta).toEqual({ 'loretrace/refusal': { code: 'out_of_scope', message: `ref ${R.veilDrive} is outside this packet's traversal policy (out_of_scope)` }, 'loretrace/ledger_seq': 7 });
+    // "Not yours" names the ref only quoted and escaped, then the packet's allowed prefixes.
+    const outOfScope = `ref "FixtureLore:World/Post-Elysium/Veil Drive.md" is not in this packet's scope (out_of_scope); allowed prefixes: FixtureLore:World/Politics/, FixtureLore:World/Pre-Elysium/, FixtureLore:World/Technology/`;
+    expect(JSON.parse(refusal.content[0]!.text!)).toEqual({ error: { code: 'out_of_scope', message: outOfScope } });
+    expect(refusal._meta).toEqual({ 'loretrace/refusal': { code: 'out_of_scope', message: outOfScope }, 'loretrace/ledger_seq': 7 });
 
     await client.close();
     for (let i = 0; i < 100 && !readFileSync(ledger, 'utf8').includes('"SESSION_CLOSED"'); i++) await new Promise((r) => setTimeout(r, 50));

@@ -79,13 +79,16 @@ describe.skipIf(!hasShared)(`ProxySession on AetheriaLore with the Sella researc
   });
 
   it('refuses a Post-Elysium note (future_era) and a note outside the allowed prefixes (prefix_denied) with out_of_scope', async () => {
+    // The client sees one answer shape for both reasons: the ref quoted, escaped and cut to 64 characters,
+    // then the packet's allowed prefixes; the ledger keeps the real reason.
+    const allowed = 'allowed prefixes: AetheriaLore:Aetheria/Worldbuilding/Politics/, AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/, AetheriaLore:Aetheria/Worldbuilding/Technology/';
     const cases = [
-      [A('Post-Elysium/Concepts/Aether.md'), 'future_era'],
-      ['AetheriaLore:Aetheria/Brainstorming/Technology/Thermal Stealth and Signature Warfare.md', 'prefix_denied'],
+      [A('Post-Elysium/Concepts/Aether.md'), 'future_era', `ref "AetheriaLore:Aetheria/Worldbuilding/Post-Elysium/Concepts/Aether…"(67 characters) is not in this packet's scope (out_of_scope); ${allowed}`],
+      ['AetheriaLore:Aetheria/Brainstorming/Technology/Thermal Stealth and Signature Warfare.md', 'prefix_denied', `ref "AetheriaLore:Aetheria/Brainstorming/Technology/Thermal Stealth a…"(87 characters) is not in this packet's scope (out_of_scope); ${allowed}`],
     ] as const;
-    for (const [ref, reason] of cases) {
+    for (const [ref, reason, message] of cases) {
       const r = await session.call('lore_read', { ref });
-      expect(r.ok ? 'ok' : r.refusal).toEqual({ code: 'out_of_scope', message: `ref ${ref} is outside this packet's traversal policy (out_of_scope)` });
+      expect(r.ok ? 'ok' : r.refusal).toEqual({ code: 'out_of_scope', message });
       const rec = readFileSync(ledger(), 'utf8').trim().split('\n').map((l) => JSON.parse(l))[r.seq];
       expect(rec.outcome).toMatchObject({ status: 'refused', code: 'out_of_scope', reason });
     }

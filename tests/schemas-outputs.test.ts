@@ -134,6 +134,14 @@ describe('outputSchema', () => {
     // The v1 fixture ledger is still a valid record of the schema, and a v2 record with v1 kinds is not.
     for (const line of readFileSync(join(FIXTURES, 'artifacts', 'ledger.harbor.jsonl'), 'utf8').trimEnd().split('\n')) expect(check('ledger_record', JSON.parse(line))).toEqual([]);
     expect(check('ledger_record', { ...records[1], kind: 'tool_call' })).toEqual([['/kind', 'enum'], ['', 'if']]);
+    // A lore_read that escaped invisible characters carries escaped_characters in its v2 outcome: counts and
+    // known kinds only, and only when some were escaped.
+    const escaped = (e: unknown) => check('ledger_record', { ...records[1], outcome: { ...(records[1] as any).outcome, escaped_characters: e } });
+    expect(escaped({ count: 7, kinds: ['tag_block', 'zero_width'] })).toEqual([]);
+    const zero = escaped({ count: 0, kinds: [] });
+    expect(zero).toContainEqual(['/outcome/escaped_characters/count', 'minimum']);
+    expect(zero).toContainEqual(['/outcome/escaped_characters/kinds', 'minItems']);
+    expect(escaped({ count: 1, kinds: ['emoji'] })).toContainEqual(['/outcome/escaped_characters/kinds/0', 'enum']);
     const fragment = await exportLedger(text, { file: ledgerPath, index });
     expect(check('capture_fragment', fragment)).toEqual([]);
     expect(validateCaptureFragment(fragment, { file: 'ledger export' })).toEqual({ file: 'ledger export', kind: 'capture-fragment', valid: true, errors: [], warnings: [] });
