@@ -9,10 +9,10 @@
  * present, is the "before" of the before → after table.
  *
  * Usage: node scripts/eval.mjs [--vault fixture|aetheria|all] [--out eval] [--seed 16] [--dist dist] [--check]
+ *   (options parsed by scripts/cli-args.mjs; `--help` lists them)
  * Exit: 0 written (or, with --check, identical to what is in <out>); 1 the run failed or --check found a
  * difference; 2 usage error. Documented in docs/EVAL.md.
  */
-import { parseArgs } from 'node:util';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -20,51 +20,22 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runEval } from './eval/run.mjs';
 import { renderEvalMarkdown } from './eval/report.mjs';
+import { parseScriptArgs, integer, oneOf } from './cli-args.mjs';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SHARED = process.env.LORETRACE_SHARED ?? resolve(REPO, '..', 'shared');
 const AETHERIA = join(SHARED, 'lore', 'AetheriaLore');
 const GHOSTLIGHT = join(SHARED, 'ghostlight');
 
-const USAGE = `usage: node scripts/eval.mjs [options]
-  --vault <v>   fixture, aetheria or all (default all: fixture, plus aetheria when ../shared is present)
-  --out <dir>   output folder (default eval): results/<vault>.json|.md, sets/<vault>.json
-  --seed <n>    seed of every deterministic choice (default 16)
-  --dist <dir>  loretrace build to evaluate (default dist)
-  --check       write nothing; exit 1 unless the output would be identical to what <out> holds
-  --quiet       no progress on stderr
-  -h, --help`;
-
-function usage(message) {
-  process.stderr.write(`eval: ${message}\n${USAGE}\n`);
-  process.exit(2);
-}
-
-let args;
-try {
-  args = parseArgs({
-    options: {
-      vault: { type: 'string', default: 'all' },
-      out: { type: 'string', default: join(REPO, 'eval') },
-      seed: { type: 'string', default: '16' },
-      dist: { type: 'string', default: join(REPO, 'dist') },
-      check: { type: 'boolean', default: false },
-      quiet: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
-    allowPositionals: false,
-  }).values;
-} catch (e) {
-  usage(e instanceof Error ? e.message : String(e));
-}
-if (args.help) {
-  process.stdout.write(USAGE + '\n');
-  process.exit(0);
-}
-if (!['fixture', 'aetheria', 'all'].includes(args.vault)) usage(`--vault must be fixture, aetheria or all (got ${args.vault})`);
-const seed = Number(args.seed);
-if (!Number.isSafeInteger(seed)) usage(`--seed must be an integer (got ${args.seed})`);
+const { opts: args, fail: usage } = parseScriptArgs('eval', 'node scripts/eval.mjs [options]', [
+  { flags: '--vault <v>', description: 'fixture, aetheria or all (all: fixture, plus aetheria when ../shared is present)', value: 'all', shown: 'all', parse: oneOf(['fixture', 'aetheria', 'all']) },
+  { flags: '--out <dir>', description: 'output folder: results/<vault>.json|.md, sets/<vault>.json', value: join(REPO, 'eval'), shown: 'eval' },
+  { flags: '--seed <n>', description: 'seed of every deterministic choice', value: 16, parse: integer },
+  { flags: '--dist <dir>', description: 'loretrace build to evaluate', value: join(REPO, 'dist'), shown: 'dist' },
+  { flags: '--check', description: 'write nothing; exit 1 unless the output would be identical to what <out> holds', value: false },
+  { flags: '--quiet', description: 'no progress on stderr', value: false },
+]);
+const seed = args.seed;
 const log = args.quiet ? () => {} : (line) => process.stderr.write(line + '\n');
 
 const hasShared = existsSync(AETHERIA) && existsSync(GHOSTLIGHT);

@@ -248,6 +248,19 @@ describe('npm run bench', () => {
   it('exits 2 with the usage on an unknown option', () => {
     const bad = spawnSync(process.execPath, ['scripts/bench.mjs', '--scales', '1'], { cwd: REPO, encoding: 'utf8' });
     expect(bad.status).toBe(2);
-    expect(bad.stderr).toContain("bench: Unknown option '--scales'");
+    expect(bad.stderr.split('\n').slice(0, 3)).toEqual(["bench: unknown option '--scales'", '(Did you mean --scale?)', 'Usage: node scripts/bench.mjs [options]']);
+  });
+
+  it('exits 2 naming the option and what it expects on a bad value', () => {
+    const bad = spawnSync(process.execPath, ['scripts/bench.mjs', '--scale', '1,0'], { cwd: REPO, encoding: 'utf8' });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr.split('\n')[0]).toBe("bench: option '--scale <list>' argument '1,0' is invalid. must be an integer ≥ 1");
+  });
+
+  it('prints the help on stdout and exits 0 with --help', () => {
+    const help = spawnSync(process.execPath, ['scripts/bench.mjs', '--help'], { cwd: REPO, encoding: 'utf8' });
+    expect(help.status).toBe(0);
+    expect(help.stdout.split('\n')[0]).toBe('Usage: node scripts/bench.mjs [options]');
+    expect(help.stdout).toContain('--phase-budget <s>');
   });
 });

@@ -145,6 +145,15 @@ describe('npm run eval on lore-fixtures', () => {
     await rm(out, { recursive: true, force: true });
   });
 
+  it('exits 2 with the usage on a bad --vault (argument parsing shared with the bench: scripts/cli-args.mjs)', () => {
+    const bad = spawnSync(process.execPath, ['scripts/eval.mjs', '--vault', 'x'], { cwd: REPO, encoding: 'utf8' });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr.split('\n').slice(0, 2)).toEqual([
+      "eval: option '--vault <v>' argument 'x' is invalid. must be fixture, aetheria or all",
+      'Usage: node scripts/eval.mjs [options]',
+    ]);
+  });
+
   it('runs and exits 0 without output on stderr', () => {
     expect(first.stderr).toBe('');
     expect(first.status).toBe(0);
