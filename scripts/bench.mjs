@@ -4,7 +4,8 @@
  * folder, runs each loretrace operation and its floor / plain-pipeline anchor in separate child
  * processes of this one run, and writes medians, latency percentiles, peak RSS and ratios to
  * `<out>/bench-results.json` (validated against schemas/bench-results.schema.json) and
- * `<out>/bench-results.md` (also printed to stdout). Progress goes to stderr.
+ * `<out>/bench-results.md` (also printed to stdout), and the growth plot of every phase over the scales
+ * run, `<out>/bench-growth.svg`. Progress goes to stderr.
  *
  * Usage: node scripts/bench.mjs [--scale 1,10,100] [--runs 3] [--source <vault>] [--out .bench]
  *          [--queries 200] [--seed 7] [--dist dist] [--phases id,id] [--phase-budget 60] [--cpu-prof] [--keep]
@@ -18,6 +19,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runBench } from './bench/run.mjs';
 import { renderMarkdown } from './bench/report.mjs';
+import { renderGrowthSvg } from './bench/plot.mjs';
 import { validateResults } from './bench/validate.mjs';
 import { PHASE_IDS } from './bench/phases.mjs';
 import { parseScriptArgs, integer, integerAtLeast, commaList } from './cli-args.mjs';
@@ -38,6 +40,7 @@ const { opts: args, fail: usage } = parseScriptArgs('bench', 'node scripts/bench
   { flags: '--traversal-iterations <n>', description: 'traversals per run', value: 50, parse: integerAtLeast(1) },
   { flags: '--proxy-calls <n>', description: 'calls per proxy tool per run', value: 200, parse: integerAtLeast(1) },
   { flags: '--phases <list>', description: `only these phases (others recorded as skipped): ${PHASE_IDS.join(',')}`, parse: commaList() },
+  { flags: '--anchor-max-scale <n>', description: 'anchors and peers run only up to this scale; above it, loretrace\'s phases only', value: 100, parse: integerAtLeast(1) },
   { flags: '--phase-budget <s>', description: 'a phase starts no new run after this many seconds (≥ 1 run always)', value: 60, parse: integerAtLeast(1) },
   { flags: '--timeout <s>', description: 'per-phase child timeout in seconds', value: 900, parse: integerAtLeast(1) },
   { flags: '--cpu-prof', description: 'write V8 CPU profiles of every phase child to <out>/profiles', value: false },
@@ -68,6 +71,8 @@ results = await runBench({
   dist: resolve(args.dist),
   traversalIterations: args.traversalIterations,
   proxyCalls: args.proxyCalls,
+  anchorMaxScale: args.anchorMaxScale,
+  repo: REPO,
   packetTemplate: join(REPO, 'lore-fixtures', 'packets', 'proxy-fixture-research.packet.json'),
   timeoutMs: args.timeout * 1000,
   phaseBudgetMs: args.phaseBudget * 1000,
@@ -85,11 +90,13 @@ results = await runBench({
 const errors = await validateResults(results);
 const jsonFile = join(out, 'bench-results.json');
 const mdFile = join(out, 'bench-results.md');
+const svgFile = join(out, 'bench-growth.svg');
 await writeFile(jsonFile, JSON.stringify(results, null, 2) + '\n');
+await writeFile(svgFile, renderGrowthSvg(results));
 const md = renderMarkdown(results);
 await writeFile(mdFile, md);
 process.stdout.write(md);
-if (!args.quiet) process.stderr.write(`bench: wrote ${jsonFile} and ${mdFile} in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+if (!args.quiet) process.stderr.write(`bench: wrote ${jsonFile}, ${mdFile} and ${svgFile} in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
 if (errors.length > 0) {
   process.stderr.write(`bench: ${jsonFile} does not match schemas/bench-results.schema.json:\n${errors.map((e) => `  ${e}`).join('\n')}\n`);
   process.exit(1);

@@ -16,7 +16,10 @@ import {
   RATIO_IDS,
   buildScaledVault,
   compareTop5,
+  computeRatios,
+  computeScaleChecks,
   copyName,
+  denominatorTerms,
   editFiles,
   generateQueries,
   knownItemRate,
@@ -27,6 +30,8 @@ import {
   mulberry32,
   percentile,
   ratio,
+  renderGrowth,
+  renderGrowthSvg,
   restoreFiles,
   sampleIndices,
   SCHEMA_FILE,
@@ -171,6 +176,47 @@ describe('buildScaledVault', () => {
   });
 });
 
+describe('computeRatios', () => {
+  const ok = (fields: Record<string, number>) => ({ status: 'ok', ...fields });
+  const phases: Record<string, unknown> = {
+    proxy_lore_read: ok({ p50_ms: 3 }),
+    proxy_floor: ok({ p50_ms: 0.5 }),
+    http_floor: ok({ p50_ms: 1.5 }),
+    proxy_stdio_lore_read: ok({ p50_ms: 2 }),
+    mcp_filesystem_read: { status: 'skipped', p50_ms: null },
+  };
+
+  it('sums a denominator of several terms (lore_read over HTTP vs the read-and-fsync floor plus a bare round trip)', () => {
+    const r = computeRatios(phases).http_lore_read_p50_vs_floor_plus_http;
+    expect(r).toEqual({ numerator: 'proxy_lore_read.p50_ms', denominator: 'proxy_floor.p50_ms + http_floor.p50_ms', value: 1.5, target: 1.5, met: true });
+    expect(denominatorTerms({ den: ['a', 'p50_ms'] })).toEqual([['a', 'p50_ms']]);
+  });
+
+  it('gives null, not a number, when a side did not run ok', () => {
+    expect(computeRatios(phases).stdio_lore_read_p50_vs_filesystem_server).toMatchObject({ value: null, met: null, target: 1 });
+    expect(computeRatios({ ...phases, http_floor: { status: 'failed' } }).http_lore_read_p50_vs_floor_plus_http?.value).toBeNull();
+  });
+});
+
+describe('computeScaleChecks', () => {
+  const scale = (n: number, p99: number, rss: number) => ({
+    scale: n,
+    phases: { search: { status: 'ok', p99_ms: p99 }, cold_index: { status: 'ok', peak_rss_bytes: rss } },
+  });
+
+  it('checks search p99 at ×1000 against 3 × ×100 and the cold peak RSS at ×1000 against 3 GiB', () => {
+    const checks = computeScaleChecks([scale(100, 10, 5e8), scale(1000, 40, 2 ** 31)]);
+    expect(checks.map((c) => [c.id, c.value, c.target, c.met])).toEqual([
+      ['search_p99_x1000_vs_x100', 4, 3, false],
+      ['cold_peak_rss_x1000_bytes', 2 ** 31, 3 * 2 ** 30, true],
+    ]);
+  });
+
+  it('leaves a check open (null) when its scales did not run', () => {
+    expect(computeScaleChecks([scale(100, 10, 5e8)]).map((c) => [c.value, c.met])).toEqual([[null, null], [null, null]]);
+  });
+});
+
 describe('bench-results schema', () => {
   it('requires every phase and every ratio the harness defines', async () => {
     const schema = JSON.parse(await readFile(SCHEMA_FILE, 'utf8'));
@@ -193,6 +239,8 @@ const NEEDS: Record<string, string[]> = {
   traversal: ['indexVault', 'compilePolicy', 'traverse'],
   proxy_lore_search: ['indexVault', 'openProxySession', 'startHttpServer'],
   proxy_lore_read: ['indexVault', 'openProxySession', 'startHttpServer'],
+  http_floor: ['indexVault', 'openProxySession', 'startHttpServer'],
+  proxy_stdio_lore_read: ['indexVault', 'openProxySession', 'serveMcpStdio'],
   incremental_1_file: ['indexVault'],
   incremental_1_percent: ['indexVault'],
 };
@@ -236,6 +284,50 @@ describe('npm run bench', () => {
       if (live) expect({ id: def.id, status: phases[def.id].status, reason: phases[def.id].reason }).toEqual({ id: def.id, status: 'ok', reason: null });
       else expect({ id: def.id, status: phases[def.id].status }).toEqual({ id: def.id, status: 'unavailable' });
     }
+  });
+
+  it('measures the peers pinned in package.json on the same chunks and notes, with their quality figures', async () => {
+    const results = JSON.parse(await readFile(join(out, 'bench-results.json'), 'utf8'));
+    const pkg = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8'));
+    expect(results.peers).toEqual({
+      flexsearch: pkg.devDependencies.flexsearch,
+      mcp_filesystem_server: pkg.devDependencies['@modelcontextprotocol/server-filesystem'],
+      minisearch: pkg.dependencies.minisearch,
+    });
+    const s = results.scales[0];
+    expect(PHASES.filter((d) => d.kind === 'peer').map((d) => d.id)).toEqual(['flexsearch_default_search', 'flexsearch_match_search', 'mcp_filesystem_read']);
+    for (const id of ['flexsearch_default_search', 'flexsearch_match_search']) {
+      expect(s.phases[id].extra.chunks).toBe(s.phases.search.extra.chunks);
+      expect(s.phases[id].extra.limit).toBe(5);
+    }
+    expect(s.phases.flexsearch_match_search.extra.profile).toEqual({ field: 'text', preset: 'match' });
+    for (const k of ['flexsearch_default_known_item_at_5', 'flexsearch_default_name_lookup_at_5', 'flexsearch_match_known_item_at_5', 'flexsearch_match_name_lookup_at_5']) {
+      expect(s.quality[k]).toBeGreaterThanOrEqual(0);
+      expect(s.quality[k]).toBeLessThanOrEqual(1);
+    }
+    // The same MCP client and transport for both servers; the filesystem server reads the notes lore_read's ranges are in.
+    expect(s.phases.proxy_stdio_lore_read.extra).toMatchObject({ transport: 'stdio', tool: 'lore_read', calls: 5 });
+    expect(s.phases.mcp_filesystem_read.extra).toMatchObject({ transport: 'stdio', tool: 'read_text_file', calls: 5, refused_in_warmup: 0 });
+    expect(s.phases.mcp_filesystem_read.extra.items).toBe(s.phases.proxy_stdio_lore_read.extra.items);
+    // The bare HTTP floor served loretrace's own lore_read responses, one per admitted range.
+    expect(s.phases.http_floor.extra.bodies).toBe(s.phases.proxy_lore_read.extra.ranges);
+    expect(s.ratios.http_lore_read_p50_vs_floor_plus_http.denominator).toBe('proxy_floor.p50_ms + http_floor.p50_ms');
+    expect(results.scale_checks.map((c: { id: string; value: unknown }) => [c.id, c.value])).toEqual([['search_p99_x1000_vs_x100', null], ['cold_peak_rss_x1000_bytes', null]]);
+  });
+
+  it('writes the growth plot, and renders growth tables and lines once two scales are in the results', async () => {
+    const results = JSON.parse(await readFile(join(out, 'bench-results.json'), 'utf8'));
+    const svg = await readFile(join(out, 'bench-growth.svg'), 'utf8');
+    expect(svg).toBe(renderGrowthSvg(results));
+    expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
+    const two = { ...results, scales: [results.scales[0], { ...results.scales[0], scale: 10 }] };
+    const plot = renderGrowthSvg(two);
+    expect(plot).toContain('<polyline');
+    expect(plot).toContain('cold_index (loretrace)');
+    expect(plot).toBe(renderGrowthSvg(two));
+    const lines = renderGrowth(two);
+    expect(lines).toContain('## Growth ×1 → ×10 (plot: bench-growth.svg)');
+    expect(lines.filter((l) => l.startsWith('| cold_index | median |'))).toHaveLength(1);
   });
 
   it('prints the Markdown table to stdout and writes the same text to bench-results.md', async () => {

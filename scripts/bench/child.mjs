@@ -7,8 +7,12 @@
  * `max_rss_bytes` is `process.resourceUsage().maxRSS` (kilobytes) × 1024: the peak resident set of
  * this process, worker threads included.
  */
-import { TASKS, setPhaseBudget } from './tasks.mjs';
+import { TASKS as CORE_TASKS, setPhaseBudget } from './tasks.mjs';
+import { EXTENSIONS } from './extensions.mjs';
 import { Unavailable } from './loretrace.mjs';
+
+/** Core tasks and those of the bench extensions. */
+const TASKS = Object.assign({}, CORE_TASKS, ...EXTENSIONS.map((e) => e.tasks));
 
 const maxRss = () => process.resourceUsage().maxRSS * 1024;
 

@@ -36,7 +36,7 @@ export interface Top5Quality {
 export declare function compareTop5(lt: string[][] | null, plain: string[][] | null): Top5Quality;
 export interface PhaseDef {
   id: string;
-  kind: 'loretrace' | 'anchor';
+  kind: 'loretrace' | 'anchor' | 'peer';
   stat: 'time' | 'latency';
   label: string;
 }
@@ -45,9 +45,34 @@ export declare const PHASE_IDS: string[];
 export interface RatioDef {
   id: string;
   num: [string, string];
-  den: [string, string];
+  /** one `[phase, statistic]` term, or several summed */
+  den: [string, string] | [string, string][];
   target: number | null;
 }
+export declare function denominatorTerms(def: Pick<RatioDef, 'den'>): [string, string][];
+export interface RatioFigure {
+  numerator: string;
+  denominator: string;
+  value: number | null;
+  target: number | null;
+  met: boolean | null;
+}
+export declare function computeRatios(phases: Record<string, unknown>): Record<string, RatioFigure>;
+export interface ScaleCheckDef {
+  id: string;
+  kind: 'growth' | 'bound';
+  phase: string;
+  stat: 'median_ms' | 'p50_ms' | 'p99_ms' | 'peak_rss_bytes';
+  scale: number;
+  base_scale: number | null;
+  target: number;
+}
+export declare const SCALE_CHECKS: ScaleCheckDef[];
+export declare function computeScaleChecks(scales: { scale: number; phases: Record<string, unknown> }[]): (ScaleCheckDef & { value: number | null; met: boolean | null })[];
+export declare function renderGrowth(results: unknown): string[];
+export declare function renderGrowthSvg(results: unknown): string;
+export declare const FLEXSEARCH_PROFILES: Readonly<Record<'flexsearch_default_search' | 'flexsearch_match_search', Readonly<{ field: string; preset?: string }>>>;
+export declare function peakRssOf(pid: number | null): number | null;
 export declare const RATIOS: RatioDef[];
 export declare const RATIO_IDS: string[];
 export declare const TARGET_SCALE: number;

@@ -4,6 +4,8 @@
  */
 import { PHASES, RATIOS, TARGET_SCALE } from './phases.mjs';
 
+const pct = (x) => (x == null ? '—' : `${(x * 100).toFixed(1)}%`);
+
 /** Milliseconds for humans: `0.042 ms`, `3.41 ms`, `512 ms`, `12.3 s`. @param {number | null} ms */
 export function fmtMs(ms) {
   if (ms == null) return '—';
@@ -57,6 +59,12 @@ export function renderMarkdown(results) {
   );
   out.push('');
   out.push(`Reproduce: \`${results.command}\``);
+  const peers = results.peers;
+  out.push('');
+  out.push(
+    `Peers: FlexSearch ${peers.flexsearch ?? 'not installed'}, MCP filesystem server ${peers.mcp_filesystem_server ?? 'not installed'}, MiniSearch ${peers.minisearch ?? 'not installed'}` +
+      (p.anchor_max_scale != null ? `; anchors and peers run up to ×${p.anchor_max_scale}.` : '.'),
+  );
   for (const s of results.scales) {
     out.push('');
     out.push(
@@ -80,7 +88,8 @@ export function renderMarkdown(results) {
     out.push('| --- | ---: | ---: | --- |');
     for (const def of RATIOS) {
       const r = s.ratios[def.id];
-      out.push(`| ${def.id} (${r.numerator} / ${r.denominator}) | ${fmtRatio(r.value)} | ${r.target == null ? '—' : `≤ ${r.target}`} | ${fmtMet(r.met)} |`);
+      const den = r.denominator.includes(' + ') ? `(${r.denominator})` : r.denominator;
+      out.push(`| ${def.id} (${r.numerator} / ${den}) | ${fmtRatio(r.value)} | ${r.target == null ? '—' : `≤ ${r.target}`} | ${fmtMet(r.met)} |`);
     }
     const q = s.quality;
     out.push('');
@@ -90,11 +99,16 @@ export function renderMarkdown(results) {
             `ordered top-5 differs for ${(q.top5_order_drift * 100).toFixed(1)}%, mean top-5 overlap ${(q.mean_top5_overlap * 100).toFixed(1)}%.`
         : 'Quality vs plain BM25: not measured (a search phase did not run).',
     );
-    const pct = (x) => (x == null ? '—' : `${(x * 100).toFixed(1)}%`);
     out.push('');
-    out.push(`Known-item hit rate at 5 (a top-5 hit inside the paragraph the query was cut from): loretrace ${pct(q.known_item_at_5)}, plain MiniSearch ${pct(q.plain_known_item_at_5)}.`);
+    out.push(
+      `Known-item hit rate at 5 (a top-5 hit inside the paragraph the query was cut from): loretrace ${pct(q.known_item_at_5)}, plain MiniSearch ${pct(q.plain_known_item_at_5)}, ` +
+        `FlexSearch default ${pct(q.flexsearch_default_known_item_at_5)}, FlexSearch match ${pct(q.flexsearch_match_known_item_at_5)}.`,
+    );
     out.push('');
-    out.push(`Note-name lookups at 5 (the name of a note as the query; a top-5 hit in that note): loretrace ${pct(q.name_lookup_at_5)}, plain MiniSearch ${pct(q.plain_name_lookup_at_5)}.`);
+    out.push(
+      `Note-name lookups at 5 (the name of a note as the query; a top-5 hit in that note): loretrace ${pct(q.name_lookup_at_5)}, plain MiniSearch ${pct(q.plain_name_lookup_at_5)}, ` +
+        `FlexSearch default ${pct(q.flexsearch_default_name_lookup_at_5)}, FlexSearch match ${pct(q.flexsearch_match_name_lookup_at_5)}.`,
+    );
   }
   out.push('');
   out.push(`## Targets (defined at ×${TARGET_SCALE})`);
@@ -117,6 +131,51 @@ export function renderMarkdown(results) {
       );
     }
   }
+  out.push(...renderGrowth(results));
   out.push('');
   return out.join('\n');
+}
+
+/** The phase's main figure at one scale: the median (time phases) or `p50 / p99` (latency phases). */
+function mainFigure(def, ph) {
+  if (!ph || ph.status !== 'ok') return ph?.status === 'skipped' ? 'skipped' : ph ? ph.status : '—';
+  return def.stat === 'time' ? fmtMs(ph.median_ms) : `${fmtMs(ph.p50_ms)} / ${fmtMs(ph.p99_ms)}`;
+}
+
+/**
+ * Growth over the scales run (when more than one): every phase's main figure and peak RSS per scale,
+ * then the cross-scale checks.
+ * @param {any} results
+ * @returns {string[]}
+ */
+export function renderGrowth(results) {
+  const out = [];
+  const scales = results.scales;
+  if (scales.length > 1) {
+    out.push('');
+    out.push(`## Growth ×${scales.map((s) => s.scale).join(' → ×')} (plot: bench-growth.svg)`);
+    out.push('');
+    out.push(`| Phase | Stat | ${scales.map((s) => `×${s.scale}`).join(' | ')} |`);
+    out.push(`| --- | --- | ${scales.map(() => '---:').join(' | ')} |`);
+    for (const def of PHASES) {
+      out.push(`| ${def.id} | ${def.stat === 'time' ? 'median' : 'p50 / p99'} | ${scales.map((s) => mainFigure(def, s.phases[def.id])).join(' | ')} |`);
+    }
+    out.push('');
+    out.push(`| Phase | Peak RSS ${scales.map((s) => `×${s.scale}`).join(' | ')} |`);
+    out.push(`| --- | ${scales.map(() => '---:').join(' | ')} |`);
+    for (const def of PHASES) {
+      out.push(`| ${def.id} | ${scales.map((s) => (s.phases[def.id]?.status === 'ok' ? fmtMiB(s.phases[def.id].peak_rss_bytes) : '—')).join(' | ')} |`);
+    }
+  }
+  out.push('');
+  out.push('## Checks across scales');
+  out.push('');
+  out.push('| Check | Value | Bound | Met |');
+  out.push('| --- | ---: | ---: | --- |');
+  for (const c of results.scale_checks) {
+    const value = c.value == null ? `— (×${c.scale}${c.base_scale != null ? ` or ×${c.base_scale}` : ''} not run)` : c.stat === 'peak_rss_bytes' && c.kind === 'bound' ? fmtMiB(c.value) : fmtRatio(c.value);
+    const bound = c.stat === 'peak_rss_bytes' && c.kind === 'bound' ? `≤ ${fmtMiB(c.target)}` : `≤ ${c.target}`;
+    out.push(`| ${c.id} (${c.phase}.${c.stat}${c.kind === 'growth' ? ` ×${c.scale} / ×${c.base_scale}` : ` at ×${c.scale}`}) | ${value} | ${bound} | ${fmtMet(c.met)} |`);
+  }
+  return out;
 }

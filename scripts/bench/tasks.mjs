@@ -10,39 +10,20 @@
  * and ratios.
  */
 import { readFile, writeFile, rm, readdir, stat, mkdir } from 'node:fs/promises';
-import { createWriteStream, existsSync, readFileSync, openSync, writeSync, fsyncSync, closeSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { createServer } from 'node:http';
+import { createWriteStream, readFileSync, openSync, writeSync, fsyncSync, closeSync } from 'node:fs';
+import { join } from 'node:path';
 import MiniSearch from 'minisearch';
 import { makeProcessor, decode, runPlainPipeline, newPlainMiniSearch, PLAIN_MINISEARCH_OPTIONS, splitLinesPlain, headingChunks } from './plain.mjs';
-import { percentile } from './stats.mjs';
+import { now, gc, runIndices, setPhaseBudget, latencyRuns, readChunkDocs } from './task-kit.mjs';
 import { requireApi, indexWith, Unavailable } from './loretrace.mjs';
-import { editFiles, restoreFiles, listFiles } from './vault.mjs';
+import { editFiles, restoreFiles } from './vault.mjs';
+import { writeBenchPacket, BENCH_LIMIT_OVERRIDES } from './proxy-packet.mjs';
+import { PEER_TASKS } from './peers.mjs';
 
-const now = () => performance.now();
-const gc = () => (typeof globalThis.gc === 'function' ? globalThis.gc() : undefined);
 const abs = (root, rel) => join(root, ...rel.split('/'));
 
-/** Wall-clock budget per phase in milliseconds (set by the child from --phase-budget). */
-let phaseBudgetMs = Infinity;
-
-/** Set the per-phase budget: a phase starts no new run once this many milliseconds have passed. */
-export function setPhaseBudget(ms) {
-  phaseBudgetMs = ms;
-}
-
-/**
- * Run indices 0, 1, … up to `runs - 1`, but no new run once the phase budget is spent (at least one
- * run always happens). Keeps ×100 under its time limit: a 50 s anchor runs once or twice, a 1 s one
- * `runs` times. The number of runs done is recorded per phase.
- * @param {number} runs
- */
-export function* runIndices(runs) {
-  const t0 = now();
-  for (let r = 0; r < runs; r++) {
-    if (r > 0 && now() - t0 >= phaseBudgetMs) return;
-    yield r;
-  }
-}
+export { setPhaseBudget };
 
 /** Total size in bytes of every file under `dir`. */
 async function dirBytes(dir) {
@@ -51,11 +32,6 @@ async function dirBytes(dir) {
     if (e.isFile()) total += (await stat(join(e.parentPath ?? e.path, e.name))).size;
   }
   return total;
-}
-
-/** Per-run latency summary: p50/p99 of each run's samples. */
-function latencyRuns(perRun) {
-  return { p50_ms: perRun.map((s) => percentile(s, 50)), p99_ms: perRun.map((s) => percentile(s, 99)) };
 }
 
 /** (a) Read-only floor: read every note's bytes, sequentially. */
@@ -212,7 +188,7 @@ async function plainSearch({ chunksFile, root, paths, namespace, runs, queries, 
   let docs;
   let chunksSource = 'loretrace';
   if (chunksFile) {
-    docs = (await readFile(chunksFile, 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    docs = await readChunkDocs(chunksFile);
   } else {
     // loretrace's search did not run: fall back to the plain pipeline's heading chunks (drift is then not comparable).
     chunksSource = 'plain_heading_chunks';
@@ -390,45 +366,17 @@ async function incremental({ root, indexDir, runs, onePaths, pctPaths, distDir }
 
 /**
  * Proxy server child: opens one research session the way `loretrace serve` does (`openProxySession`:
- * packet validated, vault indexed warm from the persisted index, policy compiled, ledger created),
- * starts loretrace's HTTP transport on 127.0.0.1 (`startHttpServer`), reports { url, searchPath,
- * readPath } and waits until the orchestrator's client (proxy-client.mjs) is done. The packet is the
- * repo's proxy fixture packet with its lore_access replaced: every note of the first copy (`c000/`)
- * is in allowed_scope (lore_search runs over those admitted notes, filtered out of the whole ×N index;
- * a packet must list its scope in packet_prompt_text, so a whole-vault scope at ×100 is not a packet
- * anyone would write), the prefix is `c000/`, no budgets. Server limits are raised so the rate limiter and call budgets never refuse a bench call.
- * The latency figures come from the client; this child contributes the server's peak RSS.
+ * packet validated, vault indexed warm from the persisted index, policy compiled, ledger created) over
+ * the bench packet (proxy-packet.mjs), starts loretrace's HTTP transport on 127.0.0.1 (`startHttpServer`),
+ * reports { url, searchPath, readPath } and waits until the orchestrator's client (proxy-client.mjs) is
+ * done. The latency figures come from the client; this child contributes the server's peak RSS.
  */
 async function proxy({ root, indexDir, ledgerDir, distDir, packetTemplate, workDir }, channel) {
   const api = await requireApi(distDir, ['indexVault', 'openProxySession', 'startHttpServer']);
-  if (!existsSync(packetTemplate)) throw new Unavailable(`packet template ${packetTemplate} not found`);
-  const packet = JSON.parse(await readFile(packetTemplate, 'utf8'));
-  // Note paths from the file list (not a second in-memory index: this child's RSS is the server's).
-  const all = (await listFiles(root)).map((p) => p.normalize('NFC'));
-  const ns = basename(root);
-  const copy = all[0].split('/')[0];
-  const notes = all.filter((p) => p.startsWith(`${copy}/`));
-  const la = packet.lore_access;
-  packet.packet_id = 'loretrace-bench.proxy.packet.research.v0';
-  la.allowed_scope = notes.map((p) => `${ns}:${p}`);
-  la.traversal_policy = {
-    max_link_depth: 2,
-    allowed_prefixes: [`${ns}:${copy}/`],
-    required_seed_refs: [la.allowed_scope[0]],
-    follow_link_classes: ['wikilink'],
-    stop_conditions: [],
-  };
-  packet.hidden_context_audit.omitted_context_refs = [`${ns}:bench-hidden/none.md`];
-  // The packet rules want the scope and prefixes quoted in the prompt: prepend them to the template's.
-  packet.packet_prompt_text =
-    `## Bench research scope\n` + la.allowed_scope.map((r) => `- ${r}\n`).join('') +
-    `Allowed prefixes:\n- ${ns}:${copy}/\n\n` + packet.packet_prompt_text;
-  const packetPath = join(workDir, 'bench-proxy.packet.json');
-  await writeFile(packetPath, JSON.stringify(packet, null, 2));
+  const { packetPath, scopeNotes } = await writeBenchPacket({ root, packetTemplate, workDir });
   await rm(ledgerDir, { recursive: true, force: true });
   await mkdir(ledgerDir, { recursive: true });
-  const big = 1_000_000_000;
-  const limits = { ...api.DEFAULT_LIMITS, max_calls: big, max_results: big, max_chars_returned: big, rate_burst: big, rate_per_second: big };
+  const limits = { ...api.DEFAULT_LIMITS, ...BENCH_LIMIT_OVERRIDES };
   const t0 = now();
   const session = await api.openProxySession({
     lore: root, packetPath, ledgerPath: join(ledgerDir, 'ledger.jsonl'), limits, indexOptions: { indexDir },
@@ -439,8 +387,37 @@ async function proxy({ root, indexDir, ledgerDir, distDir, packetTemplate, workD
   await channel.stopped;
   await server.close();
   if (typeof session.close === 'function') await session.close();
-  const extra = { session_open_ms: openMs, scope_notes: packet.lore_access.allowed_scope.length, ledger_bytes: await dirBytes(ledgerDir) };
+  const extra = { session_open_ms: openMs, scope_notes: scopeNotes, ledger_bytes: await dirBytes(ledgerDir) };
   return { phases: { proxy_lore_search: { extra }, proxy_lore_read: { extra } } };
+}
+
+/**
+ * Bare HTTP floor: a `node:http` server on 127.0.0.1 that answers each POST with the exact response bytes
+ * loretrace's `lore_read` gave for the same request body (recorded by the HTTP client's warm-up pass) —
+ * no routing framework, no validation, no file read, no ledger. With the read-and-fsync floor it is the
+ * least an HTTP `lore_read` can cost on this machine.
+ */
+async function httpFloor({ responses }, channel) {
+  const byBody = new Map(responses.map((r) => [r.request, r.response]));
+  const server = createServer((req, res) => {
+    const parts = [];
+    req.on('data', (d) => parts.push(d));
+    req.on('end', () => {
+      const body = byBody.get(Buffer.concat(parts).toString('utf8'));
+      if (body === undefined) {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    });
+  });
+  await new Promise((res) => server.listen(0, '127.0.0.1', res));
+  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
+  channel.ready({ url: `http://127.0.0.1:${port}`, readPath: '/read' });
+  await channel.stopped;
+  await new Promise((res) => server.close(res));
+  return { phases: { http_floor: { extra: { responses: responses.length } } } };
 }
 
 /** Task table: name → async (params) => result. */
@@ -456,5 +433,7 @@ export const TASKS = {
   traversal,
   proxy_floor: proxyFloor,
   proxy,
+  http_floor: httpFloor,
   incremental,
+  ...PEER_TASKS,
 };

@@ -1,0 +1,18 @@
+/**
+ * Bench extensions: phases that live in their own module under scripts/bench/ and join the run after the
+ * core phases of each scale. An extension is an object
+ *
+ *   {
+ *     phases: PhaseDef[],                       // { id, kind, stat, label }, appended to PHASES
+ *     ratios: RatioDef[],                       // { id, num, den, target }, appended to RATIOS
+ *     tasks: Record<string, (params, channel) => Promise<TaskResult>>,  // run in a phase child
+ *     taskPhases: Record<string, string[]>,     // task name → the phase ids it fills
+ *     run(step, ctx): Promise<void>,            // once per scale: `step(task, params, deps?, extra?)` runs a task
+ *   }
+ *
+ * `ctx` holds what the core phases left: `{ scale, root, paths, namespace, workDir, indexDir, queries,
+ * nameQueries, common, distDir, repo, reads }` (`common` = the params every index task takes). The JSON
+ * schema lists every phase and ratio id, so an extension also adds its ids to
+ * schemas/bench-results.schema.json (tests/bench.test.ts checks the two lists agree).
+ */
+export const EXTENSIONS = [];
