@@ -251,14 +251,14 @@ describe.skipIf(!hasShared)(`every real Ghostlight draft keeps its prompt lines 
     expect(lore.map((e) => e.text)).toEqual([
       'Instead the action spread through technical chokepoints only the uplift crews knew how to operate.',
       'Its major institutions include the Expansion Board, the Ramp Administrations that govern large Bloom clusters, the Frontier Claims Office, and a thicket of semi-autonomous operations councils that often behave like petty governments in their own right.',
-      'Its most important institutions include the Tycho Lace Works, the Quiet Envelope Bureaus, the Thermal Sovereignty Board, the Lunar Cleanroom Courts, and the Ceres-Pallas weave yards that turn rare thermal-material knowledge into export power.',
+      'Anya Velikova transformed information control into a regime science, building the PRB into a machinery of suspicion so comprehensive that many Martian residents learned to narrate their own emotions as if filing reports.',
       'That refusal becomes even more important after the Cinderlace Licensing War. Cryonix wins the bankable core of extraordinary emitter manufacturing and peels away a narrow Ceres-Pallas thermal fabrication corridor, but Forge becomes the leak in the monopoly.',
     ]);
     expect(lore.reduce((n, e) => n + e.text.length, 0)).toBeLessThanOrEqual(908);
     expect(r.capture!.research_trace.map((t) => [t.source_path.split('/').pop(), t.line_start, t.line_end, t.used_for.split('; reached: ')[0]])).toEqual([
       ['Pallas Species Strikes.md', 7, 7, 'serves runtime_retrieval_requirements[0] turn-01.lore.pallas (scene grounding: Pallas stoppages use technical chokepoints and workplace refusal.)'],
       ['Aeronautics Unlimited.md', 41, 41, "context for the scene's seed AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Pallas Species Strikes.md"],
-      ['Cryonix.md', 42, 42, "context for the scene's seed AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Pallas Species Strikes.md"],
+      ['Zhestokost.md', 72, 72, "context for the scene's seed AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Pallas Species Strikes.md"],
       ['Orbital Forge.md', 7, 7, 'serves runtime_retrieval_requirements[0] turn-01.lore.pallas (scene grounding: Pallas stoppages use technical chokepoints and workplace refusal.)'],
     ]);
     // buildPacket alone writes no ledger: every entry's text verifies, but none can pass as ledger-backed

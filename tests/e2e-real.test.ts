@@ -71,8 +71,8 @@ describe.skipIf(!hasShared)(`retrieve + verify-trace on the real Pallas packet (
     expect(capture.consulted_refs).toEqual([STRIKES]);
     expect(capture.followed_refs).toEqual([
       `${PRE}Factions/Powers/Major/Aeronautics Unlimited.md`,
-      `${PRE}Factions/Powers/Major/Cryonix.md`,
       `${PRE}Factions/Powers/Major/Zhestokost.md`,
+      `${PRE}Factions/Powers/Major/Cryonix.md`,
       `${PRE}Factions/Powers/Minor/Cephalopod Syndicate.md`,
       `${PRE}Timeline/Events/Ceres Control War.md`,
       `${PRE}Factions/Powers/Major/Lucent Media.md`,

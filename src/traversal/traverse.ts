@@ -14,9 +14,9 @@
  *    queued is recorded as `budget_exhausted`. `max_chars` also ends it as soon as an excerpt that
  *    would fit the per-excerpt bound no longer fits the remaining characters.
  *
- * Relevance of a note (0..1): for each query, B's `search` (MiniSearch BM25, exact terms) restricted to
- * the notes the policy admits; a chunk's score divided by the best score of that query; a note's
- * relevance is its best chunk's. With no queries, the seed notes' titles are the query.
+ * Relevance of a note (0..1): for each query, `search` (MiniSearch BM25, exact terms) with the notes the
+ * policy admits as its corpus (BM25 statistics from them alone); a chunk's score divided by the best
+ * score of that query; a note's relevance is its best chunk's. With no queries, the seed notes' titles are the query.
  *
  * Pure: reads only the index (chunk texts are the verbatim lines, by the chunk invariant); same index +
  * policy + queries ⇒ identical result (the one exception is a `time_budget_ms` that runs out).
@@ -249,8 +249,10 @@ export function walkQueries(index: VaultIndex, compiled: CompiledPolicy, given: 
 
 /**
  * Relevance of every chunk the policy admits (0..1, 6 decimals): for each query, `search` (BM25, exact
- * terms, no phrase re-rank) restricted to the admitted notes; a chunk's score divided by the best score
- * of that query; a chunk keeps its best over the queries, a note its best chunk's.
+ * terms, no phrase re-rank) over the admitted notes as its corpus — document count, document
+ * frequencies and average lengths from those notes only, so no relevance (and no choice made from it)
+ * depends on hidden or out-of-scope text; a chunk's score divided by the best score of that query; a
+ * chunk keeps its best over the queries, a note its best chunk's.
  */
 export function relevanceTables(index: VaultIndex, compiled: CompiledPolicy, queries: readonly string[]): Relevance {
   const admitted = index.notes.filter((n) => checkPath(compiled, n.path).ok).map((n) => n.path);
@@ -259,7 +261,7 @@ export function relevanceTables(index: VaultIndex, compiled: CompiledPolicy, que
   const note = new Map<string, number>();
   if (admittedChunks === 0) return { chunk, note };
   for (const q of queries) {
-    const hits = search(index, q, { k: admittedChunks, paths: admitted, expand: false, phrase: false });
+    const hits = search(index, q, { k: admittedChunks, corpus: admitted, expand: false, phrase: false });
     const top = hits[0]?.score ?? 0;
     if (top <= 0) continue;
     for (const h of hits) {
