@@ -35,7 +35,7 @@ export { validatePacket, validateCapture, validateCaptureFragment, validateProje
 export type * from './contracts/index.js';
 
 // packet, receipts
-export { buildPacket } from './packet/index.js';
+export { buildPacket, retrieveBatch } from './packet/index.js';
 export type * from './packet/index.js';
 export { verifyTrace, verifyLedger, exportLedger, bindTraceToLedger, parseTraceId, assembleCapture, buildLock, verifyLock } from './receipts/index.js';
 export type * from './receipts/index.js';

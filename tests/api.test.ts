@@ -51,6 +51,7 @@ describe('loretrace public API', () => {
     'resolveLink',
     'resolveLinks',
     'resolveRef',
+    'retrieveBatch',
     'scanVault',
     'search',
     'serveMcpStdio',
@@ -72,7 +73,7 @@ describe('loretrace public API', () => {
   });
 
   it('exports every pipeline stage as a function', () => {
-    const stages = ['scanVault', 'parseNote', 'chunkNote', 'extractLinks', 'resolveLinks', 'indexVault', 'search', 'parseRef', 'resolveRef', 'compilePolicy', 'traverse', 'makeTraceEntry', 'buildPacket', 'validatePacket', 'verifyTrace', 'openProxySession', 'verifyLedger', 'exportLedger', 'coverageReport'] as const;
+    const stages = ['scanVault', 'parseNote', 'chunkNote', 'extractLinks', 'resolveLinks', 'indexVault', 'search', 'parseRef', 'resolveRef', 'compilePolicy', 'traverse', 'makeTraceEntry', 'buildPacket', 'retrieveBatch', 'validatePacket', 'verifyTrace', 'openProxySession', 'verifyLedger', 'exportLedger', 'coverageReport'] as const;
     const kinds = stages.map((name) => [name, typeof (api as Record<string, unknown>)[name]]);
     expect(kinds).toEqual(stages.map((name) => [name, 'function']));
   });

@@ -1,21 +1,17 @@
 /**
- * How every command writes its outputs (seed 002: "Historical strict-handoff packets must remain immutable";
- * "If content must change …, create the next version"):
- * - {@link guardOutputs}: an output that exists is refused (`output_exists`, exit 2) unless `--force`; a file
- *   listed in a loretrace lock of its folder (or a lock itself) is refused even with `--force`
- *   (`output_locked`, exit 2) — write a new version under another name;
- * - {@link writeAllAtomic}: every file or none, each through a fresh temp file renamed into place, never
- *   through a symlink (`assertNoSymlinkOnPath`, src/safe-write.ts: `output_symlink`, exit 2);
- * - {@link lockTarget}: the `<name>.lock.json` written beside the outputs (src/receipts/lock.ts).
+ * What the CLI commands share for their files: {@link readInputBytes} (an input's exact bytes, for the lock)
+ * and {@link expandInputs} (files and folders named on the command line). How outputs are written — refused
+ * when they exist or are locked, all or none, with a lock beside them — is src/receipts/outputs.ts,
+ * re-exported here for the commands.
  */
-import { lstat, mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { LoretraceError } from '../errors.js';
-import { buildLock, lockPathFor, lockedPaths } from '../receipts/lock.js';
-import type { BuildLockInput } from '../receipts/lock.js';
 import type { CliContext } from './context.js';
 import { inputCap } from './vault-options.js';
-import { assertNoSymlinkOnPath } from '../safe-write.js';
+
+export { documentText, guardOutputs, lockTarget, writeAllAtomic } from '../receipts/outputs.js';
+export type { OutputTarget } from '../receipts/outputs.js';
 
 /**
  * Read an input file's exact bytes (for hashing into a lock) with the checks every input gets: a regular file
@@ -46,96 +42,6 @@ export async function readInputBytes(ctx: CliContext, file: string, what: string
     return { abs, bytes: await readFile(abs) };
   } catch (e) {
     throw refuse(reason(e));
-  }
-}
-
-/** One file a command writes: absolute path, text, and the option that named it (for messages). */
-export interface OutputTarget {
-  abs: string;
-  text: string;
-  option: string;
-}
-
-/** The JSON text loretrace writes for a document: 2-space indent, trailing newline, keys in insertion order. */
-export function documentText(value: unknown): string {
-  return JSON.stringify(value, null, 2) + '\n';
-}
-
-/**
- * Refuse outputs that would overwrite a locked file (always) or an existing file (unless `force`); checked
- * before anything is built or written.
- * @throws LoretraceError `output_symlink` (a symlink on the path, src/safe-write.ts), `output_locked` /
- *   `output_exists` (exit 2), naming the option, the file and the lock.
- */
-export async function guardOutputs(targets: readonly { abs: string; option: string }[], force: boolean): Promise<void> {
-  const locks = new Map<string, Map<string, string>>();
-  for (const t of targets) {
-    assertNoSymlinkOnPath(t.abs);
-    const folder = dirname(t.abs);
-    let listed = locks.get(folder);
-    if (!listed) {
-      listed = await lockedPaths(folder);
-      locks.set(folder, listed);
-    }
-    const lock = listed.get(t.abs);
-    if (lock !== undefined) {
-      const what = lock === t.abs ? 'is a lock file' : `is listed in the lock ${lock}`;
-      throw new LoretraceError('output_locked', `${t.option} ${t.abs} ${what}; a locked file is never overwritten, not even with --force: write a new version under another name (nothing written)`, { file: t.abs, expected: 'an output path no lock lists' }, 2);
-    }
-    let exists = false;
-    try {
-      await lstat(t.abs);
-      exists = true;
-    } catch {
-      exists = false;
-    }
-    if (exists && !force) {
-      throw new LoretraceError('output_exists', `${t.option} ${t.abs} already exists; outputs are never overwritten silently: pass --force to replace an unlocked file, or choose a new name (nothing written)`, { file: t.abs, expected: 'a path that does not exist yet' }, 2);
-    }
-  }
-}
-
-/** The lock target of a run whose main output is `mainOut`: `<name>.lock.json` beside it. */
-export function lockTarget(mainOut: string, lock: Omit<BuildLockInput, 'lockPath'>): OutputTarget {
-  const abs = lockPathFor(mainOut);
-  return { abs, text: documentText(buildLock({ ...lock, lockPath: abs })), option: 'lock file' };
-}
-
-/**
- * Write every target or none: each text goes to a fresh temp file next to its target (created with
- * O_EXCL, so a planted file or symlink of that name is never followed), and only when all temp files
- * are written are they renamed into place. On a failure the temp files are removed and
- * `write_failed` (exit 1) names the file.
- */
-export async function writeAllAtomic(targets: readonly OutputTarget[]): Promise<void> {
-  const temps: string[] = [];
-  let renamed = 0;
-  let current: OutputTarget | undefined;
-  try {
-    for (const t of targets) {
-      current = t;
-      assertNoSymlinkOnPath(t.abs);
-      await mkdir(dirname(t.abs), { recursive: true });
-      const tmp = `${t.abs}.${process.pid}.${temps.length}.tmp`;
-      await writeFile(tmp, t.text, { encoding: 'utf8', flag: 'wx' });
-      temps.push(tmp);
-    }
-    for (let i = 0; i < targets.length; i++) {
-      current = targets[i];
-      assertNoSymlinkOnPath((targets[i] as OutputTarget).abs);
-      await rename(temps[i] as string, (targets[i] as OutputTarget).abs);
-      renamed = i + 1;
-    }
-  } catch (e) {
-    await Promise.all(temps.slice(renamed).map((t) => rm(t, { force: true })));
-    if (e instanceof LoretraceError && e.code === 'output_symlink') throw e;
-    const done = targets.slice(0, renamed).map((t) => t.abs);
-    throw new LoretraceError(
-      'write_failed',
-      `cannot write ${current?.option ?? 'output'} ${current?.abs ?? ''}: ${(e as Error).message}; ${done.length === 0 ? 'nothing was written' : `already written: ${done.join(', ')}`}`,
-      { file: current?.abs ?? '' },
-      1,
-    );
   }
 }
 

@@ -106,7 +106,7 @@ export const PROGRESS_MIN_NOTES = 200;
  * A TTY-like stream over `ctx.stderr` for cli-progress (which writes text and ANSI cursor codes through
  * `write` and the readline helpers), so the bar goes where the command's stderr goes.
  */
-function progressStream(ctx: CliContext): NodeJS.WritableStream {
+export function progressStream(ctx: CliContext): NodeJS.WritableStream {
   const write = (chunk: unknown, ...rest: unknown[]): boolean => {
     ctx.stderr(String(chunk));
     const done = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
