@@ -13,8 +13,21 @@
  * FlexSearch scores by its own resolution slots, so the quality figures (known-item and name lookups at
  * 5) are what tells whether the speed costs quality.
  */
-import { Document } from 'flexsearch';
 import { now, gc, runIndices, latencyRuns, readChunkDocs } from './task-kit.mjs';
+import { Unavailable } from './loretrace.mjs';
+
+/**
+ * FlexSearch's `Document` class, imported when a FlexSearch phase runs (so a checkout whose
+ * node_modules predates the pin still runs every other phase).
+ * @throws {Unavailable} when the package is not installed
+ */
+async function flexsearchDocument() {
+  try {
+    return (await import('flexsearch')).Document;
+  } catch (e) {
+    throw new Unavailable(`flexsearch is not installed (run npm ci): ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
 
 /** The two FlexSearch profiles, by phase id: the field options given to `Document`. */
 export const FLEXSEARCH_PROFILES = Object.freeze({
@@ -24,7 +37,7 @@ export const FLEXSEARCH_PROFILES = Object.freeze({
 
 /**
  * The ids FlexSearch returns for `query` (the `text` field's list; empty when nothing matches).
- * @param {Document} index
+ * @param {any} index a FlexSearch Document
  * @param {string} query
  * @returns {string[]}
  */
@@ -42,6 +55,7 @@ function flexIds(index, query) {
 async function flexsearchSearch({ phase, chunksFile, runs, queries, nameQueries = [] }) {
   const profile = FLEXSEARCH_PROFILES[phase];
   if (!profile) throw new Error(`bench: unknown FlexSearch profile phase ${phase}`);
+  const Document = await flexsearchDocument();
   const docs = await readChunkDocs(chunksFile);
   const locs = new Map(docs.map((d) => [d.id, { path: d.path, line_start: d.line_start, line_end: d.line_end }]));
   gc();
