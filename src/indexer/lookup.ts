@@ -67,6 +67,16 @@ export function backlinks(index: VaultIndex, path: VaultPath): readonly LinkReco
 }
 
 /**
+ * What the index's manifest recorded about the file of `path` (`{ path, size, sha256 }`, bytes and hex), or
+ * undefined when `path` is not an indexed file. O(1): the manifest is mapped once per index object.
+ */
+export function manifestEntry(index: VaultIndex, path: string): { path: string; size: number; sha256: string } | undefined {
+  const m = maps(index);
+  const sha256 = m.sha.get(path);
+  return sha256 === undefined ? undefined : { path, size: m.size.get(path) ?? -1, sha256 };
+}
+
+/**
  * The lines of a note as on disk now (split at CRLF, CR or LF; BOM removed; see src/types.ts), read by the
  * checked reader `readAdmittedFile` (src/vault/admission.ts: the scan's admission rule applied again — a
  * regular file with one hard link, inside the root — and the sha256 recorded in the index).

@@ -22,6 +22,7 @@ import { LoretraceError } from '../errors.js';
 import type { VaultIndex } from '../types.js';
 import { splitLines } from '../notes/lines.js';
 import { readAdmittedFile } from '../vault/admission.js';
+import { manifestEntry } from '../indexer/lookup.js';
 
 /** Lines of a note read by {@link readIndexedLines}. */
 export interface IndexedLines {
@@ -41,7 +42,8 @@ export interface IndexedLines {
  * @throws LoretraceError `not_found`, `outside_root`, `not_regular_file`, `symlink`, `hard_link`, `stale_file`.
  */
 export async function readIndexedLines(index: VaultIndex, path: string): Promise<IndexedLines> {
-  const entry = index.manifest.find((m) => m.path === path);
+  // By the index's path map (src/indexer/lookup.ts), not a scan of the manifest: one lookup at any vault size.
+  const entry = manifestEntry(index, path);
   if (!entry) throw new LoretraceError('not_found', `${path} is not an indexed note of vault ${index.namespace}`, { file: path });
   const { bytes, sha256 } = await readAdmittedFile(index.root, entry);
   return { lines: splitLines(new TextDecoder('utf-8').decode(bytes)), sha256, size: bytes.length };

@@ -79,6 +79,14 @@ async function realRootOf(root: string, path: string): Promise<string> {
  *    descriptor is the same inode and passes {@link fileAdmission} again;
  * 4. size and SHA-256 equal the entry's.
  *
+ * The checks and the read are synchronous system calls once the on-disk path is known: a note is a small
+ * file, normally in the page cache, and each step is a few microseconds on the calling thread, whereas an
+ * asynchronous step is a round trip through libuv's thread pool (scheduled behind every other pending fs
+ * call, and behind the CPU on a loaded machine). A proxy `lore_read` is six such steps; doing them in one
+ * go is what lets it keep up with a plain file server while checking more (docs/PERFORMANCE.md). The
+ * O_NONBLOCK open and the regular-file check before any read keep a swapped-in FIFO or device from ever
+ * blocking the thread.
+ *
  * @param root  the vault root the index was built from.
  * @param entry the index's manifest entry of the note (never a path taken from request text).
  * @throws LoretraceError with the true reason as code: `outside_root`, `not_regular_file`, `symlink`,
@@ -90,7 +98,7 @@ export async function readAdmittedFile(root: string, entry: AdmittedEntry): Prom
   const realRoot = await realRootOf(root, path);
   let realDir: string;
   try {
-    realDir = await fs.promises.realpath(dirname(abs));
+    realDir = fs.realpathSync(dirname(abs));
   } catch {
     throw new LoretraceError('stale_file', `the folder of ${path} no longer exists`, { file: path });
   }
@@ -99,16 +107,16 @@ export async function readAdmittedFile(root: string, entry: AdmittedEntry): Prom
   }
   let st: fs.Stats;
   try {
-    st = await fs.promises.lstat(abs);
+    st = fs.lstatSync(abs);
   } catch {
     throw new LoretraceError('stale_file', `${path} no longer exists`, { file: path });
   }
   refuseUnadmitted(fileAdmission(st), path, st.nlink);
 
   const flags = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0);
-  let handle: fs.promises.FileHandle;
+  let fd: number;
   try {
-    handle = await fs.promises.open(abs, flags);
+    fd = fs.openSync(abs, flags);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ELOOP') throw new LoretraceError('symlink', `${path} became a symbolic link`, { file: path });
@@ -116,7 +124,7 @@ export async function readAdmittedFile(root: string, entry: AdmittedEntry): Prom
   }
   let bytes: Buffer;
   try {
-    const fst = await handle.stat();
+    const fst = fs.fstatSync(fd);
     if (fst.ino !== st.ino || fst.dev !== st.dev) {
       throw new LoretraceError('stale_file', `${path} was replaced while being opened`, { file: path });
     }
@@ -124,15 +132,33 @@ export async function readAdmittedFile(root: string, entry: AdmittedEntry): Prom
     if (fst.size !== entry.size) {
       throw new LoretraceError('stale_file', `${path} changed since it was indexed (${fst.size} bytes, the index saw ${entry.size})`, { file: path });
     }
-    bytes = await handle.readFile();
+    bytes = readExactly(fd, entry.size, path);
   } finally {
-    await handle.close();
+    fs.closeSync(fd);
   }
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   if (sha256 !== entry.sha256) {
     throw new LoretraceError('stale_file', `${path} changed since it was indexed (sha256 ${sha256.slice(0, 12)}…, indexed ${entry.sha256.slice(0, 12)}…)`, { file: path, expected: `sha256 ${entry.sha256}` });
   }
   return { bytes, sha256 };
+}
+
+/**
+ * Read `size` bytes from the start of `fd`, plus one probe byte: a file that grew after its `fstat` is
+ * stale (its bytes are not the indexed ones), as is one that ends early.
+ * @throws LoretraceError `stale_file`
+ */
+function readExactly(fd: number, size: number, path: string): Buffer {
+  const buf = Buffer.allocUnsafe(size + 1);
+  let off = 0;
+  for (;;) {
+    const n = fs.readSync(fd, buf, off, buf.length - off, off);
+    if (n === 0) break;
+    off += n;
+    if (off > size) throw new LoretraceError('stale_file', `${path} grew while being read (more than the ${size} bytes indexed)`, { file: path });
+  }
+  if (off !== size) throw new LoretraceError('stale_file', `${path} shrank while being read (${off} of the ${size} bytes indexed)`, { file: path });
+  return buf.subarray(0, size);
 }
 
 /** Throw the coded error of a refusal from {@link fileAdmission}. */
