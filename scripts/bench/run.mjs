@@ -355,7 +355,9 @@ async function runScale(scale, env) {
   const hasIndex = ['cold_index', ctx.indexDir != null];
   await run('plain_warm_start', { plainFile, runs: o.runs, query: queries[0] }, [['plain_pipeline', ctx.plainFile != null]]);
   await run('warm_start', { ...common, indexDir: ctx.indexDir, query: queries[0] }, [hasIndex]);
-  const chunksFile = join(work, 'chunks.jsonl');
+  // The chunk file feeds the anchors and peers; above --anchor-max-scale nothing reads it, and writing it
+  // would make the search child materialise every chunk (its peak RSS would then be the file's, not search's).
+  const chunksFile = comparative ? join(work, 'chunks.jsonl') : null;
   const sr = await run('search', { ...common, indexDir: ctx.indexDir, queries, nameQueries, chunksFile }, [hasIndex]);
   if (sr) {
     ctx.ltTop5 = sr.data.top5;

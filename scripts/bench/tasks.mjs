@@ -138,21 +138,16 @@ async function plainWarmStart({ plainFile, runs, query }) {
 
 /**
  * loretrace search: p50/p99 over the query set (one untimed warm-up query first). Also writes the
- * index's chunks as JSON lines (`{ id: ref, text }`) for the plain search anchor, and returns the top-5
- * refs of run 0 and the top hit of the first queries (line ranges for the proxy phases).
+ * index's chunks as JSON lines for the plain search anchor and the peers (when `chunksFile` is given), and
+ * returns the top-5 refs of run 0 and the top hit of the first queries.
  */
 async function searchPhase({ root, indexDir, runs, queries, nameQueries = [], chunksFile, distDir }) {
   const api = await requireApi(distDir, ['indexVault', 'search']);
   const index = await indexWith(api, root, indexDir);
   const ns = index.namespace;
-  const out = createWriteStream(chunksFile);
-  for (const c of index.chunks) {
-    const doc = { id: `${ns}:${c.path}#chunk${c.chunk_index}`, path: c.path, line_start: c.line_start, line_end: c.line_end, text: c.text };
-    if (!out.write(JSON.stringify(doc) + '\n')) {
-      await new Promise((res) => out.once('drain', res));
-    }
-  }
-  await new Promise((res, rej) => out.end((e) => (e ? rej(e) : res())));
+  if (chunksFile) await writeChunkDocs(index, chunksFile);
+  // Counts from indexStats (plain counters), so that without the chunk file no chunk record is materialised.
+  const stats = typeof api.indexStats === 'function' ? api.indexStats(index) : null;
   api.search(index, queries[0], { k: 5 });
   const perRun = [];
   const top5 = [];
@@ -174,13 +169,26 @@ async function searchPhase({ root, indexDir, runs, queries, nameQueries = [], ch
     perRun.push(samples);
   }
   return {
-    phases: { search: { ...latencyRuns(perRun), extra: { chunks: index.chunks.length, k: 5 } } },
+    phases: { search: { ...latencyRuns(perRun), extra: { chunks: chunksFile ? index.chunks.length : stats?.chunks ?? null, k: 5 } } },
     // Note-name lookups (untimed, after the timed runs): top-5 locations for the quality figures.
     data: {
-      top5, top5loc, hits, namespace: ns, chunks: index.chunks.length,
+      top5, top5loc, hits, namespace: ns,
       nameLoc: nameQueries.map((q) => api.search(index, q, { k: 5 }).map((h) => ({ path: h.path, line_start: h.line_start, line_end: h.line_end }))),
     },
   };
+}
+
+/** Write the index's chunks as JSON lines `{ id: ref, path, line_start, line_end, text }` (task-kit's readChunkDocs reads them). */
+async function writeChunkDocs(index, file) {
+  const ns = index.namespace;
+  const out = createWriteStream(file);
+  for (const c of index.chunks) {
+    const doc = { id: `${ns}:${c.path}#chunk${c.chunk_index}`, path: c.path, line_start: c.line_start, line_end: c.line_end, text: c.text };
+    if (!out.write(JSON.stringify(doc) + '\n')) {
+      await new Promise((res) => out.once('drain', res));
+    }
+  }
+  await new Promise((res, rej) => out.end((e) => (e ? rej(e) : res())));
 }
 
 /** Plain search anchor: MiniSearch defaults over the same chunks, `search(q)` scoring every match. */
