@@ -8,7 +8,8 @@
  * run, `<out>/bench-growth.svg`. Progress goes to stderr.
  *
  * Usage: node scripts/bench.mjs [--scale 1,10,100] [--runs 3] [--source <vault>] [--out .bench]
- *          [--queries 200] [--seed 7] [--dist dist] [--phases id,id] [--phase-budget 60] [--cpu-prof] [--keep]
+ *          [--queries 200] [--seed 7] [--dist dist] [--phases id,id] [--only batch] [--batch-drafts 50]
+ *          [--phase-budget 60] [--cpu-prof] [--keep]
  *   (options parsed by scripts/cli-args.mjs; `--help` lists them)
  * Exit: 0 results written (even if some phases are unavailable), 1 results invalid against the schema
  * or the run failed, 2 usage error. Documented in docs/PERFORMANCE.md.
@@ -22,6 +23,8 @@ import { renderMarkdown } from './bench/report.mjs';
 import { renderGrowthSvg } from './bench/plot.mjs';
 import { validateResults } from './bench/validate.mjs';
 import { PHASE_IDS } from './bench/phases.mjs';
+import { EXTENSIONS } from './bench/extensions.mjs';
+import { DEFAULT_BATCH_DRAFTS } from './bench/batch.mjs';
 import { parseScriptArgs, integer, integerAtLeast, commaList } from './cli-args.mjs';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -40,6 +43,8 @@ const { opts: args, fail: usage } = parseScriptArgs('bench', 'node scripts/bench
   { flags: '--traversal-iterations <n>', description: 'traversals per run', value: 50, parse: integerAtLeast(1) },
   { flags: '--proxy-calls <n>', description: 'calls per proxy tool per run', value: 200, parse: integerAtLeast(1) },
   { flags: '--phases <list>', description: `only these phases (others recorded as skipped): ${PHASE_IDS.join(',')}`, parse: commaList() },
+  { flags: '--only <extension>', description: `only the phases of this bench extension (${EXTENSIONS.map((e) => e.name).join(', ')}); with --phases, both apply` },
+  { flags: '--batch-drafts <n>', description: 'drafts in the batch phase\'s corpus (retrieve --batch vs one CLI run per draft)', value: DEFAULT_BATCH_DRAFTS, parse: integerAtLeast(1) },
   { flags: '--anchor-max-scale <n>', description: 'anchors and peers run only up to this scale; above it, loretrace\'s phases only', value: 100, parse: integerAtLeast(1) },
   { flags: '--phase-budget <s>', description: 'a phase starts no new run after this many seconds (≥ 1 run always)', value: 60, parse: integerAtLeast(1) },
   { flags: '--timeout <s>', description: 'per-phase child timeout in seconds', value: 900, parse: integerAtLeast(1) },
@@ -54,6 +59,9 @@ const source = resolve(args.source ?? (existsSync(AETHERIA) ? AETHERIA : FIXTURE
 if (!existsSync(source)) usage(`source vault ${source} not found`);
 const phases = args.phases ?? null;
 for (const p of phases ?? []) if (!PHASE_IDS.includes(p)) usage(`--phases: unknown phase ${p} (known: ${PHASE_IDS.join(', ')})`);
+const only = args.only === undefined ? null : EXTENSIONS.find((e) => e.name === args.only);
+if (only === undefined) usage(`--only: unknown extension ${args.only} (known: ${EXTENSIONS.map((e) => e.name).join(', ')})`);
+const selectedPhases = only == null ? phases : only.phases.map((p) => p.id).filter((id) => phases == null || phases.includes(id));
 const out = resolve(args.out);
 await mkdir(out, { recursive: true });
 const cpuProfDir = args.cpuProf ? join(out, 'profiles') : null;
@@ -76,8 +84,9 @@ results = await runBench({
   packetTemplate: join(REPO, 'lore-fixtures', 'packets', 'proxy-fixture-research.packet.json'),
   timeoutMs: args.timeout * 1000,
   phaseBudgetMs: args.phaseBudget * 1000,
-  phases,
+  phases: selectedPhases,
   cpuProfDir,
+  batchDrafts: args.batchDrafts,
   keep: args.keep,
   command: ['npm run bench --', ...process.argv.slice(2)].join(' ').replace(/ --$/, ''),
   log: args.quiet ? () => {} : (line) => process.stderr.write(line + '\n'),

@@ -243,6 +243,8 @@ const NEEDS: Record<string, string[]> = {
   proxy_stdio_lore_read: ['indexVault', 'openProxySession', 'serveMcpStdio'],
   incremental_1_file: ['indexVault'],
   incremental_1_percent: ['indexVault'],
+  retrieve_batch: ['retrieveBatch'],
+  retrieve_single_runs: ['retrieveBatch'],
 };
 
 describe('npm run bench', () => {
@@ -252,11 +254,11 @@ describe('npm run bench', () => {
   beforeAll(async () => {
     out = await mkdtemp(join(tmpdir(), 'loretrace-bench-e2e-'));
     const args = ['scripts/bench.mjs', '--scale', '1', '--runs', '1', '--source', FIXTURE_VAULT, '--out', out];
-    args.push('--queries', '20', '--traversal-iterations', '3', '--proxy-calls', '5', '--quiet');
-    run = spawnSync(process.execPath, args, { cwd: REPO, encoding: 'utf8', timeout: 110_000 });
+    args.push('--queries', '20', '--traversal-iterations', '3', '--proxy-calls', '5', '--batch-drafts', '1', '--quiet');
+    run = spawnSync(process.execPath, args, { cwd: REPO, encoding: 'utf8', timeout: 150_000 });
     const dist = join(REPO, 'dist', 'index.js');
     if (existsSync(dist)) api = await import(pathToFileURL(dist).href);
-  }, 120_000);
+  }, 160_000);
   afterAll(async () => {
     await rm(out, { recursive: true, force: true });
   });
@@ -315,6 +317,15 @@ describe('npm run bench', () => {
     expect(results.scale_checks.map((c: { id: string; value: unknown }) => [c.id, c.value])).toEqual([['search_p99_x1000_vs_x100', null], ['cold_peak_rss_x1000_bytes', null]]);
   });
 
+  it('measures retrieve --batch against one CLI run per draft on the same corpus, and both write the same bytes', async () => {
+    const results = JSON.parse(await readFile(join(out, 'bench-results.json'), 'utf8'));
+    const s = results.scales[0];
+    expect(s.phases.retrieve_batch.extra).toMatchObject({ drafts: 1, concurrency: 4, ok: 1, failed: 0, index_loads: 1 });
+    // Per coordinator draft: packet, ledger, capture fragment, lock — identical whichever way they were written.
+    expect(s.phases.retrieve_single_runs.extra).toMatchObject({ drafts: 1, failed: 0, index_loads: 1, files_compared: 4, identical_outputs: true, differing_files: [] });
+    expect(s.ratios.retrieve_batch_vs_single_runs).toMatchObject({ numerator: 'retrieve_batch.median_ms', denominator: 'retrieve_single_runs.median_ms', target: 0.1 });
+  });
+
   it('writes the growth plot, and renders growth tables and lines once two scales are in the results', async () => {
     const results = JSON.parse(await readFile(join(out, 'bench-results.json'), 'utf8'));
     const svg = await readFile(join(out, 'bench-growth.svg'), 'utf8');
@@ -341,6 +352,12 @@ describe('npm run bench', () => {
     const bad = spawnSync(process.execPath, ['scripts/bench.mjs', '--scales', '1'], { cwd: REPO, encoding: 'utf8' });
     expect(bad.status).toBe(2);
     expect(bad.stderr.split('\n').slice(0, 3)).toEqual(["bench: unknown option '--scales'", '(Did you mean --scale?)', 'Usage: node scripts/bench.mjs [options]']);
+  });
+
+  it('exits 2 naming the known extensions on an unknown --only', () => {
+    const bad = spawnSync(process.execPath, ['scripts/bench.mjs', '--only', 'nope'], { cwd: REPO, encoding: 'utf8' });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr.split('\n')[0]).toBe('bench: --only: unknown extension nope (known: batch)');
   });
 
   it('exits 2 naming the option and what it expects on a bad value', () => {

@@ -3,6 +3,7 @@
  * core phases of each scale. An extension is an object
  *
  *   {
+ *     name: string,                             // for `--only <name>` (scripts/bench.mjs)
  *     phases: PhaseDef[],                       // { id, kind, stat, label }, appended to PHASES
  *     ratios: RatioDef[],                       // { id, num, den, target }, appended to RATIOS
  *     tasks: Record<string, (params, channel) => Promise<TaskResult>>,  // run in a phase child
@@ -11,8 +12,12 @@
  *   }
  *
  * `ctx` holds what the core phases left: `{ scale, root, paths, namespace, workDir, indexDir, queries,
- * nameQueries, common, distDir, repo, reads }` (`common` = the params every index task takes). The JSON
+ * nameQueries, common, distDir, repo, reads, options }` (`common` = the params every index task takes; `options` the
+ * bench's parsed options, for an extension's own, e.g. `--batch-drafts`). The JSON
  * schema lists every phase and ratio id, so an extension also adds its ids to
  * schemas/bench-results.schema.json (tests/bench.test.ts checks the two lists agree).
  */
-export const EXTENSIONS = [];
+import { batchExtension } from './batch.mjs';
+
+/** The registered extensions, in run order. */
+export const EXTENSIONS = [batchExtension];

@@ -413,7 +413,7 @@ async function runScale(scale, env) {
   for (const ext of EXTENSIONS) {
     await ext.run(run, {
       scale, root: vault.root, paths, namespace: vault.namespace, workDir: work, indexDir: ctx.indexDir, queries, nameQueries,
-      common, distDir: o.dist, repo, reads: ctx.proxy?.admitted_reads ?? reads, packetTemplate: o.packetTemplate,
+      common, distDir: o.dist, repo, reads: ctx.proxy?.admitted_reads ?? reads, packetTemplate: o.packetTemplate, options: o,
     });
   }
 
