@@ -30,9 +30,9 @@ import { TOKENIZER_VERSION } from '../search/tokenize.js';
 import { loadVaultConfig } from '../vault/config.js';
 import { PARSER_VERSION } from '../notes/parse.js';
 import { sha256Hex } from '../vault/hash.js';
-import { compareCodeUnits, scanVault, vaultRoot, type ScannedFile } from '../vault/scan.js';
+import { compareCodeUnits, scanVault, vaultRoot, type ScannedFile, type ScanResult } from '../vault/scan.js';
 import { ColdSink } from './cold.js';
-import { parseAll, parseBatch, type ParsedBatch, type ParsedLines } from './parse-pool.js';
+import { parseAll, parseBatch, type ParseJob, type ParsedBatch, type ParsedLines } from './parse-pool.js';
 import {
   CorruptIndexError, INDEX_SCHEMA_VERSION, canonicalHash, commitManifest, defaultIndexDir, ensureIndexDir, readDataBytesSync,
   readManifest, readState, shardCountFor, shardOf, snapshotId, writeData, writeState,
@@ -204,11 +204,64 @@ interface BuildInput {
 
 interface NoteLineValue { path: string; sha256: string; note: NoteRecord; findings: Finding[] }
 
+/**
+ * One indexing run over a known previous index (or none), as the module doc describes it:
+ * {@link scanForIndex} (trusting the stat cache for unchanged files), {@link planChanges} (what to
+ * parse, reuse and remove), {@link parseChanges} (streamed into a {@link ColdSink} on a cold build),
+ * {@link storeChanges} (cold, warm or incremental), {@link refreshStatCache}, then the lazy
+ * {@link VaultIndex} with its search source and {@link attachStats}.
+ *
+ * @throws CorruptIndexError when the persisted index turns out unusable (indexVault then rebuilds cold).
+ */
 async function build(input: BuildInput): Promise<VaultIndex> {
-  const { config, namespace, indexDir, prev, state, options } = input;
-  const prevSha = new Map<string, string>((prev?.files ?? []).map((f) => [f.path, f.sha256]));
+  const { config, namespace, indexDir, prev, state } = input;
   const scanStarted = Date.now();
-  const scan = await scanVault(input.absRoot, {
+  const scan = await scanForIndex(input);
+  const files = scan.files;
+  const plan = planChanges(prev, scan);
+  const jobs = plan.toParse.map((f) => ({ path: f.path, sha256: f.sha256, bytes: f.bytes! }));
+  for (const f of files) delete f.bytes; // the jobs (then the workers' buffers) hold the bytes from here on
+  const sink = prev ? null : await openColdSink(indexDir, files.length);
+  const { batches, threads } = await parseChanges(jobs, sink, input.options, config);
+
+  const manifestFiles: ManifestEntry[] = files.map((f) => ({ path: f.path, size: f.size, sha256: f.sha256 }));
+  const snapshot = snapshotId(namespace, manifestFiles, scan.assets);
+  const base = { namespace, root: scan.root, optionsHash: input.optionsHash, snapshot, manifestFiles, assets: scan.assets };
+  const stored = await storeChanges({ indexDir, prev, sink, base, files, batches, removedPaths: plan.removedPaths, changed: plan.changed });
+
+  const tail: Finding[] = [];
+  if (stored.saveFinding) tail.push(stored.saveFinding);
+  else {
+    const f = await refreshStatCache(indexDir, state, files, plan.rehashed, scanStarted);
+    if (f) tail.push(f);
+  }
+
+  const index = lazyIndex({
+    namespace, root: scan.root, snapshot, manifestFiles, config, files, assets: scan.assets, tooLarge: scan.too_large, indexDir,
+    families: stored.families, head: [...input.findings, ...scan.findings], tail,
+  });
+  attachSearchSource(index, stored.source, chunkReaders.get(index), namesReaders.get(index));
+  attachStats(index, {
+    notes: files.length, chunks: stored.counts.chunks, links: stored.counts.links, unresolved: 0, ambiguous: 0, broken_fragments: 0,
+    parsed: plan.toParse.length, reused: plan.reused, removed: plan.removedPaths.length, rebuilt: input.rebuilt, index_dir: indexDir, threads,
+  });
+  assetsOf.set(index, scan.assets);
+  return index;
+}
+
+/** Stat-cache entries are trusted only for files last changed this long before the scan that wrote them (ms). */
+const STAT_CACHE_MARGIN_MS = 2000;
+
+/**
+ * Scan the vault with the config's include/exclude/size rules. With a stat cache, a note whose lstat
+ * identity (size, mtime, ctime, inode) equals the cached one, whose cached sha256 equals the previous
+ * manifest's, and that last changed well before the cached scan began ({@link STAT_CACHE_MARGIN_MS},
+ * against coarse file-system timestamps) is trusted unchanged and not read.
+ */
+async function scanForIndex(input: BuildInput): Promise<ScanResult> {
+  const { config, prev, state } = input;
+  const prevSha = new Map<string, string>((prev?.files ?? []).map((f) => [f.path, f.sha256]));
+  return scanVault(input.absRoot, {
     include: config.include,
     exclude: config.exclude,
     maxFileBytes: config.max_file_bytes,
@@ -218,120 +271,151 @@ async function build(input: BuildInput): Promise<VaultIndex> {
         const s = state.files[path];
         const sha = prevSha.get(path);
         return s && sha && s.sha256 === sha && s.size === id.size && s.mtime_ms === id.mtime_ms && s.ctime_ms === id.ctime_ms
-          && s.ino === id.ino && id.mtime_ms < state.scan_started_ms - 2000 && id.ctime_ms < state.scan_started_ms - 2000
+          && s.ino === id.ino && id.mtime_ms < state.scan_started_ms - STAT_CACHE_MARGIN_MS && id.ctime_ms < state.scan_started_ms - STAT_CACHE_MARGIN_MS
           ? sha
           : undefined;
       }
       : undefined,
   });
+}
 
-  const files = scan.files;
+/** What one run has to do, from the previous manifest and the scan. */
+interface ChangePlan {
+  /** Notes new or changed since the previous manifest (all notes without one), each with its bytes. */
+  toParse: ScannedFile[];
+  /** Notes whose path and sha256 are in the previous manifest. */
+  reused: number;
+  /** Paths of the previous manifest no longer in the vault. */
+  removedPaths: string[];
+  /** False only when a previous index exists and no note or asset changed (a warm run). */
+  changed: boolean;
+  /** Notes whose bytes were read (hashed) by this scan, trusted or not. */
+  rehashed: number;
+}
+
+/**
+ * Compare the scan with the previous manifest (docs/INDEX.md "Incremental indexing": same path and sha256
+ * ⇒ reused; a rename is a removal plus a parse).
+ *
+ * @throws CorruptIndexError when a note to parse has no bytes: the stat cache vouched for a file the
+ *   manifest does not hold at that sha256.
+ */
+function planChanges(prev: IndexManifest | null, scan: ScanResult): ChangePlan {
+  const prevSha = new Map<string, string>((prev?.files ?? []).map((f) => [f.path, f.sha256]));
   const toParse: ScannedFile[] = [];
   let reused = 0;
-  for (const f of files) {
+  let rehashed = 0;
+  for (const f of scan.files) {
     if (prevSha.get(f.path) === f.sha256) reused++;
     else toParse.push(f);
+    if (f.bytes !== undefined) rehashed++;
   }
-  const currentPaths = new Set(files.map((f) => f.path));
+  const currentPaths = new Set(scan.files.map((f) => f.path));
   const removedPaths = (prev?.files ?? []).filter((f) => !currentPaths.has(f.path)).map((f) => f.path);
   const assetsChanged = !prev || prev.assets.length !== scan.assets.length || prev.assets.some((a, i) => a !== scan.assets[i]);
   const changed = !prev || toParse.length > 0 || removedPaths.length > 0 || assetsChanged;
+  const missingBytes = toParse.find((f) => !f.bytes);
+  if (missingBytes) throw new CorruptIndexError(`stat cache and manifest disagree for ${missingBytes.path}`);
+  return { toParse, reused, removedPaths, changed, rehashed };
+}
 
-  // Parse what changed (bytes may be missing when the stat cache vouched for an unchanged file).
-  const missingBytes = toParse.filter((f) => !f.bytes);
-  if (missingBytes.length > 0) throw new CorruptIndexError(`stat cache and manifest disagree for ${missingBytes[0]!.path}`);
-  let rehashed = 0;
-  for (const f of files) if (f.bytes !== undefined) rehashed++;
-  const jobs = toParse.map((f) => ({ path: f.path, sha256: f.sha256, bytes: f.bytes! }));
-  for (const f of files) delete f.bytes; // the jobs (then the workers' buffers) hold the bytes from here on
-  // A cold build streams: each parsed batch is written out and dropped as it arrives (src/indexer/cold.ts).
-  let sink: ColdSink | null = null;
-  if (!prev) {
-    let dir = indexDir;
-    let early: Finding | null = null;
-    if (indexDir) {
-      try {
-        await ensureIndexDir(indexDir);
-      } catch (e) {
-        early = notSaved(indexDir, e);
-        dir = null;
-      }
+/**
+ * The sink a cold build streams its parsed batches into (src/indexer/cold.ts), writing into `indexDir`;
+ * when the folder cannot be made, the sink keeps everything in memory and reports `index_not_saved`.
+ */
+async function openColdSink(indexDir: string | null, fileCount: number): Promise<ColdSink> {
+  let dir = indexDir;
+  let early: Finding | null = null;
+  if (indexDir) {
+    try {
+      await ensureIndexDir(indexDir);
+    } catch (e) {
+      early = notSaved(indexDir, e);
+      dir = null;
     }
-    sink = new ColdSink(dir, shardCountFor(files.length), (e) => notSaved(indexDir!, e));
-    if (early) sink.failed(early);
   }
-  const { batches, threads } = await parseAll(
-    jobs.splice(0),
-    {
-      config,
-      workers: options.workers,
-      onProgress: options.onProgress ? (done, total) => options.onProgress!({ phase: 'parse', done, total }) : undefined,
-      onBatch: sink ? (b) => sink!.add(b) : undefined,
-    },
-  );
-  const parsed = new Map<string, ParsedLines>();
-  for (const b of batches) for (const r of b.records) parsed.set(r.path, r);
+  const sink = new ColdSink(dir, shardCountFor(fileCount), (e) => notSaved(indexDir!, e));
+  if (early) sink.failed(early);
+  return sink;
+}
 
-  const manifestFiles: ManifestEntry[] = files.map((f) => ({ path: f.path, size: f.size, sha256: f.sha256 }));
-  const snapshot = snapshotId(namespace, manifestFiles, scan.assets);
-  const base = { namespace, root: scan.root, optionsHash: input.optionsHash, snapshot, manifestFiles, assets: scan.assets };
+/** Parse the jobs (emptied), streaming each batch into `sink` when there is one (then no batch is kept). */
+function parseChanges(
+  jobs: ParseJob[], sink: ColdSink | null, options: IndexOptions, config: VaultConfig,
+): Promise<{ batches: ParsedBatch[]; threads: number }> {
+  return parseAll(jobs, {
+    config,
+    workers: options.workers,
+    onProgress: options.onProgress ? (done, total) => options.onProgress!({ phase: 'parse', done, total }) : undefined,
+    onBatch: sink ? (b) => sink.add(b) : undefined,
+  });
+}
 
-  let families: Families;
-  let source: ShardSource;
-  let counts: { notes: number; chunks: number; links: number };
-  let saveFinding: Finding | null = null;
+/** What {@link storeChanges} works on. */
+interface StoreInput {
+  indexDir: string | null;
+  prev: IndexManifest | null;
+  /** The cold build's sink (null when a previous index exists). */
+  sink: ColdSink | null;
+  base: IncrementalBase;
+  files: readonly ScannedFile[];
+  batches: readonly ParsedBatch[];
+  removedPaths: readonly string[];
+  changed: boolean;
+}
 
+/** The record shards, search source and counts of this run, and the finding of a failed save. */
+interface StoredIndex {
+  families: Families;
+  source: ShardSource;
+  counts: { notes: number; chunks: number; links: number };
+  saveFinding: Finding | null;
+}
+
+/**
+ * Persist this run in one of three ways: cold (no previous index: everything was streamed to the sink;
+ * doc ids are chunk ordinals; the manifest is committed last), warm (nothing changed: everything stays on
+ * disk until read), or incremental ({@link incremental}). A failed write is `saveFinding`, never thrown.
+ */
+async function storeChanges(s: StoreInput): Promise<StoredIndex> {
+  const { indexDir, prev } = s;
   if (!prev) {
-    // Cold build: every note parsed and already streamed to the sink; doc ids are chunk ordinals.
-    const cold = await sink!.finish();
-    // Closures of this function (the stats getters) outlive it: let them not keep the sink's buffers.
-    sink = null;
-    families = cold.families;
-    counts = cold.counts;
-    source = cold.source;
-    saveFinding = cold.saveFinding;
+    const cold = await s.sink!.finish();
+    let saveFinding = cold.saveFinding;
     if (indexDir && cold.searchFiles) {
       try {
-        await commitManifest(indexDir, manifestOf(base, shardCountFor(files.length), families, cold.searchFiles, counts));
+        await commitManifest(indexDir, manifestOf(s.base, shardCountFor(s.files.length), cold.families, cold.searchFiles, cold.counts));
       } catch (e) {
         saveFinding = notSaved(indexDir, e);
       }
     }
-  } else if (!changed) {
-    // Warm: nothing changed; everything stays on disk until read.
-    families = diskFamilies(prev);
-    counts = prev.counts;
-    source = persistedSource(indexDir!, prev);
-  } else {
-    // Incremental: rewrite the record shards of changed notes, update the postings of changed notes.
-    const inc = await incremental(indexDir!, prev, files, parsed, batches, removedPaths, base);
-    families = inc.families;
-    counts = inc.counts;
-    source = inc.source;
-    saveFinding = inc.saveFinding;
+    return { families: cold.families, counts: cold.counts, source: cold.source, saveFinding };
   }
+  if (!s.changed) return { families: diskFamilies(prev), counts: prev.counts, source: persistedSource(indexDir!, prev), saveFinding: null };
+  const parsed = new Map<string, ParsedLines>();
+  for (const b of s.batches) for (const r of b.records) parsed.set(r.path, r);
+  return incremental(indexDir!, prev, s.files, parsed, s.batches, s.removedPaths, s.base);
+}
 
-  const findings = [...input.findings, ...scan.findings];
-  const tail: Finding[] = [];
-  if (saveFinding) tail.push(saveFinding);
-  // The stat cache is rewritten when it would save real work next time: after a cold build, or when many
-  // notes had to be re-hashed. A few re-hashed notes (an edit) are cheaper to re-hash next run than to
-  // rewrite the cache of every note now.
-  if (indexDir && !saveFinding && (!state || rehashed > Math.max(32, files.length / 200))) {
-    const newState: StatState = { scan_started_ms: scanStarted, files: {} };
-    for (const f of files) newState.files[f.path] = { ...f.identity, sha256: f.sha256 };
-    const f = await writeState(indexDir, newState);
-    if (f) tail.push(f);
-  }
+/**
+ * Rewrite the stat cache when it would save real work next time: after a cold build, or when many notes
+ * had to be re-hashed. A few re-hashed notes (an edit) are cheaper to re-hash next run than to rewrite
+ * the cache of every note now. Returns the finding of a failed write, else null.
+ */
+async function refreshStatCache(
+  indexDir: string | null, state: StatState | null, files: readonly ScannedFile[], rehashed: number, scanStarted: number,
+): Promise<Finding | null> {
+  if (!indexDir || (state && rehashed <= Math.max(32, files.length / 200))) return null;
+  const newState: StatState = { scan_started_ms: scanStarted, files: {} };
+  for (const f of files) newState.files[f.path] = { ...f.identity, sha256: f.sha256 };
+  return writeState(indexDir, newState);
+}
 
-  const index = lazyIndex({
-    namespace, root: scan.root, snapshot, manifestFiles, config, files, assets: scan.assets, tooLarge: scan.too_large, indexDir, families, head: findings, tail,
-  });
-  attachSearchSource(index, source, chunkReaders.get(index), namesReaders.get(index));
-  const stats: IndexStats = {
-    notes: files.length, chunks: counts.chunks, links: counts.links, unresolved: 0, ambiguous: 0, broken_fragments: 0,
-    parsed: toParse.length, reused, removed: removedPaths.length, rebuilt: input.rebuilt, index_dir: indexDir, threads,
-  };
+/**
+ * Record the run's counters for {@link indexStats}. `unresolved`, `ambiguous` and `broken_fragments`
+ * become getters that resolve the links on first read (a warm run that is never asked does not).
+ */
+function attachStats(index: VaultIndex, stats: IndexStats): void {
   let tally: [number, number, number] | null = null;
   const count = (): [number, number, number] => {
     if (!tally) {
@@ -348,8 +432,6 @@ async function build(input: BuildInput): Promise<VaultIndex> {
   Object.defineProperty(stats, 'ambiguous', { enumerable: true, get: () => count()[1] });
   Object.defineProperty(stats, 'broken_fragments', { enumerable: true, get: () => count()[2] });
   statsOf.set(index, stats);
-  assetsOf.set(index, scan.assets);
-  return index;
 }
 
 function notSaved(indexDir: string, e: unknown): Finding {
@@ -740,9 +822,111 @@ interface LazyInput {
  * replaced by plain values on first read). Reading them loads the record shards; reading `links` or
  * `findings` resolves every link (a cold build has done that already). Should a record shard be
  * unreadable by then, the notes are parsed again from the vault (same bytes ⇒ same records); a note
- * whose bytes changed meanwhile throws `stale_file`.
+ * whose bytes changed meanwhile throws `stale_file`. The search reads one note's chunks, title and
+ * aliases without loading a whole family ({@link chunkReaderOf}, {@link namesReaderOf}).
  */
 function lazyIndex(p: LazyInput): VaultIndex {
+  const records = lazyRecords(p);
+  const index = {
+    schema_version: INDEX_SCHEMA_VERSION,
+    namespace: p.namespace,
+    root: p.root,
+    snapshot_id: p.snapshot,
+    manifest: p.manifestFiles,
+    config: p.config,
+  } as VaultIndex;
+  defineLazy(index, 'notes', () => records.notes().notes);
+  defineLazy(index, 'chunks', records.chunks);
+  defineLazy(index, 'links', () => records.resolved().links);
+  defineLazy(index, 'findings', records.findings);
+  chunkReaders.set(index, chunkReaderOf(p, records, index));
+  namesReaders.set(index, namesReaderOf(p, records, index));
+  return index;
+}
+
+/** `index[key]` as an enumerable getter that computes `get()` once and replaces itself by the value. */
+function defineLazy<K extends 'notes' | 'chunks' | 'links' | 'findings'>(index: VaultIndex, key: K, get: () => VaultIndex[K]): void {
+  Object.defineProperty(index, key, {
+    enumerable: true,
+    configurable: true,
+    get() {
+      const value = get();
+      Object.defineProperty(index, key, { value, enumerable: true, configurable: true, writable: true });
+      return value;
+    },
+    set(value: VaultIndex[K]) {
+      Object.defineProperty(index, key, { value, enumerable: true, configurable: true, writable: true });
+    },
+  });
+}
+
+/** The whole record families of a lazy index, each loaded (and cached) on first call. */
+interface LazyRecords {
+  /** Note records and the findings of their parse, in manifest order. */
+  notes: () => { notes: NoteRecord[]; findings: Finding[] };
+  /** Every chunk, in manifest order. */
+  chunks: () => Chunk[];
+  /** Every link resolved vault-wide (sorted by source path, line, column) and the resolution's findings. */
+  resolved: () => { links: LinkRecord[]; findings: Finding[] };
+  /** The run's findings: the scan's first, then notes' and links' (in a fixed order), then the save's. */
+  findings: () => Finding[];
+  /** True once `notes()` has run. */
+  notesLoaded: () => boolean;
+  /** The chunks once `chunks()` has run, else null. */
+  loadedChunks: () => Chunk[] | null;
+}
+
+/** The loaders behind a lazy index's properties (see {@link lazyIndex}). */
+function lazyRecords(p: LazyInput): LazyRecords {
+  const familyLines = familyLinesOf(p);
+  let notesCache: { notes: NoteRecord[]; findings: Finding[] } | null = null;
+  const notes = () => {
+    if (!notesCache) {
+      const list: NoteRecord[] = [];
+      const findings: Finding[] = [];
+      for (const l of familyLines('notes')) {
+        const v = JSON.parse(l) as NoteLineValue;
+        list.push(v.note);
+        for (const f of v.findings) findings.push(f);
+      }
+      notesCache = { notes: list, findings };
+    }
+    return notesCache;
+  };
+  let chunksCache: Chunk[] | null = null;
+  const chunks = () => {
+    if (!chunksCache) {
+      chunksCache = [];
+      for (const l of familyLines('chunks')) for (const c of (JSON.parse(l) as { chunks: Chunk[] }).chunks) chunksCache.push(c);
+    }
+    return chunksCache;
+  };
+  let resolvedCache: { links: LinkRecord[]; findings: Finding[] } | null = null;
+  const resolved = () => {
+    if (!resolvedCache) {
+      const pending: LinkRecord[] = [];
+      for (const l of familyLines('parse_links')) for (const x of (JSON.parse(l) as { links: LinkRecord[] }).links) pending.push(x);
+      const r = resolveLinks(notes().notes, [], pending, { files: p.assets, tooLarge: p.tooLarge });
+      resolvedCache = { links: sortLinks(r.links), findings: r.findings };
+    }
+    return resolvedCache;
+  };
+  const findings = () => {
+    const out = [...p.head];
+    for (const f of sortFindings(notes().findings.concat(resolved().findings))) out.push(f);
+    for (const f of p.tail) out.push(f);
+    return out;
+  };
+  return { notes, chunks, resolved, findings, notesLoaded: () => notesCache !== null, loadedChunks: () => chunksCache };
+}
+
+/**
+ * A family's record lines in manifest order, read from its shards; when a shard is unreadable or lacks a
+ * note, every note is parsed again from the vault (once, then kept) and its lines taken from that.
+ *
+ * @throws LoretraceError `stale_file` when a note's bytes no longer match the sha256 it was indexed with.
+ */
+function familyLinesOf(p: LazyInput): (fam: keyof Families) => string[] {
   const paths = p.files.map((f) => f.path);
   let fallback: Map<string, ParsedLines> | null = null;
   const reparse = (): Map<string, ParsedLines> => {
@@ -759,7 +943,7 @@ function lazyIndex(p: LazyInput): VaultIndex {
     }
     return fallback;
   };
-  const familyLines = (fam: keyof Families): string[] => {
+  return (fam) => {
     try {
       const byPath = new Map<string, string>();
       for (const ref of p.families[fam]) for (const l of splitLinesOf(refText(p.indexDir, ref))) byPath.set(linePath(l), l);
@@ -771,83 +955,22 @@ function lazyIndex(p: LazyInput): VaultIndex {
     } catch (e) {
       if (!(e instanceof CorruptIndexError)) throw e;
       const all = reparse();
-      return paths.map((path) => {
-        const r = all.get(path)!;
-        return Buffer.from(fam === 'notes' ? r.note : fam === 'chunks' ? r.chunks : r.links).toString('utf8');
-      });
+      return paths.map((path) => recordLine(all.get(path)!, fam));
     }
   };
-  let notesCache: { notes: NoteRecord[]; findings: Finding[] } | null = null;
-  const notesAndFindings = () => {
-    if (!notesCache) {
-      const notes: NoteRecord[] = [];
-      const findings: Finding[] = [];
-      for (const l of familyLines('notes')) {
-        const v = JSON.parse(l) as NoteLineValue;
-        notes.push(v.note);
-        for (const f of v.findings) findings.push(f);
-      }
-      notesCache = { notes, findings };
-    }
-    return notesCache;
-  };
-  let chunksCache: Chunk[] | null = null;
-  const chunks = () => {
-    if (!chunksCache) {
-      chunksCache = [];
-      for (const l of familyLines('chunks')) for (const c of (JSON.parse(l) as { chunks: Chunk[] }).chunks) chunksCache.push(c);
-    }
-    return chunksCache;
-  };
-  let resolved: { links: LinkRecord[]; findings: Finding[] } | null = null;
-  const resolve = () => {
-    if (!resolved) {
-      const pending: LinkRecord[] = [];
-      for (const l of familyLines('parse_links')) for (const x of (JSON.parse(l) as { links: LinkRecord[] }).links) pending.push(x);
-      const r = resolveLinks(notesAndFindings().notes, [], pending, { files: p.assets, tooLarge: p.tooLarge });
-      resolved = { links: sortLinks(r.links), findings: r.findings };
-    }
-    return resolved;
-  };
-  const findings = () => {
-    const out = [...p.head];
-    for (const f of sortFindings(notesAndFindings().findings.concat(resolve().findings))) out.push(f);
-    for (const f of p.tail) out.push(f);
-    return out;
-  };
-  const index = {
-    schema_version: INDEX_SCHEMA_VERSION,
-    namespace: p.namespace,
-    root: p.root,
-    snapshot_id: p.snapshot,
-    manifest: p.manifestFiles,
-    config: p.config,
-  } as VaultIndex;
-  const lazy = <K extends 'notes' | 'chunks' | 'links' | 'findings'>(key: K, get: () => VaultIndex[K]) => {
-    Object.defineProperty(index, key, {
-      enumerable: true,
-      configurable: true,
-      get() {
-        const value = get();
-        Object.defineProperty(index, key, { value, enumerable: true, configurable: true, writable: true });
-        return value;
-      },
-      set(value: VaultIndex[K]) {
-        Object.defineProperty(index, key, { value, enumerable: true, configurable: true, writable: true });
-      },
-    });
-  };
-  lazy('notes', () => notesAndFindings().notes);
-  lazy('chunks', chunks);
-  lazy('links', () => resolve().links);
-  lazy('findings', findings);
+}
 
-  // Chunks (and title + aliases) of one note for search hits and phrase checks, without loading a whole
-  // family: one record line at a time (src/indexer/record-lines.ts).
+/**
+ * The chunks of one note, for search hits and phrase checks: one record line at a time
+ * (src/indexer/record-lines.ts), each note's list kept; from the loaded chunks once they are, or when a
+ * shard is unreadable.
+ */
+function chunkReaderOf(p: LazyInput, records: LazyRecords, index: VaultIndex): (path: VaultPath) => readonly Chunk[] {
   const chunkLine = recordLineReader(p.indexDir, p.families.chunks);
   const parsedChunks = new Map<string, Chunk[]>();
-  chunkReaders.set(index, (path) => {
-    if (chunksCache || p.families.chunks.length === 0) return chunksCache ? chunksByPath(chunksCache, path) : [];
+  return (path) => {
+    const loaded = records.loadedChunks();
+    if (loaded || p.families.chunks.length === 0) return loaded ? chunksByPath(loaded, path) : [];
     let list = parsedChunks.get(path);
     if (!list) {
       try {
@@ -860,17 +983,23 @@ function lazyIndex(p: LazyInput): VaultIndex {
       parsedChunks.set(path, list);
     }
     return list;
-  });
+  };
+}
+
+/**
+ * Title then aliases of one note, for the search's name match: one record line at a time, each note's
+ * list kept; once every note is loaded anyway (or a shard is unreadable), from one path → note map.
+ */
+function namesReaderOf(p: LazyInput, records: LazyRecords, index: VaultIndex): (path: VaultPath) => readonly string[] {
   const noteLine = recordLineReader(p.indexDir, p.families.notes);
   const names = new Map<string, string[]>();
-  // Once every note is loaded anyway (or a shard is unreadable), one path → note map instead of a line read.
   let loadedNotes: Map<string, NoteRecord> | null = null;
   const fromLoaded = (path: string) => (loadedNotes ??= new Map(index.notes.map((n) => [n.path, n]))).get(path);
-  namesReaders.set(index, (path) => {
+  return (path) => {
     let list = names.get(path);
     if (!list) {
       let note: NoteRecord | undefined;
-      if (notesCache || p.families.notes.length === 0) note = fromLoaded(path);
+      if (records.notesLoaded() || p.families.notes.length === 0) note = fromLoaded(path);
       else {
         try {
           const line = noteLine(path);
@@ -884,8 +1013,7 @@ function lazyIndex(p: LazyInput): VaultIndex {
       names.set(path, list);
     }
     return list;
-  });
-  return index;
+  };
 }
 
 const byPathCache = new WeakMap<Chunk[], Map<string, Chunk[]>>();
