@@ -4,45 +4,23 @@
  * when they exist or are locked, all or none, with a lock beside them — is src/receipts/outputs.ts,
  * re-exported here for the commands.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { LoretraceError } from '../errors.js';
 import type { CliContext } from './context.js';
-import { inputCap } from './vault-options.js';
+import { readInputFile } from './vault-options.js';
 
 export { documentText, guardOutputs, lockTarget, writeAllAtomic } from '../receipts/outputs.js';
 export type { OutputTarget } from '../receipts/outputs.js';
 
 /**
- * Read an input file's exact bytes (for hashing into a lock) with the checks every input gets: a regular file
- * of at most the input cap (`inputCap`: 8 MiB, `LORETRACE_MAX_INPUT_BYTES`), checked from `stat` before reading
- * (`input_too_large`, exit 2). Returns the absolute path and the bytes.
- * @throws LoretraceError `file_not_found` (exit 2) — `cannot read <file>: no such file` (or the reason).
+ * Read an input file's exact bytes (for hashing into a lock) with the checks every input gets
+ * ({@link readInputFile}: a regular file of at most the input cap — `inputCap`: 8 MiB,
+ * `LORETRACE_MAX_INPUT_BYTES` — checked before reading). Returns the absolute path and the bytes.
+ * @throws LoretraceError `file_not_found` (exit 2) — `cannot read <file>: no such file` (or the reason);
+ *   `input_too_large` (exit 2).
  */
 export async function readInputBytes(ctx: CliContext, file: string, what: string): Promise<{ abs: string; bytes: Buffer }> {
-  const abs = resolve(ctx.cwd, file);
-  const refuse = (why: string) => new LoretraceError('file_not_found', `cannot read ${file}: ${why}`, { file, expected: `a readable ${what} file` }, 2);
-  const reason = (e: unknown): string => {
-    const code = (e as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : (e as Error).message;
-  };
-  let st;
-  try {
-    st = await stat(abs);
-  } catch (e) {
-    throw refuse(reason(e));
-  }
-  if (st.isDirectory()) throw refuse('is a directory');
-  if (!st.isFile()) throw refuse('not a regular file');
-  const cap = inputCap(ctx);
-  if (st.size > cap) {
-    throw new LoretraceError('input_too_large', `${file} is ${st.size} bytes, over the ${cap}-byte input limit; not read (set LORETRACE_MAX_INPUT_BYTES to raise it)`, { file, expected: `a file of at most ${cap} bytes` }, 2);
-  }
-  try {
-    return { abs, bytes: await readFile(abs) };
-  } catch (e) {
-    throw refuse(reason(e));
-  }
+  return { abs: resolve(ctx.cwd, file), bytes: await readInputFile(ctx, file, what) };
 }
 
 /**

@@ -6,7 +6,6 @@
  * Options (same wording and defaults everywhere): `--lore <dir>` (required, except for `ledger verify`),
  * `--namespace <name>`, `--index-dir <dir>`, `--config <file>`, `--include <glob>`..., `--exclude <glob>`...
  */
-import { readFile, stat } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
 import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
@@ -172,21 +171,35 @@ export function inputCap(ctx: CliContext): number {
 }
 
 /**
- * Read an input file named on the command line as strict UTF-8 text (src/contracts/json-input.ts): only a
- * regular file is opened (a FIFO or `/dev/zero` would block or never end), its size is checked against the
- * cap from `fstat` before a byte is read, and an invalid UTF-8 byte is an error with its byte offset.
+ * The exact bytes of an input file named on the command line, through the one checked reader
+ * (`readInputBytes`, src/contracts/json-input.ts): only a regular file is opened (a FIFO or `/dev/zero`
+ * would block or never end) and its size is checked against the cap from `fstat` before a byte is read.
+ * The errors name the document the command expected, not "a JSON file".
  *
+ * @param file the path as the user gave it (relative to `ctx.cwd`), used in messages.
  * @param what the document expected, for the error's `expected` (e.g. `JSON traversal policy`).
  * @param maxBytes the cap; default {@link inputCap} (ledgers pass {@link MAX_LEDGER_BYTES}).
  * @throws LoretraceError `file_not_found` (exit 2) — `cannot read <file>: no such file` (or `is a
- *   directory`, `not a regular file`, the system's reason); `input_too_large`, `not_utf8` (exit 2).
+ *   directory`, `not a regular file`, the system's reason); `input_too_large` (exit 2).
  */
-export async function readInputText(ctx: CliContext, file: string, what: string, maxBytes: number = inputCap(ctx)): Promise<string> {
-  const bytes = await readInputBytes(resolvePath(ctx.cwd, file), file, { maxBytes }).catch((e: unknown) => {
+export async function readInputFile(ctx: CliContext, file: string, what: string, maxBytes: number = inputCap(ctx)): Promise<Buffer> {
+  return readInputBytes(resolvePath(ctx.cwd, file), file, { maxBytes }).catch((e: unknown) => {
     if (isLoretraceError(e) && e.code === 'file_not_found') throw new LoretraceError(e.code, e.message, { file, expected: `a readable ${what} file` }, 2);
+    if (isLoretraceError(e) && e.code === 'input_too_large') throw new LoretraceError(e.code, e.message, { file, expected: `a file of at most ${maxBytes} bytes` }, 2);
     throw e;
   });
-  return decodeUtf8Strict(bytes, file);
+}
+
+/**
+ * Read an input file named on the command line as strict UTF-8 text: {@link readInputFile}, then an
+ * invalid UTF-8 byte is an error with its byte offset (src/contracts/json-input.ts).
+ *
+ * @param what the document expected, for the error's `expected` (e.g. `JSON traversal policy`).
+ * @param maxBytes the cap; default {@link inputCap} (ledgers pass {@link MAX_LEDGER_BYTES}).
+ * @throws LoretraceError `file_not_found`, `input_too_large`, `not_utf8` (exit 2).
+ */
+export async function readInputText(ctx: CliContext, file: string, what: string, maxBytes: number = inputCap(ctx)): Promise<string> {
+  return decodeUtf8Strict(await readInputFile(ctx, file, what, maxBytes), file);
 }
 
 /**
