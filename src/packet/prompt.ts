@@ -70,34 +70,23 @@ function bulletRunEnd(lines: readonly string[], header: number): number {
  */
 export function parseSourceSection(prompt: string): { style: PromptStyle; items: { ref_id: string | null; text: string }[] } | null {
   const lines = prompt.split('\n');
-  let header = findLine(lines, SOURCE_HEADER_MD);
-  let style: PromptStyle = 'markdown';
-  if (header < 0) {
-    header = findLine(lines, SOURCE_HEADER_PLAIN);
-    style = 'plain';
-  }
-  if (header < 0) return null;
-  const end = bulletRunEnd(lines, header);
-  const items: { ref_id: string | null; text: string }[] = [];
-  for (let i = header + 1; i < end; i++) {
-    const line = lines[i] as string;
-    if (line.startsWith('- ')) {
-      let body = line.slice(2);
-      let refId: string | null = null;
-      if (style === 'markdown') {
-        const colon = body.indexOf(': ');
-        if (colon > 0) {
-          refId = body.slice(0, colon);
-          body = body.slice(colon + 2);
-        }
-      }
-      items.push({ ref_id: refId, text: body });
-    } else {
-      const last = items[items.length - 1];
-      if (last) last.text += '\n' + line.slice(2);
-    }
-  }
+  const found = findSourceHeader(lines);
+  if (!found) return null;
+  const { header, style } = found;
+  const items = sourceItems(lines, header, bulletRunEnd(lines, header), style).map(({ ref_id, text }) => ({ ref_id, text }));
   return { style, items };
+}
+
+/**
+ * The source section's header line (0-based index) and the style it is written in: the first markdown
+ * header (`## Source Excerpts` / `## Source Constraints`), else the first plain one (`Source constraints:` /
+ * `Source excerpts:`); null when the prompt has neither.
+ */
+function findSourceHeader(lines: readonly string[]): { header: number; style: PromptStyle } | null {
+  const md = findLine(lines, SOURCE_HEADER_MD);
+  if (md >= 0) return { header: md, style: 'markdown' };
+  const plain = findLine(lines, SOURCE_HEADER_PLAIN);
+  return plain >= 0 ? { header: plain, style: 'plain' } : null;
 }
 
 /**
@@ -113,13 +102,9 @@ export function parseSourceSection(prompt: string): { style: PromptStyle; items:
  */
 export function applySourceSection(prompt: string, excerpts: readonly SourceExcerpt[]): { prompt: string; removed: string[] } {
   const lines = prompt.split('\n');
-  let header = findLine(lines, SOURCE_HEADER_MD);
-  let style: PromptStyle;
-  if (header >= 0) style = 'markdown';
-  else {
-    header = findLine(lines, SOURCE_HEADER_PLAIN);
-    style = header >= 0 ? 'plain' : promptStyle(prompt);
-  }
+  const found = findSourceHeader(lines);
+  const header = found ? found.header : -1;
+  const style: PromptStyle = found ? found.style : promptStyle(prompt);
   const body = renderSourceSection(excerpts, style);
   if (header >= 0) {
     const end = bulletRunEnd(lines, header);
@@ -196,13 +181,9 @@ function sourceItems(lines: readonly string[], header: number, end: number, styl
  */
 export function mergeSourceSection(prompt: string, change: { replaced: readonly SourceExcerpt[]; added: readonly SourceExcerpt[] }): { prompt: string; removed: string[] } {
   const lines = prompt.split('\n');
-  let header = findLine(lines, SOURCE_HEADER_MD);
-  let style: PromptStyle = 'markdown';
-  if (header < 0) {
-    header = findLine(lines, SOURCE_HEADER_PLAIN);
-    style = 'plain';
-  }
-  if (header < 0) return { prompt: applySourceSection(prompt, change.added).prompt, removed: [] };
+  const found = findSourceHeader(lines);
+  if (!found) return { prompt: applySourceSection(prompt, change.added).prompt, removed: [] };
+  const { header, style } = found;
   const end = bulletRunEnd(lines, header);
   const isReplaced = (item: SourceItem): boolean =>
     change.replaced.some((ex) => item.text === ex.text && (item.ref_id === null || item.ref_id === ex.ref_id || style === 'plain'));
