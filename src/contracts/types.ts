@@ -173,6 +173,21 @@ export interface ParsedResponse {
   research_trace?: ResearchTraceEntry[];
 }
 
+/**
+ * Ghostlight's `leakage_audit` object (responder-output `$defs/leakage_audit`): one boolean per kind of
+ * leak a reviewer confirms (seed 001, "Packet Contents"), and free-text notes. loretrace's automated first
+ * pass (`auditLeakage`, src/receipts/leakage.ts) sets the booleans it can decide and leaves the rest false.
+ */
+export interface LeakageAudit {
+  private_state_leak: boolean;
+  author_only_leak: boolean;
+  future_branch_leak: boolean;
+  raw_state_soup: boolean;
+  prompt_parroting: boolean;
+  body_or_object_omniscience: boolean;
+  notes: string[];
+}
+
 /** A responder output capture (`ghostlight.responder_output.v0`). */
 export interface ResponderOutputCapture {
   schema_version: 'ghostlight.responder_output.v0';
@@ -195,15 +210,7 @@ export interface ResponderOutputCapture {
   /** Must parse (JSON) to exactly `parsed_output`. */
   raw_output: string;
   parsed_output: ParsedResponse;
-  leakage_audit: {
-    private_state_leak: boolean;
-    author_only_leak: boolean;
-    future_branch_leak: boolean;
-    raw_state_soup: boolean;
-    prompt_parroting: boolean;
-    body_or_object_omniscience: boolean;
-    notes: string[];
-  };
+  leakage_audit: LeakageAudit;
   coordinator_review: {
     reviewer: string;
     accepted_for_training: boolean;

@@ -28,7 +28,7 @@
  * pass and that the booleans left false must be confirmed by a reviewer.
  */
 import type { NoteRecord, VaultIndex } from '../types.js';
-import type { ResponderPacket } from '../contracts/types.js';
+import type { LeakageAudit, ResponderPacket } from '../contracts/types.js';
 import { RAW_STATE_MARKERS, hiddenTextForm } from '../contracts/rules.js';
 import { isUnderPrefix, parseRef } from '../refs/ref.js';
 
@@ -39,16 +39,8 @@ export const PARROT_MIN_WORDS = 8;
 /** Names shorter than this (in `hiddenTextForm`) are not searched: too many chance matches. */
 export const MIN_NAME_CHARS = 4;
 
-/** Ghostlight's leakage_audit object. */
-export interface LeakageAudit {
-  private_state_leak: boolean;
-  author_only_leak: boolean;
-  future_branch_leak: boolean;
-  raw_state_soup: boolean;
-  prompt_parroting: boolean;
-  body_or_object_omniscience: boolean;
-  notes: string[];
-}
+/** Ghostlight's leakage_audit object: the contract type (src/contracts/types.ts), re-exported with the audit. */
+export type { LeakageAudit };
 
 /** The booleans of a leakage audit, in Ghostlight's order. */
 export const LEAKAGE_FLAGS = ['private_state_leak', 'author_only_leak', 'future_branch_leak', 'raw_state_soup', 'prompt_parroting', 'body_or_object_omniscience'] as const;
