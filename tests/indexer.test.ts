@@ -126,15 +126,15 @@ describe('indexVault', () => {
       ]);
     });
 
-    it('5 MB single-line note: over the default 4 MiB cap it is skipped with file_too_large; under a raised cap it is one chunk', async () => {
+    it('5 MB single-line note: under the default 8 MiB cap it is one chunk; over a lowered cap it is skipped with file_too_large', async () => {
       const v = vaultWith({ 'Huge Line.md': 'word '.repeat(1_000_000) });
-      const capped = await indexVault(v, { indexDir: temp('lt-idx-') });
+      const capped = await indexVault(v, { indexDir: temp('lt-idx-'), config: { max_file_bytes: 4_194_304 } });
       expect(capped.notes).toEqual([]);
       expect(capped.findings.map((f) => [f.code, f.message])).toEqual([
         ['file_too_large', 'Huge Line.md is 5000000 bytes, over max_file_bytes 4194304; not parsed, chunked or searched (links to it resolve as too_large)'],
         ['empty_vault', `vault ${v} contains no markdown notes; the index is empty`],
       ].sort((a, b) => (a[0]! === 'empty_vault' ? -1 : 1) - (b[0]! === 'empty_vault' ? -1 : 1)));
-      const raised = await indexVault(v, { indexDir: temp('lt-idx-'), config: { max_file_bytes: 6_000_000 } });
+      const raised = await indexVault(v, { indexDir: temp('lt-idx-') });
       expect(raised.chunks.map((c) => [c.chunk_index, c.line_start, c.line_end, c.word_count])).toEqual([[0, 1, 1, 1_000_000]]);
       expect(search(raised, 'word', { k: 1 }).map((h) => h.ref)).toEqual(['Lore:Huge Line.md#chunk0']);
     });

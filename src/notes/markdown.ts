@@ -19,6 +19,7 @@ import type { VaultPath } from '../types.js';
 import { maskInert } from './inert.js';
 import { lineStartOffsets, splitLines } from './lines.js';
 import { degradedRoot, frontmatterFences, measureMarkdown, pathologyHits, type PathologyHit } from './pathological.js';
+import { parseInSections, sectionCutLines, sectionPieces, SECTION_PIECE_CHARS, SECTIONED_PARSE_MIN_CHARS } from './sections.js';
 import { remarkWikiLink } from './wikilink.js';
 
 /**
@@ -82,6 +83,13 @@ export interface MarkdownOptions {
    * valid frontmatter, so its lines are chunked and their links kept (docs/PARSING.md, "Frontmatter").
    */
   frontmatter?: boolean;
+  /**
+   * Sectioned parsing of big notes (src/notes/sections.ts): a note of at least `minChars` UTF-16 code
+   * units (default 131,072) is parsed in pieces of whole top-level heading sections of at least
+   * `pieceChars` (default 65,536), giving the same mdast in time linear in the note's size. Tests force
+   * small values to check that equality; callers never need to set it.
+   */
+  sections?: { minChars: number; pieceChars: number };
 }
 
 /**
@@ -105,14 +113,35 @@ export function parseMarkdown(path: VaultPath, text: string, options: MarkdownOp
   const bodyStart = fences ? fences.line_end + 1 : 1;
   const parsed = maskInert(text, lines, lineStarts, bodyStart).text;
   const pathology = pathologyHits(measureMarkdown(lines, bodyStart), text.length);
+  const parsedLines = parsed === text ? lines : splitLines(parsed);
   const root =
     pathology.length > 0
-      ? degradedRoot(parsed, parsed === text ? lines : splitLines(parsed), lineStarts, { frontmatter: withFrontmatter })
-      : ((withFrontmatter ? processor : bodyOnlyProcessor).parse(parsed) as Root);
+      ? degradedRoot(parsed, parsedLines, lineStarts, { frontmatter: withFrontmatter })
+      : micromarkRoot(withFrontmatter ? processor : bodyOnlyProcessor, parsed, parsedLines, lineStarts, bodyStart, options.sections);
   const first = root.children[0];
   const frontmatter =
     first && first.type === 'yaml' && first.position
       ? { value: first.value, line_start: first.position.start.line, line_end: first.position.end.line }
       : null;
   return { path, text, lines, lineStarts, parsed, root, frontmatter, pathology };
+}
+
+/**
+ * The micromark/mdast parse of `parsed`: in one run, or, for a note of at least
+ * {@link SECTIONED_PARSE_MIN_CHARS} code units that may be cut (src/notes/sections.ts), one run per piece
+ * of whole top-level sections — the same tree, without micromark's cost quadratic in the note's size.
+ */
+function micromarkRoot(
+  stack: { parse(text: string): unknown },
+  parsed: string,
+  parsedLines: readonly string[],
+  lineStarts: readonly number[],
+  bodyStart: number,
+  sections: MarkdownOptions['sections'],
+): Root {
+  const minChars = sections?.minChars ?? SECTIONED_PARSE_MIN_CHARS;
+  const parse = (t: string): Root => stack.parse(t) as Root;
+  if (parsed.length < minChars) return parse(parsed);
+  const pieces = sectionPieces(sectionCutLines(parsedLines, bodyStart), lineStarts, parsedLines.length, sections?.pieceChars ?? SECTION_PIECE_CHARS);
+  return pieces.length === 1 ? parse(parsed) : parseInSections(parse, parsed, lineStarts, pieces);
 }

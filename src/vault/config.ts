@@ -14,8 +14,13 @@ import type { VaultConfig } from '../types.js';
 /** File name looked up in the vault root when no `--config` is given. */
 export const CONFIG_FILE_NAME = 'loretrace.config.json';
 
-/** Default cap on the size of a note that is read and parsed: 4 MiB (bytes). */
-export const DEFAULT_MAX_FILE_BYTES = 4 * 1024 * 1024;
+/**
+ * Default cap on the size of a note that is read and parsed: 8 MiB (bytes). Measured with
+ * scripts/big-note.mjs (docs/PARSING.md, "Size cap, measured"): a cold index of one note costs about
+ * 100 MiB of peak RSS per MB of ordinary lore (5 MB: 622 MiB, 16 MB: 1,594 MiB), so an 8 MiB note stays
+ * under 1 GiB; larger ones are known but unparsed (`too_large`).
+ */
+export const DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024;
 
 /** JSON Schema (2020-12) of `loretrace.config.json`. Unknown keys are rejected so typos surface. */
 export const VAULT_CONFIG_SCHEMA = {

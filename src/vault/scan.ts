@@ -21,7 +21,7 @@
  * - A note with more than one hard link is not indexed (finding `hard_link`, warning): the admission rule
  *   of src/vault/admission.ts, the same the checked reader applies before returning bytes, so a file the
  *   reader would refuse never reaches search, links, traversal, the proxy or verification.
- * - Notes larger than `maxFileBytes` (default 4 MiB) are not read: finding `file_too_large`; the file is
+ * - Notes larger than `maxFileBytes` (default 8 MiB) are not read: finding `file_too_large`; the file is
  *   left out of the manifest and the search index but listed in `too_large`, so links to it resolve with
  *   status `too_large` rather than reading as missing.
  * - Folders are walked and files stat'ed and read with synchronous calls (one system call each, no
@@ -47,7 +47,7 @@ export interface ScanOptions {
   include?: string[];
   /** Globs of files to leave out entirely (neither note nor asset). */
   exclude?: string[];
-  /** Notes larger than this many bytes are not read (finding `file_too_large`). Default 4 MiB. */
+  /** Notes larger than this many bytes are not read (finding `file_too_large`). Default 8 MiB. */
   maxFileBytes?: number;
   /** Ignored (kept for compatibility): files are read one after another with synchronous reads. */
   concurrency?: number;
