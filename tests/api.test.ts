@@ -54,6 +54,7 @@ describe('loretrace public API', () => {
     'retrieveBatch',
     'scanVault',
     'search',
+    'searchCorpus',
     'serveMcpStdio',
     'sliceLines',
     'splitLines',

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { indexVault } from '../src/indexer/build.js';
-import { search, type SearchHit } from '../src/search/search.js';
+import { search, searchCorpus, type SearchHit } from '../src/search/search.js';
 import type { VaultIndex } from '../src/types.js';
 import { makeVault } from './helpers/temp-vault.js';
 
@@ -88,5 +88,19 @@ describe('search: corpus option', () => {
     for (const q of ['amber', 'quartz channel', 'amb']) {
       expect(scores(search(updated, q, { k: 10, corpus: admitted }))).toEqual(scores(search(fresh, q, { k: 10 })));
     }
+  });
+
+  it('leaves withheld chunks out as if their section were not in the note (a prepared corpus)', async () => {
+    const readableHead = READABLE.slice(0, READABLE.indexOf('## Tides'));
+    const cut = await indexVault(makeVault('Corpus', { 'Readable.md': readableHead, 'Other Pier.md': OTHER }), { indexDir: indexDir() });
+    const corpus = searchCorpus(admitted, [['Readable.md', [1]]]);
+    expect(corpus.key).toBe('[["Other Pier.md","Readable.md"],[["Readable.md",[1]]]]');
+    for (const q of ['quartz', 'amber', 'pier', 'quartz pier tide', 'amb', 'ferry']) {
+      expect(scores(search(withHidden, q, { k: 10, corpus }))).toEqual(scores(search(cut, q, { k: 10 })));
+    }
+    expect(search(withHidden, 'tide', { k: 10, corpus })).toEqual([]);
+    expect(search(withHidden, 'low tide', { k: 10, corpus: searchCorpus(admitted) }).map((h) => h.ref)).toEqual(['Corpus:Readable.md#chunk1']);
+    // every chunk of a note withheld: the note is out of the corpus
+    expect(search(withHidden, 'quartz', { k: 10, corpus: searchCorpus(admitted, [['Readable.md', [0, 1]]]) })).toEqual([]);
   });
 });

@@ -18,6 +18,7 @@
  * schemas/bench-results.schema.json (tests/bench.test.ts checks the two lists agree).
  */
 import { batchExtension } from './batch.mjs';
+import { ADMITTED_SEARCH } from './admitted-search.mjs';
 
 /** The registered extensions, in run order. */
-export const EXTENSIONS = [batchExtension];
+export const EXTENSIONS = [batchExtension, ADMITTED_SEARCH];

@@ -7,5 +7,5 @@ export { indexVault, indexStats, vaultAssets } from './build.js';
 export type { IndexOptions, IndexStats } from './build.js';
 export { getNote, chunksOf, outgoingLinks, backlinks, readNoteLines } from './lookup.js';
 export { snapshotId, defaultIndexDir } from './store.js';
-export { search } from '../search/search.js';
-export type { SearchOptions, SearchHit } from '../search/search.js';
+export { search, searchCorpus } from '../search/search.js';
+export type { SearchOptions, SearchHit, SearchCorpus } from '../search/search.js';

@@ -27,7 +27,8 @@ import type { ParsedRef } from '../refs/index.js';
 import { checkEdge, checkPath, compilePolicy, edgeTarget } from '../policy/index.js';
 import { checkPathPrefixes } from '../policy/compile.js';
 import type { CompiledPolicy } from '../policy/types.js';
-import { search } from '../search/search.js';
+import { search, searchCorpus } from '../search/search.js';
+import type { SearchCorpus } from '../search/search.js';
 import { indexVault } from '../indexer/build.js';
 import type { IndexOptions } from '../indexer/build.js';
 import { validatePacket } from '../contracts/validate.js';
@@ -175,6 +176,7 @@ export class ProxySession {
   private readonly notes: Map<string, NoteRecord>;
   private readonly chunksByPath = new Map<string, Chunk[]>();
   private readonly linksByPath = new Map<string, LinkRecord[]>();
+  private corpus: { size: number; corpus: SearchCorpus } | null = null;
   private queue: Promise<unknown> = Promise.resolve();
   private startedAt = 0;
   private started = false;
@@ -471,6 +473,17 @@ export class ProxySession {
     return { parsed, admission, note };
   }
 
+  /**
+   * The admitted set as a prepared search corpus, rebuilt only when a note was admitted since the last
+   * search (admissions only grow, so the count tells).
+   */
+  private searchCorpus(): SearchCorpus {
+    if (this.corpus === null || this.corpus.size !== this.admitted.size) {
+      this.corpus = { size: this.admitted.size, corpus: searchCorpus(this.admitted.keys() as Iterable<VaultPath>) };
+    }
+    return this.corpus.corpus;
+  }
+
   private chunksOf(path: string): Chunk[] {
     return this.chunksByPath.get(path) ?? [];
   }
@@ -481,10 +494,9 @@ export class ProxySession {
     const left = this.budgets.max_results - this.used.results;
     if (left <= 0) throw new Refuse('budget_exhausted', 'max_results', `the session's result budget (${this.budgets.max_results} hits) is spent`);
     const k = Math.min(args.k ?? this.limits.default_k, this.limits.max_k, left);
-    const paths = [...this.admitted.keys()] as VaultPath[];
     // BM25 statistics from the admitted set only (`corpus`): a score then cannot reveal whether a hidden or
     // out-of-scope note contains a word.
-    const hits = search(this.index, query, { k, paths, corpus: paths });
+    const hits = search(this.index, query, { k, corpus: this.searchCorpus() });
     // Defence in depth: drop any hit outside the admitted set (search must already have done so).
     const kept = hits.filter((h) => this.admitted.has(h.path)).slice(0, k);
     this.used.results += kept.length;

@@ -117,9 +117,11 @@ export class ShardedEngine {
    * with every other document's postings dropped, filtered when first used, so scores are exactly those
    * of an index built from those notes alone (same arithmetic, same order of operations). Doc ids stay
    * this engine's; if this engine has to switch to its in-memory build, the restricted engine switches
-   * to a restriction of that build too (the kept documents are found by path in each).
+   * to a restriction of that build too (the kept documents are found by path in each). `withheld` leaves
+   * single chunks of kept notes out the same way (per path, `chunk_index` = doc id − the note's first id);
+   * a note with no chunk left is not in the doc table.
    */
-  restrictedTo(paths: ReadonlySet<string>): ShardedEngine {
+  restrictedTo(paths: ReadonlySet<string>, withheld: ReadonlyMap<string, ReadonlySet<number>> = new Map()): ShardedEngine {
     const restrict = (meta: () => LoadedMeta, load: (key: string) => CompactShard | null, current: () => boolean): ShardSource => {
       let cached: { loaded: LoadedMeta; removed: Uint8Array } | null = null;
       const state = () => {
@@ -130,12 +132,16 @@ export class ShardedEngine {
           let count = 0;
           const notes = base.meta.notes.filter(([path, first, n]) => {
             if (!paths.has(path)) return false;
+            const held = withheld.get(path);
+            let kept = 0;
             for (let d = first; d < first + n; d++) {
+              if (held?.has(d - first)) continue;
               removed[d] = 0;
               count++;
+              kept++;
               for (let f = 0; f < FIELD_COUNT; f++) sums[f]! += base.lengths[d * FIELD_COUNT + f]!;
             }
-            return true;
+            return kept > 0;
           });
           cached = { removed, loaded: { meta: { ...base.meta, document_count: count, length_sums: sums, notes }, lengths: base.lengths } };
         }

@@ -56,9 +56,11 @@ export interface SearchOptions {
    * and `classes` still filter inside it. Paths that are not notes of the index are ignored; an empty set
    * gives no hits. Cost: each shard a query touches is filtered to the set once and kept (the last
    * {@link CORPUS_CACHE} sets are cached per index, so a session that keeps one set pays it once per
-   * shard). Default: the whole index.
+   * shard). A {@link SearchCorpus} (from {@link searchCorpus}) is the same set prepared once — a session or
+   * a walk that asks many queries of one set passes it to skip re-reading the set on every query — and can
+   * also leave single chunks out (withheld sections). Default: the whole index.
    */
-  corpus?: Iterable<VaultPath>;
+  corpus?: Iterable<VaultPath> | SearchCorpus;
   /** Allow prefix/fuzzy expansion when exact terms give fewer than `k` hits; default true. */
   expand?: boolean;
   /**
@@ -155,14 +157,51 @@ function stateOf(index: VaultIndex): SearchState {
 /** Restricted engines kept per index (`SearchOptions.corpus`); the least recently used is dropped first. */
 export const CORPUS_CACHE = 4;
 
-/** The search state of `st`'s index restricted to the notes at `paths` (cached, see {@link CORPUS_CACHE}). */
-function corpusState(st: SearchState, paths: Iterable<VaultPath>): SearchState {
-  const set = new Set<string>(paths);
-  const key = JSON.stringify([...set].sort(compareCodeUnits));
+/**
+ * A search corpus prepared once: the notes a search may score and find, and the chunks of them it must
+ * treat as absent. Pass it as `SearchOptions.corpus`.
+ */
+export interface SearchCorpus {
+  readonly kind: 'search_corpus';
+  /** Vault paths of the notes in the corpus. */
+  readonly paths: ReadonlySet<VaultPath>;
+  /** Per note path, the `chunk_index`es left out of the corpus (as if the index did not hold them). */
+  readonly withheld: ReadonlyMap<VaultPath, ReadonlySet<number>>;
+  /** Canonical form of the set (sorted paths, then sorted withheld chunks): the cache key of its engine. */
+  readonly key: string;
+}
+
+/**
+ * Prepare a corpus for `SearchOptions.corpus`: the notes at `paths`, minus the chunks `withheld` lists
+ * per path (`chunk_index` values; a withheld section of a note is its chunks, docs/PROXY.md "Sections").
+ * A withheld chunk adds nothing to the statistics and is never a hit, exactly as if its note had been
+ * indexed without it; a note whose every chunk is withheld is out of the corpus. Cost: one sort of the
+ * paths (done here once, not per query).
+ */
+export function searchCorpus(paths: Iterable<VaultPath>, withheld: Iterable<readonly [VaultPath, Iterable<number>]> = []): SearchCorpus {
+  const set = new Set<VaultPath>(paths);
+  const out = new Map<VaultPath, ReadonlySet<number>>();
+  for (const [path, chunks] of withheld) {
+    const s = new Set<number>(out.get(path) ?? []);
+    for (const c of chunks) s.add(c);
+    if (s.size > 0) out.set(path, s);
+  }
+  const held = [...out].map(([p, c]) => [p, [...c].sort((a, b) => a - b)] as const).sort((a, b) => compareCodeUnits(a[0], b[0]));
+  return { kind: 'search_corpus', paths: set, withheld: out, key: JSON.stringify([[...set].sort(compareCodeUnits), held]) };
+}
+
+function isSearchCorpus(c: Iterable<VaultPath> | SearchCorpus): c is SearchCorpus {
+  return (c as SearchCorpus).kind === 'search_corpus';
+}
+
+/** The search state of `st`'s index restricted to a corpus (cached, see {@link CORPUS_CACHE}). */
+function corpusState(st: SearchState, given: Iterable<VaultPath> | SearchCorpus): SearchState {
+  const corpus = isSearchCorpus(given) ? given : searchCorpus(given);
+  const key = corpus.key;
   const corpora = (st.corpora ??= new Map());
   let sub = corpora.get(key);
   if (sub) corpora.delete(key);
-  else sub = { engine: st.engine.restrictedTo(set), chunksOfPath: st.chunksOfPath, namesOfPath: st.namesOfPath, names: st.names };
+  else sub = { engine: st.engine.restrictedTo(corpus.paths, corpus.withheld), chunksOfPath: st.chunksOfPath, namesOfPath: st.namesOfPath, names: st.names };
   corpora.set(key, sub);
   while (corpora.size > CORPUS_CACHE) corpora.delete(corpora.keys().next().value!);
   return sub;

@@ -25,7 +25,7 @@ import type { Chunk, LinkRecord, LoreRef, VaultIndex, VaultPath } from '../types
 import type { ResearchTraceEntry, SourceExcerpt } from '../contracts/types.js';
 import { LoretraceError } from '../errors.js';
 import { backlinks, chunksOf, getNote, outgoingLinks } from '../indexer/lookup.js';
-import { search } from '../search/search.js';
+import { search, searchCorpus } from '../search/search.js';
 import { checkEdge, checkPath, edgeClassLabel, edgeTarget } from '../policy/compile.js';
 import type { EdgeDirection } from '../policy/compile.js';
 import type { CompiledPolicy, PolicyReceiptRow, EdgeSkipReason, ReceiptTotals } from '../policy/types.js';
@@ -260,8 +260,9 @@ export function relevanceTables(index: VaultIndex, compiled: CompiledPolicy, que
   const chunk = new Map<string, { rel: number; query: string }>();
   const note = new Map<string, number>();
   if (admittedChunks === 0) return { chunk, note };
+  const corpus = searchCorpus(admitted);
   for (const q of queries) {
-    const hits = search(index, q, { k: admittedChunks, corpus: admitted, expand: false, phrase: false });
+    const hits = search(index, q, { k: admittedChunks, corpus, expand: false, phrase: false });
     const top = hits[0]?.score ?? 0;
     if (top <= 0) continue;
     for (const h of hits) {
