@@ -357,7 +357,7 @@ describe('npm run bench', () => {
   it('exits 2 naming the known extensions on an unknown --only', () => {
     const bad = spawnSync(process.execPath, ['scripts/bench.mjs', '--only', 'nope'], { cwd: REPO, encoding: 'utf8' });
     expect(bad.status).toBe(2);
-    expect(bad.stderr.split('\n')[0]).toBe('bench: --only: unknown extension nope (known: batch)');
+    expect(bad.stderr.split('\n')[0]).toBe('bench: --only: unknown extension nope (known: batch, admitted_search)');
   });
 
   it('exits 2 naming the option and what it expects on a bad value', () => {
