@@ -16,6 +16,9 @@ import { main } from '../src/cli/main.js';
 import type { BatchSummary } from '../src/packet/batch.js';
 import { draftId } from '../src/packet/batch.js';
 import { validatePacket } from '../src/contracts/validate.js';
+import { outputSchema } from '../src/contracts/schemas.js';
+import { indexVault } from '../src/indexer/build.js';
+import { retrieveBatch } from '../src/packet/batch.js';
 import { AETHERIA, FIXTURE_VAULT, FIXTURES, GHOSTLIGHT, REPO, hasShared, sharedNotice } from './helpers/shared.js';
 
 const CORPUS = 'lore-fixtures/batch';
@@ -30,6 +33,12 @@ async function run(argv: string[], env: Record<string, string>, isTTY = false): 
   let err = '';
   const code = await main(argv, { stdout: (t) => void (out += t), stderr: (t) => void (err += t), env: { SOURCE_DATE_EPOCH: '1735689600', ...env }, cwd: REPO, isTTY });
   return { code, out, err };
+}
+
+/** The (pointer, keyword) pairs of a batch summary's errors against schemas/retrieve-batch.schema.json; [] when valid. */
+function schemaErrors(summary: unknown): string[][] {
+  const fn = outputSchema('retrieve_batch');
+  return fn(summary) ? [] : (fn.errors ?? []).map((e) => [e.instancePath, e.keyword]);
 }
 
 /** Every file under `dir`: its path relative to `dir` → its bytes as text. */
@@ -69,6 +78,7 @@ describe('retrieve --batch on lore-fixtures/batch', () => {
     expect(summary.schema_version).toBe('loretrace.retrieve_batch.v1');
     expect(summary.ok).toBe(false);
     expect(summary.totals).toEqual({ packets: 5, ok: 3, failed: 2, skipped: 0 });
+    expect(schemaErrors(summary)).toEqual([]);
     expect(summary.packets.map((p) => [p.packet, p.status, p.projected_context, p.policy, p.lane ?? p.error?.['code']])).toEqual([
       [`${P}/brinefall-intake.turn-01.mara-voss.draft.packet.json`, 'ok', `${CORPUS}/projected-contexts/brinefall-intake.turn-01.mara-voss.projected-context.json`, POLICY, 'coordinator_scoped_retrieval'],
       [`${P}/brinefall-intake.turn-02.mara-voss.draft.packet.json`, 'ok', `${P}/brinefall-intake.turn-02.mara-voss.projected-context.json`, `${P}/brinefall-intake.turn-02.mara-voss.policy.json`, 'coordinator_scoped_retrieval'],
@@ -174,6 +184,8 @@ describe('retrieve --batch on lore-fixtures/batch', () => {
       [`${P}/brinefall-intake.turn-02.mara-voss.draft.packet.json`, 'skipped', `listed twice: already run as ${P}/brinefall-intake.turn-02.mara-voss.draft.packet.json (line 2)`],
     ]);
     expect(s.totals).toEqual({ packets: 4, ok: 2, failed: 1, skipped: 1 });
+    expect(schemaErrors(s)).toEqual([]);
+    expect(schemaErrors({ ...s, packets: [{ ...s.packets[3], reason: undefined }] })).not.toEqual([]);
     // Absolute paths in a list file: the outputs go to the top of --out-dir; a built packet is skipped.
     const absOut = join(tmp, 'abs-out');
     const a = await run(['retrieve', '--lore', FIXTURE_VAULT, '--batch', list, '--out-dir', absOut, '--policy', POLICY, '--json'], env);
@@ -212,6 +224,25 @@ describe('retrieve --batch on lore-fixtures/batch', () => {
       const r = await run(['retrieve', '--lore', FIXTURE_VAULT, ...argv], env);
       expect([argv, r.code, r.out, r.err]).toEqual([argv, 2, '', err]);
     }
+  });
+
+  it('as a library call: one index, progress once per draft, output folder inside the corpus never walked', async () => {
+    const corpus = join(tmp, 'corpus');
+    mkdirSync(join(corpus, 'packets'), { recursive: true });
+    mkdirSync(join(corpus, 'projected-contexts'));
+    for (const f of ['packets/brinefall-intake.turn-01.mara-voss.draft.packet.json', 'projected-contexts/brinefall-intake.turn-01.mara-voss.projected-context.json']) {
+      writeFileSync(join(corpus, f), readFileSync(join(FIXTURES, 'batch', f)));
+    }
+    const index = await indexVault(FIXTURE_VAULT, { indexDir: join(tmp, 'index') });
+    const progress: string[] = [];
+    const options = { corpus: 'corpus', outDir: 'corpus/out', policy: join(FIXTURES, 'packets', 'brinefall-intake.policy.json'), onProgress: (p: { done: number; total: number; status: string }) => void progress.push(`${p.done}/${p.total} ${p.status}`) };
+    const s = await retrieveBatch(index, options, { cwd: tmp, now: () => new Date(0) });
+    expect([s.totals, progress]).toEqual([{ packets: 1, ok: 1, failed: 0, skipped: 0 }, ['1/1 ok']]);
+    expect(s.packets[0]?.written).toEqual(['packet.json', 'packet.ledger.jsonl', 'packet.lore_access.json', 'packet.lock.json'].map((x) => `corpus/out/packets/brinefall-intake.turn-01.mara-voss.${x}`));
+    // A second run: the built packet under corpus/out/ is not a draft of the corpus (the folder is skipped).
+    const again = await retrieveBatch(index, options, { cwd: tmp, now: () => new Date(0) });
+    expect(again.packets.map((p) => [p.packet, p.error?.['code']])).toEqual([['corpus/packets/brinefall-intake.turn-01.mara-voss.draft.packet.json', 'output_locked']]);
+    await expect(retrieveBatch(index, { ...options, concurrency: 0 }, { cwd: tmp })).rejects.toMatchObject({ code: 'usage', exitCode: 2 });
   });
 
   it('names a draft by Ghostlight\'s file naming: <id> without .json, .packet and .draft', () => {

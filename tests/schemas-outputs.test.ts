@@ -59,7 +59,7 @@ async function cli(argv: string[]): Promise<{ code: number; out: string; err: st
 }
 
 describe('outputSchema', () => {
-  it('compiles each of the seven output schemas once, each requiring its own schema_version', () => {
+  it('compiles each of the eight output schemas once, each requiring its own schema_version', () => {
     const versions: Record<string, unknown> = {};
     for (const name of Object.keys(OUTPUT_SCHEMA_FILES) as OutputSchemaName[]) {
       expect(outputSchema(name)).toBe(outputSchema(name));
@@ -79,6 +79,7 @@ describe('outputSchema', () => {
       ledger_record: LEDGER_SCHEMA_VERSION,
       coverage_report: COVERAGE_SCHEMA_VERSION,
       lock: 'loretrace.lock.v1',
+      retrieve_batch: 'loretrace.retrieve_batch.v1',
     });
     expect([TRAVERSE_RESULT_VERSION, POLICY_RECEIPT_SCHEMA_VERSION, LEDGER_SCHEMA_VERSION, COVERAGE_SCHEMA_VERSION]).toEqual([
       'loretrace.traverse_result.v1', 'loretrace.policy_receipt.v1', 'loretrace.ledger.v2', 'loretrace.coverage_report.v2',

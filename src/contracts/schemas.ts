@@ -32,14 +32,15 @@ export const SCHEMA_FILES: Readonly<Record<DocumentKind, string>> = {
 };
 
 /** loretrace's own output documents, each with a `schema_version`. */
-export type OutputSchemaName = 'traverse_result' | 'policy_receipt' | 'capture_fragment' | 'index_manifest' | 'ledger_record' | 'coverage_report' | 'lock';
+export type OutputSchemaName = 'traverse_result' | 'policy_receipt' | 'capture_fragment' | 'index_manifest' | 'ledger_record' | 'coverage_report' | 'lock' | 'retrieve_batch';
 
 /**
  * Schema file (in `schemas/`) of each loretrace output: `traverse_result` (`loretrace traverse --json`),
  * `policy_receipt` (`traverse --receipt-only --json`; `$defs/rows` is the embedded `policy_receipt` array),
  * `capture_fragment` (`retrieve --capture-out`, `ledger export`), `index_manifest` (`<index-dir>/index.json`),
  * `ledger_record` (one line of a proxy ledger), `coverage_report` (`coverage.json`), `lock` (`<name>.lock.json`
- * beside the outputs of `retrieve`, `capture` and `ledger export`).
+ * beside the outputs of `retrieve`, `capture` and `ledger export`), `retrieve_batch` (the summary of
+ * `retrieve --batch --json`, `retrieveBatch`).
  */
 export const OUTPUT_SCHEMA_FILES: Readonly<Record<OutputSchemaName, string>> = {
   traverse_result: 'traverse-result.schema.json',
@@ -49,6 +50,7 @@ export const OUTPUT_SCHEMA_FILES: Readonly<Record<OutputSchemaName, string>> = {
   ledger_record: 'ledger-record.schema.json',
   coverage_report: 'coverage-report.schema.json',
   lock: 'lock.schema.json',
+  retrieve_batch: 'retrieve-batch.schema.json',
 };
 
 /**
