@@ -90,7 +90,7 @@ describe('compilePolicy', () => {
     expect(c.receipt[11]!.rule).toBe('pattern future_era: deny future-era prefixes World/Post-Elysium/');
     expect(c.receipt[13]!.rule).toBe('matches no structured token and no documented plain-English pattern; not enforced by the walk (it constrains the answer, not the lookup)');
     expect(c.follow).toEqual({ syntaxes: [], positions: [], classes: ['events', 'factions', 'movements', 'politics', 'technology', 'territories'], backlink: false });
-    expect(c.budgets).toEqual({ max_refs: null, max_chunks: null, max_chars: null, min_relevance: 0.3, time_budget_ms: null });
+    expect(c.budgets).toEqual({ max_refs: null, max_chunks: null, max_chars: null, min_relevance: 0.3, min_relative_relevance: null, time_budget_ms: null });
     expect(c.seeds).toEqual(['World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md', 'World/Pre-Elysium/Territories.md']);
   });
 
@@ -206,7 +206,8 @@ describe('compilePolicy', () => {
 
   it('compiles structured tokens into budgets, the tightest winning', () => {
     const c = compilePolicy(base({ stop_conditions: ['max_refs:5', 'max_refs:3', 'max_chunks:4', 'max_chars:700', 'min_relevance:0.5', 'time_budget_ms:2000', 'stop after 4 notes'] }), { index });
-    expect(c.budgets).toEqual({ max_refs: 3, max_chunks: 4, max_chars: 700, min_relevance: 0.5, time_budget_ms: 2000 });
+    expect(c.budgets).toEqual({ max_refs: 3, max_chunks: 4, max_chars: 700, min_relevance: 0.5, min_relative_relevance: null, time_budget_ms: 2000 });
+    expect(compilePolicy(base({ stop_conditions: ['min_relative_relevance:0.2', 'min_relative_relevance:0.6'] }), { index }).budgets.min_relative_relevance).toBe(0.6);
     expect(rows(c, 'stop_condition').map((r) => r.rule)).toEqual([
       'structured token: max_refs:5 (a tighter max_refs from another clause wins: 3)',
       'structured token: max_refs:3',

@@ -18,7 +18,7 @@ import { isUnderPrefix, parseRef, resolveRef } from '../refs/ref.js';
 import type { ParsedRef } from '../refs/ref.js';
 import { cmp, mapLinkClassPhrase, phrasePositionClass, unenforcedQualifiers } from './synonyms.js';
 import { preview } from '../contracts/rules.js';
-import { DEFAULT_MIN_RELEVANCE, STOP_PATTERNS, parseStopCondition } from './stop-conditions.js';
+import { DEFAULT_MIN_RELATIVE_RELEVANCE, DEFAULT_MIN_RELEVANCE, STOP_PATTERNS, parseStopCondition } from './stop-conditions.js';
 import type { StopEffect } from './stop-conditions.js';
 import type { Budgets, CheckResult, CompiledPolicy, DenyRule, Disposition, EdgeSkipReason, FollowRules, PolicyReceiptRow, ReceiptTotals } from './types.js';
 
@@ -354,7 +354,7 @@ export function compilePrefixes(ctx: CompileContext, prefixesIn: readonly string
 
 /**
  * Parse every stop condition (src/policy/stop-conditions.ts) and fold the effects: the tightest budget
- * wins (smallest `max_*`/`time_budget_ms`, largest `min_relevance`), deny prefixes and classes and
+ * wins (smallest `max_*`/`time_budget_ms`, largest `min_relevance`/`min_relative_relevance`), deny prefixes and classes and
  * no-expand classes accumulate, and a future-era clause switches the future-era rules on.
  * @throws LoretraceError `bad_policy` for a malformed token or a `deny_prefix:` that is not a ref.
  */
@@ -368,7 +368,7 @@ export function compileStopEffects(ctx: CompileContext, stopsIn: readonly string
   });
   const out: StopRules = {
     parsed,
-    budgets: { max_refs: null, max_chunks: null, max_chars: null, min_relevance: null, time_budget_ms: null },
+    budgets: { max_refs: null, max_chunks: null, max_chars: null, min_relevance: null, min_relative_relevance: null, time_budget_ms: null },
     budgetSource: {},
     deniedPrefixes: [],
     deniedClasses: new Set<string>(),
@@ -387,9 +387,10 @@ export function compileStopEffects(ctx: CompileContext, stopsIn: readonly string
           if (cur === null || e.value < cur) { budgets[e.kind] = e.value; budgetSource[e.kind] = i; }
           break;
         }
-        case 'min_relevance': {
-          const cur = budgets.min_relevance;
-          if (cur === null || e.value > cur) { budgets.min_relevance = e.value; budgetSource.min_relevance = i; }
+        case 'min_relevance':
+        case 'min_relative_relevance': {
+          const cur = budgets[e.kind];
+          if (cur === null || e.value > cur) { budgets[e.kind] = e.value; budgetSource[e.kind] = i; }
           break;
         }
         case 'deny_prefix': {
@@ -749,7 +750,8 @@ export function stopConditionRows(ctx: CompileContext, stopsIn: readonly string[
         case 'max_chunks':
         case 'max_chars':
         case 'time_budget_ms':
-        case 'min_relevance': {
+        case 'min_relevance':
+        case 'min_relative_relevance': {
           const tight = budgetSource[e.kind] === i;
           parts.push(`${e.kind}:${e.value}${tight ? '' : ` (a tighter ${e.kind} from another clause wins: ${budgets[e.kind]})`}`);
           enforced = true;
@@ -963,4 +965,4 @@ export function checkEdge(compiled: CompiledPolicy, link: LinkRecord, depthOfSou
 }
 
 /** Documented plain-English stop patterns (re-exported for docs and the receipt). */
-export { STOP_PATTERNS, DEFAULT_MIN_RELEVANCE };
+export { STOP_PATTERNS, DEFAULT_MIN_RELEVANCE, DEFAULT_MIN_RELATIVE_RELEVANCE };

@@ -68,7 +68,9 @@ export interface PolicyReceiptRow {
  * - `max_refs`: notes consulted in total, seeds included.
  * - `max_chunks`: source excerpts in total (one excerpt = one run of lines of one chunk).
  * - `max_chars`: characters (UTF-16 code units) of all excerpt texts together.
- * - `min_relevance`: 0..1; a link target whose relevance (see docs/TRAVERSAL.md) is lower is skipped.
+ * - `min_relevance`: 0..1; a link target whose walk score (see docs/TRAVERSAL.md) is lower is skipped.
+ * - `min_relative_relevance`: 0..1; the walk ends when the best remaining candidate scores below this
+ *   share of the best followed note's score. null = the default, `DEFAULT_MIN_RELATIVE_RELEVANCE` (0.35).
  * - `time_budget_ms`: wall-clock milliseconds for one traversal or proxy session (the only budget whose
  *   effect is not deterministic; when it ends a walk, `stats.stopped_by` says so).
  */
@@ -77,6 +79,7 @@ export interface Budgets {
   max_chunks: number | null;
   max_chars: number | null;
   min_relevance: number | null;
+  min_relative_relevance: number | null;
   time_budget_ms: number | null;
 }
 
@@ -147,6 +150,7 @@ export type EdgeSkipReason =
   | 'depth_exceeded'
   | 'budget_exhausted'
   | 'below_relevance'
+  | 'below_relative_relevance'
   | 'hidden_ref'
   | 'future_era'
   | 'unresolved'

@@ -2,21 +2,26 @@
  * The best-first walk: apply a compiled traversal_policy to a vault index and return verbatim
  * `source_excerpts`, `runner_captured` `research_trace` entries, and a decision for every candidate edge.
  *
- * Walk order (docs/TRAVERSAL.md "Walk"):
+ * Walk (docs/TRAVERSAL.md "Walk"), in the spirit of fish-search / shark-search (De Bra & Post 1994;
+ * Hersovici et al. 1998), with the whole link graph known from the index instead of fetched:
  * 1. Seeds (`required_seed_refs`) are consulted first, in policy order, at depth 0 — always.
- * 2. `allowed_scope` notes (packet) are start points at depth 0, consulted next, best-first.
- * 3. Then link targets, best-first by: relevance (desc), field-line links to it (desc), mentions
- *    (desc), depth (asc), path (code-unit order). A note is consulted at most once.
- * 4. Consulting a note at depth d enumerates its links (and backlinks when `backlink` is listed) as
- *    candidate edges to depth d+1; each goes through `checkEdge` (src/policy), the relevance floor and
- *    the visited set, and is recorded in `decisions`.
- * 5. Budgets (`max_refs`, `max_chunks`, `max_chars`, `time_budget_ms`) end the walk; what was still
- *    queued is recorded as `budget_exhausted`. `max_chars` also ends it as soon as an excerpt that
- *    would fit the per-excerpt bound no longer fits the remaining characters.
+ * 2. The link graph the policy allows is read from the seeds and `allowed_scope` notes (depth 0) out to
+ *    `max_link_depth`: every link of every note reached (consulted or not) is a candidate edge, checked
+ *    by `checkEdge` (src/policy) and recorded in `decisions`.
+ * 3. Each edge gets a link score: the parent's score × the relevance of the passage (chunk) the link
+ *    stands in × {@link LINK_DECAY} per hop; a note's score mixes its best link score with its own
+ *    relevance ({@link LINK_MIX}). Seeds score 1; scope notes their own relevance.
+ * 4. Scope notes, then link targets, are consulted best-first by score (optionally lowered for notes
+ *    like those already followed: `diversity`, MMR-style). A note is consulted at most once.
+ * 5. Stops: `max_refs`, `max_chunks`, `max_chars`, `time_budget_ms`, and the relevance stop
+ *    (`min_relative_relevance`, default {@link DEFAULT_MIN_RELATIVE_RELEVANCE}): a link target is
+ *    consulted only while its score is at least that share of the best followed note's score, and the
+ *    walk ends when no remaining one is — so `max_refs` is a ceiling, not a target. What was still
+ *    queued is recorded with the reason that stopped it.
  *
- * Relevance of a note (0..1): for each query, `search` (MiniSearch BM25, exact terms) with the notes the
- * policy admits as its corpus (BM25 statistics from them alone); a chunk's score divided by the best
- * score of that query; a note's relevance is its best chunk's. With no queries, the seed notes' titles are the query.
+ * Relevance of a chunk (0..1): for each query, `search` (BM25, exact terms) with the notes the policy
+ * admits as its corpus (BM25 statistics from them alone), divided by the best score of that query; a
+ * note's relevance is its best chunk's. With no queries, the seed notes' titles are the query.
  *
  * Pure: reads only the index (chunk texts are the verbatim lines, by the chunk invariant); same index +
  * policy + queries ⇒ identical result (the one exception is a `time_budget_ms` that runs out).
@@ -26,7 +31,7 @@ import type { ResearchTraceEntry, SourceExcerpt } from '../contracts/types.js';
 import { LoretraceError } from '../errors.js';
 import { backlinks, chunksOf, getNote, outgoingLinks } from '../indexer/lookup.js';
 import { search, searchCorpus } from '../search/search.js';
-import { checkEdge, checkPath, edgeClassLabel, edgeTarget } from '../policy/compile.js';
+import { DEFAULT_MIN_RELATIVE_RELEVANCE, checkEdge, checkPath, edgeClassLabel, edgeTarget } from '../policy/compile.js';
 import type { EdgeDirection } from '../policy/compile.js';
 import type { CompiledPolicy, PolicyReceiptRow, EdgeSkipReason, ReceiptTotals } from '../policy/types.js';
 import { cmp } from '../policy/synonyms.js';
@@ -55,14 +60,30 @@ export interface TraverseOptions {
   excerptsPerNote?: number;
   /** Clock for `time_budget_ms` (milliseconds); default `performance.now`. */
   now?: () => number;
+  /**
+   * MMR-style diversity, 0..1 (default 0: off): a candidate's score is multiplied by
+   * `1 − diversity × s`, where s is its greatest similarity to a note already followed (Jaccard of their
+   * target classes, or 1 for two notes of one folder with no class), so one faction's notes do not fill
+   * the budget. The relevance stop compares the undiminished scores.
+   */
+  diversity?: number;
 }
+
+/** Per-hop decay of a link score (shark-search's δ): a link two hops out counts at most 0.5² of a seed's. */
+export const LINK_DECAY = 0.5;
+
+/**
+ * Weight of the link score against the target's own relevance in a note's score (shark-search's γ):
+ * score = LINK_MIX × best link score + (1 − LINK_MIX) × relevance.
+ */
+export const LINK_MIX = 0.5;
 
 /** A query: plain text, or text plus what asked for it. */
 export type TraverseQuery = string | { text: string; used_for?: string };
 
 /** Every reason a candidate edge can be skipped (all appear in `stats.skipped_by_reason`, zeros included). */
 export const SKIP_REASONS: readonly EdgeSkipReason[] = [
-  'prefix_denied', 'class_not_allowed', 'depth_exceeded', 'budget_exhausted', 'below_relevance',
+  'prefix_denied', 'class_not_allowed', 'depth_exceeded', 'budget_exhausted', 'below_relevance', 'below_relative_relevance',
   'hidden_ref', 'future_era', 'unresolved', 'already_visited', 'not_expanded', 'not_found',
 ];
 
@@ -76,7 +97,10 @@ export const SKIP_REASONS: readonly EdgeSkipReason[] = [
  *   backlink; empty for scope start points.
  * - `depth`: link hops from a seed the target would have.
  * - `outcome`/`reason`: `followed` (reason null) or `skipped` with a {@link EdgeSkipReason}.
- * - `relevance`: the target's relevance (0..1, 6 decimals) when known, else null.
+ * - `relevance`: the target's own relevance (0..1, 6 decimals) when known, else null.
+ * - `link_score`: what this edge gives its target (parent's score × relevance of the chunk the link
+ *   stands in × {@link LINK_DECAY}, 6 decimals), or null for an edge refused before it is scored and for
+ *   scope start points.
  * - `detail`: the rule that decided, in words.
  */
 export interface TraversalDecision {
@@ -88,11 +112,12 @@ export interface TraversalDecision {
   outcome: 'followed' | 'skipped';
   reason: EdgeSkipReason | null;
   relevance: number | null;
+  link_score: number | null;
   detail: string;
 }
 
 /** Why the walk ended. */
-export type StopReason = 'frontier_exhausted' | 'max_refs' | 'max_chunks' | 'max_chars' | 'time_budget_ms';
+export type StopReason = 'frontier_exhausted' | 'max_refs' | 'max_chunks' | 'max_chars' | 'time_budget_ms' | 'min_relative_relevance';
 
 /** Counters of a walk — every total present, zeros included (seed 003). */
 export interface TraverseStats {
@@ -116,6 +141,10 @@ export interface TraverseStats {
   max_depth_reached: number;
   stopped_by: StopReason;
   budgets: CompiledPolicy['budgets'];
+  /** The relevance stop applied (`budgets.min_relative_relevance`, else the default); 0 = off. */
+  min_relative_relevance: number;
+  /** Score of the best followed note (the reference of the relevance stop), or null when none was followed. */
+  best_followed_score: number | null;
   receipt_totals: ReceiptTotals;
 }
 
@@ -136,13 +165,23 @@ export interface TraverseResult {
 
 interface Candidate {
   path: VaultPath;
+  /** Link hops from the nearest start note (BFS over the allowed graph). */
   depth: number;
   tier: 0 | 1; // 0 = allowed_scope start point, 1 = link target
+  /** Own relevance (0..1). */
   relevance: number;
+  /** Walk score (0..1): see the module doc, step 3. */
+  score: number;
+  /** The link part of the score: the best link score of the edges to it (0 for scope notes). */
+  link: number;
+  /** The best relevance of the passages its links stand in (0..1; 0 for scope notes). */
+  context: number;
   field: number;
   mentions: number;
-  /** Indexes into decisions of the edges proposing this candidate (pending until it is popped). */
+  /** Indexes into decisions of the edges proposing this candidate (pending until the walk ends). */
   pending: number[];
+  /** The decision index of the edge that gives the best link score, or null (scope start points). */
+  best: number | null;
   usedFor: string;
   /** Chunk a link fragment points at, preferred when no chunk is relevant. */
   linkChunk: number | null;
@@ -190,10 +229,17 @@ interface Walk {
   consulted: Map<string, number>;
   consultedRefs: LoreRef[];
   followedRefs: LoreRef[];
+  /** Vault paths of followedRefs, in order. */
+  followedPaths: VaultPath[];
   excerpts: SourceExcerpt[];
   trace: ResearchTraceEntry[];
   usedRefIds: Set<string>;
+  /** Every candidate of the allowed graph, by path (start notes excluded, scope notes included). */
   frontier: Map<string, Candidate>;
+  /** Score of each note of the graph (seeds 1). */
+  scores: Map<string, number>;
+  diversity: number;
+  bestFollowed: number | null;
   chars: number;
   stoppedBy: StopReason;
   seedsConsulted: number;
@@ -207,9 +253,10 @@ interface Walk {
 
 /**
  * Walk the vault under a compiled policy. The steps: the queries; the relevance of every admitted
- * chunk; the seeds (all read before any is expanded, so links between seeds are `already_visited`);
- * the scope start points; the seeds' links; then best-first until the frontier or a budget runs out;
- * what was left queued is `budget_exhausted`; the counters.
+ * chunk; the seeds (all read first, so links between seeds are `already_visited`); the scope start
+ * points; the allowed link graph out to `max_link_depth`, every edge scored; the `min_relevance` floor;
+ * then best-first until the frontier, a budget or the relevance stop ends it; what was left queued is
+ * recorded with the reason; the counters.
  *
  * @param index the vault index the policy was compiled against (same snapshot).
  * @param compiled from `compilePolicy`.
@@ -224,7 +271,8 @@ export function traverse(index: VaultIndex, compiled: CompiledPolicy, options: T
   const walk = startWalk(index, compiled, q, relevanceTables(index, compiled, q.queries), options);
   const seeds = consultSeeds(walk);
   registerScope(walk);
-  for (const seed of seeds) expandNote(walk, seed, 0);
+  readLinkGraph(walk, seeds);
+  dropBelowFloor(walk);
   walkBestFirst(walk);
   settleFrontier(walk);
   return walkResult(walk);
@@ -289,10 +337,14 @@ function startWalk(index: VaultIndex, compiled: CompiledPolicy, q: WalkQueries, 
     consulted: new Map(),
     consultedRefs: [],
     followedRefs: [],
+    followedPaths: [],
     excerpts: [],
     trace: [],
     usedRefIds: new Set(),
     frontier: new Map(),
+    scores: new Map(),
+    diversity: Math.min(1, Math.max(0, options.diversity ?? 0)),
+    bestFollowed: null,
     chars: 0,
     stoppedBy: 'frontier_exhausted',
     seedsConsulted: 0,
@@ -396,12 +448,11 @@ function uniqueRefId(w: Walk, path: VaultPath, chunkIndex: number): string {
   return refId;
 }
 
-/** Consult a note: mark it, excerpt it, then expand its links. */
+/** Consult a note: mark it and excerpt it (its links were read with the graph). */
 function consultNote(w: Walk, path: VaultPath, depth: number, usedFor: string, preferred: Preferred): void {
   w.consulted.set(path, depth);
   w.maxDepth = Math.max(w.maxDepth, depth);
   excerptNote(w, path, usedFor, preferred);
-  expandNote(w, path, depth);
 }
 
 /** The candidate edges of one note: its links (and backlinks), grouped by direction, target and class. */
@@ -440,66 +491,123 @@ function edgeGroups(w: Walk, path: VaultPath): EdgeGroup[] {
 }
 
 /**
- * Expand a consulted note at `depth`: every edge group becomes a decision. Skipped at once when the
- * note is `no_expand_class`, when `checkEdge` refuses it, when its target was consulted, or when a new
- * target is below `min_relevance`; otherwise it is pending on the target's frontier candidate (created,
- * or merged: mentions and field links add up, the shallower depth wins).
+ * Relevance of the passage a link stands in: the best relevance of the chunks of the note holding the
+ * link (the source, for a backlink too) that contain one of its lines; 0 when none matches a query.
  */
-function expandNote(w: Walk, path: VaultPath, depth: number): void {
+export function linkContextRelevance(index: VaultIndex, chunkRel: Relevance['chunk'], holder: VaultPath, lines: readonly number[]): number {
+  let best = 0;
+  for (const c of chunksOf(index, holder)) {
+    if (!lines.some((l) => l >= c.line_start && l <= c.line_end)) continue;
+    best = Math.max(best, chunkRel.get(`${holder}#${c.chunk_index}`)?.rel ?? 0);
+  }
+  return best;
+}
+
+/**
+ * A note's walk score from its best link score and its own relevance (module doc, step 3):
+ * `LINK_MIX × link + (1 − LINK_MIX) × relevance`, 6 decimals.
+ */
+export function noteScore(bestLink: number, relevance: number): number {
+  return round6(LINK_MIX * bestLink + (1 - LINK_MIX) * relevance);
+}
+
+/**
+ * Read the allowed link graph breadth-first from the start notes (seeds, then scope notes, depth 0)
+ * out to `max_link_depth`: every edge group of every note reached becomes a decision. An edge is
+ * skipped at once when its note is `no_expand_class`, when `checkEdge` refuses it, or when it leads to
+ * a start note or back to its own note; otherwise it is pending on its target's candidate. Notes are
+ * scored layer by layer: an edge from a note of depth d to one of depth d + 1 carries
+ * `parent score × context relevance × LINK_DECAY`; edges that do not go one layer out are recorded but
+ * carry no score (their target is already as close as they would bring it).
+ */
+function readLinkGraph(w: Walk, seeds: readonly VaultPath[]): void {
   const { compiled, decisions, frontier } = w;
-  const note = getNote(w.index, path)!;
-  const noExpand = note.classes.find((c) => compiled.no_expand_classes.includes(c));
-  const from = noteRef(w, path);
-  for (const g of edgeGroups(w, path)) {
-    const to = g.target !== null ? noteRef(w, g.target) : g.link.raw;
-    const label = edgeClassLabel(g.link, g.dir);
-    const base = { from, to, link_class: label, lines: g.lines, depth: depth + 1 };
-    const skip = (reason: EdgeSkipReason, detail: string, relevance: number | null = null) =>
-      decisions.push({ ...base, outcome: 'skipped', reason, relevance, detail });
-    if (noExpand) {
-      skip('not_expanded', `${path} has class ${noExpand} (no_expand_class): its links are not walked`);
-      continue;
+  const start = new Set<string>([...w.consulted.keys(), ...frontier.keys()]);
+  for (const s of seeds) w.scores.set(s, 1);
+  let layer: VaultPath[] = [...seeds, ...[...frontier.keys()] as VaultPath[]];
+  const depthOf = new Map<string, number>(layer.map((p) => [p, 0]));
+  for (let depth = 0; layer.length > 0; depth++) {
+    const next: VaultPath[] = [];
+    for (const path of layer) {
+      const parentScore = w.scores.get(path) ?? 0;
+      const note = getNote(w.index, path)!;
+      const noExpand = note.classes.find((c) => compiled.no_expand_classes.includes(c));
+      const from = noteRef(w, path);
+      for (const g of edgeGroups(w, path)) {
+        const to = g.target !== null ? noteRef(w, g.target) : g.link.raw;
+        const label = edgeClassLabel(g.link, g.dir);
+        const base = { from, to, link_class: label, lines: g.lines, depth: depth + 1 };
+        const skip = (reason: EdgeSkipReason, detail: string, relevance: number | null = null, linkScore: number | null = null) =>
+          decisions.push({ ...base, outcome: 'skipped', reason, relevance, link_score: linkScore, detail });
+        if (noExpand) {
+          skip('not_expanded', `${path} has class ${noExpand} (no_expand_class): its links are not walked`);
+          continue;
+        }
+        const chk = checkEdge(compiled, g.link, depth, g.dir);
+        if (!chk.ok) {
+          skip(chk.reason, chk.detail, g.target !== null && chk.reason !== 'unresolved' ? round6(relOf(w, g.target)) : null);
+          continue;
+        }
+        const target = g.target as VaultPath;
+        const rel = round6(relOf(w, target));
+        const holder = g.dir === 'inbound' ? g.link.source_path : path;
+        const context = linkContextRelevance(w.index, w.rel.chunk, holder, g.lines);
+        const targetDepth = depthOf.get(target);
+        const outward = targetDepth === undefined || targetDepth === depth + 1;
+        const linkScore = outward ? round6(parentScore * context * LINK_DECAY) : null;
+        if (target === path || (start.has(target) && !(frontier.get(target)?.tier === 0))) {
+          skip('already_visited', `${target} is a start note, consulted first`, rel, linkScore);
+          continue;
+        }
+        const idx = decisions.length;
+        decisions.push({ ...base, outcome: 'skipped', reason: null, relevance: rel, link_score: linkScore, detail: 'pending' });
+        let cand = frontier.get(target);
+        if (!cand) {
+          depthOf.set(target, depth + 1);
+          next.push(target);
+          cand = { path: target, depth: depth + 1, tier: 1, relevance: rel, score: 0, link: 0, context: 0, field: 0, mentions: 0, pending: [], best: null, usedFor: '', linkChunk: null };
+          frontier.set(target, cand);
+        }
+        cand.pending.push(idx);
+        if (context > cand.context) cand.context = context;
+        cand.mentions += g.lines.length;
+        cand.field += g.field;
+        if (cand.tier === 1 && linkScore !== null && (cand.best === null || linkScore > decisions[cand.best]!.link_score!)) {
+          cand.best = idx;
+          cand.usedFor = `${g.dir === 'inbound' ? 'backlink' : 'link'} ${g.link.raw} (${label}) ${g.dir === 'inbound' ? 'to' : 'from'} ${from} line ${g.link.line}, depth ${depth + 1}`;
+          cand.linkChunk = g.dir === 'outbound' && g.link.resolution.status !== 'unresolved' && 'chunk_index' in g.link.resolution ? g.link.resolution.chunk_index ?? null : null;
+        }
+      }
     }
-    const chk = checkEdge(compiled, g.link, depth, g.dir);
-    if (!chk.ok) {
-      skip(chk.reason, chk.detail, g.target !== null && chk.reason !== 'unresolved' ? round6(relOf(w, g.target)) : null);
-      continue;
+    // The next layer's scores are final once every note of this layer has been read.
+    for (const p of next) {
+      const c = frontier.get(p)!;
+      c.link = c.best === null ? 0 : decisions[c.best]!.link_score!;
+      c.score = noteScore(c.link, c.relevance);
+      w.scores.set(p, c.score);
     }
-    const target = g.target as VaultPath;
-    const rel = round6(relOf(w, target));
-    if (target === path || w.consulted.has(target)) {
-      skip('already_visited', `${target} was already consulted`, rel);
-      continue;
+    layer = next;
+  }
+}
+
+/**
+ * `min_relevance`: a link target leaves the frontier (`below_relevance`) when neither it nor any passage
+ * a link to it stands in reaches the floor — a link is not relevant when neither where it points nor
+ * where it stands matches the queries. Its own links stay in the graph (read before), so the walk still
+ * looks ahead through it.
+ */
+function dropBelowFloor(w: Walk): void {
+  const floor = w.compiled.budgets.min_relevance;
+  if (floor === null) return;
+  for (const c of [...w.frontier.values()]) {
+    const linkRelevance = Math.max(c.relevance, c.context);
+    if (c.tier !== 1 || linkRelevance >= floor) continue;
+    for (const k of c.pending) {
+      const d = w.decisions[k]!;
+      d.reason = 'below_relevance';
+      d.detail = `relevance ${c.relevance} and passage relevance ${round6(c.context)} < min_relevance ${floor}`;
     }
-    const cand = frontier.get(target);
-    const mentionCount = g.lines.length;
-    const idx = decisions.length;
-    if (cand) {
-      decisions.push({ ...base, outcome: 'skipped', reason: null, relevance: rel, detail: 'pending' });
-      cand.pending.push(idx);
-      cand.mentions += mentionCount;
-      cand.field += g.field;
-      if (depth + 1 < cand.depth) cand.depth = depth + 1;
-      continue;
-    }
-    const floor = compiled.budgets.min_relevance;
-    if (floor !== null && rel < floor) {
-      skip('below_relevance', `relevance ${rel} < min_relevance ${floor}`, rel);
-      continue;
-    }
-    decisions.push({ ...base, outcome: 'skipped', reason: null, relevance: rel, detail: 'pending' });
-    const frag = g.dir === 'outbound' && g.link.resolution.status !== 'unresolved' && 'chunk_index' in g.link.resolution ? g.link.resolution.chunk_index ?? null : null;
-    frontier.set(target, {
-      path: target,
-      depth: depth + 1,
-      tier: 1,
-      relevance: rel,
-      field: g.field,
-      mentions: mentionCount,
-      pending: [idx],
-      usedFor: `${g.dir === 'inbound' ? 'backlink' : 'link'} ${g.link.raw} (${label}) ${g.dir === 'inbound' ? 'to' : 'from'} ${from} line ${g.link.line}, depth ${depth + 1}`,
-      linkChunk: frag,
-    });
+    w.frontier.delete(c.path);
   }
 }
 
@@ -528,23 +636,25 @@ function consultSeeds(w: Walk): VaultPath[] {
   return order;
 }
 
-/** Put the `allowed_scope` start points on the frontier at depth 0 (tier 0: before any link target). */
+/** Put the `allowed_scope` start points on the frontier at depth 0 (tier 0: before any link target), scored by their own relevance. */
 function registerScope(w: Walk): void {
   w.compiled.scope.forEach((p) => {
     if (w.consulted.has(p)) return;
     const idx = w.decisions.length;
-    w.decisions.push({ from: 'allowed_scope', to: noteRef(w, p), link_class: 'allowed_scope', lines: [], depth: 0, outcome: 'skipped', reason: null, relevance: round6(relOf(w, p)), detail: 'pending' });
-    w.frontier.set(p, { path: p, depth: 0, tier: 0, relevance: relOf(w, p), field: 0, mentions: 0, pending: [idx], usedFor: `allowed_scope ${noteRef(w, p)}`, linkChunk: null });
+    const rel = round6(relOf(w, p));
+    w.decisions.push({ from: 'allowed_scope', to: noteRef(w, p), link_class: 'allowed_scope', lines: [], depth: 0, outcome: 'skipped', reason: null, relevance: rel, link_score: null, detail: 'pending' });
+    w.frontier.set(p, { path: p, depth: 0, tier: 0, relevance: rel, score: rel, link: 0, context: 0, field: 0, mentions: 0, pending: [idx], best: idx, usedFor: `allowed_scope ${noteRef(w, p)}`, linkChunk: null });
+    w.scores.set(p, rel);
   });
 }
 
 /**
- * Frontier order: scope start points first, then relevance (desc), field-line links (desc), mentions
- * (desc), depth (asc), path (code-unit order).
+ * Frontier order: scope start points first, then score (desc; lowered by `diversity`), field-line
+ * links (desc), mentions (desc), depth (asc), path (code-unit order).
  */
-function better(a: Candidate, b: Candidate): boolean {
+function better(a: Candidate, b: Candidate, sa: number, sb: number): boolean {
   if (a.tier !== b.tier) return a.tier < b.tier;
-  if (a.relevance !== b.relevance) return a.relevance > b.relevance;
+  if (sa !== sb) return sa > sb;
   if (a.field !== b.field) return a.field > b.field;
   if (a.mentions !== b.mentions) return a.mentions > b.mentions;
   if (a.depth !== b.depth) return a.depth < b.depth;
@@ -552,48 +662,91 @@ function better(a: Candidate, b: Candidate): boolean {
 }
 
 /**
- * Consult the best frontier candidate until the frontier is empty or a budget is reached. The
- * shallowest, earliest proposing edge is the one followed; the other edges to it reached a visited note.
+ * Similarity of two notes for `diversity`: Jaccard of their target classes; two notes without classes
+ * are alike when they share a folder.
+ */
+export function noteSimilarity(a: { path: string; classes: readonly string[] }, b: { path: string; classes: readonly string[] }): number {
+  if (a.classes.length === 0 && b.classes.length === 0) return a.path.slice(0, a.path.lastIndexOf('/') + 1) === b.path.slice(0, b.path.lastIndexOf('/') + 1) ? 1 : 0;
+  const sa = new Set(a.classes);
+  const inter = b.classes.filter((c) => sa.has(c)).length;
+  const union = new Set([...a.classes, ...b.classes]).size;
+  return union === 0 ? 0 : inter / union;
+}
+
+/** A candidate's score for ordering: its score, lowered by `diversity` against the notes already followed. */
+function orderScore(w: Walk, c: Candidate): number {
+  if (w.diversity === 0 || c.tier === 0 || w.followedRefs.length === 0) return c.score;
+  const note = getNote(w.index, c.path)!;
+  let sim = 0;
+  for (const p of w.followedPaths) sim = Math.max(sim, noteSimilarity(note, getNote(w.index, p)!));
+  return round6(c.score * (1 - w.diversity * sim));
+}
+
+/**
+ * Consult the best candidate ({@link better}, {@link orderScore}) until the frontier is empty, a budget is
+ * reached, or the relevance stop applies: a link target is eligible only while its score is at least
+ * `min_relative_relevance` × the best score followed so far, and the walk ends when none is. The edge
+ * with the best link score is the one followed (the earliest among equals; the earliest edge for a
+ * scope note); the other edges to it reached a visited note.
  */
 function walkBestFirst(w: Walk): void {
   const { decisions, frontier } = w;
+  const stopShare = w.compiled.budgets.min_relative_relevance ?? DEFAULT_MIN_RELATIVE_RELEVANCE;
   while (frontier.size > 0) {
     const stop = budgetReached(w);
     if (stop) { w.stoppedBy = stop; break; }
+    const floor = w.bestFollowed === null ? 0 : stopShare * w.bestFollowed;
     let best: Candidate | null = null;
-    for (const c of frontier.values()) if (best === null || better(c, best)) best = c;
-    const c = best!;
+    let bestOrder = 0;
+    for (const c of frontier.values()) {
+      if (c.tier === 1 && c.score < floor) continue;
+      const o = orderScore(w, c);
+      if (best === null || better(c, best, o, bestOrder)) { best = c; bestOrder = o; }
+    }
+    if (best === null) { w.stoppedBy = 'min_relative_relevance'; break; }
+    const c = best;
     frontier.delete(c.path);
-    const viaIdx = [...c.pending].sort((x, y) => decisions[x]!.depth - decisions[y]!.depth || x - y)[0]!;
+    const viaIdx = c.best ?? c.pending[0]!;
     for (const k of c.pending) {
       const d = decisions[k]!;
       if (k === viaIdx) {
         d.outcome = 'followed';
         d.reason = null;
-        d.detail = `consulted #${w.consulted.size + 1} (relevance ${round6(c.relevance)}, ${c.field} field link(s), ${c.mentions} mention(s))`;
+        d.detail = `consulted #${w.consulted.size + 1} (score ${c.score}${c.tier === 1 ? ` = ${LINK_MIX} × link ${d.link_score ?? 0} + ${round6(1 - LINK_MIX)} × relevance ${c.relevance}${bestOrder !== c.score ? `; ${bestOrder} after diversity` : ''}` : ''}, ${c.field} field link(s), ${c.mentions} mention(s))`;
       } else {
         d.reason = 'already_visited';
         d.detail = `${c.path} consulted via another edge`;
       }
     }
-    const via = decisions[viaIdx]!;
     if (c.tier === 0) {
       w.scopeConsulted++;
       w.consultedRefs.push(noteRef(w, c.path));
     } else {
       w.followedRefs.push(noteRef(w, c.path));
+      w.followedPaths.push(c.path);
+      if (w.bestFollowed === null || c.score > w.bestFollowed) w.bestFollowed = c.score;
     }
-    consultNote(w, c.path, via.depth, c.usedFor, { chunk: c.linkChunk, lines: null });
+    consultNote(w, c.path, c.depth, c.usedFor, { chunk: c.linkChunk, lines: null });
   }
 }
 
-/** Every edge still pending on the frontier when the walk ended is `budget_exhausted`. */
+/**
+ * Every edge still pending when the walk ended gets its reason: `below_relative_relevance` for a link
+ * target the relevance stop had already ruled out, `budget_exhausted` for the rest.
+ */
 function settleFrontier(w: Walk): void {
+  const share = w.compiled.budgets.min_relative_relevance ?? DEFAULT_MIN_RELATIVE_RELEVANCE;
+  const floor = w.bestFollowed === null ? null : share * w.bestFollowed;
   for (const c of w.frontier.values()) {
     for (const k of c.pending) {
       const d = w.decisions[k]!;
-      d.reason = 'budget_exhausted';
-      d.detail = `the walk stopped (${w.stoppedBy}) before reaching it`;
+      if (c.tier === 1 && floor !== null && c.score < floor) {
+        d.reason = 'below_relative_relevance';
+        d.detail = `score ${c.score} < min_relative_relevance ${share} × best followed score ${w.bestFollowed}`;
+      } else {
+        d.reason = 'budget_exhausted';
+        d.detail = `the walk stopped (${w.stoppedBy}) before reaching it`;
+      }
     }
   }
 }
@@ -629,6 +782,8 @@ function walkResult(w: Walk): TraverseResult {
       max_depth_reached: w.maxDepth,
       stopped_by: w.stoppedBy,
       budgets: { ...compiled.budgets },
+      min_relative_relevance: compiled.budgets.min_relative_relevance ?? DEFAULT_MIN_RELATIVE_RELEVANCE,
+      best_followed_score: w.bestFollowed,
       receipt_totals: { ...compiled.receipt_totals },
     },
   };
