@@ -160,7 +160,6 @@ describe('loretrace traverse --packet with --policy', () => {
       'FixtureLore:World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md',
       'FixtureLore:World/Pre-Elysium/Factions/Movements/Quiet Hands.md',
       'FixtureLore:World/Pre-Elysium/Timeline/Events/Kestrel Route Accord.md',
-      'FixtureLore:World/Politics/Harbor Neutrality.md',
     ]);
     expect([result.consulted_refs, result.followed_refs]).toEqual([capture.consulted_refs, capture.followed_refs]);
     // The draft's placeholder scope ("Packet-local excerpts only") is dropped as retrieve drops it: no advisory row.

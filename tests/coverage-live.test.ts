@@ -26,7 +26,7 @@ const W = 'World/Pre-Elysium';
 const TERRITORIES = `${W}/Territories.md`;
 const BLACKOUT = `${W}/Timeline/Events/Brinefall Blackout.md`;
 const KESTREL = `${W}/Timeline/Events/Kestrel Route Accord.md`;
-const NEUTRALITY = 'World/Politics/Harbor Neutrality.md';
+const QUIET = `${W}/Factions/Movements/Quiet Hands.md`;
 
 let tmp: string;
 let vault: string;
@@ -87,7 +87,8 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
     mkdirSync(art);
 
     // A lore budget wide enough for every traversal excerpt (the default would cut Kestrel Route Accord,
-    // whose cited lines the stale checks below truncate).
+    // whose cited lines the stale checks below truncate). The walk, under its relevance stop, follows
+    // Meridian Compact, Quiet Hands and Kestrel Route Accord; Quiet Hands is removed below (missing_path).
     const policy = JSON.parse(readFileSync(join(PACKETS, 'brinefall-intake.policy.json'), 'utf8')) as { stop_conditions: string[] };
     policy.stop_conditions.push('max_chunks:5', 'max_chars:4000');
     writeFileSync(join(tmp, 'policy.json'), JSON.stringify(policy));
@@ -129,14 +130,14 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
     expect(report.artifacts.map((a) => [a.file.slice(art.length + 1), a.kind, a.schema_version, a.snapshot_matches, a.lore_citations, a.stale_citations, a.non_lore_refs])).toEqual([
       ['export.json', 'capture_fragment', null, true, 6, 0, 0],
       ['ledger.jsonl', 'proxy_ledger', 'loretrace.ledger.v2', true, 4, 0, 0],
-      ['lore_access.json', 'capture_fragment', null, true, 10, 0, 0],
-      ['packet.json', 'responder_packet', 'ghostlight.responder_packet.v0', null, 5, 0, 1],
-      // retrieve's own ledger: one served range per chunk the walk excerpted (the fragment's five trace entries).
-      ['packet.ledger.jsonl', 'proxy_ledger', 'loretrace.ledger.v2', true, 5, 0, 0],
-      ['traverse.json', 'traverse_result', 'loretrace.traverse_result.v1', true, 6, 0, 0],
+      ['lore_access.json', 'capture_fragment', null, true, 8, 0, 0],
+      ['packet.json', 'responder_packet', 'ghostlight.responder_packet.v0', null, 4, 0, 1],
+      // retrieve's own ledger: one served range per chunk the walk excerpted (the fragment's four trace entries).
+      ['packet.ledger.jsonl', 'proxy_ledger', 'loretrace.ledger.v2', true, 4, 0, 0],
+      ['traverse.json', 'traverse_result', 'loretrace.traverse_result.v1', true, 15, 0, 0],
     ]);
     expect(report.totals.stale_by_status).toEqual({ missing_path: 0, missing_fragment: 0, range_beyond_eof: 0, invalid_range: 0, text_changed: 0 });
-    expect([report.totals.unverifiable_citations, report.totals.whole_citations]).toEqual([0, 9]);
+    expect([report.totals.unverifiable_citations, report.totals.whole_citations]).toEqual([0, 11]);
     // The packet's scene-digest excerpt is not vault lore: counted apart.
     expect(report.non_lore_refs.map((r) => r.ref)).toEqual(['lore-fixtures/packets/brinefall-intake.turn-01.scene-digest.json#capacity']);
   });
@@ -166,9 +167,8 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
       `source_excerpt ${W}/Factions/Powers/Major/Meridian Compact.md#chunk3 25-25`,
       `source_excerpt ${W}/Factions/Movements/Quiet Hands.md#chunk1 7-7`,
       `source_excerpt ${KESTREL}#chunk0 6-7`,
-      `source_excerpt ${NEUTRALITY}#chunk0 6-6`,
     ]);
-    expect(report.citations.filter((c) => c.artifact === A('packet.json')).map((c) => [c.cites, c.checked])).toEqual(Array(5).fill(['lines', 'excerpt_text']));
+    expect(report.citations.filter((c) => c.artifact === A('packet.json')).map((c) => [c.cites, c.checked])).toEqual(Array(4).fill(['lines', 'excerpt_text']));
   });
 
   it('gives exact per-note, per-folder and per-class figures', () => {
@@ -176,20 +176,21 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
     // consulted and followed refs are "note cited" (a note followed once is not 17/17 lines).
     const cited = report.notes.filter((n) => n.citations > 0).map((n) => [n.path, n.citations, n.whole_citations, n.artifacts, n.covered_lines, n.body_lines, n.cited_ranges]);
     expect(cited).toEqual([
-      [NEUTRALITY, 4, 1, 3, 1, 4, [[6, 6]]],
-      [`${W}/Factions/Movements/Quiet Hands.md`, 4, 1, 3, 1, 7, [[7, 7]]],
-      [`${W}/Factions/Powers/Major/Meridian Compact.md`, 4, 1, 3, 1, 17, [[25, 25]]],
+      // The traverse result (world policy, query "blackout") adds Halcyon Mutual, Meridian Compact and Kestrel.
+      [QUIET, 4, 1, 3, 1, 7, [[7, 7]]],
+      [`${W}/Factions/Powers/Major/Halcyon Mutual.md`, 3, 1, 1, 2, 7, [[3, 4]]],
+      [`${W}/Factions/Powers/Major/Meridian Compact.md`, 7, 2, 4, 2, 17, [[24, 25]]],
       [TERRITORIES, 8, 2, 3, 5, 9, [[2, 3], [5, 8], [14, 14]]],
       [BLACKOUT, 12, 3, 6, 9, 9, [[1, 7], [9, 13]]],
-      [KESTREL, 4, 1, 3, 2, 5, [[6, 7]]],
+      [KESTREL, 7, 2, 4, 4, 5, [[3, 4], [6, 7]]],
     ]);
     expect(report.folders.find((f) => f.folder === `${W}/Timeline`)).toEqual({
-      folder: `${W}/Timeline`, depth: 3, notes: 2, cited_notes: 2, citations: 16, whole_citations: 4, unverifiable_citations: 0, artifacts: 6, stale_citations: 0, body_lines: 14, covered_lines: 11, line_coverage: 0.7857,
+      folder: `${W}/Timeline`, depth: 3, notes: 2, cited_notes: 2, citations: 19, whole_citations: 5, unverifiable_citations: 0, artifacts: 6, stale_citations: 0, body_lines: 14, covered_lines: 13, line_coverage: 0.9286,
     });
     const major = report.classes.find((c) => c.class === 'major');
     expect(major).toEqual({
-      class: 'major', notes: 3, cited_notes: 1, citations: 4, whole_citations: 1, unverifiable_citations: 0, artifacts: 3, stale_citations: 0, body_lines: 33, covered_lines: 1, line_coverage: 0.0303,
-      never_cited: [`${W}/Factions/Powers/Major/Halcyon Mutual.md`, `${W}/Factions/Powers/Major/Saltglass Syndicate.md`],
+      class: 'major', notes: 3, cited_notes: 2, citations: 10, whole_citations: 3, unverifiable_citations: 0, artifacts: 4, stale_citations: 0, body_lines: 33, covered_lines: 4, line_coverage: 0.1212,
+      never_cited: [`${W}/Factions/Powers/Major/Saltglass Syndicate.md`],
     });
     expect(report.classes.find((c) => c.class === 'post-elysium')?.never_cited).toEqual(['World/Post-Elysium/Echo Minds.md', 'World/Post-Elysium/Veil Drive.md', 'World/Post-Elysium/index.md']);
     expect(report.untouched_classes).toContain('post-elysium');
@@ -224,7 +225,7 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
       edit(BLACKOUT, (ls) => ls.map((l, i) => (i === 8 ? 'Aftermath.' : l)));
       // Kestrel Route Accord cut to its first 4 lines.
       edit(KESTREL, (ls) => ls.slice(0, 4));
-      unlinkSync(join(vault, NEUTRALITY));
+      unlinkSync(join(vault, QUIET));
       ({ report: stale, code: staleCode } = await coverage(join(tmp, 'out-stale')));
     }, 60_000);
 
@@ -234,22 +235,22 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
       expect(stale.totals.stale_by_status).toEqual({ missing_path: 4, missing_fragment: 1, range_beyond_eof: 2, invalid_range: 0, text_changed: 4 });
       // Staleness is decided per cited range: a snapshot change alone makes nothing stale; bare refs that recorded no
       // text are unverifiable, counted apart.
-      expect(stale.totals.unverifiable_citations).toBe(8);
+      expect(stale.totals.unverifiable_citations).toBe(10);
       expect(stale.artifacts.map((a) => [a.file.slice(art.length + 1), a.snapshot_matches, a.lore_citations, a.stale_citations])).toEqual([
         ['export.json', false, 6, 2],
         ['ledger.jsonl', false, 4, 2],
-        ['lore_access.json', false, 10, 3],
-        ['packet.json', null, 5, 2],
-        ['packet.ledger.jsonl', false, 5, 2],
-        ['traverse.json', false, 6, 0],
+        ['lore_access.json', false, 8, 3],
+        ['packet.json', null, 4, 2],
+        ['packet.ledger.jsonl', false, 4, 2],
+        ['traverse.json', false, 15, 0],
       ]);
-      expect(stale.notes.some((n) => n.path === NEUTRALITY)).toBe(false);
+      expect(stale.notes.some((n) => n.path === QUIET)).toBe(false);
       // Territories: stale citations cover nothing; what still holds is lines 2-3 (ledger, export) and line 14 (traverse trace).
       expect(stale.notes.find((n) => n.path === TERRITORIES)).toMatchObject({ citations: 8, artifacts: 3, stale_citations: 2, unverifiable_citations: 2, covered_lines: 2, body_lines: 9, line_coverage: 0.2222, cited_ranges: [[2, 3], [14, 14]] });
     });
 
     it('names each stale citation with its artifact, pointer and what changed', () => {
-      const gone = `no note ${NEUTRALITY} in vault FixtureLore`;
+      const gone = `no note ${QUIET} in vault FixtureLore`;
       expect(stale.snapshot_id).not.toBe(report.snapshot_id);
       expect(stale.stale.map((c) => [c.artifact.slice(art.length + 1), c.pointer, c.ref.replace('FixtureLore:', ''), c.status, c.detail])).toEqual([
         ['export.json', '/research_trace/0', `${TERRITORIES}#chunk1`, 'text_changed', `${TERRITORIES} lines 5-8 no longer hold the recorded text (first difference at line 7)`],
@@ -257,14 +258,14 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
         // The v2 ledger records the sha256 of each served range, not its text (seed 004): the change shows as a hash mismatch.
         ['ledger.jsonl', '/outcome/served/0', `${TERRITORIES}#chunk1`, 'text_changed', `${TERRITORIES} lines 5-8 no longer hold the recorded text (sha256 of the lines differs from the recorded one)`],
         ['ledger.jsonl', '/outcome/served/1', `${BLACKOUT}#chunk1`, 'text_changed', `${BLACKOUT} lines 9-13 no longer hold the recorded text (sha256 of the lines differs from the recorded one)`],
-        ['lore_access.json', '/followed_refs/3', NEUTRALITY, 'missing_path', gone],
+        ['lore_access.json', '/followed_refs/1', QUIET, 'missing_path', gone],
+        ['lore_access.json', '/research_trace/2', `${QUIET}#chunk1`, 'missing_path', gone],
         ['lore_access.json', '/research_trace/3', `${KESTREL}#chunk0`, 'range_beyond_eof', `cited lines 6-7: line 7 is past the end of ${KESTREL}, which has 4 lines`],
-        ['lore_access.json', '/research_trace/4', `${NEUTRALITY}#chunk0`, 'missing_path', gone],
         ['packet.json', '/visible_context/source_excerpts/1/source_ref', `${BLACKOUT}#chunk1`, 'missing_fragment', `${BLACKOUT} has 1 chunks (0..0), not chunk1`],
-        ['packet.json', '/visible_context/source_excerpts/5/source_ref', `${NEUTRALITY}#chunk0`, 'missing_path', gone],
+        ['packet.json', '/visible_context/source_excerpts/3/source_ref', `${QUIET}#chunk1`, 'missing_path', gone],
         // retrieve's ledger records each read's range and text hash: the same two ranges as the fragment's trace.
+        ['packet.ledger.jsonl', '/outcome/served/0', `${QUIET}#chunk1`, 'missing_path', gone],
         ['packet.ledger.jsonl', '/outcome/served/0', `${KESTREL}#chunk0`, 'range_beyond_eof', `cited lines 6-7: line 7 is past the end of ${KESTREL}, which has 4 lines`],
-        ['packet.ledger.jsonl', '/outcome/served/0', `${NEUTRALITY}#chunk0`, 'missing_path', gone],
       ]);
       const unver = `artifact records snapshot ${report.snapshot_id.slice(0, 12)}, vault is at ${stale.snapshot_id.slice(0, 12)}, and no text or hash for these lines; the ref still resolves, but whether its lines changed cannot be told`;
       expect(stale.citations.filter((c) => c.status === 'unverifiable').map((c) => [c.artifact.slice(art.length + 1), c.pointer, c.ref.replace('FixtureLore:', ''), c.detail])).toEqual([
@@ -272,16 +273,21 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
         ['export.json', '/followed_refs/0', BLACKOUT, unver],
         ['lore_access.json', '/consulted_refs/0', BLACKOUT, unver],
         ['lore_access.json', '/followed_refs/0', `${W}/Factions/Powers/Major/Meridian Compact.md`, unver],
-        ['lore_access.json', '/followed_refs/1', `${W}/Factions/Movements/Quiet Hands.md`, unver],
         ['lore_access.json', '/followed_refs/2', KESTREL, unver],
         ['traverse.json', '/consulted_refs/0', BLACKOUT, unver],
         ['traverse.json', '/consulted_refs/1', TERRITORIES, unver],
+        ['traverse.json', '/followed_refs/0', `${W}/Factions/Powers/Major/Meridian Compact.md`, unver],
+        ['traverse.json', '/followed_refs/1', `${W}/Factions/Powers/Major/Halcyon Mutual.md`, unver],
+        ['traverse.json', '/followed_refs/2', KESTREL, unver],
       ]);
       // An edit elsewhere in a cited note does not make a citation stale: Brinefall Blackout lost a heading at line 9,
-      // and the traverse result's excerpt of lines 3-5 (recorded under the old snapshot) still holds.
+      // and the traverse result's excerpts (recorded under the old snapshot, Kestrel's lines 3-4 among them) still hold.
       expect(stale.citations.filter((c) => c.artifact === A('traverse.json') && c.role === 'source_excerpt').map((c) => [c.ref.replace('FixtureLore:', ''), c.line_start, c.line_end, c.status, c.checked])).toEqual([
         [`${BLACKOUT}#chunk0`, 3, 5, 'ok', 'excerpt_text'],
         [`${TERRITORIES}#chunk2`, 14, 14, 'ok', 'excerpt_text'],
+        [`${W}/Factions/Powers/Major/Meridian Compact.md#chunk3`, 24, 24, 'ok', 'excerpt_text'],
+        [`${W}/Factions/Powers/Major/Halcyon Mutual.md#chunk0`, 3, 4, 'ok', 'excerpt_text'],
+        [`${KESTREL}#chunk0`, 3, 4, 'ok', 'excerpt_text'],
       ]);
       // Recorded text that still matches keeps a citation ok across the snapshot change (ledger and export: Blackout 1-7, Territories 2-3).
       expect(stale.citations.filter((c) => c.artifact === A('ledger.jsonl') && c.status === 'ok').map((c) => [c.line_start, c.line_end])).toEqual([[1, 7], [2, 3]]);

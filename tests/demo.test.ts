@@ -14,15 +14,16 @@ describe('npm run demo', () => {
     const tail = r.stdout.slice(r.stdout.indexOf('\nVerdict\n'));
     expect(tail).toBe(
       '\nVerdict\n' +
-        '  Built:   a retrieval-augmented responder packet for mara_voss (.demo-out/packet.coordinator.json), with 4 lore excerpts added to the draft\'s 1 excerpt.\n' +
+        '  Built:   a retrieval-augmented responder packet for mara_voss (.demo-out/packet.coordinator.json), with 3 lore excerpts added to the draft\'s 1 excerpt.\n' +
         // Compact excerpts: Meridian Compact's last chunk gives line 25, which names no hidden lore (nothing
         // withheld); the default budget (4 excerpts, 600 characters for this draft) cuts Kestrel Route Accord.
-        // Lines: Brinefall Blackout 11-12, Meridian Compact 25, Quiet Hands 7, Harbor Neutrality 6.
-        '  From:    4 notes of the FixtureLore vault (lore-fixtures/FixtureLore, snapshot 3e69bbc3a488), chosen by the packet\'s traversal policy; the excerpt budget (4 excerpts, 600 characters) left 1 more excerpt out.\n' +
-        '  Checked: every cited line — 5 lines in 4 trace entries — was read again from the vault and matches it exactly, and each entry is backed by the ledger record of the lookup that served it (.demo-out/packet.coordinator.ledger.jsonl).\n' +
+        // The walk's relevance stop leaves out Harbor Neutrality, which matches none of the scene's queries.
+        // Lines: Brinefall Blackout 11-12, Meridian Compact 25, Quiet Hands 7.
+        '  From:    3 notes of the FixtureLore vault (lore-fixtures/FixtureLore, snapshot 3e69bbc3a488), chosen by the packet\'s traversal policy; the excerpt budget (4 excerpts, 600 characters) left 1 more excerpt out.\n' +
+        '  Checked: every cited line — 4 lines in 3 trace entries — was read again from the vault and matches it exactly, and each entry is backed by the ledger record of the lookup that served it (.demo-out/packet.coordinator.ledger.jsonl).\n' +
         'Details\n' +
         '  files written: .demo-out/packet.coordinator.json, .demo-out/packet.coordinator.ledger.jsonl, .demo-out/lore_access.json, .demo-out/packet.research.json\n' +
-        '  verify-trace: verified 4, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 0, unbacked 0, ledger_mismatch 0, ledger_broken 0, seed_not_consulted 0, ledger_not_closed 0\n',
+        '  verify-trace: verified 3, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 0, unbacked 0, ledger_mismatch 0, ledger_broken 0, seed_not_consulted 0, ledger_not_closed 0\n',
     );
   });
 });

@@ -63,11 +63,10 @@ describe('buildPacket', () => {
       ['lore.brinefall_blackout.chunk1', 'FixtureLore:World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md#chunk1'],
       ['lore.meridian_compact.chunk3', 'FixtureLore:World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md#chunk3'],
       ['lore.quiet_hands.chunk1', 'FixtureLore:World/Pre-Elysium/Factions/Movements/Quiet Hands.md#chunk1'],
-      ['lore.harbor_neutrality.chunk0', 'FixtureLore:World/Politics/Harbor Neutrality.md#chunk0'],
     ]);
     // Compact: the most relevant sentence of the chunk, verbatim (the ^oath block id is not a sentence of its own).
     expect(p.visible_context.source_excerpts[3]?.text).toBe('Care is counted in beds, air, food and repair hours, and no berth is promised that cannot be kept.');
-    expect(coordinator.stats).toEqual({ excerpts_kept: 1, excerpts_added: 4, excerpts_dropped: 0, excerpts_withheld: 0, excerpts_cut: 1, trace_entries: 4 });
+    expect(coordinator.stats).toEqual({ excerpts_kept: 1, excerpts_added: 3, excerpts_dropped: 0, excerpts_withheld: 0, excerpts_cut: 1, trace_entries: 3 });
     expect(coordinator.budget).toEqual({
       count: 4,
       chars: 600,
@@ -103,27 +102,24 @@ describe('buildPacket', () => {
       'FixtureLore:World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md',
       'FixtureLore:World/Pre-Elysium/Factions/Movements/Quiet Hands.md',
       'FixtureLore:World/Pre-Elysium/Timeline/Events/Kestrel Route Accord.md',
-      'FixtureLore:World/Politics/Harbor Neutrality.md',
     ]);
     expect(c.research_trace.map((t) => [t.trace_id, t.origin, t.source_path, t.chunk_index, t.line_start, t.line_end])).toEqual([
       ['trace.brinefall_blackout.chunk1', 'runner_captured', 'World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md', 1, 11, 12],
       ['trace.meridian_compact.chunk3', 'runner_captured', 'World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md', 3, 25, 25],
       ['trace.quiet_hands.chunk1', 'runner_captured', 'World/Pre-Elysium/Factions/Movements/Quiet Hands.md', 1, 7, 7],
-      ['trace.harbor_neutrality.chunk0', 'runner_captured', 'World/Politics/Harbor Neutrality.md', 0, 6, 6],
     ]);
     expect(c.research_trace.map((t) => t.used_for.split('; reached: ')[0])).toEqual([
       'serves runtime_retrieval_requirements[0] turn-01.lore.blackout (scene grounding: The Brinefall Blackout silenced the relay buoys and the Meridian Compact promised sanctuary berths to crews caught in it.)',
       'serves visible_context.observed_event.observable_action',
       'serves runtime_retrieval_requirements[1] turn-01.lore.capacity (institutional pressure: Quiet Hands count care in beds, air, food and repair hours and refuse intake when beds run out.)',
-      "context for the scene's seed FixtureLore:World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md",
     ]);
     expect(c.research_trace_status).toBe('runner_captured');
     expect(c.snapshot_id).toBe(index.snapshot_id);
     // Unbound, the builder's entries are unbacked; recorded in the run's ledger, every one is verified and backed.
-    expect((await verifyTrace(index, c)).totals.unbacked).toBe(4);
+    expect((await verifyTrace(index, c)).totals.unbacked).toBe(3);
     const recorded = recordRetrieval(index, { capture: c, queries: coordinator.queries }, { packetId: 'draft', packetSha256: null, now: () => new Date(Date.UTC(2025, 0, 1)) });
     const report = await verifyTrace(index, recorded.capture, { ledgers: [{ file: 'run.ledger.jsonl', text: recorded.ledgerText }] });
-    expect(report.totals).toMatchObject({ verified: 4, unbacked: 0, ledger_broken: 0, ledger_not_closed: 0 });
+    expect(report.totals).toMatchObject({ verified: 3, unbacked: 0, ledger_broken: 0, ledger_not_closed: 0 });
     expect(report.ok).toBe(true);
     expect(recorded.capture.research_trace.map((t) => t.trace_id.replace(/^lt-[0-9a-f]{16}:(\d+):[0-9a-f]{12}$/, '$1'))).toEqual(
       c.research_trace.map((_t, i) => String(1 + coordinator.queries.length + i)),
@@ -357,8 +353,8 @@ describe('loretrace retrieve', () => {
     const first = await run([...base(a), '--capture-out', join(tmp, 'a', 'lore_access.json')]);
     expect(first.code).toBe(0);
     expect(first.out).toContain('retrieve: coordinator_scoped_retrieval over FixtureLore');
-    expect(first.out).toContain('  excerpts: 1 kept from the draft, 4 lore excerpts added, 0 draft lore excerpts replaced\n');
-    expect(first.out).toContain('  research trace: 4 runner_captured entries\n');
+    expect(first.out).toContain('  excerpts: 1 kept from the draft, 3 lore excerpts added, 0 draft lore excerpts replaced\n');
+    expect(first.out).toContain('  research trace: 3 runner_captured entries\n');
     expect((await run([...base(b), '--capture-out', join(tmp, 'b', 'lore_access.json')])).code).toBe(0);
     const text = readFileSync(a, 'utf8');
     expect(readFileSync(b, 'utf8')).toBe(text);

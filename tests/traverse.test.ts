@@ -50,16 +50,15 @@ function traceLines(r: TraverseResult): string[] {
 }
 
 describe('traverse', () => {
-  it('walks the world policy best-first and skips irrelevant links (below_relevance, already_visited)', () => {
+  it('walks the world policy best-first by link context and skips irrelevant links (below_relevance, already_visited)', () => {
     const p = JSON.parse(readFileSync(WORLD_POLICY, 'utf8')) as TraversalPolicy;
     const r = run(p, ['sanctuary capacity during a blackout', 'rescue obligations']);
     expect(r.consulted_refs).toEqual([`${F}Pre-Elysium/Timeline/Events/Brinefall Blackout.md`, `${F}Pre-Elysium/Territories.md`]);
-    expect(r.followed_refs).toEqual([`${F}Pre-Elysium/Timeline/Events/Kestrel Route Accord.md`, `${F}Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md`]);
+    expect(r.followed_refs).toEqual([`${F}Pre-Elysium/Timeline/Events/Kestrel Route Accord.md`]);
     expect(traceLines(r)).toEqual([
       'Pre-Elysium/Timeline/Events/Brinefall Blackout.md#chunk1 L11-12',
       'Pre-Elysium/Territories.md#chunk2 L14-14',
       'Pre-Elysium/Timeline/Events/Kestrel Route Accord.md#chunk0 L6-6',
-      'Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md#chunk1 L11-11',
     ]);
     expect(r.research_trace[2]).toEqual({
       trace_id: 'trace.kestrel_route_accord.chunk0',
@@ -78,29 +77,83 @@ describe('traverse', () => {
       source_ref: `${F}Pre-Elysium/Territories.md#chunk2`,
       text: '- The reach went dark during the [[Brinefall Blackout]].',
     });
-    expect(brief(r)).toEqual([
-      `skipped below_relevance Pre-Elysium/Timeline/Events/Brinefall Blackout.md -> ${MC} wikilink/field L5 d1`,
-      'followed Pre-Elysium/Timeline/Events/Brinefall Blackout.md -> Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md wikilink/field L5 d1',
+    // The link to Kestrel stands in the seed's best-matching passage (context 1 → link 0.5) and Kestrel
+    // matches "rescue obligations" (relevance 1): score 0.75. The field line linking Meridian Compact and
+    // Halcyon Mutual matches little (link 0.133028), so both score under 0.35 × 0.75 and the walk stops.
+    expect(brief(r).slice(0, 6)).toEqual([
+      `skipped below_relative_relevance Pre-Elysium/Timeline/Events/Brinefall Blackout.md -> ${MC} wikilink/field L5 d1`,
+      'skipped below_relative_relevance Pre-Elysium/Timeline/Events/Brinefall Blackout.md -> Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md wikilink/field L5 d1',
       'followed Pre-Elysium/Timeline/Events/Brinefall Blackout.md -> Pre-Elysium/Timeline/Events/Kestrel Route Accord.md wikilink/prose L13 d1',
-      `skipped below_relevance Pre-Elysium/Territories.md -> ${MC} wikilink/prose L7 d1`,
+      `skipped below_relative_relevance Pre-Elysium/Territories.md -> ${MC} wikilink/prose L7 d1`,
       'skipped already_visited Pre-Elysium/Territories.md -> Pre-Elysium/Timeline/Events/Kestrel Route Accord.md wikilink/list_item L13 d1',
       'skipped already_visited Pre-Elysium/Territories.md -> Pre-Elysium/Timeline/Events/Brinefall Blackout.md wikilink/list_item L14 d1',
-      `skipped below_relevance Pre-Elysium/Timeline/Events/Kestrel Route Accord.md -> ${MC} wikilink/field L4 d2`,
-      'skipped below_relevance Pre-Elysium/Timeline/Events/Kestrel Route Accord.md -> Pre-Elysium/Factions/Powers/Major/Saltglass Syndicate.md wikilink/field L4 d2',
-      'skipped below_relevance Pre-Elysium/Timeline/Events/Kestrel Route Accord.md -> Politics/Harbor Neutrality.md wikilink/prose L7 d2',
-      `skipped below_relevance Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md -> ${MC} wikilink/field L4 d2`,
-      'skipped below_relevance Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md -> Pre-Elysium/Factions/Powers/Major/Saltglass Syndicate.md wikilink/heading L8 d2',
     ]);
-    expect(r.decisions[0]).toMatchObject({ relevance: 0.182222, detail: 'relevance 0.182222 < min_relevance 0.3' });
+    expect(r.decisions.map((d) => [d.relevance, d.link_score]).slice(0, 3)).toEqual([[0.182222, 0.133028], [0.353969, 0.133028], [1, 0.5]]);
+    expect(r.decisions[1]!.detail).toBe('score 0.243499 < min_relative_relevance 0.35 × best followed score 0.75');
+    expect(r.decisions[2]!.detail).toBe('consulted #3 (score 0.75 = 0.5 × link 0.5 + 0.5 × relevance 1, 0 field link(s), 2 mention(s))');
+    // Links of notes the walk never consulted are candidates too (the whole allowed graph, depth from the
+    // seeds); min_relevance (0.3 here) drops a target only when neither it nor the passage linking it reaches it.
+    const quiet = r.decisions.find((d) => d.to === `${F}Pre-Elysium/Factions/Movements/Quiet Hands.md`)!;
+    expect([quiet.from, quiet.depth, quiet.reason, quiet.relevance, quiet.link_score, quiet.detail]).toEqual([
+      `${F}${MC}`, 2, 'below_relevance', 0.193104, 0.002233, 'relevance 0.193104 and passage relevance 0.028338 < min_relevance 0.3',
+    ]);
     expect(r.stats.skipped_by_reason).toEqual({
-      prefix_denied: 0, class_not_allowed: 0, depth_exceeded: 0, budget_exhausted: 0, below_relevance: 7,
-      hidden_ref: 0, future_era: 0, unresolved: 0, already_visited: 2, not_expanded: 0, not_found: 0,
+      prefix_denied: 1, class_not_allowed: 0, depth_exceeded: 8, budget_exhausted: 0, below_relevance: 3, below_relative_relevance: 10,
+      hidden_ref: 1, future_era: 1, unresolved: 1, already_visited: 2, not_expanded: 0, not_found: 0,
     });
-    expect(r.stats.stopped_by).toBe('frontier_exhausted');
+    expect([r.stats.stopped_by, r.stats.best_followed_score, r.stats.min_relative_relevance]).toEqual(['min_relative_relevance', 0.75, 0.35]);
+  });
+
+  it('ranks links by the passage they stand in: links of the matching section outrank the rest', () => {
+    const r = run(policy({ stop_conditions: ['min_relative_relevance:0'] }), ['answer distress calls and storm warnings']);
+    // Quiet Hands and Salvage Law are linked from the Charter section, which matches the query; neither
+    // note matches it itself, yet both come before the notes linked from the field lines and Equipment.
+    expect(r.followed_refs.map((x) => x.replace(F, ''))).toEqual([
+      'Politics/Salvage Law.md',
+      'Pre-Elysium/Factions/Movements/Quiet Hands.md',
+      'Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md',
+      'Pre-Elysium/Factions/Powers/Major/Saltglass Syndicate.md',
+      'Pre-Elysium/Technology/Heat Sink Lattice.md',
+    ]);
+    expect(r.decisions.slice(0, 5).map((d) => [d.to.replace(F, ''), d.relevance, d.link_score])).toEqual([
+      ['Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md', 0.030948, 0],
+      ['Pre-Elysium/Factions/Powers/Major/Saltglass Syndicate.md', 0, 0],
+      ['Pre-Elysium/Factions/Movements/Quiet Hands.md', 0, 0.5],
+      ['Politics/Salvage Law.md', 0.035986, 0.5],
+      ['Pre-Elysium/Technology/Heat Sink Lattice.md', 0, 0],
+    ]);
+  });
+
+  it('ends the walk when no candidate scores min_relative_relevance × the best followed one (default 0.35)', () => {
+    const r = run(policy(), ['answer distress calls and storm warnings']);
+    expect(r.followed_refs.map((x) => x.replace(F, ''))).toEqual(['Politics/Salvage Law.md', 'Pre-Elysium/Factions/Movements/Quiet Hands.md']);
+    expect([r.stats.stopped_by, r.stats.best_followed_score, r.stats.min_relative_relevance, r.stats.skipped_by_reason.below_relative_relevance]).toEqual(['min_relative_relevance', 0.267993, 0.35, 3]);
+    expect(r.decisions[0]!.detail).toBe('score 0.015474 < min_relative_relevance 0.35 × best followed score 0.267993');
+    const off = run(policy({ stop_conditions: ['min_relative_relevance:0'] }), ['answer distress calls and storm warnings']);
+    expect([off.stats.stopped_by, off.followed_refs.length]).toEqual(['frontier_exhausted', 5]);
+  });
+
+  it('takes candidates from the whole allowed graph: a note reached only through a note never consulted', () => {
+    const r = run(policy({ required_seed_refs: ['World/Pre-Elysium/index.md'], max_link_depth: 2, follow_link_classes: ['wikilink'], stop_conditions: [] }), ['open ledger society']);
+    expect(r.followed_refs).toEqual([`${F}Pre-Elysium/Factions/Movements/Open Ledger Society.md`]);
+    const via = r.decisions.find((d) => d.outcome === 'followed')!;
+    expect([via.from, via.depth, via.link_class]).toEqual([`${F}Pre-Elysium/Factions/index.md`, 2, 'wikilink/list_item']);
+    expect(r.consulted_refs).not.toContain(`${F}Pre-Elysium/Factions/index.md`);
+    expect(r.research_trace[1]!.used_for).toBe(`link [[Open Ledger Society]] (wikilink/list_item) from ${F}Pre-Elysium/Factions/index.md line ${via.lines[0]}, depth 2`);
+  });
+
+  it('spreads the budget over unlike notes with diversity (MMR-style)', () => {
+    const p = policy({ stop_conditions: ['min_relative_relevance:0', 'max_refs:3'] });
+    const plain = traverse(index, compilePolicy(p, { index }), { queries: ['harbor rivals'] });
+    const diverse = traverse(index, compilePolicy(p, { index }), { queries: ['harbor rivals'], diversity: 1 });
+    // Halcyon Mutual and Saltglass Syndicate are both major powers (classes factions, powers, major: similarity 1).
+    expect(plain.followed_refs.map((x) => x.replace(F, ''))).toEqual(['Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md', 'Pre-Elysium/Factions/Powers/Major/Saltglass Syndicate.md']);
+    expect(diverse.followed_refs.map((x) => x.replace(F, ''))).toEqual(['Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md', 'Politics/Salvage Law.md']);
   });
 
   it('records prefix_denied, unresolved, future_era and hidden_ref edges and follows markdown links and embeds', () => {
-    const r = run(policy(), ['harbor charter rescue']);
+    // The relevance stop is off here: this case is about which edges are followed or refused.
+    const r = run(policy({ stop_conditions: ['stop before post-Elysium lore', 'min_relative_relevance:0'] }), ['harbor charter rescue']);
     expect(r.followed_refs.map((x) => x.replace(F, ''))).toEqual([
       'Politics/Salvage Law.md',
       'Pre-Elysium/Factions/Movements/Quiet Hands.md',
@@ -151,11 +204,12 @@ describe('traverse', () => {
     expect(r.followed_refs).toEqual([`${F}Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md`]);
     expect(r.stats.stopped_by).toBe('max_refs');
     expect(r.stats.notes_consulted).toBe(2);
-    expect(brief(r).filter((d) => d.startsWith('skipped budget_exhausted'))).toEqual([
-      `skipped budget_exhausted ${MC} -> Pre-Elysium/Factions/Powers/Major/Saltglass Syndicate.md wikilink/field L5 d1`,
+    // Queued targets the relevance stop had already ruled out (score < 0.35 × 0.5) say so; the rest ran out of budget.
+    expect(brief(r).filter((d) => d.startsWith('skipped budget_exhausted') || d.startsWith('skipped below_relative_relevance'))).toEqual([
+      `skipped below_relative_relevance ${MC} -> Pre-Elysium/Factions/Powers/Major/Saltglass Syndicate.md wikilink/field L5 d1`,
       `skipped budget_exhausted ${MC} -> Pre-Elysium/Factions/Movements/Quiet Hands.md wikilink/prose L12 d1`,
       `skipped budget_exhausted ${MC} -> Politics/Salvage Law.md markdown_link/prose L13 d1`,
-      `skipped budget_exhausted ${MC} -> Pre-Elysium/Technology/Heat Sink Lattice.md embed/prose L17 d1`,
+      `skipped below_relative_relevance ${MC} -> Pre-Elysium/Technology/Heat Sink Lattice.md embed/prose L17 d1`,
     ]);
     expect(traceLines(r)).toEqual([`${MC}#chunk1 L11-11`, 'Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md#chunk1 L11-11']);
   });
@@ -168,10 +222,10 @@ describe('traverse', () => {
   });
 
   it('ends the walk at max_chunks', () => {
-    const r = run(policy({ stop_conditions: ['max_chunks:2'] }), ['harbor']);
+    const r = run(policy({ stop_conditions: ['max_chunks:2', 'min_relative_relevance:0'] }), ['harbor']);
     expect(r.stats.stopped_by).toBe('max_chunks');
     // "a harbor's charter" (line 3) counts as "harbor": possessives are folded.
-    expect(traceLines(r)).toEqual([`${MC}#chunk0 L3-7`, 'Politics/Salvage Law.md#chunk0 L3-3']);
+    expect(traceLines(r)).toEqual([`${MC}#chunk0 L3-7`, 'Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md#chunk0 L3-3']);
     expect(r.stats.skipped_by_reason.budget_exhausted).toBe(4);
   });
 
@@ -190,7 +244,7 @@ describe('traverse', () => {
   });
 
   it('walks inbound links in reverse only when backlink is listed', () => {
-    const r = run(policy({ required_seed_refs: ['World/Pre-Elysium/Factions/Movements/Quiet Hands.md'], follow_link_classes: ['backlink'] }), ['sanctuary beds']);
+    const r = run(policy({ required_seed_refs: ['World/Pre-Elysium/Factions/Movements/Quiet Hands.md'], follow_link_classes: ['backlink'], stop_conditions: ['min_relative_relevance:0'] }), ['sanctuary beds']);
     expect(r.followed_refs.map((x) => x.replace(F, ''))).toEqual([MC, 'Pre-Elysium/Factions/Movements/Open Ledger Society.md', 'Pre-Elysium/Factions/index.md']);
     expect(brief(r).slice(0, 5)).toEqual([
       'skipped class_not_allowed Pre-Elysium/Factions/Movements/Quiet Hands.md -> Pre-Elysium/Factions/Movements/Open Ledger Society.md wikilink/prose L12 d1',
@@ -316,7 +370,10 @@ describe('loretrace traverse (CLI)', () => {
     expect(b.out).toBe(a.out);
     const r = JSON.parse(a.out) as TraverseResult;
     expect(Object.keys(r)).toEqual(['schema_version', 'snapshot_id', 'policy_receipt', 'consulted_refs', 'followed_refs', 'source_excerpts', 'research_trace', 'decisions', 'stats']);
-    expect(r.followed_refs).toEqual([`${F}Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md`]);
+    // Kestrel Route Accord does not match the query itself (relevance 0), but its link stands in the
+    // seed's passage that does, so min_relevance 0.3 keeps it (link 0.5, score 0.25).
+    expect(r.followed_refs).toEqual([`${F}Pre-Elysium/Timeline/Events/Kestrel Route Accord.md`, `${F}Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md`]);
+    expect([r.stats.skipped_by_reason.below_relevance, r.stats.skipped_by_reason.below_relative_relevance, r.stats.stopped_by]).toEqual([8, 3, 'min_relative_relevance']);
   }, 30_000);
 
   it('takes a { traversal_policy, allowed_scope } policy file as retrieve does, with a draft and alone', async () => {
@@ -413,15 +470,15 @@ describe.skipIf(!hasShared)(`traverse on the real Sella packet (${hasShared ? 's
     expect(post.length).toBe(17);
     for (const n of post) expect(checkPath(c, n.path)).toMatchObject({ ok: false, reason: 'future_era' });
     expect(r.stats.skipped_by_reason).toEqual({
-      prefix_denied: 0, class_not_allowed: 35, depth_exceeded: 7, budget_exhausted: 0, below_relevance: 211,
-      hidden_ref: 0, future_era: 0, unresolved: 1, already_visited: 142, not_expanded: 0, not_found: 0,
+      prefix_denied: 0, class_not_allowed: 50, depth_exceeded: 183, budget_exhausted: 0, below_relevance: 178, below_relative_relevance: 155,
+      hidden_ref: 0, future_era: 1, unresolved: 6, already_visited: 297, not_expanded: 0, not_found: 0,
     });
   });
 
   it('validates against schemas/traverse-result.schema.json', () => {
     const validate = outputSchema('traverse_result');
     expect(validate(JSON.parse(JSON.stringify(r)))).toBe(true);
-    expect(r.stats).toMatchObject({ notes_consulted: 36, excerpts: 36, excerpt_chars: 21935, stopped_by: 'frontier_exhausted', receipt_totals: { enforced: 32, partially_enforced: 5, advisory: 1 } });
+    expect(r.stats).toMatchObject({ notes_consulted: 35, excerpts: 35, excerpt_chars: 21773, stopped_by: 'min_relative_relevance', best_followed_score: 0.717781, receipt_totals: { enforced: 32, partially_enforced: 5, advisory: 1 } });
   });
 
   it('keeps every excerpt verbatim', () => {
@@ -442,8 +499,8 @@ const SELLA_CONSULTED = [
   'Pre-Elysium/Factions/Powers/Major/Pan-Solar Consortium.md',
   'Pre-Elysium/Factions/Powers/Major/Aya Collective.md',
   'Pre-Elysium/Factions/Powers/Major/Cetacean Navigators.md',
-  'Pre-Elysium/Timeline/Events/Ganymede Route Compact.md',
   'Pre-Elysium/Technology/Neuromorphic Firmware.md',
+  'Pre-Elysium/Timeline/Events/Ganymede Route Compact.md',
   'Politics/Thermal Signature Warfare.md',
   'Pre-Elysium/Megas.md',
   'Pre-Elysium/Factions/Powers/index.md',
@@ -454,26 +511,25 @@ const SELLA_CONSULTED = [
 ];
 const SELLA_FOLLOWED = [
   'Pre-Elysium/Factions/Powers/Minor/Cognitum.md',
-  'Pre-Elysium/Timeline/Events/Triton Sanctuary Accords.md',
-  'Pre-Elysium/Factions/Movements/Free Neural Network.md',
   'Pre-Elysium/Timeline/Events/Food Security Wars.md',
-  'Pre-Elysium/Factions/Powers/Major/Finch Cybernetics.md',
   'Pre-Elysium/Factions/Powers/Major/Cryonix.md',
+  'Pre-Elysium/Timeline/Events/Triton Sanctuary Accords.md',
+  'Pre-Elysium/Factions/Powers/Major/Finch Cybernetics.md',
+  'Pre-Elysium/Factions/Movements/Free Neural Network.md',
+  'Pre-Elysium/Factions/Powers/Major/Sol Dominion.md',
+  'Pre-Elysium/Factions/Powers/Minor/Rossum & Douglas.md',
+  'Pre-Elysium/Factions/Powers/Major/Zhestokost.md',
+  'Pre-Elysium/Factions/Powers/Minor/Ewan Hart.md',
+  'Pre-Elysium/Timeline/Events/Hellas Mutual Defense Congress.md',
   'Pre-Elysium/Factions/Powers/Minor/NeuroSyn.md',
   'Pre-Elysium/Technology/Mind Uploading.md',
-  'Pre-Elysium/Factions/Powers/Major/Sol Dominion.md',
-  'Pre-Elysium/Factions/Movements/Pragmatists.md',
+  'Pre-Elysium/Technology/Biodrone.md',
   'Pre-Elysium/Factions/Powers/Minor/Orbital Forge.md',
-  'Pre-Elysium/Technology/Thermal Management.md',
-  'Pre-Elysium/Factions/Movements/Truth Cults.md',
+  'Pre-Elysium/Factions/Powers/Minor/NiteLife Energy.md',
+  'Pre-Elysium/Factions/Powers/Minor/Elephant Enclave.md',
   'Pre-Elysium/Factions/Powers/Major/Pirate Coalition.md',
+  'Pre-Elysium/Factions/Movements/Pragmatists.md',
   'Pre-Elysium/Factions/Powers/Major/Aeronautics Unlimited.md',
-  'Pre-Elysium/Factions/Powers/Minor/Ewan Hart.md',
-  'Pre-Elysium/Factions/Powers/Minor/Rossum & Douglas.md',
-  'Pre-Elysium/Factions/Movements/Baseline League.md',
-  'Pre-Elysium/Factions/Powers/Major/Activist Network.md',
-  'Pre-Elysium/Factions/Powers/Major/Lucent Media.md',
-  'Politics/index.md',
 ];
 
 describe('pickExcerptLines', () => {
