@@ -328,128 +328,103 @@ function batchesOf(jobs: readonly ParseJob[]): ParseJob[][] {
  * Parse jobs; batches come back in job order. Reports which path was taken in `threads` (0 = in-thread).
  * Batching never changes results: each note is parsed alone, postings are merged in job order.
  * `jobs` is emptied: each job's bytes are released as soon as its batch is parsed or sent to a worker.
+ * The steps: {@link batchesOf}, then {@link parseInThread} or {@link parseInWorkers}, both handing each
+ * batch to an {@link inOrderDelivery}.
  */
 export async function parseAll(jobs: ParseJob[], options: ParseAllOptions): Promise<{ batches: ParsedBatch[]; threads: number }> {
   const file = options.workers === false ? null : workerFile();
   const useWorkers = file !== null && (options.workers === true || jobs.length > WORKER_THRESHOLD);
   const batches = batchesOf(jobs);
-  const total = jobs.length;
+  const run: PoolRun = { batches, total: jobs.length, done: 0, options, delivery: inOrderDelivery(batches.length, options.onBatch) };
   jobs.length = 0; // the batches hold the jobs now, each released when sent
-  const out = new Array<ParsedBatch>(options.onBatch ? 0 : batches.length);
-  // Batches finish out of order across workers; they are handed on in job order. After `onBatch`, the
-  // buffers of a worker's batch go back to that worker for reuse (`recycle`).
+  if (!useWorkers) {
+    parseInThread(run);
+    return { batches: run.delivery.out, threads: 0 };
+  }
+  const threads = Math.max(1, Math.min(4, availableParallelism(), batches.length));
+  await parseInWorkers(file!, threads, run);
+  return { batches: run.delivery.out, threads };
+}
+
+/** One {@link parseAll} call: its batches (each emptied once parsed or sent), progress and delivery. */
+interface PoolRun {
+  batches: ParseJob[][];
+  /** Notes to parse / parsed so far (for `onProgress`). */
+  total: number;
+  done: number;
+  options: ParseAllOptions;
+  delivery: Delivery;
+}
+
+/** Where parsed batches go: kept in `out` by index, or streamed to `onBatch` in job order. */
+interface Delivery {
+  /** The kept batches (empty when streaming). */
+  out: ParsedBatch[];
+  /** Hand on batch `i`; after `onBatch`, `recycle` gets the batch's buffers back for its worker. */
+  deliver: (i: number, wire: WireBatch, recycle?: (buffers: ArrayBuffer[]) => void) => void;
+}
+
+/**
+ * Batches finish out of order across workers; they are handed on in job order. Without `onBatch`, each is
+ * kept at its index. With it, a batch that finished early waits until every earlier one was handed on;
+ * after `onBatch`, the buffers of a worker's batch go back to that worker for reuse (`recycle`).
+ */
+function inOrderDelivery(count: number, onBatch: ParseAllOptions['onBatch']): Delivery {
+  const out = new Array<ParsedBatch>(onBatch ? 0 : count);
   const early = new Map<number, { wire: WireBatch; recycle?: (buffers: ArrayBuffer[]) => void }>();
   let delivered = 0;
   const deliver = (i: number, wire: WireBatch, recycle?: (buffers: ArrayBuffer[]) => void) => {
-    if (!options.onBatch) {
+    if (!onBatch) {
       out[i] = fromWire(wire);
       return;
     }
     early.set(i, { wire, recycle });
     for (let e = early.get(delivered); e !== undefined; e = early.get(delivered)) {
       early.delete(delivered++);
-      options.onBatch(fromWire(e.wire));
+      onBatch(fromWire(e.wire));
       e.recycle?.(transferList(e.wire));
     }
   };
-  let done = 0;
-  if (!useWorkers) {
-    for (let i = 0; i < batches.length; i++) {
-      const b = batches[i]!;
-      batches[i] = []; // release the bytes as soon as they are parsed
-      deliver(i, parseWire(b, options.config));
-      done += b.length;
-      options.onProgress?.(done, total);
-    }
-    return { batches: out, threads: 0 };
+  return { out, deliver };
+}
+
+/** Count `notes` more as parsed and report progress. */
+function progressed(run: PoolRun, notes: number): void {
+  run.done += notes;
+  run.options.onProgress?.(run.done, run.total);
+}
+
+/** Parse every batch in the calling thread, releasing each batch's bytes as soon as it is parsed. */
+function parseInThread(run: PoolRun): void {
+  for (let i = 0; i < run.batches.length; i++) {
+    const b = run.batches[i]!;
+    run.batches[i] = [];
+    run.delivery.deliver(i, parseWire(b, run.options.config));
+    progressed(run, b.length);
   }
-  const threads = Math.max(1, Math.min(4, availableParallelism(), batches.length));
-  let next = 0;
-  const sizes = batches.map((b) => b.length);
-  // Input buffers come back with the answers and carry the next batches (streaming mode only).
-  const inputs = new BufferPool();
-  const message = (i: number): [BatchMessage, ArrayBuffer[]] => {
-    const b = batches[i]!;
-    const total = b.reduce((s, j) => s + j.bytes.byteLength, 0);
-    const ab = options.onBatch ? inputs.take(total) : new ArrayBuffer(total);
-    const buf = new Uint8Array(ab, 0, total);
-    const ends: number[] = [];
-    let o = 0;
-    for (const j of b) {
-      buf.set(j.bytes, o);
-      o += j.bytes.byteLength;
-      ends.push(o);
-    }
-    const msg: BatchMessage = { id: i, paths: b.map((j) => j.path), shas: b.map((j) => j.sha256), ends, buffer: ab, recycle: options.onBatch !== undefined };
-    sizes[i] = b.length;
-    batches[i] = []; // the bytes now live in the transferred buffer only
-    return [msg, [ab]];
-  };
-  let aborted = false;
-  const members = Array.from({ length: threads }, () => acquireWorker(file!));
+}
+
+/** The batches shared out among the workers of one run: the next to send, and whether the run failed. */
+interface Dispatch {
+  next: number;
+  aborted: boolean;
+  /** Notes per batch (kept after the batch's jobs are released, for progress and messages). */
+  sizes: number[];
+  /** Input buffers come back with the answers and carry the next batches (streaming mode only). */
+  inputs: BufferPool;
+}
+
+/**
+ * Parse the batches on `threads` pooled workers, two batches in flight per worker. On the first failure
+ * every worker of the run is terminated and the error rethrown; otherwise the workers go back to the
+ * process-wide pool ({@link WORKER_IDLE_MS}).
+ */
+async function parseInWorkers(file: string, threads: number, run: PoolRun): Promise<void> {
+  const dispatch: Dispatch = { next: 0, aborted: false, sizes: run.batches.map((b) => b.length), inputs: new BufferPool() };
+  const members = Array.from({ length: threads }, () => acquireWorker(file));
   const detach: (() => void)[] = [];
   try {
-    await Promise.all(members.map((member) => new Promise<void>((resolve, reject) => {
-      const worker = member.worker;
-      let inFlight = 0;
-      let finished = false;
-      const fail = (e: unknown) => {
-        if (finished) return;
-        finished = true;
-        aborted = true;
-        reject(e);
-      };
-      const recycle = (buffers: ArrayBuffer[]) => {
-        if (!member.dead) worker.postMessage({ recycle: buffers } satisfies RecycleMessage, buffers);
-      };
-      const feed = () => {
-        if (finished) return;
-        if (aborted) {
-          finished = true;
-          resolve();
-          return;
-        }
-        while (inFlight < 2 && next < batches.length) {
-          const [msg, transfer] = message(next++);
-          inFlight++;
-          worker.postMessage(msg, transfer);
-        }
-        if (inFlight === 0) {
-          finished = true;
-          resolve();
-        }
-      };
-      const onMessage = (msg: { id: number; batch?: WireBatch; input?: ArrayBuffer; error?: string }) => {
-        if (finished) return;
-        if (msg.error !== undefined) {
-          fail(new Error(`parse worker failed on a batch of ${sizes[msg.id]} notes: ${msg.error}`));
-          return;
-        }
-        inFlight--;
-        if (msg.input) inputs.give(msg.input);
-        try {
-          deliver(msg.id, msg.batch!, options.onBatch ? recycle : undefined);
-        } catch (e) {
-          fail(e);
-          return;
-        }
-        done += sizes[msg.id]!;
-        options.onProgress?.(done, total);
-        feed();
-      };
-      const onError = (e: Error) => fail(e);
-      const onExit = (code: number) => fail(new Error(`parse worker exited unexpectedly (exit code ${code})`));
-      worker.on('message', onMessage);
-      worker.on('error', onError);
-      worker.on('exit', onExit);
-      detach.push(() => {
-        worker.off('message', onMessage);
-        worker.off('error', onError);
-        worker.off('exit', onExit);
-      });
-      worker.postMessage({ config: options.config } satisfies ConfigMessage);
-      feed();
-    })));
+    await Promise.all(members.map((member) => driveWorker(member, run, dispatch, detach)));
   } catch (e) {
     for (const d of detach) d();
     for (const m of members) killWorker(m);
@@ -457,5 +432,95 @@ export async function parseAll(jobs: ParseJob[], options: ParseAllOptions): Prom
   }
   for (const d of detach) d();
   for (const m of members) releaseWorker(m);
-  return { batches: out, threads };
+}
+
+/**
+ * The message carrying batch `i` to a worker: its bytes copied into one transferable buffer (a recycled
+ * one when streaming), after which the batch's jobs are released.
+ */
+function batchMessage(run: PoolRun, dispatch: Dispatch, i: number): [BatchMessage, ArrayBuffer[]] {
+  const b = run.batches[i]!;
+  const total = b.reduce((s, j) => s + j.bytes.byteLength, 0);
+  const ab = run.options.onBatch ? dispatch.inputs.take(total) : new ArrayBuffer(total);
+  const buf = new Uint8Array(ab, 0, total);
+  const ends: number[] = [];
+  let o = 0;
+  for (const j of b) {
+    buf.set(j.bytes, o);
+    o += j.bytes.byteLength;
+    ends.push(o);
+  }
+  const msg: BatchMessage = { id: i, paths: b.map((j) => j.path), shas: b.map((j) => j.sha256), ends, buffer: ab, recycle: run.options.onBatch !== undefined };
+  dispatch.sizes[i] = b.length;
+  run.batches[i] = []; // the bytes now live in the transferred buffer only
+  return [msg, [ab]];
+}
+
+/**
+ * Feed one worker until no batch is left (resolves) or the run fails (rejects with the first error: a
+ * batch the worker could not parse, a delivery that threw, the worker's error or exit). Its listeners are
+ * added to `detach` for removal.
+ */
+function driveWorker(member: PooledWorker, run: PoolRun, dispatch: Dispatch, detach: (() => void)[]): Promise<void> {
+  const { options } = run;
+  return new Promise<void>((resolve, reject) => {
+    const worker = member.worker;
+    let inFlight = 0;
+    let finished = false;
+    const fail = (e: unknown) => {
+      if (finished) return;
+      finished = true;
+      dispatch.aborted = true;
+      reject(e);
+    };
+    const recycle = (buffers: ArrayBuffer[]) => {
+      if (!member.dead) worker.postMessage({ recycle: buffers } satisfies RecycleMessage, buffers);
+    };
+    const feed = () => {
+      if (finished) return;
+      if (dispatch.aborted) {
+        finished = true;
+        resolve();
+        return;
+      }
+      while (inFlight < 2 && dispatch.next < run.batches.length) {
+        const [msg, transfer] = batchMessage(run, dispatch, dispatch.next++);
+        inFlight++;
+        worker.postMessage(msg, transfer);
+      }
+      if (inFlight === 0) {
+        finished = true;
+        resolve();
+      }
+    };
+    const onMessage = (msg: { id: number; batch?: WireBatch; input?: ArrayBuffer; error?: string }) => {
+      if (finished) return;
+      if (msg.error !== undefined) {
+        fail(new Error(`parse worker failed on a batch of ${dispatch.sizes[msg.id]} notes: ${msg.error}`));
+        return;
+      }
+      inFlight--;
+      if (msg.input) dispatch.inputs.give(msg.input);
+      try {
+        run.delivery.deliver(msg.id, msg.batch!, options.onBatch ? recycle : undefined);
+      } catch (e) {
+        fail(e);
+        return;
+      }
+      progressed(run, dispatch.sizes[msg.id]!);
+      feed();
+    };
+    const onError = (e: Error) => fail(e);
+    const onExit = (code: number) => fail(new Error(`parse worker exited unexpectedly (exit code ${code})`));
+    worker.on('message', onMessage);
+    worker.on('error', onError);
+    worker.on('exit', onExit);
+    detach.push(() => {
+      worker.off('message', onMessage);
+      worker.off('error', onError);
+      worker.off('exit', onExit);
+    });
+    worker.postMessage({ config: options.config } satisfies ConfigMessage);
+    feed();
+  });
 }
