@@ -10,6 +10,7 @@ import { LoretraceError, isLoretraceError } from '../errors.js';
 import { parseRef, resolveRef } from '../refs/index.js';
 import type { ParsedRef } from '../refs/index.js';
 import type { NoteRecord, VaultIndex, VaultPath } from '../types.js';
+import { notePathOnDisk } from '../indexer/lookup.js';
 import type {
   ApartRef,
   Citation,
@@ -706,7 +707,7 @@ function vaultGaps(index: VaultIndex, rows: readonly NoteCoverage[]): VaultGaps 
   for (const l of links) {
     if (l.syntax === 'tag' || l.syntax === 'external') continue;
     const r = l.resolution;
-    const at = { source_path: l.source_path, line: l.line, column: l.column, raw: l.raw };
+    const at = { source_path: notePathOnDisk(index, l.source_path), line: l.line, column: l.column, raw: l.raw };
     if (r.status === 'unresolved') gaps.unresolved_links.push({ ...at, target: l.target });
     else if (r.status === 'ambiguous') gaps.ambiguous_links.push({ ...at, target: l.target, resolved_to: r.path, candidates: [...r.candidates].sort(cmp) });
     else if (r.status === 'broken_fragment') gaps.broken_fragments.push({ ...at, path: r.path, fragment: r.fragment });

@@ -288,7 +288,11 @@ export interface ArtifactSummary {
   rejected_refs: number;
 }
 
-/** The vault's own holes (from the index's link graph). */
+/**
+ * The vault's own holes (from the index's link graph). `source_path` names the linking note's file as
+ * stored on disk (`notePathOnDisk`: it differs from the NFC index path only for a file with an NFD name);
+ * `resolved_to`, `candidates` and `path` are NFC index paths.
+ */
 export interface VaultGaps {
   unresolved_links: { source_path: VaultPath; line: number; column: number; raw: string; target: string }[];
   ambiguous_links: {

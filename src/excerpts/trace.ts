@@ -19,8 +19,14 @@ export interface TraceEntryInput {
   /** The query or lookup text actually used. */
   query: string;
   namespace: string;
-  /** Vault-relative path of the note. */
+  /** Vault-relative path of the note (the index path, NFC: `source_ref` is built from it). */
   path: string;
+  /**
+   * The note's vault-relative path as its file is named on disk (`notePathOnDisk`, src/indexer/lookup.ts),
+   * when it differs from `path` (a file stored under an NFD name): becomes `source_path`, so that
+   * `join(vault, source_path)` opens the file. Default `path`.
+   */
+  disk_path?: string;
   chunk_index: number;
   line_start: number;
   line_end: number;
@@ -32,7 +38,8 @@ export interface TraceEntryInput {
 
 /**
  * Build one research_trace entry with exactly Ghostlight's fields, in schema order.
- * `source_ref` = `Namespace:path#chunkN`; `source_path` = the vault-relative path.
+ * `source_ref` = `Namespace:path#chunkN` (the NFC index path: refs match by it); `source_path` = the
+ * vault-relative path of the file as named on disk (`disk_path`, else `path`): the path that opens it.
  *
  * @throws LoretraceError `bad_trace` when a string field is empty, `chunk_index` is not an integer ≥ 0,
  *   or the line range is not `1 ≤ line_start ≤ line_end` (Ghostlight requires these; a broken entry is
@@ -56,11 +63,20 @@ export function makeTraceEntry(input: TraceEntryInput): ResearchTraceEntry {
     origin: input.origin ?? 'runner_captured',
     query: input.query,
     source_ref: `${input.namespace}:${input.path}#chunk${chunk_index}`,
-    source_path: input.path,
+    source_path: input.disk_path ?? input.path,
     chunk_index,
     line_start,
     line_end,
     extracted_constraint: input.text,
     used_for: input.used_for,
   };
+}
+
+/**
+ * The index path (vault-relative, NFC) of a research_trace entry's `source_path`, which names the file as
+ * stored on disk (see {@link makeTraceEntry}): the key to look the note up in an index. The scan gives
+ * every note the NFC form of its on-disk name, so this is `source_path` in NFC.
+ */
+export function traceNotePath(sourcePath: string): string {
+  return sourcePath.normalize('NFC');
 }

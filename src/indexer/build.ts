@@ -16,7 +16,7 @@
  *   rebuild with a warning finding `index_rebuilt` — never a crash, never stale results.
  */
 import { readFileSync } from 'node:fs';
-import { basename, resolve as resolvePath } from 'node:path';
+import { basename, resolve as resolvePath, sep } from 'node:path';
 import { LoretraceError, type Finding } from '../errors.js';
 import type { Chunk, LinkRecord, ManifestEntry, NoteRecord, VaultConfig, VaultIndex, VaultPath } from '../types.js';
 import { resolveLinks } from '../links/resolve.js';
@@ -32,6 +32,7 @@ import { PARSER_VERSION } from '../notes/parse.js';
 import { sha256Hex } from '../vault/hash.js';
 import { compareCodeUnits, scanVault, vaultRoot, type ScannedFile, type ScanResult } from '../vault/scan.js';
 import { ColdSink } from './cold.js';
+import { recordDiskNames } from './lookup.js';
 import { parseAll, parseBatch, type ParseJob, type ParsedBatch, type ParsedLines } from './parse-pool.js';
 import {
   CorruptIndexError, INDEX_SCHEMA_VERSION, canonicalHash, commitManifest, defaultIndexDir, ensureIndexDir, readDataBytesSync,
@@ -246,6 +247,7 @@ async function build(input: BuildInput): Promise<VaultIndex> {
     parsed: plan.toParse.length, reused: plan.reused, removed: plan.removedPaths.length, rebuilt: input.rebuilt, index_dir: indexDir, threads,
   });
   assetsOf.set(index, scan.assets);
+  recordDiskNames(index, diskNamesOf(scan.root, scan.files));
   return index;
 }
 
@@ -1039,4 +1041,17 @@ function sortFindings(list: Finding[]): Finding[] {
 
 function sortLinks(links: LinkRecord[]): LinkRecord[] {
   return [...links].sort((a, b) => compareCodeUnits(a.source_path, b.source_path) || a.line - b.line || a.column - b.column);
+}
+
+/**
+ * Vault-relative on-disk names of the notes whose name on disk differs from their NFC path (the scan
+ * lists each folder and keeps the name it found in `abs_path`): what `notePathOnDisk` answers.
+ */
+function diskNamesOf(root: string, files: readonly ScannedFile[]): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const f of files) {
+    const onDisk = f.abs_path.slice(root.length + 1).split(sep).join('/');
+    if (onDisk !== f.path) names.set(f.path, onDisk);
+  }
+  return names;
 }

@@ -66,6 +66,8 @@ export function backlinks(index: VaultIndex, path: VaultPath): readonly LinkReco
   return maps(index).incoming.get(path) ?? [];
 }
 
+const diskNames = new WeakMap<VaultIndex, ReadonlyMap<string, string>>();
+
 /**
  * What the index's manifest recorded about the file of `path` (`{ path, size, sha256 }`, bytes and hex), or
  * undefined when `path` is not an indexed file. O(1): the manifest is mapped once per index object.
@@ -77,7 +79,30 @@ export function manifestEntry(index: VaultIndex, path: string): { path: string; 
 }
 
 /**
- * The lines of a note as on disk now (split at CRLF, CR or LF; BOM removed; see src/types.ts), read by the
+ * Record, for an index `indexVault` built, the vault-relative on-disk names of the notes whose name on
+ * disk is not their NFC index path (a file stored under an NFD name, as macOS tools write): what
+ * {@link notePathOnDisk} answers. Called once per index by the indexer.
+ */
+export function recordDiskNames(index: VaultIndex, names: ReadonlyMap<string, string>): void {
+  if (names.size > 0) diskNames.set(index, names);
+}
+
+/**
+ * The note's path as its file is named on disk, vault-relative POSIX: `join(index.root, result)` opens it.
+ * Equal to `path` (NFC) except for a note stored under another Unicode normalisation
+ * (`Cafe\u0301 Ysolde.md` on disk, `Café Ysolde.md` in refs). Index paths and refs stay NFC for matching;
+ * this is the path loretrace writes as `source_path` (research_trace entries, coverage gaps, `links`)
+ * and opens (`readNoteLines`, the proxy's reader, verify-trace, coverage staleness) — one lookup for both.
+ * The name is the one the scan listed when the index was built; an index not built by `indexVault`
+ * answers `path`. Never throws.
+ */
+export function notePathOnDisk(index: VaultIndex, path: VaultPath): string {
+  return diskNames.get(index)?.get(path) ?? path;
+}
+
+/**
+ * The lines of a note as on disk now (split at CRLF, CR or LF; BOM removed; see src/types.ts), opened under
+ * {@link notePathOnDisk} and read by the
  * checked reader `readAdmittedFile` (src/vault/admission.ts: the scan's admission rule applied again — a
  * regular file with one hard link, inside the root — and the sha256 recorded in the index).
  *
@@ -91,7 +116,7 @@ export async function readNoteLines(index: VaultIndex, path: VaultPath): Promise
     throw new LoretraceError('not_found', `${index.namespace}:${path} is not a note of the index`, { file: path, expected: 'a vault-relative path of an indexed note' });
   }
   const size = maps(index).size.get(path) ?? -1;
-  const { bytes } = await readAdmittedFile(index.root, { path, size, sha256: sha });
+  const { bytes } = await readAdmittedFile(index.root, { path, size, sha256: sha, disk_path: notePathOnDisk(index, path) });
   const text = new TextDecoder('utf-8').decode(bytes);
   return splitLines(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
 }

@@ -37,7 +37,7 @@ import { applyResearchSection, mergeSourceSection, reconcileLaneLines, renderRes
 import { excerptBudget, sceneRequirements, selectWithinBudget, servedRequirement } from './requirements.js';
 import type { BudgetCandidate, ExcerptBudget, SceneRequirement } from './requirements.js';
 import { compactExcerpt } from '../excerpts/compact.js';
-import { makeTraceEntry } from '../excerpts/trace.js';
+import { makeTraceEntry, traceNotePath } from '../excerpts/trace.js';
 import { chunksOf, outgoingLinks } from '../indexer/lookup.js';
 import { assertInScope, assertNoHiddenText, bareVaultPath, refuse, sourceParts, summarizeErrors, withholdReason } from './scope.js';
 
@@ -555,23 +555,25 @@ function compactCandidate(ctx: BuildContext, ex: SourceExcerpt, trace: ResearchT
   const focus = served !== null ? [(requirements[served.index] as SceneRequirement).text] : requirements.map((r) => r.text);
   // The whole chunk the traversal chose, not only its line pick: its best sentences may lie elsewhere in
   // the chunk, and a pick of field or link lines alone would leave nothing to show.
-  const chunk = chunksOf(ctx.index, trace.source_path).find((c) => c.chunk_index === trace.chunk_index);
+  const path = traceNotePath(trace.source_path);
+  const chunk = chunksOf(ctx.index, path).find((c) => c.chunk_index === trace.chunk_index);
   const lines = chunk ? chunk.text.split('\n') : trace.extracted_constraint.split('\n');
   const pick = compactExcerpt(lines, focus, {
     lineOffset: chunk ? chunk.line_start : trace.line_start,
-    links: outgoingLinks(ctx.index, trace.source_path),
+    links: outgoingLinks(ctx.index, path),
   });
   if (pick === null) return null;
   const servedNow = servedRequirement(pick.text, requirements) ?? served;
-  const seed = ctx.compiled.seeds.includes(trace.source_path);
-  const ownSeed = seed ? formatRef(ctx.ns, trace.source_path) : seedRef;
+  const seed = ctx.compiled.seeds.includes(path);
+  const ownSeed = seed ? formatRef(ctx.ns, path) : seedRef;
   const purpose = servedNow !== null ? `serves ${(requirements[servedNow.index] as SceneRequirement).label}` : `context for the scene's seed ${ownSeed}`;
   const rebuilt = makeTraceEntry({
     trace_id: trace.trace_id,
     origin: trace.origin,
     query: trace.query,
     namespace: ctx.ns,
-    path: trace.source_path,
+    path,
+    disk_path: trace.source_path,
     chunk_index: trace.chunk_index,
     line_start: pick.line_start,
     line_end: pick.line_end,
@@ -640,7 +642,7 @@ function mergeTraversalExcerpts(
     requirement: c.served?.index ?? null,
     terms: c.served?.terms ?? 0,
     seed: c.seed,
-    path: c.trace.source_path,
+    path: traceNotePath(c.trace.source_path),
   }));
   const chosen = new Set(selectWithinBudget(budgetInput, requirements.length, budget));
   const cut = candidates.filter((_, i) => !chosen.has(i));

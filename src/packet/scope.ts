@@ -8,6 +8,7 @@ import type { VaultIndex } from '../types.js';
 import { isUnderPrefix, parseRef } from '../refs/ref.js';
 import { checkPath, scopeFolderNotes } from '../policy/compile.js';
 import type { CompiledPolicy } from '../policy/types.js';
+import { traceNotePath } from '../excerpts/trace.js';
 import type { ResearchTraceEntry, ResponderPacket, SourceExcerpt, ValidationIssue } from '../contracts/types.js';
 import { hiddenTextIn, rawNumericStateIn } from '../contracts/rules.js';
 
@@ -144,8 +145,9 @@ export function withholdReason(
   index: VaultIndex,
 ): string | null {
   if (trace) {
+    const tracePath = traceNotePath(trace.source_path);
     for (const link of index.links) {
-      if (link.source_path !== trace.source_path || link.line < trace.line_start || link.line > trace.line_end) continue;
+      if (link.source_path !== tracePath || link.line < trace.line_start || link.line > trace.line_end) continue;
       const r = link.resolution;
       if (r.status !== 'resolved' && r.status !== 'ambiguous' && r.status !== 'broken_fragment') continue;
       const check = checkPath(compiled, r.path);

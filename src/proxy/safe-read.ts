@@ -4,7 +4,7 @@
  *
  * The path is looked up in the index manifest; the request text is never turned into a file-system path
  * (a ref is first parsed and resolved through the index by src/refs; a file stored on disk under another
- * Unicode normalisation is found by comparing NFC names). Then, before any byte is returned, `readAdmittedFile` (src/vault/admission.ts — the same admission rule the
+ * Unicode normalisation is opened under the name the scan listed, `notePathOnDisk` in src/indexer/lookup.ts). Then, before any byte is returned, `readAdmittedFile` (src/vault/admission.ts — the same admission rule the
  * scan applied at index time) checks:
  *
  * 1. `realpath` of the note's folder must lie inside `realpath(index.root)` (no folder swapped for a link);
@@ -22,7 +22,7 @@ import { LoretraceError } from '../errors.js';
 import type { VaultIndex } from '../types.js';
 import { splitLines } from '../notes/lines.js';
 import { readAdmittedFile } from '../vault/admission.js';
-import { manifestEntry } from '../indexer/lookup.js';
+import { manifestEntry, notePathOnDisk } from '../indexer/lookup.js';
 
 /** Lines of a note read by {@link readIndexedLines}. */
 export interface IndexedLines {
@@ -45,6 +45,6 @@ export async function readIndexedLines(index: VaultIndex, path: string): Promise
   // By the index's path map (src/indexer/lookup.ts), not a scan of the manifest: one lookup at any vault size.
   const entry = manifestEntry(index, path);
   if (!entry) throw new LoretraceError('not_found', `${path} is not an indexed note of vault ${index.namespace}`, { file: path });
-  const { bytes, sha256 } = await readAdmittedFile(index.root, entry);
+  const { bytes, sha256 } = await readAdmittedFile(index.root, { ...entry, disk_path: notePathOnDisk(index, entry.path) });
   return { lines: splitLines(new TextDecoder('utf-8').decode(bytes)), sha256, size: bytes.length };
 }

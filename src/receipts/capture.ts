@@ -38,6 +38,7 @@ import { verifyLedger } from './ledger.js';
 import { exportLedger } from './ledger-export.js';
 import type { LedgerVerifyReport } from './ledger.js';
 import { verifyTrace } from './verify-trace.js';
+import { traceNotePath } from '../excerpts/trace.js';
 import type { TraceVerificationReport } from './verify-trace.js';
 import { auditLeakage, LEAKAGE_FLAGS } from './leakage.js';
 import type { LeakageHit } from './leakage.js';
@@ -300,7 +301,7 @@ export function compareClaims(parsed: unknown, receipts: Pick<LoreReceipts, 'con
 function backedByReceipt(claim: Obj, trace: readonly ResearchTraceEntry[]): boolean {
   const { source_path: path, line_start: a, line_end: b, extracted_constraint: text } = claim;
   if (typeof path !== 'string' || typeof a !== 'number' || typeof b !== 'number' || typeof text !== 'string') return false;
-  return trace.some((t) => t.source_path === path && t.line_start <= a && b <= t.line_end
+  return trace.some((t) => traceNotePath(t.source_path) === traceNotePath(path) && t.line_start <= a && b <= t.line_end
     && t.extracted_constraint.split('\n').slice(a - t.line_start, b - t.line_start + 1).join('\n') === text);
 }
 

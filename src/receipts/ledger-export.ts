@@ -10,7 +10,9 @@
  * Example: `lt-3f0c9a1b2c4d5e6f:2:81c0d1a7e9b2`.
  */
 import { LoretraceError } from '../errors.js';
-import type { VaultIndex } from '../types.js';
+import type { VaultIndex, VaultPath } from '../types.js';
+import { notePathOnDisk } from '../indexer/lookup.js';
+import { traceNotePath } from '../excerpts/trace.js';
 import type { ResearchTraceEntry } from '../contracts/types.js';
 import { readIndexedLines } from '../proxy/safe-read.js';
 import { sliceLines } from '../notes/lines.js';
@@ -185,7 +187,7 @@ export async function exportLedger(text: string, options: ExportLedgerOptions = 
         origin: 'runner_captured',
         query: lookupText(call),
         source_ref: piece.ref,
-        source_path: piece.path,
+        source_path: options.index ? notePathOnDisk(options.index, piece.path as VaultPath) : piece.path,
         chunk_index: piece.chunk_index,
         line_start: piece.line_start,
         line_end: piece.line_end,
@@ -277,13 +279,14 @@ export async function bindTraceToLedger(text: string, trace: readonly ResearchTr
 }
 
 /**
- * Does a trace entry claim exactly what the record served — source_ref, source_path, chunk, line range
+ * Does a trace entry claim exactly what the record served — source_ref, source_path (in NFC: it names the
+ * file as stored on disk, the record the index path), chunk, line range
  * and text (sha256 of `extracted_constraint` = the record's `text_sha256`)? Null when it does, else what differs.
  */
 export function servedMismatch(entry: Pick<ResearchTraceEntry, 'source_ref' | 'source_path' | 'chunk_index' | 'line_start' | 'line_end' | 'extracted_constraint'>, range: ViewedRange): string | null {
   const diffs: string[] = [];
   if (entry.source_ref !== range.ref) diffs.push(`source_ref ${entry.source_ref} (served ${range.ref})`);
-  if (entry.source_path !== range.path) diffs.push(`source_path ${entry.source_path} (served ${range.path})`);
+  if (traceNotePath(entry.source_path) !== range.path) diffs.push(`source_path ${entry.source_path} (served ${range.path})`);
   if (entry.chunk_index !== range.chunk_index) diffs.push(`chunk_index ${entry.chunk_index} (served ${range.chunk_index})`);
   if (entry.line_start !== range.line_start || entry.line_end !== range.line_end) diffs.push(`lines ${entry.line_start}-${entry.line_end} (served ${range.line_start}-${range.line_end})`);
   if (sha256Hex(entry.extracted_constraint) !== range.text_sha256) diffs.push(`extracted_constraint with sha256 ${sha256Hex(entry.extracted_constraint)} (served text ${range.text_sha256})`);

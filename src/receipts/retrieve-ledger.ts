@@ -19,6 +19,7 @@ import type { ResearchTraceEntry } from '../contracts/types.js';
 import { parseRef } from '../refs/ref.js';
 import { LedgerChain, viewLedger } from './ledger-record.js';
 import { sha256Hex } from '../vault/hash.js';
+import { traceNotePath } from '../excerpts/trace.js';
 import type { LedgerActor, LedgerSessionInfo, ServedRange } from './ledger-record.js';
 import { formatTraceId, ledgerPin } from './ledger-export.js';
 import type { LedgerBindingSet, TraceBinding } from './ledger-export.js';
@@ -120,12 +121,12 @@ export function recordRetrieval<C extends RetrievalRun['capture']>(index: VaultI
   const bound: ResearchTraceEntry[] = [];
   const reads: { seq: number; hash: string; range: ServedRange; entry: ResearchTraceEntry }[] = [];
   run.capture.research_trace.forEach((entry, i) => {
-    const fileSha = files.get(entry.source_path);
+    const fileSha = files.get(traceNotePath(entry.source_path));
     if (fileSha === undefined) {
       throw new LoretraceError('bad_trace_entry', `research_trace entry ${i} (${entry.trace_id}) cites ${entry.source_path}, which is not in vault ${index.namespace} (snapshot ${index.snapshot_id})`, { pointer: `/research_trace/${i}/source_path`, expected: 'a file of the index the run read' });
     }
     const range = {
-      ref: entry.source_ref, path: entry.source_path as VaultPath, chunk_index: entry.chunk_index, line_start: entry.line_start, line_end: entry.line_end,
+      ref: entry.source_ref, path: traceNotePath(entry.source_path) as VaultPath, chunk_index: entry.chunk_index, line_start: entry.line_start, line_end: entry.line_end,
       file_sha256: fileSha, text_sha256: sha256Hex(entry.extracted_constraint), via: 'traversal' as const, depth: null,
     };
     const record = chain.append({

@@ -29,7 +29,7 @@
 import type { Chunk, LinkRecord, LoreRef, VaultIndex, VaultPath } from '../types.js';
 import type { ResearchTraceEntry, SourceExcerpt } from '../contracts/types.js';
 import { LoretraceError } from '../errors.js';
-import { backlinks, chunksOf, getNote, outgoingLinks } from '../indexer/lookup.js';
+import { backlinks, chunksOf, getNote, notePathOnDisk, outgoingLinks } from '../indexer/lookup.js';
 import { search, searchCorpus } from '../search/search.js';
 import { DEFAULT_MIN_RELATIVE_RELEVANCE, checkEdge, checkPath, edgeClassLabel, edgeTarget } from '../policy/compile.js';
 import type { EdgeDirection } from '../policy/compile.js';
@@ -407,6 +407,7 @@ function excerptNote(w: Walk, path: VaultPath, usedFor: string, preferred: Prefe
       query,
       namespace: w.ns,
       path,
+      disk_path: notePathOnDisk(w.index, path),
       chunk_index: c.chunk_index,
       line_start: pick.line_start,
       line_end: pick.line_end,

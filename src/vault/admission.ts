@@ -11,7 +11,7 @@
  */
 import fs from 'node:fs';
 import { createHash } from 'node:crypto';
-import { dirname, sep } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { LoretraceError } from '../errors.js';
 import { onDiskPath } from './disk-path.js';
 
@@ -45,6 +45,11 @@ export interface AdmittedEntry {
   size: number;
   /** SHA-256 (hex) at index time. */
   sha256: string;
+  /**
+   * The file's vault-relative name on disk, when the index recorded it (`notePathOnDisk`,
+   * src/indexer/lookup.ts); without it the file is found by {@link onDiskPath}'s NFC match.
+   */
+  disk_path?: string;
 }
 
 /** Bytes of a note read by {@link readAdmittedFile}. */
@@ -94,7 +99,7 @@ async function realRootOf(root: string, path: string): Promise<string> {
  */
 export async function readAdmittedFile(root: string, entry: AdmittedEntry): Promise<AdmittedBytes> {
   const path = entry.path;
-  const abs = await onDiskPath(root, path);
+  const abs = entry.disk_path !== undefined && entry.disk_path !== path ? join(root, ...entry.disk_path.split('/')) : await onDiskPath(root, path);
   const realRoot = await realRootOf(root, path);
   let realDir: string;
   try {

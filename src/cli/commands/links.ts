@@ -6,7 +6,7 @@
  * JSON: `{ ref, path, classes, outgoing: [...], incoming: [...] }`. Exit 1 for `not_found` / `bad_ref`.
  */
 import type { Command } from 'commander';
-import { backlinks, getNote, outgoingLinks } from '../../indexer/lookup.js';
+import { backlinks, getNote, notePathOnDisk, outgoingLinks } from '../../indexer/lookup.js';
 import { formatRef, parseRef, resolveRef } from '../../refs/ref.js';
 import type { LinkRecord, LinkResolution, VaultIndex } from '../../types.js';
 import type { CliContext } from '../context.js';
@@ -46,7 +46,7 @@ export function register(program: Command, ctx: CliContext): void {
       target: l.target, fragment: l.fragment, display: l.display, resolution: l.resolution, target_classes: classesOf(index, l.resolution),
     });
     const inc = (l: LinkRecord) => ({
-      source_path: l.source_path, line: l.line, column: l.column, chunk_index: l.chunk_index, syntax: l.syntax, position: l.position,
+      source_path: notePathOnDisk(index, l.source_path), line: l.line, column: l.column, chunk_index: l.chunk_index, syntax: l.syntax, position: l.position,
       raw: l.raw, fragment: l.fragment, resolution: l.resolution, source_classes: getNote(index, l.source_path)?.classes ?? [],
     });
     const canonical = formatRef(index.namespace, r.path, parsed.fragment);
