@@ -122,6 +122,7 @@ describe('ProxySession.call lore_read', () => {
       content:
         '## Brinefall Shelf\n\nBrinefall Shelf is the oldest anchorage, a ring of rafts around a sunken tower. The [[Meridian Compact]] keeps its charter office here, and every berth is rented by the tide.\nSalvage rights on the shelf are sold by the hour, and a crew that overstays pays in fuel.',
       escaped_characters: { count: 0, kinds: [] },
+      withheld: false,
     });
   });
 

@@ -9,6 +9,7 @@ import { isUnderPrefix, parseRef } from '../refs/ref.js';
 import { checkPath, scopeFolderNotes } from '../policy/compile.js';
 import type { CompiledPolicy } from '../policy/types.js';
 import { traceNotePath } from '../excerpts/trace.js';
+import { sectionOverlapping, sectionsOf } from '../policy/sections.js';
 import type { ResearchTraceEntry, ResponderPacket, SourceExcerpt, ValidationIssue } from '../contracts/types.js';
 import { hiddenTextIn, rawNumericStateIn } from '../contracts/rules.js';
 
@@ -129,7 +130,8 @@ export function assertInScope(ref: string, compiled: CompiledPolicy, namespace: 
 
 /**
  * Why a traversal excerpt may not reach the packet even though its note may be consulted, or null:
- * a link on its lines resolves to a note the policy hides (`hidden_ref`) — the link text would name
+ * its lines overlap a hidden section, or a link on its lines points into one (its fragment names the
+ * hidden heading), or a link on its lines resolves to a note the policy hides (`hidden_ref`) — the link text would name
  * hidden lore —, or its text (or its trace entry's `used_for`, which quotes the link that reached it)
  * contains an entry of `hidden_context_audit.omitted_context_refs` or a raw-state marker (the validator's
  * `prompt.hidden_ref` / `prompt.raw_state_marker`, compared in {@link hiddenTextForm}), or its text reads
@@ -146,6 +148,8 @@ export function withholdReason(
 ): string | null {
   if (trace) {
     const tracePath = traceNotePath(trace.source_path);
+    const section = sectionOverlapping(compiled, tracePath, trace.line_start, trace.line_end);
+    if (section) return `lines ${trace.line_start}-${trace.line_end} overlap a hidden section (${section.pointer})`;
     for (const link of index.links) {
       if (link.source_path !== tracePath || link.line < trace.line_start || link.line > trace.line_end) continue;
       const r = link.resolution;
@@ -154,6 +158,8 @@ export function withholdReason(
       if (!check.ok && check.reason === 'hidden_ref') {
         return `line ${link.line} links ${link.raw} to hidden lore (${check.detail})`;
       }
+      const into = 'chunk_index' in r && typeof r.chunk_index === 'number' ? sectionsOf(compiled, r.path).find((x) => x.chunks.includes(r.chunk_index as number)) : undefined;
+      if (into) return `line ${link.line} links ${link.raw} into a hidden section (${into.pointer})`;
     }
   }
   const omitted = draft.hidden_context_audit.omitted_context_refs;

@@ -20,7 +20,8 @@ import { cmp, mapLinkClassPhrase, phrasePositionClass, unenforcedQualifiers } fr
 import { preview } from '../contracts/rules.js';
 import { DEFAULT_MIN_RELATIVE_RELEVANCE, DEFAULT_MIN_RELEVANCE, STOP_PATTERNS, parseStopCondition } from './stop-conditions.js';
 import type { StopEffect } from './stop-conditions.js';
-import type { Budgets, CheckResult, CompiledPolicy, DenyRule, Disposition, EdgeSkipReason, FollowRules, PolicyReceiptRow, ReceiptTotals } from './types.js';
+import type { Budgets, CheckResult, CompiledPolicy, DenyRule, Disposition, EdgeSkipReason, FollowRules, HiddenSection, PolicyReceiptRow, ReceiptTotals } from './types.js';
+import { hiddenSectionOf } from './sections.js';
 
 /** Syntax class names a `follow_link_classes` entry may use directly. */
 export const SYNTAX_CLASSES: readonly LinkSyntax[] = ['wikilink', 'markdown_link', 'embed', 'heading_link', 'block_link'];
@@ -154,6 +155,8 @@ export interface StopRules {
 /** Hidden deny rules and their receipt rows (packet refs, config prefixes, author-only notes). */
 interface HiddenRules {
   hidden: DenyRule[];
+  /** Sections an omitted `Note.md#Heading` ref hides (the rest of the note stays visible). */
+  sections: HiddenSection[];
   rows: PolicyReceiptRow[];
   /** Notes of the snapshot any hidden rule denies. */
   noteCount: number;
@@ -195,6 +198,7 @@ export function compilePolicy(policy: TraversalPolicy, options: CompileOptions):
     allowed_prefixes: [...new Set(prefixes.allowed)].sort(cmp),
     denied_prefixes: stops.deniedPrefixes,
     hidden: hidden.hidden,
+    hidden_sections: hidden.sections,
     future_era: future.future,
     future_era_waivers: [...new Set(future.waivers)].sort(cmp),
     denied_classes: [...stops.deniedClasses].sort(cmp),
@@ -418,13 +422,15 @@ export function compileStopEffects(ctx: CompileContext, stopsIn: readonly string
 /**
  * Hidden lore, always denied whatever the stop conditions say: the packet's
  * `hidden_context_audit.omitted_context_refs` (a value that is not a lore ref is an advisory row: there
- * is nothing in the vault to deny), the vault config's `hidden_prefixes`, and notes marked author-only
+ * is nothing in the vault to deny; a `Note.md#Heading` ref whose heading exists hides that section only,
+ * src/policy/sections.ts, and one whose heading does not exist hides the whole note), the vault config's `hidden_prefixes`, and notes marked author-only
  * in frontmatter ({@link authorOnlyReason}).
  * @throws LoretraceError `bad_policy` for a malformed packet list or a config prefix that is not a ref.
  */
 export function compileHidden(ctx: CompileContext, allowed: readonly string[]): HiddenRules {
   const { index, ns, config } = ctx;
   const hidden: DenyRule[] = [];
+  const sections: HiddenSection[] = [];
   const rows: PolicyReceiptRow[] = [];
   packetList(ctx.packet, ['hidden_context_audit', 'omitted_context_refs'], ctx.fail).forEach((hv, i) => {
     const h = typeof hv === 'string' ? hv : show(hv);
@@ -439,6 +445,18 @@ export function compileHidden(ctx: CompileContext, allowed: readonly string[]): 
     }
     const prefixes = [r.path as string];
     if (!r.is_prefix && !r.path.endsWith('.md') && ctx.notes.has(r.path + '.md')) prefixes.push(r.path + '.md');
+    const sectionNote = r.fragment?.kind === 'heading' ? prefixes.map((p) => ctx.notes.get(p)).find((n) => n !== undefined) : undefined;
+    const section = sectionNote ? hiddenSectionOf(index, sectionNote, r, pointer) : null;
+    if (section) {
+      sections.push(section);
+      rows.push({
+        clause: h, kind: 'hidden_ref', pointer, disposition: 'enforced',
+        rule: `never consult the section ${JSON.stringify(section.heading)} of ${section.path} (lines ${section.line_start}-${section.line_end}, chunk${section.chunks.length === 1 ? '' : 's'} ${section.chunks.join(', ')}): withheld from search, links, traversal and reads; the rest of the note stays readable`,
+        matches: 1,
+      });
+      return;
+    }
+    // A heading fragment that names no heading of the note hides the whole note (fail closed).
     for (const p of prefixes) hidden.push({ prefix: p, pointer });
     const m = index.notes.filter((n) => prefixes.some((p) => isUnderPrefix(n.path, p))).length;
     rows.push({
@@ -466,7 +484,7 @@ export function compileHidden(ctx: CompileContext, allowed: readonly string[]): 
     rows.push({ clause: n.path, kind: 'hidden_note', pointer, disposition: 'enforced', rule: `never consult ${n.path} (${hit.why})`, matches: 1 });
   }
   const noteCount = index.notes.filter((n) => hidden.some((d) => isUnderPrefix(n.path, d.prefix))).length;
-  return { hidden, rows, noteCount };
+  return { hidden, sections, rows, noteCount };
 }
 
 /**
@@ -787,10 +805,11 @@ export function stopConditionRows(ctx: CompileContext, stopsIn: readonly string[
           const nPref = (config.hidden_prefixes ?? []).length;
           const nNotes = hidden.rows.filter((r) => r.kind === 'hidden_note').length;
           matches = (matches ?? 0) + hidden.noteCount;
-          if (hidden.hidden.length === 0) {
+          const nSections = hidden.sections.length;
+          if (hidden.hidden.length === 0 && nSections === 0) {
             parts.push(`deny hidden lore: nothing is known to be hidden (${nRefs} hidden_context_audit refs, ${nPref} config hidden_prefixes, no note marked author-only)`);
           } else {
-            parts.push(`deny hidden lore: ${hidden.hidden.length} deny rule(s) from ${nRefs} hidden_context_audit ref(s), ${nPref} config hidden_prefix(es) and ${nNotes} note(s) marked author-only (always denied; see the hidden rows)`);
+            parts.push(`deny hidden lore: ${hidden.hidden.length} deny rule(s) and ${nSections} hidden section(s) from ${nRefs} hidden_context_audit ref(s), ${nPref} config hidden_prefix(es) and ${nNotes} note(s) marked author-only (always denied; see the hidden rows)`);
             enforced = true;
           }
           break;
@@ -825,7 +844,7 @@ function refuseNotEnforced(ctx: CompileContext, receipt: readonly PolicyReceiptR
   );
 }
 
-type PathRules = Pick<CompiledPolicy, 'allowed_prefixes' | 'denied_prefixes' | 'hidden' | 'future_era' | 'future_era_waivers' | 'denied_classes' | 'notes'>;
+type PathRules = Pick<CompiledPolicy, 'allowed_prefixes' | 'denied_prefixes' | 'hidden' | 'hidden_sections' | 'future_era' | 'future_era_waivers' | 'denied_classes' | 'notes'>;
 
 /**
  * The prefix checks a note path and a scope folder share, in checkPath's order: hidden prefixes

@@ -6,6 +6,6 @@ export type { PolicyDocument } from './load.js';
 export { DEFAULT_LINK_CLASS_SYNONYMS, mapLinkClassPhrase } from './synonyms.js';
 export { STOP_PATTERNS, STOP_TOKENS, DEFAULT_MIN_RELEVANCE, DEFAULT_MIN_RELATIVE_RELEVANCE, parseStopCondition } from './stop-conditions.js';
 export type { StopEffect, StopPattern, ParsedStopCondition } from './stop-conditions.js';
-export type { CompiledPolicy, PolicyReceiptRow, ReceiptTotals, Disposition, ClauseKind, Budgets, FollowRules, DenyRule, EdgeSkipReason, CheckResult } from './types.js';
+export type { CompiledPolicy, PolicyReceiptRow, ReceiptTotals, Disposition, ClauseKind, Budgets, FollowRules, DenyRule, HiddenSection, EdgeSkipReason, CheckResult } from './types.js';
 export { policyReceiptDocument, POLICY_RECEIPT_SCHEMA_VERSION } from './receipt.js';
 export type { PolicyReceiptDocument } from './receipt.js';

@@ -104,6 +104,25 @@ export interface DenyRule {
 }
 
 /**
+ * A hidden section: the lines an omitted heading ref `Note.md#Heading` names in its note (Obsidian's
+ * heading-link section: the heading line through the line before the next heading of the same or a
+ * shallower depth) and the chunks that make them up. Never sent to a responder.
+ */
+export interface HiddenSection {
+  /** Vault path of the note. */
+  path: VaultPath;
+  /** The heading text as the omitted ref spells it (for receipts and the ledger only). */
+  heading: string;
+  /** 1-based inclusive lines of the section in the original file. */
+  line_start: number;
+  line_end: number;
+  /** `chunk_index` of every chunk of the section, ascending. */
+  chunks: number[];
+  /** JSON pointer of the omitted ref. */
+  pointer: string;
+}
+
+/**
  * A compiled traversal policy: everything {@link checkPath} and {@link checkEdge} need, precomputed.
  * Arrays are sorted (code-unit order) unless their order is meaningful (seeds, scope: as given).
  */
@@ -126,6 +145,11 @@ export interface CompiledPolicy {
    * `hidden: true` or `author_only: true`.
    */
   hidden: DenyRule[];
+  /**
+   * Hidden sections of visible notes: an omitted ref `Note.md#Heading` whose heading exists hides that
+   * section only (src/policy/sections.ts); in line order per note, notes in omitted-ref order.
+   */
+  hidden_sections: HiddenSection[];
   /** Future-era prefixes denied by a "stop before post-Elysium…" clause (empty when none). */
   future_era: DenyRule[];
   /** Allowed prefixes that explicitly request lore inside a future-era prefix (waive it below them). */

@@ -26,6 +26,7 @@ import { formatRef, parseRef, resolveRef } from '../refs/index.js';
 import type { ParsedRef } from '../refs/index.js';
 import { checkEdge, checkPath, compilePolicy, edgeTarget } from '../policy/index.js';
 import { checkPathPrefixes } from '../policy/compile.js';
+import { sectionsOf, visibleLinks, withheldChunks } from '../policy/sections.js';
 import type { CompiledPolicy } from '../policy/types.js';
 import { search, searchCorpus } from '../search/search.js';
 import type { SearchCorpus } from '../search/search.js';
@@ -42,6 +43,7 @@ import type { ServerLimits, SessionBudgets } from './limits.js';
 import { REFUSAL_CODES, escapeInvisible, refusalCodeFor, shownInput } from './refusals.js';
 import type { Refusal, RefusalCode } from './refusals.js';
 import { readIndexedLines } from './safe-read.js';
+import { whollyWithheld, withholdSections } from './withhold.js';
 import { LORE_DATA_NOTICE, isToolName, toolInputSchemas } from './tools.js';
 import type { ToolName, ToolResult } from './tools.js';
 
@@ -202,7 +204,8 @@ export class ProxySession {
       list.push(c);
       this.chunksByPath.set(c.path, list);
     }
-    for (const l of this.index.links) {
+    // Links standing in a hidden section are absent from the session: not listed, not followable.
+    for (const l of visibleLinks(this.compiled, this.index.links)) {
       const list = this.linksByPath.get(l.source_path) ?? [];
       list.push(l);
       this.linksByPath.set(l.source_path, list);
@@ -479,7 +482,7 @@ export class ProxySession {
    */
   private searchCorpus(): SearchCorpus {
     if (this.corpus === null || this.corpus.size !== this.admitted.size) {
-      this.corpus = { size: this.admitted.size, corpus: searchCorpus(this.admitted.keys() as Iterable<VaultPath>) };
+      this.corpus = { size: this.admitted.size, corpus: searchCorpus(this.admitted.keys() as Iterable<VaultPath>, withheldChunks(this.compiled)) };
     }
     return this.corpus.corpus;
   }
@@ -528,6 +531,12 @@ export class ProxySession {
       if (isLoretraceError(e) && e.code === 'not_found') throw new Refuse('not_found', 'fragment_not_found', e.message, notFoundMessage(shown));
       throw e;
     }
+    const sections = sectionsOf(this.compiled, note.path);
+    // A ref that names only hidden lines (the hidden heading under any spelling, one of its chunks) is
+    // answered as a missing fragment, before its lines can show in a message.
+    if (whollyWithheld(range.line_start, range.line_end, sections)) {
+      throw new Refuse('not_found', 'hidden_section', `ref ${shown}: lines ${range.line_start}-${range.line_end} of ${note.path} are a hidden section`, notFoundMessage(shown));
+    }
     let start = range.line_start;
     let end = range.line_end;
     if (args.line_start !== undefined) start = args.line_start;
@@ -543,17 +552,22 @@ export class ProxySession {
     if (b.max_notes !== null && !this.notesRead.has(note.path) && this.notesRead.size >= b.max_notes) {
       throw new Refuse('budget_exhausted', 'max_notes', `the session's note budget (${b.max_notes} notes, policy max_refs) is spent; notes already read stay readable`);
     }
+    if (whollyWithheld(start, end, sections)) {
+      throw new Refuse('not_found', 'hidden_section', `lore_read: lines ${start}-${end} of ${note.path} are a hidden section`, notFoundMessage(shown));
+    }
     const file = await readIndexedLines(this.index, note.path);
-    const text = sliceLines(file.lines, start, end);
+    const hidden = withholdSections(file.lines, start, end, sections);
+    const text = hidden.text;
     if (text.length > this.limits.max_chars_per_read) {
       throw new Refuse('bad_request', 'read_too_large', `lore_read: ${shown} lines ${start}-${end} hold ${text.length} characters, more than ${this.limits.max_chars_per_read} per read; ask for a chunk (#chunkN) or a narrower line range`);
     }
     if (this.used.chars + text.length > b.max_chars_returned) {
       throw new Refuse('budget_exhausted', 'max_chars_returned', `returning ${text.length} more characters would pass the session's budget of ${b.max_chars_returned} characters (${b.max_chars_returned - this.used.chars} left)`);
     }
-    const chunks = this.chunksOf(note.path);
+    const withheldIds = new Set(sections.flatMap((x) => x.chunks));
+    const chunks = this.chunksOf(note.path).filter((c) => !withheldIds.has(c.chunk_index));
     const ns = this.index.namespace;
-    // One returned range per chunk the read touches (a trace entry's range must lie inside its chunk).
+    // One returned range per visible chunk the read touches (a trace entry's range must lie inside its chunk).
     const pieces: ServedRange[] = [];
     for (const c of chunks) {
       const a = Math.max(start, c.line_start);
@@ -594,6 +608,7 @@ export class ProxySession {
         ref, requested_ref: args.ref, path: note.path, chunk_index: chunkIndex, line_start: start, line_end: end,
         snapshot_id: this.index.snapshot_id, heading_path: headings, via: admission.via,
         depth: admission.depth, content: served.text, escaped_characters: served.escaped,
+        withheld: hidden.withheld.length > 0,
       },
       budgets_left: this.budgetsLeft(),
     };
@@ -602,6 +617,7 @@ export class ProxySession {
       outcome: {
         status: 'ok' as const, snapshot_id: this.index.snapshot_id, served: pieces, chars_returned: text.length,
         ...(served.escaped.count > 0 ? { escaped_characters: served.escaped } : {}),
+        ...(hidden.withheld.length > 0 ? { withheld: hidden.withheld } : {}),
       },
     };
   }

@@ -121,6 +121,8 @@ export const TOOL_OUTPUT_SCHEMAS = {
       depth: z.number().int(),
       content: z.string(),
       escaped_characters: z.object({ count: z.number().int(), kinds: z.array(z.string()) }),
+      /** True when part of the range is a hidden section, served as one marker line (which part is not said). */
+      withheld: z.boolean(),
     }),
     budgets_left: budgetsLeft,
   }),

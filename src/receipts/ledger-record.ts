@@ -103,6 +103,11 @@ export interface LedgerOkOutcome {
    * vault's text, so coverage and ledger export re-derive it; `payload_hash` covers the escaped answer.
    */
   escaped_characters?: EscapedCharacters;
+  /**
+   * `lore_read`: the spans of hidden sections the read overlapped and served as a marker line — their
+   * lines and the SHA-256 of their text, never the text; present only when some were.
+   */
+  withheld?: { line_start: number; line_end: number; text_sha256: string }[];
 }
 
 /** Outcome of a refused tool call: `code` is what the client saw, `reason` the true reason. */

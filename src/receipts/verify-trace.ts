@@ -10,8 +10,9 @@
  * file's sha256 against the index manifest). Never prints, never exits.
  */
 import { LoretraceError } from '../errors.js';
-import type { Chunk, NoteRecord, VaultIndex } from '../types.js';
-import { readNoteLines } from '../indexer/lookup.js';
+import type { Chunk, NoteRecord, VaultIndex, VaultPath } from '../types.js';
+import { getNote, readNoteLines } from '../indexer/lookup.js';
+import { hiddenSectionOf } from '../policy/sections.js';
 import { sliceLines } from '../notes/lines.js';
 import { isUnderPrefix, parseRef } from '../refs/ref.js';
 import { parseStopCondition } from '../policy/stop-conditions.js';
@@ -424,7 +425,8 @@ interface ReceiptDeny {
   clause: string;
   /** What the denial is, for the detail: `hidden lore`, `a denied prefix`, `future-era lore`, … */
   what: string;
-  denies: (path: string, note: NoteRecord | undefined) => boolean;
+  /** `lines`: the entry's cited range (1-based, inclusive), for rows that deny a section of a note only. */
+  denies: (path: string, note: NoteRecord | undefined, lines: readonly [number, number]) => boolean;
 }
 
 /**
@@ -433,6 +435,8 @@ interface ReceiptDeny {
  * - `allowed_prefix`: clause = the prefix as written (`FixtureLore:World/Pre-Elysium/` or one note);
  * - `hidden_ref` (enforced): clause = the hidden_context_audit ref; denies the path and, for a note ref
  *   written without `.md`, `<path>.md` (advisory rows are refs compilePolicy could not parse: nothing to deny);
+ *   a `Note.md#Heading` ref whose heading this snapshot has denies only entries whose lines overlap that
+ *   section (src/policy/sections.ts);
  * - `hidden_prefix`: clause = the config prefix as written; `hidden_note`: clause = the note's vault path;
  * - `future_era_prefix`: clause = the vault prefix; waived below an allowed prefix that lies inside it;
  * - `stop_condition` (enforced): `deny_prefix:P` and `deny_class:C` effects (parseStopCondition).
@@ -487,6 +491,17 @@ function readReceipt(at: ReceiptAt | null, index: VaultIndex, where: string): Re
         const h = ref(clause, row, kind);
         const paths = [h.path as string];
         if (!h.is_prefix && !h.path.endsWith('.md')) paths.push(h.path + '.md');
+        // `Note.md#Heading`: that section only, resolved in this snapshot as compilePolicy resolves it
+        // (a heading that is not there hides the whole note, as there).
+        const sectionNote = h.fragment?.kind === 'heading' ? paths.map((p) => getNote(index, p as VaultPath)).find((n) => n !== undefined) : undefined;
+        const section = sectionNote ? hiddenSectionOf(index, sectionNote, h, row) : null;
+        if (section) {
+          rules.before.push({
+            row, kind, clause, what: `hidden lore (lines ${section.line_start}-${section.line_end} are a hidden section)`,
+            denies: (p, _note, lines) => p === section.path && lines[0] <= section.line_end && lines[1] >= section.line_start,
+          });
+          break;
+        }
         rules.before.push({ row, kind, clause, what: 'hidden lore', denies: (p) => paths.some((x) => isUnderPrefix(p, x)) });
         break;
       }
@@ -538,15 +553,15 @@ function readReceipt(at: ReceiptAt | null, index: VaultIndex, where: string): Re
  * Does the receipt admit `path`? Null when it does, else the detail of the first row that refuses it,
  * in `checkPath` order: hidden rows, future-era rows, the allowed_prefix rows, deny_prefix, deny_class.
  */
-function policyDetail(rules: ReceiptRules, path: string, note: NoteRecord | undefined): string | null {
+function policyDetail(rules: ReceiptRules, path: string, note: NoteRecord | undefined, lines: readonly [number, number]): string | null {
   const expected = 'expected runner_captured entries only from paths the policy admits';
   const denied = (d: ReceiptDeny) => `${path} is ${d.what}: policy_receipt row ${d.row} (${d.kind} ${preview(d.clause, 100)}) denies it; ${expected}`;
-  for (const d of rules.before) if (d.denies(path, note)) return denied(d);
+  for (const d of rules.before) if (d.denies(path, note, lines)) return denied(d);
   if (!rules.allowed.some((a) => isUnderPrefix(path, a.path))) {
     const list = rules.allowed.map((a) => `${a.row} ${preview(a.clause, 100)}`).join(', ');
     return `${path} lies outside every allowed_prefix row of the policy_receipt (${list}); ${expected}`;
   }
-  for (const d of rules.after) if (d.denies(path, note)) return denied(d);
+  for (const d of rules.after) if (d.denies(path, note, lines)) return denied(d);
   return null;
 }
 
@@ -629,7 +644,7 @@ function checkLocation(
   }
   const note = lookup.notes.get(refPath);
   if (rules !== null && rules.rows > 0 && e.origin === 'runner_captured') {
-    const detail = policyDetail(rules, refPath, note);
+    const detail = policyDetail(rules, refPath, note, [e.line_start, e.line_end]);
     if (detail !== null) return { failure: 'policy_violation', detail };
   }
   if (!note) {

@@ -35,6 +35,7 @@ import { DEFAULT_MIN_RELATIVE_RELEVANCE, checkEdge, checkPath, edgeClassLabel, e
 import type { EdgeDirection } from '../policy/compile.js';
 import type { CompiledPolicy, PolicyReceiptRow, EdgeSkipReason, ReceiptTotals } from '../policy/types.js';
 import { cmp } from '../policy/synonyms.js';
+import { sectionsOf, visibleLinks, withheldChunks } from '../policy/sections.js';
 import { formatRef, resolveRef } from '../refs/ref.js';
 import { excerptRefId, pickExcerptLines } from '../excerpts/excerpt.js';
 import { makeTraceEntry } from '../excerpts/trace.js';
@@ -298,8 +299,8 @@ export function walkQueries(index: VaultIndex, compiled: CompiledPolicy, given: 
 /**
  * Relevance of every chunk the policy admits (0..1, 6 decimals): for each query, `search` (BM25, exact
  * terms, no phrase re-rank) over the admitted notes as its corpus — document count, document
- * frequencies and average lengths from those notes only, so no relevance (and no choice made from it)
- * depends on hidden or out-of-scope text; a chunk's score divided by the best score of that query; a
+ * frequencies and average lengths from those notes only, hidden sections' chunks left out, so no
+ * relevance (and no choice made from it) depends on hidden or out-of-scope text; a chunk's score divided by the best score of that query; a
  * chunk keeps its best over the queries, a note its best chunk's.
  */
 export function relevanceTables(index: VaultIndex, compiled: CompiledPolicy, queries: readonly string[]): Relevance {
@@ -308,7 +309,7 @@ export function relevanceTables(index: VaultIndex, compiled: CompiledPolicy, que
   const chunk = new Map<string, { rel: number; query: string }>();
   const note = new Map<string, number>();
   if (admittedChunks === 0) return { chunk, note };
-  const corpus = searchCorpus(admitted);
+  const corpus = searchCorpus(admitted, withheldChunks(compiled));
   for (const q of queries) {
     const hits = search(index, q, { k: admittedChunks, corpus, expand: false, phrase: false });
     const top = hits[0]?.score ?? 0;
@@ -425,7 +426,9 @@ function excerptNote(w: Walk, path: VaultPath, usedFor: string, preferred: Prefe
  * lines; else by relevance (desc), the link fragment's chunk first among equals, then chunk order.
  */
 function rankChunksForExcerpt(w: Walk, path: VaultPath, preferred: Preferred): Chunk[] {
-  const chunks = chunksOf(w.index, path);
+  // A hidden section's chunks are never excerpted (src/policy/sections.ts).
+  const withheld = new Set(sectionsOf(w.compiled, path).flatMap((s) => s.chunks));
+  const chunks = chunksOf(w.index, path).filter((c) => !withheld.has(c.chunk_index));
   if (preferred.lines) {
     const [a, b] = preferred.lines;
     return chunks.filter((c) => c.line_end >= a && c.line_start <= b);
@@ -486,8 +489,9 @@ function edgeGroups(w: Walk, path: VaultPath): EdgeGroup[] {
       groups.set(key, { link, dir, lines: [line], field: link.position === 'field' ? 1 : 0, target });
     }
   };
-  for (const l of outgoingLinks(w.index, path)) add(l, 'outbound');
-  if (w.compiled.follow.backlink) for (const l of backlinks(w.index, path)) if (l.source_path !== path) add(l, 'inbound');
+  // Links standing in a hidden section are absent: not edges, not decisions (their targets are hidden text).
+  for (const l of visibleLinks(w.compiled, outgoingLinks(w.index, path))) add(l, 'outbound');
+  if (w.compiled.follow.backlink) for (const l of visibleLinks(w.compiled, backlinks(w.index, path))) if (l.source_path !== path) add(l, 'inbound');
   return [...groups.values()];
 }
 

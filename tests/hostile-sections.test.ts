@@ -1,0 +1,232 @@
+/**
+ * Hostile-input table for section-level hiding (docs/PROXY.md "Hidden sections"): the packet omits
+ * `SectionLore:Harbor/Quay Ledger.md#Sealed Accord`, lines 9-16 of its seed note (the heading's chunk and its
+ * `### Tithe Schedule` sub-section, as an Obsidian heading link resolves). On both transports, every probe
+ * of the section — its heading under any spelling, its chunks, its lines, its link target, its words — gets
+ * the answer a missing fragment gets or a result without it; a whole-note read serves the rest with one
+ * marker line; scores equal an index without the section; the walk never excerpts or follows it; and
+ * verify-trace refuses an entry citing its lines. Fixtures: lore-fixtures/SectionLore,
+ * lore-fixtures/packets/section-hiding.research.packet.json.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { indexVault } from '../src/indexer/build.js';
+import { compilePolicy } from '../src/policy/index.js';
+import { search, searchCorpus } from '../src/search/search.js';
+import { relevanceTables, traverse } from '../src/traversal/traverse.js';
+import { verifyTrace } from '../src/receipts/verify-trace.js';
+import { withholdReason } from '../src/packet/scope.js';
+import { WITHHELD_MARKER } from '../src/proxy/withhold.js';
+import type { ProxySession } from '../src/proxy/session.js';
+import type { ResponderPacket } from '../src/contracts/types.js';
+import type { VaultIndex } from '../src/types.js';
+import { FIXTURES } from './helpers/shared.js';
+import { fixtureSession, readLedger, tempDir } from './helpers/proxy.js';
+import { bothTransports, type BothTransports, type SeenAnswer } from './helpers/transports.js';
+import { makeVault } from './helpers/temp-vault.js';
+
+const VAULT = join(FIXTURES, 'SectionLore');
+const PACKET_FILE = join(FIXTURES, 'packets', 'section-hiding.research.packet.json');
+const packet = JSON.parse(readFileSync(PACKET_FILE, 'utf8')) as ResponderPacket;
+const QUAY = 'SectionLore:Harbor/Quay Ledger.md';
+const QUAY_TEXT = readFileSync(join(VAULT, 'Harbor', 'Quay Ledger.md'), 'utf8');
+const QUAY_LINES = QUAY_TEXT.split('\n');
+/** Words that occur only in the hidden section (its heading, sub-heading, body and link target). */
+const SECRET = ['sealed', 'accord', 'tithe', 'moonrise', 'lamplighter', 'lamp circle', 'schedule'];
+const secretsIn = (text: string) => SECRET.filter((w) => text.toLowerCase().includes(w));
+const lines = (a: number, b: number) => QUAY_LINES.slice(a - 1, b).join('\n');
+const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
+
+let index: VaultIndex;
+let session: ProxySession;
+let both: BothTransports;
+let ledgerPath: string;
+let cleanup: () => void;
+
+beforeAll(async () => {
+  index = await indexVault(VAULT, { persist: false, workers: false });
+  const t = tempDir('loretrace-sections-');
+  cleanup = t.cleanup;
+  ledgerPath = join(t.dir, 'ledger.jsonl');
+  session = await fixtureSession({ ledgerPath, lore: VAULT, packetPath: PACKET_FILE });
+  both = await bothTransports(session);
+});
+afterAll(async () => {
+  await both.close();
+  await session.close();
+  cleanup();
+});
+
+describe('the compiled policy', () => {
+  it('hides lines 9-16 (chunks 2 and 3) of the seed note and keeps the note a seed', () => {
+    const compiled = compilePolicy(packet.lore_access.traversal_policy!, { index, packet });
+    expect(compiled.hidden).toEqual([]);
+    expect(compiled.hidden_sections).toEqual([
+      { path: 'Harbor/Quay Ledger.md', heading: 'Sealed Accord', line_start: 9, line_end: 16, chunks: [2, 3], pointer: '/hidden_context_audit/omitted_context_refs/0' },
+    ]);
+    expect(compiled.seeds).toEqual(['Harbor/Quay Ledger.md']);
+    expect(compiled.receipt.find((r) => r.kind === 'stop_condition')).toMatchObject({
+      disposition: 'enforced',
+      rule: 'pattern hidden: deny hidden lore: 0 deny rule(s) and 1 hidden section(s) from 1 hidden_context_audit ref(s), 0 config hidden_prefix(es) and 0 note(s) marked author-only (always denied; see the hidden rows)',
+    });
+    expect(compiled.receipt.find((r) => r.kind === 'hidden_ref')).toMatchObject({
+      clause: `${QUAY}#Sealed Accord`, disposition: 'enforced', matches: 1,
+      rule: 'never consult the section "Sealed Accord" of Harbor/Quay Ledger.md (lines 9-16, chunks 2, 3): withheld from search, links, traversal and reads; the rest of the note stays readable',
+    });
+  });
+
+  it('hides the whole note when the heading does not exist (fail closed)', () => {
+    const p = { hidden_context_audit: { omitted_context_refs: [`${QUAY}#No Such Heading`] } };
+    const compiled = compilePolicy({ ...packet.lore_access.traversal_policy!, required_seed_refs: ['SectionLore:Harbor/Tide Office.md'] }, { index, packet: p });
+    expect(compiled.hidden_sections).toEqual([]);
+    expect(compiled.hidden).toEqual([{ prefix: 'Harbor/Quay Ledger.md', pointer: '/hidden_context_audit/omitted_context_refs/0' }]);
+  });
+});
+
+/** The whole-note read as served: lines 1-8, one marker line, lines 17-20. */
+const WHOLE = `${lines(1, 8)}\n${WITHHELD_MARKER}\n${lines(17, 20)}`;
+
+describe('hostile table on both transports', () => {
+  const MISSING = `${QUAY}#No Such Heading`;
+  /** A probe of the section answered exactly as a missing heading: `shown` is how its message quotes the request. */
+  const probe = (name: string, args: Record<string, unknown>, shown: string) => ({ name, tool: 'lore_read', args, probe: { like: { ref: MISSING }, likeShown: MISSING, shown } });
+  const cases: { name: string; tool: string; args: Record<string, unknown>; probe?: { like: Record<string, unknown>; likeShown: string; shown: string }; check?: (a: SeenAnswer) => void }[] = [
+    {
+      name: 'a whole-note read serves the rest with one marker line and withheld: true',
+      tool: 'lore_read', args: { ref: QUAY },
+      check: (a) => {
+        expect(a.code).toBeNull();
+        expect(a.result!.data).toMatchObject({ ref: QUAY, line_start: 1, line_end: 20, content: WHOLE, withheld: true, heading_path: ['Quay Ledger'] });
+      },
+    },
+    {
+      name: 'a read of lines 7-10 serves lines 7-8 and the marker',
+      tool: 'lore_read', args: { ref: `${QUAY}#L7-L10` },
+      check: (a) => expect(a.result!.data).toMatchObject({ line_start: 7, line_end: 10, content: `${lines(7, 8)}\n${WITHHELD_MARKER}`, withheld: true, heading_path: ['Quay Ledger', 'Berths'] }),
+    },
+    {
+      name: 'a read of a visible chunk says withheld: false',
+      tool: 'lore_read', args: { ref: `${QUAY}#chunk4` },
+      check: (a) => expect(a.result!.data).toMatchObject({ content: lines(18, 20), withheld: false }),
+    },
+    probe('the hidden heading', { ref: `${QUAY}#Sealed Accord` }, `${QUAY}#Sealed Accord`),
+    probe('the hidden heading in lower case', { ref: `${QUAY}#sealed accord` }, `${QUAY}#sealed accord`),
+    probe('its sub-heading', { ref: `${QUAY}#Tithe Schedule` }, `${QUAY}#Tithe Schedule`),
+    probe('its first chunk', { ref: `${QUAY}#chunk2` }, `${QUAY}#chunk2`),
+    probe('its sub-heading chunk', { ref: `${QUAY}#chunk3` }, `${QUAY}#chunk3`),
+    probe('its lines as a fragment', { ref: `${QUAY}#L9-L16` }, `${QUAY}#L9-L16`),
+    probe('its lines as arguments', { ref: QUAY, line_start: 11, line_end: 12 }, QUAY),
+    {
+      name: 'a search for its words finds nothing',
+      tool: 'lore_search', args: { query: 'sealed accord tithe moonrise lamplighters' },
+      check: (a) => expect(a.result!.results).toEqual([]),
+    },
+    {
+      name: 'a search for a word it shares with visible text finds only visible chunks',
+      tool: 'lore_search', args: { query: 'ledger' },
+      // the title is in every chunk's title field; chunks 2 and 3 ("the moonrise ledger") are not hits
+      check: (a) => expect(a.result!.results.map((r: { ref: string }) => r.ref)).toEqual([`${QUAY}#chunk0`, `${QUAY}#chunk1`, `${QUAY}#chunk4`, 'SectionLore:Harbor/Tide Office.md#chunk0']),
+    },
+    {
+      name: 'its links are not listed',
+      tool: 'lore_links', args: { ref: QUAY },
+      check: (a) => expect(a.result!.links.map((l: { line: number; target: string }) => [l.line, l.target])).toEqual([[3, 'Tide Office'], [20, 'Tide Office']]),
+    },
+    {
+      name: 'its link target cannot be followed', tool: 'lore_follow', args: { from_ref: QUAY, target: 'Lamp Circle' },
+      probe: { like: { from_ref: QUAY, target: 'No Such Note' }, likeShown: 'No Such Note', shown: 'Lamp Circle' },
+    },
+  ];
+
+  for (const transport of ['mcp', 'http'] as const) {
+    for (const c of cases) {
+      it(`${transport}: ${c.name}`, async () => {
+        const before = readLedger(ledgerPath).length;
+        const got = await both.call(transport, c.tool, c.args);
+        expect(readLedger(ledgerPath).length).toBe(before + 1);
+        if (c.probe) {
+          const want = await both.call(transport, c.tool, c.probe.like);
+          expect(got.code).toBe('not_found');
+          expect([got.code, got.status, got.message]).toEqual([want.code, want.status, want.message!.replace(c.probe.likeShown, c.probe.shown)]);
+          expect(secretsIn(got.text.split(c.probe.shown).join(''))).toEqual([]);
+          return;
+        }
+        c.check!(got);
+        // nothing of the section, the client's own query aside (lore_search echoes it)
+        expect(secretsIn(got.text.split(String(c.args.query ?? '\u0000')).join(''))).toEqual([]);
+      });
+    }
+  }
+
+  it('records what a read withheld as line ranges and a hash, never the text', async () => {
+    const records = readLedger(ledgerPath);
+    const whole = records.find((r) => r.kind === 'TOOL_RESULT' && r.tool === 'lore_read' && (r.arguments as { ref?: string }).ref === QUAY)!;
+    expect((whole.outcome as { withheld?: unknown }).withheld).toEqual([{ line_start: 9, line_end: 16, text_sha256: sha(lines(9, 16)) }]);
+    expect((whole.outcome as { served: { ref: string }[] }).served.map((s) => s.ref)).toEqual([`${QUAY}#chunk0`, `${QUAY}#chunk1`, `${QUAY}#chunk4`]);
+    // every result record, the client's own probe words (arguments, echoed query) aside
+    for (const r of records.filter((x) => x.kind === 'TOOL_RESULT' && secretsIn(JSON.stringify(x.arguments)).length === 0)) expect(secretsIn(JSON.stringify(r))).toEqual([]);
+  });
+});
+
+describe('scores and the walk', () => {
+  const CUT = QUAY_LINES.slice(0, 8).concat(QUAY_LINES.slice(16)).join('\n');
+  let oracle: VaultIndex;
+  beforeAll(async () => {
+    oracle = await indexVault(makeVault('SectionLore', {
+      'Harbor/Quay Ledger.md': CUT,
+      'Harbor/Tide Office.md': readFileSync(join(VAULT, 'Harbor', 'Tide Office.md'), 'utf8'),
+      'Harbor/Lamp Circle.md': readFileSync(join(VAULT, 'Harbor', 'Lamp Circle.md'), 'utf8'),
+      'Harbor/Pier Notice.md': readFileSync(join(VAULT, 'Harbor', 'Pier Notice.md'), 'utf8'),
+    }), { persist: false, workers: false });
+  });
+
+  it('scores a session search exactly as an index without the section ("ledger" also occurs in it)', async () => {
+    const got = await both.call('http', 'lore_search', { query: 'ledger quay' });
+    const corpus = searchCorpus(['Harbor/Quay Ledger.md', 'Harbor/Tide Office.md'] as never);
+    const want = search(oracle, 'ledger quay', { k: 10, corpus });
+    expect(got.result!.results.map((r: { score: number }) => r.score)).toEqual(want.map((h) => h.score));
+    // without the withheld chunks left out of the statistics, the score would differ
+    expect(search(index, 'ledger quay', { k: 10, corpus })[0]!.score).not.toBe(want[0]!.score);
+  });
+
+  it('walks from the seed without excerpting, scoring or following the section', () => {
+    const compiled = compilePolicy(packet.lore_access.traversal_policy!, { index, packet });
+    const rel = relevanceTables(index, compiled, ['tithe moonrise ledger']);
+    // "ledger" is in the note's title (every chunk's title field) and in the section's body: chunks 2 and 3 are not scored
+    expect([...rel.chunk.keys()].sort()).toEqual(['Harbor/Pier Notice.md#0', 'Harbor/Quay Ledger.md#0', 'Harbor/Quay Ledger.md#1', 'Harbor/Quay Ledger.md#4', 'Harbor/Tide Office.md#0']);
+    const r = traverse(index, compiled, { queries: ['berths repairs ledger'] });
+    expect(r.consulted_refs).toEqual([QUAY, 'SectionLore:Harbor/Tide Office.md']);
+    expect(r.source_excerpts.map((e) => e.source_ref)).toEqual([`${QUAY}#chunk1`, 'SectionLore:Harbor/Tide Office.md#chunk0']);
+    // no decision for the section's [[Lamp Circle]] (line 12): its links are not edges
+    expect(r.decisions.map((d) => [d.from, d.to, d.outcome, d.reason, d.lines])).toEqual([
+      ['allowed_scope', 'SectionLore:Harbor/Tide Office.md', 'followed', null, []],
+      [QUAY, 'SectionLore:Harbor/Tide Office.md', 'skipped', 'already_visited', [3, 20]],
+      ['SectionLore:Harbor/Tide Office.md', QUAY, 'skipped', 'class_not_allowed', [4]],
+    ]);
+    expect(secretsIn(JSON.stringify({ ...r, policy_receipt: [] }))).toEqual([]);
+  });
+
+  it('withholds a packet excerpt whose line links into the section', () => {
+    const compiled = compilePolicy(packet.lore_access.traversal_policy!, { index, packet });
+    const trace = { source_path: 'Harbor/Pier Notice.md', line_start: 3, line_end: 3, used_for: 'x' } as never;
+    expect(withholdReason({ ref_id: 'x', source_ref: 'SectionLore:Harbor/Pier Notice.md#chunk0', text: 'Notice posted at the pier.' }, trace, { ...packet, hidden_context_audit: { ...packet.hidden_context_audit, omitted_context_refs: [] } }, compiled, index))
+      .toBe('line 3 links [[Quay Ledger#Sealed Accord]] into a hidden section (/hidden_context_audit/omitted_context_refs/0)');
+  });
+
+  it('verify-trace refuses an entry citing lines of the section and verifies one beside it', async () => {
+    const compiled = compilePolicy(packet.lore_access.traversal_policy!, { index, packet });
+    const entry = (chunk: number, a: number, b: number) => ({
+      trace_id: `trace.quay.${chunk}`, origin: 'runner_captured', query: 'q', source_ref: `${QUAY}#chunk${chunk}`,
+      source_path: 'Harbor/Quay Ledger.md', chunk_index: chunk, line_start: a, line_end: b, extracted_constraint: lines(a, b), used_for: 'u',
+    });
+    const fragment = { policy_receipt: compiled.receipt, research_trace: [entry(1, 7, 7), entry(2, 11, 11), entry(3, 16, 16)] };
+    const report = await verifyTrace(index, fragment as never);
+    // without a ledger a verbatim entry is `unbacked` (its text verified); the section's lines are refused first
+    expect(report.entries.map((e) => [e.disposition, e.text_verified])).toEqual([['unbacked', true], ['policy_violation', false], ['policy_violation', false]]);
+    expect(report.entries[1]!.detail).toBe(
+      `Harbor/Quay Ledger.md is hidden lore (lines 9-16 are a hidden section): policy_receipt row /policy_receipt/${compiled.receipt.findIndex((r) => r.kind === 'hidden_ref')} (hidden_ref "${QUAY}#Sealed Accord") denies it; expected runner_captured entries only from paths the policy admits`,
+    );
+  });
+});
