@@ -11,15 +11,17 @@
  *          [--queries 200] [--seed 7] [--dist dist] [--phases id,id] [--only batch] [--batch-drafts 50]
  *          [--phase-budget 60] [--cpu-prof] [--keep]
  *   (options parsed by scripts/cli-args.mjs; `--help` lists them)
+ *        node scripts/bench.mjs --merge a.json,b.json [--out dir]   growth tables and plot over several runs
  * Exit: 0 results written (even if some phases are unavailable), 1 results invalid against the schema
  * or the run failed, 2 usage error. Documented in docs/PERFORMANCE.md.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runBench } from './bench/run.mjs';
-import { renderMarkdown } from './bench/report.mjs';
+import { renderMarkdown, renderGrowthMarkdown } from './bench/report.mjs';
+import { mergeResults } from './bench/merge.mjs';
 import { renderGrowthSvg } from './bench/plot.mjs';
 import { validateResults } from './bench/validate.mjs';
 import { PHASE_IDS } from './bench/phases.mjs';
@@ -51,7 +53,26 @@ const { opts: args, fail: usage } = parseScriptArgs('bench', 'node scripts/bench
   { flags: '--cpu-prof', description: 'write V8 CPU profiles of every phase child to <out>/profiles', value: false },
   { flags: '--keep', description: 'keep the temp folder with the scaled vaults', value: false },
   { flags: '--quiet', description: 'no progress on stderr', value: false },
+  { flags: '--merge <files>', description: 'run nothing: merge these bench-results.json files (comma-separated; a later file\'s scale replaces an earlier one\'s) into <out>/bench-growth.md and <out>/bench-growth.svg', parse: commaList() },
 ]);
+
+if (args.merge) {
+  const out = resolve(args.out);
+  await mkdir(out, { recursive: true });
+  const inputs = [];
+  for (const file of args.merge) {
+    if (!existsSync(file)) usage(`--merge: ${file} not found`);
+    const results = JSON.parse(await readFile(file, 'utf8'));
+    const errors = await validateResults(results);
+    if (errors.length > 0) usage(`--merge: ${file} does not match schemas/bench-results.schema.json: ${errors.slice(0, 3).join('; ')}`);
+    inputs.push({ file: resolve(file), results });
+  }
+  const merged = mergeResults(inputs);
+  await writeFile(join(out, 'bench-growth.md'), renderGrowthMarkdown(merged, inputs.map((i) => i.file)));
+  await writeFile(join(out, 'bench-growth.svg'), renderGrowthSvg(merged));
+  if (!args.quiet) process.stderr.write(`bench: wrote ${join(out, 'bench-growth.md')} and ${join(out, 'bench-growth.svg')} from ${inputs.length} results\n`);
+  process.exit(0);
+}
 
 const scales = [...new Set(args.scale)].sort((a, b) => a - b);
 if (scales.length === 0) usage('--scale needs at least one scale');

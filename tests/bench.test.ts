@@ -27,6 +27,7 @@ import {
   listFiles,
   makeProcessor,
   median,
+  mergeResults,
   mulberry32,
   percentile,
   ratio,
@@ -339,6 +340,24 @@ describe('npm run bench', () => {
     const lines = renderGrowth(two);
     expect(lines).toContain('## Growth ×1 → ×10 (plot: bench-growth.svg)');
     expect(lines.filter((l) => l.startsWith('| cold_index | median |'))).toHaveLength(1);
+  });
+
+  it('merges runs for the growth curve: a later run\'s scale replaces an earlier one\'s, checks recomputed (--merge)', async () => {
+    const file = join(out, 'bench-results.json');
+    const results = JSON.parse(await readFile(file, 'utf8'));
+    const big = { ...results, scales: [{ ...results.scales[0], scale: 1000 }] };
+    const bigFile = join(out, 'big.json');
+    await writeFile(bigFile, JSON.stringify(big));
+    const merged = mergeResults([{ file, results }, { file: bigFile, results: big }]);
+    expect(merged.scales.map((s) => [s.scale, s.source_file])).toEqual([[1, file], [1000, bigFile]]);
+    expect(merged.scale_checks.map((c) => c.id)).toEqual(['search_p99_x1000_vs_x100', 'cold_peak_rss_x1000_bytes']);
+    expect(merged.scale_checks[1]!.value).toBe(results.scales[0].phases.cold_index.peak_rss_bytes);
+    const dir = join(out, 'merged');
+    const cli = spawnSync(process.execPath, ['scripts/bench.mjs', '--merge', `${file},${bigFile}`, '--out', dir, '--quiet'], { cwd: REPO, encoding: 'utf8' });
+    expect([cli.status, cli.stderr]).toEqual([0, '']);
+    const md = await readFile(join(dir, 'bench-growth.md'), 'utf8');
+    expect(md).toContain('## Growth ×1 → ×1000 (plot: bench-growth.svg)');
+    expect(await readFile(join(dir, 'bench-growth.svg'), 'utf8')).toContain('growth over ×1, ×1000');
   });
 
   it('prints the Markdown table to stdout and writes the same text to bench-results.md', async () => {

@@ -71,6 +71,8 @@ export declare const SCALE_CHECKS: ScaleCheckDef[];
 export declare function computeScaleChecks(scales: { scale: number; phases: Record<string, unknown> }[]): (ScaleCheckDef & { value: number | null; met: boolean | null })[];
 export declare function renderGrowth(results: unknown): string[];
 export declare function renderGrowthSvg(results: unknown): string;
+export declare function renderGrowthMarkdown(merged: unknown, files: string[]): string;
+export declare function mergeResults(inputs: { file: string; results: unknown }[]): { scales: { scale: number; source_file: string }[]; scale_checks: { id: string; value: number | null }[]; command: string };
 export declare const FLEXSEARCH_PROFILES: Readonly<Record<'flexsearch_default_search' | 'flexsearch_match_search', Readonly<{ field: string; preset?: string }>>>;
 export declare function peakRssOf(pid: number | null): number | null;
 export declare const RATIOS: RatioDef[];

@@ -22,10 +22,10 @@ function num(x) {
   return Number(x.toPrecision(4)).toString();
 }
 
-/** Decades covering [lo, hi] (powers of 10). */
-function decades(lo, hi) {
+/** Decades covering [lo, hi]: powers of 10 of `unit` (1 for ms; 1 MiB for bytes, so ticks read 10 MiB, 100 MiB, …). */
+function decades(lo, hi, unit = 1) {
   const out = [];
-  for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) out.push(10 ** e);
+  for (let e = Math.floor(Math.log10(lo / unit)); e <= Math.ceil(Math.log10(hi / unit)); e++) out.push(10 ** e * unit);
   return out;
 }
 
@@ -58,7 +58,7 @@ function panel(p) {
   }
   const xs = p.scales;
   const [x0, x1] = [Math.min(...xs), Math.max(...xs)];
-  const yTicks = decades(Math.min(...values), Math.max(...values));
+  const yTicks = decades(Math.min(...values), Math.max(...values), p.unit === 'bytes' ? 2 ** 20 : 1);
   const [y0, y1] = [yTicks[0], yTicks[yTicks.length - 1] === yTicks[0] ? yTicks[0] * 10 : yTicks[yTicks.length - 1]];
   const lx = (v) => (x1 === x0 ? left + pw / 2 : left + ((Math.log10(v) - Math.log10(x0)) / (Math.log10(x1) - Math.log10(x0))) * pw);
   const ly = (v) => top + ph - ((Math.log10(v) - Math.log10(y0)) / (Math.log10(y1) - Math.log10(y0))) * ph;

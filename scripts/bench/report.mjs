@@ -179,3 +179,24 @@ export function renderGrowth(results) {
   }
   return out;
 }
+
+/**
+ * The Markdown of a merged growth report (`--merge`): which run each scale comes from, then the growth
+ * tables and cross-scale checks of {@link renderGrowth}.
+ * @param {any} merged results from mergeResults (scripts/bench/merge.mjs)
+ * @param {string[]} files the merged results files, in order
+ * @returns {string}
+ */
+export function renderGrowthMarkdown(merged, files) {
+  const out = [`# loretrace benchmark growth: ${merged.params.namespace} ×${merged.scales.map((s) => s.scale).join(', ×')}`, ''];
+  out.push('| Scale | Notes | MB | From | Wall |');
+  out.push('| ---: | ---: | ---: | --- | ---: |');
+  for (const s of merged.scales) {
+    out.push(`| ×${s.scale} | ${fmtInt(s.vault.notes)} | ${(s.vault.note_bytes / 1e6).toFixed(1)} | ${cell(s.source_file ?? '')} | ${s.duration_s.toFixed(0)} s |`);
+  }
+  out.push('');
+  out.push(`Merged from ${files.length} run(s); each scale's figures are that run's own (phases that did not run there show their status).`);
+  out.push(...renderGrowth(merged));
+  out.push('');
+  return out.join('\n');
+}
