@@ -15,7 +15,7 @@
  * Exit: 0 results written (even if some phases are unavailable), 1 results invalid against the schema
  * or the run failed, 2 usage error. Documented in docs/PERFORMANCE.md.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -111,6 +111,8 @@ results = await runBench({
   keep: args.keep,
   command: ['npm run bench --', ...process.argv.slice(2)].join(' ').replace(/ --$/, ''),
   log: args.quiet ? () => {} : (line) => process.stderr.write(line + '\n'),
+  // Figures so far, for a long run read before it ends (not schema-checked; bench-results.json is the result).
+  progress: (partial) => writeFileSync(join(out, 'bench-progress.json'), JSON.stringify(partial, null, 2) + '\n'),
 });
 } catch (e) {
   process.stderr.write(`bench: ${e instanceof Error ? e.message : String(e)}\n`);

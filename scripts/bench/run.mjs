@@ -72,6 +72,7 @@ const TASK_PHASES = {
  * @property {boolean} keep     keep the temp folder
  * @property {string} command   command line recorded in the results
  * @property {(line: string) => void} log progress sink (stderr)
+ * @property {(partial: { scale: number, vault: object, phases: Record<string, any> }) => void} [progress] called after every task with the scale's phases so far
  */
 
 /** Empty phase record. */
@@ -275,6 +276,11 @@ async function runScale(scale, env) {
   /** @type {Record<string, any>} */
   const phases = Object.fromEntries(PHASES.map((d) => [d.id, phaseRecord(d, 'unavailable', 'not run')]));
   const defOf = (id) => PHASES.find((d) => d.id === id);
+  // Progress: after every task the phases so far (a long scale can be read before it ends).
+  const progress = (line) => {
+    log(line);
+    o.progress?.({ scale, vault: { notes: vault.notes, note_bytes: vault.note_bytes }, phases });
+  };
   const comparative = scale <= (o.anchorMaxScale ?? Infinity);
   /** Why phase `id` does not run at this scale, or null when it does. */
   const skipReason = (id) => {
@@ -312,7 +318,7 @@ async function runScale(scale, env) {
         phases[id] = phaseRecord(defOf(id), outcome.status, outcome.reason);
         if (outcome.status === 'failed') phases[id].peak_rss_bytes = outcome.max_rss_bytes ?? null;
       }
-      log(`bench ×${scale}: ${task} ${outcome.status}: ${outcome.reason} (${secs} s)`);
+      progress(`bench ×${scale}: ${task} ${outcome.status}: ${outcome.reason} (${secs} s)`);
       return null;
     }
     for (const id of ids) {
@@ -320,7 +326,7 @@ async function runScale(scale, env) {
       if (raw) fillPhase(phases[id], raw, outcome.max_rss_bytes);
       else phases[id] = phaseRecord(defOf(id), 'failed', `task ${task} returned no ${id} figures`);
     }
-    log(`bench ×${scale}: ${task} ok (${secs} s)`);
+    progress(`bench ×${scale}: ${task} ok (${secs} s)`);
     return outcome.result;
   };
   /**
@@ -333,11 +339,11 @@ async function runScale(scale, env) {
     try {
       const raw = await fn();
       fillPhase(phases[id], raw, raw.peak_rss_bytes ?? null);
-      log(`bench ×${scale}: ${id} ok (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+      progress(`bench ×${scale}: ${id} ok (${((Date.now() - started) / 1000).toFixed(1)} s)`);
       return raw;
     } catch (e) {
       phases[id] = phaseRecord(defOf(id), 'failed', e instanceof Error ? e.message : String(e));
-      log(`bench ×${scale}: ${id} failed: ${phases[id].reason}`);
+      progress(`bench ×${scale}: ${id} failed: ${phases[id].reason}`);
       return null;
     }
   };
