@@ -14,11 +14,12 @@
  * 4. `writeAllAtomic` (src/receipts/outputs.ts) — every file or none.
  *
  * Nothing is written until every step has succeeded. Paths in requests are as the user gave them,
- * resolved against `cwd`; the strings given are the ones recorded (the ledger's `packet_file`, messages).
+ * resolved against `cwd`; the strings given are the ones recorded in messages (the ledger's `packet_file` is
+ * the packet's path relative to the ledger's folder).
  */
 import { createHash } from 'node:crypto';
 import { lstat, stat } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { dirname, relative, resolve, sep } from 'node:path';
 import { LoretraceError, isLoretraceError } from '../errors.js';
 import type { TraversalPolicy } from '../contracts/types.js';
 import { decodeJsonDocument, readInputBytes } from '../contracts/json-input.js';
@@ -313,9 +314,12 @@ export async function planRetrieveOutputs(index: VaultIndex, inputs: RetrieveInp
     if (await fileId(ledgerAbs) !== null) {
       throw new LoretraceError('ledger_exists', `ledger ${ledgerFile} already exists; a ledger is never appended to or overwritten — choose a new file with --ledger (nothing written)`, { file: ledgerFile, expected: 'a path that does not exist yet' }, 1);
     }
-    const draftSha256 = createHash('sha256').update(inputs.draft.lock.content).digest('hex');
+    // The ledger pins the packet this run writes (the one the responder is handed), so `capture --ledger`
+    // binds a capture to it as it binds one to a proxy session's packet; `packet_file` is relative to the
+    // ledger's folder, so the ledger does not depend on where the run wrote it. The draft's sha256 is in the lock.
+    const packetSha256 = createHash('sha256').update(targets[0]!.text, 'utf8').digest('hex');
     recorded = recordRetrieval(index, result as { capture: NonNullable<BuildPacketResult['capture']>; queries: string[] }, {
-      packetId: (inputs.draft.value as { packet_id?: unknown }).packet_id as string, packetSha256: draftSha256, packetFile: request.packet, ...(env.now ? { now: env.now } : {}),
+      packetId: result.packet.packet_id, packetSha256, packetFile: relative(dirname(ledgerAbs), outAbs).split(sep).join('/'), ...(env.now ? { now: env.now } : {}),
     });
     targets.push({ abs: ledgerAbs, text: recorded.ledgerText, option: '--ledger' });
     if (request.captureOut !== undefined) targets.push({ abs: resolve(env.cwd, request.captureOut), text: documentText(recorded.capture), option: '--capture-out' });

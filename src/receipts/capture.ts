@@ -89,7 +89,10 @@ export interface CaptureReceipts {
   policy_receipt: unknown[] | null;
   /** The ledger's head and state (null without a ledger). */
   ledger: { file: string; head: string | null; records: number; closed: boolean; valid: boolean } | null;
-  /** Per runner_captured entry of `lore_access.research_trace`: where it came from and its verdict. */
+  /**
+   * Per runner_captured entry of `lore_access.research_trace`: its verdict, and `ledger_backed` — true when
+   * the receipts are a ledger that verifies and the entry's record in it served exactly its ref, range and text.
+   */
   trace_bindings: { trace_id: string; source_ref: string; line_start: number; line_end: number; disposition: string; ledger_backed: boolean }[];
 }
 
@@ -182,8 +185,10 @@ interface LoreReceipts {
  * Step 3: read the receipts the lane calls for.
  * - `curated_excerpts_only`: none; a source is refused (`usage`, exit 2). consulted_refs are
  *   `packet_prompt_text` and the distinct `source_excerpts[].source_ref`s, as Ghostlight's packet-only captures list them.
- * - a ledger: verified (`verifyLedger`); its `session_start` must pin this packet (packet_id and sha256,
- *   else `lore_source_mismatch`); then exported (`exportLedger`) — an invalid ledger is `ledger_invalid`.
+ * - a ledger — a proxy session's (`serve`, responder lane) or `retrieve`'s own (coordinator lane): verified
+ *   (`verifyLedger`); its `SESSION_OPENED` record must pin this packet (packet_id and sha256) and this
+ *   packet's mode, else `lore_source_mismatch`; then exported (`exportLedger`) — an invalid ledger is
+ *   `ledger_invalid`.
  * - a fragment: must validate (`validate capture-fragment`, else `invalid_fragment`), its mode must be the
  *   packet's, and a `packet_id` in it must be the packet's (`lore_source_mismatch`).
  * @throws LoretraceError `usage` (exit 2) when a retrieval lane has no source.
@@ -224,6 +229,9 @@ async function readLedgerReceipts(packet: ResponderPacket, packetSha: string, so
     throw new LoretraceError('lore_source_mismatch', `ledger ${source.file} pins packet sha256 ${report.packet_sha256}, but the packet file hashes to ${packetSha}: the packet was changed or swapped after the session`, { file: source.file, line: 1, expected: packetSha });
   }
   const exported = await exportLedger(source.text, { file: source.file, ...(index ? { index } : {}) });
+  if (exported.mode !== packet.lore_access.mode) {
+    throw new LoretraceError('lore_source_mismatch', `ledger ${source.file} records a ${exported.mode} run but the packet is a ${packet.lore_access.mode} packet; expected the ledger of this packet's run`, { file: source.file, line: 1, pointer: '/session/mode', expected: packet.lore_access.mode });
+  }
   return {
     kind: 'ledger', file: source.file, consulted: exported.consulted_refs, followed: exported.followed_refs, trace: exported.research_trace,
     status: 'runner_captured', snapshotId: exported.snapshot_id, policyReceipt: exported.policy_receipt, ledger: report, ledgerBacked: report.valid,
@@ -506,7 +514,7 @@ export async function assembleCapture(input: AssembleCaptureInput): Promise<Asse
       packet_sha256: packetSha, raw_output_sha256: rawSha, snapshot_id: input.index.snapshot_id, recorded_snapshot_id: receipts.snapshotId,
       policy_receipt: receipts.policyReceipt,
       ledger: receipts.ledger ? { file: receipts.file!, head: receipts.ledger.head_hash, records: receipts.ledger.records, closed: receipts.ledger.closed, valid: receipts.ledger.valid } : null,
-      trace_bindings: (trace?.entries ?? []).map((e) => ({ trace_id: e.trace_id, source_ref: e.source_ref, line_start: e.line_start, line_end: e.line_end, disposition: e.disposition, ledger_backed: receipts.ledgerBacked })),
+      trace_bindings: (trace?.entries ?? []).map((e) => ({ trace_id: e.trace_id, source_ref: e.source_ref, line_start: e.line_start, line_end: e.line_end, disposition: e.disposition, ledger_backed: receipts.ledgerBacked && e.disposition === 'verified' })),
     },
   };
 }

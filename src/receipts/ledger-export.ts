@@ -58,9 +58,12 @@ export type LedgerTraceEntry = ResearchTraceEntry & { origin: 'runner_captured' 
  */
 export interface LedgerExport {
   mode: 'responder_scoped_repository_search' | 'coordinator_scoped_retrieval';
-  /** Seed and scope notes whose text was served, as note refs (`Ns:path`), in first-read order. */
+  /**
+   * Proxy: seed and scope notes whose text was served, as note refs (`Ns:path`), in first-read order.
+   * Retrieve: the notes its walk consulted, as its session records them (the fragment's `consulted_refs`).
+   */
   consulted_refs: string[];
-  /** Notes admitted through `lore_follow` whose text was served, in first-read order. */
+  /** Proxy: notes admitted through `lore_follow` whose text was served, in first-read order. Retrieve: the notes its walk followed. */
   followed_refs: string[];
   /** One runner_captured entry per served chunk piece (blank-only pieces skipped). */
   research_trace: LedgerTraceEntry[];
@@ -108,9 +111,14 @@ export interface LedgerPin {
   packet_id: string;
 }
 
+/** A record's arguments as an object (empty when they are not one). */
+function argumentsOf(call: ViewedCall): Record<string, unknown> {
+  return (typeof call.arguments === 'object' && call.arguments !== null ? call.arguments : {}) as Record<string, unknown>;
+}
+
 /** The lookup a trace entry records: `lore_read <ref>` plus the line arguments when given (retrieve: `read <ref>`). */
 function lookupText(call: ViewedCall): string {
-  const a = (typeof call.arguments === 'object' && call.arguments !== null ? call.arguments : {}) as Record<string, unknown>;
+  const a = argumentsOf(call);
   const ref = typeof a['ref'] === 'string' ? a['ref'] : JSON.stringify(a['ref'] ?? null);
   const lines = a['line_start'] !== undefined || a['line_end'] !== undefined ? ` lines ${String(a['line_start'] ?? '')}-${String(a['line_end'] ?? '')}` : '';
   return `${call.tool} ${ref}${lines}`;
@@ -144,6 +152,26 @@ async function servedText(range: ViewedRange, seq: number, index: VaultIndex | u
   return text;
 }
 
+/**
+ * The `query` and `used_for` of an exported entry. Proxy: the tool call (`lore_read <ref> lines a-b`) and
+ * how the text was admitted. Retrieve: the traversal query and the `used_for` its read record carries
+ * (the requirement the excerpt serves), so the export is the fragment `retrieve --capture-out` wrote;
+ * a retrieve record without them (written before they were recorded) says what is known.
+ */
+function entryWording(view: LedgerView, call: ViewedCall, piece: ViewedRange): { query: string; used_for: string } {
+  if (view.runner === 'retrieve') {
+    const a = argumentsOf(call);
+    return {
+      query: typeof a['query'] === 'string' ? a['query'] : lookupText(call),
+      used_for: typeof a['used_for'] === 'string' ? a['used_for'] : `read by loretrace retrieve for a source excerpt (ledger seq ${call.seq}, reached by the coordinator traversal)`,
+    };
+  }
+  return {
+    query: lookupText(call),
+    used_for: `returned to the responder by ${call.tool} (ledger seq ${call.seq}, ${piece.via} at depth ${piece.depth}); how the response used it is the responder's or reviewer's to state`,
+  };
+}
+
 /** Options of {@link exportLedger}. */
 export interface ExportLedgerOptions {
   /** Ledger file name used in messages. */
@@ -170,31 +198,34 @@ export async function exportLedger(text: string, options: ExportLedgerOptions = 
   const seen = new Set<string>();
   const trace: LedgerTraceEntry[] = [];
   const cache = new Map<string, string[]>();
+  // The coordinator walk's session lists every note it consulted or followed (read or not); a proxy
+  // session's notes are those whose text was served.
+  const walked = view.runner === 'retrieve';
+  if (walked) for (const a of view.admitted) (a.via === 'follow' ? followed : consulted).push(a.ref);
   for (const call of view.calls) {
     if (call.outcome.status !== 'ok') continue;
     const served = call.outcome.served;
     for (let n = 0; n < served.length; n++) {
       const piece = served[n]!;
       const noteRef = `${view.namespace}:${piece.path}`;
-      if (!seen.has(noteRef)) {
+      if (!walked && !seen.has(noteRef)) {
         seen.add(noteRef);
         (piece.via === 'follow' ? followed : consulted).push(noteRef);
       }
       const extracted = await servedText(piece, call.seq, options.index, cache, options.file);
       if (extracted.trim() === '') continue;
+      const wording = entryWording(view, call, piece);
       trace.push({
         trace_id: formatTraceId(view.ledger_id, call.seq, n, call.record_hash),
         origin: 'runner_captured',
-        query: lookupText(call),
+        query: wording.query,
         source_ref: piece.ref,
         source_path: options.index ? notePathOnDisk(options.index, piece.path as VaultPath) : piece.path,
         chunk_index: piece.chunk_index,
         line_start: piece.line_start,
         line_end: piece.line_end,
         extracted_constraint: extracted,
-        used_for: view.runner === 'retrieve'
-          ? `read by loretrace retrieve for a source excerpt (ledger seq ${call.seq}, reached by the coordinator traversal at depth ${piece.depth})`
-          : `returned to the responder by ${call.tool} (ledger seq ${call.seq}, ${piece.via} at depth ${piece.depth}); how the response used it is the responder's or reviewer's to state`,
+        used_for: wording.used_for,
       });
     }
   }

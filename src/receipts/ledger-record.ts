@@ -143,7 +143,10 @@ export interface LedgerSessionInfo {
   limits: Record<string, number>;
   /** The policy's `required_seed_refs` (verify-trace reports any never read as `seed_not_consulted`). */
   required_seeds: { ref: string; path: string }[];
-  /** Seeds and scope entries admitted at depth 0. */
+  /**
+   * Proxy: the seeds and scope entries admitted at depth 0. Retrieve (written once the walk is complete):
+   * every note the walk consulted (`seed`, `scope`) or reached by a link (`follow`), in the fragment's order.
+   */
   admitted: { ref: string; path: string; via: AdmissionVia }[];
   /** Seeds and scope entries that were not admitted, with the true reason. */
   not_admitted: { ref: string; reason: string }[];
@@ -355,6 +358,8 @@ export interface LedgerView {
   policy_receipt: unknown[];
   /** v2: the session's required seeds; v1: the admitted notes with `via: seed`. */
   required_seeds: { ref: string; path: string }[];
+  /** The session's `admitted` list (see {@link LedgerSessionInfo}). */
+  admitted: { ref: string; path: string; via: string }[];
   calls: ViewedCall[];
   /** record_hash per seq. */
   hashes: string[];
@@ -396,6 +401,7 @@ export function viewLedger(records: readonly Record<string, unknown>[]): LedgerV
     required_seeds: v1
       ? admitted.filter((a) => a.via === 'seed').map((a) => ({ ref: a.ref, path: a.path }))
       : (session['required_seeds'] as { ref: string; path: string }[]),
+    admitted: admitted.map((a) => ({ ref: a.ref, path: a.path, via: a.via })),
     calls,
     hashes: records.map((r) => r['record_hash'] as string),
     head: last['record_hash'] as string,

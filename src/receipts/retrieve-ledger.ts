@@ -4,11 +4,15 @@
  * receipt, and every runner_captured entry of its capture fragment is bound to the record that read it
  * (`trace_id` = `<ledger_id>:<seq>:<record_hash prefix>`, src/receipts/ledger-export.ts).
  *
- * Records, in this order: `SESSION_OPENED` (runner `retrieve`, mode `coordinator_scoped_retrieval`, the
- * draft packet's id and sha256, snapshot, policy receipt, required seeds); one `TOOL_RESULT` `search` per
- * query the traversal ran (arguments `{ query }`); one `TOOL_RESULT` `read` per trace entry — the chunk
- * lines the walk excerpted, recorded as ref, range, file sha256 and the sha256 of the text (never the
- * text); `SESSION_CLOSED` with totals. The records are written from the walk's result once it is complete
+ * Records, in this order: `SESSION_OPENED` (runner `retrieve`, mode `coordinator_scoped_retrieval`, the id
+ * and sha256 of the packet the run wrote — the packet the responder is handed, which `capture --ledger`
+ * checks, as it checks a proxy session's —, snapshot, policy receipt, required seeds, and in `admitted`
+ * every note the walk consulted (`via: seed` or `scope`) or reached by a link (`via: follow`), in the
+ * fragment's order); one `TOOL_RESULT` `search` per query the traversal ran (arguments `{ query }`); one
+ * `TOOL_RESULT` `read` per trace entry — the chunk lines the walk excerpted, recorded as ref, range, file
+ * sha256 and the sha256 of the text (never the text), with the entry's `query` and `used_for` in its
+ * arguments so `ledger export` and `capture --ledger` give back the fragment's entries exactly;
+ * `SESSION_CLOSED` with totals. The draft packet's sha256 is in the run's lock (an input). The records are written from the walk's result once it is complete
  * (the walk itself is a pure function and reads nothing it does not excerpt or rank), so their order is
  * searches then reads, not the interleaving of the walk; `depth` of a served range is null (the walk's
  * hop counts are in `loretrace traverse`'s decisions, not in its result).
@@ -20,7 +24,8 @@ import { parseRef } from '../refs/ref.js';
 import { LedgerChain, viewLedger } from './ledger-record.js';
 import { sha256Hex } from '../vault/hash.js';
 import { traceNotePath } from '../excerpts/trace.js';
-import type { LedgerActor, LedgerSessionInfo, ServedRange } from './ledger-record.js';
+import type { AdmissionVia, LedgerActor, LedgerSessionInfo, ServedRange } from './ledger-record.js';
+import type { CaptureFragment } from '../packet/build.js';
 import { formatTraceId, ledgerPin } from './ledger-export.js';
 import type { LedgerBindingSet, TraceBinding } from './ledger-export.js';
 
@@ -32,26 +37,18 @@ const LORETRACE_VERSION = '0.1.0';
 
 /** What {@link recordRetrieval} reads of a coordinator-lane build (`buildPacket`'s capture fragment and queries). */
 export interface RetrievalRun {
-  capture: {
-    mode: 'coordinator_scoped_retrieval';
-    consulted_refs: string[];
-    followed_refs: string[];
-    research_trace: ResearchTraceEntry[];
-    research_trace_status: 'runner_captured';
-    snapshot_id: string;
-    policy_receipt: readonly unknown[];
-  };
+  capture: CaptureFragment;
   /** Queries the traversal ran, in order. */
   queries: readonly string[];
 }
 
 /** Options of {@link recordRetrieval}. */
 export interface RecordRetrievalOptions {
-  /** `packet_id` of the draft packet the run read. */
+  /** `packet_id` of the packet the run wrote (the one handed to the responder; `capture --ledger` checks it). */
   packetId: string;
-  /** SHA-256 (hex) of the draft packet file's bytes, or null when it was not read from a file. */
+  /** SHA-256 (hex) of the bytes of the packet file the run wrote, or null when it is not written to a file. */
   packetSha256: string | null;
-  /** The draft packet file as given (informational). */
+  /** The packet file the run wrote (informational; the CLI gives it relative to the ledger's folder). */
   packetFile?: string | null;
   /** Clock for `occurred_on` (default: the wall clock). One call per record. */
   now?: () => Date;
@@ -78,6 +75,21 @@ function seedPath(clause: string, namespace: string): VaultPath | null {
 }
 
 /**
+ * The notes the walk admitted, as the session's `admitted` list: consulted refs (`via: seed` for a policy
+ * seed, else `scope`), then followed refs (`via: follow`), in the fragment's order.
+ */
+function admittedNotes(capture: CaptureFragment, seeds: ReadonlySet<string>, namespace: string): { ref: string; path: string; via: AdmissionVia }[] {
+  const note = (ref: string, via: (path: string) => AdmissionVia) => {
+    const path = seedPath(ref, namespace) ?? ref;
+    return { ref, path, via: via(path) };
+  };
+  return [
+    ...capture.consulted_refs.map((r) => note(r, (p) => (seeds.has(p) ? 'seed' : 'scope'))),
+    ...capture.followed_refs.map((r) => note(r, () => 'follow')),
+  ];
+}
+
+/**
  * Record a coordinator-lane run in a new v2 ledger and bind its capture fragment's trace entries to it.
  * Pure apart from the clock: the same run and clock give the same ledger, ids and trace_ids (the CLI takes
  * the clock from `SOURCE_DATE_EPOCH` when set, for byte-identical re-runs).
@@ -90,7 +102,7 @@ export function recordRetrieval<C extends RetrievalRun['capture']>(index: VaultI
   const at = () => now().toISOString();
   const files = new Map(index.manifest.map((f) => [f.path, f.sha256]));
   const seeds = run.capture.policy_receipt
-    .filter((r): r is { kind: string; clause: string } => typeof r === 'object' && r !== null && (r as { kind?: unknown }).kind === 'seed')
+    .filter((r) => r.kind === 'seed')
     .map((r) => ({ ref: r.clause, path: seedPath(r.clause, index.namespace) }))
     .filter((s): s is { ref: string; path: VaultPath } => s.path !== null);
   const session: LedgerSessionInfo = {
@@ -107,7 +119,7 @@ export function recordRetrieval<C extends RetrievalRun['capture']>(index: VaultI
     budgets: {},
     limits: {},
     required_seeds: seeds.map((s) => ({ ref: `${index.namespace}:${s.path}`, path: s.path })),
-    admitted: [],
+    admitted: admittedNotes(run.capture, new Set(seeds.map((s) => s.path)), index.namespace),
     not_admitted: [],
   };
   const chain = new LedgerChain();
@@ -131,7 +143,7 @@ export function recordRetrieval<C extends RetrievalRun['capture']>(index: VaultI
     };
     const record = chain.append({
       kind: 'TOOL_RESULT', occurred_on: at(), actor: RETRIEVE_ACTOR, tool: 'read', transport: 'retrieve',
-      arguments: { ref: entry.source_ref, line_start: entry.line_start, line_end: entry.line_end, query: entry.query },
+      arguments: { ref: entry.source_ref, line_start: entry.line_start, line_end: entry.line_end, query: entry.query, used_for: entry.used_for },
       payload: { ref: entry.source_ref, line_start: entry.line_start, line_end: entry.line_end, text: entry.extracted_constraint },
       outcome: { status: 'ok', snapshot_id: index.snapshot_id, served: [range], chars_returned: entry.extracted_constraint.length },
     });

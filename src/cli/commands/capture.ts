@@ -24,6 +24,7 @@ import { lockPathFor, verifyLock } from '../../receipts/lock.js';
 import type { LockVerificationReport } from '../../receipts/lock.js';
 import { verifyTrace } from '../../receipts/verify-trace.js';
 import type { TraceVerificationReport } from '../../receipts/verify-trace.js';
+import type { LedgerHeadPin, TraceLedgerInput } from '../../receipts/trace-ledger.js';
 import { parseJsonDocument, validateCapture } from '../../contracts/validate.js';
 import type { ValidationReport } from '../../contracts/types.js';
 import type { VaultIndex } from '../../types.js';
@@ -155,20 +156,22 @@ export interface CaptureCheck {
 }
 
 /**
- * The ledger the capture's lock names (`ledger.path`, relative to the lock's folder), as a verify-trace
- * ledger input: the receipts a ledger-backed capture was assembled from. Empty when there is no lock, the
- * lock names no ledger, or the ledger cannot be read (its entries then stay unbacked; `lock verify` reports
- * the missing file).
+ * The ledger the capture's lock names (`ledger.path`, relative to the lock's folder) as a verify-trace
+ * ledger input — the receipts a ledger-backed capture was assembled from — and the head the lock pins, so
+ * a ledger cut at a record boundary since the capture fails as `ledger_broken` (a capture cannot carry the
+ * head itself: Ghostlight's capture schema is closed). Empty when there is no lock, the lock names no
+ * ledger, or the ledger cannot be read (its entries then stay unbacked; `lock verify` reports the missing file).
  */
-async function lockedLedger(ctx: CliContext, lockFile: string): Promise<{ file: string; text: string }[]> {
+async function lockedLedger(ctx: CliContext, lockFile: string): Promise<{ ledgers: TraceLedgerInput[]; pins: LedgerHeadPin[] }> {
   try {
-    const lock = JSON.parse(await readFile(resolve(ctx.cwd, lockFile), 'utf8')) as { ledger?: { path?: unknown } | null };
+    const lock = JSON.parse(await readFile(resolve(ctx.cwd, lockFile), 'utf8')) as { ledger?: { path?: unknown; head?: unknown } | null };
     const rel = lock.ledger?.path;
-    if (typeof rel !== 'string') return [];
+    if (typeof rel !== 'string') return { ledgers: [], pins: [] };
     const abs = resolve(dirname(resolve(ctx.cwd, lockFile)), rel);
-    return [{ file: abs, text: await readFile(abs, 'utf8') }];
+    const head = lock.ledger?.head;
+    return { ledgers: [{ file: abs, text: await readFile(abs, 'utf8') }], pins: typeof head === 'string' ? [{ head, source: `lock ${lockFile}` }] : [] };
   } catch {
-    return [];
+    return { ledgers: [], pins: [] };
   }
 }
 
@@ -188,7 +191,7 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex): Promi
   const lockFile = lockPathFor(file);
   if (entries > 0) {
     try {
-      trace = await verifyTrace(index, doc, { file, ledgers: await lockedLedger(ctx, lockFile) });
+      trace = await verifyTrace(index, doc, { file, ...(await lockedLedger(ctx, lockFile)) });
     } catch (e) {
       error = (e as Error).message;
     }
@@ -229,7 +232,7 @@ export function register(program: Command, ctx: CliContext): void {
     .description('assemble the Ghostlight responder output capture of a responder turn from the packet, the raw output and the run\'s receipts; write it with a lock file'), { required: false })
     .option('--packet <packet.json>', 'the responder packet the responder answered (required)')
     .option('--raw-output <file>', 'the responder\'s exact raw output (a file, or - for stdin) (required)')
-    .option('--ledger <ledger.jsonl>', 'the hash-chained ledger of the run (responder lane: the proxy session\'s)')
+    .option('--ledger <ledger.jsonl>', 'the hash-chained ledger of the run: the serve session\'s (responder lane) or the one retrieve wrote beside the packet (coordinator lane)')
     .option('--fragment <lore_access.json>', 'a capture fragment (retrieve --capture-out, ledger export); not ledger-backed, so the capture stays draft')
     .option('--out <capture.json>', 'where to write the capture; its lock goes to <name>.lock.json beside it (required)')
     .option('--model-family <name>', 'isolation.worker_model_family: the model family that produced the raw output (required)')

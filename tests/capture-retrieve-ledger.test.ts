@@ -1,0 +1,219 @@
+/**
+ * The coordinator lane's receipts end to end on the bundled FixtureLore files: `retrieve` writes its own
+ * hash-chained ledger beside the packet (`<out>.ledger.jsonl`), `capture --ledger` assembles a capture from
+ * it whose runner_captured entries are ledger-backed, and `verify-trace`, `capture check` and `lock verify`
+ * agree — then fail for a ledger cut at a record boundary (pinned by the capture's lock, no --head), an
+ * edited ledger and a packet swapped after the run. The capture is validated with Ghostlight's original
+ * schema when ../shared is present.
+ */
+import { createHash } from 'node:crypto';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { main } from '../src/cli/main.js';
+import { TRACE_DISPOSITIONS } from '../src/receipts/verify-trace.js';
+import type { TraceDisposition } from '../src/receipts/verify-trace.js';
+import { tempDir } from './helpers/proxy.js';
+import { FIXTURES, FIXTURE_VAULT, GHOSTLIGHT, hasShared, sharedNotice } from './helpers/shared.js';
+
+const PACKETS = join(FIXTURES, 'packets');
+const MARA_RAW = join(FIXTURES, 'captures', 'mara-voss.turn-01.raw.json');
+const F = (p: string) => `FixtureLore:World/${p}`;
+const read = (f: string): string => readFileSync(f, 'utf8');
+const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
+/** Every disposition at zero but those given (seed 003: zeros included). */
+const totals = (some: Partial<Record<TraceDisposition, number>>) => Object.fromEntries(TRACE_DISPOSITIONS.map((d) => [d, some[d] ?? 0]));
+/** The four excerpts retrieve takes for the Mara draft with its projected context (see tests/retrieve.test.ts). */
+const MARA_TRACE = [
+  [F('Pre-Elysium/Timeline/Events/Brinefall Blackout.md#chunk1'), 11, 12],
+  [F('Pre-Elysium/Factions/Powers/Major/Meridian Compact.md#chunk3'), 25, 25],
+  [F('Pre-Elysium/Factions/Movements/Quiet Hands.md#chunk1'), 7, 7],
+  [F('Politics/Harbor Neutrality.md#chunk0'), 6, 6],
+];
+
+describe('capture --ledger on the ledger retrieve wrote (coordinator lane, FixtureLore)', () => {
+  let tmp: { dir: string; cleanup: () => void };
+  const at = (f: string) => join(tmp.dir, f);
+  const json = (f: string) => JSON.parse(read(at(f)));
+
+  async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+    let out = '';
+    let err = '';
+    const code = await main(argv, {
+      stdout: (t) => void (out += t), stderr: (t) => void (err += t), cwd: tmp.dir,
+      env: { LORETRACE_INDEX_DIR: at('index'), SOURCE_DATE_EPOCH: '1735689600' },
+    });
+    return { code, out, err };
+  }
+  const capture = (ledger: string, out: string, packet = 'mara.packet.json') => run([
+    'capture', '--lore', FIXTURE_VAULT, '--packet', packet, '--raw-output', 'mara.raw.json', '--ledger', ledger,
+    '--out', out, '--model-family', 'fixture responder', '--reviewer', 'Ghostlight maintainer',
+  ]);
+
+  beforeAll(async () => {
+    tmp = tempDir('loretrace-capture-retrieve-');
+    copyFileSync(MARA_RAW, at('mara.raw.json'));
+    const r = await run([
+      'retrieve', '--lore', FIXTURE_VAULT, '--packet', join(PACKETS, 'brinefall-intake.turn-01.mara-voss.draft.packet.json'),
+      '--projected-context', join(PACKETS, 'brinefall-intake.turn-01.mara-voss.projected-context.json'),
+      '--policy', join(PACKETS, 'brinefall-intake.policy.json'), '--out', 'mara.packet.json', '--capture-out', 'mara.lore_access.json',
+    ]);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+  });
+  afterAll(() => tmp?.cleanup());
+
+  it('the ledger pins the packet retrieve wrote (its id, the sha256 of its bytes) and lists every note the walk consulted or followed', () => {
+    const first = JSON.parse(read(at('mara.packet.ledger.jsonl')).split('\n')[0]!);
+    const packet = json('mara.packet.json');
+    const fragment = json('mara.lore_access.json');
+    expect(first.kind).toBe('SESSION_OPENED');
+    expect(first.session).toMatchObject({
+      runner: 'retrieve', mode: 'coordinator_scoped_retrieval', packet_id: 'brinefall-intake.turn-01.mara-voss.packet.loretrace-coordinator.v1',
+      packet_sha256: sha256(readFileSync(at('mara.packet.json'))), packet_file: 'mara.packet.json',
+      required_seeds: [{ ref: F('Pre-Elysium/Timeline/Events/Brinefall Blackout.md'), path: 'World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md' }],
+    });
+    expect(packet.packet_id).toBe(first.session.packet_id);
+    expect(first.session.admitted.map((a: { ref: string; via: string }) => [a.ref, a.via])).toEqual([
+      ...fragment.consulted_refs.map((r: string) => [r, 'seed']),
+      ...fragment.followed_refs.map((r: string) => [r, 'follow']),
+    ]);
+    expect(fragment.followed_refs).toEqual([
+      F('Pre-Elysium/Factions/Powers/Major/Meridian Compact.md'), F('Pre-Elysium/Factions/Movements/Quiet Hands.md'),
+      F('Pre-Elysium/Timeline/Events/Kestrel Route Accord.md'), F('Politics/Harbor Neutrality.md'),
+    ]);
+  });
+
+  it('assembles a capture whose lore_access is the fragment retrieve wrote, every entry ledger-backed and verified: accepted_as_draft', async () => {
+    const r = await capture('mara.packet.ledger.jsonl', 'mara.capture.json');
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    const lines = r.out.split('\n');
+    expect(lines[0]).toBe('capture: brinefall-intake.turn-01.mara-voss.packet.loretrace-coordinator.v1.capture (coordinator_scoped_retrieval) review_status accepted_as_draft');
+    expect(lines[2]).toMatch(/^ {2}receipts: ledger mara\.packet\.ledger\.jsonl — verifies, 9 records, closed; head [0-9a-f]{64}$/);
+    expect(lines[3]).toBe(`  research_trace: 4 runner_captured entries, 0 failed (${Object.entries(totals({ verified: 4 })).map(([k, v]) => `${k} ${v}`).join(', ')})`);
+    const c = json('mara.capture.json');
+    const fragment = json('mara.lore_access.json');
+    expect(c.lore_access.research_trace).toEqual(fragment.research_trace);
+    expect(c.lore_access.consulted_refs).toEqual(fragment.consulted_refs);
+    expect(c.lore_access.followed_refs).toEqual(fragment.followed_refs);
+    expect(c.lore_access.research_trace.map((t: { source_ref: string; line_start: number; line_end: number }) => [t.source_ref, t.line_start, t.line_end])).toEqual(MARA_TRACE);
+    expect(c.coordinator_review.failure_labels).toEqual([]);
+    expect(c.coordinator_review.accepted_for_training).toBe(false);
+    expect(c.coordinator_review.review_notes).toContain('Required seeds: all 1 read.');
+    const lock = json('mara.capture.lock.json');
+    const head = JSON.parse(read(at('mara.packet.ledger.jsonl')).trim().split('\n').at(-1)!).record_hash;
+    expect(fragment.ledger_head).toBe(head);
+    expect(lock.ledger).toEqual({ path: 'mara.packet.ledger.jsonl', head, records: 9, closed: true });
+    expect(lock.trace_bindings.map((b: { trace_id: string; disposition: string; ledger_backed: boolean }) => [b.trace_id, b.disposition, b.ledger_backed]))
+      .toEqual(fragment.research_trace.map((t: { trace_id: string }) => [t.trace_id, 'verified', true]));
+  });
+
+  it('verify-trace: the capture with retrieve\'s ledger and the capture\'s lock — intact, pinned by the lock, 4 ledger-backed; without the ledger every entry is unbacked', async () => {
+    const v = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'mara.capture.json', '--ledger', 'mara.packet.ledger.jsonl', '--lock', 'mara.capture.lock.json', '--json']);
+    expect(v.code).toBe(0);
+    const report = JSON.parse(v.out);
+    expect(report).toMatchObject({ input_kind: 'capture', research_trace_status: 'runner_captured', ok: true, draft: false, runner_captured: { checked: 4, failed: 0, ledger_backed: 4 } });
+    expect(report.totals).toEqual(totals({ verified: 4 }));
+    expect(report.ledgers.map((l: { disposition: string; closed: boolean; records: number; pin_source: string }) => [l.disposition, l.closed, l.records, l.pin_source])).toEqual([['intact', true, 9, 'lock mara.capture.lock.json']]);
+    const bare = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'mara.capture.json', '--json']);
+    expect(bare.code).toBe(1);
+    expect(JSON.parse(bare.out).totals).toEqual(totals({ unbacked: 4 }));
+  });
+
+  it('verify-trace reports retrieve\'s fragment as a capture_fragment and its raw ledger as a retrieve_ledger', async () => {
+    const v = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'mara.lore_access.json', 'mara.packet.ledger.jsonl', '--json']);
+    expect(v.code).toBe(0);
+    const set = JSON.parse(v.out);
+    expect(set.files.map((f: { file: string; report: { input_kind: string; ok: boolean; totals: Record<string, number> } }) => [f.file, f.report.input_kind, f.report.ok, f.report.totals.verified]))
+      .toEqual([['mara.lore_access.json', 'capture_fragment', true, 4], ['mara.packet.ledger.jsonl', 'retrieve_ledger', true, 4]]);
+  });
+
+  it('capture check finds the ledger through the lock and passes; lock verify passes both locks of the run', async () => {
+    const check = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'mara.capture.json', '--json']);
+    expect(check.code).toBe(0);
+    const report = JSON.parse(check.out);
+    expect(report.totals).toEqual({ captures: 1, ok: 1, failed: 0, invalid: 0, trace_failed: 0, lock_drift: 0, unreadable: 0 });
+    expect(report.captures[0].trace.runner_captured).toEqual({ checked: 4, failed: 0, ledger_backed: 4 });
+    const locks = await run(['lock', 'verify', 'mara.packet.lock.json', 'mara.capture.lock.json', '--lore', FIXTURE_VAULT, '--json']);
+    expect(locks.code).toBe(0);
+    const t = JSON.parse(locks.out).totals;
+    expect([t.locks, t.ok, t.drift, t.files_unchanged, t.files_changed, t.files_missing, t.snapshot_unchanged]).toEqual([2, 2, 0, 10, 0, 0, 2]);
+  });
+
+  it('a ledger cut at a record boundary: verify-trace fails it as ledger_broken against the lock\'s pinned head, without --head; a capture from it is a draft (ledger_not_closed)', async () => {
+    const lines = read(at('mara.packet.ledger.jsonl')).split('\n').filter((l) => l !== '');
+    writeFileSync(at('cut.ledger.jsonl'), lines.slice(0, -1).join('\n') + '\n');
+    const v = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'mara.capture.json', '--ledger', 'cut.ledger.jsonl', '--lock', 'mara.capture.lock.json', '--json']);
+    expect(v.code).toBe(1);
+    const report = JSON.parse(v.out);
+    // The lock also names the intact ledger; the cut copy is the one that is broken.
+    const cut = report.ledgers.find((l: { file: string }) => l.file === 'cut.ledger.jsonl');
+    expect(cut).toMatchObject({ disposition: 'ledger_broken', records: 8, closed: false, pin_source: 'lock mara.capture.lock.json' });
+    expect(cut.detail).toMatch(/^\[ledger_head_mismatch\] .* \(head pinned by lock mara\.capture\.lock\.json\)$/);
+    const alone = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'mara.capture.json', '--ledger', 'cut.ledger.jsonl', '--head', JSON.parse(lines.at(-1)!).record_hash, '--json']);
+    expect(alone.code).toBe(1);
+    expect(JSON.parse(alone.out).totals).toEqual(totals({ ledger_broken: 4 }));
+    const unpinned = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'mara.capture.json', '--ledger', 'cut.ledger.jsonl', '--json']);
+    expect(JSON.parse(unpinned.out)).toMatchObject({ ok: true, draft: true, totals: totals({ verified: 4, ledger_not_closed: 1 }) });
+    const drafted = await capture('cut.ledger.jsonl', 'cut.capture.json');
+    expect(drafted.code).toBe(0);
+    const c = json('cut.capture.json');
+    expect([c.review_status, c.coordinator_review.failure_labels]).toEqual(['draft', ['ledger_not_closed']]);
+  });
+
+  it('a retrieve ledger cut in place after the capture: capture check fails its trace (ledger_broken, the lock pins the head) and its lock (drift)', async () => {
+    const r = await capture('mara.packet.ledger.jsonl', 'again.capture.json');
+    expect(r.code).toBe(0);
+    writeFileSync(at('mara.packet.ledger.jsonl'), read(at('cut.ledger.jsonl')));
+    const check = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'again.capture.json', '--json']);
+    expect(check.code).toBe(1);
+    const report = JSON.parse(check.out);
+    expect(report.totals).toEqual({ captures: 1, ok: 0, failed: 1, invalid: 0, trace_failed: 1, lock_drift: 1, unreadable: 0 });
+    expect(report.captures[0].trace.totals).toEqual(totals({ ledger_broken: 4 }));
+    expect(report.captures[0].lock.files.filter((f: { disposition: string }) => f.disposition !== 'unchanged').map((f: { path: string; disposition: string }) => [f.path, f.disposition]))
+      .toEqual([['mara.packet.ledger.jsonl', 'changed']]);
+  });
+
+  it('an edited retrieve ledger (a read record served other lines, hashes kept) is refused by capture and broken for verify-trace', async () => {
+    const lines = read(at('mara.packet.ledger.jsonl')).split('\n');
+    lines[4] = lines[4]!.replace('"line_start":11', '"line_start":10');
+    writeFileSync(at('edited.ledger.jsonl'), lines.join('\n'));
+    const refused = await capture('edited.ledger.jsonl', 'edited.capture.json');
+    expect(refused.code).toBe(1);
+    expect(refused.err).toMatch(/^loretrace: .*seq 4.* \[ledger_invalid\]\n$/);
+    const v = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'mara.lore_access.json', '--ledger', 'edited.ledger.jsonl', '--json']);
+    expect(v.code).toBe(1);
+    expect(JSON.parse(v.out).ledgers[0]).toMatchObject({ disposition: 'ledger_broken', records: 4 });
+  });
+
+  it('refuses retrieve\'s ledger for a packet swapped after the run, naming both hashes', async () => {
+    const packet = read(at('mara.packet.json'));
+    writeFileSync(at('swapped.packet.json'), packet.replace('"review_status": "draft"', '"review_status": "draft" '));
+    const r = await capture('edited.ledger.jsonl', 'swapped.capture.json', 'swapped.packet.json');
+    expect(r.code).toBe(1);
+    const original = JSON.parse(read(at('cut.ledger.jsonl')).split('\n')[0]!).session.packet_sha256;
+    expect(r.err).toBe(`loretrace: ledger edited.ledger.jsonl pins packet sha256 ${original}, but the packet file hashes to ${sha256(read(at('swapped.packet.json')))}: the packet was changed or swapped after the session [lore_source_mismatch]\n`);
+  });
+});
+
+describe.skipIf(!hasShared)(`the coordinator-lane capture validates with Ghostlight's original schema${hasShared ? '' : ` (${sharedNotice})`}`, () => {
+  it('passes ../shared/ghostlight/schemas/responder-output.schema.json', async () => {
+    const tmp = tempDir('loretrace-capture-retrieve-schema-');
+    try {
+      const run = (argv: string[]) => main(argv, { stdout: () => undefined, stderr: () => undefined, cwd: tmp.dir, env: { LORETRACE_INDEX_DIR: join(tmp.dir, 'index') } });
+      expect(await run([
+        'retrieve', '--lore', FIXTURE_VAULT, '--packet', join(PACKETS, 'brinefall-intake.turn-01.mara-voss.draft.packet.json'),
+        '--projected-context', join(PACKETS, 'brinefall-intake.turn-01.mara-voss.projected-context.json'),
+        '--policy', join(PACKETS, 'brinefall-intake.policy.json'), '--out', 'p.json',
+      ])).toBe(0);
+      expect(await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'p.json', '--raw-output', MARA_RAW, '--ledger', 'p.ledger.jsonl', '--out', 'c.json', '--model-family', 'm', '--reviewer', 'r'])).toBe(0);
+      const validate = new Ajv2020({ allErrors: true, strict: false }).compile(JSON.parse(read(join(GHOSTLIGHT, 'schemas', 'responder-output.schema.json'))));
+      const ok = validate(JSON.parse(read(join(tmp.dir, 'c.json'))));
+      expect({ ok, errors: validate.errors ?? null }).toEqual({ ok: true, errors: null });
+    } finally {
+      tmp.cleanup();
+    }
+  });
+});
