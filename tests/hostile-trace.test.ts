@@ -239,7 +239,7 @@ describe('verifyTrace', () => {
       const trace = exported['research_trace'] as ResearchTraceEntry[];
       trace.push(entry('forged.truth', TRUTH, 0, 6, 7, TRUTH_TEXT), entry('reported.truth', TRUTH, 0, 6, 7, TRUTH_TEXT, { origin: 'responder_reported' }));
       const report = await verifyTrace(index, exported, { file: 'lore_access.json', ledgers: [{ file: ledgerPath, text: readFileSync(ledgerPath, 'utf8') }] });
-      expect(report.input_kind).toBe('ledger_export');
+      expect(report.input_kind).toBe('capture_fragment');
       const rows = exported['policy_receipt'] as { kind: string }[];
       const hiddenRef = rows.findIndex((r) => r.kind === 'hidden_ref');
       expect(rows[hiddenRef]).toMatchObject({ clause: `FixtureLore:${TRUTH}`, pointer: '/hidden_context_audit/omitted_context_refs/0' });

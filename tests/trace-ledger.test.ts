@@ -178,7 +178,7 @@ describe('loretrace verify-trace with ledgers', () => {
     const set = JSON.parse(many.stdout);
     expect(set.files.filter((f: { error?: unknown }) => f.error)).toEqual([]);
     expect(set.files.map((f: { file: string; report: { ok: boolean; input_kind: string } }) => [f.file, f.report.input_kind, f.report.ok])).toEqual([
-      ['forged.json', 'ledger_export', false], ['good.json', 'ledger_export', true], ['session.jsonl', 'proxy_ledger', true],
+      ['forged.json', 'capture_fragment', false], ['good.json', 'capture_fragment', true], ['session.jsonl', 'proxy_ledger', true],
     ]);
     expect(set.skipped).toEqual([{ file: 'notes.jsonl', reason: 'a .jsonl file whose first line is not a loretrace ledger record' }]);
     expect(set.totals).toEqual({ files: 3, ok: 2, failed: 1, skipped: 1, draft: 0, ...totals({ verified: 4, unbacked: 1 }) });

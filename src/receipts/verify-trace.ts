@@ -92,10 +92,20 @@ export const TRACE_DISPOSITIONS: readonly TraceDisposition[] = [
 export type TraceFailure = 'text_mismatch' | 'out_of_range' | 'chunk_mismatch' | 'missing_file';
 
 /**
- * Which kind of document was verified: detected by shape, except `proxy_ledger` — a raw proxy ledger
- * (JSONL) that the caller exported with `exportLedger` first and labels with `options.inputKind`.
+ * Which kind of document was verified, detected by shape:
+ * - `capture` — a Ghostlight responder output capture;
+ * - `capture_fragment` — the `lore_access` receipts of a capture to be: a document with a top-level
+ *   `research_trace` that is none of the others. Both lanes write one: `retrieve --capture-out` (the
+ *   coordinator lane's own fragment, its trace_ids bound to retrieve's ledger and its `ledger_head`
+ *   pinning it) and `ledger export` (a fragment re-derived from either lane's ledger);
+ * - `traverse_result` — `loretrace traverse --json` (`decisions` and `stats`);
+ * - `ledger_export` — a document that names itself a ledger (`schema_version` starting `loretrace.ledger`)
+ *   or lists ledger `records` with their trace entries;
+ * - `proxy_ledger`, `retrieve_ledger` — a raw JSONL ledger of `serve` (responder lane) or of `retrieve`
+ *   (coordinator lane), which the caller exported with `exportLedger` first and labels with
+ *   `options.inputKind`.
  */
-export type TraceInputKind = 'capture' | 'capture_fragment' | 'traverse_result' | 'ledger_export' | 'proxy_ledger';
+export type TraceInputKind = 'capture' | 'capture_fragment' | 'traverse_result' | 'ledger_export' | 'proxy_ledger' | 'retrieve_ledger';
 
 /** The verdict on one trace entry. */
 export interface TraceEntryVerdict {
@@ -197,10 +207,11 @@ export interface VerifyTraceOptions {
   /** Name of the input file, used in messages and copied to `report.file`. */
   file?: string;
   /**
-   * `proxy_ledger`: the input is the `exportLedger` export of a raw JSONL ledger (as `loretrace
-   * verify-trace session.jsonl` does); reported as `input_kind: 'proxy_ledger'` instead of `ledger_export`.
+   * The input is the `exportLedger` export of a raw JSONL ledger (as `loretrace verify-trace
+   * session.jsonl` does): `proxy_ledger` for a `serve` session's, `retrieve_ledger` for retrieve's;
+   * reported as that `input_kind` instead of `capture_fragment`.
    */
-  inputKind?: 'proxy_ledger';
+  inputKind?: 'proxy_ledger' | 'retrieve_ledger';
   /** The ledgers that back the runner_captured entries (`--ledger`; for a raw ledger input, that ledger). */
   ledgers?: TraceLedgerInput[];
   /** Pinned heads (`--head`, a lock's `ledger.head`); the input's own `ledger_head` is added to them. */
@@ -231,10 +242,10 @@ function isObject(v: unknown): v is Record<string, unknown> {
  *   `/lore_access/research_trace` and `/parsed_output/research_trace` (both when present; a capture mirrors
  *   the responder's trace into lore_access, and both copies are checked);
  * - traverse result (`decisions` and `stats` present): `/research_trace`;
- * - ledger export (`loretrace ledger export`: has `ledger_head`; or `schema_version` starting
- *   `loretrace.ledger`, or a `records` array): `/research_trace`,
+ * - ledger export (`schema_version` starting `loretrace.ledger`, or a `records` array): `/research_trace`,
  *   else every `records[i].trace_entry` / `records[i].research_trace_entry`;
- * - capture fragment (anything else with a top-level `research_trace`).
+ * - capture fragment (anything else with a top-level `research_trace`: `retrieve --capture-out`,
+ *   `ledger export`).
  */
 /**
  * The refusal for a responder packet given as the input: a packet is what the responder is handed, the
@@ -304,7 +315,7 @@ function locateTrace(doc: unknown, file: string): { kind: TraceInputKind; record
   } else if ('decisions' in doc && 'stats' in doc) {
     kind = 'traverse_result';
     if ('research_trace' in doc) arrays.push({ pointer: '/research_trace', value: doc['research_trace'] });
-  } else if (schemaVersion.startsWith('loretrace.ledger') || Array.isArray(doc['records']) || typeof doc['ledger_head'] === 'string') {
+  } else if (schemaVersion.startsWith('loretrace.ledger') || Array.isArray(doc['records'])) {
     kind = 'ledger_export';
     if ('research_trace' in doc) {
       arrays.push({ pointer: '/research_trace', value: doc['research_trace'] });
@@ -845,7 +856,7 @@ function summarise(r: {
   return {
     schema_version: 'loretrace.trace_verification.v1',
     file: r.options.file ?? null,
-    input_kind: r.options.inputKind === 'proxy_ledger' && r.kind === 'ledger_export' ? 'proxy_ledger' : r.kind,
+    input_kind: r.options.inputKind !== undefined && r.kind === 'capture_fragment' ? r.options.inputKind : r.kind,
     namespace: r.index.namespace,
     snapshot: {
       current: r.index.snapshot_id,

@@ -186,7 +186,8 @@ async function verifyOne(ctx: CliContext, file: string, index: VaultIndex, ledge
   if (doc === null) {
     const exported = await exportLedger(text, { file, index });
     const own = ledgers.some((l) => l.file === file) ? ledgers : [...ledgers, { file, text }];
-    return verifyTrace(index, exported, { file, inputKind: 'proxy_ledger', ledgers: own, pins });
+    const inputKind = exported.mode === 'coordinator_scoped_retrieval' ? 'retrieve_ledger' : 'proxy_ledger';
+    return verifyTrace(index, exported, { file, inputKind, ledgers: own, pins });
   }
   return verifyTrace(index, doc, { file, ledgers, pins });
 }
