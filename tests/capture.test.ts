@@ -52,7 +52,7 @@ async function ilseLedger(path: string, options: { seeds?: 'both' | 'territories
   await s.call('lore_read', { ref: `${R.blackout}#chunk1` });
   await s.close();
   if (options.close === false) {
-    // Cut the session_end record off: a ledger without its closing record.
+    // Cut the SESSION_CLOSED record off: a ledger without its closing record.
     const lines = read(path).split('\n').filter((l) => l !== '');
     writeFileSync(path, lines.slice(0, -1).join('\n') + '\n');
   }

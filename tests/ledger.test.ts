@@ -144,7 +144,7 @@ describe('verifyLedger', () => {
     expect(r.findings[0]).toMatchObject({ code: 'ledger_seq_mismatch', line: seq + 1, message, pointer: '/seq', path: 'x.jsonl' });
   });
 
-  it('checks session_start policy_receipt rows against the policy-receipt row schema, even with a recomputed hash', async () => {
+  it('checks SESSION_OPENED policy_receipt rows against the policy-receipt row schema, even with a recomputed hash', async () => {
     const ls = lines(await sessionLedger());
     const start = JSON.parse(ls[0]!);
     expect(start.session.policy_receipt[1]).toEqual({

@@ -43,7 +43,7 @@ afterEach(async () => {
 });
 
 describe('ProxySession.call', () => {
-  it('fsyncs the session_start record before the session opens and each call record before its response', async () => {
+  it('fsyncs the SESSION_OPENED record before the session opens and each call record before its response', async () => {
     session = await fixtureSession({ ledgerPath: join(tmp.dir, 'f.jsonl') });
     log.events.push('opened');
     const a = session.call('lore_read', { ref: `${R.territories}#chunk1` }).then((r) => log.events.push(`response ${r.seq}`));

@@ -63,7 +63,7 @@ export interface HttpServerHandle {
   mcpSessions(): number;
   /**
    * Close every MCP session, stop accepting connections and wait for open ones to finish. Does not close
-   * the research session (the caller writes `session_end` with `ProxySession.close`).
+   * the research session (the caller writes the ledger's `SESSION_CLOSED` record with `ProxySession.close`).
    */
   close(): Promise<void>;
 }

@@ -225,7 +225,7 @@ async function recordRejection(session: ProxySession, r: FrameRejection): Promis
  * calls are running) every request already read is still answered — the session records each call in the
  * ledger before its reply is sent, so a dropped reply would leave a ledger saying "answered" for a reply the
  * client never got. The server closes only after the last reply has been written and `stdout` flushed; the
- * caller then closes the session (`session_end`). A request cancelled by the client
+ * caller then closes the session (the ledger's `SESSION_CLOSED` record). A request cancelled by the client
  * (`notifications/cancelled`) gets no reply, as MCP specifies, and is not waited for. A final line without a
  * trailing newline is read as a frame when the input ends (so its request is answered too).
  */

@@ -4,7 +4,7 @@
  * Thin shell over src/proxy (ProxySession) and src/server (MCP stdio / HTTP). Opens one session for one
  * packet — the packet must validate and use `responder_scoped_repository_search`, else the command refuses
  * to start and says why (exit 1; exit 2 for usage errors) — then serves until the MCP client disconnects
- * or the process gets SIGINT/SIGTERM, and closes the ledger with a `session_end` record.
+ * or the process gets SIGINT/SIGTERM, and closes the ledger with a `SESSION_CLOSED` record.
  *
  * - `--mcp`: MCP over stdio; stdout carries only the protocol, status lines go to stderr.
  * - `--http 127.0.0.1:0`: HTTP on a loopback port (0 = free port): the REST routes `POST /tools/<name>` and
