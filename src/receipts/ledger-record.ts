@@ -128,10 +128,11 @@ export interface LedgerSessionInfo {
   loretrace_version: string;
   /** `proxy` (responder lane, `loretrace serve`) or `retrieve` (coordinator lane). */
   runner: 'proxy' | 'retrieve';
+  /** The packet the session serves (proxy) or the run wrote (retrieve): the one the responder is handed. */
   packet_id: string;
-  /** SHA-256 (hex) of the packet file's bytes (retrieve: of the draft packet; null when it was not read from a file). */
+  /** SHA-256 (hex) of that packet file's bytes (null when it is not read from or written to a file). */
   packet_sha256: string | null;
-  /** The packet file as given on the command line (informational). */
+  /** That packet file (informational): as given on the command line (proxy), relative to the ledger's folder (retrieve). */
   packet_file: string | null;
   namespace: string;
   snapshot_id: string;
