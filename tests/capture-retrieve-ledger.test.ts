@@ -24,12 +24,11 @@ const read = (f: string): string => readFileSync(f, 'utf8');
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 /** Every disposition at zero but those given (seed 003: zeros included). */
 const totals = (some: Partial<Record<TraceDisposition, number>>) => Object.fromEntries(TRACE_DISPOSITIONS.map((d) => [d, some[d] ?? 0]));
-/** The four excerpts retrieve takes for the Mara draft with its projected context (see tests/retrieve.test.ts). */
+/** The three excerpts retrieve takes for the Mara draft with its projected context (see tests/retrieve.test.ts). */
 const MARA_TRACE = [
   [F('Pre-Elysium/Timeline/Events/Brinefall Blackout.md#chunk1'), 11, 12],
   [F('Pre-Elysium/Factions/Powers/Major/Meridian Compact.md#chunk3'), 25, 25],
   [F('Pre-Elysium/Factions/Movements/Quiet Hands.md#chunk1'), 7, 7],
-  [F('Politics/Harbor Neutrality.md#chunk0'), 6, 6],
 ];
 
 describe('capture --ledger on the ledger retrieve wrote (coordinator lane, FixtureLore)', () => {
@@ -81,7 +80,7 @@ describe('capture --ledger on the ledger retrieve wrote (coordinator lane, Fixtu
     ]);
     expect(fragment.followed_refs).toEqual([
       F('Pre-Elysium/Factions/Powers/Major/Meridian Compact.md'), F('Pre-Elysium/Factions/Movements/Quiet Hands.md'),
-      F('Pre-Elysium/Timeline/Events/Kestrel Route Accord.md'), F('Politics/Harbor Neutrality.md'),
+      F('Pre-Elysium/Timeline/Events/Kestrel Route Accord.md'),
     ]);
   });
 
@@ -91,8 +90,8 @@ describe('capture --ledger on the ledger retrieve wrote (coordinator lane, Fixtu
     expect(r.code).toBe(0);
     const lines = r.out.split('\n');
     expect(lines[0]).toBe('capture: brinefall-intake.turn-01.mara-voss.packet.loretrace-coordinator.v1.capture (coordinator_scoped_retrieval) review_status accepted_as_draft');
-    expect(lines[2]).toMatch(/^ {2}receipts: ledger mara\.packet\.ledger\.jsonl — verifies, 9 records, closed; head [0-9a-f]{64}$/);
-    expect(lines[3]).toBe(`  research_trace: 4 runner_captured entries, 0 failed (${Object.entries(totals({ verified: 4 })).map(([k, v]) => `${k} ${v}`).join(', ')})`);
+    expect(lines[2]).toMatch(/^ {2}receipts: ledger mara\.packet\.ledger\.jsonl — verifies, 8 records, closed; head [0-9a-f]{64}$/);
+    expect(lines[3]).toBe(`  research_trace: 3 runner_captured entries, 0 failed (${Object.entries(totals({ verified: 3 })).map(([k, v]) => `${k} ${v}`).join(', ')})`);
     const c = json('mara.capture.json');
     const fragment = json('mara.lore_access.json');
     expect(c.lore_access.research_trace).toEqual(fragment.research_trace);
@@ -105,21 +104,21 @@ describe('capture --ledger on the ledger retrieve wrote (coordinator lane, Fixtu
     const lock = json('mara.capture.lock.json');
     const head = JSON.parse(read(at('mara.packet.ledger.jsonl')).trim().split('\n').at(-1)!).record_hash;
     expect(fragment.ledger_head).toBe(head);
-    expect(lock.ledger).toEqual({ path: 'mara.packet.ledger.jsonl', head, records: 9, closed: true });
+    expect(lock.ledger).toEqual({ path: 'mara.packet.ledger.jsonl', head, records: 8, closed: true });
     expect(lock.trace_bindings.map((b: { trace_id: string; disposition: string; ledger_backed: boolean }) => [b.trace_id, b.disposition, b.ledger_backed]))
       .toEqual(fragment.research_trace.map((t: { trace_id: string }) => [t.trace_id, 'verified', true]));
   });
 
-  it('verify-trace: the capture with retrieve\'s ledger and the capture\'s lock — intact, pinned by the lock, 4 ledger-backed; without the ledger every entry is unbacked', async () => {
+  it('verify-trace: the capture with retrieve\'s ledger and the capture\'s lock — intact, pinned by the lock, 3 ledger-backed; without the ledger every entry is unbacked', async () => {
     const v = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'mara.capture.json', '--ledger', 'mara.packet.ledger.jsonl', '--lock', 'mara.capture.lock.json', '--json']);
     expect(v.code).toBe(0);
     const report = JSON.parse(v.out);
-    expect(report).toMatchObject({ input_kind: 'capture', research_trace_status: 'runner_captured', ok: true, draft: false, runner_captured: { checked: 4, failed: 0, ledger_backed: 4 } });
-    expect(report.totals).toEqual(totals({ verified: 4 }));
-    expect(report.ledgers.map((l: { disposition: string; closed: boolean; records: number; pin_source: string }) => [l.disposition, l.closed, l.records, l.pin_source])).toEqual([['intact', true, 9, 'lock mara.capture.lock.json']]);
+    expect(report).toMatchObject({ input_kind: 'capture', research_trace_status: 'runner_captured', ok: true, draft: false, runner_captured: { checked: 3, failed: 0, ledger_backed: 3 } });
+    expect(report.totals).toEqual(totals({ verified: 3 }));
+    expect(report.ledgers.map((l: { disposition: string; closed: boolean; records: number; pin_source: string }) => [l.disposition, l.closed, l.records, l.pin_source])).toEqual([['intact', true, 8, 'lock mara.capture.lock.json']]);
     const bare = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'mara.capture.json', '--json']);
     expect(bare.code).toBe(1);
-    expect(JSON.parse(bare.out).totals).toEqual(totals({ unbacked: 4 }));
+    expect(JSON.parse(bare.out).totals).toEqual(totals({ unbacked: 3 }));
   });
 
   it('verify-trace reports retrieve\'s fragment as a capture_fragment and its raw ledger as a retrieve_ledger', async () => {
@@ -127,7 +126,7 @@ describe('capture --ledger on the ledger retrieve wrote (coordinator lane, Fixtu
     expect(v.code).toBe(0);
     const set = JSON.parse(v.out);
     expect(set.files.map((f: { file: string; report: { input_kind: string; ok: boolean; totals: Record<string, number> } }) => [f.file, f.report.input_kind, f.report.ok, f.report.totals.verified]))
-      .toEqual([['mara.lore_access.json', 'capture_fragment', true, 4], ['mara.packet.ledger.jsonl', 'retrieve_ledger', true, 4]]);
+      .toEqual([['mara.lore_access.json', 'capture_fragment', true, 3], ['mara.packet.ledger.jsonl', 'retrieve_ledger', true, 3]]);
   });
 
   it('capture check finds the ledger through the lock and passes; lock verify passes both locks of the run', async () => {
@@ -135,7 +134,7 @@ describe('capture --ledger on the ledger retrieve wrote (coordinator lane, Fixtu
     expect(check.code).toBe(0);
     const report = JSON.parse(check.out);
     expect(report.totals).toEqual({ captures: 1, ok: 1, failed: 0, invalid: 0, trace_failed: 0, lock_drift: 0, unreadable: 0 });
-    expect(report.captures[0].trace.runner_captured).toEqual({ checked: 4, failed: 0, ledger_backed: 4 });
+    expect(report.captures[0].trace.runner_captured).toEqual({ checked: 3, failed: 0, ledger_backed: 3 });
     const locks = await run(['lock', 'verify', 'mara.packet.lock.json', 'mara.capture.lock.json', '--lore', FIXTURE_VAULT, '--json']);
     expect(locks.code).toBe(0);
     const t = JSON.parse(locks.out).totals;
@@ -150,13 +149,13 @@ describe('capture --ledger on the ledger retrieve wrote (coordinator lane, Fixtu
     const report = JSON.parse(v.out);
     // The lock also names the intact ledger; the cut copy is the one that is broken.
     const cut = report.ledgers.find((l: { file: string }) => l.file === 'cut.ledger.jsonl');
-    expect(cut).toMatchObject({ disposition: 'ledger_broken', records: 8, closed: false, pin_source: 'lock mara.capture.lock.json' });
+    expect(cut).toMatchObject({ disposition: 'ledger_broken', records: 7, closed: false, pin_source: 'lock mara.capture.lock.json' });
     expect(cut.detail).toMatch(/^\[ledger_head_mismatch\] .* \(head pinned by lock mara\.capture\.lock\.json\)$/);
     const alone = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'mara.capture.json', '--ledger', 'cut.ledger.jsonl', '--head', JSON.parse(lines.at(-1)!).record_hash, '--json']);
     expect(alone.code).toBe(1);
-    expect(JSON.parse(alone.out).totals).toEqual(totals({ ledger_broken: 4 }));
+    expect(JSON.parse(alone.out).totals).toEqual(totals({ ledger_broken: 3 }));
     const unpinned = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'mara.capture.json', '--ledger', 'cut.ledger.jsonl', '--json']);
-    expect(JSON.parse(unpinned.out)).toMatchObject({ ok: true, draft: true, totals: totals({ verified: 4, ledger_not_closed: 1 }) });
+    expect(JSON.parse(unpinned.out)).toMatchObject({ ok: true, draft: true, totals: totals({ verified: 3, ledger_not_closed: 1 }) });
     const drafted = await capture('cut.ledger.jsonl', 'cut.capture.json');
     expect(drafted.code).toBe(0);
     const c = json('cut.capture.json');
@@ -171,7 +170,7 @@ describe('capture --ledger on the ledger retrieve wrote (coordinator lane, Fixtu
     expect(check.code).toBe(1);
     const report = JSON.parse(check.out);
     expect(report.totals).toEqual({ captures: 1, ok: 0, failed: 1, invalid: 0, trace_failed: 1, lock_drift: 1, unreadable: 0 });
-    expect(report.captures[0].trace.totals).toEqual(totals({ ledger_broken: 4 }));
+    expect(report.captures[0].trace.totals).toEqual(totals({ ledger_broken: 3 }));
     expect(report.captures[0].lock.files.filter((f: { disposition: string }) => f.disposition !== 'unchanged').map((f: { path: string; disposition: string }) => [f.path, f.disposition]))
       .toEqual([['mara.packet.ledger.jsonl', 'changed']]);
   });
