@@ -149,3 +149,25 @@ describe('the example matcher', () => {
     expect(ex).toMatchObject({ exit: 1, cwd: '.' });
   });
 });
+
+describe("the README's Library API example", () => {
+  it('gives the values its comments state: the first hit, 13 enforced receipt rows, a bare traverse result unbacked', async () => {
+    const { indexVault, search, compilePolicy, traverse, verifyTrace } = await import('../src/index.js');
+    const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+    // The comments this test checks are the README's own lines, so an edit of either shows here.
+    expect(readme).toContain("// 'FixtureLore:World/Pre-Elysium/Factions/Movements/Open Ledger Society.md#chunk0'");
+    expect(readme).toMatch(/compiled\.receipt\.length;\s+\/\/ 13 rows, all "enforced"/);
+    expect(readme).toMatch(/report\.totals\.unbacked;\s+\/\/ 2: /);
+    const dir = mkdtempSync(join(tmpdir(), 'lt-readme-api-'));
+    temps.push(dir);
+    const index = await indexVault(join(REPO, 'lore-fixtures/FixtureLore'), { indexDir: dir });
+    expect(search(index, 'rescue ledger harbor', { k: 1 })[0]?.ref).toBe('FixtureLore:World/Pre-Elysium/Factions/Movements/Open Ledger Society.md#chunk0');
+    const policy = JSON.parse(readFileSync(join(REPO, 'lore-fixtures/policies/world-tokens.policy.json'), 'utf8'));
+    const compiled = compilePolicy(policy, { index });
+    expect(compiled.receipt.map((r) => r.disposition)).toEqual(Array(13).fill('enforced'));
+    const result = traverse(index, compiled, { queries: ['rescue ledger'] });
+    expect(Object.keys(result)).toEqual(['schema_version', 'snapshot_id', 'policy_receipt', 'consulted_refs', 'followed_refs', 'source_excerpts', 'research_trace', 'decisions', 'stats']);
+    const report = await verifyTrace(index, result);
+    expect([report.totals.verified, report.totals.unbacked]).toEqual([0, 2]);
+  });
+});
