@@ -15,6 +15,7 @@ import { exportLedger } from '../src/receipts/ledger-export.js';
 import type { LedgerExport } from '../src/receipts/ledger-export.js';
 import type { VaultIndex } from '../src/types.js';
 import { main } from '../src/cli/main.js';
+import { renderVerification } from '../src/cli/commands/verify-trace.js';
 import { FIXTURE_VAULT, R, fixtureSession, tempDir } from './helpers/proxy.js';
 
 let index: VaultIndex;
@@ -154,6 +155,8 @@ describe('verifyTrace against the ledger', () => {
     expect(r.totals).toEqual(totals({ verified: 1, seed_not_consulted: 1 }));
     expect(r.ok).toBe(false);
     expect(r.seeds.map((s) => [s.ref, s.disposition])).toEqual([[R.territories, 'consulted'], [R.factions, 'seed_not_consulted']]);
+    // The verdict line names the cause when every entry passed: never a bare "0 failed — FAILED".
+    expect(renderVerification(r).split('\n').at(-2)).toBe('runner_captured: 1 checked, 1 ledger-backed, 0 failed — FAILED (seed_not_consulted 1)');
   });
 });
 

@@ -88,7 +88,11 @@ export function renderVerification(report: TraceVerificationReport): string {
   }
   lines.push(`totals: ${TRACE_DISPOSITIONS.map((d) => `${d} ${report.totals[d]}`).join(', ')}`);
   const rc = report.runner_captured;
-  const verdict = report.ok ? (report.draft ? 'ok (draft: a ledger is not closed)' : 'ok') : report.entries.length === 0 ? 'FAILED (no entries: nothing was verified)' : 'FAILED';
+  // When every entry passed but the report still fails, the cause is outside the entries (a required seed never
+  // read, a broken ledger): name it on the verdict line, so "0 failed — FAILED" never stands alone.
+  const outside = TRACE_DISPOSITIONS.filter((d) => d !== 'verified' && report.totals[d] > 0).map((d) => `${d} ${report.totals[d]}`);
+  const failed = report.entries.length === 0 ? 'FAILED (no entries: nothing was verified)' : rc.failed === 0 && outside.length > 0 ? `FAILED (${outside.join(', ')})` : 'FAILED';
+  const verdict = report.ok ? (report.draft ? 'ok (draft: a ledger is not closed)' : 'ok') : failed;
   lines.push(`runner_captured: ${rc.checked} checked, ${rc.ledger_backed} ledger-backed, ${rc.failed} failed — ${verdict}`);
   return lines.join('\n') + '\n';
 }
