@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { indexVault } from '../src/indexer/build.js';
 import { outgoingLinks } from '../src/indexer/lookup.js';
+import { looseHiddenMatches } from '../src/policy/compile.js';
 import {
   checkEdge, checkPath, compilePolicy, mapLinkClassPhrase, parsePolicyDocument, parseStopCondition,
 } from '../src/policy/index.js';
@@ -248,6 +249,25 @@ describe('compilePolicy', () => {
       ok: false, reason: 'hidden_ref', detail: 'World/Pre-Elysium/Technology/Pilot Neural Lace.md is hidden (World/Pre-Elysium/Technology/Pilot Neural Lace.md, /hidden_context_audit/omitted_context_refs/0)',
     });
     expect(checkPath(c, 'World/Technology/Signal Masking.md')).toMatchObject({ ok: false, reason: 'hidden_ref' });
+  });
+
+  it('fails closed on a misspelt hidden ref: lower case, backslashes, percent-encoding, a trailing space, wikilink brackets all hide the note', () => {
+    const MC = 'World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md';
+    const spellings = [
+      'FixtureLore:world/pre-elysium/factions/powers/major/meridian compact.md',
+      'FixtureLore:World\\Pre-Elysium\\Factions\\Powers\\Major\\Meridian Compact.md',
+      'FixtureLore:World/Pre-Elysium/Factions/Powers/Major/Meridian%20Compact.md',
+      'FixtureLore:World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md ',
+      '[[Meridian Compact]]',
+    ];
+    for (const ref of spellings) {
+      const c = compilePolicy(base(), { index, packet: { hidden_context_audit: { omitted_context_refs: [ref] } } });
+      const row = rows(c, 'hidden_ref')[0]!;
+      expect([ref, row.disposition, row.matches]).toEqual([ref, 'enforced', 1]);
+      expect(row.rule.startsWith(`never consult ${MC} (`)).toBe(true);
+      expect(checkPath(c, MC)).toMatchObject({ ok: false, reason: 'hidden_ref' });
+    }
+    expect(looseHiddenMatches(index, 'FixtureLore', 'no such note')).toEqual([]);
   });
 
   it('takes future-era prefixes from config and waives them under an explicitly allowed prefix', () => {

@@ -420,6 +420,38 @@ export function compileStopEffects(ctx: CompileContext, stopsIn: readonly string
 }
 
 /**
+ * The notes a hidden ref names when read loosely, for refs that name no path exactly (fail closed: a
+ * misspelt hidden ref must not leave its note visible). The value is trimmed, stripped of wikilink
+ * brackets and a `|display` / `#fragment` part, percent-decoded where that decodes, backslashes read as
+ * `/`, NFC-normalised and compared case-insensitively (Obsidian resolves links without regard to case)
+ * with every note path, with and without `.md`, with and without the `<namespace>:` prefix; a value with
+ * no `/` also matches a note by its file name, as a wikilink would. Returns vault paths, sorted; empty
+ * when nothing matches.
+ */
+export function looseHiddenMatches(index: VaultIndex, ns: string, value: string): VaultPath[] {
+  let v = value.trim().replace(/^!?\[\[/, '').replace(/\]\]$/, '');
+  v = v.split('|')[0] ?? v;
+  v = v.split('#')[0] ?? v;
+  try {
+    v = decodeURIComponent(v);
+  } catch {
+    // Not percent-encoded text: keep it as written.
+  }
+  v = v.replace(/\\/g, '/').normalize('NFC').trim();
+  const lower = v.toLowerCase();
+  const nsLower = `${ns.toLowerCase()}:`;
+  const bare = (lower.startsWith(nsLower) ? lower.slice(nsLower.length) : lower).replace(/^\/+/, '').replace(/\.md$/, '');
+  if (bare === '') return [];
+  const out: VaultPath[] = [];
+  for (const n of index.notes) {
+    const path = n.path.toLowerCase().replace(/\.md$/, '');
+    const name = path.slice(path.lastIndexOf('/') + 1);
+    if (path === bare || (!bare.includes('/') && name === bare)) out.push(n.path);
+  }
+  return out.sort(cmp);
+}
+
+/**
  * Hidden lore, always denied whatever the stop conditions say: the packet's
  * `hidden_context_audit.omitted_context_refs` (a value that is not a lore ref is an advisory row: there
  * is nothing in the vault to deny; a `Note.md#Heading` ref whose heading exists hides that section only,
@@ -440,6 +472,12 @@ export function compileHidden(ctx: CompileContext, allowed: readonly string[]): 
       r = parseRef(hv as string, { namespace: ns, label: `omitted_context_refs[${i}]` });
     } catch (e) {
       if (!isLoretraceError(e)) throw e;
+      const loose = typeof hv === 'string' ? looseHiddenMatches(index, ns, hv) : [];
+      if (loose.length > 0) {
+        for (const p of loose) hidden.push({ prefix: p, pointer });
+        rows.push({ clause: h, kind: 'hidden_ref', pointer, disposition: 'enforced', rule: `never consult ${loose.join(' or ')} (not a lore ref as written; matched loosely — case, separators, percent-encoding, wikilink brackets — so the note is denied rather than left visible)`, matches: loose.length });
+        return;
+      }
       rows.push({ clause: h, kind: 'hidden_ref', pointer, disposition: 'advisory', rule: `not a lore ref of ${ns} (${e.message.replace(/^.*is not a valid lore ref: /, '')}); there is nothing in the vault to deny`, matches: null });
       return;
     }
@@ -457,8 +495,18 @@ export function compileHidden(ctx: CompileContext, allowed: readonly string[]): 
       return;
     }
     // A heading fragment that names no heading of the note hides the whole note (fail closed).
+    let m = index.notes.filter((n) => prefixes.some((p) => isUnderPrefix(n.path, p))).length;
+    if (m === 0 && typeof hv === 'string') {
+      // Fail closed: a hidden ref that names no path exactly still hides the notes it names loosely.
+      const loose = looseHiddenMatches(index, ns, hv);
+      if (loose.length > 0) {
+        for (const p of loose) hidden.push({ prefix: p, pointer });
+        rows.push({ clause: h, kind: 'hidden_ref', pointer, disposition: 'enforced', rule: `never consult ${loose.join(' or ')} (${prefixes.join(' or ')} names no path exactly; matched loosely — case, separators, percent-encoding, wikilink brackets — so the note is denied rather than left visible)`, matches: loose.length });
+        return;
+      }
+    }
     for (const p of prefixes) hidden.push({ prefix: p, pointer });
-    const m = index.notes.filter((n) => prefixes.some((p) => isUnderPrefix(n.path, p))).length;
+    m = index.notes.filter((n) => prefixes.some((p) => isUnderPrefix(n.path, p))).length;
     rows.push({
       clause: h,
       kind: 'hidden_ref',
