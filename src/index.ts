@@ -17,7 +17,7 @@ export { scanVault, loadVaultConfig } from './vault/index.js';
 export { parseNote, splitLines, sliceLines, chunkNote, extractLinks, resolveLinks, resolveLink, targetClasses, remarkWikiLink } from './notes/index.js';
 
 // index and search
-export { indexVault, indexStats, getNote, chunksOf, outgoingLinks, backlinks, readNoteLines, search, searchCorpus } from './indexer/index.js';
+export { indexVault, indexStats, getNote, chunksOf, outgoingLinks, backlinks, readNoteLines, overCapNotes, search, searchCorpus } from './indexer/index.js';
 export type * from './indexer/index.js';
 
 // refs, policy, traversal, excerpts/trace

@@ -38,6 +38,7 @@ describe('loretrace public API', () => {
     'makeTraceEntry',
     'openProxySession',
     'outgoingLinks',
+    'overCapNotes',
     'parseJsonDocument',
     'parseNote',
     'parseRef',

@@ -9,7 +9,10 @@ import { FIXTURES } from './helpers/shared.js';
 import { listVault, parseVault, resolveVault } from './helpers/fixture-notes.js';
 import { indexVault } from '../src/indexer/build.js';
 import { makeVault } from './helpers/temp-vault.js';
-import { outgoingLinks } from '../src/indexer/lookup.js';
+import { outgoingLinks, overCapNotes, readOverCapLines } from '../src/indexer/lookup.js';
+import { resolveRef } from '../src/refs/ref.js';
+import { search } from '../src/search/search.js';
+import { splitLines } from '../src/notes/lines.js';
 import { checkEdge, compilePolicy } from '../src/policy/index.js';
 import type { TraversalPolicy } from '../src/contracts/types.js';
 
@@ -157,4 +160,36 @@ describe('notes over the size cap', () => {
       `Big Note.md is ${Buffer.byteLength(big)} bytes, over max_file_bytes 200; not parsed, chunked or searched (links to it resolve as too_large)`,
     ]);
   });
+
+  it('are listed by overCapNotes (what search skipped; search returns its hits only)', async () => {
+    const index = await indexVault(join(FIXTURES, 'BigNoteLore'), { persist: false });
+    expect(overCapNotes(index)).toEqual([{ path: 'Harbor/Tide Ledger.md', reason: 'too_large', bytes: 3246 }]);
+    expect(search(index, 'tide ledger entry').map((h) => h.ref)).toEqual(['BigNoteLore:Harbor/Quay.md#chunk0']);
+  });
+
+  it('answer only line-range refs: chunk_index null, other fragments note_too_large', async () => {
+    const index = await indexVault(join(FIXTURES, 'BigNoteLore'), { persist: false });
+    expect(resolveRef(index, 'BigNoteLore:Harbor/Tide Ledger.md#L1-L50')).toEqual({ path: 'Harbor/Tide Ledger.md', chunk_index: null, line_start: 1, line_end: 50 });
+    for (const ref of ['BigNoteLore:Harbor/Tide Ledger.md', 'BigNoteLore:Harbor/Tide Ledger.md#chunk0', 'BigNoteLore:Harbor/Tide Ledger.md#Tide Ledger', 'BigNoteLore:Harbor/Tide Ledger.md#^x']) {
+      expect(() => resolveRef(index, ref)).toThrow(expect.objectContaining({ code: 'note_too_large', details: expect.objectContaining({ file: 'Harbor/Tide Ledger.md' }) }));
+    }
+  });
+
+  it('stream a line range with the same lines as splitLines (CRLF, CR, LF, BOM, multi-byte across 64 KiB pieces)', async () => {
+    const breaks = ['\n', '\r\n', '\r'];
+    const parts: string[] = [];
+    for (let i = 0; i < 12_000; i++) parts.push(`line ${i} ${'é€𝄞'.repeat(i % 7)}${breaks[i % 3]}`);
+    const text = `\ufeff${parts.join('')}tail without break`;
+    const dir = makeVault('StreamLore', { 'Big.md': text });
+    const index = await indexVault(dir, { persist: false, config: { max_file_bytes: 1000 } });
+    const lines = splitLines(text);
+    expect(lines.length).toBe(12_001);
+    for (const [a, b] of [[1, 3], [2_999, 3_011], [5_000, 9_000], [11_990, 12_001]] as const) {
+      expect(await readOverCapLines(index, 'Big.md', a, b, `Big.md#L${a}-L${b}`)).toEqual(lines.slice(a - 1, b));
+    }
+    await expect(readOverCapLines(index, 'Big.md', 12_001, 12_002, 'Big.md#L12001-L12002')).rejects.toMatchObject({
+      code: 'not_found', message: 'ref Big.md#L12001-L12002: Big.md has 12001 lines, so L12001-L12002 is outside it',
+    });
+  });
 });
+

@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -14,7 +14,7 @@ import type { HttpServerHandle } from '../src/server/http.js';
 import type { ProxySession } from '../src/proxy/session.js';
 import { verifyLedger } from '../src/receipts/ledger.js';
 import { BIN, FIXTURE_VAULT, PROXY_PACKET, R, fixtureSession, readLedger, tempDir } from './helpers/proxy.js';
-import { REPO } from './helpers/shared.js';
+import { FIXTURES, REPO } from './helpers/shared.js';
 import { main } from '../src/cli/main.js';
 
 let tmp: { dir: string; cleanup: () => void };
@@ -63,6 +63,31 @@ async function serve(limits = {}, options: Parameters<typeof startHttpServer>[1]
   http = await startHttpServer(session, options);
   return http.url;
 }
+
+describe('lore_read of a note over max_file_bytes', () => {
+  it('is refused not_found, the code of every unreadable note (docs/PROXY.md), for lore_read and lore_follow alike', async () => {
+    // lore-fixtures/BigNoteLore lowers the cap to 1024 bytes; Harbor/Tide Ledger.md (3246 bytes) is over it.
+    // The section-hiding packet, its refs (in lore_access and the prompt text alike) moved to this vault.
+    const packet = readFileSync(join(FIXTURES, 'packets', 'section-hiding.research.packet.json'), 'utf8')
+      .replaceAll('SectionLore:Harbor/Tide Office.md', 'BigNoteLore:Harbor/Quay.md').replaceAll('SectionLore:Harbor/Quay Ledger.md', 'BigNoteLore:Harbor/Quay.md')
+      .replaceAll('SectionLore:', 'BigNoteLore:');
+    const packetPath = join(tmp.dir, 'big.packet.json');
+    writeFileSync(packetPath, packet);
+    const ledgerPath = join(tmp.dir, 'big.jsonl');
+    session = await fixtureSession({ ledgerPath, lore: join(FIXTURES, 'BigNoteLore'), packetPath });
+    http = await startHttpServer(session, {});
+    expect((await tool(http.url, 'lore_read', { ref: 'BigNoteLore:Harbor/Quay.md' })).status).toBe(200);
+    for (const ref of ['BigNoteLore:Harbor/Tide Ledger.md#L1-L5', 'BigNoteLore:Harbor/Tide Ledger.md']) {
+      const r = await tool(http.url, 'lore_read', { ref });
+      expect([r.status, r.body.error.code]).toEqual([404, 'not_found']);
+    }
+    expect(readLedger(ledgerPath).slice(-2).map((r) => [r.kind, r.outcome])).toEqual(['#L1-L5', ''].map((f) => ['TOOL_REFUSED', {
+      status: 'refused', code: 'not_found', reason: 'not_found', message: `ref BigNoteLore:Harbor/Tide Ledger.md${f}: no note Harbor/Tide Ledger.md in this snapshot`,
+    }]));
+    const follow = await tool(http.url, 'lore_follow', { from_ref: 'BigNoteLore:Harbor/Quay.md', target: 'Tide Ledger' });
+    expect([follow.status, follow.body.error.code]).toEqual([404, 'not_found']);
+  });
+});
 
 describe('parseHostPort', () => {
   it('reads host:port including bracketed IPv6 and refuses anything else as a usage error', () => {

@@ -32,7 +32,7 @@ import { PARSER_VERSION } from '../notes/parse.js';
 import { sha256Hex } from '../vault/hash.js';
 import { compareCodeUnits, scanVault, vaultRoot, type ScannedFile, type ScanResult } from '../vault/scan.js';
 import { ColdSink } from './cold.js';
-import { recordDiskNames } from './lookup.js';
+import { recordDiskNames, recordOverCapNotes } from './lookup.js';
 import { parseAll, parseBatch, type ParseJob, type ParsedBatch, type ParsedLines } from './parse-pool.js';
 import {
   CorruptIndexError, INDEX_SCHEMA_VERSION, canonicalHash, commitManifest, defaultIndexDir, ensureIndexDir, readDataBytesSync,
@@ -248,6 +248,7 @@ async function build(input: BuildInput): Promise<VaultIndex> {
   });
   assetsOf.set(index, scan.assets);
   recordDiskNames(index, diskNamesOf(scan.root, scan.files));
+  recordOverCapNotes(index, scan.too_large);
   return index;
 }
 

@@ -6,6 +6,8 @@ import { LoretraceError } from '../errors.js';
 import type { Chunk, LinkRecord, NoteRecord, VaultIndex, VaultPath } from '../types.js';
 import { splitLines } from '../notes/lines.js';
 import { readAdmittedFile } from '../vault/admission.js';
+import { onDiskPath } from '../vault/disk-path.js';
+import { readLineRange } from '../vault/line-range.js';
 
 interface Maps {
   notes: Map<string, NoteRecord>;
@@ -119,4 +121,56 @@ export async function readNoteLines(index: VaultIndex, path: VaultPath): Promise
   const { bytes } = await readAdmittedFile(index.root, { path, size, sha256: sha, disk_path: notePathOnDisk(index, path) });
   const text = new TextDecoder('utf-8').decode(bytes);
   return splitLines(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+}
+
+/**
+ * A note the scan left unparsed because it is over `max_file_bytes` (scan `too_large`, finding
+ * `file_too_large`): known and linkable (links resolve `too_large`), but in no chunk, so not searched and
+ * without chunk, heading or block refs (docs/PARSING.md "Big notes").
+ */
+export interface OverCapNote {
+  /** Vault path (NFC). */
+  path: VaultPath;
+  reason: 'too_large';
+  /** Size of the file at scan time, in bytes. */
+  bytes: number;
+}
+
+const overCap = new WeakMap<VaultIndex, ReadonlyMap<string, number>>();
+
+/** Record, for an index `indexVault` built, its scan's over-cap notes (path → bytes). Called once per index by the indexer. */
+export function recordOverCapNotes(index: VaultIndex, notes: readonly { path: VaultPath; size: number }[]): void {
+  if (notes.length > 0) overCap.set(index, new Map(notes.map((n) => [n.path, n.size])));
+}
+
+/**
+ * The notes over `max_file_bytes` that the index holds no text of, sorted by path (code-unit order) —
+ * what `search` skipped. Empty for an index not built by `indexVault`. Never throws.
+ */
+export function overCapNotes(index: VaultIndex): OverCapNote[] {
+  const m = overCap.get(index);
+  if (!m) return [];
+  return [...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([path, bytes]) => ({ path: path as VaultPath, reason: 'too_large' as const, bytes }));
+}
+
+/** The over-cap note at `path`, or undefined when `path` is not one. O(1). */
+export function overCapNote(index: VaultIndex, path: string): OverCapNote | undefined {
+  const bytes = overCap.get(index)?.get(path);
+  return bytes === undefined ? undefined : { path: path as VaultPath, reason: 'too_large', bytes };
+}
+
+/**
+ * Lines `start..end` (1-based, inclusive) of an over-cap note, read from disk as a stream that stops after
+ * line `end` ({@link readLineRange}, src/vault/line-range.ts), so the note's bytes are never all in memory.
+ * The file is found by its NFC name ({@link onDiskPath}); there is no sha256 to check it against, since
+ * the scan did not read it.
+ *
+ * @throws LoretraceError `not_found` — `path` is not an over-cap note, or the note has fewer than `end`
+ *   lines; `symlink`, `hard_link`, `not_regular_file`, `stale_file` as readLineRange.
+ */
+export async function readOverCapLines(index: VaultIndex, path: VaultPath, start: number, end: number, shown: string): Promise<string[]> {
+  if (!overCapNote(index, path)) {
+    throw new LoretraceError('not_found', `${index.namespace}:${path} is not a note over max_file_bytes`, { file: path, expected: 'a vault-relative path of an over-cap note' });
+  }
+  return readLineRange(await onDiskPath(index.root, path), path, shown, start, end);
 }

@@ -10,7 +10,7 @@
  * counting as distance 1; ties break by path, so the list is deterministic.
  */
 import { LoretraceError, isLoretraceError } from '../errors.js';
-import { getNote } from '../indexer/lookup.js';
+import { getNote, overCapNote } from '../indexer/lookup.js';
 import type { NoteRecord, VaultIndex, VaultPath } from '../types.js';
 import { formatRef, parseRef, type ParsedRef } from './grammar.js';
 import { resolveRef, type ResolvedRef } from './ref.js';
@@ -131,11 +131,11 @@ export function resolveRefOrName(index: VaultIndex, input: string): RefOrName {
   let first: unknown;
   try {
     parsed = parseRef(input, { namespace: index.namespace });
-    if (parsed.is_prefix || getNote(index, parsed.path as VaultPath)) return { parsed, range: resolveRef(index, parsed), named: null };
+    if (parsed.is_prefix || getNote(index, parsed.path as VaultPath) || overCapNote(index, parsed.path)) return { parsed, range: resolveRef(index, parsed), named: null };
     resolveRef(index, parsed); // throws the not_found naming the missing note
   } catch (e) {
     if (!isLoretraceError(e)) throw e;
-    if (parsed !== null && getNote(index, parsed.path as VaultPath)) throw e; // the note exists; its fragment does not
+    if (parsed !== null && (getNote(index, parsed.path as VaultPath) || overCapNote(index, parsed.path))) throw e; // the note exists; its fragment does not
     first = e;
   }
   let text = input.trim();

@@ -7,7 +7,7 @@
  */
 import { LoretraceError } from '../errors.js';
 import type { Chunk, NoteRecord, VaultIndex, VaultPath } from '../types.js';
-import { chunksOf, getNote } from '../indexer/lookup.js';
+import { chunksOf, getNote, overCapNote, type OverCapNote } from '../indexer/lookup.js';
 import { formatRef, parseRef, type ParsedRef } from './grammar.js';
 
 export { formatRef, isUnderPrefix, parseRef } from './grammar.js';
@@ -29,8 +29,13 @@ export interface ResolvedRef {
  * then case-insensitive); `#L10-L20` → those lines (must lie inside the file); `#^id` → the line with
  * the block marker.
  *
+ * A note over `max_file_bytes` (not parsed, so without chunks, headings or a known line count) answers
+ * only `#L10-L20`, with `chunk_index` null; whether those lines exist is known only when the file is read
+ * (`readOverCapLines`, src/indexer/lookup.ts).
+ *
  * @throws LoretraceError `bad_ref` (see {@link parseRef}), `not_found` when the note, chunk, heading,
- *   block or line range does not exist, naming which.
+ *   block or line range does not exist, naming which; `note_too_large` for any other ref of an over-cap
+ *   note (docs/PARSING.md "Big notes").
  */
 export function resolveRef(index: VaultIndex, ref: string | ParsedRef): ResolvedRef {
   const parsed = typeof ref === 'string' ? parseRef(ref, { namespace: index.namespace }) : ref;
@@ -39,6 +44,10 @@ export function resolveRef(index: VaultIndex, ref: string | ParsedRef): Resolved
     throw new LoretraceError('not_found', `ref ${shown} names a folder, not a note`, { expected: 'a note path ending in .md' });
   }
   const note = findNote(index, parsed.path);
+  if (!note) {
+    const big = overCapNote(index, parsed.path);
+    if (big) return overCapRange(big, parsed, shown);
+  }
   if (!note) throw new LoretraceError('not_found', `ref ${shown}: no note ${parsed.path} in vault ${index.namespace}`, { data: { ref: shown } });
   const chunks = chunksOfNote(index, note.path);
   const f = parsed.fragment;
@@ -79,6 +88,18 @@ export function resolveRef(index: VaultIndex, ref: string | ParsedRef): Resolved
       return { path: note.path, chunk_index: h.chunk_index, line_start: h.line, line_end: end };
     }
   }
+}
+
+/**
+ * The range of a ref to an over-cap note: its line range, else `note_too_large` — only line ranges can be
+ * served for a note the index holds no text of (a whole note could be gigabytes).
+ */
+function overCapRange(big: OverCapNote, parsed: ParsedRef, shown: string): ResolvedRef {
+  const f = parsed.fragment;
+  if (f !== null && f.kind === 'lines') return { path: big.path, chunk_index: null, line_start: f.start, line_end: f.end };
+  throw new LoretraceError('note_too_large', `ref ${shown}: ${big.path} is ${big.bytes} bytes, over max_file_bytes, so it is not indexed (no chunk, heading or block refs); only a line range such as #L1-L50 can be served for it`, {
+    file: big.path, expected: 'a line range ref (#L1-L50) of this note', data: { ref: shown, bytes: big.bytes },
+  });
 }
 
 /** Note record by exact path (O(1) through the indexer's lookup maps). */

@@ -3,13 +3,17 @@
  *
  * Refreshes the index if the vault changed, then runs {@link search}. JSON output is exactly
  * `{ "snapshot_id", "results": [ { "ref", "path", "chunk_index", "line_start", "line_end",
- * "heading_path", "score", "text" } ] }`. A `--prefix` or `--class` that matches no note of the vault is
+ * "heading_path", "score", "text" } ], "skipped": [ { "path", "reason": "too_large", "bytes" } ] }`, where
+ * `skipped` lists the notes (under the `--prefix`es, when given) over `max_file_bytes` that were not
+ * searched, sorted by path (`overCapNotes`, src/indexer/lookup.ts); human output names them in a final
+ * `Not searched (over max_file_bytes, not indexed): …` line. A `--prefix` or `--class` that matches no note of the vault is
  * named: in the "No results" line when nothing was found, else (and always with `--json`) as a
  * `loretrace: warning: …` line on stderr. Exit 0 (also with no results), 2 on usage errors: a `--prefix`
  * that the ref grammar refuses (`bad_ref`, see {@link prefixPath}) or an empty `--class` (`usage`).
  */
 import type { Command } from 'commander';
 import { search } from '../../search/search.js';
+import { overCapNotes, type OverCapNote } from '../../indexer/lookup.js';
 import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
 import { LoretraceError, isLoretraceError } from '../../errors.js';
@@ -63,6 +67,15 @@ export function prefixPath(namespace: string, value: string): string {
   return parsed.path;
 }
 
+/**
+ * The line naming the notes over `max_file_bytes` that were not searched (`Not searched (over max_file_bytes,
+ * not indexed): Big.md (1200 bytes), …`), or '' when there are none.
+ */
+function skippedNotesLine(skipped: readonly OverCapNote[]): string {
+  if (skipped.length === 0) return '';
+  return `Not searched (over max_file_bytes, not indexed): ${skipped.map((n) => `${n.path} (${n.bytes} bytes)`).join(', ')}\n`;
+}
+
 /** Check `--class` values before any work: an empty class is a usage error (exit 2), never "no hits". */
 function checkClasses(classes: readonly string[]): void {
   for (const c of classes) {
@@ -82,7 +95,7 @@ export function register(program: Command, ctx: CliContext): void {
       .option('--k <n>', 'number of results', '10')
       .option('--prefix <path>', 'only notes under this vault path prefix (whole segments; repeatable)', collect, [])
       .option('--class <class>', 'only notes with this target class (repeatable)', collect, []),
-  ).option('--json', 'print { snapshot_id, results } as JSON').action(action(ctx, async (words: string[], opts: SearchCliOptions) => {
+  ).option('--json', 'print { snapshot_id, results, skipped } as JSON').action(action(ctx, async (words: string[], opts: SearchCliOptions) => {
     const k = positiveInt('--k', opts.k);
     checkClasses(opts.class);
     const index = await openIndex(ctx, opts);
@@ -91,12 +104,14 @@ export function register(program: Command, ctx: CliContext): void {
     const results = search(index, query, { k, prefixes, classes: opts.class });
     const unmatched = unmatchedFilters(index, opts.prefix, opts.class);
     if (opts.json || results.length > 0) for (const u of unmatched) ctx.stderr(`loretrace: warning: ${u}\n`);
+    const skipped = overCapNotes(index).filter((n) => prefixes.length === 0 || prefixes.some((p) => isUnderPrefix(n.path, p)));
     if (opts.json) {
-      printJson(ctx, { snapshot_id: index.snapshot_id, results });
+      printJson(ctx, { snapshot_id: index.snapshot_id, results, skipped: skipped.map((n) => ({ path: n.path, reason: n.reason, bytes: n.bytes })) });
       return 0;
     }
+    const skippedLine = skippedNotesLine(skipped);
     if (results.length === 0) {
-      ctx.stdout(`No results for "${query}" in ${index.namespace}${unmatched.length ? `: ${unmatched.join('; ')}` : ''}.\n`);
+      ctx.stdout(`No results for "${query}" in ${index.namespace}${unmatched.length ? `: ${unmatched.join('; ')}` : ''}.\n${skippedLine}`);
       return 0;
     }
     let out = '';
@@ -106,7 +121,7 @@ export function register(program: Command, ctx: CliContext): void {
       const preview = h.text.split('\n').filter((l) => l.trim() !== '').slice(0, 3);
       for (const l of preview) out += `   │ ${l.length > 100 ? `${l.slice(0, 99)}…` : l}\n`;
     });
-    ctx.stdout(out);
+    ctx.stdout(out + skippedLine);
     return 0;
   }));
 }

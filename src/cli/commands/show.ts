@@ -7,12 +7,15 @@
  * is taken as a note's title, alias, file name or extension-less path, with an optional `#fragment`
  * (`resolveRefOrName`, src/refs/names.ts): `show "Harbor Neutrality"`. Human output numbers the lines
  * (with `(title "…")` / `(alias "…")` after the ref when a name found the note); JSON is
- * `{ ref, path, line_start, line_end, text }`. Exit 1 for `not_found` (its message ends with "did you
+ * `{ ref, path, line_start, line_end, text }`. A note over `max_file_bytes` serves only `#L10-L20`, streamed
+ * from the file and stopped after the last line (docs/PARSING.md "Big notes"): human output adds a `note:`
+ * line saying it is not indexed, JSON adds `not_indexed: { reason: "too_large", bytes }`; any other ref of
+ * it is `note_too_large` (exit 1). Exit 1 for `not_found` (its message ends with "did you
  * mean …?" suggestions from titles and aliases when there are any), `ambiguous_ref` (a name several notes
  * have) and `bad_ref`.
  */
 import type { Command } from 'commander';
-import { readNoteLines } from '../../indexer/lookup.js';
+import { overCapNote, readNoteLines, readOverCapLines } from '../../indexer/lookup.js';
 import { sliceLines } from '../../notes/lines.js';
 import { formatRef } from '../../refs/ref.js';
 import { resolveRefOrName } from '../../refs/names.js';
@@ -30,17 +33,21 @@ export function register(program: Command, ctx: CliContext): void {
   ).option('--json', 'print { ref, path, line_start, line_end, text } as JSON').action(action(ctx, async (ref: string, opts: VaultCliOptions) => {
     const index = await openIndex(ctx, opts);
     const { parsed, range: r, named } = resolveRefOrName(index, ref);
-    const lines = await readNoteLines(index, r.path);
-    const text = r.line_end >= r.line_start ? sliceLines(lines, r.line_start, r.line_end) : '';
     const canonical = formatRef(index.namespace, r.path, parsed.fragment);
+    const big = overCapNote(index, r.path);
+    // An over-cap note's range is streamed from disk (lines[0] is line_start); any other note is read whole.
+    const lines = big ? await readOverCapLines(index, r.path, r.line_start, r.line_end, canonical) : await readNoteLines(index, r.path);
+    const first = big ? r.line_start : 1;
+    const text = r.line_end >= r.line_start ? sliceLines(lines, r.line_start - first + 1, r.line_end - first + 1) : '';
     if (opts.json) {
-      printJson(ctx, { ref: canonical, path: r.path, line_start: r.line_start, line_end: r.line_end, text });
+      printJson(ctx, { ref: canonical, path: r.path, line_start: r.line_start, line_end: r.line_end, text, ...(big ? { not_indexed: { reason: big.reason, bytes: big.bytes } } : {}) });
       return 0;
     }
     const width = String(Math.max(r.line_end, 1)).length;
     const by = named === null || named.by === 'path' ? '' : `, ${named.by === 'alias' ? 'alias' : named.by === 'title' ? 'title' : 'file name'} ${JSON.stringify(named.matched)}`;
     let out = `${canonical}  (lines ${r.line_start}-${r.line_end}${by})\n`;
-    for (let n = r.line_start; n <= r.line_end; n++) out += `${String(n).padStart(width)} │ ${lines[n - 1]}\n`;
+    if (big) out += `note: ${r.path} is ${big.bytes} bytes, over max_file_bytes: not indexed (no chunk or heading refs); these lines are read from the file\n`;
+    for (let n = r.line_start; n <= r.line_end; n++) out += `${String(n).padStart(width)} │ ${lines[n - first]}\n`;
     ctx.stdout(out);
     return 0;
   }));
