@@ -174,11 +174,12 @@ describe('loretrace index', () => {
 });
 
 describe('loretrace search', () => {
-  it('prints exactly { snapshot_id, results } with the hit fields', async () => {
+  it('prints exactly { snapshot_id, results, skipped } with the hit fields (skipped: [] with no over-cap note)', async () => {
     const r = await run(['search', 'lantern', 'fleet', ...V(), '--k', '1', '--json']);
     expect(r.code).toBe(0);
     const j = JSON.parse(r.stdout);
-    expect(Object.keys(j)).toEqual(['snapshot_id', 'results']);
+    expect(Object.keys(j)).toEqual(['snapshot_id', 'results', 'skipped']);
+    expect(j.skipped).toEqual([]);
     expect(j.results).toEqual([{
       ref: 'Isles:Harbor.md#chunk0', path: 'Harbor.md', chunk_index: 0, line_start: 1, line_end: 3, heading_path: ['Harbor'],
       score: j.results[0].score, text: '# Harbor\n\nThe harbor of [[Brine]] keeps the lantern fleet.',
