@@ -82,6 +82,7 @@ const CASES: { name: string; frame: string | Buffer; id: string | number | null;
   { name: 'a batch', frame: JSON.stringify([{ jsonrpc: '2.0', id: 7, method: 'ping' }]), id: null, code: -32600, message: 'invalid request: expected one JSON-RPC 2.0 object per line, got an array (batches are not accepted)', tool: '(jsonrpc)', reason: 'invalid_request' },
   { name: 'no "jsonrpc": "2.0"', frame: JSON.stringify({ id: 8, method: 'tools/list' }), id: 8, code: -32600, message: 'invalid request: "jsonrpc" must be "2.0"', tool: 'tools/list', reason: 'invalid_request' },
   { name: 'an id that is an object', frame: JSON.stringify({ jsonrpc: '2.0', id: { x: 1 }, method: 'ping' }), id: null, code: -32600, message: 'invalid request: "id" must be a string or a number', tool: 'ping', reason: 'invalid_request' },
+  { name: 'arguments nested 8,000 levels deep (16 KB)', frame: `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"lore_read","arguments":{"ref":${'['.repeat(8000)}${']'.repeat(8000)}}}}`, id: 9, code: -32602, message: 'invalid params: "params" of "tools/call" are nested deeper than 9 levels (tool arguments at most 8)', tool: 'tools/call', reason: 'invalid_params' },
   { name: 'a 100 KiB frame (over the 64 KiB limit)', frame: JSON.stringify({ jsonrpc: '2.0', id: 'big', method: 'tools/call', params: { name: 'lore_search', arguments: { query: 'x'.repeat(100 * 1024) } } }), id: 'big', code: -32600, message: 'request too large: the frame is 102507 bytes, over the 65536-byte limit; it was not read', tool: '(jsonrpc)', reason: 'frame_too_large' },
 ];
 

@@ -171,6 +171,16 @@ describe('startHttpServer', () => {
     expect(reasons).toEqual(['bad_host', 'ok', 'bad_origin', 'ok', 'method_not_allowed', 'unsupported_media_type', 'bad_json', 'body_too_large', 'url_too_long']);
   });
 
+  it('refuses arguments nested 8,000 levels deep with 400 bad_request, records one bounded TOOL_REFUSED and keeps serving', async () => {
+    const url = await serve();
+    const deep = await send(url, 'POST', '/tools/lore_read', `{"ref":${'['.repeat(8000)}${']'.repeat(8000)}}`);
+    expect(deep).toMatchObject({ status: 400, body: { error: { code: 'bad_request', message: 'lore_read: arguments are nested deeper than 8 levels' } } });
+    const last = readLedger(join(tmp.dir, 'http.jsonl')).at(-1)!;
+    expect(last).toMatchObject({ kind: 'TOOL_REFUSED', tool: 'lore_read', transport: 'http', outcome: { status: 'refused', code: 'bad_request', reason: 'arguments_too_deep' } });
+    expect(last.arguments).toEqual({ ref: [[[[[{ $omitted: 'nested', kind: 'array' }]]]]] });
+    expect((await tool(url, 'research_status', {})).status).toBe(200);
+  });
+
   it('requires a bearer token when one is set, and refuses a non-loopback bind without --allow-remote and a token', async () => {
     const token = 'a-test-token-of-32-characters-xx';
     const url = await serve({}, { token });

@@ -171,3 +171,28 @@ export class RateLimiter {
     return false;
   }
 }
+
+/**
+ * How deeply tool arguments may nest: `{ "ref": "…" }` is depth 1, `{ "ref": [[1]] }` depth 3. No tool
+ * argument nests at all, so 8 leaves room for clients that wrap values; deeper arguments are refused
+ * (`bad_request`, reason `arguments_too_deep`) before anything else reads them, because validators,
+ * digests and canonical JSON all walk values recursively and a 16 KB body can nest 8,000 levels deep
+ * (docs/PROXY.md "Enforcement").
+ */
+export const MAX_ARGUMENT_DEPTH = 8;
+
+/**
+ * Whether `value` nests objects/arrays deeper than `limit` levels (a scalar is depth 0, `{}` and `[]`
+ * depth 1). Walks with an explicit stack, never recursion, and stops at the first path over the limit, so
+ * it is safe on attacker-controlled depth.
+ */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth + 1 > limit) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v as object)) stack.push([child, depth + 1]);
+  }
+  return false;
+}

@@ -38,7 +38,7 @@ import type { ResponderPacket } from '../contracts/types.js';
 import { sliceLines } from '../notes/lines.js';
 import { LedgerWriter } from '../receipts/ledger.js';
 import type { AdmissionVia, LedgerActor, LedgerOutcome, LedgerRecord, LedgerSessionInfo, ServedRange } from '../receipts/ledger-record.js';
-import { DEFAULT_LIMITS, RateLimiter, mergeBudgets } from './limits.js';
+import { DEFAULT_LIMITS, MAX_ARGUMENT_DEPTH, RateLimiter, mergeBudgets, nestsDeeperThan } from './limits.js';
 import type { ServerLimits, SessionBudgets } from './limits.js';
 import { REFUSAL_CODES, escapeInvisible, refusalCodeFor, shownInput } from './refusals.js';
 import type { Refusal, RefusalCode } from './refusals.js';
@@ -128,7 +128,11 @@ function isLoreLink(link: LinkRecord): boolean {
   return link.syntax !== 'tag' && link.syntax !== 'external';
 }
 
-/** Replace long strings by a digest, recursively (what the ledger records as `arguments`). */
+/**
+ * Replace long strings by a digest (what the ledger records as `arguments`): strings over `maxChars` become
+ * `{ $omitted: 'string', chars, sha256 }`, arrays and objects keep 64 items/keys, and anything nested 6
+ * levels down becomes `{ $omitted: 'nested', kind }` (recursion is bounded by that depth, whatever the input).
+ */
 export function digestArguments(value: unknown, maxChars: number, depth = 0): unknown {
   if (typeof value === 'string') {
     if (value.length <= maxChars) return value;
@@ -137,7 +141,9 @@ export function digestArguments(value: unknown, maxChars: number, depth = 0): un
   if (value === null || typeof value === 'number' || typeof value === 'boolean') {
     return typeof value === 'number' && !Number.isFinite(value) ? String(value) : value;
   }
-  if (depth >= 6) return { $omitted: 'nested', json_chars: JSON.stringify(value)?.length ?? 0 };
+  // A bounded summary only: measuring a deeper value (JSON.stringify, canonical JSON) would recurse on
+  // attacker-controlled depth.
+  if (depth >= 6) return { $omitted: 'nested', kind: Array.isArray(value) ? 'array' : typeof value };
   if (Array.isArray(value)) {
     const kept = value.slice(0, 64).map((v) => digestArguments(v, maxChars, depth + 1));
     return value.length > 64 ? [...kept, { $omitted: 'items', count: value.length - 64 }] : kept;
@@ -396,6 +402,9 @@ export class ProxySession {
     }
     if (!isToolName(tool)) {
       throw new Refuse('bad_request', 'unknown_tool', `unknown tool ${shownInput(tool, 64)}; expected one of lore_search, lore_read, lore_links, lore_follow, research_status`);
+    }
+    if (nestsDeeperThan(args, MAX_ARGUMENT_DEPTH)) {
+      throw new Refuse('bad_request', 'arguments_too_deep', `${tool}: arguments are nested deeper than ${MAX_ARGUMENT_DEPTH} levels`);
     }
     const parsed = this.inputs[tool].safeParse(args ?? {});
     if (!parsed.success) throw this.badArguments(tool, parsed.error);

@@ -11,8 +11,9 @@
  *   - `-32600` invalid request — JSON, but not a JSON-RPC 2.0 message (a batch array, no `"jsonrpc":"2.0"`,
  *     a bad id), or a frame over `maxFrameBytes` (its bytes are skipped up to the next newline, never
  *     buffered; the id is read from the frame's first 4 KiB when it can be, so the caller's request settles);
- *   - `-32602` invalid params — `params` is not an object, or `tools/call` has no string `name` or an
- *     `arguments` that is not an object;
+ *   - `-32602` invalid params — `params` nests deeper than `MAX_ARGUMENT_DEPTH` + 1 levels (checked before
+ *     anything walks it; recorded as a bounded summary), `params` is not an object, or `tools/call` has no
+ *     string `name` or an `arguments` that is not an object;
  *   - `-32601` method not found — a request for a method the server does not offer.
  * Messages are one line each, echo no more than 64 escaped characters of the input, and carry no stack.
  * The connection stays open after any rejection.
@@ -21,6 +22,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from '../proxy/limits.js';
 import { shownInput } from '../proxy/refusals.js';
 
 /** JSON-RPC error codes used here (JSON-RPC 2.0 §5.1). */
@@ -204,6 +206,11 @@ export class LineStdioTransport implements Transport {
     if (method === null) return null; // a response from the client (or invalid: left to the schema check)
     if (!('id' in value)) return null; // a notification: never answered
     if (!isId(value.id)) return at('invalid_request', JSONRPC_INVALID_REQUEST, null, method, 'invalid request: "id" must be a string or a number', value.params ?? null);
+    // Nothing below (the SDK's schemas, the tools' validators, the ledger digest) may walk attacker-controlled depth.
+    // tools/call params are { name, arguments }: arguments may nest MAX_ARGUMENT_DEPTH levels, params one more.
+    if (nestsDeeperThan(value.params, MAX_ARGUMENT_DEPTH + 1)) {
+      return at('invalid_params', JSONRPC_INVALID_PARAMS, id, method, `invalid params: "params" of ${shownInput(method, 64)} are nested deeper than ${MAX_ARGUMENT_DEPTH + 1} levels (tool arguments at most ${MAX_ARGUMENT_DEPTH})`, { $omitted: 'nested', levels_over: MAX_ARGUMENT_DEPTH + 1 });
+    }
     if (value.params !== undefined && !isPlainObject(value.params)) {
       return at('invalid_params', JSONRPC_INVALID_PARAMS, id, method, `invalid params: "params" of ${shownInput(method, 64)} must be an object, not ${Array.isArray(value.params) ? 'an array' : value.params === null ? 'null' : `a ${typeof value.params}`}`, value.params);
     }
