@@ -187,6 +187,10 @@ describe('startHttpServer', () => {
     expect((await tool(url, 'research_status', {})).status).toBe(401);
     expect((await tool(url, 'research_status', {}, { authorization: 'Bearer wrong-token-wrong-token' })).status).toBe(401);
     expect((await tool(url, 'research_status', {}, { authorization: `Bearer ${token}` })).status).toBe(200);
+    // RFC 7235: the scheme is case-insensitive.
+    expect((await tool(url, 'research_status', {}, { authorization: `bearer ${token}` })).status).toBe(200);
+    expect((await tool(url, 'research_status', {}, { authorization: `BEARER ${token}` })).status).toBe(200);
+    expect((await tool(url, 'research_status', {}, { authorization: `Basic ${token}` })).status).toBe(401);
     await expect(startHttpServer(session!, { host: '0.0.0.0' })).rejects.toMatchObject({ code: 'usage', exitCode: 2 });
     await expect(startHttpServer(session!, { host: '0.0.0.0', allowRemote: true })).rejects.toMatchObject({
       code: 'usage',

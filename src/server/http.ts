@@ -227,7 +227,8 @@ function createHttpApp(session: ProxySession, config: { allowedHosts: Set<string
     }
     if (config.token !== undefined && req.path !== '/health') {
       const auth = req.headers.authorization ?? '';
-      const m = /^Bearer (.+)$/.exec(auth);
+      // RFC 7235 §2.1: the auth scheme is case-insensitive (`bearer`, `BEARER` are `Bearer`).
+      const m = /^Bearer +(.+)$/i.exec(auth);
       if (!m || !sameSecret(m[1]!, config.token)) {
         res.set('WWW-Authenticate', 'Bearer');
         void refuse(req, res, 401, 'bad_request', 'unauthorized', 'a valid bearer token is required');
