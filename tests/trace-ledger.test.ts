@@ -16,7 +16,8 @@ import type { LedgerExport } from '../src/receipts/ledger-export.js';
 import type { VaultIndex } from '../src/types.js';
 import { main } from '../src/cli/main.js';
 import { renderVerification } from '../src/cli/commands/verify-trace.js';
-import { FIXTURE_VAULT, R, fixtureSession, tempDir } from './helpers/proxy.js';
+import { FIXTURE_VAULT, PROXY_PACKET, PROXY_PACKET_ID, R, fixtureSession, tempDir } from './helpers/proxy.js';
+import { hashLedgerRecord, ledgerIdOf } from '../src/receipts/ledger-record.js';
 
 let index: VaultIndex;
 let tmp: { dir: string; cleanup: () => void };
@@ -157,6 +158,88 @@ describe('verifyTrace against the ledger', () => {
     expect(r.seeds.map((s) => [s.ref, s.disposition])).toEqual([[R.territories, 'consulted'], [R.factions, 'seed_not_consulted']]);
     // The verdict line names the cause when every entry passed: never a bare "0 failed — FAILED".
     expect(renderVerification(r).split('\n').at(-2)).toBe('runner_captured: 1 checked, 1 ledger-backed, 0 failed — FAILED (seed_not_consulted 1)');
+  });
+});
+
+/** The same closed session as {@link session}, for a copy of the proxy packet whose packet_id is `packetId`. */
+async function otherPacketSession(packetId: string): Promise<{ path: string; text: string; fragment: LedgerExport }> {
+  const packetPath = join(tmp.dir, 'other.packet.json');
+  const packet = JSON.parse(readFileSync(PROXY_PACKET, 'utf8')) as Record<string, unknown>;
+  writeFileSync(packetPath, JSON.stringify({ ...packet, packet_id: packetId }, null, 2));
+  const path = join(tmp.dir, 'other.jsonl');
+  const s = await fixtureSession({ ledgerPath: path, packetPath });
+  await s.call('lore_read', { ref: `${R.territories}#Brinefall Shelf` });
+  await s.call('lore_read', { ref: `${R.factions}#chunk0` });
+  await s.close();
+  const text = readFileSync(path, 'utf8');
+  return { path, text, fragment: await exportLedger(text, { index }) };
+}
+
+/** Re-chain a ledger after `edit` changed its SESSION_OPENED session: new ledger_id, record_ids and hashes (a forger's ledger that verifies). */
+function rechain(text: string, edit: (session: Record<string, unknown>) => void): string {
+  const records = text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+  edit(records[0]!['session'] as Record<string, unknown>);
+  const id = ledgerIdOf(records[0]!['occurred_on'] as string, records[0]!['session']);
+  let prev = records[0]!['prev_hash'] as string;
+  return records.map((r) => {
+    r['ledger_id'] = id;
+    r['record_id'] = `${id}:${r['seq'] as number}`;
+    r['prev_hash'] = prev;
+    r['record_hash'] = hashLedgerRecord(prev, r);
+    prev = r['record_hash'] as string;
+    return JSON.stringify(r);
+  }).join('\n') + '\n';
+}
+
+describe('verifyTrace holds a backing ledger to the trace: its packet, its policy, the entry query, one entry per piece', () => {
+  it('fails entries backed by a closed ledger of another packet as ledger_mismatch, naming both packet ids', async () => {
+    const own = await session();
+    const other = await otherPacketSession('another.packet.v0');
+    // The fragment of the own packet, its trace swapped for the other session's entries (no ledger_head pin).
+    const { ledger_head: _h, ...doc } = { ...own.fragment, research_trace: other.fragment.research_trace };
+    const r = await verifyTrace(index, doc, { file: 'f.json', ledgers: [{ file: own.path, text: own.text }, { file: other.path, text: other.text }] });
+    expect(r.totals).toEqual(totals({ ledger_mismatch: 2 }));
+    expect(r.ok).toBe(false);
+    expect(r.entries[0]!.detail).toBe(`ledger ${other.path} pins packet "another.packet.v0" but the trace answers packet "${PROXY_PACKET_ID}" (f.json /packet_id); a ledger backs only the trace of the packet its session served`);
+    // A capture names its packet by capture_id (<packet_id>.capture); a caller-given sha256 must match the pinned one.
+    const capture = { capture_id: `${PROXY_PACKET_ID}.capture`, parsed_output: {}, lore_access: { research_trace: own.fragment.research_trace } };
+    const c = await verifyTrace(index, capture, { file: 'c.json', ledgers: [{ file: own.path, text: own.text }] });
+    expect(c.totals).toEqual(totals({ verified: 2 }));
+    const s = await verifyTrace(index, capture, { file: 'c.json', ledgers: [{ file: own.path, text: own.text }], packet: { packet_id: PROXY_PACKET_ID, packet_sha256: '0'.repeat(64), source: 'the lock' } });
+    expect(s.totals).toEqual(totals({ ledger_mismatch: 2 }));
+    expect(s.entries[0]!.detail).toMatch(new RegExp(`^ledger ${own.path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} pins packet "${PROXY_PACKET_ID.replace(/\./g, '\\.')}" with sha256 [0-9a-f]{64}, but packet "${PROXY_PACKET_ID.replace(/\./g, '\\.')}" \\(the lock\\) has sha256 0{64}; a ledger backs only the trace of the packet its session served$`));
+  });
+
+  it('holds ledger-backed entries of a trace without a policy_receipt to the policy of the ledger session (a forged, re-chained ledger that served hidden lore)', async () => {
+    const own = await session();
+    const forged = rechain(own.text, (sess) => {
+      (sess['policy_receipt'] as unknown[]).push({ clause: R.factions, kind: 'hidden_note', pointer: '/lore_access/hidden_context_audit/0', disposition: 'enforced', rule: `hide ${R.factions}`, matches: 1 });
+    });
+    const fragment = await exportLedger(forged, { index });
+    const { policy_receipt: _p, ...doc } = fragment;
+    const r = await verifyTrace(index, doc, { file: 'f.json', ledgers: [{ file: own.path, text: forged }] });
+    expect(r.totals).toEqual(totals({ verified: 1, policy_violation: 1 }));
+    expect(r.ok).toBe(false);
+    const row = (JSON.parse(forged.split('\n')[0]!) as { session: { policy_receipt: unknown[] } }).session.policy_receipt.length - 1;
+    expect(r.entries[1]!.detail).toBe(`World/Pre-Elysium/Factions/index.md is hidden lore: policy_receipt row ${own.path} SESSION_OPENED /session/policy_receipt/${row} (hidden_note "${R.factions}") denies it; expected runner_captured entries only from paths the policy admits (the policy of ledger ${own.path}'s session)`);
+    // A lock's policy_receipt given by the caller is applied like the input's own.
+    const withLock = await verifyTrace(index, doc, { file: 'f.json', ledgers: [{ file: own.path, text: forged }], policyReceipt: { pointer: 'lock x.lock.json /policy_receipt', value: (JSON.parse(forged.split('\n')[0]!) as { session: { policy_receipt: unknown[] } }).session.policy_receipt } });
+    expect(withLock.totals).toEqual(totals({ verified: 1, policy_violation: 1 }));
+    expect(withLock.policy.receipt).toBe('lock x.lock.json /policy_receipt');
+  });
+
+  it('fails a rewritten query and a second entry bound to the same served piece as ledger_mismatch; a dropped entry is allowed', async () => {
+    const { path, text, fragment } = await session();
+    const [a, b] = fragment.research_trace as [LedgerExport['research_trace'][number], LedgerExport['research_trace'][number]];
+    const rewritten = { ...a, query: 'lore_read something else' };
+    const q = await verifyTrace(index, { ...fragment, research_trace: [rewritten, b] }, { ledgers: [{ file: path, text }] });
+    expect(q.totals).toEqual(totals({ verified: 1, ledger_mismatch: 1 }));
+    expect(q.entries[0]!.detail).toBe(`query "lore_read something else", but record ${a.trace_id.split(':').slice(0, 2).join(':')} of ${path} derives query ${JSON.stringify(a.query)}; expected the query the record gives (ledger export)`);
+    const d = await verifyTrace(index, { ...fragment, research_trace: [a, b, a] }, { ledgers: [{ file: path, text }] });
+    expect(d.totals).toEqual(totals({ verified: 2, ledger_mismatch: 1 }));
+    expect(d.entries[2]!.detail).toBe(`duplicate binding: piece 0 of record ${a.trace_id.split(':').slice(0, 2).join(':')} already backs /research_trace/0; each served piece backs one entry of a trace`);
+    const dropped = await verifyTrace(index, { ...fragment, research_trace: [b] }, { ledgers: [{ file: path, text }] });
+    expect([dropped.totals, dropped.ok]).toEqual([totals({ verified: 1 }), true]);
   });
 });
 

@@ -158,7 +158,7 @@ async function servedText(range: ViewedRange, seq: number, index: VaultIndex | u
  * (the requirement the excerpt serves), so the export is the fragment `retrieve --capture-out` wrote;
  * a retrieve record without them (written before they were recorded) says what is known.
  */
-function entryWording(view: LedgerView, call: ViewedCall, piece: ViewedRange): { query: string; used_for: string } {
+export function entryWording(view: LedgerView, call: ViewedCall, piece: ViewedRange): { query: string; used_for: string } {
   if (view.runner === 'retrieve') {
     const a = argumentsOf(call);
     return {

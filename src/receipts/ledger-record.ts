@@ -354,6 +354,8 @@ export interface LedgerView {
   namespace: string;
   snapshot_id: string;
   packet_id: string;
+  /** SHA-256 (hex) of the packet file the session pinned; null when it pinned none (v1, or no file). */
+  packet_sha256: string | null;
   mode: string;
   runner: 'proxy' | 'retrieve';
   policy_receipt: unknown[];
@@ -396,6 +398,7 @@ export function viewLedger(records: readonly Record<string, unknown>[]): LedgerV
     namespace: session['namespace'] as string,
     snapshot_id: session['snapshot_id'] as string,
     packet_id: session['packet_id'] as string,
+    packet_sha256: typeof session['packet_sha256'] === 'string' ? (session['packet_sha256'] as string) : null,
     mode: session['mode'] as string,
     runner: v1 ? 'proxy' : (session['runner'] as 'proxy' | 'retrieve'),
     policy_receipt: session['policy_receipt'] as unknown[],

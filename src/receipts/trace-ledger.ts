@@ -11,7 +11,7 @@
  *    ledger is not broken, and the record served exactly the entry's ref, range and text hash;
  * 3. {@link checkSeeds} — responder lane: every required seed of the ledger's session was read.
  */
-import type { LedgerView } from './ledger-record.js';
+import type { LedgerView, ViewedCall, ViewedRange } from './ledger-record.js';
 import { viewLedger } from './ledger-record.js';
 import { parseLedger, verifyLedger } from './ledger.js';
 import { findServedPiece, parseTraceId, servedMismatch } from './ledger-export.js';
@@ -111,7 +111,7 @@ export async function loadTraceLedgers(inputs: readonly TraceLedgerInput[], pins
 
 /** Why a runner_captured entry is not ledger-backed, or null when it is (with the backing record's id). */
 export type BackingResult =
-  | { backed: true; record_id: string }
+  | { backed: true; record_id: string; ledger: LoadedTraceLedger; call: ViewedCall; range: ViewedRange; piece: number }
   | { backed: false; disposition: 'unbacked' | 'ledger_mismatch' | 'ledger_broken'; detail: string; record_id: string | null };
 
 /**
@@ -143,7 +143,7 @@ export function checkBacking(entry: ResearchTraceEntry, ledgers: readonly Loaded
   }
   const mismatch = servedMismatch(entry, found.range);
   if (mismatch !== null) return { backed: false, disposition: 'ledger_mismatch', record_id: recordId, detail: `record ${recordId} of ${where} served ${found.range.ref} lines ${found.range.line_start}-${found.range.line_end}, but ${mismatch}` };
-  return { backed: true, record_id: recordId };
+  return { backed: true, record_id: recordId, ledger, call: found.call, range: found.range, piece: parts.piece };
 }
 
 /** One required seed of a responder-lane ledger and whether its session read it. */

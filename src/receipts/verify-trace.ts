@@ -20,7 +20,7 @@ import { preview } from '../contracts/rules.js';
 import type { ResearchTraceEntry, TraceOrigin } from '../contracts/types.js';
 import { checkBacking, checkSeeds, loadTraceLedgers } from './trace-ledger.js';
 import type { LedgerHeadPin, SeedVerdict, TraceLedgerInput, TraceLedgerVerdict } from './trace-ledger.js';
-import { parseTraceId } from './ledger-export.js';
+import { entryWording, parseTraceId } from './ledger-export.js';
 
 
 /**
@@ -47,7 +47,11 @@ import { parseTraceId } from './ledger-export.js';
  *    (src/receipts/trace-ledger.ts `checkBacking`): `unbacked` (a hand-written trace_id, no ledger given,
  *    or no such record), `ledger_broken` (the ledger that holds it does not verify up to its pinned head),
  *    `ledger_mismatch` (the record is another, or served another ref, range or text). `text_verified`
- *    keeps the text verdict: a hand-written entry can be verified for text but never passes;
+ *    keeps the text verdict: a hand-written entry can be verified for text but never passes. A backed entry
+ *    is then held to its ledger (`backedEntryProblem`): the ledger must pin the trace's packet, else
+ *    `ledger_mismatch`; without an input receipt, its path must be admitted by the ledger session's
+ *    `policy_receipt`, else `policy_violation`; its `query` must be the record's, and no earlier entry of
+ *    the same array may be bound to the same served piece, else `ledger_mismatch`;
  * 7. status — in a trace whose `research_trace_status` is `runner_captured` (a capture's
  *    `lore_access`, a fragment), an entry of another origin is `unbacked`: the status claims the runner
  *    recorded every entry.
@@ -216,6 +220,37 @@ export interface VerifyTraceOptions {
   ledgers?: TraceLedgerInput[];
   /** Pinned heads (`--head`, a lock's `ledger.head`); the input's own `ledger_head` is added to them. */
   pins?: LedgerHeadPin[];
+  /**
+   * The packet the input answers: a ledger backs an entry only when its SESSION_OPENED pins this
+   * packet_id (and, when `packet_sha256` is given, this sha256). Without it, a capture's packet is its
+   * `capture_id` minus `.capture` (Ghostlight's `<packet_id>.capture` naming) and a fragment's is its
+   * `packet_id`; `source` names where it came from in details.
+   */
+  packet?: { packet_id: string; packet_sha256?: string | null; source: string };
+  /**
+   * A policy_receipt kept outside the input (a lock's `policy_receipt`), applied like the input's own
+   * when the input carries none. `pointer` names it in details (`lock capture.lock.json /policy_receipt`).
+   */
+  policyReceipt?: { pointer: string; value: unknown };
+}
+
+/** The packet a ledger must pin to back an entry of the input (see {@link VerifyTraceOptions.packet}). */
+interface ExpectedPacket {
+  packet_id: string;
+  packet_sha256: string | null;
+  source: string;
+}
+
+/** The expected packet: the caller's, else the one the input names (capture_id, fragment packet_id); null when neither. */
+function expectedPacket(doc: unknown, kind: TraceInputKind, options: VerifyTraceOptions): ExpectedPacket | null {
+  if (options.packet) return { packet_id: options.packet.packet_id, packet_sha256: options.packet.packet_sha256 ?? null, source: options.packet.source };
+  const d = doc as Record<string, unknown>;
+  const where = options.file ?? 'the input';
+  if (kind === 'capture' && typeof d['capture_id'] === 'string' && (d['capture_id'] as string).endsWith('.capture')) {
+    return { packet_id: (d['capture_id'] as string).slice(0, -'.capture'.length), packet_sha256: null, source: `${where} /capture_id` };
+  }
+  if (kind !== 'capture' && typeof d['packet_id'] === 'string') return { packet_id: d['packet_id'] as string, packet_sha256: null, source: `${where} /packet_id` };
+  return null;
 }
 
 const ORIGINS: readonly TraceOrigin[] = ['runner_captured', 'coordinator_reconstructed', 'responder_reported'];
@@ -380,7 +415,7 @@ function checkSnapshot(value: unknown, where: string, pointer: string): string |
   return value;
 }
 
-/** The fields of a research_trace entry that verification needs (query and used_for are not checked). */
+/** The fields of a research_trace entry that the vault checks need (query is checked against the ledger, used_for never). */
 type CheckedEntry = Omit<ResearchTraceEntry, 'query' | 'used_for'>;
 
 /** Structural check of one entry: the fields verification needs, with their types. Throws `bad_trace_entry`. */
@@ -741,15 +776,16 @@ export async function verifyTrace(
 ): Promise<TraceVerificationReport> {
   const where = options.file ?? '';
   const located = locate(input, where);
-  const checked = located.found.map(({ pointer, entry }) => ({ pointer, e: checkEntry(entry, pointer, where || 'input') }));
+  const checked = located.found.map(({ pointer, entry }) => ({ pointer, e: checkEntry(entry, pointer, where || 'input'), query: typeof entry['query'] === 'string' ? (entry['query'] as string) : null }));
   const drift = located.recorded !== null && located.recorded !== index.snapshot_id;
-  const rules = readReceipt(located.receipt, index, where || 'input');
+  const rules = readReceipt(located.receipt ?? options.policyReceipt ?? null, index, where || 'input');
   const ledgers = await loadLedgersFor(checked.map((c) => c.e), located, options);
   const vault = { index, lookup: buildLookup(index), rules, linesCache: new Map<string, string[]>(), drift, recorded: located.recorded };
+  const backing: BackingContext = { located, ledgers, packet: expectedPacket(input, located.kind, options), index, lookup: vault.lookup, rules, ledgerRules: new Map(), bound: new Map() };
   const entries: TraceEntryVerdict[] = [];
-  for (const { pointer, e } of checked) {
+  for (const { pointer, e, query } of checked) {
     const verdict = await vaultVerdict(e, pointer, vault);
-    entries.push(ledgerVerdict(verdict, e, located, ledgers));
+    entries.push(ledgerVerdict(verdict, e, query, backing));
   }
   return summarise({ index, options, kind: located.kind, recorded: located.recorded, drift, rules, status: located.status, entries, ledgers });
 }
@@ -822,21 +858,87 @@ async function vaultVerdict(e: CheckedEntry, pointer: string, ctx: VaultContext)
   };
 }
 
+/** What {@link ledgerVerdict} checks a backed entry against. */
+interface BackingContext {
+  located: StatusAt;
+  ledgers: Awaited<ReturnType<typeof loadTraceLedgers>>;
+  packet: ExpectedPacket | null;
+  index: VaultIndex;
+  lookup: Lookup;
+  /** The input's (or the caller's) receipt; when it has rows it is applied already (check 1b). */
+  rules: ReceiptRules | null;
+  /** The receipt of each backing ledger's session, read once (by ledger_id). */
+  ledgerRules: Map<string, ReceiptRules | null>;
+  /** Per trace array (pointer prefix): served piece `<ledger_id>:<seq>:<piece>` → pointer of the entry first bound to it. */
+  bound: Map<string, string>;
+}
+
 /**
  * Steps 3 and 4 of {@link verifyTrace}: checks 6 (ledger backing of a runner_captured entry whose text
- * verified) and 7 (an entry of another origin in a trace whose status is runner_captured).
+ * verified — then 6a-6d on the backing ledger: its packet, its session's policy, the entry's query, a
+ * duplicate binding) and 7 (an entry of another origin in a trace whose status is runner_captured).
  */
-function ledgerVerdict(v: TraceEntryVerdict, e: CheckedEntry, located: StatusAt, ledgers: Awaited<ReturnType<typeof loadTraceLedgers>>): TraceEntryVerdict {
+function ledgerVerdict(v: TraceEntryVerdict, e: CheckedEntry, query: string | null, ctx: BackingContext): TraceEntryVerdict {
+  const { located } = ctx;
   if (e.origin === 'runner_captured') {
     if (v.disposition !== 'verified') return v;
-    const backing = checkBacking(e as ResearchTraceEntry, ledgers);
-    if (backing.backed) return { ...v, ledger_record: backing.record_id };
-    return { ...v, disposition: backing.disposition, ledger_record: backing.record_id, detail: backing.detail };
+    const backing = checkBacking(e as ResearchTraceEntry, ctx.ledgers);
+    if (!backing.backed) return { ...v, disposition: backing.disposition, ledger_record: backing.record_id, detail: backing.detail };
+    const why = backedEntryProblem(v, e, query, backing, ctx);
+    if (why !== null) return { ...v, disposition: why.disposition, ledger_record: backing.record_id, detail: why.detail };
+    return { ...v, ledger_record: backing.record_id };
   }
   if (located.status === 'runner_captured' && located.statusPointer !== null && v.pointer.startsWith(located.statusPointer)) {
     return { ...v, disposition: 'unbacked', detail: `research_trace_status is runner_captured but this entry's origin is ${e.origin}: every entry of a runner_captured trace must be a ledger-backed runner_captured entry (${v.detail ?? 'text not checked'})` };
   }
   return v;
+}
+
+/**
+ * Checks 6a-6d of {@link TraceDisposition} on an entry its ledger record backs; null when all hold.
+ * 6a packet: the ledger's SESSION_OPENED must pin the input's packet (id, and sha256 when known) —
+ * `ledger_mismatch` naming both packet ids; 6b policy: when the input's receipt was not applied, the
+ * entry's path must be admitted by the policy_receipt of the ledger's session — `policy_violation`;
+ * 6c query: the entry's `query` must be the one `exportLedger` derives from the record — `ledger_mismatch`
+ * naming the field; 6d duplicate: a second entry of the same trace array bound to the same served piece
+ * is `ledger_mismatch` (a capture may cite a subset of the ledger, but each piece once).
+ */
+function backedEntryProblem(
+  v: TraceEntryVerdict, e: CheckedEntry, query: string | null, backing: Extract<ReturnType<typeof checkBacking>, { backed: true }>, ctx: BackingContext,
+): { disposition: TraceDisposition; detail: string } | null {
+  const view = backing.ledger.view!;
+  const where = backing.ledger.verdict.file ?? view.ledger_id;
+  const p = ctx.packet;
+  if (p !== null && view.packet_id !== p.packet_id) {
+    return { disposition: 'ledger_mismatch', detail: `ledger ${where} pins packet ${JSON.stringify(view.packet_id)} but the trace answers packet ${JSON.stringify(p.packet_id)} (${p.source}); a ledger backs only the trace of the packet its session served` };
+  }
+  if (p !== null && p.packet_sha256 !== null && view.packet_sha256 !== null && view.packet_sha256 !== p.packet_sha256) {
+    return { disposition: 'ledger_mismatch', detail: `ledger ${where} pins packet ${JSON.stringify(view.packet_id)} with sha256 ${view.packet_sha256}, but packet ${JSON.stringify(p.packet_id)} (${p.source}) has sha256 ${p.packet_sha256}; a ledger backs only the trace of the packet its session served` };
+  }
+  if (ctx.rules === null || ctx.rules.rows === 0) {
+    let rules = ctx.ledgerRules.get(view.ledger_id);
+    if (rules === undefined) {
+      rules = readReceipt({ pointer: `${where} SESSION_OPENED /session/policy_receipt`, value: view.policy_receipt }, ctx.index, where);
+      ctx.ledgerRules.set(view.ledger_id, rules);
+    }
+    if (rules !== null && rules.rows > 0) {
+      const path = backing.range.path;
+      const detail = policyDetail(rules, path, ctx.lookup.notes.get(path), [e.line_start, e.line_end]);
+      if (detail !== null) return { disposition: 'policy_violation', detail: `${detail} (the policy of ledger ${where}'s session)` };
+    }
+  }
+  const derived = entryWording(view, backing.call, backing.range).query;
+  if (query !== derived) {
+    return { disposition: 'ledger_mismatch', detail: `query ${query === null ? 'is missing' : preview(query, 100)}, but record ${backing.record_id} of ${where} derives query ${preview(derived, 100)}; expected the query the record gives (ledger export)` };
+  }
+  const array = v.pointer.slice(0, v.pointer.lastIndexOf('/'));
+  const key = `${array}|${view.ledger_id}:${backing.call.seq}:${backing.piece}`;
+  const first = ctx.bound.get(key);
+  if (first !== undefined) {
+    return { disposition: 'ledger_mismatch', detail: `duplicate binding: piece ${backing.piece} of record ${backing.record_id} already backs ${first}; each served piece backs one entry of a trace` };
+  }
+  ctx.bound.set(key, v.pointer);
+  return null;
 }
 
 /** Step 5 of {@link verifyTrace}: seeds, totals (zeros included), verdict and the report. */

@@ -14,7 +14,7 @@
  * with zeros, exit 1 when any capture fails.
  */
 import { readFile, stat } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { LoretraceError } from '../../errors.js';
 import { assembleCapture } from '../../receipts/capture.js';
@@ -153,23 +153,58 @@ export interface CaptureCheck {
   /** Why the file could not be checked at all (not JSON, not readable); null otherwise. */
   error: string | null;
   ok: boolean;
+  /**
+   * Why the capture is a draft, not ready for the next role (empty when it is not): its
+   * `review_status: draft`, each of its `coordinator_review.failure_labels`, an unclosed ledger. A draft
+   * that passes every check is `ok (draft: …)`, exit 0: the checks hold, the capture says it is not final.
+   */
+  draft: string[];
+}
+
+/** The reasons of {@link CaptureCheck.draft}. */
+function draftReasons(doc: unknown, trace: TraceVerificationReport | null): string[] {
+  const d = doc as { review_status?: unknown; coordinator_review?: { failure_labels?: unknown } };
+  const out: string[] = [];
+  if (d?.review_status === 'draft') out.push('review_status draft');
+  const labels = d?.coordinator_review?.failure_labels;
+  if (Array.isArray(labels)) for (const l of labels) out.push(`failure_label ${String(l)}`);
+  if (trace?.draft) out.push('ledger not closed');
+  return out;
+}
+
+/** What a capture's lock hands `verifyTrace`: the ledger, its pinned head, the policy receipt and the packet's sha256. */
+interface LockedReceipts {
+  ledgers: TraceLedgerInput[];
+  pins: LedgerHeadPin[];
+  policyReceipt?: { pointer: string; value: unknown };
+  packet?: { packet_id: string; packet_sha256: string | null; source: string };
 }
 
 /**
  * The ledger the capture's lock names (`ledger.path`, relative to the lock's folder) as a verify-trace
  * ledger input — the receipts a ledger-backed capture was assembled from — and the head the lock pins, so
  * a ledger cut at a record boundary since the capture fails as `ledger_broken` (a capture cannot carry the
- * head itself: Ghostlight's capture schema is closed). Empty when there is no lock, the lock names no
- * ledger, or the ledger cannot be read (its entries then stay unbacked; `lock verify` reports the missing file).
+ * head itself: Ghostlight's capture schema is closed). Also the lock's `policy_receipt` (a capture carries
+ * none) and the sha256 the lock records for the capture's packet (the `files` input named like its
+ * `packet_ref`), which the backing ledger's SESSION_OPENED must pin. Empty when there is no lock, the lock
+ * names no ledger, or the ledger cannot be read (its entries then stay unbacked; `lock verify` reports the missing file).
  */
-async function lockedLedger(ctx: CliContext, lockFile: string): Promise<{ ledgers: TraceLedgerInput[]; pins: LedgerHeadPin[] }> {
+async function lockedLedger(ctx: CliContext, lockFile: string, doc: unknown): Promise<LockedReceipts> {
   try {
-    const lock = JSON.parse(await readFile(resolve(ctx.cwd, lockFile), 'utf8')) as { ledger?: { path?: unknown; head?: unknown } | null };
+    const lock = JSON.parse(await readFile(resolve(ctx.cwd, lockFile), 'utf8')) as { ledger?: { path?: unknown; head?: unknown } | null; policy_receipt?: unknown; files?: { path?: unknown; sha256?: unknown; role?: unknown }[] };
+    const out: LockedReceipts = { ledgers: [], pins: [] };
+    if (Array.isArray(lock.policy_receipt)) out.policyReceipt = { pointer: `lock ${lockFile} /policy_receipt`, value: lock.policy_receipt };
+    const d = doc as { capture_id?: unknown; packet_ref?: unknown };
+    if (typeof d?.capture_id === 'string' && d.capture_id.endsWith('.capture') && typeof d.packet_ref === 'string') {
+      const name = basename(d.packet_ref);
+      const files = (Array.isArray(lock.files) ? lock.files : []).filter((f) => f.role === 'input' && typeof f.path === 'string' && basename(f.path) === name && typeof f.sha256 === 'string');
+      if (files.length === 1) out.packet = { packet_id: d.capture_id.slice(0, -'.capture'.length), packet_sha256: files[0]!.sha256 as string, source: `${name} as lock ${lockFile} records it` };
+    }
     const rel = lock.ledger?.path;
-    if (typeof rel !== 'string') return { ledgers: [], pins: [] };
+    if (typeof rel !== 'string') return out;
     const abs = resolve(dirname(resolve(ctx.cwd, lockFile)), rel);
     const head = lock.ledger?.head;
-    return { ledgers: [{ file: abs, text: await readFile(abs, 'utf8') }], pins: typeof head === 'string' ? [{ head, source: `lock ${lockFile}` }] : [] };
+    return { ...out, ledgers: [{ file: abs, text: await readFile(abs, 'utf8') }], pins: typeof head === 'string' ? [{ head, source: `lock ${lockFile}` }] : [] };
   } catch {
     return { ledgers: [], pins: [] };
   }
@@ -181,7 +216,7 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex): Promi
   try {
     doc = parseJsonDocument(await readInputText(ctx, file, 'JSON capture'), file);
   } catch (e) {
-    return { file, validation: null, trace: null, lock: null, error: (e as Error).message, ok: false };
+    return { file, validation: null, trace: null, lock: null, error: (e as Error).message, ok: false, draft: [] };
   }
   const validation = validateCapture(doc, { file });
   const d = doc as { lore_access?: { research_trace?: unknown[] }; parsed_output?: { research_trace?: unknown[] } };
@@ -191,7 +226,7 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex): Promi
   const lockFile = lockPathFor(file);
   if (entries > 0) {
     try {
-      trace = await verifyTrace(index, doc, { file, ...(await lockedLedger(ctx, lockFile)) });
+      trace = await verifyTrace(index, doc, { file, ...(await lockedLedger(ctx, lockFile, doc)) });
     } catch (e) {
       error = (e as Error).message;
     }
@@ -204,14 +239,14 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex): Promi
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') error ??= (e as Error).message;
   }
   const ok = error === null && validation.valid && (trace === null || trace.ok) && (lock === null || lock.ok);
-  return { file, validation, trace, lock, error, ok };
+  return { file, validation, trace, lock, error, ok, draft: draftReasons(doc, trace) };
 }
 
 /** The human form of a `capture check` report. */
 function renderChecks(checks: CaptureCheck[], totals: Record<string, number>): string {
   const out: string[] = [];
   for (const c of checks) {
-    out.push(`${c.file}: ${c.ok ? 'ok' : 'FAILED'}`);
+    out.push(`${c.file}: ${c.ok ? 'ok' : 'FAILED'}${c.draft.length > 0 ? ` (draft: ${c.draft.join(', ')})` : ''}`);
     if (c.error) out.push(`  error: ${c.error}`);
     if (c.validation) {
       out.push(`  validation: ${c.validation.valid ? 'valid' : `invalid (${plural(c.validation.errors.length, 'error')})`}`);
