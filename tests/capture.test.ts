@@ -425,6 +425,13 @@ describe('loretrace capture check (many files, one report)', () => {
     expect(bad.out.trimEnd().split('\n').at(-1)).toBe('totals: captures 2, ok 1, failed 1, invalid 0, trace_failed 0, lock_drift 1, unreadable 0');
     copyFileSync(MARA_PACKET, join(tmp.dir, 'mara.packet.json'));
   });
+
+  it('reports a draft capture as a draft, naming its review_status and failure_labels', async () => {
+    const r = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'bad.capture.json', 'mara.capture.json']);
+    expect(r.out.split('\n').filter((l) => l.startsWith('bad.capture.json') || l.startsWith('mara.capture.json'))).toEqual(['bad.capture.json: FAILED (draft: review_status draft, failure_label raw_output_not_json)', 'mara.capture.json: ok']);
+    const j = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'bad.capture.json', 'mara.capture.json', '--json']);
+    expect(JSON.parse(j.out).captures.map((c: { draft: string[] }) => c.draft)).toEqual([['review_status draft', 'failure_label raw_output_not_json'], []]);
+  });
 });
 
 describe.skipIf(!hasShared)(`every capture written above validates with Ghostlight's original schema${hasShared ? '' : ` (${sharedNotice})`}`, () => {
