@@ -4,6 +4,7 @@
  * the never-overwrite rule, and `loretrace lock verify` with every disposition and totals (seed 003: zeros
  * included), on the bundled FixtureLore files only.
  */
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -169,6 +170,24 @@ describe('loretrace lock verify', () => {
       detail: `p.json has sha256 ${sha(readFileSync(PROXY_PACKET))}, the lock recorded ${before}: the output changed after the run (write a new version instead)`,
     });
     expect(report.files[4]).toEqual({ path: 'policy.json', role: 'input', disposition: 'missing', expected_sha256: sha(readFileSync(POLICY)), actual_sha256: null, detail: 'policy.json cannot be read (listed as input)' });
+  });
+
+  it('reports a listed file that is now a FIFO or a folder as changed ("not a regular file") at once, never blocking on it', async () => {
+    const dir = join(tmp.dir, 'fifo');
+    mkdirSync(dir);
+    for (const f of ['p.json', 'p.ledger.jsonl', 'c.json', 'draft.json', 'policy.json', 'p.lock.json']) copyFileSync(join(tmp.dir, f), join(dir, f));
+    rmSync(join(dir, 'c.json'));
+    execFileSync('mkfifo', [join(dir, 'c.json')]);
+    rmSync(join(dir, 'policy.json'));
+    mkdirSync(join(dir, 'policy.json'));
+    const r = await run(['lock', 'verify', 'fifo/p.lock.json', '--json']);
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.out).locks[0];
+    expect(report.totals).toEqual({ unchanged: 3, changed: 2, missing: 0 });
+    const fifo = report.files.find((f: { path: string }) => f.path === 'c.json');
+    expect(fifo).toMatchObject({ disposition: 'changed', actual_sha256: null, detail: `c.json is not a regular file (a FIFO, device or folder now stands where the ${fifo.role} was): it was not read` });
+    expect(report.files.find((f: { path: string }) => f.path === 'policy.json')).toMatchObject({ disposition: 'changed', actual_sha256: null, detail: 'policy.json is not a regular file (a FIFO, device or folder now stands where the input was): it was not read' });
+    rmSync(dir, { recursive: true }); // the folder-scan tests below count the locks under tmp.dir
   });
 
   it('reports a changed vault snapshot', async () => {

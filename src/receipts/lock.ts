@@ -11,7 +11,8 @@
  * - {@link lockedPaths} — the files the locks of a folder list, which a run must never overwrite.
  */
 import { createHash } from 'node:crypto';
-import { readFile, readdir } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, readFile, readdir } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { LoretraceError } from '../errors.js';
 import { outputSchema } from '../contracts/schemas.js';
@@ -184,6 +185,28 @@ export function parseLock(text: string, file: string): LockDocument {
 }
 
 /**
+ * The bytes of one file a lock lists, opened without blocking and checked on the open handle: `'not_regular'`
+ * for a FIFO, device, socket or folder (a FIFO would block a plain read forever), `null` when it cannot be
+ * opened. Never throws.
+ */
+async function readListedFile(path: string): Promise<Buffer | 'not_regular' | null> {
+  let handle;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EISDIR' ? 'not_regular' : null;
+  }
+  try {
+    if (!(await handle.stat()).isFile()) return 'not_regular';
+    return await handle.readFile();
+  } catch {
+    return null;
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
  * Verify a lock: re-hash every listed file (paths relative to the lock's folder) and compare the recorded
  * vault snapshot with `currentSnapshot` when given (of the vault named `currentNamespace`: a lock of another
  * vault is `other_vault`, not a drift). Reads files; never throws for drift (drift is data).
@@ -195,15 +218,12 @@ export async function verifyLock(text: string, file: string, options: { currentS
   const files: LockFileVerdict[] = [];
   for (const [i, f] of lock.files.entries()) {
     if (isAbsolute(f.path)) throw new LoretraceError('bad_lock', `${file}: /files/${i}/path ${JSON.stringify(f.path)} is absolute; expected a path relative to the lock's folder`, { file, pointer: `/files/${i}/path` });
-    let actual: string | null = null;
-    try {
-      actual = sha256(await readFile(resolve(folder, f.path)));
-    } catch {
-      actual = null;
-    }
-    const disposition: LockFileDisposition = actual === null ? 'missing' : actual === f.sha256 ? 'unchanged' : 'changed';
-    const detail = disposition === 'missing' ? `${f.path} cannot be read (listed as ${f.role})`
-      : disposition === 'changed' ? `${f.path} has sha256 ${actual}, the lock recorded ${f.sha256}: the ${f.role} changed after the run (write a new version instead)` : null;
+    const read = await readListedFile(resolve(folder, f.path));
+    const actual = read === null || read === 'not_regular' ? null : sha256(read);
+    const disposition: LockFileDisposition = read === 'not_regular' ? 'changed' : actual === null ? 'missing' : actual === f.sha256 ? 'unchanged' : 'changed';
+    const detail = read === 'not_regular' ? `${f.path} is not a regular file (a FIFO, device or folder now stands where the ${f.role} was): it was not read`
+      : disposition === 'missing' ? `${f.path} cannot be read (listed as ${f.role})`
+        : disposition === 'changed' ? `${f.path} has sha256 ${actual}, the lock recorded ${f.sha256}: the ${f.role} changed after the run (write a new version instead)` : null;
     files.push({ path: f.path, role: f.role, disposition, expected_sha256: f.sha256, actual_sha256: actual, detail });
   }
   const recorded = lock.snapshot?.snapshot_id ?? null;
