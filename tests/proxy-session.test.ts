@@ -394,6 +394,49 @@ describe('ProxySession.call research_status', () => {
     expect(s.policy_receipt.some((r: any) => r.kind === 'hidden_ref')).toBe(false);
     expect(JSON.stringify(s)).not.toContain('Brinefall Truth');
   });
+  it('counts each receipt row over admitted notes only and names no number of hidden refs; the ledger keeps the runner counts', async () => {
+    session = await fixtureSession({ ledgerPath: ledgerPath() });
+    const s = ok(await session.call('research_status', {}));
+    const rows = s.policy_receipt as { kind: string; clause: string; matches: number | null; disposition: string; rule: string }[];
+    // World/Pre-Elysium/ holds 13 notes; Brinefall Truth (omitted ref and author-only) is not admitted, so 12.
+    // The future-era rows count 0: no note under World/Post-Elysium/ is admitted.
+    expect(rows.map((r) => [r.kind, r.matches])).toEqual([
+      ['max_link_depth', null], ['allowed_prefix', 12], ['allowed_prefix', 2], ['allowed_prefix', 2], ['seed', 1], ['seed', 1],
+      ['allowed_scope', 1], ['allowed_scope', 1], ['allowed_scope', 1],
+      ['follow_link_class', 6], ['follow_link_class', 6], ['follow_link_class', 6], ['follow_link_class', 2],
+      ['stop_condition', 0], ['stop_condition', 0], ['stop_condition', null], ['future_era_prefix', 0],
+    ]);
+    expect(rows[14]).toEqual({
+      clause: 'stop before author-only plot resolution or hidden incident truth not visible to this character',
+      kind: 'stop_condition', pointer: '/lore_access/traversal_policy/stop_conditions/1', disposition: 'enforced',
+      rule: 'pattern hidden: deny hidden lore: every hidden_context_audit ref, config hidden_prefix and note marked author-only is denied (the hidden rows are enforced but not listed here)',
+      matches: 0,
+    });
+    expect(JSON.stringify(rows)).not.toMatch(/hidden_context_audit ref\(s\)|deny rule\(s\)|author-only\)/);
+    // The runner's receipt in SESSION_OPENED: counts over every note, the hidden rows and their numbers.
+    const receipt = readLedger(ledgerPath())[0]!.session!.policy_receipt as { kind: string; matches: number | null; rule: string }[];
+    expect(receipt.map((r) => r.matches)).toEqual([null, 13, 2, 2, 1, 1, 1, 1, 1, 6, 6, 6, 2, 3, 1, null, 1, 1, 3]);
+    expect(receipt[14]!.rule).toBe('pattern hidden: deny hidden lore: 2 deny rule(s) and 0 hidden section(s) from 1 hidden_context_audit ref(s), 0 config hidden_prefix(es) and 1 note(s) marked author-only (always denied; see the hidden rows)');
+  });
+
+  it('says of an allowed_scope folder holding only hidden notes no count of the notes it refuses', async () => {
+    const packet = JSON.parse(readFileSync(PROXY_PACKET, 'utf8'));
+    // An omitted ref cannot be a scope entry (validatePacket: the prompt must not contain it), but its folder can.
+    const extra = ['FixtureLore:World/Pre-Elysium/Author Notes/', 'FixtureLore:World/Pre-Elysium/Nowhere.md'];
+    packet.lore_access.allowed_scope.push(...extra);
+    packet.packet_prompt_text += `\n${extra.join('\n')}`;
+    const file = join(tmp.dir, 'scope-hidden.packet.json');
+    writeFileSync(file, JSON.stringify(packet));
+    session = await fixtureSession({ ledgerPath: ledgerPath(), packetPath: file });
+    const rows = (ok(await session.call('research_status', {})).policy_receipt as { kind: string; clause: string; matches: number; rule: string }[])
+      .filter((r) => r.kind === 'allowed_scope').slice(3);
+    expect(rows.map((r) => [r.clause, r.rule, r.matches])).toEqual([
+      ['FixtureLore:World/Pre-Elysium/Author Notes/', 'not a start point: folder World/Pre-Elysium/Author Notes/ has no note that may be a start point', 0],
+      ['FixtureLore:World/Pre-Elysium/Nowhere.md', 'no note World/Pre-Elysium/Nowhere.md in FixtureLore; not a start point', 0],
+    ]);
+    const runner = (readLedger(ledgerPath())[0]!.session!.policy_receipt as { kind: string; rule: string }[]).filter((r) => r.kind === 'allowed_scope');
+    expect(runner[3]!.rule).toBe('not a start point: folder World/Pre-Elysium/Author Notes/ has no note that may be a start point: the policy refuses all 1 note under it');
+  });
 });
 
 describe('ProxySession.close', () => {

@@ -59,6 +59,17 @@ export interface CompileOptions {
   pointerBase?: string;
   /** File name for error details. */
   file?: string;
+  /**
+   * Compile the receipt a responder is shown (the proxy's `research_status`) instead of the runner's. Every
+   * row's `matches` counts only the notes `admits` accepts (the proxy passes the first compilation's
+   * `checkPath`: the notes the policy admits), so a count never includes a hidden, omitted, denied or
+   * future-era note; and the rule of a stop condition that denies hidden lore names no number of hidden refs,
+   * prefixes, author-only notes or sections and is `enforced` whether or not anything is hidden (docs/PROXY.md
+   * promises the responder learns nothing of hidden refs, not even that there are some). The rules themselves
+   * (what `checkPath` and `checkEdge` enforce) are the same as without this option. Default: the runner's
+   * receipt, counts over every note of the snapshot (the one the ledger and `traverse` record).
+   */
+  responderView?: { admits: (path: VaultPath) => boolean };
 }
 
 const POLICY_KEYS = ['max_link_depth', 'allowed_prefixes', 'required_seed_refs', 'follow_link_classes', 'stop_conditions'] as const;
@@ -120,6 +131,10 @@ export interface CompileContext {
   countUnder: (prefix: string) => number;
   /** Notes of the snapshot that have one of the classes. */
   classNotes: (cls: readonly string[]) => number;
+  /** The notes a row's `matches` counts: every note, or in a responder view only the admitted ones. */
+  counted: readonly NoteRecord[];
+  /** True when compiling the responder's receipt ({@link CompileOptions.responderView}). */
+  responderView: boolean;
 }
 
 /** The policy's five fields, checked for shape (see {@link readPolicyFields}). */
@@ -247,6 +262,8 @@ export function compileContext(options: CompileOptions): CompileContext {
   for (const n of index.notes) notes.set(n.path, n);
   const indexClasses = new Set<string>();
   for (const n of index.notes) for (const c of n.classes) indexClasses.add(c);
+  const view = options.responderView;
+  const counted = view ? index.notes.filter((n) => view.admits(n.path)) : index.notes;
   return {
     index,
     config,
@@ -265,8 +282,10 @@ export function compileContext(options: CompileOptions): CompileContext {
         throw e;
       }
     },
-    countUnder: (prefix) => index.notes.reduce((a, n) => a + (isUnderPrefix(n.path, prefix) ? 1 : 0), 0),
-    classNotes: (cls) => index.notes.filter((n) => n.classes.some((c) => cls.includes(c))).length,
+    countUnder: (prefix) => counted.reduce((a, n) => a + (isUnderPrefix(n.path, prefix) ? 1 : 0), 0),
+    classNotes: (cls) => counted.filter((n) => n.classes.some((c) => cls.includes(c))).length,
+    counted,
+    responderView: view !== undefined,
   };
 }
 
@@ -531,7 +550,7 @@ export function compileHidden(ctx: CompileContext, allowed: readonly string[]): 
     hidden.push({ prefix: n.path, pointer });
     rows.push({ clause: n.path, kind: 'hidden_note', pointer, disposition: 'enforced', rule: `never consult ${n.path} (${hit.why})`, matches: 1 });
   }
-  const noteCount = index.notes.filter((n) => hidden.some((d) => isUnderPrefix(n.path, d.prefix))).length;
+  const noteCount = ctx.counted.filter((n) => hidden.some((d) => isUnderPrefix(n.path, d.prefix))).length;
   return { hidden, sections, rows, noteCount };
 }
 
@@ -621,7 +640,7 @@ export function compileFutureEra(ctx: CompileContext, futureOn: boolean, allowed
     out.future.push({ prefix: f.prefix, pointer: f.pointer });
     const w = allowed.filter((a) => isUnderPrefix(a, f.prefix));
     out.waivers.push(...w);
-    const m = index.notes.filter((n) => isUnderPrefix(n.path, f.prefix) && !w.some((x) => isUnderPrefix(n.path, x))).length;
+    const m = ctx.counted.filter((n) => isUnderPrefix(n.path, f.prefix) && !w.some((x) => isUnderPrefix(n.path, x))).length;
     out.rows.push({
       clause: f.prefix,
       kind: 'future_era_prefix',
@@ -707,7 +726,7 @@ export function compileScope(ctx: CompileContext, rules: PathRules, seeds: reado
     if (r && r.is_prefix) {
       // A folder: every note under it the policy admits is a start point (scopeFolderNotes, shared with retrieve).
       const f = scopeFolderNotes(rules, r.path);
-      if (!f.ok) { row('advisory', `not a start point: ${f.detail}`, 0); return; }
+      if (!f.ok) { row('advisory', `not a start point: ${scopeRefusalDetail(ctx, r.path, f)}`, 0); return; }
       const known = new Set([...seeds, ...scope]);
       const fresh = f.notes.filter((p) => !known.has(p));
       scope.push(...fresh);
@@ -721,12 +740,24 @@ export function compileScope(ctx: CompileContext, rules: PathRules, seeds: reado
       return;
     }
     const chk = checkPathRules(rules, r.path);
-    if (!chk.ok) { row('advisory', `not a start point: ${chk.detail}`, 0); return; }
+    if (!chk.ok) { row('advisory', `not a start point: ${scopeRefusalDetail(ctx, r.path, chk)}`, 0); return; }
     const dup = seeds.includes(r.path) || scope.includes(r.path);
     if (!dup) scope.push(r.path);
     row('enforced', dup ? `start point ${r.path} (already a seed or listed earlier)` : `start point ${r.path} at depth 0, consulted best-first within the budgets`, 1);
   });
   return { scope, rows };
+}
+
+/**
+ * Why an `allowed_scope` entry is not a start point, as its receipt row says it. The runner's receipt gives the
+ * check's detail; the responder's view ({@link CompileOptions.responderView}) says of a hidden entry what it
+ * says of a missing one, and of a folder with no admissible note no count of the notes it refuses, so the
+ * row cannot tell the responder that hidden lore is there.
+ */
+function scopeRefusalDetail(ctx: CompileContext, path: string, check: { reason: string; detail: string }): string {
+  if (!ctx.responderView) return check.detail;
+  if (check.reason === 'hidden_ref' || check.reason === 'not_found') return path.endsWith('/') ? `folder ${path} has no note that may be a start point` : `no note ${path} in this snapshot`;
+  return check.detail;
 }
 
 /**
@@ -854,7 +885,11 @@ export function stopConditionRows(ctx: CompileContext, stopsIn: readonly string[
           const nNotes = hidden.rows.filter((r) => r.kind === 'hidden_note').length;
           matches = (matches ?? 0) + hidden.noteCount;
           const nSections = hidden.sections.length;
-          if (hidden.hidden.length === 0 && nSections === 0) {
+          if (ctx.responderView) {
+            // The responder's view: no count of hidden refs, prefixes, notes or sections, not even whether there are any.
+            parts.push('deny hidden lore: every hidden_context_audit ref, config hidden_prefix and note marked author-only is denied (the hidden rows are enforced but not listed here)');
+            enforced = true;
+          } else if (hidden.hidden.length === 0 && nSections === 0) {
             parts.push(`deny hidden lore: nothing is known to be hidden (${nRefs} hidden_context_audit refs, ${nPref} config hidden_prefixes, no note marked author-only)`);
           } else {
             parts.push(`deny hidden lore: ${hidden.hidden.length} deny rule(s) and ${nSections} hidden section(s) from ${nRefs} hidden_context_audit ref(s), ${nPref} config hidden_prefix(es) and ${nNotes} note(s) marked author-only (always denied; see the hidden rows)`);

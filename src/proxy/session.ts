@@ -27,7 +27,7 @@ import type { ParsedRef } from '../refs/index.js';
 import { checkEdge, checkPath, compilePolicy, edgeTarget } from '../policy/index.js';
 import { checkPathPrefixes } from '../policy/compile.js';
 import { sectionsOf, visibleLinks, withheldChunks } from '../policy/sections.js';
-import type { CompiledPolicy } from '../policy/types.js';
+import type { CompiledPolicy, PolicyReceiptRow } from '../policy/types.js';
 import { search, searchCorpus } from '../search/search.js';
 import type { SearchCorpus } from '../search/search.js';
 import { indexVault } from '../indexer/build.js';
@@ -185,6 +185,7 @@ export class ProxySession {
   private readonly chunksByPath = new Map<string, Chunk[]>();
   private readonly linksByPath = new Map<string, LinkRecord[]>();
   private corpus: { size: number; corpus: SearchCorpus } | null = null;
+  private statusReceipt: PolicyReceiptRow[] | null = null;
   private queue: Promise<unknown> = Promise.resolve();
   private startedAt = 0;
   private started = false;
@@ -749,11 +750,28 @@ export class ProxySession {
     };
   }
 
+  /**
+   * The policy receipt `research_status` shows (computed once): the policy compiled again as the responder's view
+   * (`responderView`: `matches` over the notes `checkPath` admits, the hidden-lore stop rule without counts),
+   * less the rows about hidden lore (`hidden_ref`, `hidden_prefix`, `hidden_note`), which would name what they
+   * hide. The ledger's `SESSION_OPENED` keeps the runner's receipt, every row and count.
+   */
+  private responderReceipt(): PolicyReceiptRow[] {
+    if (this.statusReceipt === null) {
+      const policy = this.packet.lore_access.traversal_policy!;
+      const view = compilePolicy(policy, {
+        index: this.index, packet: this.packet,
+        responderView: { admits: (path) => checkPath(this.compiled, path).ok },
+      });
+      this.statusReceipt = view.receipt.filter((r) => !String(r.kind).startsWith('hidden'));
+    }
+    return this.statusReceipt;
+  }
+
   private async researchStatus() {
     const b = this.budgets;
     const budget = (limit: number | null, used: number) => ({ limit, used, left: limit === null ? null : Math.max(0, limit - used) });
-    // Rows about hidden lore (hidden_ref, hidden_prefix, hidden_note, …) would name what they hide.
-    const receipt = this.compiled.receipt.filter((r) => !String(r.kind).startsWith('hidden'));
+    const receipt = this.responderReceipt();
     const result: ToolResult<'research_status'> = {
       notice: LORE_DATA_NOTICE,
       snapshot_id: this.index.snapshot_id,
