@@ -37,7 +37,7 @@ export type * from './contracts/index.js';
 // packet, receipts
 export { buildPacket, retrieveBatch } from './packet/index.js';
 export type * from './packet/index.js';
-export { verifyTrace, verifyLedger, exportLedger, bindTraceToLedger, parseTraceId, assembleCapture, buildLock, verifyLock } from './receipts/index.js';
+export { verifyTrace, verifyLedger, exportLedger, bindTraceToLedger, parseTraceId, assembleCapture, buildLock, verifyLock, readSigningKey, readTrustedKey, generateRunnerKey } from './receipts/index.js';
 export type * from './receipts/index.js';
 
 // the sandboxed research proxy and its transports

@@ -74,14 +74,15 @@ export async function writeFileNoFollow(file: string, text: string): Promise<voi
 }
 
 /**
- * Create a new file exclusively (`O_CREAT | O_EXCL | O_NOFOLLOW`, mode 0644) after checking its path,
- * and return its descriptor. For append-only outputs that must never replace anything (the proxy ledger).
+ * Create a new file exclusively (`O_CREAT | O_EXCL | O_NOFOLLOW`, `mode`, default 0644; a private key is
+ * 0600) after checking its path, and return its descriptor. For outputs that must never replace anything
+ * (the proxy ledger, `keygen`'s keys).
  *
  * @throws LoretraceError `output_symlink` (exit 2); the system error of `open` otherwise (`EEXIST` …), for
  *   the caller to word.
  */
-export function openExclusiveNoFollow(file: string): number {
+export function openExclusiveNoFollow(file: string, mode = 0o644): number {
   assertNoSymlinkOnPath(file);
   const flags = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | (fs.constants.O_NOFOLLOW ?? 0);
-  return fs.openSync(file, flags, 0o644);
+  return fs.openSync(file, flags, mode);
 }

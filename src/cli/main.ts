@@ -19,6 +19,7 @@ import { register as registerLedger } from './commands/ledger.js';
 import { register as registerCoverage } from './commands/coverage.js';
 import { register as registerCapture } from './commands/capture.js';
 import { register as registerLock } from './commands/lock.js';
+import { register as registerKeygen } from './commands/keygen.js';
 
 /**
  * commander's error text as the body of our one-line usage error: `error: unknown option '--kk'\n(Did you
@@ -71,7 +72,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
     .configureOutput({ writeOut: (s) => ctx.stdout(s), writeErr: (s) => ctx.stderr(s), outputError: () => {} });
   for (const register of [
     registerIndex, registerSearch, registerShow, registerLinks, registerTraverse, registerValidate,
-    registerRetrieve, registerVerifyTrace, registerServe, registerLedger, registerCoverage, registerCapture, registerLock,
+    registerRetrieve, registerVerifyTrace, registerServe, registerLedger, registerCoverage, registerCapture, registerLock, registerKeygen,
   ]) {
     register(program, ctx);
   }

@@ -30,6 +30,7 @@ import type { LockInputFile } from '../receipts/lock.js';
 import { documentText, guardOutputs, lockTarget, writeAllAtomic, type OutputTarget } from '../receipts/outputs.js';
 import { assertNoSymlinkOnPath } from '../safe-write.js';
 import { buildPacket } from './build.js';
+import type { LedgerSigner } from '../receipts/signing.js';
 import type { BuildPacketResult, RetrievalLane } from './build.js';
 
 /** The files of one retrieve run, as the user named them (relative to {@link RetrieveRunEnv.cwd}). */
@@ -68,6 +69,11 @@ export interface RetrieveRunEnv {
   maxInputBytes?: number;
   /** Clock of the ledger's `occurred_on` (default the wall clock; the CLI fixes it from `SOURCE_DATE_EPOCH`). */
   now?: () => Date;
+  /**
+   * Runner key that signs the coordinator lane's ledger (`--signing-key`, src/receipts/signing.ts); none:
+   * unsigned. A batch signs every draft's ledger with it.
+   */
+  signer?: LedgerSigner | null;
 }
 
 /** A JSON input of the run: its parsed value and the lock entry over its exact bytes. */
@@ -320,6 +326,7 @@ export async function planRetrieveOutputs(index: VaultIndex, inputs: RetrieveInp
     const packetSha256 = createHash('sha256').update(targets[0]!.text, 'utf8').digest('hex');
     recorded = recordRetrieval(index, result as { capture: NonNullable<BuildPacketResult['capture']>; queries: string[] }, {
       packetId: result.packet.packet_id, packetSha256, packetFile: relative(dirname(ledgerAbs), outAbs).split(sep).join('/'), ...(env.now ? { now: env.now } : {}),
+      signer: env.signer ?? null,
     });
     targets.push({ abs: ledgerAbs, text: recorded.ledgerText, option: '--ledger' });
     if (request.captureOut !== undefined) targets.push({ abs: resolve(env.cwd, request.captureOut), text: documentText(recorded.capture), option: '--capture-out' });

@@ -37,6 +37,7 @@ import { decodeJsonDocument, readInputBytes } from '../contracts/json-input.js';
 import type { ResponderPacket } from '../contracts/types.js';
 import { sliceLines } from '../notes/lines.js';
 import { LedgerWriter } from '../receipts/ledger.js';
+import type { LedgerSigner } from '../receipts/signing.js';
 import type { AdmissionVia, LedgerActor, LedgerOutcome, LedgerRecord, LedgerSessionInfo, ServedRange } from '../receipts/ledger-record.js';
 import { DEFAULT_LIMITS, MAX_ARGUMENT_DEPTH, RateLimiter, mergeBudgets, nestsDeeperThan } from './limits.js';
 import type { ServerLimits, SessionBudgets } from './limits.js';
@@ -808,6 +809,11 @@ export interface OpenProxySessionOptions {
   limits?: ServerLimits;
   /** Passed to `indexVault` (index dir, config …). */
   indexOptions?: IndexOptions;
+  /**
+   * Runner key that signs the ledger's `SESSION_CLOSED` record (`serve --signing-key`,
+   * src/receipts/signing.ts `readSigningKey`); none: the ledger is unsigned.
+   */
+  signer?: LedgerSigner | null;
   /** Largest packet file accepted, in bytes (default 8 MiB, `DEFAULT_MAX_INPUT_BYTES`); checked before reading. */
   maxInputBytes?: number;
   clock?: ProxyClock;
@@ -852,7 +858,7 @@ export async function openProxySession(options: OpenProxySessionOptions): Promis
   }
   const index = await indexVault(resolvePath(options.lore), options.indexOptions);
   const compiled = compilePolicy(policy, { index, packet });
-  const ledger = LedgerWriter.create(options.ledgerPath);
+  const ledger = LedgerWriter.create(options.ledgerPath, { signer: options.signer ?? null });
   const session = new ProxySession({
     index, packet, packetSha256, packetFile: basename(packetFile), compiled, ledger, limits: options.limits, clock: options.clock,
   });

@@ -2,8 +2,8 @@
  * Receipts stage: what proves the research happened — the hash-chained ledger (seed 004's record form,
  * RFC 8785 canonical JSON), the binding of runner_captured trace entries to its records, trace
  * verification against the vault and the ledger, the responder output capture assembled from the run's
- * receipts (with its automated leakage pass), and lock files over every output (seed 002)
- * (docs/RECEIPTS.md).
+ * receipts (with its automated leakage pass), lock files over every output (seed 002), and runner-key
+ * signing of ledgers, which says who wrote them (docs/RECEIPTS.md).
  */
 export { verifyLedger, parseLedger, hashLedgerRecord, LedgerWriter, GENESIS_HASH, LEDGER_SCHEMA_VERSION, LEDGER_V1_SCHEMA_VERSION } from './ledger.js';
 export type {
@@ -24,3 +24,5 @@ export type { LockDocument, LockFileEntry, LockStatus, LockCommand, LockTraceBin
 export { recordRetrieval } from './retrieve-ledger.js';
 export type { RetrievalRun, RecordRetrievalOptions, RecordedRetrieval } from './retrieve-ledger.js';
 export type { LedgerHeadPin, TraceLedgerInput, TraceLedgerVerdict, LedgerDisposition, SeedVerdict } from './trace-ledger.js';
+export { readSigningKey, readTrustedKey, generateRunnerKey } from './signing.js';
+export type { LedgerSignature, LedgerSigner, TrustedKey, LedgerAuthorship, AuthorshipStatus, GeneratedRunnerKey } from './signing.js';

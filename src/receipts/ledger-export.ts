@@ -109,6 +109,8 @@ export interface LedgerPin {
   schema_version: string;
   snapshot_id: string;
   packet_id: string;
+  /** `key_id` of the key that signed the closing record (src/receipts/signing.ts), null when unsigned. */
+  signer_key_id: string | null;
 }
 
 /** A record's arguments as an object (empty when they are not one). */
@@ -246,7 +248,7 @@ export async function exportLedger(text: string, options: ExportLedgerOptions = 
 export function ledgerPin(view: LedgerView): LedgerPin {
   return {
     ledger_id: view.ledger_id, head: view.head, records: view.hashes.length, closed: view.closed,
-    schema_version: view.schema_version, snapshot_id: view.snapshot_id, packet_id: view.packet_id,
+    schema_version: view.schema_version, snapshot_id: view.snapshot_id, packet_id: view.packet_id, signer_key_id: view.signer_key_id,
   };
 }
 

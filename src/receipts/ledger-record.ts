@@ -23,6 +23,7 @@ import { LoretraceError } from '../errors.js';
 import type { VaultPath } from '../types.js';
 import { sha256Hex } from '../vault/hash.js';
 import type { EscapedCharacters, RefusalCode } from '../proxy/refusals.js';
+import type { LedgerSigner, LedgerSignature } from './signing.js';
 
 /** `schema_version` of every ledger record written by this version. */
 export const LEDGER_SCHEMA_VERSION = 'loretrace.ledger.v2';
@@ -179,6 +180,12 @@ export interface LedgerRecordBody {
   session?: LedgerSessionInfo;
   /** `SESSION_CLOSED` only: totals, zeros included (seed 003). */
   totals?: Record<string, number>;
+  /**
+   * `SESSION_CLOSED` of a ledger written with a signing key only: Ed25519 over the RFC 8785 form of this
+   * record with `prev_hash` and without `signature` and `record_hash` (src/receipts/signing.ts). Inside
+   * `record_hash`: the record is signed first, then hashed with its signature.
+   */
+  signature?: LedgerSignature;
 }
 
 /** A complete v2 ledger record. */
@@ -243,16 +250,33 @@ export function ledgerIdOf(occurredOn: string, session: unknown): string {
   return `lt-${sha256Hex(canonicalJson({ occurred_on: occurredOn, session })).slice(0, 16)}`;
 }
 
+/** Options of a {@link LedgerChain}. */
+export interface LedgerChainOptions {
+  /** Sign the `SESSION_CLOSED` record with this runner key (src/receipts/signing.ts); none: unsigned. */
+  signer?: LedgerSigner | null;
+}
+
 /**
  * An in-memory hash chain of v2 records: assigns `ledger_id` (from the first record, which must be
- * `SESSION_OPENED`), `seq`, `record_id`, `canonical_form`, `payload_hash`, `prev_hash` and `record_hash`.
+ * `SESSION_OPENED`), `seq`, `record_id`, `canonical_form`, `payload_hash`, `prev_hash` and `record_hash`,
+ * and with a signer the `signature` of the `SESSION_CLOSED` record (before its `record_hash`).
  * {@link LedgerWriter} writes its records to a file; retrieve keeps them and writes the text at the end.
  */
 export class LedgerChain {
   private ledgerId: string | null = null;
   private seq = 0;
   private prev = GENESIS_HASH;
+  private readonly signer: LedgerSigner | null;
   readonly records: LedgerRecord[] = [];
+
+  constructor(options: LedgerChainOptions = {}) {
+    this.signer = options.signer ?? null;
+  }
+
+  /** `key_id` of the key that signs the closing record, or null for an unsigned chain. */
+  get signerKeyId(): string | null {
+    return this.signer?.key_id ?? null;
+  }
 
   /** Next seq to be assigned. */
   get nextSeq(): number {
@@ -300,6 +324,9 @@ export class LedgerChain {
       ...(fields.session !== undefined ? { session: fields.session } : {}),
       ...(fields.totals !== undefined ? { totals: fields.totals } : {}),
     };
+    // The closing record is signed with its prev_hash (so the signature covers the chain), then hashed
+    // with the signature in it (so a pinned head pins the signer).
+    if (body.kind === 'SESSION_CLOSED' && this.signer !== null) body.signature = this.signer.sign({ ...body, prev_hash: this.prev });
     return { ...body, prev_hash: this.prev, record_hash: hashLedgerRecord(this.prev, body) };
   }
 
@@ -368,6 +395,11 @@ export interface LedgerView {
   hashes: string[];
   head: string;
   closed: boolean;
+  /**
+   * `key_id` of the signature the closing record carries, as stated (null when unsigned). Whether it
+   * verifies, and whether the key is trusted, is `verifyLedger`'s `authorship`, not the view's.
+   */
+  signer_key_id: string | null;
 }
 
 /**
@@ -410,5 +442,6 @@ export function viewLedger(records: readonly Record<string, unknown>[]): LedgerV
     hashes: records.map((r) => r['record_hash'] as string),
     head: last['record_hash'] as string,
     closed: last['kind'] === 'session_end' || last['kind'] === 'SESSION_CLOSED',
+    signer_key_id: last['kind'] === 'SESSION_CLOSED' ? ((last['signature'] as { key_id?: string } | undefined)?.key_id ?? null) : null,
   };
 }

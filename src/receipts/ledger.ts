@@ -26,6 +26,8 @@ import {
   GENESIS_HASH, LEDGER_SCHEMA_VERSION, LEDGER_V1_SCHEMA_VERSION, LedgerChain, hashLedgerRecord, ledgerIdOf, serialiseRecord, viewLedger,
 } from './ledger-record.js';
 import type { LedgerEntry, LedgerRecord, LedgerView } from './ledger-record.js';
+import { checkLedgerAuthorship } from './signing.js';
+import type { LedgerAuthorship, LedgerSigner, TrustedKey } from './signing.js';
 
 export { GENESIS_HASH, LEDGER_SCHEMA_VERSION, LEDGER_V1_SCHEMA_VERSION, hashLedgerRecord };
 
@@ -39,23 +41,30 @@ export { GENESIS_HASH, LEDGER_SCHEMA_VERSION, LEDGER_V1_SCHEMA_VERSION, hashLedg
  */
 export class LedgerWriter {
   private fd: number | null;
-  private readonly chain = new LedgerChain();
+  private readonly chain: LedgerChain;
   private written = 0;
   private synced = 0;
   private syncing = false;
   private waiters: { target: number; resolve: () => void; reject: (e: unknown) => void }[] = [];
   private failed: unknown = null;
 
-  private constructor(readonly path: string, fd: number) {
+  private constructor(readonly path: string, fd: number, signer: LedgerSigner | null) {
     this.fd = fd;
+    this.chain = new LedgerChain({ signer });
+  }
+
+  /** `key_id` of the runner key that signs the closing record, or null when the ledger is unsigned. */
+  get signerKeyId(): string | null {
+    return this.chain.signerKeyId;
   }
 
   /**
-   * Create a new ledger file (parent folder must exist) and fsync its folder entry.
+   * Create a new ledger file (parent folder must exist) and fsync its folder entry. With
+   * `options.signer` the `SESSION_CLOSED` record is signed with that runner key (src/receipts/signing.ts).
    * @throws LoretraceError `ledger_exists` when the file already exists, `output_symlink` when the path is
    *   a symlink or lies under a symlinked folder (src/safe-write.ts), `ledger_unwritable` when it cannot be created.
    */
-  static create(path: string): LedgerWriter {
+  static create(path: string, options: { signer?: LedgerSigner | null } = {}): LedgerWriter {
     let fd: number;
     try {
       fd = openExclusiveNoFollow(path);
@@ -73,7 +82,7 @@ export class LedgerWriter {
     } catch {
       // Some platforms cannot fsync a directory; the file's own fsync still applies.
     }
-    return new LedgerWriter(path, fd);
+    return new LedgerWriter(path, fd, options.signer ?? null);
   }
 
   /** Next seq to be written. */
@@ -185,6 +194,13 @@ export interface VerifyLedgerOptions {
   index?: VaultIndex;
   /** Expected `record_hash` of the last record (pinned elsewhere): detects truncation of whole records. */
   head?: string;
+  /**
+   * Public keys whose signature proves who wrote the ledger (`--trust-key`, src/receipts/signing.ts). Given
+   * (non-empty): an unsigned ledger is `ledger_unsigned`, one signed by another key `ledger_untrusted_signer`.
+   * Absent or empty: authorship is not checked (`authorship.checked` false). A signature that does not
+   * verify is `ledger_signature_invalid` either way.
+   */
+  trustedKeys?: readonly TrustedKey[];
 }
 
 /** Totals of the `--lore` re-check, zeros included. */
@@ -221,6 +237,11 @@ export interface LedgerVerifyReport {
   /** Tool calls by outcome among verified records, zeros included. */
   totals: { tool_calls: number; ok: number; refused: number };
   lore: LoreCheckTotals | null;
+  /**
+   * Who wrote the ledger (src/receipts/signing.ts `checkLedgerAuthorship`), checked once the chain
+   * verifies; while it does not, `status` is `not_checked` and `detail` says so.
+   */
+  authorship: LedgerAuthorship;
   findings: Finding[];
 }
 
@@ -255,7 +276,9 @@ function ledgerLines(text: string): { lines: string[]; tornTail: boolean } {
  * ledger_id_mismatch (a record of another ledger, or a seq 0 whose ledger_id does not recompute),
  * ledger_version_mixed (records of two format versions),
  * ledger_no_session_start, ledger_duplicate_session_start, ledger_record_after_end, ledger_head_mismatch,
- * ledger_not_closed (warning), plus the lore codes above. A line with a duplicate key anywhere in the
+ * ledger_not_closed (warning), plus the lore codes above; once the chain verifies, authorship
+ * (`options.trustedKeys`, src/receipts/signing.ts): ledger_signature_invalid (always checked when a signature
+ * is present), ledger_unsigned and ledger_untrusted_signer (only with trusted keys), reported in `authorship`. A line with a duplicate key anywhere in the
  * record is `ledger_bad_record` (pointer of the second occurrence): the hash covers the last-wins parse,
  * not what a reader of the line sees. A ledger starting with a byte-order mark is `ledger_bad_json`
  * ("starts with a byte-order mark"). Never throws for bad content.
@@ -267,7 +290,9 @@ export async function verifyLedger(text: string, options: VerifyLedgerOptions = 
   const report: LedgerVerifyReport = {
     file, valid: false, records: 0, verified_through_seq: null, first_bad_seq: null, head_hash: null, closed: false,
     schema_version: null, ledger_id: null, packet_id: null, packet_sha256: null, snapshot_id: null,
-    totals: { tool_calls: 0, ok: 0, refused: 0 }, lore: null, findings,
+    totals: { tool_calls: 0, ok: 0, refused: 0 }, lore: null,
+    authorship: { checked: (options.trustedKeys ?? []).length > 0, status: 'not_checked', key_id: null, detail: 'authorship not checked: the chain does not verify' },
+    findings,
   };
   const { lines, tornTail } = ledgerLines(text);
   if (lines.length === 0) {
@@ -385,6 +410,13 @@ export async function verifyLedger(text: string, options: VerifyLedgerOptions = 
     } else if (!report.closed) {
       findings.push({ code: 'ledger_not_closed', severity: 'warning', message: `the ledger ends at seq ${report.verified_through_seq} without a ${kindNames(version ?? '').close} record: the runner did not shut down cleanly (or records were cut off at the end; pass --head to check)`, ...at(good.length) });
     }
+  }
+  if (report.first_bad_seq === null) {
+    // Who wrote it: only a chain that verifies (up to its pin) has a closing record worth asking about.
+    const closing = report.closed && version === LEDGER_SCHEMA_VERSION ? good[good.length - 1]! : null;
+    const { authorship, finding } = checkLedgerAuthorship(closing, options.trustedKeys ?? [], at(good.length));
+    report.authorship = authorship;
+    if (finding) findings.push(finding);
   }
   if (options.index && good.length > 0) report.lore = await recheckLore(viewLedger(good), options.index, findings, file);
   report.valid = !findings.some((f) => f.severity === 'error');

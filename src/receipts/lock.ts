@@ -55,7 +55,11 @@ export interface LockDocument {
   files: LockFileEntry[];
   snapshot: { namespace: string; snapshot_id: string } | null;
   policy_receipt: unknown[] | null;
-  ledger: { path: string; head: string | null; records: number; closed: boolean; ledger_id?: string; schema_version?: string; snapshot_id?: string; packet_id?: string } | null;
+  /**
+   * The ledger behind the run; `signer_key_id` is the `key_id` of the key that signed its closing record
+   * (src/receipts/signing.ts), null when it is unsigned (absent in locks written before signing existed).
+   */
+  ledger: { path: string; head: string | null; records: number; closed: boolean; ledger_id?: string; schema_version?: string; snapshot_id?: string; packet_id?: string; signer_key_id?: string | null } | null;
   raw_output_sha256?: string;
   trace_bindings: LockTraceBinding[];
 }
@@ -75,7 +79,7 @@ export interface BuildLockInput {
   files: LockInputFile[];
   snapshot: { namespace: string; snapshot_id: string } | null;
   policyReceipt: unknown[] | null;
-  ledger: { abs: string; head: string | null; records: number; closed: boolean; ledger_id?: string; schema_version?: string; snapshot_id?: string; packet_id?: string } | null;
+  ledger: { abs: string; head: string | null; records: number; closed: boolean; ledger_id?: string; schema_version?: string; snapshot_id?: string; packet_id?: string; signer_key_id?: string | null } | null;
   rawOutputSha256?: string;
   traceBindings: LockTraceBinding[];
 }

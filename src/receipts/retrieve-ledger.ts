@@ -28,6 +28,7 @@ import type { AdmissionVia, LedgerActor, LedgerSessionInfo, ServedRange } from '
 import type { CaptureFragment } from '../packet/build.js';
 import { formatTraceId, ledgerPin } from './ledger-export.js';
 import type { LedgerBindingSet, TraceBinding } from './ledger-export.js';
+import type { LedgerSigner } from './signing.js';
 
 /** `actor` of every record retrieve writes: the coordinator runner itself. */
 const RETRIEVE_ACTOR: LedgerActor = { kind: 'system', id: 'loretrace-retrieve' };
@@ -52,6 +53,11 @@ export interface RecordRetrievalOptions {
   packetFile?: string | null;
   /** Clock for `occurred_on` (default: the wall clock). One call per record. */
   now?: () => Date;
+  /**
+   * Runner key that signs the `SESSION_CLOSED` record (`retrieve --signing-key`, src/receipts/signing.ts);
+   * none: unsigned. Ed25519 is deterministic, so a signed re-run is byte-identical too.
+   */
+  signer?: LedgerSigner | null;
 }
 
 /** Result of {@link recordRetrieval}. */
@@ -122,7 +128,7 @@ export function recordRetrieval<C extends RetrievalRun['capture']>(index: VaultI
     admitted: admittedNotes(run.capture, new Set(seeds.map((s) => s.path)), index.namespace),
     not_admitted: [],
   };
-  const chain = new LedgerChain();
+  const chain = new LedgerChain({ signer: options.signer ?? null });
   chain.append({ kind: 'SESSION_OPENED', occurred_on: at(), actor: RETRIEVE_ACTOR, session });
   for (const query of run.queries) {
     chain.append({

@@ -10,6 +10,7 @@ import type { ProxyClock, ProxySession } from '../../src/proxy/session.js';
 import type { ServerLimits } from '../../src/proxy/limits.js';
 import { DEFAULT_LIMITS } from '../../src/proxy/limits.js';
 import type { LedgerRecord } from '../../src/receipts/ledger.js';
+import type { LedgerSigner } from '../../src/receipts/signing.js';
 import { FIXTURES, FIXTURE_VAULT, REPO } from './shared.js';
 
 export const PROXY_PACKET = join(FIXTURES, 'packets', 'proxy-fixture-research.packet.json');
@@ -58,7 +59,7 @@ export function fakeClock(): ProxyClock & { ms: { value: number } } {
 }
 
 /** Open a session on FixtureLore with the proxy packet (in-memory index, deterministic clock). */
-export async function fixtureSession(options: { ledgerPath: string; limits?: Partial<ServerLimits>; clock?: ProxyClock; lore?: string; packetPath?: string } ): Promise<ProxySession> {
+export async function fixtureSession(options: { ledgerPath: string; limits?: Partial<ServerLimits>; clock?: ProxyClock; lore?: string; packetPath?: string; signer?: LedgerSigner | null } ): Promise<ProxySession> {
   return openProxySession({
     lore: options.lore ?? FIXTURE_VAULT,
     packetPath: options.packetPath ?? PROXY_PACKET,
@@ -66,6 +67,7 @@ export async function fixtureSession(options: { ledgerPath: string; limits?: Par
     limits: { ...DEFAULT_LIMITS, ...(options.limits ?? {}) },
     indexOptions: { persist: false, workers: false },
     clock: options.clock ?? fakeClock(),
+    signer: options.signer ?? null,
   });
 }
 

@@ -1,5 +1,5 @@
 /**
- * `loretrace ledger verify <ledger.jsonl> [--lore <dir>] [--head <hash>] [--json]` and
+ * `loretrace ledger verify <ledger.jsonl> [--lore <dir>] [--head <hash>] [--trust-key <public.pem>]... [--json]` and
  * `loretrace ledger export <ledger.jsonl> --lore <dir> --out <lore_access.json> [--head <hash>] [--json]`.
  *
  * Thin shell over src/receipts/ledger.ts. `verify` exits 0 when the ledger verifies (warnings such as
@@ -8,7 +8,8 @@
  * (src/cli/vault-options.ts), `--lore` optional. `export` verifies first, re-derives the served text from
  * the vault (`--lore`; required for a loretrace.ledger.v2 ledger, which records text hashes, not text),
  * writes the capture fragment and exits 0, or 1 when the ledger does not verify or the vault no longer
- * holds the served text (nothing is written).
+ * holds the served text (nothing is written). `verify --trust-key` (src/cli/keys.ts) also checks who wrote
+ * the ledger (docs/RECEIPTS.md "Authorship"); without it the report says `authorship not checked (no --trust-key)`.
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -20,6 +21,9 @@ import { action, plural, printJson } from '../context.js';
 import { MAX_LEDGER_BYTES, addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
 import { lockPathFor } from '../../receipts/lock.js';
 import { documentText, guardOutputs, lockTarget, readInputBytes, writeAllAtomic } from '../outputs.js';
+import { addTrustKeyOption, trustedKeysFromOptions } from '../keys.js';
+import { authorshipCode } from '../../receipts/signing.js';
+import type { LedgerAuthorship } from '../../receipts/signing.js';
 
 /**
  * Read a ledger file: `file_not_found` (exit 2) when it cannot be read, like every input file; strict
@@ -34,6 +38,16 @@ function closing(r: LedgerVerifyReport): string {
   return r.schema_version === 'loretrace.ledger.v1' ? 'session_end' : 'SESSION_CLOSED';
 }
 
+/**
+ * The authorship line of a report: `authorship not checked (no --trust-key); …` without trusted keys,
+ * `authorship: signed by trusted key <id> (<file>)`, or `authorship: FAILED [<code>] — <why>`.
+ */
+export function authorshipLine(a: LedgerAuthorship): string {
+  const code = authorshipCode(a.status);
+  if (code !== null) return `authorship: FAILED [${code}] — ${a.detail}`;
+  return a.status === 'trusted' ? `authorship: ${a.detail}` : a.detail;
+}
+
 /** Human-readable verify report. */
 export function renderLedgerReport(r: LedgerVerifyReport): string {
   const name = r.file ?? 'ledger';
@@ -42,10 +56,13 @@ export function renderLedgerReport(r: LedgerVerifyReport): string {
   if (r.valid) {
     out.push(`${name}: ok — ${plural(r.records, 'record')} (${range}), chain intact, ${r.closed ? `closed by ${closing(r)}` : `not closed (no ${closing(r)})`}; head ${r.head_hash}`);
   } else {
-    out.push(`${name}: INVALID — first bad seq ${r.first_bad_seq ?? '(lore re-check)'}; ${plural(r.records, 'record')} verif${r.records === 1 ? 'ies' : 'y'} (${range})`);
+    const authorship = authorshipCode(r.authorship.status);
+    const where = r.first_bad_seq !== null ? `first bad seq ${r.first_bad_seq}` : authorship !== null ? `chain intact, authorship ${authorship}` : 'first bad seq (lore re-check)';
+    out.push(`${name}: INVALID — ${where}; ${plural(r.records, 'record')} verif${r.records === 1 ? 'ies' : 'y'} (${range})`);
   }
   out.push(`  ledger ${r.ledger_id ?? '?'} (${r.schema_version ?? '?'}), packet ${r.packet_id ?? '?'} (sha256 ${r.packet_sha256 ?? '?'}), snapshot ${r.snapshot_id ?? '?'}`);
   out.push(`  tool calls: ${r.totals.tool_calls} (ok ${r.totals.ok}, refused ${r.totals.refused})`);
+  out.push(`  ${authorshipLine(r.authorship)}`);
   if (r.lore) {
     out.push(`  lore re-check: ${plural(r.lore.ranges, 'range')}, ${r.lore.matched} matched, ${r.lore.mismatched} mismatched, ${r.lore.missing} missing, ${r.lore.file_changed} in changed files`);
   }
@@ -56,18 +73,19 @@ export function renderLedgerReport(r: LedgerVerifyReport): string {
 /** Register `loretrace ledger` on the program; its action writes to `ctx` and sets `ctx.exitCode`. */
 export function register(program: Command, ctx: CliContext): void {
   const ledger = program.command('ledger').description('verify or export a research-proxy ledger (hash-chained JSONL)');
-  addVaultOptions(ledger
+  addTrustKeyOption(addVaultOptions(ledger
     .command('verify')
-    .description('check every record of a ledger (seq, hash chain, schema); with --lore re-check every returned range against the vault')
+    .description('check every record of a ledger (seq, hash chain, schema); with --lore re-check every returned range against the vault; with --trust-key check who signed it')
     .argument('<ledger>', 'ledger file (JSONL)'), { required: false })
     .option('--head <hash>', 'expected record_hash of the last record (detects records cut off at the end)')
-    .option('--json', 'print the verification report as JSON')
+    .option('--json', 'print the verification report as JSON'))
     .action(
-      action(ctx, async (file: string, opts: Partial<VaultCliOptions> & { head?: string }) => {
+      action(ctx, async (file: string, opts: Partial<VaultCliOptions> & { head?: string; trustKey?: string[] }) => {
+        const trustedKeys = await trustedKeysFromOptions(ctx, opts);
         const text = await readLedgerFile(ctx, file);
         let index;
         if (opts.lore !== undefined) index = await openIndex(ctx, { ...opts, lore: opts.lore });
-        const report = await verifyLedger(text, { file, ...(index ? { index } : {}), ...(opts.head !== undefined ? { head: opts.head } : {}) });
+        const report = await verifyLedger(text, { file, ...(index ? { index } : {}), ...(opts.head !== undefined ? { head: opts.head } : {}), trustedKeys });
         if (opts.json) printJson(ctx, report);
         else ctx.stdout(renderLedgerReport(report));
         return report.valid ? 0 : 1;

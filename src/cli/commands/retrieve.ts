@@ -1,9 +1,14 @@
 /**
  * `loretrace retrieve --lore <dir> --packet <draft.json> [--projected-context <ctx.json>]
  *   [--lane coordinator_scoped_retrieval|responder_scoped_repository_search] [--policy <policy.json>]
- *   [--strict-policy] --out <packet.json> [--capture-out <lore_access.json>] [--ledger <ledger.jsonl>] [--json]`
+ *   [--strict-policy] --out <packet.json> [--capture-out <lore_access.json>] [--ledger <ledger.jsonl>]
+ *   [--signing-key <file>] [--json]`
  * `loretrace retrieve --lore <dir> --batch <dir-or-list> --out-dir <dir> [--policy <policy.json>]
- *   [--concurrency N] [--lane …] [--strict-policy] [--force] [--json]`
+ *   [--concurrency N] [--lane …] [--strict-policy] [--force] [--signing-key <file>] [--json]`
+ *
+ * `--signing-key` (or `LORETRACE_SIGNING_KEY`, src/cli/keys.ts) signs the coordinator lane's ledger
+ * (docs/RECEIPTS.md "Authorship"); Ed25519 is deterministic, so with SOURCE_DATE_EPOCH a signed re-run is
+ * byte-identical as well.
  *
  * Thin shell over the run of src/packet/run.ts (`buildPacket`, then for the coordinator lane
  * `recordRetrieval`, src/receipts/retrieve-ledger.ts) and, with `--batch`, over `retrieveBatch`
@@ -39,6 +44,7 @@ import type { CliContext } from '../context.js';
 import { action, plural, printJson, reportError } from '../context.js';
 import { addVaultOptions, inputCap, openIndex, progressStream, type VaultCliOptions } from '../vault-options.js';
 import { writeAllAtomic } from '../outputs.js';
+import { addSigningKeyOption, signerFromOptions } from '../keys.js';
 
 export { defaultLedgerPath, policyFromFile } from '../../packet/run.js';
 
@@ -78,6 +84,7 @@ interface RetrieveOptions extends VaultCliOptions {
   batch?: string;
   outDir?: string;
   concurrency?: string;
+  signingKey?: string;
 }
 
 /** Options of the single run that a batch names per draft itself, so they cannot be given with `--batch`. */
@@ -263,7 +270,7 @@ async function runSingle(ctx: CliContext, opts: RetrieveOptions, env: RetrieveRu
 
 /** Register `retrieve` on the program. */
 export function register(program: Command, ctx: CliContext): void {
-  addVaultOptions(program
+  const cmd = addVaultOptions(program
     .command('retrieve')
     .description('build a retrieval_augmented responder packet from a draft (coordinator traversal or responder research lane), or every draft of a corpus with --batch'))
     .option('--packet <draft.json>', 'draft responder packet (must already satisfy the packet contract); required without --batch')
@@ -278,8 +285,8 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--batch <dir-or-list>', 'every draft of a corpus: a folder searched recursively for *.packet.json, or a list file of draft paths (one a line); projected contexts and per-draft policies found by name (docs/RETRIEVE.md)')
     .option('--out-dir <dir>', "with --batch: where every draft's outputs go (<id>.packet.json, .packet.lore_access.json, .packet.ledger.jsonl, .packet.lock.json), mirroring the corpus folders")
     .option('--concurrency <n>', `with --batch: drafts run at once, 1 to 64 (default ${DEFAULT_BATCH_CONCURRENCY}); the results never depend on it`)
-    .option('--json', 'print a JSON summary instead of text')
-    .action(
+    .option('--json', 'print a JSON summary instead of text');
+  addSigningKeyOption(cmd).action(
       action(ctx, async (opts: RetrieveOptions) => {
         try {
           if (opts.lane !== undefined && !(RETRIEVAL_LANES as readonly string[]).includes(opts.lane)) {
@@ -292,7 +299,7 @@ export function register(program: Command, ctx: CliContext): void {
             throw new LoretraceError('usage', '--ledger applies to the coordinator_scoped_retrieval lane only: in responder_scoped_repository_search the proxy writes the ledger (loretrace serve --ledger)', {}, 2);
           }
           checkModeOptions(opts);
-          const env: RetrieveRunEnv = { cwd: ctx.cwd, maxInputBytes: inputCap(ctx), now: ledgerClock(ctx.env) };
+          const env: RetrieveRunEnv = { cwd: ctx.cwd, maxInputBytes: inputCap(ctx), now: ledgerClock(ctx.env), signer: await signerFromOptions(ctx, opts) };
           return opts.batch !== undefined ? await runBatch(ctx, opts, env) : await runSingle(ctx, opts, env);
         } catch (e) {
           return reportWithErrors(ctx, e, opts.json === true);

@@ -12,6 +12,8 @@
  *   token (`--token-file <file>` or the LORETRACE_PROXY_TOKEN environment variable). `--allow-host name:port`
  *   (repeatable) adds an accepted `Host` header value (DNS-rebinding guard, src/server/http.ts).
  * - `--limit name=value` (repeatable) overrides a server limit (docs/PROXY.md "Budgets").
+ * - `--signing-key <file>` (or `LORETRACE_SIGNING_KEY`): the runner key that signs the ledger's
+ *   `SESSION_CLOSED` record (src/cli/keys.ts, docs/RECEIPTS.md "Authorship"); read before anything starts.
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -24,6 +26,7 @@ import { MCP_HTTP_PATH, assertHttpBindAllowed, parseHostPort, startHttpServer } 
 import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
 import { addVaultOptions, inputCap, readInputText, vaultIndexOptions, type VaultCliOptions } from '../vault-options.js';
+import { addSigningKeyOption, signerFromOptions } from '../keys.js';
 
 interface ServeOptions extends VaultCliOptions {
   packet: string;
@@ -34,6 +37,7 @@ interface ServeOptions extends VaultCliOptions {
   tokenFile?: string;
   allowHost: string[];
   limit: string[];
+  signingKey?: string;
 }
 
 function collect(value: string, previous: string[]): string[] {
@@ -59,7 +63,7 @@ function untilSignal(): { promise: Promise<string>; dispose: () => void } {
 
 /** Register `loretrace serve` on the program; its action writes to `ctx` and sets `ctx.exitCode`. */
 export function register(program: Command, ctx: CliContext): void {
-  addVaultOptions(program
+  addSigningKeyOption(addVaultOptions(program
     .command('serve')
     .description('serve a research packet\'s sandboxed lore tools over MCP (stdio) or loopback HTTP; every call is recorded in a hash-chained ledger'))
     .requiredOption('--packet <file>', 'responder packet (lore_access.mode responder_scoped_repository_search)')
@@ -70,7 +74,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--token-file <file>', 'bearer token file for --http (default: LORETRACE_PROXY_TOKEN)')
     .option('--allow-host <name:port>', 'with --http: also accept this Host header (repeatable), e.g. a DNS name or a TLS proxy\'s name', collect, [])
     .option('--limit <name=value>', `override a server limit (repeatable), e.g. max_calls=200; names: ${LIMIT_NAMES.join(', ')} (defaults in docs/PROXY.md, "Budgets")`, collect, [])
-    .option('--json', 'with --http: print { url, mcp_url, packet_id, snapshot_id, ledger } as JSON on stdout when ready')
+    .option('--json', 'with --http: print { url, mcp_url, packet_id, snapshot_id, ledger } as JSON on stdout when ready'))
     .action(
       action(ctx, async (opts: ServeOptions) => {
         if (Boolean(opts.mcp) === Boolean(opts.http)) {
@@ -102,6 +106,7 @@ export function register(program: Command, ctx: CliContext): void {
         if (target) assertHttpBindAllowed(target.host, { allowRemote: opts.allowRemote === true, ...(token !== undefined ? { token } : {}) });
         // Same one-line refusal as every other command for an unreadable input, before anything is indexed.
         await readInputText(ctx, opts.packet, 'responder packet');
+        const signer = await signerFromOptions(ctx, opts);
         const session = await openProxySession({
           lore: resolve(ctx.cwd, opts.lore),
           packetPath: resolve(ctx.cwd, opts.packet),
@@ -109,6 +114,7 @@ export function register(program: Command, ctx: CliContext): void {
           limits,
           indexOptions: await vaultIndexOptions(ctx, opts),
           maxInputBytes: inputCap(ctx),
+          signer,
         });
         const signal = untilSignal();
         try {
@@ -133,7 +139,7 @@ export function register(program: Command, ctx: CliContext): void {
           signal.dispose();
           await session.close();
         }
-        ctx.stderr(`loretrace: session closed; ledger ${opts.ledger}\n`);
+        ctx.stderr(`loretrace: session closed; ledger ${opts.ledger}${signer ? ` signed by key ${signer.key_id}` : ' (unsigned: no --signing-key)'}\n`);
         return 0;
       }),
     );

@@ -1,0 +1,264 @@
+/**
+ * Runner-key signing of ledgers (docs/RECEIPTS.md "Authorship"): who wrote a ledger, not only that its
+ * records hang together. The hash chain (seed 004) proves that no record was edited, inserted or removed
+ * after the next was written — but whoever can write the file can write a whole new, internally consistent
+ * chain by hand. A signature by a key only the runner holds closes that gap: the closing record of a
+ * ledger written with a signing key carries
+ *
+ * ```json
+ * "signature": { "alg": "ed25519", "key_id": "3f1c…(16 hex)", "public_key": "<base64url, 32 bytes>", "sig": "<base64url, 64 bytes>" }
+ * ```
+ *
+ * - `sig` is Ed25519 (RFC 8032, node:crypto; deterministic: same key and record → same bytes) over the
+ *   UTF-8 of the RFC 8785 form of the closing record **without `signature` and `record_hash`** — that form
+ *   includes `prev_hash`, so the signature covers the whole chain before it.
+ * - The signature is **inside** `record_hash`: the record is signed first, then hashed with the signature
+ *   in it (`record_hash = SHA-256(prev_hash ‖ JCS(record without prev_hash and record_hash))`, as every
+ *   record). So a pinned head (a lock's `ledger.head`, `--head`) pins the signer too; a flipped signature
+ *   byte breaks the chain (`ledger_record_hash_mismatch`), and re-hashing it leaves a signature that does
+ *   not verify (`ledger_signature_invalid`).
+ * - `key_id` is the first 16 hex digits of SHA-256 over the raw 32-byte public key; `public_key` the raw
+ *   key itself (base64url, RFC 4648 §5, no padding). Trust is decided by the **whole public key**, never
+ *   by `key_id` alone: `key_id` only names the key in reports and locks.
+ * - Only `SESSION_CLOSED` is signed (a v2 ledger's other records may not carry a signature): the key signs
+ *   when the runner closes the ledger, so a ledger cut off or never closed is unsigned.
+ *
+ * Keys: PEM files — the private key PKCS #8 (`-----BEGIN PRIVATE KEY-----`, file mode 0600), the public key
+ * SPKI (`-----BEGIN PUBLIC KEY-----`), both as node:crypto exports them ({@link generateRunnerKey}).
+ *
+ * Verification ({@link checkLedgerAuthorship}): a signature present is always checked against the public
+ * key it carries (a bad one is `ledger_signature_invalid`, an error, with or without trusted keys). With
+ * trusted keys (`--trust-key`) the ledger must be signed (`ledger_unsigned`) by one of them
+ * (`ledger_untrusted_signer`). Without trusted keys nobody's authorship is checked, and reports say so.
+ *
+ * What it still does not prove: that the key was not stolen (whoever holds the private key can sign any
+ * chain), and who asked (a tool record's `actor` is the packet's responder id, unauthenticated).
+ */
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign as edSign, verify as edVerify } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
+import { LoretraceError } from '../errors.js';
+import type { Finding } from '../errors.js';
+import { canonicalJson } from './ledger-record.js';
+
+/** The only signature algorithm: Ed25519 (RFC 8032). */
+export const SIGNATURE_ALG = 'ed25519';
+
+/** Hex digits of SHA-256(raw public key) that make a `key_id`. */
+export const KEY_ID_HEX_DIGITS = 16;
+
+/** The `signature` field of a signed `SESSION_CLOSED` record. */
+export interface LedgerSignature {
+  alg: typeof SIGNATURE_ALG;
+  /** First {@link KEY_ID_HEX_DIGITS} hex digits of SHA-256 over the raw 32-byte public key. */
+  key_id: string;
+  /** The raw 32-byte Ed25519 public key, base64url without padding (43 characters). */
+  public_key: string;
+  /** The 64-byte Ed25519 signature, base64url without padding (86 characters). */
+  sig: string;
+}
+
+/** A signing key as the ledger writers hold it (from {@link readSigningKey}). */
+export interface LedgerSigner {
+  /** The key's id ({@link keyIdOf}). */
+  key_id: string;
+  /** The raw public key, base64url (what the signature record carries). */
+  public_key: string;
+  /**
+   * Sign a record body: `body` is the closing record with `prev_hash` and without `signature` and
+   * `record_hash`; returns its {@link LedgerSignature}.
+   */
+  sign(body: object): LedgerSignature;
+}
+
+/** A trusted public key (from {@link readTrustedKey}): its id, its raw bytes and where it came from. */
+export interface TrustedKey {
+  key_id: string;
+  /** The raw public key, base64url. */
+  public_key: string;
+  /** The file it was read from (for messages), or null. */
+  source: string | null;
+}
+
+/** The raw 32 bytes of an Ed25519 public key, base64url (the JWK `x` member, RFC 8037). */
+function rawPublicKey(key: KeyObject): string {
+  const jwk = key.export({ format: 'jwk' }) as { x?: string };
+  if (typeof jwk.x !== 'string') throw new LoretraceError('bad_signing_key', 'the key has no Ed25519 public part', {});
+  return jwk.x;
+}
+
+/**
+ * The `key_id` of a raw public key given as base64url: the first {@link KEY_ID_HEX_DIGITS} hex digits of
+ * SHA-256 over its 32 bytes.
+ */
+export function keyIdOf(publicKeyB64url: string): string {
+  return createHash('sha256').update(Buffer.from(publicKeyB64url, 'base64url')).digest('hex').slice(0, KEY_ID_HEX_DIGITS);
+}
+
+/** The bytes a signature covers: UTF-8 of the RFC 8785 form of the record without `signature` and `record_hash`. */
+export function signedBytes(record: object): Buffer {
+  const { signature: _s, record_hash: _r, ...rest } = record as Record<string, unknown>;
+  return Buffer.from(canonicalJson(rest), 'utf8');
+}
+
+/** A {@link LedgerSigner} over a node:crypto Ed25519 private key. */
+function signerOf(privateKey: KeyObject): LedgerSigner {
+  const publicKey = rawPublicKey(createPublicKey(privateKey));
+  const keyId = keyIdOf(publicKey);
+  return {
+    key_id: keyId,
+    public_key: publicKey,
+    sign(body: object): LedgerSignature {
+      const sig = edSign(null, signedBytes(body), privateKey).toString('base64url');
+      return { alg: SIGNATURE_ALG, key_id: keyId, public_key: publicKey, sig };
+    },
+  };
+}
+
+/** A fresh key pair as PEM text (what `loretrace keygen` writes), with its key id. */
+export interface GeneratedRunnerKey {
+  /** PKCS #8 PEM of the private key. */
+  private_pem: string;
+  /** SPKI PEM of the public key. */
+  public_pem: string;
+  key_id: string;
+  /** The raw public key, base64url. */
+  public_key: string;
+}
+
+/** Generate an Ed25519 key pair (node:crypto `generateKeyPairSync('ed25519')`). */
+export function generateRunnerKey(): GeneratedRunnerKey {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const raw = rawPublicKey(publicKey);
+  return {
+    private_pem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+    public_pem: publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+    key_id: keyIdOf(raw),
+    public_key: raw,
+  };
+}
+
+/**
+ * The signer of a private key file's text (PKCS #8 PEM of an Ed25519 key, as `loretrace keygen` writes).
+ * @param file the key file, named in messages (its text is never put in one).
+ * @throws LoretraceError `bad_signing_key` (exit 2) when the text is not a private key PEM, or the key is
+ *   not Ed25519 (a public key given where the private one belongs is named as such).
+ */
+export function readSigningKey(pem: string, file: string): LedgerSigner {
+  let key: KeyObject;
+  try {
+    key = createPrivateKey({ key: pem, format: 'pem' });
+  } catch {
+    const isPublic = /-----BEGIN PUBLIC KEY-----/.test(pem);
+    throw new LoretraceError('bad_signing_key', `${file} is ${isPublic ? 'a public key' : 'not a PEM private key'}; --signing-key takes the private key loretrace keygen wrote (-----BEGIN PRIVATE KEY-----, Ed25519)`, { file, expected: 'a PKCS #8 PEM Ed25519 private key' }, 2);
+  }
+  if (key.asymmetricKeyType !== 'ed25519') {
+    throw new LoretraceError('bad_signing_key', `${file} is a ${key.asymmetricKeyType ?? 'non-asymmetric'} private key; loretrace signs ledgers with Ed25519 only (loretrace keygen)`, { file, expected: 'an Ed25519 private key' }, 2);
+  }
+  return signerOf(key);
+}
+
+/**
+ * A trusted key from a public key file's text (SPKI PEM, as `loretrace keygen` writes beside the private key).
+ * A private key is refused: a trust list is handed around, a private key must not be.
+ * @throws LoretraceError `bad_trust_key` (exit 2) for a private key, text that is not a PEM public key, or a
+ *   key that is not Ed25519.
+ */
+export function readTrustedKey(pem: string, file: string): TrustedKey {
+  if (/-----BEGIN (?:[A-Z0-9 ]+ )?PRIVATE KEY-----/.test(pem)) {
+    throw new LoretraceError('bad_trust_key', `${file} is a private key; --trust-key takes the public key (the .pub.pem loretrace keygen wrote beside it) — keep the private key with the runner`, { file, expected: 'a PEM public key (-----BEGIN PUBLIC KEY-----)' }, 2);
+  }
+  let key: KeyObject;
+  try {
+    key = createPublicKey({ key: pem, format: 'pem' });
+  } catch {
+    throw new LoretraceError('bad_trust_key', `${file} is not a PEM public key; --trust-key takes the .pub.pem loretrace keygen wrote`, { file, expected: 'a PEM public key (-----BEGIN PUBLIC KEY-----)' }, 2);
+  }
+  if (key.asymmetricKeyType !== 'ed25519') {
+    throw new LoretraceError('bad_trust_key', `${file} is a ${key.asymmetricKeyType ?? 'non-asymmetric'} public key; loretrace ledgers are signed with Ed25519 only`, { file, expected: 'an Ed25519 public key' }, 2);
+  }
+  const raw = rawPublicKey(key);
+  return { key_id: keyIdOf(raw), public_key: raw, source: file };
+}
+
+/**
+ * Authorship of a ledger, as checked:
+ * - `trusted` — signed, the signature verifies, and its public key is one of the trusted keys;
+ * - `not_checked` — no trusted keys were given: the signature (if any) verified, but nobody's authorship was checked;
+ * - `unsigned` — trusted keys were given and the closing record carries no signature (or there is none);
+ * - `untrusted_signer` — the signature verifies, but its public key is none of the trusted keys;
+ * - `signature_invalid` — the signature does not verify against the public key it carries, or its
+ *   `key_id` is not that key's id (checked with or without trusted keys).
+ */
+export type AuthorshipStatus = 'trusted' | 'not_checked' | 'unsigned' | 'untrusted_signer' | 'signature_invalid';
+
+/** What {@link checkLedgerAuthorship} returns (`LedgerVerifyReport.authorship`). */
+export interface LedgerAuthorship {
+  /** True when trusted keys were given. */
+  checked: boolean;
+  status: AuthorshipStatus;
+  /** The signature's `key_id` as the record states it (null when unsigned). */
+  key_id: string | null;
+  /** One sentence: what was found (for reports). */
+  detail: string;
+}
+
+/** Finding codes of authorship, each an error that fails the ledger. */
+export const AUTHORSHIP_CODES = ['ledger_unsigned', 'ledger_untrusted_signer', 'ledger_signature_invalid'] as const;
+/** One authorship finding code. */
+export type AuthorshipCode = (typeof AUTHORSHIP_CODES)[number];
+
+/** The finding code of a failed {@link AuthorshipStatus}, or null for `trusted` / `not_checked`. */
+export function authorshipCode(status: AuthorshipStatus): AuthorshipCode | null {
+  return status === 'unsigned' ? 'ledger_unsigned' : status === 'untrusted_signer' ? 'ledger_untrusted_signer' : status === 'signature_invalid' ? 'ledger_signature_invalid' : null;
+}
+
+/** The sentence every report prints when no trusted key was given. */
+export const AUTHORSHIP_NOT_CHECKED = 'authorship not checked (no --trust-key)';
+
+/** Does `signature` verify over `record`? Returns why not, or null. Never throws. */
+function signatureProblem(record: Record<string, unknown>, signature: LedgerSignature): string | null {
+  const raw = Buffer.from(signature.public_key, 'base64url');
+  if (raw.length !== 32 || raw.toString('base64url') !== signature.public_key) return `its public_key is not 32 bytes of base64url`;
+  if (keyIdOf(signature.public_key) !== signature.key_id) return `its key_id ${signature.key_id} is not the id of its public_key (${keyIdOf(signature.public_key)})`;
+  const sig = Buffer.from(signature.sig, 'base64url');
+  if (sig.length !== 64 || sig.toString('base64url') !== signature.sig) return 'its sig is not 64 bytes of base64url';
+  let ok = false;
+  try {
+    const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: signature.public_key }, format: 'jwk' });
+    ok = edVerify(null, signedBytes(record), key, sig);
+  } catch {
+    ok = false;
+  }
+  return ok ? null : 'the Ed25519 signature does not verify over the record (without signature and record_hash) with the public key it carries';
+}
+
+/**
+ * Check who wrote a ledger whose chain verified: `closing` is its last record when that closes the session
+ * (`SESSION_CLOSED`), else null (an unclosed or v1 ledger, which is never signed). `trusted` empty means
+ * authorship is not checked. Returns the verdict and, when it fails, one error finding (codes
+ * {@link AUTHORSHIP_CODES}) placed at `at` (the closing record's line). Never throws.
+ */
+export function checkLedgerAuthorship(closing: Record<string, unknown> | null, trusted: readonly TrustedKey[], at: Pick<Finding, 'path' | 'line'>): { authorship: LedgerAuthorship; finding: Finding | null } {
+  const checked = trusted.length > 0;
+  const signature = closing?.['signature'] as LedgerSignature | undefined;
+  const result = (status: AuthorshipStatus, detail: string): { authorship: LedgerAuthorship; finding: Finding | null } => {
+    const code = authorshipCode(status);
+    return {
+      authorship: { checked, status, key_id: signature?.key_id ?? null, detail },
+      finding: code === null ? null : { code, severity: 'error', message: detail, ...at, pointer: '/signature' },
+    };
+  };
+  const trustedIds = trusted.map((k) => k.key_id).join(', ');
+  if (signature === undefined) {
+    const why = closing === null ? 'the ledger has no SESSION_CLOSED record (a runner signs when it closes the ledger)' : 'its SESSION_CLOSED record carries no signature (the runner ran without --signing-key)';
+    return checked
+      ? result('unsigned', `the ledger is unsigned: ${why}; --trust-key ${trustedIds} asks for a ledger signed by one of those keys`)
+      : result('not_checked', `${AUTHORSHIP_NOT_CHECKED}; the ledger is unsigned`);
+  }
+  const problem = signatureProblem(closing!, signature);
+  if (problem !== null) return result('signature_invalid', `the signature of the SESSION_CLOSED record is invalid: ${problem}; the record was edited after signing, or the signature was made for another chain`);
+  if (!checked) return result('not_checked', `${AUTHORSHIP_NOT_CHECKED}; signed by key ${signature.key_id}, signature valid`);
+  const match = trusted.find((k) => k.public_key === signature.public_key);
+  if (!match) return result('untrusted_signer', `the ledger is signed by key ${signature.key_id}, which is none of the trusted keys (${trustedIds}); its signature is valid, but a key anyone can make proves nothing`);
+  return result('trusted', `signed by trusted key ${signature.key_id}${match.source ? ` (${match.source})` : ''}`);
+}

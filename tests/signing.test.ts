@@ -1,0 +1,326 @@
+/**
+ * Runner-key signing of ledgers (src/receipts/signing.ts, docs/RECEIPTS.md "Authorship"): a ledger written
+ * with `--signing-key` carries an Ed25519 signature in its SESSION_CLOSED record over the RFC 8785 form of
+ * that record (prev_hash included, signature and record_hash left out), inside record_hash; `--trust-key`
+ * decides who may have written it. The forgeries here are what anyone with the file could do by hand:
+ * re-hash the whole chain, drop or re-make the signature, flip a byte, swap the public key.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { GENESIS_HASH, hashLedgerRecord, verifyLedger } from '../src/receipts/ledger.js';
+import type { LedgerRecord } from '../src/receipts/ledger.js';
+import { keyIdOf, readSigningKey, readTrustedKey, signedBytes } from '../src/receipts/signing.js';
+import type { LedgerSigner } from '../src/receipts/signing.js';
+import { main } from '../src/cli/main.js';
+import { BIN, FIXTURE_VAULT, PROXY_PACKET, R, fixtureSession, readLedger, tempDir } from './helpers/proxy.js';
+import { FIXTURES } from './helpers/shared.js';
+import { testKey, writeTestKey } from './helpers/keys.js';
+
+const KEY1 = testKey(1);
+const KEY2 = testKey(2);
+
+let tmp: { dir: string; cleanup: () => void };
+beforeEach(() => {
+  tmp = tempDir('loretrace-signing-');
+});
+afterEach(() => tmp.cleanup());
+
+/** A closed ledger of a short research session on FixtureLore, signed by `signer` (or unsigned). */
+async function sessionLedger(signer: LedgerSigner | null, name = 'session.jsonl'): Promise<string> {
+  const path = join(tmp.dir, name);
+  const s = await fixtureSession({ ledgerPath: path, signer });
+  await s.call('lore_read', { ref: `${R.territories}#Brinefall Shelf` });
+  await s.call('lore_follow', { from_ref: R.territories, target: 'Brinefall Blackout' });
+  await s.call('lore_read', { ref: R.blackout, line_start: 5, line_end: 11 });
+  await s.close();
+  return path;
+}
+
+/**
+ * Re-chain records by hand, as a forger with the file would: every prev_hash and record_hash recomputed,
+ * and the closing record's signature dropped (`sign: null`), re-made with another key, or kept as it is.
+ */
+function rechain(records: LedgerRecord[], sign: LedgerSigner | null | 'keep'): string {
+  let prev = GENESIS_HASH;
+  const out: LedgerRecord[] = [];
+  for (const r of records) {
+    const { prev_hash: _p, record_hash: _h, signature, ...body } = r;
+    const rec: Record<string, unknown> = { ...body };
+    if (r.kind !== 'SESSION_CLOSED' || sign === 'keep') {
+      if (signature) rec['signature'] = signature;
+    } else if (sign !== null) {
+      rec['signature'] = sign.sign({ ...rec, prev_hash: prev });
+    }
+    const hash = hashLedgerRecord(prev, rec);
+    out.push({ ...(rec as unknown as LedgerRecord), prev_hash: prev, record_hash: hash });
+    prev = hash;
+  }
+  return out.map((r) => JSON.stringify(r) + '\n').join('');
+}
+
+const codes = (r: Awaited<ReturnType<typeof verifyLedger>>) => r.findings.filter((f) => f.severity === 'error').map((f) => f.code);
+
+describe('test keys', () => {
+  it('have the key ids of SHA-256 over their raw public keys (RFC 8032 seeds 0x01…, 0x02…)', () => {
+    expect(KEY1.signer.public_key).toBe('iojj3XQJ8ZX9UtstPLpdcspnCb8dlBIb83SIAbQPb1w');
+    expect(KEY1.signer.key_id).toBe('34750f98bd59fcfc');
+    expect(KEY2.signer.key_id).toBe('6a3803d5f059902a');
+    expect(keyIdOf(KEY1.signer.public_key)).toBe('34750f98bd59fcfc');
+    expect(KEY1.trusted).toEqual({ key_id: '34750f98bd59fcfc', public_key: KEY1.signer.public_key, source: 'key1.pub.pem' });
+  });
+
+  it('refuse a public key as --signing-key and a private key as --trust-key, by name', () => {
+    expect(() => readSigningKey(KEY1.publicPem, 'k.pub.pem')).toThrow(expect.objectContaining({ code: 'bad_signing_key', message: expect.stringContaining('k.pub.pem is a public key') }));
+    expect(() => readTrustedKey(KEY1.privatePem, 'k.key.pem')).toThrow(expect.objectContaining({ code: 'bad_trust_key', message: expect.stringContaining('k.key.pem is a private key') }));
+    expect(() => readTrustedKey('not a key', 'x.pem')).toThrow(expect.objectContaining({ code: 'bad_trust_key', exitCode: 2 }));
+  });
+});
+
+describe('a signed ledger', () => {
+  it('carries the signature in SESSION_CLOSED only, over the record without signature and record_hash, inside record_hash', async () => {
+    const records = readLedger(await sessionLedger(KEY1.signer));
+    const last = records[records.length - 1]!;
+    expect(records.slice(0, -1).every((r) => r.signature === undefined)).toBe(true);
+    expect(last.kind).toBe('SESSION_CLOSED');
+    expect(last.signature).toMatchObject({ alg: 'ed25519', key_id: '34750f98bd59fcfc', public_key: KEY1.signer.public_key });
+    expect(last.signature!.sig).toMatch(/^[A-Za-z0-9_-]{86}$/);
+    // The signed bytes hold prev_hash (the chain) and not the signature or the hash.
+    const signed = signedBytes(last).toString('utf8');
+    expect(signed).toContain(`"prev_hash":"${last.prev_hash}"`);
+    expect(signed).not.toContain('"signature"');
+    expect(signed).not.toContain('"record_hash"');
+    // record_hash covers the signature.
+    expect(last.record_hash).toBe(hashLedgerRecord(last.prev_hash, last));
+    const { signature: _s, ...unsigned } = last;
+    expect(hashLedgerRecord(last.prev_hash, unsigned)).not.toBe(last.record_hash);
+    // Ed25519 is deterministic: the same session and clock give the same signature.
+    const again = readLedger(await sessionLedger(KEY1.signer, 'again.jsonl'));
+    expect(again[again.length - 1]!.signature).toEqual(last.signature);
+  });
+
+  it('verifies with its key: authorship trusted, valid', async () => {
+    const text = readFileSync(await sessionLedger(KEY1.signer), 'utf8');
+    const r = await verifyLedger(text, { trustedKeys: [KEY2.trusted, KEY1.trusted] });
+    expect(r.valid).toBe(true);
+    expect(r.authorship).toEqual({ checked: true, status: 'trusted', key_id: '34750f98bd59fcfc', detail: 'signed by trusted key 34750f98bd59fcfc (key1.pub.pem)' });
+  });
+
+  it('without trusted keys verifies as before and says authorship was not checked', async () => {
+    const signed = await verifyLedger(readFileSync(await sessionLedger(KEY1.signer), 'utf8'));
+    expect(signed.valid).toBe(true);
+    expect(signed.authorship).toEqual({ checked: false, status: 'not_checked', key_id: '34750f98bd59fcfc', detail: 'authorship not checked (no --trust-key); signed by key 34750f98bd59fcfc, signature valid' });
+    const unsigned = await verifyLedger(readFileSync(await sessionLedger(null, 'u.jsonl'), 'utf8'));
+    expect(unsigned.valid).toBe(true);
+    expect(unsigned.authorship).toEqual({ checked: false, status: 'not_checked', key_id: null, detail: 'authorship not checked (no --trust-key); the ledger is unsigned' });
+  });
+});
+
+describe('forged and tampered ledgers', () => {
+  it('unsigned with --trust-key: ledger_unsigned on the closing record', async () => {
+    const r = await verifyLedger(readFileSync(await sessionLedger(null), 'utf8'), { file: 's.jsonl', trustedKeys: [KEY1.trusted] });
+    expect(r.valid).toBe(false);
+    expect(r.first_bad_seq).toBeNull();
+    expect(r.authorship.status).toBe('unsigned');
+    expect(r.findings.filter((f) => f.severity === 'error')).toEqual([{
+      code: 'ledger_unsigned', severity: 'error', path: 's.jsonl', line: 5, pointer: '/signature',
+      message: 'the ledger is unsigned: its SESSION_CLOSED record carries no signature (the runner ran without --signing-key); --trust-key 34750f98bd59fcfc asks for a ledger signed by one of those keys',
+    }]);
+  });
+
+  it('hand-rehashed with the same records and no signature: the chain verifies, ledger_unsigned catches it', async () => {
+    const forged = rechain(readLedger(await sessionLedger(KEY1.signer)), null);
+    expect((await verifyLedger(forged)).valid).toBe(true);
+    expect(codes(await verifyLedger(forged, { trustedKeys: [KEY1.trusted] }))).toEqual(['ledger_unsigned']);
+  });
+
+  it('hand-rehashed and re-signed with another key: ledger_untrusted_signer', async () => {
+    const forged = rechain(readLedger(await sessionLedger(KEY1.signer)), KEY2.signer);
+    const r = await verifyLedger(forged, { trustedKeys: [KEY1.trusted] });
+    expect(codes(r)).toEqual(['ledger_untrusted_signer']);
+    expect(r.authorship).toMatchObject({ status: 'untrusted_signer', key_id: '6a3803d5f059902a' });
+  });
+
+  it('an earlier record edited and the chain re-hashed, old signature kept: ledger_signature_invalid, with or without --trust-key', async () => {
+    const records = readLedger(await sessionLedger(KEY1.signer));
+    (records[1]!.arguments as { ref: string }).ref = R.truth;
+    const forged = rechain(records, 'keep');
+    expect(codes(await verifyLedger(forged, { trustedKeys: [KEY1.trusted] }))).toEqual(['ledger_signature_invalid']);
+    expect(codes(await verifyLedger(forged))).toEqual(['ledger_signature_invalid']);
+  });
+
+  it('a flipped signature byte: ledger_record_hash_mismatch as written, ledger_signature_invalid once re-hashed', async () => {
+    const path = await sessionLedger(KEY1.signer);
+    const records = readLedger(path);
+    const last = records[records.length - 1]!;
+    const sig = Buffer.from(last.signature!.sig, 'base64url');
+    sig[10] = sig[10]! ^ 0x01;
+    last.signature = { ...last.signature!, sig: sig.toString('base64url') };
+    const asWritten = records.map((r) => JSON.stringify(r) + '\n').join('');
+    const r1 = await verifyLedger(asWritten, { trustedKeys: [KEY1.trusted] });
+    expect(codes(r1)).toEqual(['ledger_record_hash_mismatch']);
+    expect(r1.first_bad_seq).toBe(4);
+    const r2 = await verifyLedger(rechain(records, 'keep'), { trustedKeys: [KEY1.trusted] });
+    expect(codes(r2)).toEqual(['ledger_signature_invalid']);
+    expect(r2.findings[0]!.message).toBe('the signature of the SESSION_CLOSED record is invalid: the Ed25519 signature does not verify over the record (without signature and record_hash) with the public key it carries; the record was edited after signing, or the signature was made for another chain');
+  });
+
+  it('the public key swapped in the record: ledger_signature_invalid (key_id kept or updated)', async () => {
+    const records = readLedger(await sessionLedger(KEY1.signer));
+    const last = records[records.length - 1]!;
+    last.signature = { ...last.signature!, public_key: KEY2.signer.public_key };
+    const kept = await verifyLedger(rechain(records, 'keep'), { trustedKeys: [KEY1.trusted, KEY2.trusted] });
+    expect(codes(kept)).toEqual(['ledger_signature_invalid']);
+    expect(kept.findings[0]!.message).toContain('its key_id 34750f98bd59fcfc is not the id of its public_key (6a3803d5f059902a)');
+    last.signature = { ...last.signature!, key_id: KEY2.signer.key_id };
+    const updated = await verifyLedger(rechain(records, 'keep'), { trustedKeys: [KEY1.trusted, KEY2.trusted] });
+    expect(codes(updated)).toEqual(['ledger_signature_invalid']);
+    expect(updated.findings[0]!.message).toContain('the Ed25519 signature does not verify');
+  });
+
+  it('a signature on any record but SESSION_CLOSED is refused by the record schema', async () => {
+    const records = readLedger(await sessionLedger(KEY1.signer));
+    records[1]!.signature = records[records.length - 1]!.signature;
+    const r = await verifyLedger(rechain(records, 'keep'));
+    expect(codes(r)).toEqual(['ledger_bad_record']);
+    expect(r.first_bad_seq).toBe(1);
+  });
+
+  it('an unclosed ledger is unsigned (the key signs at close)', async () => {
+    const path = join(tmp.dir, 'open.jsonl');
+    const s = await fixtureSession({ ledgerPath: path, signer: KEY1.signer });
+    await s.call('lore_read', { ref: R.territories });
+    const r = await verifyLedger(readFileSync(path, 'utf8'), { trustedKeys: [KEY1.trusted] });
+    expect(codes(r)).toEqual(['ledger_unsigned']);
+    expect(r.authorship.detail).toContain('the ledger has no SESSION_CLOSED record');
+    await s.close();
+  });
+});
+
+async function cli(argv: string[], env: Record<string, string> = {}) {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), cwd: tmp.dir, env: { ...process.env, LORETRACE_SIGNING_KEY: '', LORETRACE_TRUSTED_KEYS: '', ...env } });
+  return { code, stdout, stderr };
+}
+
+describe('loretrace keygen', () => {
+  it('writes a 0600 PKCS #8 private key and its SPKI public key, prints the key id, and never overwrites', async () => {
+    const r = await cli(['keygen', '--out', 'runner.key.pem', '--json']);
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout) as { key_id: string; private_key: string; public_key: string; alg: string };
+    expect(out).toMatchObject({ alg: 'ed25519', private_key: 'runner.key.pem', public_key: 'runner.pub.pem' });
+    const priv = readFileSync(join(tmp.dir, 'runner.key.pem'), 'utf8');
+    const pub = readFileSync(join(tmp.dir, 'runner.pub.pem'), 'utf8');
+    expect(priv.startsWith('-----BEGIN PRIVATE KEY-----\n')).toBe(true);
+    expect(pub.startsWith('-----BEGIN PUBLIC KEY-----\n')).toBe(true);
+    expect(statSync(join(tmp.dir, 'runner.key.pem')).mode & 0o777).toBe(0o600);
+    expect(readSigningKey(priv, 'k').key_id).toBe(out.key_id);
+    expect(readTrustedKey(pub, 'p').key_id).toBe(out.key_id);
+    expect(out.key_id).toMatch(/^[0-9a-f]{16}$/);
+    const again = await cli(['keygen', '--out', 'runner.key.pem']);
+    expect(again).toEqual({ code: 2, stdout: '', stderr: "loretrace: runner.key.pem already exists; loretrace keygen never overwrites a key — choose another --out (nothing written) [output_exists]\n" });
+    expect(readFileSync(join(tmp.dir, 'runner.key.pem'), 'utf8')).toBe(priv);
+  });
+
+  it('into a folder writes runner.key.pem and runner.pub.pem', async () => {
+    const r = await cli(['keygen', '--out', '.']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^key [0-9a-f]{16} \(ed25519\)\n  private key runner\.key\.pem \(mode 0600: keep it with the runner; --signing-key\)\n  public key  runner\.pub\.pem \(hand it to reviewers; --trust-key\)\n$/);
+  });
+});
+
+describe('loretrace ledger verify --trust-key', () => {
+  it('passes a ledger signed by the trusted key, fails others with the exact code, and says when authorship was not checked', async () => {
+    const k1 = writeTestKey(tmp.dir, 1);
+    const k2 = writeTestKey(tmp.dir, 2);
+    await sessionLedger(KEY1.signer);
+    const ok = await cli(['ledger', 'verify', 'session.jsonl', '--trust-key', k1.publicPath]);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout.split('\n')[3]).toBe(`  authorship: signed by trusted key 34750f98bd59fcfc (${k1.publicPath})`);
+    const other = await cli(['ledger', 'verify', 'session.jsonl', '--trust-key', k2.publicPath]);
+    expect(other.code).toBe(1);
+    expect(other.stdout.split('\n')[0]).toBe('session.jsonl: INVALID — chain intact, authorship ledger_untrusted_signer; 5 records verify (seq 0-4)');
+    expect(other.stdout).toContain('session.jsonl:5: [ledger_untrusted_signer] the ledger is signed by key 34750f98bd59fcfc, which is none of the trusted keys (6a3803d5f059902a)');
+    const none = await cli(['ledger', 'verify', 'session.jsonl']);
+    expect(none.code).toBe(0);
+    expect(none.stdout.split('\n')[3]).toBe('  authorship not checked (no --trust-key); signed by key 34750f98bd59fcfc, signature valid');
+    // LORETRACE_TRUSTED_KEYS is a path list; --trust-key replaces it.
+    const env = await cli(['ledger', 'verify', 'session.jsonl', '--json'], { LORETRACE_TRUSTED_KEYS: `${k2.publicPath}:${k1.publicPath}` });
+    expect(env.code).toBe(0);
+    expect((JSON.parse(env.stdout) as { authorship: unknown }).authorship).toEqual({ checked: true, status: 'trusted', key_id: '34750f98bd59fcfc', detail: `signed by trusted key 34750f98bd59fcfc (${k1.publicPath})` });
+    const flag = await cli(['ledger', 'verify', 'session.jsonl', '--json', '--trust-key', k2.publicPath], { LORETRACE_TRUSTED_KEYS: k1.publicPath });
+    expect(flag.code).toBe(1);
+  });
+
+  it('refuses a private key given as --trust-key (exit 2)', async () => {
+    const k1 = writeTestKey(tmp.dir, 1);
+    await sessionLedger(null);
+    const r = await cli(['ledger', 'verify', 'session.jsonl', '--trust-key', k1.privatePath]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`loretrace: ${k1.privatePath} is a private key; --trust-key takes the public key (the .pub.pem loretrace keygen wrote beside it) — keep the private key with the runner [bad_trust_key]\n`);
+  });
+});
+
+describe('both lanes sign', () => {
+  it('retrieve --signing-key signs the coordinator ledger, byte-identical on a re-run, and its lock records the key id', async () => {
+    const k1 = writeTestKey(tmp.dir, 1);
+    const P = join(FIXTURE_VAULT, '..', 'packets');
+    const args = (out: string) => ['retrieve', '--lore', FIXTURE_VAULT, '--packet', join(P, 'brinefall-intake.turn-01.mara-voss.draft.packet.json'),
+      '--projected-context', join(P, 'brinefall-intake.turn-01.mara-voss.projected-context.json'), '--policy', join(P, 'brinefall-intake.policy.json'), '--out', out, '--json'];
+    const env = { SOURCE_DATE_EPOCH: '1735689600', LORETRACE_INDEX_DIR: join(tmp.dir, 'idx') };
+    expect((await cli([...args('a/mara.packet.json'), '--signing-key', k1.privatePath], env)).code).toBe(0);
+    expect((await cli(args('b/mara.packet.json'), { ...env, LORETRACE_SIGNING_KEY: k1.privatePath })).code).toBe(0);
+    const a = readFileSync(join(tmp.dir, 'a/mara.packet.ledger.jsonl'), 'utf8');
+    expect(a).toBe(readFileSync(join(tmp.dir, 'b/mara.packet.ledger.jsonl'), 'utf8'));
+    const r = await verifyLedger(a, { trustedKeys: [KEY1.trusted] });
+    expect(r.valid).toBe(true);
+    expect(r.authorship.status).toBe('trusted');
+    const lock = JSON.parse(readFileSync(join(tmp.dir, 'a/mara.packet.lock.json'), 'utf8')) as { ledger: { signer_key_id: string | null } };
+    expect(lock.ledger.signer_key_id).toBe('34750f98bd59fcfc');
+  });
+
+  it('serve --mcp (stdio, the real process) signs with LORETRACE_SIGNING_KEY', () => {
+    const k1 = writeTestKey(tmp.dir, 1);
+    const ledger = join(tmp.dir, 'stdio.jsonl');
+    const r = spawnSync(process.execPath, [BIN, 'serve', '--lore', FIXTURE_VAULT, '--packet', PROXY_PACKET, '--ledger', ledger, '--mcp'], {
+      cwd: tmp.dir, input: readFileSync(join(FIXTURES, 'captures', 'dock-warden-ilse.research.mcp.jsonl')), encoding: 'utf8',
+      env: { ...process.env, LORETRACE_SIGNING_KEY: k1.privatePath, LORETRACE_INDEX_DIR: join(tmp.dir, 'idx') },
+    });
+    expect(r.status).toBe(0);
+    expect(r.stderr).toContain(`loretrace: session closed; ledger ${ledger} signed by key 34750f98bd59fcfc\n`);
+    return verifyLedger(readFileSync(ledger, 'utf8'), { trustedKeys: [KEY1.trusted] }).then((v) => {
+      expect(v.valid).toBe(true);
+      expect(v.records).toBe(6);
+      expect(v.authorship.status).toBe('trusted');
+    });
+  });
+
+  it('serve --http signs with --signing-key when it is stopped (SIGTERM)', async () => {
+    const k2 = writeTestKey(tmp.dir, 2);
+    const ledger = join(tmp.dir, 'http.jsonl');
+    const proc = spawn(process.execPath, [BIN, 'serve', '--lore', FIXTURE_VAULT, '--packet', PROXY_PACKET, '--ledger', ledger, '--http', '127.0.0.1:0', '--signing-key', k2.privatePath], {
+      cwd: tmp.dir, env: { ...process.env, LORETRACE_SIGNING_KEY: '', LORETRACE_INDEX_DIR: join(tmp.dir, 'idx') }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let err = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      proc.stderr!.on('data', (d) => {
+        err += String(d);
+        const m = /^listening on (http:\/\/127\.0\.0\.1:\d+)$/m.exec(err);
+        if (m) resolve(m[1]!);
+      });
+      proc.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
+    });
+    const answer = await fetch(`${url}/tools/lore_read`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ref: R.territories }) });
+    expect(answer.status).toBe(200);
+    await answer.text();
+    const exited = new Promise((r) => proc.once('exit', r));
+    proc.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    const v = await verifyLedger(readFileSync(ledger, 'utf8'), { trustedKeys: [KEY1.trusted] });
+    expect(v.records).toBe(3);
+    expect(codes(v)).toEqual(['ledger_untrusted_signer']);
+    expect((await verifyLedger(readFileSync(ledger, 'utf8'), { trustedKeys: [KEY2.trusted] })).authorship).toMatchObject({ status: 'trusted', key_id: '6a3803d5f059902a' });
+  });
+});
