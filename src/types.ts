@@ -216,6 +216,12 @@ export interface VaultConfig {
   hidden_prefixes?: string[];
   /** Extra plain-English → target-class synonyms for `follow_link_classes`: `{ "guild": ["factions"] }`. */
   link_class_synonyms?: Record<string, string[]>;
+  /**
+   * Weight of search's stemmed field, a number from 0 to 1; default 0 (docs/INDEX.md "Stemmed field").
+   * Above 0 the index carries a Porter-stemmed copy of the headings and text fields and `search` scores it
+   * at this weight unless its `stemWeight` option says otherwise; 0: no copy, exact terms only.
+   */
+  stem_weight?: number;
 }
 
 /**

@@ -24,7 +24,7 @@ import { Worker } from 'node:worker_threads';
 import type { VaultConfig, VaultPath } from '../types.js';
 import { parseNote } from '../notes/parse.js';
 import { packTokens, type PackedTokens } from '../search/postings.js';
-import { noteTokens, type NoteTokens } from '../search/tokenize.js';
+import { hasStemmedField, noteTokens, type NoteTokens } from '../search/tokenize.js';
 
 /** Notes to parse above which worker threads are used (when available). */
 export const WORKER_THRESHOLD = 200;
@@ -150,6 +150,7 @@ export function parseWire(jobs: readonly ParseJob[], config: VaultConfig, alloc?
   const classes: string[][] = [];
   const chunkCounts: number[] = [];
   const linkCounts: number[] = [];
+  const stemmed = hasStemmedField(config);
   for (const job of jobs) {
     const parsed = parseNote(job.path, job.bytes, { config, sha256: job.sha256 });
     lines.note.push(JSON.stringify({ path: job.path, sha256: job.sha256, note: parsed.note, findings: parsed.findings }));
@@ -158,7 +159,7 @@ export function parseWire(jobs: readonly ParseJob[], config: VaultConfig, alloc?
     classes.push(parsed.note.classes);
     chunkCounts.push(parsed.chunks.length);
     linkCounts.push(parsed.links.length);
-    tokens.push(noteTokens(parsed.note, parsed.chunks));
+    tokens.push(noteTokens(parsed.note, parsed.chunks, stemmed));
   }
   return toWire({ paths: jobs.map((j) => j.path), shas: jobs.map((j) => j.sha256), classes, chunkCounts, linkCounts, lines, tokens: packTokens(tokens) }, alloc);
 }

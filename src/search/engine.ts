@@ -11,6 +11,10 @@
  * - per shard group (the query terms sharing a shard key, in query order): `g` = sum of the term scores,
  *   `q` = number of the group's terms the document has; MiniSearch reports `g × q`;
  * - over groups (shard keys in code-unit order): `raw += (g × q) / q`, `terms += q`; score = `raw × terms`.
+ * - with a stem weight w > 0 (docs/INDEX.md "Stemmed field"), a term's score also adds, per field, `w ×`
+ *   the same field-boosted BM25 of its stemmed term (tokenize.ts `stemTerm`) over the field's stemmed
+ *   copy, and a document that has only the stemmed term counts the query term in `q` as MiniSearch counts
+ *   a term matched through an expansion. w = 0 is the arithmetic above, unchanged.
  *
  * Prefix and fuzzy expansion (rare: only when exact terms give fewer than k hits) run through a
  * MiniSearch built on demand from the compact shard, exactly as before. Expansion never changes a
@@ -19,6 +23,7 @@
 import MiniSearch, { type SearchResult } from 'minisearch';
 import { compareCodeUnits } from '../vault/scan.js';
 import { combineShards, FIELD_COUNT, shardKey, shardLookup, type CompactShard, type LoadedMeta } from './postings.js';
+import { isStemTerm, stemTerm } from './tokenize.js';
 
 /** Indexed fields, in field-id order. */
 export const SEARCH_FIELDS = ['title', 'aliases', 'headings', 'text'] as const;
@@ -53,7 +58,7 @@ export class ShardedEngine {
   private source: ShardSource;
   private fellBack = false;
   private loadedMeta: LoadedMeta | null = null;
-  private scratch: { raw: Float64Array; terms: Uint16Array; group: Float64Array; gq: Uint16Array; term: Float64Array; mark: Uint32Array; mask: Uint32Array; stamp: number } | null = null;
+  private scratch: { raw: Float64Array; terms: Uint16Array; group: Float64Array; gq: Uint16Array; term: Float64Array; mark: Uint32Array; mask: Uint32Array; exact: Uint8Array; stamp: number } | null = null;
 
   constructor(source: ShardSource, private readonly fallback: () => ShardSource) {
     this.source = source;
@@ -104,7 +109,7 @@ export class ShardedEngine {
     if (!this.scratch || this.scratch.raw.length < n) {
       this.scratch = {
         raw: new Float64Array(n), terms: new Uint16Array(n), group: new Float64Array(n), gq: new Uint16Array(n),
-        term: new Float64Array(n), mark: new Uint32Array(n), mask: new Uint32Array(n), stamp: 0,
+        term: new Float64Array(n), mark: new Uint32Array(n), mask: new Uint32Array(n), exact: new Uint8Array(n), stamp: 0,
       };
     }
     return this.scratch;
@@ -194,8 +199,12 @@ export class ShardedEngine {
    * Score every document matching any exact term (OR). `visit(id, score, mask)` is called once per matching
    * document; bit i of `mask` is set when the document has `terms[i]` in some field (i < 32; later terms
    * have no bit). Documents come in ascending id order of first match (callers must not rely on the order).
+   * `stemWeight` (≥ 0, default 0 = off) adds each term's stemmed-copy score at that weight (module doc);
+   * a document with only the stemmed form of `terms[i]` is visited but gets no bit i (the mask says which
+   * exact terms are there, which is what the phrase bound needs), and `exact` is false for a document
+   * that has no exact term at all (only stemmed forms).
    */
-  exact(terms: readonly string[], visit: (id: number, score: number, mask: number) => void): void {
+  exact(terms: readonly string[], visit: (id: number, score: number, mask: number, exact: boolean) => void, stemWeight = 0): void {
     const groups = groupTerms(terms);
     const { meta, lengths } = this.meta();
     const N = meta.document_count;
@@ -216,34 +225,50 @@ export class ShardedEngine {
       groupDocs.length = 0;
       for (const t of groupTermsList) {
         const ti = lookup.get(t);
-        if (ti === undefined) continue;
+        if (ti === undefined && stemWeight === 0) continue;
         const qi = position.get(t) ?? -1;
         const bit = qi >= 0 && qi < 32 ? (1 << qi) >>> 0 : 0;
         termDocs.length = 0;
         const stamp = ++sc.stamp;
-        for (let f = 0; f < FIELD_COUNT; f++) {
-          const a = shard.offsets[ti * FIELD_COUNT + f]!;
-          const b = shard.offsets[ti * FIELD_COUNT + f + 1]!;
-          if (a === b) continue;
-          const df = b - a;
-          const idf = Math.log(1 + (N - df + 0.5) / (df + 0.5));
-          const boost = BOOSTS[f]!;
-          const avgF = avg[f]!;
-          for (let j = a; j < b; j++) {
-            const d = shard.docs[j]!;
-            const tf = shard.tfs[j]!;
-            const fieldLength = lengths[d * FIELD_COUNT + f]!;
-            const raw = idf * (BM25.d + tf * (BM25.k + 1) / (tf + BM25.k * (1 - BM25.b + BM25.b * fieldLength / avgF)));
-            const weighted = 1 * 1 * boost * 1 * raw;
-            if (sc.mark[d] !== stamp) {
-              sc.mark[d] = stamp;
-              sc.term[d] = weighted;
-              termDocs.push(d);
-            } else sc.term[d] = sc.term[d]! + weighted;
+        // The exact term's postings at weight 1, then its stemmed term's at the stem weight;
+        // termDocs[0 … exactCount) have the exact term, the rest only its stemmed form.
+        const runs: [shard: CompactShard, term: number, weight: number][] = [];
+        if (ti !== undefined) runs.push([shard, ti, 1]);
+        const stem = stemWeight > 0 ? this.stemRun(t) : null;
+        if (stem) runs.push([stem[0], stem[1], stemWeight]);
+        let exactCount = 0;
+        for (const [sh, si, weight] of runs) {
+          const isExact = sh === shard && si === ti;
+          for (let f = 0; f < FIELD_COUNT; f++) {
+            const a = sh.offsets[si * FIELD_COUNT + f]!;
+            const b = sh.offsets[si * FIELD_COUNT + f + 1]!;
+            if (a === b) continue;
+            const df = b - a;
+            const idf = Math.log(1 + (N - df + 0.5) / (df + 0.5));
+            const boost = BOOSTS[f]!;
+            const avgF = avg[f]!;
+            for (let j = a; j < b; j++) {
+              const d = sh.docs[j]!;
+              const tf = sh.tfs[j]!;
+              const fieldLength = lengths[d * FIELD_COUNT + f]!;
+              const raw = idf * (BM25.d + tf * (BM25.k + 1) / (tf + BM25.k * (1 - BM25.b + BM25.b * fieldLength / avgF)));
+              const weighted = 1 * 1 * boost * 1 * raw;
+              const scored = isExact ? weighted : weight * weighted;
+              if (sc.mark[d] !== stamp) {
+                sc.mark[d] = stamp;
+                sc.term[d] = scored;
+                termDocs.push(d);
+              } else sc.term[d] = sc.term[d]! + scored;
+            }
           }
+          if (isExact) exactCount = termDocs.length;
         }
-        for (const d of termDocs) {
-          sc.mask[d] = (sc.mask[d]! | bit) >>> 0;
+        for (let x = 0; x < termDocs.length; x++) {
+          const d = termDocs[x]!;
+          if (x < exactCount) {
+            sc.mask[d] = (sc.mask[d]! | bit) >>> 0;
+            sc.exact[d] = 1;
+          }
           if (sc.gq[d] === 0) {
             sc.group[d] = sc.term[d]!;
             groupDocs.push(d);
@@ -264,11 +289,26 @@ export class ShardedEngine {
       }
     }
     for (const d of touched) {
-      visit(d, sc.raw[d]! * sc.terms[d]!, sc.mask[d]!);
+      visit(d, sc.raw[d]! * sc.terms[d]!, sc.mask[d]!, sc.exact[d] === 1);
       sc.mask[d] = 0;
+      sc.exact[d] = 0;
       sc.raw[d] = 0;
       sc.terms[d] = 0;
     }
+  }
+
+  /**
+   * The postings of the stemmed term of `term` (its shard and term index), or null when the term has no
+   * stem ({@link stemTerm}) or no chunk has it. A stem keeps its word's first letter, so it sits in the
+   * same shard as the exact term; it is looked up by its own key all the same.
+   */
+  private stemRun(term: string): [CompactShard, number] | null {
+    const stem = stemTerm(term);
+    if (stem === null) return null;
+    const shard = this.shard(shardKey(stem));
+    if (!shard) return null;
+    const si = shardLookup(shard).get(stem);
+    return si === undefined ? null : [shard, si];
   }
 
   /**
@@ -315,6 +355,8 @@ export class ShardedEngine {
     const fieldLength: Record<string, number[]> = {};
     const index: [string, Record<string, Record<string, number>>][] = [];
     for (let t = 0; t < shard.terms.length; t++) {
+      // Stemmed terms are a field of their own, not words: expansion never matches them.
+      if (isStemTerm(shard.terms[t]!)) continue;
       const byField: Record<string, Record<string, number>> = {};
       for (let f = 0; f < FIELD_COUNT; f++) {
         const a = shard.offsets[t * FIELD_COUNT + f]!;

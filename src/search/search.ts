@@ -17,11 +17,18 @@
  *    before filters) are re-ranked; the rest keep their BM25 score, so every hit's score depends on the
  *    query alone (not on k or the filters) and a smaller k returns a prefix of a larger k's hits. Candidates are examined in that order until none
  *    could still enter the top k, so the result is exactly the top k of these scores.
- * 3. Only when the exact terms yield fewer than `k` hits (after filters) are prefix (terms ≥ 3 characters)
+ * 3. Only when the exact terms yield fewer than `k` hits (after filters) are the chunks that match only
+ *    stemmed forms (rule 5) appended, then, when still fewer than `k`, prefix (terms ≥ 3 characters)
  *    and fuzzy (terms ≥ 5 characters, 20 % edits) expansions consulted, and hits found only that way are
  *    ranked below every exact hit (their scores are scaled under the lowest exact score, keeping their own
  *    order). An inexact match never outranks an exact one.
  * 4. Scores are rounded to 6 decimals; ties are broken by path, then chunk_index (code-unit order).
+ * 5. Stemmed field (`stemWeight`, default: the config's `stem_weight`, else 0 = off): each BM25 term also scores its Porter
+ *    stem over the stemmed copy of headings and text at that weight (src/search/engine.ts), so a chunk
+ *    with `relaying` counts as having `relays`. Exact first twice over: a chunk with at least one exact
+ *    query term is an exact hit, scored with the stemmed field added; a chunk with only stemmed forms is
+ *    in the tier below every exact hit (rule 3); and within a chunk a word in its exact form scores at
+ *    least what it would as a stemmed form (weight ≤ 1).
  */
 import { LoretraceError } from '../errors.js';
 import type { Chunk, LoreRef, NoteRecord, VaultIndex, VaultPath } from '../types.js';
@@ -29,7 +36,7 @@ import { isUnderPrefix } from '../refs/ref.js';
 import { compareCodeUnits } from '../vault/scan.js';
 import { ShardedEngine, type ShardSource } from './engine.js';
 import { FIELD_COUNT, PostingsBuilder, packTokens, type CompactShard, type DocNote, type LoadedMeta } from './postings.js';
-import { noteTokens, phraseTerms, queryTerms } from './tokenize.js';
+import { hasStemmedField, noteTokens, phraseTerms, queryTerms } from './tokenize.js';
 import { ENTITY_PRIOR, longestPhraseRun, NAME_MATCH_FACTOR, nameTerms, occursAsPhrase, PHRASE_MAX_TERMS, phraseFactor, phraseIsName, termPositions } from './phrase.js';
 
 /** Options of {@link search}. */
@@ -69,6 +76,17 @@ export interface SearchOptions {
    * BM25 scores (docs/TRAVERSAL.md).
    */
   phrase?: boolean;
+  /**
+   * Weight of the stemmed field beside the exact one (docs/INDEX.md "Stemmed field"): each query term's
+   * Porter stem is scored over the stemmed copy of the headings and text fields, times this, and added to
+   * the term's exact score; a chunk with only a stemmed form of a term (`relaying` for `relays`) matches
+   * it. A number from 0 to 1: 0 turns the field off (exact terms only); at most 1, so a word in its exact
+   * form never scores less than as a stemmed match. Applies to the BM25 scores of `phrase: false` too.
+   * Default: the index's `stem_weight` (loretrace.config.json), else 0 — off by default, as measured in
+   * docs/EVAL.md "Stemmed field". Above 0 it needs an index built with a `stem_weight` above 0 (only such
+   * an index carries the stemmed copy): `bad_option` otherwise.
+   */
+  stemWeight?: number;
 }
 
 /** One search hit (the `results[]` item of `loretrace search --json`). */
@@ -123,7 +141,7 @@ export function attachSearchSource(
   namesOfPath?: (path: VaultPath) => readonly string[],
 ): void {
   states.set(index, {
-    engine: new ShardedEngine(source, () => memorySource(index.notes, index.chunks)),
+    engine: new ShardedEngine(source, () => memorySource(index.notes, index.chunks, hasStemmedField(index.config))),
     chunksOfPath: chunksOfPath ?? defaultChunks(index),
     namesOfPath,
   });
@@ -147,7 +165,7 @@ function defaultChunks(index: VaultIndex): (path: VaultPath) => readonly Chunk[]
 function stateOf(index: VaultIndex): SearchState {
   let st = states.get(index);
   if (!st) {
-    const build = () => memorySource(index.notes, index.chunks);
+    const build = () => memorySource(index.notes, index.chunks, hasStemmedField(index.config));
     st = { engine: new ShardedEngine(build(), build), chunksOfPath: defaultChunks(index) };
     states.set(index, st);
   }
@@ -226,9 +244,10 @@ function docTable(st: SearchState): DocTable {
 
 /**
  * In-memory shard source built from notes and chunks (doc id = chunk ordinal): the fallback when the
- * persisted search data is missing, and the source of indexes not built by indexVault.
+ * persisted search data is missing, and the source of indexes not built by indexVault. `stemmed`: carry
+ * the stemmed copy of headings and text (as the index's config asks, see `hasStemmedField`).
  */
-export function memorySource(notes: readonly NoteRecord[], chunks: readonly Chunk[]): ShardSource {
+export function memorySource(notes: readonly NoteRecord[], chunks: readonly Chunk[], stemmed = false): ShardSource {
   const byPath = new Map<string, Chunk[]>();
   for (const c of chunks) {
     const list = byPath.get(c.path);
@@ -241,7 +260,7 @@ export function memorySource(notes: readonly NoteRecord[], chunks: readonly Chun
   let next = 0;
   for (const n of sorted) {
     const own = byPath.get(n.path) ?? [];
-    builder.addPacked(packTokens([noteTokens(n, own)]), next);
+    builder.addPacked(packTokens([noteTokens(n, own, stemmed)]), next);
     docNotes.push([n.path, next, own.length, n.classes ?? []]);
     next += own.length;
   }
@@ -287,6 +306,7 @@ export function search(index: VaultIndex, query: string, options: SearchOptions 
   if (!Number.isInteger(k) || k < 1) {
     throw new LoretraceError('bad_option', `search option k must be an integer ≥ 1 (got ${String(k)})`, { expected: 'an integer ≥ 1' }, 2);
   }
+  const stemWeight = searchStemWeight(index, options.stemWeight);
   const terms = queryTerms(query);
   if (terms.length === 0) return [];
   const st = options.corpus ? corpusState(stateOf(index), options.corpus) : stateOf(index);
@@ -297,28 +317,28 @@ export function search(index: VaultIndex, query: string, options: SearchOptions 
   const prefixes = options.prefixes?.map((p) => (p.startsWith(own) ? p.slice(own.length) : p));
   const filter = makeFilter({ ...options, prefixes }, table);
   let ranked: Ranked[];
+  // Chunks that match only stemmed forms of the query terms: a tier of their own, below every exact hit.
+  const stemOnly = new TopK(k);
+  const keepStemOnly = (id: number, score: number, ord: number) => {
+    if (stemOnly.accepts(score, ord) && filter(id)) stemOnly.push(id, score, ord);
+  };
   if (options.phrase === false) {
     const heap = new TopK(k);
-    engine.exact(terms, (id, raw) => {
+    engine.exact(terms, (id, raw, _mask, exact) => {
       const score = round(raw);
       const ord = table.ord[id]!;
-      if (heap.accepts(score, ord) && filter(id)) heap.push(id, score, ord);
-    });
+      if (!exact) keepStemOnly(id, score, ord);
+      else if (heap.accepts(score, ord) && filter(id)) heap.push(id, score, ord);
+    }, stemWeight);
     ranked = heap.sorted();
   } else {
-    ranked = phraseRanked(index, st, table, engine, terms, phraseTerms(query), k, filter);
+    ranked = phraseRanked(index, st, table, engine, terms, phraseTerms(query), k, filter, stemWeight, keepStemOnly);
   }
+  if (ranked.length < k) ranked = appendBelow(ranked, stemOnly.sorted(), table);
   if (ranked.length < k && options.expand !== false) {
     const seen = new Set(ranked.map((h) => h.id));
     const extra = engine.expanded(terms).filter((h) => !seen.has(h.id) && filter(h.id));
-    if (extra.length > 0) {
-      const extraRanked = order(extra, table);
-      const floor = ranked.length > 0 ? ranked[ranked.length - 1]!.score : Infinity;
-      const top = extraRanked[0]!.score;
-      const factor = ranked.length > 0 && top >= floor * 0.5 ? (floor * 0.5) / top : 1;
-      const scaled = extraRanked.map((h) => ({ ...h, score: round(h.score * factor) }));
-      ranked = ranked.concat(order(scaled, table));
-    }
+    ranked = appendBelow(ranked, order(extra, table), table);
   }
   return ranked.slice(0, k).map((h) => {
     const [path, first] = table.meta.meta.notes[table.note[h.id]!]!;
@@ -337,6 +357,42 @@ export function search(index: VaultIndex, query: string, options: SearchOptions 
 }
 
 /**
+ * The stem weight of one search: `given` (the `stemWeight` option) or else the index's config
+ * `stem_weight`, else 0.
+ * @throws LoretraceError `bad_option` (exit 2) when it is not a number from 0 to 1, or is above 0 for an
+ *   index without the stemmed copy (its config's `stem_weight` is 0 or absent).
+ */
+function searchStemWeight(index: VaultIndex, given: number | undefined): number {
+  const weight = given ?? index.config?.stem_weight ?? 0;
+  if (typeof weight !== 'number' || !(weight >= 0 && weight <= 1)) {
+    throw new LoretraceError('bad_option', `search option stemWeight must be a number from 0 to 1 (got ${String(weight)})`, { expected: 'a number from 0 to 1' }, 2);
+  }
+  if (weight > 0 && !hasStemmedField(index.config)) {
+    throw new LoretraceError(
+      'bad_option',
+      `search option stemWeight ${weight} needs an index with the stemmed field: set "stem_weight" (0 … 1) in loretrace.config.json`,
+      { expected: 'stemWeight 0 for an index built without "stem_weight"' },
+      2,
+    );
+  }
+  return weight;
+}
+
+/**
+ * `ranked` followed by the hits of a lower tier (`extra`, in rank order): when the best of `extra` scores
+ * half the lowest of `ranked` or more, every score of `extra` is scaled by the same factor so that its best
+ * is exactly that half (their own order kept); so a lower tier never outranks a higher one.
+ */
+function appendBelow(ranked: Ranked[], extra: Ranked[], table: DocTable): Ranked[] {
+  if (extra.length === 0) return ranked;
+  const floor = ranked.length > 0 ? ranked[ranked.length - 1]!.score : Infinity;
+  const top = extra[0]!.score;
+  const factor = ranked.length > 0 && top >= floor * 0.5 ? (floor * 0.5) / top : 1;
+  const scaled = extra.map((h) => ({ ...h, score: round(h.score * factor) }));
+  return ranked.concat(order(scaled, table));
+}
+
+/**
  * Size of the phrase re-rank pool: the first this many exact hits in BM25 order (score, then ordinal),
  * before filters, get their phrase and name factors; later hits keep their BM25 score. A bound on the
  * chunk texts one query reads that depends neither on `k` nor on the filters.
@@ -350,6 +406,8 @@ export const PHRASE_CANDIDATES = 2000;
  * have. A candidate's bound comes from the query terms it matched, so most need no text; chunks with the
  * same text, headings and note names share one phrase computation. `query`: all phrase terms of the
  * query (stop words kept); the phrase is its first PHRASE_MAX_TERMS, and a name match needs the whole query.
+ * `stemWeight` goes to the BM25 pass; a chunk with no exact query term (only stemmed forms) is handed to
+ * `stemOnly` with its BM25 score instead (the tier below, see {@link appendBelow}).
  */
 function phraseRanked(
   index: VaultIndex,
@@ -360,6 +418,8 @@ function phraseRanked(
   query: readonly string[],
   k: number,
   filter: (id: number) => boolean,
+  stemWeight: number,
+  stemOnly: (id: number, score: number, ord: number) => void,
 ): Ranked[] {
   // The pool is the first PHRASE_CANDIDATES of all exact hits, filtered or not, so a hit's score does not
   // depend on the filters (a proxy confined to some notes scores them as the CLI does). `poolEdge` keeps
@@ -368,16 +428,20 @@ function phraseRanked(
   const ids: number[] = [];
   const scores: number[] = [];
   const masks: number[] = [];
-  engine.exact(terms, (id, raw, mask) => {
+  engine.exact(terms, (id, raw, mask, exact) => {
     const score = round(raw);
     const ord = table.ord[id]!;
+    if (!exact) {
+      stemOnly(id, score, ord); // not an exact hit: neither in the pool nor a candidate
+      return;
+    }
     if (poolEdge.accepts(score, ord)) poolEdge.push(id, score, ord);
     if (filter(id)) {
       ids.push(id);
       scores.push(score);
       masks.push(mask);
     }
-  });
+  }, stemWeight);
   const edge = poolEdge.full() ? poolEdge.min() : null;
   const inPool = (score: number, ord: number) => edge === null || score > edge.score || (score === edge.score && ord <= edge.ord);
   const order = new CandidateHeap(ids, scores, table.ord);

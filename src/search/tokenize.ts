@@ -8,12 +8,20 @@
  * - A term is lower-cased, NFD-decomposed and stripped of combining marks, so `Framgång` → `framgang`.
  * - Stop words (English function words) are kept in the index but dropped from queries that have
  *   other terms (speed and quality: measured 55 → 11 ms p50 on prose queries; docs/PERFORMANCE.md).
+ * - With a config `stem_weight` above 0 ({@link hasStemmedField}), the headings and text fields also
+ *   carry a *stemmed copy*: each content term of plain ASCII letters
+ *   (3 or more, not a stop word) adds its Porter stem (package `stemmer`, M. F. Porter, "An algorithm for
+ *   suffix stripping", 1980) as the term `stem + STEM_MARK`, beside the exact term. The copy is a second
+ *   field in all but storage: the same field lengths, its own document frequencies (docs/INDEX.md
+ *   "Stemmed field").
  */
-import type { Chunk, NoteRecord } from '../types.js';
+import { stemmer } from 'stemmer';
+import type { Chunk, NoteRecord, VaultConfig } from '../types.js';
 
 /**
  * Bumped whenever tokenisation or field layout changes; part of the index options hash (an index built
- * with another version is rebuilt with an `index_rebuilt` finding). 2: possessive `'s` and Cf characters dropped.
+ * with another version is rebuilt with an `index_rebuilt` finding). 2: possessive `'s` and Cf characters
+ * dropped. (The stemmed copy is asked for by the config's `stem_weight`, which the options hash holds.)
  */
 export const TOKENIZER_VERSION = 2;
 
@@ -52,6 +60,40 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
     .split(' '),
 );
 
+/**
+ * Suffix of a stemmed term (`relai\u0001` = the stem of `relays`, `relaying`, `relay`): a control
+ * character, which the tokenizer always splits at, so no exact term ever ends with it — the two kinds
+ * of term share the term shards (same first character) without ever being confused. Prefix and fuzzy
+ * expansion never see stemmed terms.
+ */
+export const STEM_MARK = '\u0001';
+
+/** Only terms of plain ASCII letters are stemmed: the Porter rules are English (`øre`, `кит` are left as they are). */
+const STEMMABLE = /^[a-z]{3,}$/;
+
+/**
+ * The stemmed term of an index or query term (`relays` → `relai\u0001`), or `null` for a term that has
+ * none: not 3 or more ASCII letters (names with diacritics, numbers, short words) or a stop word (stop
+ * words are dropped from queries, so their stems would only cost index space).
+ */
+export function stemTerm(term: string): string | null {
+  if (!STEMMABLE.test(term) || STOP_WORDS.has(term)) return null;
+  return stemmer(term) + STEM_MARK;
+}
+
+/**
+ * Whether an index built with `config` carries the stemmed copy: its `stem_weight` is above 0 (default 0,
+ * no copy — the index then holds exactly the exact terms).
+ */
+export function hasStemmedField(config: Pick<VaultConfig, 'stem_weight'> | undefined): boolean {
+  return (config?.stem_weight ?? 0) > 0;
+}
+
+/** True for a stemmed term (one made by {@link stemTerm}). */
+export function isStemTerm(term: string): boolean {
+  return term.endsWith(STEM_MARK);
+}
+
 /** Term frequencies of one field: term → count. */
 export type TermFreqs = Record<string, number>;
 
@@ -74,9 +116,12 @@ export interface NoteTokens {
 
 /**
  * Token data of one field value. Each distinct raw token is normalised once (a field repeats its words
- * a lot); the number of distinct raw tokens is the field length.
+ * a lot); the number of distinct raw tokens is the field length. With `stemmed`, every exact term that
+ * has a stem ({@link stemTerm}) also counts for its stemmed term (its frequency is the sum over the
+ * field's words with that stem), after all exact terms; the field length stays the same, so the stemmed
+ * copy is scored with the lengths of the field it copies.
  */
-export function fieldTokens(text: string): FieldTokens {
+export function fieldTokens(text: string, stemmed = false): FieldTokens {
   const tokens = tokenize(text);
   const seen = new Map<string, string | null>();
   const tf: TermFreqs = Object.create(null) as TermFreqs;
@@ -89,18 +134,28 @@ export function fieldTokens(text: string): FieldTokens {
     if (term === null) continue;
     tf[term] = (tf[term] ?? 0) + 1;
   }
+  if (stemmed) {
+    const stems: TermFreqs = Object.create(null) as TermFreqs;
+    for (const term in tf) {
+      const stem = stemTerm(term);
+      if (stem !== null) stems[stem] = (stems[stem] ?? 0) + tf[term]!;
+    }
+    for (const stem in stems) tf[stem] = stems[stem]!;
+  }
   return { tf, len: seen.size };
 }
 
 /**
- * Token data of a note and its chunks. Pure and deterministic (terms in first-seen order); runs in the
- * parse worker so the search index is a merge, not a re-tokenisation.
+ * Token data of a note and its chunks. Pure and deterministic (terms in first-seen order, stemmed terms
+ * after the exact ones); runs in the parse worker so the search index is a merge, not a re-tokenisation.
+ * With `stemmed` ({@link hasStemmedField} of the config), headings and text carry the stemmed copy; title
+ * and aliases never do (names are matched exactly, and the entity prior and name match handle them).
  */
-export function noteTokens(note: Pick<NoteRecord, 'title' | 'aliases'>, chunks: Pick<Chunk, 'heading_path' | 'text'>[]): NoteTokens {
+export function noteTokens(note: Pick<NoteRecord, 'title' | 'aliases'>, chunks: Pick<Chunk, 'heading_path' | 'text'>[], stemmed = false): NoteTokens {
   return {
     title: fieldTokens(note.title),
     aliases: fieldTokens(note.aliases.join(' ')),
-    chunks: chunks.map((c) => ({ headings: fieldTokens(c.heading_path.join(' ')), text: fieldTokens(c.text) })),
+    chunks: chunks.map((c) => ({ headings: fieldTokens(c.heading_path.join(' '), stemmed), text: fieldTokens(c.text, stemmed) })),
   };
 }
 

@@ -54,6 +54,7 @@ export const VAULT_CONFIG_SCHEMA = {
       type: 'object',
       additionalProperties: { type: 'array', items: { type: 'string', minLength: 1 } },
     },
+    stem_weight: { type: 'number', minimum: 0, maximum: 1 },
   },
 } as const;
 
