@@ -8,7 +8,7 @@
  * same vault, files, seed and build give byte-identical output. `eval/baseline/<vault>.json`, when
  * present, is the "before" of the before → after table.
  *
- * Usage: node scripts/eval.mjs [--vault fixture|aetheria|all] [--out eval] [--seed 16] [--dist dist] [--check]
+ * Usage: node scripts/eval.mjs [--vault fixture|aetheria|all] [--out eval] [--seed 16] [--dist dist] [--stem-weight 0] [--check]
  *   (options parsed by scripts/cli-args.mjs; `--help` lists them)
  * Exit: 0 written (or, with --check, identical to what is in <out>); 1 the run failed or --check found a
  * difference; 2 usage error. Documented in docs/EVAL.md.
@@ -20,6 +20,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runEval } from './eval/run.mjs';
 import { renderEvalMarkdown } from './eval/report.mjs';
+import { InvalidArgumentError } from 'commander';
 import { parseScriptArgs, integer, oneOf } from './cli-args.mjs';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -32,6 +33,7 @@ const { opts: args, fail: usage } = parseScriptArgs('eval', 'node scripts/eval.m
   { flags: '--out <dir>', description: 'output folder: results/<vault>.json|.md, sets/<vault>.json', value: join(REPO, 'eval'), shown: 'eval' },
   { flags: '--seed <n>', description: 'seed of every deterministic choice', value: 16, parse: integer },
   { flags: '--dist <dir>', description: 'loretrace build to evaluate', value: join(REPO, 'dist'), shown: 'dist' },
+  { flags: '--stem-weight <w>', description: "index every vault with this stem_weight (0 … 1; 0: the vault's own config) — the stemmed-field trial of docs/EVAL.md", value: 0, parse: unitInterval },
   { flags: '--check', description: 'write nothing; exit 1 unless the output would be identical to what <out> holds', value: false },
   { flags: '--quiet', description: 'no progress on stderr', value: false },
 ]);
@@ -63,7 +65,7 @@ for (const vault of vaults) {
   const indexDir = await mkdtemp(join(tmpdir(), 'loretrace-eval-'));
   try {
     log(`eval: ${vault.id} (${vault.root})`);
-    const { results, set } = await runEval({ api, repo: REPO, vault, seed, indexDir });
+    const { results, set } = await runEval({ api, repo: REPO, vault, seed, indexDir, stemWeight: args.stemWeight });
     const beforeFile = join(out, 'baseline', `${vault.id}.json`);
     const before = existsSync(beforeFile) ? JSON.parse(await readFile(beforeFile, 'utf8')) : null;
     if (before) results.before = { label: before.label ?? null, search: pickFigures(before.search), traversal: before.traversal?.summary ?? null };
@@ -95,6 +97,13 @@ for (const vault of vaults) {
   }
 }
 if (args.check && differences > 0) process.exitCode = 1;
+
+/** Parser of `--stem-weight`: a number from 0 to 1. @param {string} text */
+function unitInterval(text) {
+  const n = Number(text);
+  if (text.trim() === '' || !(n >= 0 && n <= 1)) throw new InvalidArgumentError('must be a number from 0 to 1');
+  return n;
+}
 
 /** The per-family figures of a results document, without per-query rows (the "before" kept in results). */
 function pickFigures(search) {

@@ -52,5 +52,5 @@ export declare const FAMILIES: string[];
 export declare const EVAL_RESULTS_VERSION: string;
 export declare const EVAL_SET_VERSION: string;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export declare function runEval(options: { api: unknown; repo: string; vault: unknown; seed: number; indexDir: string }): Promise<{ results: any; set: any }>;
+export declare function runEval(options: { api: unknown; repo: string; vault: unknown; seed: number; indexDir: string; stemWeight?: number }): Promise<{ results: any; set: any }>;
 export declare function renderEvalMarkdown(results: unknown, before?: unknown): string;

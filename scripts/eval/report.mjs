@@ -22,7 +22,8 @@ export function renderEvalMarkdown(results, before) {
     '',
     `Snapshot \`${v.snapshot_id.slice(0, 12)}\`, ${v.notes} notes, ${v.chunks} chunks; seed ${results.seed}; ` +
       `${results.dev_percent} % of the queries are **dev** (looked at while changing search), the rest **held-out** (reported, never tuned on). ` +
-      `Ghostlight files: ${results.ghostlight}. Written by \`npm run eval\` (scripts/eval.mjs); figures explained in docs/EVAL.md.`,
+      `Ghostlight files: ${results.ghostlight}. Written by \`npm run eval\` (scripts/eval.mjs); figures explained in docs/EVAL.md.` +
+      (results.stem_weight ? ` Stemmed field on: \`stem_weight\` ${results.stem_weight} (docs/EVAL.md "Stemmed field").` : ''),
     '',
   ];
   for (const part of ['held_out', 'dev']) {

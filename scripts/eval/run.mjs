@@ -31,12 +31,15 @@ export const FAMILIES = ['section', 'section_mixed', 'requirement', 'known_item'
 
 /**
  * Run the eval on one vault.
- * @param {{ api: any, repo: string, vault: VaultSpec, seed: number, indexDir: string }} options
- *   `api`: loretrace's public API (dist/index.js); `indexDir`: where the index is kept (a temp folder)
+ * @param {{ api: any, repo: string, vault: VaultSpec, seed: number, indexDir: string, stemWeight?: number }} options
+ *   `api`: loretrace's public API (dist/index.js); `indexDir`: where the index is kept (a temp folder);
+ *   `stemWeight`: above 0, the vault is indexed with its config plus this `stem_weight` (search's stemmed
+ *   field, docs/INDEX.md), and the results say so (`stem_weight`); 0 or absent: the vault's own config
  * @returns {Promise<{ results: any, set: any }>}
  */
-export async function runEval({ api, repo, vault, seed, indexDir }) {
-  const index = await api.indexVault(vault.root, { indexDir });
+export async function runEval({ api, repo, vault, seed, indexDir, stemWeight = 0 }) {
+  const config = stemWeight > 0 ? { ...(await api.loadVaultConfig(vault.root)).config, stem_weight: stemWeight } : undefined;
+  const index = await api.indexVault(vault.root, { indexDir, ...(config ? { config } : {}) });
   const { queries, texts, skipped } = await buildSet(api, repo, index, vault, seed);
   const rankers = makeRankers(api, index);
   const outcomes = queries.map((q) => {
@@ -50,6 +53,7 @@ export async function runEval({ api, repo, vault, seed, indexDir }) {
     schema_version: EVAL_RESULTS_VERSION,
     vault: { id: vault.id, namespace: index.namespace, snapshot_id: index.snapshot_id, notes: index.notes.length, chunks: index.chunks.length },
     seed,
+    ...(stemWeight > 0 ? { stem_weight: stemWeight } : {}),
     dev_percent: DEV_PERCENT,
     ghostlight: vault.ghostlight ? 'read' : 'not used',
     rankers: rankers.map((r) => r.id),
