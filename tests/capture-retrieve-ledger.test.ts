@@ -116,9 +116,27 @@ describe('capture --ledger on the ledger retrieve wrote (coordinator lane, Fixtu
     expect(report).toMatchObject({ input_kind: 'capture', research_trace_status: 'runner_captured', ok: true, draft: false, runner_captured: { checked: 3, failed: 0, ledger_backed: 3 } });
     expect(report.totals).toEqual(totals({ verified: 3 }));
     expect(report.ledgers.map((l: { disposition: string; closed: boolean; records: number; pin_source: string }) => [l.disposition, l.closed, l.records, l.pin_source])).toEqual([['intact', true, 8, 'lock mara.capture.lock.json']]);
-    const bare = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'mara.capture.json', '--json']);
+    copyFileSync(at('mara.capture.json'), at('lone.capture.json'));
+    const bare = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'lone.capture.json', '--json']);
     expect(bare.code).toBe(1);
     expect(JSON.parse(bare.out).totals).toEqual(totals({ unbacked: 3 }));
+    expect(JSON.parse(bare.out).found_locks).toBeUndefined();
+  });
+
+  it('verify-trace without --ledger/--lock finds the lock that lists its input (the rule capture check uses) and names it', async () => {
+    const frag = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'mara.lore_access.json']);
+    expect(frag.code).toBe(0);
+    const lines = frag.out.split('\n');
+    expect(lines[1]).toBe('  lock: mara.packet.lock.json lists mara.lore_access.json as an output; its ledger mara.packet.ledger.jsonl is used (no --ledger, --lock or --head given)');
+    expect(lines.find((l) => l.startsWith('  ledger: '))).toMatch(/^  ledger: intact {12}mara\.packet\.ledger\.jsonl lt-[0-9a-f]{16} \(8 records, head pinned by lock mara\.packet\.lock\.json\)$/);
+    expect(lines.at(-2)).toBe('runner_captured: 3 checked, 3 ledger-backed, 0 failed — ok');
+    const cap = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'mara.capture.json', '--json']);
+    expect(cap.code).toBe(0);
+    const report = JSON.parse(cap.out);
+    expect(report.found_locks).toEqual([{ file: 'mara.capture.json', lock: 'mara.capture.lock.json', ledger: 'mara.packet.ledger.jsonl' }]);
+    expect(report.totals).toEqual(totals({ verified: 3 }));
+    const explicit = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'mara.lore_access.json', '--ledger', 'mara.packet.ledger.jsonl', '--json']);
+    expect(JSON.parse(explicit.out).found_locks).toBeUndefined();
   });
 
   it('verify-trace reports retrieve\'s fragment as a capture_fragment and its raw ledger as a retrieve_ledger', async () => {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { outputSchema } from '../src/contracts/schemas.js';
-import { buildLock, lockPathFor, lockedPaths, verifyLock } from '../src/receipts/lock.js';
+import { buildLock, findLockFor, lockPathFor, lockedPaths, verifyLock } from '../src/receipts/lock.js';
 import { bindTraceToLedger } from '../src/receipts/ledger-export.js';
 import { fakeClock, fixtureSession, PROXY_PACKET, R, tempDir } from './helpers/proxy.js';
 import { FIXTURES, FIXTURE_VAULT } from './helpers/shared.js';
@@ -113,6 +113,24 @@ describe('retrieve writes a lock', () => {
     const listed = await lockedPaths(tmp.dir);
     for (const f of ['p.json', 'p.ledger.jsonl', 'c.json', 'draft.json', 'policy.json', 'p.lock.json', 'p.v2.json', 'p.v2.ledger.jsonl', 'p.v2.lock.json']) expect(listed.has(join(tmp.dir, f))).toBe(true);
     expect(listed.get(join(tmp.dir, 'c.json'))).toBe(join(tmp.dir, 'p.lock.json'));
+  });
+});
+
+describe('findLockFor', () => {
+  it('finds the lock that lists a file as an output: its own <name>.lock.json first, else the folder\'s lock of the run', async () => {
+    expect(await findLockFor('c.json', tmp.dir)).toBe('p.lock.json');
+    expect(await findLockFor('p.ledger.jsonl', tmp.dir)).toBe('p.lock.json');
+    expect(await findLockFor(join(tmp.dir, 'p.v2.json'))).toBe(join(tmp.dir, 'p.v2.lock.json'));
+    // An input of the run (draft.json) is listed, but not as an output: no lock of its own.
+    expect(await findLockFor('draft.json', tmp.dir)).toBeNull();
+    expect(await findLockFor('absent/x.json', tmp.dir)).toBeNull();
+    const own = tempDir('loretrace-own-lock-');
+    try {
+      writeFileSync(join(own.dir, 'x.lock.json'), 'not json');
+      expect(await findLockFor('x.json', own.dir)).toBe('x.lock.json');
+    } finally {
+      own.cleanup();
+    }
   });
 });
 

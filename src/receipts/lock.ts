@@ -8,7 +8,9 @@
  * - {@link buildLock} — the lock document of a run (pure: hashes the bytes it is given);
  * - {@link verifyLock} — re-hash every listed file, compare the vault snapshot, one disposition per file and
  *   totals with zeros (seed 003: "an omitted total is indistinguishable from zero");
- * - {@link lockedPaths} — the files the locks of a folder list, which a run must never overwrite.
+ * - {@link lockedPaths} — the files the locks of a folder list, which a run must never overwrite;
+ * - {@link findLockFor} — the lock that lists a file as an output (how `capture check` and `verify-trace`
+ *   find the ledger behind a capture or a capture fragment).
  */
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
@@ -273,4 +275,38 @@ export async function lockedPaths(folder: string): Promise<Map<string, string>> 
     for (const f of d.files) if (f && typeof f.path === 'string' && !out.has(resolve(folder, f.path))) out.set(resolve(folder, f.path), abs);
   }
   return out;
+}
+
+/**
+ * The lock of the run that wrote `file`: `<name>.lock.json` beside it (see {@link lockPathFor}) when there is
+ * one (whatever it holds: verifying it reports its faults), else the first `*.lock.json` of the same folder,
+ * in code-unit name order, that is a loretrace lock listing `file` as an output (`retrieve --out x.packet.json --capture-out x.lore_access.json`
+ * writes one lock, `x.packet.lock.json`, for the packet, its ledger and the fragment). Paths are resolved
+ * against `cwd` (default `process.cwd()`); the answer keeps the folder `file` was named with. In the scan, a
+ * lock that is not JSON, not ours or unreadable is passed over (`lock verify` is where its faults are reported).
+ * @returns the lock's path, or null when no lock of the folder lists `file`. Never throws.
+ */
+export async function findLockFor(file: string, cwd: string = process.cwd()): Promise<string | null> {
+  const abs = resolve(cwd, file);
+  const folder = dirname(abs);
+  let names: string[];
+  try {
+    names = (await readdir(folder)).filter((n) => n.endsWith('.lock.json')).sort();
+  } catch {
+    return null;
+  }
+  const own = basename(lockPathFor(abs));
+  if (names.includes(own)) return join(dirname(file), own);
+  for (const name of names) {
+    if (name === basename(abs)) continue;
+    let doc: Partial<LockDocument> | null;
+    try {
+      doc = JSON.parse(await readFile(join(folder, name), 'utf8')) as Partial<LockDocument> | null;
+    } catch {
+      continue;
+    }
+    if (!doc || doc.schema_version !== LOCK_SCHEMA_VERSION || !Array.isArray(doc.files)) continue;
+    if (doc.files.some((f) => f && f.role === 'output' && typeof f.path === 'string' && resolve(folder, f.path) === abs)) return join(dirname(file), name);
+  }
+  return null;
 }

@@ -10,17 +10,18 @@
  * existing or locked output, unreadable file).
  *
  * `check` runs, per capture: the capture schema and cross-field rules, `verifyTrace` on its research_trace
- * entries (when it has any) and `verifyLock` on the lock beside it (when there is one); one report, totals
+ * entries (when it has any) and `verifyLock` on the lock that lists it (`findLockFor`: its own
+ * `<name>.lock.json`, else the lock of its folder that lists it as an output); one report, totals
  * with zeros, exit 1 when any capture fails.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { LoretraceError } from '../../errors.js';
 import { assembleCapture } from '../../receipts/capture.js';
 import type { AssembleCaptureResult, CaptureLoreSource } from '../../receipts/capture.js';
 import { LEAKAGE_FLAGS } from '../../receipts/leakage.js';
-import { lockPathFor, verifyLock } from '../../receipts/lock.js';
+import { findLockFor, lockPathFor, verifyLock } from '../../receipts/lock.js';
 import type { LockVerificationReport } from '../../receipts/lock.js';
 import { verifyTrace } from '../../receipts/verify-trace.js';
 import type { TraceVerificationReport } from '../../receipts/verify-trace.js';
@@ -148,7 +149,7 @@ export interface CaptureCheck {
   validation: ValidationReport | null;
   /** Null when the capture has no trace entries (a packet_only capture) or is not JSON. */
   trace: TraceVerificationReport | null;
-  /** Null when no `<name>.lock.json` sits beside it. */
+  /** Null when no lock lists it (`findLockFor`). */
   lock: LockVerificationReport | null;
   /** Why the file could not be checked at all (not JSON, not readable); null otherwise. */
   error: string | null;
@@ -223,20 +224,21 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex): Promi
   const entries = (Array.isArray(d?.lore_access?.research_trace) ? d.lore_access.research_trace.length : 0) + (Array.isArray(d?.parsed_output?.research_trace) ? d.parsed_output.research_trace.length : 0);
   let trace: TraceVerificationReport | null = null;
   let error: string | null = null;
-  const lockFile = lockPathFor(file);
+  const lockFile = await findLockFor(file, ctx.cwd);
   if (entries > 0) {
     try {
-      trace = await verifyTrace(index, doc, { file, ...(await lockedLedger(ctx, lockFile, doc)) });
+      trace = await verifyTrace(index, doc, { file, ...(lockFile === null ? {} : await lockedLedger(ctx, lockFile, doc)) });
     } catch (e) {
       error = (e as Error).message;
     }
   }
   let lock: LockVerificationReport | null = null;
-  try {
-    await stat(resolve(ctx.cwd, lockFile));
-    lock = await verifyLock(await readInputText(ctx, lockFile, 'JSON lock'), lockFile, { currentSnapshot: index.snapshot_id, cwd: ctx.cwd });
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') error ??= (e as Error).message;
+  if (lockFile !== null) {
+    try {
+      lock = await verifyLock(await readInputText(ctx, lockFile, 'JSON lock'), lockFile, { currentSnapshot: index.snapshot_id, cwd: ctx.cwd });
+    } catch (e) {
+      error ??= (e as Error).message;
+    }
   }
   const ok = error === null && validation.valid && (trace === null || trace.ok) && (lock === null || lock.ok);
   return { file, validation, trace, lock, error, ok, draft: draftReasons(doc, trace) };

@@ -8,7 +8,10 @@
  * totals for every disposition (zeros included), then — for more than one file — the totals over all
  * files. Folders are walked (sorted, recursively): their `.jsonl` ledgers are inputs and back the other
  * files too, their `*.lock.json` locks pin their ledgers' heads, and files that carry no research trace
- * (packets, projected contexts, locks) are listed as skipped. Exit 0 when every file passes; 1 when any
+ * (packets, projected contexts, locks) are listed as skipped. With no `--ledger`, `--lock` or `--head`, a trace
+ * input named on the command line gets the ledger of the lock that lists it (`findLockFor`, the rule
+ * `capture check` uses: `retrieve` locks its packet, ledger and fragment together), and the output names that
+ * lock (`found_locks` in the JSON). Exit 0 when every file passes; 1 when any
  * fails (or on invalid input); 2 on usage errors (unreadable: `file_not_found`, non-JSON: `bad_json`).
  */
 import { readdir, stat } from 'node:fs/promises';
@@ -23,6 +26,7 @@ import { action, plural, printJson } from '../context.js';
 import { LoretraceError, isLoretraceError } from '../../errors.js';
 import { parseJsonDocument } from '../../contracts/validate.js';
 import { exportLedger } from '../../receipts/ledger-export.js';
+import { findLockFor } from '../../receipts/lock.js';
 import { addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
 import { reportWithErrors } from './retrieve.js';
 
@@ -181,6 +185,43 @@ async function readLock(ctx: CliContext, file: string): Promise<{ pin: LedgerHea
   };
 }
 
+/** A lock found for a trace input by {@link findLockFor}, and the ledger it names (null when it names none). */
+interface FoundLock {
+  file: string;
+  lock: string;
+  ledger: string | null;
+}
+
+/**
+ * The locks that list the named trace inputs (not folders, whose locks are read anyway, nor raw ledgers),
+ * added to `inputs.locks`, with the ledger each one names.
+ * @throws LoretraceError `bad_lock` as {@link readLock}.
+ */
+async function findLocks(ctx: CliContext, files: readonly string[], inputs: Inputs): Promise<FoundLock[]> {
+  const found: FoundLock[] = [];
+  for (const file of files) {
+    if (/\.jsonl$/i.test(file) || !inputs.traces.includes(file)) continue;
+    const lock = await findLockFor(file, ctx.cwd);
+    if (lock === null) continue;
+    if (!inputs.locks.includes(lock)) inputs.locks.push(lock);
+    found.push({ file, lock, ledger: (await readLock(ctx, lock)).ledger });
+  }
+  return found;
+}
+
+/** The line that names a found lock, under a report's header. */
+function renderFoundLock(f: FoundLock): string {
+  return `  lock: ${f.lock} lists ${f.file} as an output; ${f.ledger === null ? 'it names no ledger' : `its ledger ${f.ledger} is used`} (no --ledger, --lock or --head given)`;
+}
+
+/** A rendered report with the line of its found lock (if any) after the header line. */
+function withFoundLock(rendered: string, file: string, found: readonly FoundLock[]): string {
+  const f = found.find((x) => x.file === file);
+  if (!f) return rendered;
+  const nl = rendered.indexOf('\n');
+  return `${rendered.slice(0, nl + 1)}${renderFoundLock(f)}\n${rendered.slice(nl + 1)}`;
+}
+
 /** One file's outcome in a many-file run. */
 type FileOutcome = { file: string; report: TraceVerificationReport } | { file: string; error: { code: string; message: string } };
 
@@ -233,6 +274,8 @@ export function register(program: Command, ctx: CliContext): void {
           const index = await openIndex(ctx, opts);
           const inputs = await collectInputs(ctx, files, opts.ledger ?? [], opts.lock ?? []);
           const pins: LedgerHeadPin[] = opts.head !== undefined ? [{ head: opts.head, source: '--head' }] : [];
+          const explicit = (opts.ledger ?? []).length > 0 || (opts.lock ?? []).length > 0 || opts.head !== undefined;
+          const found = explicit ? [] : await findLocks(ctx, files, inputs);
           for (const lock of inputs.locks) {
             const { pin, ledger } = await readLock(ctx, lock);
             if (pin) pins.push(pin);
@@ -242,8 +285,8 @@ export function register(program: Command, ctx: CliContext): void {
           for (const l of inputs.ledgers) ledgers.push({ file: l, text: await readInputText(ctx, l, 'ledger (JSONL)') });
           if (single) {
             const report = await verifyOne(ctx, files[0]!, index, ledgers, pins);
-            if (opts.json) printJson(ctx, report);
-            else ctx.stdout(renderVerification(report));
+            if (opts.json) printJson(ctx, found.length > 0 ? { ...report, found_locks: found } : report);
+            else ctx.stdout(withFoundLock(renderVerification(report), files[0]!, found));
             return report.ok ? 0 : 1;
           }
           const outcomes: FileOutcome[] = [];
@@ -260,9 +303,9 @@ export function register(program: Command, ctx: CliContext): void {
           const totals = setTotals(outcomes, inputs.skipped.length);
           const ok = totals.failed === 0 && totals.files > 0;
           if (opts.json) {
-            printJson(ctx, { schema_version: 'loretrace.trace_verification_set.v1', ok, totals, skipped: inputs.skipped, files: outcomes });
+            printJson(ctx, { schema_version: 'loretrace.trace_verification_set.v1', ok, totals, skipped: inputs.skipped, ...(found.length > 0 ? { found_locks: found } : {}), files: outcomes });
           } else {
-            for (const o of outcomes) ctx.stdout('report' in o ? renderVerification(o.report) : `verify-trace: ${o.file}: ERROR [${o.error.code}] ${o.error.message}\n`);
+            for (const o of outcomes) ctx.stdout('report' in o ? withFoundLock(renderVerification(o.report), o.file, found) : `verify-trace: ${o.file}: ERROR [${o.error.code}] ${o.error.message}\n`);
             for (const s of inputs.skipped) ctx.stdout(`skipped ${s.file}: ${s.reason}\n`);
             ctx.stdout(`${plural(totals.files, 'file')}: ${totals.ok} ok, ${totals.failed} failed, ${totals.skipped} skipped, ${totals.draft} draft — ${ok ? 'ok' : 'FAILED'}\n`);
             ctx.stdout(`totals: ${TRACE_DISPOSITIONS.map((d) => `${d} ${totals[d]}`).join(', ')}\n`);
