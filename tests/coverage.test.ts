@@ -171,6 +171,17 @@ describe('recogniseArtifact', () => {
     const one = JSON.stringify({ schema_version: 'loretrace.ledger.v1', seq: 0, kind: 'session_start', session: { snapshot_id: 's0' }, prev_hash: '0', record_hash: 'a' });
     expect(art('ledger.json', one)).toEqual({ file: 'ledger.json', kind: 'proxy_ledger', schema_version: 'loretrace.ledger.v1', snapshot_id: 's0', refs: [] });
   });
+
+  it('names a ledger by its lane: retrieve_ledger when its session\'s runner is retrieve, proxy_ledger for a serve session', () => {
+    const ledger = (runner: string, mode: string) => [
+      { schema_version: 'loretrace.ledger.v3', seq: 0, kind: 'SESSION_OPENED', session: { runner, mode, snapshot_id: 's0' }, prev_hash: '0', record_hash: 'a' },
+      { schema_version: 'loretrace.ledger.v3', seq: 1, kind: 'TOOL_CALL', tool: 'read', arguments: { ref: 'Hand:Lore/A.md#L3-L3' }, prev_hash: 'a', record_hash: 'b' },
+      { schema_version: 'loretrace.ledger.v3', seq: 2, kind: 'TOOL_RESULT', tool: 'read', call_record_id: 'x:1', outcome: { status: 'ok', served: [{ ref: 'Hand:Lore/A.md#L3-L3', line_start: 3, line_end: 3, text_sha256: 'f'.repeat(64) }] }, prev_hash: 'b', record_hash: 'c' },
+    ].map((l) => JSON.stringify(l)).join('\n');
+    const refs = [{ role: 'ledger_result', pointer: '/outcome/served/0', record_line: 3, ref: 'Hand:Lore/A.md#L3-L3', line_start: 3, line_end: 3, text_sha256: 'f'.repeat(64) }];
+    expect(art('r.ledger.jsonl', ledger('retrieve', 'coordinator_scoped_retrieval'))).toEqual({ file: 'r.ledger.jsonl', kind: 'retrieve_ledger', schema_version: 'loretrace.ledger.v3', snapshot_id: 's0', refs });
+    expect(art('s.jsonl', ledger('proxy', 'responder_scoped_repository_search'))).toEqual({ file: 's.jsonl', kind: 'proxy_ledger', schema_version: 'loretrace.ledger.v3', snapshot_id: 's0', refs });
+  });
 });
 
 describe('coverageReport', () => {

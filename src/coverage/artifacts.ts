@@ -224,6 +224,17 @@ function isRefusal(outcome: Json | undefined): boolean {
   return 'refusal' in outcome || 'error' in outcome;
 }
 
+/**
+ * The lane whose runner wrote a ledger, named by its first record's session: `retrieve_ledger` for the
+ * coordinator lane's (`session.runner: "retrieve"`, or mode `coordinator_scoped_retrieval`), else
+ * `proxy_ledger` (a `serve` session's; v1 ledgers, written only by the proxy, name no runner).
+ */
+function ledgerLane(first: Obj): 'proxy_ledger' | 'retrieve_ledger' {
+  const session = first.session;
+  if (!isObj(session)) return 'proxy_ledger';
+  return session.runner === 'retrieve' || session.mode === 'coordinator_scoped_retrieval' ? 'retrieve_ledger' : 'proxy_ledger';
+}
+
 function recogniseLedger(file: string, text: string): CoverageArtifact | SkippedInput {
   const lines = text.split(/\r\n|\r|\n/);
   const records: { line: number; value: Obj }[] = [];
@@ -257,7 +268,7 @@ function recogniseLedger(file: string, text: string): CoverageArtifact | Skipped
     if (outcome === undefined || isRefusal(outcome)) continue;
     ledgerResults(outcome, value.outcome !== undefined ? '/outcome' : '/result', refs, line);
   }
-  return { file, kind: 'proxy_ledger', schema_version: schemaVersion, snapshot_id: snapshot, refs };
+  return { file, kind: ledgerLane(records[0]!.value), schema_version: schemaVersion, snapshot_id: snapshot, refs };
 }
 
 /**
@@ -391,6 +402,7 @@ export function recogniseArtifact(file: string, text: string): CoverageArtifact 
       }
       break;
     case 'proxy_ledger':
+    case 'retrieve_ledger':
       break;
     case 'corpus_coverage_ledger':
       return { file, kind, schema_version: typeof v.schema_version === 'string' ? v.schema_version : null, snapshot_id: null, refs, corpus: corpusInput(v) };

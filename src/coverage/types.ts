@@ -18,7 +18,10 @@ export const COVERAGE_SCHEMA_VERSION = 'loretrace.coverage_report.v2';
  *   `followed_refs`, `research_trace`.
  * - `traverse_result` — output of `loretrace traverse` (schemas/traverse-result.schema.json).
  * - `capture_fragment` — the `lore_access` fragment written by `retrieve --capture-out` or `ledger export`.
- * - `proxy_ledger` — the proxy's JSONL trace ledger (one record per tool call).
+ * - `proxy_ledger` — the JSONL ledger of a `serve` session (responder lane): a `TOOL_CALL` and its outcome per
+ *   tool call (v3), one record per call (v1, v2).
+ * - `retrieve_ledger` — the JSONL ledger `retrieve` writes beside its packet (coordinator lane), the same
+ *   record form (`session.runner: "retrieve"`).
  * - `lore_grounding_digest` — a Ghostlight lore-grounding digest: `source_refs[{ path, line_start, line_end }]`.
  * - `corpus_coverage_ledger` — Ghostlight's fixture corpus coverage ledger (`corpus-coverage.json`,
  *   `ghostlight.corpus_coverage.*`): it cites no lore itself; its subjects are joined with the citations
@@ -30,6 +33,7 @@ export type ArtifactKind =
   | 'traverse_result'
   | 'capture_fragment'
   | 'proxy_ledger'
+  | 'retrieve_ledger'
   | 'lore_grounding_digest'
   | 'corpus_coverage_ledger';
 
