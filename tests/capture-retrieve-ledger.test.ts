@@ -90,7 +90,7 @@ describe('capture --ledger on the ledger retrieve wrote (coordinator lane, Fixtu
     expect(r.code).toBe(0);
     const lines = r.out.split('\n');
     expect(lines[0]).toBe('capture: brinefall-intake.turn-01.mara-voss.packet.loretrace-coordinator.v1.capture (coordinator_scoped_retrieval) review_status accepted_as_draft');
-    expect(lines[2]).toMatch(/^ {2}receipts: ledger mara\.packet\.ledger\.jsonl — verifies, 8 records, closed; head [0-9a-f]{64}$/);
+    expect(lines[2]).toMatch(/^ {2}receipts: ledger mara\.packet\.ledger\.jsonl — verifies, 14 records, closed; head [0-9a-f]{64}$/);
     expect(lines[3]).toBe(`  research_trace: 3 runner_captured entries, 0 failed (${Object.entries(totals({ verified: 3 })).map(([k, v]) => `${k} ${v}`).join(', ')})`);
     const c = json('mara.capture.json');
     const fragment = json('mara.lore_access.json');
@@ -104,7 +104,7 @@ describe('capture --ledger on the ledger retrieve wrote (coordinator lane, Fixtu
     const lock = json('mara.capture.lock.json');
     const head = JSON.parse(read(at('mara.packet.ledger.jsonl')).trim().split('\n').at(-1)!).record_hash;
     expect(fragment.ledger_head).toBe(head);
-    expect(lock.ledger).toEqual({ path: 'mara.packet.ledger.jsonl', head, records: 8, closed: true });
+    expect(lock.ledger).toEqual({ path: 'mara.packet.ledger.jsonl', head, records: 14, closed: true });
     expect(lock.trace_bindings.map((b: { trace_id: string; disposition: string; ledger_backed: boolean }) => [b.trace_id, b.disposition, b.ledger_backed]))
       .toEqual(fragment.research_trace.map((t: { trace_id: string }) => [t.trace_id, 'verified', true]));
   });
@@ -115,7 +115,7 @@ describe('capture --ledger on the ledger retrieve wrote (coordinator lane, Fixtu
     const report = JSON.parse(v.out);
     expect(report).toMatchObject({ input_kind: 'capture', research_trace_status: 'runner_captured', ok: true, draft: false, runner_captured: { checked: 3, failed: 0, ledger_backed: 3 } });
     expect(report.totals).toEqual(totals({ verified: 3 }));
-    expect(report.ledgers.map((l: { disposition: string; closed: boolean; records: number; pin_source: string }) => [l.disposition, l.closed, l.records, l.pin_source])).toEqual([['intact', true, 8, 'lock mara.capture.lock.json']]);
+    expect(report.ledgers.map((l: { disposition: string; closed: boolean; records: number; pin_source: string }) => [l.disposition, l.closed, l.records, l.pin_source])).toEqual([['intact', true, 14, 'lock mara.capture.lock.json']]);
     copyFileSync(at('mara.capture.json'), at('lone.capture.json'));
     const bare = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'lone.capture.json', '--json']);
     expect(bare.code).toBe(1);
@@ -128,7 +128,7 @@ describe('capture --ledger on the ledger retrieve wrote (coordinator lane, Fixtu
     expect(frag.code).toBe(0);
     const lines = frag.out.split('\n');
     expect(lines[1]).toBe('  lock: mara.packet.lock.json lists mara.lore_access.json as an output; its ledger mara.packet.ledger.jsonl is used (no --ledger, --lock or --head given)');
-    expect(lines.find((l) => l.startsWith('  ledger: '))).toMatch(/^  ledger: intact {12}mara\.packet\.ledger\.jsonl lt-[0-9a-f]{16} \(8 records, head pinned by lock mara\.packet\.lock\.json\)$/);
+    expect(lines.find((l) => l.startsWith('  ledger: '))).toMatch(/^  ledger: intact {12}mara\.packet\.ledger\.jsonl lt-[0-9a-f]{16} \(14 records, head pinned by lock mara\.packet\.lock\.json\)$/);
     expect(lines.at(-2)).toBe('runner_captured: 3 checked, 3 ledger-backed, 0 failed — ok');
     const cap = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'mara.capture.json', '--json']);
     expect(cap.code).toBe(0);
@@ -167,7 +167,7 @@ describe('capture --ledger on the ledger retrieve wrote (coordinator lane, Fixtu
     const report = JSON.parse(v.out);
     // The lock also names the intact ledger; the cut copy is the one that is broken.
     const cut = report.ledgers.find((l: { file: string }) => l.file === 'cut.ledger.jsonl');
-    expect(cut).toMatchObject({ disposition: 'ledger_broken', records: 7, closed: false, pin_source: 'lock mara.capture.lock.json' });
+    expect(cut).toMatchObject({ disposition: 'ledger_broken', records: 13, closed: false, pin_source: 'lock mara.capture.lock.json' });
     expect(cut.detail).toMatch(/^\[ledger_head_mismatch\] .* \(head pinned by lock mara\.capture\.lock\.json\)$/);
     const alone = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'mara.capture.json', '--ledger', 'cut.ledger.jsonl', '--head', JSON.parse(lines.at(-1)!).record_hash, '--json']);
     expect(alone.code).toBe(1);
@@ -195,14 +195,16 @@ describe('capture --ledger on the ledger retrieve wrote (coordinator lane, Fixtu
 
   it('an edited retrieve ledger (a read record served other lines, hashes kept) is refused by capture and broken for verify-trace', async () => {
     const lines = read(at('mara.packet.ledger.jsonl')).split('\n');
-    lines[4] = lines[4]!.replace('"line_start":11', '"line_start":10');
+    // seq 8: the TOOL_RESULT of the first read (seq 7 is its TOOL_CALL).
+    expect(JSON.parse(lines[8]!).kind).toBe('TOOL_RESULT');
+    lines[8] = lines[8]!.replace('"line_start":11', '"line_start":10');
     writeFileSync(at('edited.ledger.jsonl'), lines.join('\n'));
     const refused = await capture('edited.ledger.jsonl', 'edited.capture.json');
     expect(refused.code).toBe(1);
-    expect(refused.err).toMatch(/^loretrace: .*seq 4.* \[ledger_invalid\]\n$/);
+    expect(refused.err).toMatch(/^loretrace: .*seq 8.* \[ledger_invalid\]\n$/);
     const v = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'mara.lore_access.json', '--ledger', 'edited.ledger.jsonl', '--json']);
     expect(v.code).toBe(1);
-    expect(JSON.parse(v.out).ledgers[0]).toMatchObject({ disposition: 'ledger_broken', records: 4 });
+    expect(JSON.parse(v.out).ledgers[0]).toMatchObject({ disposition: 'ledger_broken', records: 8 });
   });
 
   it('refuses retrieve\'s ledger for a packet swapped after the run, naming both hashes', async () => {

@@ -188,7 +188,7 @@ describe('assembleCapture in responder_scoped_repository_search (a real ProxySes
     expect(c.parsed_output).toEqual(JSON.parse(read(ILSE_RAW)));
     expect(r.trace!.totals).toEqual({ verified: 3, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, missing_file: 0, policy_violation: 0, drifted: 0, unverifiable: 0, unbacked: 0, ledger_mismatch: 0, ledger_broken: 0, seed_not_consulted: 0, ledger_not_closed: 0 });
     expect(r.trace!.runner_captured).toEqual({ checked: 3, failed: 0, ledger_backed: 3 });
-    expect(r.ledger).toMatchObject({ valid: true, closed: true, records: 6 });
+    expect(r.ledger).toMatchObject({ valid: true, closed: true, records: 10 });
     expect(c.review_status).toBe('accepted_as_draft');
     expect(c.coordinator_review.failure_labels).toEqual([]);
     expect(c.coordinator_review.accepted_for_training).toBe(false);
@@ -196,7 +196,7 @@ describe('assembleCapture in responder_scoped_repository_search (a real ProxySes
     expect(c.coordinator_review.review_notes).toContain('research_summary is the responder\'s own (parsed_output.research_summary).');
     expect(r.findings).toEqual([]);
     expect(r.valid).toBe(true);
-    expect(r.receipts.ledger).toEqual({ file: 'ilse.jsonl', head: exported.ledger_head, records: 6, closed: true, valid: true });
+    expect(r.receipts.ledger).toEqual({ file: 'ilse.jsonl', head: exported.ledger_head, records: 10, closed: true, valid: true });
   });
 
   it('reports refs the responder claims but the ledger never shows read, by name, and stays draft', async () => {
@@ -235,7 +235,7 @@ describe('assembleCapture in responder_scoped_repository_search (a real ProxySes
     const ledger = join(tmp.dir, 'ilse-open.jsonl');
     await ilseLedger(ledger, { close: false });
     const r = await assembleCapture(ilse({ source: { kind: 'ledger', text: read(ledger), file: 'ilse-open.jsonl' } }));
-    expect(r.ledger).toMatchObject({ valid: true, closed: false, records: 5 });
+    expect(r.ledger).toMatchObject({ valid: true, closed: false, records: 9 });
     expect(r.capture.review_status).toBe('draft');
     expect(r.capture.coordinator_review.failure_labels).toEqual(['ledger_not_closed']);
     expect(r.findings.map((f) => f.code)).toEqual(['ledger_not_closed']);
@@ -385,7 +385,7 @@ describe('loretrace capture (CLI)', () => {
     expect(r.out).toContain('research_trace: 3 runner_captured entries, 0 failed');
     written.push(join(tmp.dir, 'ilse.capture.json'));
     const lock = JSON.parse(read(join(tmp.dir, 'ilse.capture.lock.json')));
-    expect(lock.ledger).toMatchObject({ path: 'ilse.jsonl', records: 6, closed: true });
+    expect(lock.ledger).toMatchObject({ path: 'ilse.jsonl', records: 10, closed: true });
     const ids = JSON.parse(read(join(tmp.dir, 'ilse.capture.json'))).lore_access.research_trace.map((t: { trace_id: string }) => t.trace_id);
     expect(ids.length).toBe(3);
     expect(lock.trace_bindings.map((b: { trace_id: string; disposition: string; ledger_backed: boolean }) => [b.trace_id, b.disposition, b.ledger_backed])).toEqual(ids.map((id: string) => [id, 'verified', true]));

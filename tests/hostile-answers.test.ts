@@ -90,7 +90,8 @@ describe.each(['mcp', 'http'] as const)('refusal messages over %s', (transport) 
     if (transport === 'http') expect(seen.status).toBe(status);
     expect(seen.message).toBe(message);
     expect(seen.text).not.toContain('hidden author notes in full');
-    expect(readLedger(ledger).length).toBe(before + 1);
+    // One call: its TOOL_CALL and its TOOL_REFUSED.
+    expect(readLedger(ledger).length).toBe(before + 2);
   });
 });
 

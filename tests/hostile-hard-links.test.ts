@@ -105,7 +105,7 @@ const TABLE: { name: string; tool: string; args: Record<string, unknown>; code: 
 ];
 
 describe.each(['mcp', 'http'] as const)('the proxy over %s', (transport) => {
-  it.each(TABLE)('$name: $code, nothing outside or hidden, one ledger record', async ({ tool, args, code, status }) => {
+  it.each(TABLE)('$name: $code, nothing outside or hidden, one call in the ledger (TOOL_CALL and outcome)', async ({ tool, args, code, status }) => {
     const before = readLedger(ledger).length;
     const seen = await io.call(transport, tool, args);
     expect(seen.code).toBe(code);
@@ -115,8 +115,8 @@ describe.each(['mcp', 'http'] as const)('the proxy over %s', (transport) => {
     for (const leak of [CANARY, 'Canary Heading', 'outside the vault', 'Veil Drive.md', 'Brinefall Truth']) expect(shown).not.toContain(leak);
     if (tool === 'lore_search') expect(seen.result?.results).toEqual([]);
     const records = readLedger(ledger);
-    expect(records.length).toBe(before + 1);
-    expect(records[seen.seq]!.tool).toBe(tool);
+    expect(records.length).toBe(before + 2);
+    expect([records[seen.seq - 1]!.kind, records[seen.seq - 1]!.tool, records[seen.seq]!.tool]).toEqual(['TOOL_CALL', tool, tool]);
   });
 });
 

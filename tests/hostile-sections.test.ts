@@ -23,7 +23,7 @@ import type { ProxySession } from '../src/proxy/session.js';
 import type { ResponderPacket } from '../src/contracts/types.js';
 import type { VaultIndex } from '../src/types.js';
 import { FIXTURES } from './helpers/shared.js';
-import { fixtureSession, readLedger, tempDir } from './helpers/proxy.js';
+import { fixtureSession, outcomes, readLedger, tempDir } from './helpers/proxy.js';
 import { bothTransports, type BothTransports, type SeenAnswer } from './helpers/transports.js';
 import { makeVault } from './helpers/temp-vault.js';
 
@@ -145,7 +145,8 @@ describe('hostile table on both transports', () => {
       it(`${transport}: ${c.name}`, async () => {
         const before = readLedger(ledgerPath).length;
         const got = await both.call(transport, c.tool, c.args);
-        expect(readLedger(ledgerPath).length).toBe(before + 1);
+        // One call: its TOOL_CALL and its outcome.
+        expect(readLedger(ledgerPath).length).toBe(before + 2);
         if (c.probe) {
           const want = await both.call(transport, c.tool, c.probe.like);
           expect(got.code).toBe('not_found');
@@ -161,7 +162,8 @@ describe('hostile table on both transports', () => {
   }
 
   it('records what a read withheld as line ranges and a hash, never the text', async () => {
-    const records = readLedger(ledgerPath);
+    // Each outcome with the arguments of the TOOL_CALL it answers.
+    const records = outcomes(readLedger(ledgerPath));
     const whole = records.find((r) => r.kind === 'TOOL_RESULT' && r.tool === 'lore_read' && (r.arguments as { ref?: string }).ref === QUAY)!;
     expect((whole.outcome as { withheld?: unknown }).withheld).toEqual([{ line_start: 9, line_end: 16, text_sha256: sha(lines(9, 16)) }]);
     expect((whole.outcome as { served: { ref: string }[] }).served.map((s) => s.ref)).toEqual([`${QUAY}#chunk0`, `${QUAY}#chunk1`, `${QUAY}#chunk4`]);

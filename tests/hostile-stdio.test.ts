@@ -93,8 +93,9 @@ describe('serveMcpStdio with hostile frames', () => {
     expect(reply).toEqual({ jsonrpc: '2.0', id, error: { code, message } });
     expect(message).not.toContain('\n');
     const records = readLedger(ledger);
-    expect(records.length).toBe(before + 1);
-    expect(records[before]).toMatchObject({ kind: 'TOOL_REFUSED', tool, transport: 'mcp', outcome: { status: 'refused', code: 'bad_request', reason, message: `${message} (JSON-RPC ${code})` } });
+    expect(records.length).toBe(before + 2);
+    expect(records[before]).toMatchObject({ kind: 'TOOL_CALL', tool, transport: 'mcp' });
+    expect(records[before + 1]).toMatchObject({ kind: 'TOOL_REFUSED', tool, transport: 'mcp', call_record_id: records[before]!.record_id, outcome: { status: 'refused', code: 'bad_request', reason, message: `${message} (JSON-RPC ${code})` } });
     // Still serving: the next request is answered normally.
     const ping = await exchange(JSON.stringify({ jsonrpc: '2.0', id: `after-${String(id)}-${reason}`, method: 'ping' }), (m) => m.id === `after-${String(id)}-${reason}`);
     expect(ping.result).toEqual({});
@@ -154,9 +155,9 @@ describe.skipIf(!existsSync(join(REPO, 'dist', 'cli', 'main.js')))('loretrace se
       expect(byId.get(43).result.tools).toHaveLength(5);
       const records = readLedger(led);
       expect(records.map((r) => [r.kind, r.tool ?? null, (r.outcome as any)?.reason ?? null])).toEqual([
-        ['SESSION_OPENED', null, null], ['TOOL_REFUSED', '(jsonrpc)', 'frame_too_large'], ['SESSION_CLOSED', null, null],
+        ['SESSION_OPENED', null, null], ['TOOL_CALL', '(jsonrpc)', null], ['TOOL_REFUSED', '(jsonrpc)', 'frame_too_large'], ['SESSION_CLOSED', null, null],
       ]);
-      expect(records[2]!.totals).toMatchObject({ tool_calls: 1, refused: 1, bad_request: 1 });
+      expect(records[3]!.totals).toMatchObject({ tool_calls: 1, refused: 1, bad_request: 1 });
       expect((await verifyLedger(readFileSync(led, 'utf8'))).valid).toBe(true);
     } finally {
       dir.cleanup();

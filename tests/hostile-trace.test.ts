@@ -243,7 +243,7 @@ describe('verifyTrace', () => {
       const rows = exported['policy_receipt'] as { kind: string }[];
       const hiddenRef = rows.findIndex((r) => r.kind === 'hidden_ref');
       expect(rows[hiddenRef]).toMatchObject({ clause: `FixtureLore:${TRUTH}`, pointer: '/hidden_context_audit/omitted_context_refs/0' });
-      expect(report.entries.map((e) => [e.trace_id.replace(/^lt-[0-9a-f]{16}:1:[0-9a-f]{12}$/, '<ledger_id>:1:<hash>'), e.disposition])).toEqual([['<ledger_id>:1:<hash>', 'verified'], ['forged.truth', 'policy_violation'], ['reported.truth', 'unbacked']]);
+      expect(report.entries.map((e) => [e.trace_id.replace(/^lt-[0-9a-f]{16}:2:[0-9a-f]{12}$/, '<ledger_id>:2:<hash>'), e.disposition])).toEqual([['<ledger_id>:2:<hash>', 'verified'], ['forged.truth', 'policy_violation'], ['reported.truth', 'unbacked']]);
       expect(report.entries[1]?.detail).toBe(`${TRUTH} is hidden lore: policy_receipt row /policy_receipt/${hiddenRef} (hidden_ref "FixtureLore:${TRUTH}") denies it; ${EXPECTED}`);
       expect(report.runner_captured).toEqual({ checked: 2, failed: 1, ledger_backed: 1 });
     });

@@ -57,7 +57,7 @@ describe('hashLedgerRecord', () => {
 });
 
 describe('LedgerWriter', () => {
-  it('chains v2 records from the genesis hash, derives ledger_id and record_id, and never opens an existing file', async () => {
+  it('chains v3 records from the genesis hash, derives ledger_id and record_id, and never opens an existing file', async () => {
     const path = join(tmp.dir, 'w.jsonl');
     const w = LedgerWriter.create(path);
     const system = { kind: 'system' as const, id: 'loretrace-proxy' };
@@ -68,7 +68,7 @@ describe('LedgerWriter', () => {
     await w.flush();
     await w.close();
     const id = `lt-${createHash('sha256').update('{"occurred_on":"2025-01-01T00:00:00.000Z","session":{"packet_id":"p"}}', 'utf8').digest('hex').slice(0, 16)}`;
-    expect(a).toMatchObject({ schema_version: 'loretrace.ledger.v2', ledger_id: id, seq: 0, record_id: `${id}:0`, canonical_form: 'RFC8785', prev_hash: GENESIS_HASH });
+    expect(a).toMatchObject({ schema_version: 'loretrace.ledger.v3', ledger_id: id, seq: 0, record_id: `${id}:0`, canonical_form: 'RFC8785', prev_hash: GENESIS_HASH });
     expect(b).toMatchObject({ ledger_id: id, seq: 1, record_id: `${id}:1`, prev_hash: a.record_hash });
     expect(Object.keys(b)).toEqual(['schema_version', 'ledger_id', 'seq', 'record_id', 'kind', 'occurred_on', 'actor', 'canonical_form', 'totals', 'prev_hash', 'record_hash']);
     expect(lines(path).map((l) => JSON.parse(l).record_hash)).toEqual([a.record_hash, b.record_hash]);
@@ -81,33 +81,48 @@ describe('verifyLedger', () => {
     const path = await sessionLedger();
     const r = await verifyLedger(readFileSync(path, 'utf8'), { file: 'session.jsonl' });
     expect(r).toMatchObject({
-      valid: true, records: 6, verified_through_seq: 5, first_bad_seq: null, closed: true,
+      valid: true, records: 10, verified_through_seq: 9, first_bad_seq: null, closed: true, schema_version: 'loretrace.ledger.v3',
       packet_id: 'proxy-fixture.brinefall-berths.dock_warden_ilse.packet.research.v0',
-      totals: { tool_calls: 4, ok: 3, refused: 1 }, findings: [],
+      totals: { tool_calls: 4, ok: 3, refused: 1, unanswered: 0 }, findings: [],
     });
-    expect(r.head_hash).toBe(JSON.parse(lines(path)[5]!).record_hash);
+    expect(r.head_hash).toBe(JSON.parse(lines(path)[9]!).record_hash);
+    // Each call is its TOOL_CALL (the request) and then its outcome, which names the call.
+    const records = lines(path).map((l) => JSON.parse(l));
+    expect(records.map((x) => [x.kind, x.tool ?? null, x.call_record_id ?? null])).toEqual([
+      ['SESSION_OPENED', null, null],
+      ['TOOL_CALL', 'lore_read', null], ['TOOL_RESULT', 'lore_read', records[1].record_id],
+      ['TOOL_CALL', 'lore_read', null], ['TOOL_REFUSED', 'lore_read', records[3].record_id],
+      ['TOOL_CALL', 'lore_follow', null], ['TOOL_RESULT', 'lore_follow', records[5].record_id],
+      ['TOOL_CALL', 'lore_read', null], ['TOOL_RESULT', 'lore_read', records[7].record_id],
+      ['SESSION_CLOSED', null, null],
+    ]);
+    expect(Object.keys(records[1])).toEqual(['schema_version', 'ledger_id', 'seq', 'record_id', 'kind', 'occurred_on', 'actor', 'canonical_form', 'tool', 'transport', 'arguments', 'prev_hash', 'record_hash']);
+    expect(Object.keys(records[2])).toEqual(['schema_version', 'ledger_id', 'seq', 'record_id', 'kind', 'occurred_on', 'actor', 'canonical_form', 'call_record_id', 'tool', 'transport', 'payload_hash', 'outcome', 'prev_hash', 'record_hash']);
+    expect(records[1]).toMatchObject({ actor: { kind: 'agent', id: 'dock_warden_ilse' }, transport: 'direct', arguments: { ref: `${R.territories}#Brinefall Shelf` }, occurred_on: '2025-01-01T00:00:01.000Z' });
+    expect(records[2].occurred_on).toBe('2025-01-01T00:00:02.000Z');
   });
 
   it('names the first bad seq of an edited record', async () => {
     const path = await sessionLedger();
     const ls = lines(path);
     // The record of a read served lines 5-8; claim it served 5-9.
-    expect(ls[1]).toContain('"line_end":8,');
-    ls[1] = ls[1]!.replace('"line_end":8,', '"line_end":9,');
+    expect(ls[2]).toContain('"line_end":8,');
+    ls[2] = ls[2]!.replace('"line_end":8,', '"line_end":9,');
     const r = await verifyLedger(ls.join('\n') + '\n', { file: 'x.jsonl' });
-    expect(r).toMatchObject({ valid: false, first_bad_seq: 1, verified_through_seq: 0, records: 1 });
-    expect(r.findings[0]).toMatchObject({ code: 'ledger_record_hash_mismatch', line: 2, path: 'x.jsonl', pointer: '/record_hash' });
+    expect(r).toMatchObject({ valid: false, first_bad_seq: 2, verified_through_seq: 1, records: 2 });
+    expect(r.findings[0]).toMatchObject({ code: 'ledger_record_hash_mismatch', line: 3, path: 'x.jsonl', pointer: '/record_hash' });
   });
 
   it('catches an edited record whose own hash was recomputed at the next record', async () => {
     const path = await sessionLedger();
     const ls = lines(path);
-    const rec = JSON.parse(ls[2]!);
+    const rec = JSON.parse(ls[4]!);
+    expect(rec.kind).toBe('TOOL_REFUSED');
     rec.outcome.code = 'not_reached';
     rec.record_hash = hashLedgerRecord(rec.prev_hash, rec);
-    ls[2] = JSON.stringify(rec);
+    ls[4] = JSON.stringify(rec);
     const r = await verifyLedger(ls.join('\n') + '\n');
-    expect(r.first_bad_seq).toBe(3);
+    expect(r.first_bad_seq).toBe(5);
     expect(r.findings[0]!.code).toBe('ledger_prev_hash_mismatch');
   });
 
@@ -173,7 +188,7 @@ describe('verifyLedger', () => {
   it('refuses a line with a duplicate key whose last value is the hashed one, naming seq and pointer', async () => {
     const ls = lines(await sessionLedger());
     // A reader of line 2 sees seq 5 first; JSON.parse (and so the hash) keeps the last value, 1.
-    expect(ls[1]!).toMatch(/^\{"schema_version":"loretrace\.ledger\.v2","ledger_id":"lt-[0-9a-f]{16}","seq":1,/);
+    expect(ls[1]!).toMatch(/^\{"schema_version":"loretrace\.ledger\.v3","ledger_id":"lt-[0-9a-f]{16}","seq":1,/);
     const top = [ls[0]!, ls[1]!.replace('"seq":1,', '"seq":5,"seq":1,'), ...ls.slice(2)];
     const r = await verifyLedger(top.join('\n') + '\n', { file: 'x.jsonl' });
     expect(r).toMatchObject({ valid: false, first_bad_seq: 1, verified_through_seq: 0, records: 1 });
@@ -181,14 +196,14 @@ describe('verifyLedger', () => {
       code: 'ledger_bad_record', severity: 'error', path: 'x.jsonl', line: 2, pointer: '/seq',
       message: 'line 2 (seq 1): /seq is a duplicate key (column 83); JSON.parse keeps the last value and the record_hash covers only that, so a reader of the line may see a value that was never hashed; expected each key once',
     }]);
-    // Nested: a second "ref" inside the arguments of seq 2 (the hash still matches the last-wins parse).
-    const ref = JSON.parse(ls[2]!).arguments.ref as string;
-    const nested = [...ls.slice(0, 2), ls[2]!.replace(`"arguments":{"ref":${JSON.stringify(ref)}`, `"arguments":{"ref":"FixtureLore:Home.md","ref":${JSON.stringify(ref)}`), ...ls.slice(3)];
-    expect(nested[2]).not.toBe(ls[2]);
+    // Nested: a second "ref" inside the arguments of the TOOL_CALL seq 3 (the hash still matches the last-wins parse).
+    const ref = JSON.parse(ls[3]!).arguments.ref as string;
+    const nested = [...ls.slice(0, 3), ls[3]!.replace(`"arguments":{"ref":${JSON.stringify(ref)}`, `"arguments":{"ref":"FixtureLore:Home.md","ref":${JSON.stringify(ref)}`), ...ls.slice(4)];
+    expect(nested[3]).not.toBe(ls[3]);
     const n = await verifyLedger(nested.join('\n') + '\n');
-    expect(n.findings.map((f) => [f.code, f.line, f.pointer])).toEqual([['ledger_bad_record', 3, '/arguments/ref']]);
-    expect(n.first_bad_seq).toBe(2);
-    await expect(exportLedger(nested.join('\n') + '\n', { file: 'x.jsonl' })).rejects.toMatchObject({ code: 'ledger_invalid', details: { line: 3, data: { code: 'ledger_bad_record' } } });
+    expect(n.findings.map((f) => [f.code, f.line, f.pointer])).toEqual([['ledger_bad_record', 4, '/arguments/ref']]);
+    expect(n.first_bad_seq).toBe(3);
+    await expect(exportLedger(nested.join('\n') + '\n', { file: 'x.jsonl' })).rejects.toMatchObject({ code: 'ledger_invalid', details: { line: 4, data: { code: 'ledger_bad_record' } } });
   });
 
   it('says a ledger starts with a byte-order mark instead of calling line 1 not JSON', async () => {
@@ -205,19 +220,19 @@ describe('verifyLedger', () => {
     const text = readFileSync(await sessionLedger(), 'utf8');
     const cut = text.slice(0, text.length - 40);
     const r = await verifyLedger(cut);
-    expect(r).toMatchObject({ valid: false, records: 5, verified_through_seq: 4, first_bad_seq: 5 });
+    expect(r).toMatchObject({ valid: false, records: 9, verified_through_seq: 8, first_bad_seq: 9 });
     expect(r.findings[0]!.code).toBe('ledger_torn_record');
   });
 
   it('detects records cut off at the end against a pinned head, and warns about a ledger never closed', async () => {
     const ls = lines(await sessionLedger());
-    const head = JSON.parse(ls[5]!).record_hash as string;
-    const shortened = ls.slice(0, 4).join('\n') + '\n';
+    const head = JSON.parse(ls[9]!).record_hash as string;
+    const shortened = ls.slice(0, 5).join('\n') + '\n';
     const plain = await verifyLedger(shortened);
-    expect(plain).toMatchObject({ valid: true, closed: false, verified_through_seq: 3 });
+    expect(plain).toMatchObject({ valid: true, closed: false, verified_through_seq: 4 });
     expect(plain.findings.map((f) => [f.code, f.severity])).toEqual([['ledger_not_closed', 'warning']]);
     const pinned = await verifyLedger(shortened, { head });
-    expect(pinned).toMatchObject({ valid: false, first_bad_seq: 4 });
+    expect(pinned).toMatchObject({ valid: false, first_bad_seq: 5 });
     expect(pinned.findings[0]!.code).toBe('ledger_head_mismatch');
   });
 
@@ -235,15 +250,144 @@ describe('verifyLedger', () => {
     expect(changed.valid).toBe(false);
     expect(changed.lore).toEqual({ ranges: 3, matched: 2, mismatched: 1, missing: 0, file_changed: 1 });
     expect(changed.findings.map((f) => f.code)).toEqual(['ledger_snapshot_changed', 'ledger_lore_mismatch', 'ledger_lore_file_changed']);
-    expect(changed.findings[1]!.message).toBe('seq 4: lines 5-7 of World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md in the vault differ from the text the proxy returned');
+    expect(changed.findings[1]!.message).toBe('seq 8: lines 5-7 of World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md in the vault differ from the text the proxy returned');
     // A returned note deleted from the vault is `ledger_lore_missing`.
     rmSync(join(vault, 'World/Pre-Elysium/Territories.md'));
     const gone = await verifyLedger(text, { index: await indexVault(vault, { persist: false, workers: false }) });
     expect(gone.lore).toEqual({ ranges: 3, matched: 1, mismatched: 1, missing: 1, file_changed: 1 });
     expect(gone.findings.find((f) => f.code === 'ledger_lore_missing')).toMatchObject({
-      line: 2, pointer: '/outcome/served',
-      message: 'seq 1: World/Pre-Elysium/Territories.md is not a readable indexed note of the vault; expected lines 5-8',
+      line: 3, pointer: '/outcome/served',
+      message: 'seq 2: World/Pre-Elysium/Territories.md is not a readable indexed note of the vault; expected lines 5-8',
     });
+  });
+});
+
+/**
+ * What a forger who can write the file does: edit, insert or delete records, then renumber (`seq`,
+ * `record_id`, and every `call_record_id` that named a renumbered record) and re-chain every hash, so the
+ * chain itself verifies.
+ */
+function rechain(records: Record<string, unknown>[]): string {
+  const id = records[0]!['ledger_id'] as string;
+  const renamed = new Map<string, string>();
+  records.forEach((r, i) => {
+    if (typeof r['record_id'] === 'string' && !renamed.has(r['record_id'])) renamed.set(r['record_id'], `${id}:${i}`);
+  });
+  let prev = GENESIS_HASH;
+  return records.map((r, i) => {
+    const rec: Record<string, unknown> = { ...r, seq: i, record_id: `${id}:${i}` };
+    if (typeof rec['call_record_id'] === 'string') rec['call_record_id'] = renamed.get(rec['call_record_id']) ?? rec['call_record_id'];
+    rec['prev_hash'] = prev;
+    rec['record_hash'] = hashLedgerRecord(prev, rec);
+    prev = rec['record_hash'] as string;
+    return JSON.stringify(rec) + '\n';
+  }).join('');
+}
+
+describe('verifyLedger: every call has its one outcome (loretrace.ledger.v3)', () => {
+  // The session ledger: 0 SESSION_OPENED; 1/2 lore_read (TOOL_CALL, TOOL_RESULT); 3/4 lore_read refused;
+  // 5/6 lore_follow; 7/8 lore_read; 9 SESSION_CLOSED.
+  const records = async () => lines(await sessionLedger()).map((l) => JSON.parse(l) as Record<string, unknown>);
+  const codes = (r: Awaited<ReturnType<typeof verifyLedger>>) => r.findings.map((f) => [f.code, f.severity, f.line, f.message]);
+
+  it('reports an outcome whose TOOL_CALL was removed (ledger_outcome_without_call), with its seq', async () => {
+    const rs = await records();
+    const id = rs[0]!['ledger_id'] as string;
+    const r = await verifyLedger(rechain([...rs.slice(0, 3), ...rs.slice(4)]), { file: 'x.jsonl' });
+    expect(r).toMatchObject({ valid: false, first_bad_seq: 3, records: 9, verified_through_seq: 8 });
+    expect(codes(r)).toEqual([
+      ['ledger_outcome_without_call', 'error', 4, `seq 3 (TOOL_REFUSED lore_read) answers call ${id}:3, which is no earlier TOOL_CALL record of this ledger: an outcome without its call`],
+    ]);
+    await expect(exportLedger(rechain([...rs.slice(0, 3), ...rs.slice(4)]), { file: 'x.jsonl' })).rejects.toMatchObject({ code: 'ledger_invalid', details: { line: 4, data: { code: 'ledger_outcome_without_call' } } });
+  });
+
+  it('reports a call whose outcome was removed (ledger_call_without_outcome) in a closed ledger', async () => {
+    const rs = await records();
+    const id = rs[0]!['ledger_id'] as string;
+    const r = await verifyLedger(rechain([...rs.slice(0, 4), ...rs.slice(5)]), { file: 'x.jsonl' });
+    expect(r).toMatchObject({ valid: false, first_bad_seq: 3, closed: true, totals: { tool_calls: 3, ok: 3, refused: 0, unanswered: 1 } });
+    expect(codes(r)).toEqual([
+      ['ledger_call_without_outcome', 'error', 4, `seq 3 is a TOOL_CALL lore_read (${id}:3) that no record answers: a call without its outcome (the outcome record was removed, or the call inserted)`],
+    ]);
+  });
+
+  it('reports a call answered twice (ledger_call_answered_twice) and an outcome of another tool (ledger_call_tool_mismatch)', async () => {
+    const rs = await records();
+    const id = rs[0]!['ledger_id'] as string;
+    const twice = await verifyLedger(rechain([...rs.slice(0, 3), rs[2]!, ...rs.slice(3)]), { file: 'x.jsonl' });
+    expect(twice).toMatchObject({ valid: false, first_bad_seq: 3 });
+    expect(codes(twice)).toEqual([
+      ['ledger_call_answered_twice', 'error', 4, `seq 3 (TOOL_RESULT lore_read) answers call ${id}:1 (seq 1), which seq 2 already answered: one call has one outcome`],
+    ]);
+    const other = rs.map((r, i) => (i === 6 ? { ...r, tool: 'lore_read' } : r));
+    const mismatch = await verifyLedger(rechain(other), { file: 'x.jsonl' });
+    expect(mismatch).toMatchObject({ valid: false, first_bad_seq: 6 });
+    expect(codes(mismatch)).toEqual([
+      ['ledger_call_tool_mismatch', 'error', 7, 'seq 6 (TOOL_RESULT) records tool "lore_read", but the call it answers (seq 5) asked for "lore_follow"'],
+    ]);
+  });
+
+  it('lets the last record of an unclosed ledger be a call without its answer (ledger_call_pending, a warning)', async () => {
+    const rs = await records();
+    const id = rs[0]!['ledger_id'] as string;
+    const text = rs.slice(0, 4).map((r) => JSON.stringify(r) + '\n').join('');
+    const r = await verifyLedger(text, { file: 'x.jsonl' });
+    expect(r).toMatchObject({ valid: true, closed: false, first_bad_seq: null, totals: { tool_calls: 1, ok: 1, refused: 0, unanswered: 1 } });
+    expect(codes(r)).toEqual([
+      ['ledger_call_pending', 'warning', 4, `seq 3 is a TOOL_CALL lore_read (${id}:3) with no outcome, the last record of a ledger that is not closed: the runner stopped while the call ran and its client got no answer`],
+      ['ledger_not_closed', 'warning', 4, 'the ledger ends at seq 3 without a SESSION_CLOSED record: the runner did not shut down cleanly (or records were cut off at the end; pass --head to check)'],
+    ]);
+  });
+
+  it('refuses a v3 outcome without call_record_id and a TOOL_CALL in a v2 ledger (schema)', async () => {
+    const rs = await records();
+    const { call_record_id: _c, ...bare } = rs[2]!;
+    const r = await verifyLedger(rechain([...rs.slice(0, 2), bare, ...rs.slice(3)]), { file: 'x.jsonl' });
+    expect(r.findings.map((f) => [f.code, f.line])).toEqual([['ledger_bad_record', 3]]);
+    const v2 = rs.map((x) => ({ ...x, schema_version: 'loretrace.ledger.v2' }));
+    const old = await verifyLedger(rechain(v2), { file: 'x.jsonl' });
+    expect(old.findings.map((f) => [f.code, f.line])).toEqual([['ledger_bad_record', 2]]);
+  });
+});
+
+describe('verifyLedger: every served ref against the session policy of SESSION_OPENED', () => {
+  const records = async () => lines(await sessionLedger()).map((l) => JSON.parse(l) as Record<string, unknown>);
+  /** seq 2 (the first read's TOOL_RESULT) made to claim it served `path` instead. */
+  const served = (rs: Record<string, unknown>[], path: string) => rs.map((r, i) => {
+    if (i !== 2) return r;
+    const outcome = r['outcome'] as { served: Record<string, unknown>[] };
+    return { ...r, outcome: { ...outcome, served: [{ ...outcome.served[0], ref: `FixtureLore:${path}#chunk1`, path }] } };
+  });
+
+  it('catches a hand-edited, re-chained ledger that "served" a hidden note or a note outside the allowed prefixes (ledger_policy_violation)', async () => {
+    const rs = await records();
+    const hidden = await verifyLedger(rechain(served(rs, 'World/Pre-Elysium/Author Notes/Brinefall Truth.md')), { file: 'x.jsonl' });
+    expect(hidden).toMatchObject({ valid: false, first_bad_seq: 2, verified_through_seq: 9 });
+    expect(hidden.findings).toEqual([{
+      code: 'ledger_policy_violation', severity: 'error', path: 'x.jsonl', line: 3, pointer: '/outcome/served/0',
+      message: 'seq 2 served FixtureLore:World/Pre-Elysium/Author Notes/Brinefall Truth.md#chunk1 lines 5-8: World/Pre-Elysium/Author Notes/Brinefall Truth.md is hidden lore: policy_receipt row /session/policy_receipt/16 (hidden_ref "FixtureLore:World/Pre-Elysium/Author Notes/Brinefall Truth.md") denies it; expected only what the session\'s policy admits (the policy_receipt of this ledger\'s SESSION_OPENED)',
+    }]);
+    const outside = await verifyLedger(rechain(served(rs, 'Home.md')), { file: 'x.jsonl' });
+    expect(outside.findings.map((f) => [f.code, f.line, f.message])).toEqual([[
+      'ledger_policy_violation', 3, 'seq 2 served FixtureLore:Home.md#chunk1 lines 5-8: Home.md lies outside every allowed_prefix row of the policy_receipt (/session/policy_receipt/1 "FixtureLore:World/Pre-Elysium/", /session/policy_receipt/2 "FixtureLore:World/Politics/", /session/policy_receipt/3 "FixtureLore:World/Technology/"); expected only what the session\'s policy admits (the policy_receipt of this ledger\'s SESSION_OPENED)',
+    ]]);
+    await expect(exportLedger(rechain(served(rs, 'Home.md')), { file: 'x.jsonl' })).rejects.toMatchObject({ code: 'ledger_invalid', details: { line: 3, data: { code: 'ledger_policy_violation' } } });
+  });
+
+  it('catches a follow and a read beyond the session\'s max_link_depth (ledger_depth_exceeded)', async () => {
+    const rs = (await records()).map((r, i) => {
+      const o = r['outcome'] as Record<string, unknown> | undefined;
+      if (i === 6) return { ...r, outcome: { ...o, admitted: { ...(o!['admitted'] as object), depth: 3 } } };
+      if (i === 8) return { ...r, outcome: { ...o, served: (o!['served'] as object[]).map((x) => ({ ...x, depth: 3 })) } };
+      return r;
+    });
+    const r = await verifyLedger(rechain(rs), { file: 'x.jsonl' });
+    expect(r).toMatchObject({ valid: false, first_bad_seq: 6 });
+    expect(r.findings.map((f) => [f.code, f.line, f.pointer, f.message])).toEqual([
+      ['ledger_depth_exceeded', 7, '/outcome/admitted', `seq 6 admitted ${R.blackout} by lore_follow at link depth 3, beyond the session's max_link_depth 2 (policy_receipt row /session/policy_receipt/0); expected only notes within 2 hops of a seed or scope note`],
+      ['ledger_depth_exceeded', 9, '/outcome/served/0', `seq 8 served ${R.blackout}#L5-L7 lines 5-7 at link depth 3, beyond the session's max_link_depth 2 (policy_receipt row /session/policy_receipt/0); expected only notes within 2 hops of a seed or scope note`],
+      ['ledger_depth_exceeded', 9, '/outcome/served/1', `seq 8 served ${R.blackout}#L9-L11 lines 9-11 at link depth 3, beyond the session's max_link_depth 2 (policy_receipt row /session/policy_receipt/0); expected only notes within 2 hops of a seed or scope note`],
+    ]);
   });
 });
 
@@ -260,14 +404,14 @@ describe('exportLedger', () => {
     expect(fragment.consulted_refs).toEqual([R.territories]);
     expect(fragment.followed_refs).toEqual([R.blackout]);
     expect(fragment.research_trace.map((e) => [e.trace_id, e.source_ref, e.chunk_index, e.line_start, e.line_end])).toEqual([
-      [`${id}:1:${prefix(1)}`, `${R.territories}#chunk1`, 1, 5, 8],
-      [`${id}:4:${prefix(4)}`, `${R.blackout}#L5-L7`, 0, 5, 7],
-      [`${id}:4.1:${prefix(4)}`, `${R.blackout}#L9-L11`, 1, 9, 11],
+      [`${id}:2:${prefix(2)}`, `${R.territories}#chunk1`, 1, 5, 8],
+      [`${id}:8:${prefix(8)}`, `${R.blackout}#L5-L7`, 0, 5, 7],
+      [`${id}:8.1:${prefix(8)}`, `${R.blackout}#L9-L11`, 1, 9, 11],
     ]);
     expect(id).toMatch(/^lt-[0-9a-f]{16}$/);
     // No lore text in the ledger: a served read holds ref, range and the text's sha256.
     expect(readFileSync(path, 'utf8')).not.toContain('Three convoys were lost');
-    expect(records[4].outcome.served[0]).toEqual({
+    expect(records[8].outcome.served[0]).toEqual({
       ref: `${R.blackout}#L5-L7`, path: 'World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md', chunk_index: 0, line_start: 5, line_end: 7,
       file_sha256: index.manifest.find((f) => f.path === 'World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md')!.sha256,
       text_sha256: createHash('sha256').update(fragment.research_trace[1]!.extracted_constraint, 'utf8').digest('hex'), via: 'follow', depth: 1,
@@ -304,8 +448,8 @@ describe('exportLedger', () => {
     const note = join(vault, 'World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md');
     writeFileSync(note, readFileSync(note, 'utf8').replace('Three convoys were lost', 'Four convoys were lost'));
     const err = await exportLedger(text, { file: 's.jsonl', index: await indexVault(vault, { persist: false, workers: false }) }).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'ledger_lore_mismatch', details: { file: 's.jsonl', line: 5, pointer: '/outcome/served' } });
-    expect((err as Error).message).toMatch(/^seq 4: lines 5-7 of World\/Pre-Elysium\/Timeline\/Events\/Brinefall Blackout\.md no longer hash to the recorded text_sha256 [0-9a-f]{64} \(vault snapshot [0-9a-f]{64}\); the served text cannot be re-derived — nothing exported$/);
+    expect(err).toMatchObject({ code: 'ledger_lore_mismatch', details: { file: 's.jsonl', line: 9, pointer: '/outcome/served' } });
+    expect((err as Error).message).toMatch(/^seq 8: lines 5-7 of World\/Pre-Elysium\/Timeline\/Events\/Brinefall Blackout\.md no longer hash to the recorded text_sha256 [0-9a-f]{64} \(vault snapshot [0-9a-f]{64}\); the served text cannot be re-derived — nothing exported$/);
   });
 
   it('still reads, verifies and exports a loretrace.ledger.v1 ledger (text kept in the record)', async () => {
@@ -324,6 +468,34 @@ describe('exportLedger', () => {
     expect(fragment.ledger_head).toBe(head);
   });
 
+  it('still reads, verifies and exports loretrace.ledger.v2 ledgers written before TOOL_CALL records (proxy and retrieve)', async () => {
+    const index = await indexVault(FIXTURE_VAULT, { persist: false, workers: false });
+    const proxy = readFileSync(join(REPO, 'lore-fixtures/ledgers/ledger.ilse.v2.jsonl'), 'utf8');
+    const pr = await verifyLedger(proxy, { file: 'ledger.ilse.v2.jsonl', index });
+    expect(pr).toMatchObject({
+      valid: true, schema_version: 'loretrace.ledger.v2', records: 7, closed: true, first_bad_seq: null,
+      totals: { tool_calls: 5, ok: 4, refused: 1, unanswered: 0 }, lore: { ranges: 3, matched: 3, mismatched: 0, missing: 0, file_changed: 0 }, findings: [],
+    });
+    const ids = proxy.trim().split('\n').map((l) => JSON.parse(l).record_hash.slice(0, 12) as string);
+    const fragment = await exportLedger(proxy, { index });
+    expect(fragment.research_trace.map((e) => [e.trace_id, e.source_ref, e.query])).toEqual([
+      [`${pr.ledger_id}:1:${ids[1]}`, `${R.territories}#chunk1`, `lore_read ${R.territories}#Brinefall Shelf`],
+      [`${pr.ledger_id}:2:${ids[2]}`, `${R.factions}#chunk2`, `lore_read ${R.factions}#Movements`],
+      [`${pr.ledger_id}:5:${ids[5]}`, `${R.blackout}#chunk1`, `lore_read ${R.blackout}#chunk1`],
+    ]);
+    const verdict = await verifyTrace(index, fragment, { file: 'fragment.json', ledgers: [{ file: 'ledger.ilse.v2.jsonl', text: proxy }] });
+    expect([verdict.ok, verdict.runner_captured]).toEqual([true, { checked: 3, failed: 0, ledger_backed: 3 }]);
+    const retrieve = readFileSync(join(REPO, 'lore-fixtures/ledgers/ledger.mara-retrieve.v2.jsonl'), 'utf8');
+    const rr = await verifyLedger(retrieve, { file: 'ledger.mara-retrieve.v2.jsonl', index });
+    expect(rr).toMatchObject({ valid: true, schema_version: 'loretrace.ledger.v2', records: 8, closed: true, totals: { tool_calls: 6, ok: 6, refused: 0, unanswered: 0 }, findings: [] });
+    const exported = await exportLedger(retrieve, { index });
+    expect(exported.research_trace.map((e) => [e.trace_id.split(':')[1], e.source_ref])).toEqual([
+      ['4', 'FixtureLore:World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md#chunk1'],
+      ['5', 'FixtureLore:World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md#chunk3'],
+      ['6', 'FixtureLore:World/Pre-Elysium/Factions/Movements/Quiet Hands.md#chunk1'],
+    ]);
+  });
+
   it('refuses to export a ledger that does not verify', async () => {
     const ls = lines(await sessionLedger());
     await expect(exportLedger([ls[0], ls[2], ls[1]].join('\n') + '\n', { file: 'bad.jsonl' })).rejects.toMatchObject({
@@ -338,10 +510,10 @@ describe('loretrace ledger', () => {
     const path = await sessionLedger();
     const text = await cli(['ledger', 'verify', path]);
     expect(text.code).toBe(0);
-    expect(text.stdout).toMatch(new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: ok — 6 records \\(seq 0-5\\), chain intact, closed by SESSION_CLOSED; head [0-9a-f]{64}\\n`));
+    expect(text.stdout).toMatch(new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: ok — 10 records \\(seq 0-9\\), chain intact, closed by SESSION_CLOSED; head [0-9a-f]{64}\\n`));
     const json = await cli(['ledger', 'verify', path, '--json', '--lore', FIXTURE_VAULT]);
     expect(json.code).toBe(0);
-    expect(JSON.parse(json.stdout)).toMatchObject({ valid: true, records: 6, lore: { ranges: 3, matched: 3 } });
+    expect(JSON.parse(json.stdout)).toMatchObject({ valid: true, records: 10, lore: { ranges: 3, matched: 3 } });
   });
 
   it('verify exits 1 and names the first bad seq of a tampered ledger; a missing file is a usage error', async () => {

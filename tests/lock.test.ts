@@ -261,16 +261,18 @@ describe('ledger export writes a lock with the ledger head', () => {
     expect(outputSchema('lock')(lock)).toBe(true);
     expect(lock.command).toBe('ledger export');
     expect(lock.files.map((f: { path: string; role: string }) => [f.path, f.role])).toEqual([['session.lore_access.json', 'output'], ['session.jsonl', 'input']]);
-    expect(lock.ledger).toEqual({ path: 'session.jsonl', head: fragment.ledger_head, records: 3, closed: true });
+    expect(lock.ledger).toEqual({ path: 'session.jsonl', head: fragment.ledger_head, records: 4, closed: true });
     // The full binding (seed 004): the ledger record that served the range, its hash, the ledger head and id, the snapshot and the served text's hash.
     const ledgerLines = read(join(tmp.dir, 'session.jsonl')).trim().split('\n').map((l) => JSON.parse(l));
-    const served = ledgerLines.find((rec: { seq: number }) => rec.seq === 1);
+    // seq 2: the TOOL_RESULT that served the text (seq 1 is its TOOL_CALL).
+    const served = ledgerLines.find((rec: { seq: number }) => rec.seq === 2);
+    expect(served.kind).toBe('TOOL_RESULT');
     expect(lock.trace_bindings).toEqual([{
       trace_id: fragment.research_trace[0].trace_id, source_ref: `${R.territories}#chunk1`, line_start: 5, line_end: 8, ledger_backed: true,
-      ledger_head: fragment.ledger_head, ledger_id: served.ledger_id, piece: 0, record_hash: served.record_hash, record_id: `${served.ledger_id}:1`, seq: 1,
+      ledger_head: fragment.ledger_head, ledger_id: served.ledger_id, piece: 0, record_hash: served.record_hash, record_id: `${served.ledger_id}:2`, seq: 2,
       snapshot_id: snapshot, text_sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
     }]);
-    expect(fragment.research_trace[0].trace_id).toBe(`${served.ledger_id}:1:${served.record_hash.slice(0, fragment.research_trace[0].trace_id.split(':')[2].length)}`);
+    expect(fragment.research_trace[0].trace_id).toBe(`${served.ledger_id}:2:${served.record_hash.slice(0, fragment.research_trace[0].trace_id.split(':')[2].length)}`);
     expect(lock.snapshot).toEqual({ namespace: 'FixtureLore', snapshot_id: snapshot });
   });
 });

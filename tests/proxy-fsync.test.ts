@@ -43,14 +43,15 @@ afterEach(async () => {
 });
 
 describe('ProxySession.call', () => {
-  it('fsyncs the SESSION_OPENED record before the session opens and each call record before its response', async () => {
+  it('fsyncs the SESSION_OPENED record before the session opens, and a call\'s TOOL_CALL and outcome with one fsync before its response', async () => {
     session = await fixtureSession({ ledgerPath: join(tmp.dir, 'f.jsonl') });
     log.events.push('opened');
     const a = session.call('lore_read', { ref: `${R.territories}#chunk1` }).then((r) => log.events.push(`response ${r.seq}`));
     await a;
     const b = session.call('lore_read', { ref: R.truth }).then((r) => log.events.push(`response ${r.seq}`));
     await b;
-    expect(log.events).toEqual(['write 0', 'fsync', 'opened', 'write 1', 'fsync', 'response 1', 'write 2', 'fsync', 'response 2']);
+    // write 1 / write 3: the TOOL_CALLs; write 2 / write 4: their outcomes; one fsync per call.
+    expect(log.events).toEqual(['write 0', 'fsync', 'opened', 'write 1', 'write 2', 'fsync', 'response 2', 'write 3', 'write 4', 'fsync', 'response 4']);
   });
 
   it('answers concurrent calls only after an fsync that covers each call record (group commit)', async () => {
@@ -58,13 +59,17 @@ describe('ProxySession.call', () => {
     log.events.length = 0;
     await Promise.all(Array.from({ length: 10 }, (_, i) =>
       session!.call('lore_read', { ref: `${R.territories}#chunk${i % 3}` }).then((r) => log.events.push(`response ${r.seq}`))));
-    for (let seq = 1; seq <= 10; seq++) {
+    for (let seq = 2; seq <= 20; seq += 2) {
+      const call = log.events.indexOf(`write ${seq - 1}`);
       const written = log.events.indexOf(`write ${seq}`);
       const answered = log.events.indexOf(`response ${seq}`);
-      expect(written).toBeGreaterThanOrEqual(0);
+      expect(call).toBeGreaterThanOrEqual(0);
+      expect(written).toBeGreaterThan(call);
       expect(answered).toBeGreaterThan(written);
       expect(log.events.slice(written, answered)).toContain('fsync');
     }
     expect(log.events.filter((e) => e.startsWith('response')).length).toBe(10);
+    // Never more fsyncs than calls: the call record rides on its outcome's fsync.
+    expect(log.events.filter((e) => e === 'fsync').length).toBeLessThanOrEqual(10);
   });
 });

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ProxyResponse, ProxySession } from '../src/proxy/session.js';
 import { verifyLedger } from '../src/receipts/ledger.js';
-import { FIXTURE_VAULT, PROXY_PACKET, R, fakeClock, fixtureSession, readLedger, tempDir } from './helpers/proxy.js';
+import { FIXTURE_VAULT, PROXY_PACKET, R, fakeClock, fixtureSession, outcomes, readLedger, tempDir } from './helpers/proxy.js';
 
 const CANARY_TEXT = 'CANARY-7f3a: this text lives outside the vault';
 let tmp: { dir: string; cleanup: () => void };
@@ -175,9 +175,12 @@ describe('ProxySession.call with hostile input', () => {
     expect(codes.slice(120)).toEqual(Array(10_000 - 120).fill('rate_limited'));
     expect(paths).toEqual([]);
     const records = readLedger(ledger);
-    expect(records.length).toBe(before + 10_000);
-    expect(records.slice(before + 120).every((r) => r.outcome!.status === 'refused' && (r.outcome as any).reason === 'rate_limited')).toBe(true);
-    expect(records[before + 9_999]!.seq).toBe(all[9_999]!.seq);
+    // Every call is recorded: its TOOL_CALL and its outcome.
+    expect(records.length).toBe(before + 20_000);
+    const answered = outcomes(records.slice(before));
+    expect(answered.length).toBe(10_000);
+    expect(answered.slice(120).every((r) => r.outcome!.status === 'refused' && (r.outcome as any).reason === 'rate_limited')).toBe(true);
+    expect(records[before + 19_999]!.seq).toBe(all[9_999]!.seq);
   });
 
   it('leaves the canary untouched by every response and the ledger, and the chain verifies', async () => {

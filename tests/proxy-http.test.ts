@@ -12,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { acceptedHostNames, startHttpServer, parseHostPort, isLoopbackHost } from '../src/server/http.js';
 import type { HttpServerHandle } from '../src/server/http.js';
 import type { ProxySession } from '../src/proxy/session.js';
+import type { LedgerRecord } from '../src/receipts/ledger.js';
 import { verifyLedger } from '../src/receipts/ledger.js';
 import { BIN, FIXTURE_VAULT, PROXY_PACKET, R, fixtureSession, readLedger, tempDir } from './helpers/proxy.js';
 import { FIXTURES, REPO } from './helpers/shared.js';
@@ -81,7 +82,7 @@ describe('lore_read of a note over max_file_bytes', () => {
       const r = await tool(http.url, 'lore_read', { ref });
       expect([r.status, r.body.error.code]).toEqual([404, 'not_found']);
     }
-    expect(readLedger(ledgerPath).slice(-2).map((r) => [r.kind, r.outcome])).toEqual(['#L1-L5', ''].map((f) => ['TOOL_REFUSED', {
+    expect(readLedger(ledgerPath).filter((r) => r.kind !== 'TOOL_CALL').slice(-2).map((r) => [r.kind, r.outcome])).toEqual(['#L1-L5', ''].map((f) => ['TOOL_REFUSED', {
       status: 'refused', code: 'not_found', reason: 'not_found', message: `ref BigNoteLore:Harbor/Tide Ledger.md${f}: no note Harbor/Tide Ledger.md in this snapshot`,
     }]));
     const follow = await tool(http.url, 'lore_follow', { from_ref: 'BigNoteLore:Harbor/Quay.md', target: 'Tide Ledger' });
@@ -106,7 +107,8 @@ describe('startHttpServer', () => {
     expect((await send(url, 'GET', '/health')).body).toEqual({ status: 'ok' });
     const read = await tool(url, 'lore_read', { ref: `${R.territories}#Brinefall Shelf` });
     expect(read.status).toBe(200);
-    expect(read.headers['loretrace-ledger-seq']).toBe('1');
+    // The seq of the call's outcome record (its TOOL_CALL is seq 1).
+    expect(read.headers['loretrace-ledger-seq']).toBe('2');
     expect(read.body.data).toMatchObject({ ref: `${R.territories}#chunk1`, line_start: 5, line_end: 8, snapshot_id: session!.index.snapshot_id });
     const follow = await tool(url, 'lore_follow', { from_ref: R.territories, target: 'Brinefall Blackout' });
     expect(follow.body.admitted).toMatchObject({ ref: R.blackout, depth: 1 });
@@ -117,7 +119,7 @@ describe('startHttpServer', () => {
     expect((await tool(url, 'lore_read', { ref: R.veilDrive })).status).toBe(403);
     expect((await tool(url, 'lore_read', { ref: 'FixtureLore:a/../b.md' })).body.error.code).toBe('bad_ref');
     expect((await tool(url, 'research_status', {})).body.followed_refs).toEqual([R.blackout]);
-    expect(readLedger(join(tmp.dir, 'http.jsonl')).slice(1).map((r) => r.transport)).toEqual(Array(8).fill('http'));
+    expect(readLedger(join(tmp.dir, 'http.jsonl')).slice(1).map((r) => r.transport)).toEqual(Array(16).fill('http'));
   });
 
   it('keeps the ledger chain linear and valid under 50 concurrent clients on one session', async () => {
@@ -137,8 +139,8 @@ describe('startHttpServer', () => {
       return statuses;
     });
     const all = await Promise.all(clients);
-    // Every response names its own ledger record: 200 distinct seqs 1..200.
-    expect([...seqs].sort((a, b) => a - b)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+    // Every response names its own outcome record: 200 distinct even seqs 2..400 (each after its TOOL_CALL).
+    expect([...seqs].sort((a, b) => a - b)).toEqual(Array.from({ length: 200 }, (_, i) => 2 * i + 2));
     expect(all.flat().filter((s) => s === 200).length).toBe(150);
     expect(all.flat().filter((s) => s === 404).length).toBe(50);
     await http!.close();
@@ -147,9 +149,11 @@ describe('startHttpServer', () => {
     session = null;
     const ledger = join(tmp.dir, 'http.jsonl');
     const report = await verifyLedger(readFileSync(ledger, 'utf8'));
-    expect(report).toMatchObject({ valid: true, records: 202, closed: true, totals: { tool_calls: 200, ok: 150, refused: 50 } });
+    expect(report).toMatchObject({ valid: true, records: 402, closed: true, totals: { tool_calls: 200, ok: 150, refused: 50, unanswered: 0 } });
     const recs = readLedger(ledger);
-    expect(recs.map((r) => r.seq)).toEqual(Array.from({ length: 202 }, (_, i) => i));
+    expect(recs.map((r) => r.seq)).toEqual(Array.from({ length: 402 }, (_, i) => i));
+    // Calls are serialised: each outcome directly follows its TOOL_CALL.
+    expect(recs.filter((r) => r.kind === 'TOOL_RESULT' || r.kind === 'TOOL_REFUSED').every((r) => r.call_record_id === recs[r.seq - 1]!.record_id && recs[r.seq - 1]!.kind === 'TOOL_CALL')).toBe(true);
   });
 
   it('refuses a foreign Host or Origin header, a wrong method, a non-JSON or oversized body, and records each', async () => {
@@ -167,7 +171,7 @@ describe('startHttpServer', () => {
     const big = await tool(url, 'lore_search', { query: 'x'.repeat(1024 * 1024) });
     expect(big).toMatchObject({ status: 413, body: { error: { code: 'bad_request', message: 'the request body is larger than 1024 bytes' } } });
     expect((await send(url, 'GET', `/tools/${'a'.repeat(3000)}`)).status).toBe(414);
-    const reasons = readLedger(join(tmp.dir, 'http.jsonl')).slice(1).map((r) => (r.outcome!.status === 'refused' ? (r.outcome as any).reason : 'ok'));
+    const reasons = readLedger(join(tmp.dir, 'http.jsonl')).slice(1).filter((r) => r.kind !== 'TOOL_CALL').map((r) => (r.outcome!.status === 'refused' ? (r.outcome as any).reason : 'ok'));
     expect(reasons).toEqual(['bad_host', 'ok', 'bad_origin', 'ok', 'method_not_allowed', 'unsupported_media_type', 'bad_json', 'body_too_large', 'url_too_long']);
   });
 
@@ -175,9 +179,10 @@ describe('startHttpServer', () => {
     const url = await serve();
     const deep = await send(url, 'POST', '/tools/lore_read', `{"ref":${'['.repeat(8000)}${']'.repeat(8000)}}`);
     expect(deep).toMatchObject({ status: 400, body: { error: { code: 'bad_request', message: 'lore_read: arguments are nested deeper than 8 levels' } } });
-    const last = readLedger(join(tmp.dir, 'http.jsonl')).at(-1)!;
-    expect(last).toMatchObject({ kind: 'TOOL_REFUSED', tool: 'lore_read', transport: 'http', outcome: { status: 'refused', code: 'bad_request', reason: 'arguments_too_deep' } });
-    expect(last.arguments).toEqual({ ref: [[[[[{ $omitted: 'nested', kind: 'array' }]]]]] });
+    const [call, last] = readLedger(join(tmp.dir, 'http.jsonl')).slice(-2) as [LedgerRecord, LedgerRecord];
+    expect(last).toMatchObject({ kind: 'TOOL_REFUSED', tool: 'lore_read', transport: 'http', call_record_id: call.record_id, outcome: { status: 'refused', code: 'bad_request', reason: 'arguments_too_deep' } });
+    expect(call).toMatchObject({ kind: 'TOOL_CALL', tool: 'lore_read', transport: 'http' });
+    expect(call.arguments).toEqual({ ref: [[[[[{ $omitted: 'nested', kind: 'array' }]]]]] });
     expect((await tool(url, 'research_status', {})).status).toBe(200);
   });
 
@@ -213,7 +218,7 @@ describe('startHttpServer', () => {
     expect((await tool(url, 'research_status', {}, { ...auth, host: 'lore.example.org:8443' })).status).toBe(200);
     expect((await tool(url, 'research_status', {}, { ...auth, host: `attacker.example:${http.port}` })).status).toBe(403);
     expect((await tool(url, 'research_status', {}, { ...auth, origin: 'http://attacker.example' })).status).toBe(403);
-    const reasons = readLedger(join(tmp.dir, 'http.jsonl')).slice(1).map((r) => (r.outcome!.status === 'refused' ? (r.outcome as any).reason : 'ok'));
+    const reasons = readLedger(join(tmp.dir, 'http.jsonl')).slice(1).filter((r) => r.kind !== 'TOOL_CALL').map((r) => (r.outcome!.status === 'refused' ? (r.outcome as any).reason : 'ok'));
     expect(reasons).toEqual(['unauthorized', 'unauthorized', 'ok', 'ok', 'ok', 'bad_host', 'bad_origin']);
   });
 });

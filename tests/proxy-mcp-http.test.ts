@@ -17,7 +17,7 @@ import { loreResourceUri, refOfLoreUri } from '../src/server/mcp.js';
 import type { ProxySession } from '../src/proxy/session.js';
 import { LORE_DATA_NOTICE } from '../src/proxy/tools.js';
 import { verifyLedger } from '../src/receipts/ledger.js';
-import { FIXTURE_VAULT, R, fixtureSession, readLedger, tempDir } from './helpers/proxy.js';
+import { FIXTURE_VAULT, R, fixtureSession, outcomes, readLedger, tempDir } from './helpers/proxy.js';
 
 let tmp: { dir: string; cleanup: () => void };
 let session: ProxySession | null = null;
@@ -101,18 +101,18 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     const read = (await client.callTool({ name: 'lore_read', arguments: { ref: `${R.territories}#Brinefall Shelf` } })) as CallResult;
     expect(read.isError).toBeUndefined();
     expect(read.structuredContent!.data).toMatchObject({ ref: `${R.territories}#chunk1`, line_start: 5, line_end: 8, via: 'seed', depth: 0, content: fixtureLines('World/Pre-Elysium/Territories.md', 5, 8) });
-    expect(read._meta).toEqual({ 'loretrace/ledger_seq': 1 });
+    expect(read._meta).toEqual({ 'loretrace/ledger_seq': 2 });
 
     const hidden = (await client.callTool({ name: 'lore_read', arguments: { ref: R.truth } })) as CallResult;
     expect(hidden.isError).toBe(true);
     expect(hidden._meta).toEqual({
       'loretrace/refusal': { code: 'not_found', message: `no admitted note matches ${JSON.stringify(R.truth)} in this session's index` },
-      'loretrace/ledger_seq': 2,
+      'loretrace/ledger_seq': 4,
     });
     const records = readLedger(ledgerPath());
-    expect(records.slice(1).map((r) => [r.seq, r.tool, r.transport, (r.outcome as any).status, (r.outcome as any).reason ?? null])).toEqual([
-      [1, 'lore_read', 'mcp', 'ok', null],
-      [2, 'lore_read', 'mcp', 'refused', 'hidden_ref'],
+    expect(outcomes(records).map((r) => [r.seq, r.tool, r.transport, (r.outcome as any).status, (r.outcome as any).reason ?? null])).toEqual([
+      [2, 'lore_read', 'mcp', 'ok', null],
+      [4, 'lore_read', 'mcp', 'refused', 'hidden_ref'],
     ]);
   });
 
@@ -132,7 +132,7 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     expect(contents[0]!._meta).toEqual({
       'loretrace/provenance': { ref: R.territories, path: 'World/Pre-Elysium/Territories.md', line_start: 1, line_end: territories.replace(/\n$/, '').split('\n').length, snapshot_id: session!.index.snapshot_id, via: 'seed', depth: 0 },
       'loretrace/notice': LORE_DATA_NOTICE,
-      'loretrace/ledger_seq': 2,
+      'loretrace/ledger_seq': 4,
     });
     const hidden = await client.readResource({ uri: loreResourceUri('FixtureLore', 'World/Pre-Elysium/Author Notes/Brinefall Truth.md') }).catch((e: unknown) => e);
     expect(hidden).toBeInstanceOf(McpError);
@@ -148,7 +148,7 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     const after = await client.listResources();
     expect(after.resources.map((r) => [r.name, r.description])).toContainEqual([R.blackout, 'followed note, link depth 1']);
     const records = readLedger(ledgerPath());
-    expect(records.slice(1).map((r) => [r.tool, r.transport, (r.arguments as any).ref ?? null, (r.outcome as any).status, (r.outcome as any).reason ?? null])).toEqual([
+    expect(outcomes(records).map((r) => [r.tool, r.transport, (r.arguments as any).ref ?? null, (r.outcome as any).status, (r.outcome as any).reason ?? null])).toEqual([
       ['research_status', 'mcp', null, 'ok', null],
       ['lore_read', 'mcp', R.territories, 'ok', null],
       ['lore_read', 'mcp', R.truth, 'refused', 'hidden_ref'],
@@ -183,16 +183,20 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     session = null;
     const records = readLedger(ledgerPath());
     expect(records.map((r) => [r.kind, r.tool ?? null, r.transport ?? null, (r.outcome as any)?.reason ?? null])).toEqual([
-      // Ledger v2 kinds (seed 004): one record per call, TOOL_REFUSED for the refused one.
+      // Ledger v3 kinds (seed 004): a TOOL_CALL per call, then its outcome (TOOL_REFUSED for the refused one).
       ['SESSION_OPENED', null, null, null],
+      ['TOOL_CALL', 'lore_follow', 'mcp', null],
       ['TOOL_RESULT', 'lore_follow', 'mcp', null],
+      ['TOOL_CALL', 'lore_read', 'mcp', null],
       ['TOOL_RESULT', 'lore_read', 'mcp', null],
+      ['TOOL_CALL', 'mcp', 'http', null],
       ['TOOL_REFUSED', 'mcp', 'http', 'unknown_mcp_session'],
+      ['TOOL_CALL', 'research_status', 'mcp', null],
       ['TOOL_RESULT', 'research_status', 'mcp', null],
       ['SESSION_CLOSED', null, null, null],
     ]);
     const report = await verifyLedger(readFileSync(ledgerPath(), 'utf8'), { file: ledgerPath() });
-    expect(report).toMatchObject({ valid: true, records: 6, closed: true });
+    expect(report).toMatchObject({ valid: true, records: 10, closed: true });
   });
 
   it('applies the REST routes\' Host, Origin and token checks to /mcp, answers JSON-RPC errors and records each refusal', async () => {
@@ -218,7 +222,7 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     const r = (await client.callTool({ name: 'lore_search', arguments: { query: 'berths', k: 2 } })) as CallResult;
     expect(r.structuredContent!.k).toBe(2);
     const records = readLedger(ledgerPath());
-    expect(records.slice(1).map((x) => [x.tool, x.transport, (x.outcome as any).reason ?? 'ok'])).toEqual([
+    expect(outcomes(records).map((x) => [x.tool, x.transport, (x.outcome as any).reason ?? 'ok'])).toEqual([
       ['mcp', 'http', 'bad_host'],
       ['mcp', 'http', 'bad_origin'],
       ['mcp', 'http', 'unauthorized'],

@@ -18,7 +18,7 @@ import { exportLedger } from '../src/receipts/ledger-export.js';
 import { indexVault } from '../src/indexer/build.js';
 import { verifyTrace } from '../src/receipts/verify-trace.js';
 import { validateDocument } from '../src/contracts/validate.js';
-import { BIN, FIXTURE_VAULT, PROXY_PACKET, R, fixtureSession, readLedger, tempDir } from './helpers/proxy.js';
+import { BIN, FIXTURE_VAULT, PROXY_PACKET, R, fixtureSession, outcomes, readLedger, tempDir } from './helpers/proxy.js';
 import { REPO } from './helpers/shared.js';
 
 let tmp: { dir: string; cleanup: () => void };
@@ -49,7 +49,7 @@ describe('createMcpServer', () => {
     const bad = (await client.callTool({ name: 'lore_read', arguments: { ref: 7 } })) as CallResult;
     expect(bad.isError).toBe(true);
     expect(bad._meta?.['loretrace/refusal']).toMatchObject({ code: 'bad_request' });
-    expect(readLedger(join(tmp.dir, 'l.jsonl'))[1]!.outcome).toMatchObject({ status: 'refused', code: 'bad_request', reason: 'invalid_arguments' });
+    expect(readLedger(join(tmp.dir, 'l.jsonl'))[2]!.outcome).toMatchObject({ status: 'refused', code: 'bad_request', reason: 'invalid_arguments' });
     await client.close();
     await session.close();
   });
@@ -109,14 +109,15 @@ async function expectAllPipedAnswered(stdout: string, ledgerPath: string): Promi
   const byId = new Map(replies.map((r) => [r.id, r]));
   expect(byId.get(1).result.serverInfo).toEqual({ name: 'loretrace', version: '0.1.0' });
   expect(byId.get(2).result.tools.map((t: { name: string }) => t.name)).toEqual(['lore_search', 'lore_read', 'lore_links', 'lore_follow', 'research_status']);
-  expect(byId.get(3).result._meta).toEqual({ 'loretrace/ledger_seq': 1 });
+  expect(byId.get(3).result._meta).toEqual({ 'loretrace/ledger_seq': 2 });
   expect(byId.get(4).result.structuredContent.data).toMatchObject({ ref: `${R.territories}#chunk2`, line_start: 10, line_end: 14, via: 'seed' });
-  expect(byId.get(4).result._meta).toEqual({ 'loretrace/ledger_seq': 2 });
-  expect(byId.get(5).result).toMatchObject({ isError: true, _meta: { 'loretrace/refusal': { code: 'out_of_scope' }, 'loretrace/ledger_seq': 3 } });
+  expect(byId.get(4).result._meta).toEqual({ 'loretrace/ledger_seq': 4 });
+  expect(byId.get(5).result).toMatchObject({ isError: true, _meta: { 'loretrace/refusal': { code: 'out_of_scope' }, 'loretrace/ledger_seq': 6 } });
   const report = await verifyLedger(readFileSync(ledgerPath, 'utf8'));
-  expect(report).toMatchObject({ valid: true, closed: true, records: 5, totals: { tool_calls: 3, ok: 2, refused: 1 }, findings: [] });
+  expect(report).toMatchObject({ valid: true, closed: true, records: 8, totals: { tool_calls: 3, ok: 2, refused: 1, unanswered: 0 }, findings: [] });
   expect(readLedger(ledgerPath).map((r) => [r.seq, r.kind, r.tool ?? null])).toEqual([
-    [0, 'SESSION_OPENED', null], [1, 'TOOL_RESULT', 'research_status'], [2, 'TOOL_RESULT', 'lore_read'], [3, 'TOOL_REFUSED', 'lore_read'], [4, 'SESSION_CLOSED', null],
+    [0, 'SESSION_OPENED', null], [1, 'TOOL_CALL', 'research_status'], [2, 'TOOL_RESULT', 'research_status'], [3, 'TOOL_CALL', 'lore_read'], [4, 'TOOL_RESULT', 'lore_read'],
+    [5, 'TOOL_CALL', 'lore_read'], [6, 'TOOL_REFUSED', 'lore_read'], [7, 'SESSION_CLOSED', null],
   ]);
 }
 
@@ -177,7 +178,7 @@ describe('loretrace serve --mcp', () => {
     // "Not yours" names the ref only quoted and escaped, then the packet's allowed prefixes.
     const outOfScope = `ref "FixtureLore:World/Post-Elysium/Veil Drive.md" is not in this packet's scope (out_of_scope); allowed prefixes: FixtureLore:World/Politics/, FixtureLore:World/Pre-Elysium/, FixtureLore:World/Technology/`;
     expect(JSON.parse(refusal.content[0]!.text!)).toEqual({ error: { code: 'out_of_scope', message: outOfScope } });
-    expect(refusal._meta).toEqual({ 'loretrace/refusal': { code: 'out_of_scope', message: outOfScope }, 'loretrace/ledger_seq': 7 });
+    expect(refusal._meta).toEqual({ 'loretrace/refusal': { code: 'out_of_scope', message: outOfScope }, 'loretrace/ledger_seq': 14 });
 
     await client.close();
     for (let i = 0; i < 100 && !readFileSync(ledger, 'utf8').includes('"SESSION_CLOSED"'); i++) await new Promise((r) => setTimeout(r, 50));
@@ -185,8 +186,8 @@ describe('loretrace serve --mcp', () => {
 
     const text = readFileSync(ledger, 'utf8');
     const report = await verifyLedger(text, { index: await indexVault(FIXTURE_VAULT, { persist: false, workers: false }) });
-    expect(report).toMatchObject({ valid: true, closed: true, records: 9, totals: { tool_calls: 7, ok: 6, refused: 1 } });
-    expect(readLedger(ledger).slice(1, 8).map((r) => [r.tool, r.transport])).toEqual([
+    expect(report).toMatchObject({ valid: true, closed: true, records: 16, totals: { tool_calls: 7, ok: 6, refused: 1, unanswered: 0 } });
+    expect(outcomes(readLedger(ledger)).map((r) => [r.tool, r.transport])).toEqual([
       ['research_status', 'mcp'], ['lore_read', 'mcp'], ['lore_links', 'mcp'], ['lore_follow', 'mcp'], ['lore_read', 'mcp'], ['lore_search', 'mcp'], ['lore_read', 'mcp'],
     ]);
     const fixtureIndex = await indexVault(FIXTURE_VAULT, { persist: false, workers: false });

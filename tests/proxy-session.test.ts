@@ -316,9 +316,13 @@ describe('ProxySession.call lore_search', () => {
     const query = 'x'.repeat(1024 * 1024);
     const r = await session.call('lore_search', { query });
     expect(refused(r)).toEqual({ code: 'bad_request', message: `lore_search: argument query is longer than the limit of ${DEFAULT_LIMITS.max_query_chars}` });
-    const rec = readLedger(ledgerPath())[r.seq]!;
+    const records = readLedger(ledgerPath());
+    const rec = records[r.seq]!;
     expect(rec.outcome).toMatchObject({ reason: 'query_too_long' });
-    expect((rec.arguments as any).query).toEqual({ $omitted: 'string', chars: 1024 * 1024, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    // The request is the TOOL_CALL record before the outcome, which names it.
+    const call = records[r.seq - 1]!;
+    expect([call.kind, call.tool, rec.call_record_id, 'arguments' in rec]).toEqual(['TOOL_CALL', 'lore_search', call.record_id, false]);
+    expect((call.arguments as any).query).toEqual({ $omitted: 'string', chars: 1024 * 1024, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
   });
 });
 
@@ -453,16 +457,19 @@ describe('ProxySession.close', () => {
       depth_exceeded: 0, class_not_allowed: 0, budget_exhausted: 0, rate_limited: 0, reads: 1, notes_read: 1,
     });
     const report = await verifyLedger(readFileSync(ledgerPath(), 'utf8'));
-    expect(report).toMatchObject({ valid: true, records: 4, closed: true, totals: { tool_calls: 2, ok: 1, refused: 1 } });
+    expect(report).toMatchObject({ valid: true, records: 6, closed: true, totals: { tool_calls: 2, ok: 1, refused: 1, unanswered: 0 } });
+    expect(records.map((x) => x.kind)).toEqual(['SESSION_OPENED', 'TOOL_CALL', 'TOOL_RESULT', 'TOOL_CALL', 'TOOL_REFUSED', 'SESSION_CLOSED']);
     await expect(session.call('research_status', {})).rejects.toMatchObject({ code: 'session_closed' });
     session = null;
   });
 
-  it('serialises concurrent calls so seq follows the order calls arrived in', async () => {
+  it('serialises concurrent calls so seq follows the order calls arrived in (each outcome right after its TOOL_CALL)', async () => {
     session = await openProxySession({
       lore: FIXTURE_VAULT, packetPath: PROXY_PACKET, ledgerPath: ledgerPath(), indexOptions: { persist: false, workers: false }, clock: fakeClock(),
     });
     const rs = await Promise.all(Array.from({ length: 20 }, (_, i) => session!.call('lore_read', { ref: `${R.territories}#chunk${i % 3}` })));
-    expect(rs.map((r) => r.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(rs.map((r) => r.seq)).toEqual(Array.from({ length: 20 }, (_, i) => 2 * i + 2));
+    const records = readLedger(ledgerPath());
+    expect(rs.map((r) => records[r.seq]!.call_record_id)).toEqual(rs.map((r) => records[r.seq - 1]!.record_id));
   });
 });

@@ -122,9 +122,10 @@ describe('buildPacket', () => {
     expect(report.totals).toMatchObject({ verified: 3, unbacked: 0, ledger_broken: 0, ledger_not_closed: 0 });
     expect(report.ok).toBe(true);
     expect(recorded.capture.research_trace.map((t) => t.trace_id.replace(/^lt-[0-9a-f]{16}:(\d+):[0-9a-f]{12}$/, '$1'))).toEqual(
-      c.research_trace.map((_t, i) => String(1 + coordinator.queries.length + i)),
+      // Each lookup is a TOOL_CALL then its TOOL_RESULT: the searches take seqs 1 … 2q, read i's result is 2q + 2i + 2.
+      c.research_trace.map((_t, i) => String(2 * coordinator.queries.length + 2 * i + 2)),
     );
-    expect(recorded.binding.bindings.map((b) => [b.seq, b.ledger_head === recorded.capture.ledger_head])).toEqual(c.research_trace.map((_t, i) => [1 + coordinator.queries.length + i, true]));
+    expect(recorded.binding.bindings.map((b) => [b.seq, b.ledger_head === recorded.capture.ledger_head])).toEqual(c.research_trace.map((_t, i) => [2 * coordinator.queries.length + 2 * i + 2, true]));
   });
 
   it('withholds an excerpt whose compact lines link to hidden lore, and its trace entry', async () => {

@@ -82,7 +82,7 @@ describe('outputSchema', () => {
       retrieve_batch: 'loretrace.retrieve_batch.v1',
     });
     expect([TRAVERSE_RESULT_VERSION, POLICY_RECEIPT_SCHEMA_VERSION, LEDGER_SCHEMA_VERSION, COVERAGE_SCHEMA_VERSION]).toEqual([
-      'loretrace.traverse_result.v1', 'loretrace.policy_receipt.v1', 'loretrace.ledger.v2', 'loretrace.coverage_report.v2',
+      'loretrace.traverse_result.v1', 'loretrace.policy_receipt.v1', 'loretrace.ledger.v3', 'loretrace.coverage_report.v2',
     ]);
     expect(loadSchema('capture-fragment').$id).toBe('https://loretrace.dev/schemas/capture-fragment.schema.json');
   });
@@ -130,14 +130,16 @@ describe('outputSchema', () => {
     await session.close();
     const text = readFileSync(ledgerPath, 'utf8');
     const records = text.trimEnd().split('\n').map((l) => JSON.parse(l) as { kind: string; schema_version: string });
-    expect(records.map((r) => r.kind)).toEqual(['SESSION_OPENED', 'TOOL_RESULT', 'SESSION_CLOSED']);
+    expect(records.map((r) => r.kind)).toEqual(['SESSION_OPENED', 'TOOL_CALL', 'TOOL_RESULT', 'SESSION_CLOSED']);
     for (const rec of records) expect(check('ledger_record', rec)).toEqual([]);
     // The v1 fixture ledger is still a valid record of the schema, and a v2 record with v1 kinds is not.
     for (const line of readFileSync(join(FIXTURES, 'artifacts', 'ledger.harbor.jsonl'), 'utf8').trimEnd().split('\n')) expect(check('ledger_record', JSON.parse(line))).toEqual([]);
-    expect(check('ledger_record', { ...records[1], kind: 'tool_call' })).toEqual([['/kind', 'enum'], ['', 'if']]);
+    expect(check('ledger_record', { ...records[2], kind: 'tool_call' })).toEqual([['/kind', 'enum'], ['', 'if']]);
+    // The v2 records written before TOOL_CALL are still valid records of the schema.
+    for (const line of readFileSync(join(FIXTURES, 'ledgers', 'ledger.ilse.v2.jsonl'), 'utf8').trimEnd().split('\n')) expect(check('ledger_record', JSON.parse(line))).toEqual([]);
     // A lore_read that escaped invisible characters carries escaped_characters in its v2 outcome: counts and
     // known kinds only, and only when some were escaped.
-    const escaped = (e: unknown) => check('ledger_record', { ...records[1], outcome: { ...(records[1] as any).outcome, escaped_characters: e } });
+    const escaped = (e: unknown) => check('ledger_record', { ...records[2], outcome: { ...(records[2] as any).outcome, escaped_characters: e } });
     expect(escaped({ count: 7, kinds: ['tag_block', 'zero_width'] })).toEqual([]);
     const zero = escaped({ count: 0, kinds: [] });
     expect(zero).toContainEqual(['/outcome/escaped_characters/count', 'minimum']);

@@ -124,7 +124,7 @@ describe('forged and tampered ledgers', () => {
     expect(r.first_bad_seq).toBeNull();
     expect(r.authorship.status).toBe('unsigned');
     expect(r.findings.filter((f) => f.severity === 'error')).toEqual([{
-      code: 'ledger_unsigned', severity: 'error', path: 's.jsonl', line: 5, pointer: '/signature',
+      code: 'ledger_unsigned', severity: 'error', path: 's.jsonl', line: 8, pointer: '/signature',
       message: 'the ledger is unsigned: its SESSION_CLOSED record carries no signature (the runner ran without --signing-key); --trust-key 34750f98bd59fcfc asks for a ledger signed by one of those keys',
     }]);
   });
@@ -160,7 +160,7 @@ describe('forged and tampered ledgers', () => {
     const asWritten = records.map((r) => JSON.stringify(r) + '\n').join('');
     const r1 = await verifyLedger(asWritten, { trustedKeys: [KEY1.trusted] });
     expect(codes(r1)).toEqual(['ledger_record_hash_mismatch']);
-    expect(r1.first_bad_seq).toBe(4);
+    expect(r1.first_bad_seq).toBe(7);
     const r2 = await verifyLedger(rechain(records, 'keep'), { trustedKeys: [KEY1.trusted] });
     expect(codes(r2)).toEqual(['ledger_signature_invalid']);
     expect(r2.findings[0]!.message).toBe('the signature of the SESSION_CLOSED record is invalid: the Ed25519 signature does not verify over the record (without signature and record_hash) with the public key it carries; the record was edited after signing, or the signature was made for another chain');
@@ -241,8 +241,8 @@ describe('loretrace ledger verify --trust-key', () => {
     expect(ok.stdout.split('\n')[3]).toBe(`  authorship: signed by trusted key 34750f98bd59fcfc (${k1.publicPath})`);
     const other = await cli(['ledger', 'verify', 'session.jsonl', '--trust-key', k2.publicPath]);
     expect(other.code).toBe(1);
-    expect(other.stdout.split('\n')[0]).toBe('session.jsonl: INVALID — chain intact, authorship ledger_untrusted_signer; 5 records verify (seq 0-4)');
-    expect(other.stdout).toContain('session.jsonl:5: [ledger_untrusted_signer] the ledger is signed by key 34750f98bd59fcfc, which is none of the trusted keys (6a3803d5f059902a)');
+    expect(other.stdout.split('\n')[0]).toBe('session.jsonl: INVALID — chain intact, authorship ledger_untrusted_signer; 8 records verify (seq 0-7)');
+    expect(other.stdout).toContain('session.jsonl:8: [ledger_untrusted_signer] the ledger is signed by key 34750f98bd59fcfc, which is none of the trusted keys (6a3803d5f059902a)');
     const none = await cli(['ledger', 'verify', 'session.jsonl']);
     expect(none.code).toBe(0);
     expect(none.stdout.split('\n')[3]).toBe('  authorship not checked (no --trust-key); signed by key 34750f98bd59fcfc, signature valid');
@@ -292,7 +292,7 @@ describe('both lanes sign', () => {
     expect(r.stderr).toContain(`loretrace: session closed; ledger ${ledger} signed by key 34750f98bd59fcfc\n`);
     return verifyLedger(readFileSync(ledger, 'utf8'), { trustedKeys: [KEY1.trusted] }).then((v) => {
       expect(v.valid).toBe(true);
-      expect(v.records).toBe(6);
+      expect(v.records).toBe(10);
       expect(v.authorship.status).toBe('trusted');
     });
   });
@@ -319,7 +319,7 @@ describe('both lanes sign', () => {
     proc.kill('SIGTERM');
     expect(await exited).toBe(0);
     const v = await verifyLedger(readFileSync(ledger, 'utf8'), { trustedKeys: [KEY1.trusted] });
-    expect(v.records).toBe(3);
+    expect(v.records).toBe(4);
     expect(codes(v)).toEqual(['ledger_untrusted_signer']);
     expect((await verifyLedger(readFileSync(ledger, 'utf8'), { trustedKeys: [KEY2.trusted] })).authorship).toMatchObject({ status: 'trusted', key_id: '6a3803d5f059902a' });
   });

@@ -58,9 +58,10 @@ describe('verifyTrace against the ledger', () => {
     expect(r.totals).toEqual(totals({ verified: 2 }));
     expect([r.ok, r.draft, r.runner_captured]).toEqual([true, false, { checked: 2, failed: 0, ledger_backed: 2 }]);
     const id = fragment.research_trace[0]!.trace_id.split(':')[0]!;
-    expect(r.entries.map((e) => [e.disposition, e.ledger_record, e.text_verified])).toEqual([['verified', `${id}:1`, true], ['verified', `${id}:2`, true]]);
+    // Each entry names the TOOL_RESULT that served it (seq 2, 4), not the TOOL_CALL before it (seq 1, 3).
+    expect(r.entries.map((e) => [e.disposition, e.ledger_record, e.text_verified])).toEqual([['verified', `${id}:2`, true], ['verified', `${id}:4`, true]]);
     expect(r.ledgers).toEqual([{
-      file: path, ledger_id: id, schema_version: 'loretrace.ledger.v2', records: 4, head: fragment.ledger_head,
+      file: path, ledger_id: id, schema_version: 'loretrace.ledger.v3', records: 6, head: fragment.ledger_head,
       pinned_head: fragment.ledger_head, pin_source: 'f.json /ledger_head', closed: true, disposition: 'intact', detail: null,
     }]);
     expect(r.seeds).toEqual([
@@ -105,13 +106,13 @@ describe('verifyTrace against the ledger', () => {
 
   it('fails a ledger cut at a record boundary when the fragment pins its head (no --head), and marks it not closed without a pin', async () => {
     const { path, text, fragment } = await session();
-    const cut = text.split('\n').slice(0, 3).join('\n') + '\n'; // SESSION_OPENED, two reads; SESSION_CLOSED gone
+    const cut = text.split('\n').slice(0, 5).join('\n') + '\n'; // SESSION_OPENED, two reads (call and result each); SESSION_CLOSED gone
     writeFileSync(path, cut);
     const pinned = await verifyTrace(index, fragment, { file: 'f.json', ledgers: [{ file: path, text: cut }] });
     expect(pinned.totals).toEqual(totals({ ledger_broken: 2 }));
     expect(pinned.ok).toBe(false);
-    expect(pinned.ledgers[0]).toMatchObject({ disposition: 'ledger_broken', records: 3, pinned_head: fragment.ledger_head, pin_source: 'f.json /ledger_head', closed: false });
-    expect(pinned.ledgers[0]!.detail).toMatch(/^\[ledger_head_mismatch\] the last record \(seq 2\) has record_hash [0-9a-f]{64}, expected head [0-9a-f]{64}: records are missing at the end or the ledger is another one \(head pinned by f\.json \/ledger_head\)$/);
+    expect(pinned.ledgers[0]).toMatchObject({ disposition: 'ledger_broken', records: 5, pinned_head: fragment.ledger_head, pin_source: 'f.json /ledger_head', closed: false });
+    expect(pinned.ledgers[0]!.detail).toMatch(/^\[ledger_head_mismatch\] the last record \(seq 4\) has record_hash [0-9a-f]{64}, expected head [0-9a-f]{64}: records are missing at the end or the ledger is another one \(head pinned by f\.json \/ledger_head\)$/);
     const { ledger_head: _h, ...unpinned } = fragment;
     const open = await verifyTrace(index, unpinned, { ledgers: [{ file: path, text: cut }] });
     expect(open.totals).toEqual(totals({ verified: 2, ledger_not_closed: 1 }));
@@ -124,12 +125,12 @@ describe('verifyTrace against the ledger', () => {
   it('fails every entry of an edited ledger as ledger_broken', async () => {
     const { path, text, fragment } = await session();
     const lines = text.split('\n');
-    expect(lines[2]).toContain('"line_end":3,');
-    lines[2] = lines[2]!.replace('"line_end":3,', '"line_end":2,');
+    expect(lines[4]).toContain('"line_end":3,');
+    lines[4] = lines[4]!.replace('"line_end":3,', '"line_end":2,');
     const r = await verifyTrace(index, fragment, { ledgers: [{ file: path, text: lines.join('\n') }] });
     expect(r.totals).toEqual(totals({ ledger_broken: 2 }));
-    expect(r.ledgers[0]).toMatchObject({ disposition: 'ledger_broken', records: 2 });
-    expect(r.ledgers[0]!.detail).toMatch(/^\[ledger_record_hash_mismatch\] seq 2 \(line 3\) has record_hash [0-9a-f]{64}, but its content hashes to [0-9a-f]{64}: the record was edited$/);
+    expect(r.ledgers[0]).toMatchObject({ disposition: 'ledger_broken', records: 4 });
+    expect(r.ledgers[0]!.detail).toMatch(/^\[ledger_record_hash_mismatch\] seq 4 \(line 5\) has record_hash [0-9a-f]{64}, but its content hashes to [0-9a-f]{64}: the record was edited$/);
   });
 
   it('fails an entry whose record served another range as ledger_mismatch, though its text is in the vault', async () => {
@@ -175,7 +176,7 @@ async function otherPacketSession(packetId: string): Promise<{ path: string; tex
   return { path, text, fragment: await exportLedger(text, { index }) };
 }
 
-/** Re-chain a ledger after `edit` changed its SESSION_OPENED session: new ledger_id, record_ids and hashes (a forger's ledger that verifies). */
+/** Re-chain a ledger after `edit` changed its SESSION_OPENED session: new ledger_id, record_ids, call_record_ids and hashes (a forger's ledger that verifies). */
 function rechain(text: string, edit: (session: Record<string, unknown>) => void): string {
   const records = text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
   edit(records[0]!['session'] as Record<string, unknown>);
@@ -184,11 +185,22 @@ function rechain(text: string, edit: (session: Record<string, unknown>) => void)
   return records.map((r) => {
     r['ledger_id'] = id;
     r['record_id'] = `${id}:${r['seq'] as number}`;
+    if (typeof r['call_record_id'] === 'string') r['call_record_id'] = `${id}:${(r['call_record_id'] as string).split(':')[1]}`;
     r['prev_hash'] = prev;
     r['record_hash'] = hashLedgerRecord(prev, r);
     prev = r['record_hash'] as string;
     return JSON.stringify(r);
   }).join('\n') + '\n';
+}
+
+/** `trace` re-pointed at the same seqs of `forgedText` (its ledger_id and record hashes): what a forger would hand over with it. */
+function rebind(trace: LedgerExport['research_trace'], forgedText: string): LedgerExport['research_trace'] {
+  const records = forgedText.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { ledger_id: string; record_hash: string });
+  return trace.map((e) => {
+    const seq = e.trace_id.split(':')[1]!;
+    const r = records[Number(seq)]!;
+    return { ...e, trace_id: `${r.ledger_id}:${seq}:${r.record_hash.slice(0, 12)}` };
+  });
 }
 
 describe('verifyTrace holds a backing ledger to the trace: its packet, its policy, the entry query, one entry per piece', () => {
@@ -210,18 +222,33 @@ describe('verifyTrace holds a backing ledger to the trace: its packet, its polic
     expect(s.entries[0]!.detail).toMatch(new RegExp(`^ledger ${own.path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} pins packet "${PROXY_PACKET_ID.replace(/\./g, '\\.')}" with sha256 [0-9a-f]{64}, but packet "${PROXY_PACKET_ID.replace(/\./g, '\\.')}" \\(the lock\\) has sha256 0{64}; a ledger backs only the trace of the packet its session served$`));
   });
 
-  it('holds ledger-backed entries of a trace without a policy_receipt to the policy of the ledger session (a forged, re-chained ledger that served hidden lore)', async () => {
+  it('fails every entry of a forged, re-chained ledger whose session policy hides a note it served: the ledger itself breaks (ledger_policy_violation)', async () => {
     const own = await session();
     const forged = rechain(own.text, (sess) => {
       (sess['policy_receipt'] as unknown[]).push({ clause: R.factions, kind: 'hidden_note', pointer: '/lore_access/hidden_context_audit/0', disposition: 'enforced', rule: `hide ${R.factions}`, matches: 1 });
     });
+    await expect(exportLedger(forged, { index })).rejects.toMatchObject({ code: 'ledger_invalid', details: { line: 5, data: { code: 'ledger_policy_violation' } } });
+    const { policy_receipt: _p, ...doc } = { ...own.fragment, research_trace: rebind(own.fragment.research_trace, forged) };
+    const r = await verifyTrace(index, doc, { file: 'f.json', ledgers: [{ file: own.path, text: forged }] });
+    expect(r.totals).toEqual(totals({ ledger_broken: 2 }));
+    const row = (JSON.parse(forged.split('\n')[0]!) as { session: { policy_receipt: unknown[] } }).session.policy_receipt.length - 1;
+    expect(r.ledgers[0]!.detail).toBe(`[ledger_policy_violation] seq 4 served ${R.factions}#chunk0 lines 1-3: World/Pre-Elysium/Factions/index.md is hidden lore: policy_receipt row /session/policy_receipt/${row} (hidden_note "${R.factions}") denies it; expected only what the session's policy admits (the policy_receipt of this ledger's SESSION_OPENED)`);
+  });
+
+  it('holds ledger-backed entries of a trace without a policy_receipt to the policy of the ledger session: a row only the vault decides (a hidden section)', async () => {
+    const own = await session();
+    const hide = `${R.factions}#Factions`;
+    const forged = rechain(own.text, (sess) => {
+      (sess['policy_receipt'] as unknown[]).push({ clause: hide, kind: 'hidden_ref', pointer: '/hidden_context_audit/omitted_context_refs/9', disposition: 'enforced', rule: `never consult ${hide}`, matches: 1 });
+    });
+    // Without the vault the section cannot be resolved, so the ledger verifies; verify-trace, which has the vault, refuses the entry.
     const fragment = await exportLedger(forged, { index });
     const { policy_receipt: _p, ...doc } = fragment;
     const r = await verifyTrace(index, doc, { file: 'f.json', ledgers: [{ file: own.path, text: forged }] });
     expect(r.totals).toEqual(totals({ verified: 1, policy_violation: 1 }));
     expect(r.ok).toBe(false);
     const row = (JSON.parse(forged.split('\n')[0]!) as { session: { policy_receipt: unknown[] } }).session.policy_receipt.length - 1;
-    expect(r.entries[1]!.detail).toBe(`World/Pre-Elysium/Factions/index.md is hidden lore: policy_receipt row ${own.path} SESSION_OPENED /session/policy_receipt/${row} (hidden_note "${R.factions}") denies it; expected runner_captured entries only from paths the policy admits (the policy of ledger ${own.path}'s session)`);
+    expect(r.entries[1]!.detail).toBe(`World/Pre-Elysium/Factions/index.md is hidden lore (lines 1-14 are a hidden section): policy_receipt row ${own.path} SESSION_OPENED /session/policy_receipt/${row} (hidden_ref "${hide}") denies it; expected runner_captured entries only from paths the policy admits (the policy of ledger ${own.path}'s session)`);
     // A lock's policy_receipt given by the caller is applied like the input's own.
     const withLock = await verifyTrace(index, doc, { file: 'f.json', ledgers: [{ file: own.path, text: forged }], policyReceipt: { pointer: 'lock x.lock.json /policy_receipt', value: (JSON.parse(forged.split('\n')[0]!) as { session: { policy_receipt: unknown[] } }).session.policy_receipt } });
     expect(withLock.totals).toEqual(totals({ verified: 1, policy_violation: 1 }));

@@ -11,8 +11,10 @@
  * - Bytes are read by `readIndexedLines` (src/proxy/safe-read.ts), which re-checks that the file is still the
  *   indexed one (regular file, no symlink, one hard link, inside the root, same sha256).
  * - Budgets (src/proxy/limits.ts) and a request-rate limiter bound every session.
- * - Every call, admitted or refused, appends one ledger record, fsync'ed before the result is returned.
- *   Calls are serialised (one at a time, in arrival order), so the ledger chain is linear.
+ * - Every call, admitted or refused, appends two ledger records — its `TOOL_CALL` (the request, before the
+ *   tool runs) and its outcome (`TOOL_RESULT` / `TOOL_REFUSED`, naming the call) — fsync'ed together, once,
+ *   before the result is returned. Calls are serialised (one at a time, in arrival order), so the ledger
+ *   chain is linear and a call's outcome is the record after it.
  *
  * Refusals are results, not exceptions: `{ ok: false, refusal: { code, message } }`. A hidden ref and a
  * missing ref both give `not_found` with the same message; the ledger keeps the true reason.
@@ -57,7 +59,10 @@ const PROXY_ACTOR: LedgerActor = { kind: 'system', id: 'loretrace-proxy' };
 /** Where a call came from (recorded in the ledger). */
 export type ProxyTransport = 'mcp' | 'http' | 'direct';
 
-/** Answer of {@link ProxySession.call}: a tool result, or a refusal. `seq` is the call's ledger record. */
+/**
+ * Answer of {@link ProxySession.call}: a tool result, or a refusal. `seq` is the call's outcome record in the
+ * ledger (`TOOL_RESULT` / `TOOL_REFUSED`; its `TOOL_CALL` is `seq - 1`): the record a trace_id names.
+ */
 export type ProxyResponse =
   | { ok: true; tool: ToolName; seq: number; result: ToolResult<ToolName> }
   | { ok: false; tool: string; seq: number; refusal: Refusal };
@@ -279,7 +284,8 @@ export class ProxySession {
 
   /**
    * Run one tool call. Never throws for a bad request: refusals come back as `{ ok: false, refusal }`.
-   * Calls are serialised; the ledger record of this call is on disk when the promise resolves.
+   * Calls are serialised; the call's two ledger records (`TOOL_CALL`, then its outcome) are on disk — one
+   * fsync for both — when the promise resolves.
    *
    * @param tool tool name as requested (an unknown name is refused with `bad_request` and recorded).
    * @param args the tool's arguments as received (validated here against the tool's input schema).
@@ -298,7 +304,8 @@ export class ProxySession {
 
   /**
    * Record a request that a transport refused before it could reach a tool (body too large, malformed
-   * JSON, wrong method, bad Host header …), so the ledger still holds every request.
+   * JSON, wrong method, bad Host header …), so the ledger still holds every request: its `TOOL_CALL` and
+   * `TOOL_REFUSED`, fsync'ed once. Returns the `TOOL_REFUSED` record's seq (-1 when the session is not open).
    */
   async recordTransportRefusal(tool: string, argumentsSummary: unknown, code: RefusalCode, reason: string, message: string, transport: ProxyTransport): Promise<number> {
     if (this.closed || !this.started) return -1;
@@ -306,9 +313,9 @@ export class ProxySession {
       this.totals.tool_calls! += 1;
       this.totals.refused! += 1;
       this.totals[code] = (this.totals[code] ?? 0) + 1;
+      const call = this.recordCall(tool, argumentsSummary, transport);
       const rec = this.ledger.append({
-        kind: 'TOOL_REFUSED', occurred_on: this.clock.now().toISOString(), actor: this.agent, tool, transport,
-        arguments: digestArguments(argumentsSummary, this.limits.ledger_max_arg_chars),
+        kind: 'TOOL_REFUSED', occurred_on: this.clock.now().toISOString(), actor: this.agent, call_record_id: call.record_id, tool, transport,
         payload: { error: { code, message } },
         outcome: { status: 'refused', code, reason, message },
       });
@@ -347,7 +354,20 @@ export class ProxySession {
 
   // -------------------------------------------------------------------------------------------------------
 
+  /**
+   * Append the `TOOL_CALL` record of a request as it arrived — the tool name as asked, the transport, who
+   * asked and the bounded arguments ({@link digestArguments}) — written (not yet fsync'ed: its outcome is
+   * fsync'ed with it) before the tool runs.
+   */
+  private recordCall(tool: string, args: unknown, transport: ProxyTransport): LedgerRecord {
+    return this.ledger.append({
+      kind: 'TOOL_CALL', occurred_on: this.clock.now().toISOString(), actor: this.agent, tool, transport,
+      arguments: digestArguments(args === undefined ? {} : args, this.limits.ledger_max_arg_chars),
+    });
+  }
+
   private async handle(tool: string, args: unknown, transport: ProxyTransport): Promise<ProxyResponse> {
+    const call = this.recordCall(tool, args, transport);
     let outcome: LedgerOutcome;
     let result: ToolResult<ToolName> | null = null;
     let refusal: Refusal | null = null;
@@ -367,8 +387,8 @@ export class ProxySession {
       this.totals[outcome.code] = (this.totals[outcome.code] ?? 0) + 1;
     }
     const record = this.ledger.append({
-      kind: outcome.status === 'ok' ? 'TOOL_RESULT' : 'TOOL_REFUSED', occurred_on: this.clock.now().toISOString(), actor: this.agent, tool, transport,
-      arguments: digestArguments(args === undefined ? {} : args, this.limits.ledger_max_arg_chars),
+      kind: outcome.status === 'ok' ? 'TOOL_RESULT' : 'TOOL_REFUSED', occurred_on: this.clock.now().toISOString(), actor: this.agent,
+      call_record_id: call.record_id, tool, transport,
       payload: refusal ? { error: refusal } : result,
       outcome,
     });

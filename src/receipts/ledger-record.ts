@@ -1,22 +1,28 @@
 /**
  * The ledger record form (seed 004): what one line of a loretrace ledger holds, how it is hashed, and how
- * the records of either format version read as one view.
+ * the records of every format version read as one view.
  *
- * `loretrace.ledger.v2` (written): every record carries `ledger_id`, `seq`, `record_id`
- * (`<ledger_id>:<seq>`), `kind` (`SESSION_OPENED`, `TOOL_RESULT`, `TOOL_REFUSED`, `SESSION_CLOSED`),
- * `occurred_on`, `actor`, `canonical_form: "RFC8785"`, `prev_hash` and
+ * `loretrace.ledger.v3` (written): every record carries `ledger_id`, `seq`, `record_id`
+ * (`<ledger_id>:<seq>`), `kind` (`SESSION_OPENED`, `TOOL_CALL`, `TOOL_RESULT`, `TOOL_REFUSED`,
+ * `SESSION_CLOSED`), `occurred_on`, `actor`, `canonical_form: "RFC8785"`, `prev_hash` and
  * `record_hash = SHA-256( UTF-8( prev_hash ‖ JCS(record without prev_hash and record_hash) ) )`, where JCS
  * is the RFC 8785 JSON Canonicalization Scheme (package `canonicalize`). Payload hashes, not payloads: a
  * served read records the ref, the line range, the sha256 of the served text and the snapshot id — never
  * the lore text; `payload_hash` is the sha256 of the RFC 8785 form of the exact answer the client got.
  *
- * One record per tool call, written after the call is decided and fsync'ed before its answer leaves: its
- * kind is the outcome (`TOOL_RESULT` or `TOOL_REFUSED`) and it carries the request too, so one call is
- * one `seq` — the number the client sees (`Loretrace-Ledger-Seq`, `_meta["loretrace/ledger_seq"]`).
+ * Two records per tool call (seed 004 names the call and its outcome as kinds of their own): `TOOL_CALL`
+ * (tool, transport, the bounded request as `arguments`, who asked, when it arrived) is written before the
+ * call runs; its outcome (`TOOL_RESULT` or `TOOL_REFUSED`: tool, transport, `call_record_id` naming the
+ * `TOOL_CALL`, `payload_hash`, `outcome`) follows it, and both are fsync'ed once before the answer leaves.
+ * The outcome's `seq` is the number the client sees (`Loretrace-Ledger-Seq`,
+ * `_meta["loretrace/ledger_seq"]`) and the one a trace_id names: it is the record that served the text.
+ *
+ * `loretrace.ledger.v2` (read and verified, no longer written): the same form with one record per call —
+ * its kind the outcome, carrying the request (`arguments`) itself, no `TOOL_CALL`.
  *
  * `loretrace.ledger.v1` (read and verified, no longer written): `time`, kinds `session_start` /
  * `tool_call` / `session_end`, the served text kept in `outcome.returned[].text`. {@link viewLedger}
- * reads both into one {@link LedgerView}.
+ * reads all three into one {@link LedgerView}.
  */
 import canonicalize from 'canonicalize';
 import { LoretraceError } from '../errors.js';
@@ -26,19 +32,25 @@ import type { EscapedCharacters, RefusalCode } from '../proxy/refusals.js';
 import type { LedgerSigner, LedgerSignature } from './signing.js';
 
 /** `schema_version` of every ledger record written by this version. */
-export const LEDGER_SCHEMA_VERSION = 'loretrace.ledger.v2';
+export const LEDGER_SCHEMA_VERSION = 'loretrace.ledger.v3';
+
+/** `schema_version` of the one-record-per-call format (no `TOOL_CALL`), still read and verified. */
+export const LEDGER_V2_SCHEMA_VERSION = 'loretrace.ledger.v2';
 
 /** `schema_version` of the first format, still read and verified. */
 export const LEDGER_V1_SCHEMA_VERSION = 'loretrace.ledger.v1';
 
-/** `canonical_form` of every v2 record: the RFC 8785 JSON Canonicalization Scheme. */
+/** `canonical_form` of every v2 and v3 record: the RFC 8785 JSON Canonicalization Scheme. */
 export const CANONICAL_FORM = 'RFC8785';
 
 /** `prev_hash` of the first record (seq 0): 64 zeros. */
 export const GENESIS_HASH = '0'.repeat(64);
 
-/** Record kinds of a v2 ledger (seed 004's names). */
-export type LedgerKind = 'SESSION_OPENED' | 'TOOL_RESULT' | 'TOOL_REFUSED' | 'SESSION_CLOSED';
+/** Record kinds of a v3 ledger (seed 004's names); a v2 ledger has all but `TOOL_CALL`. */
+export type LedgerKind = 'SESSION_OPENED' | 'TOOL_CALL' | 'TOOL_RESULT' | 'TOOL_REFUSED' | 'SESSION_CLOSED';
+
+/** The kinds that record a call's outcome (v2, v3), and v1's one tool kind. */
+export const OUTCOME_KINDS: ReadonlySet<string> = new Set(['TOOL_RESULT', 'TOOL_REFUSED', 'tool_call']);
 
 /**
  * Who performed the recorded action (seed 004 `actor`): `agent` — the responder that asked (its
@@ -53,7 +65,7 @@ export interface LedgerActor {
 /** How a note entered the proxy session's admitted set. */
 export type AdmissionVia = 'seed' | 'scope' | 'follow';
 
-/** One lore range served to the client, as a v2 record holds it: location and text hash, no text. */
+/** One lore range served to the client, as a v2 or v3 record holds it: location and text hash, no text. */
 export interface ServedRange {
   /** Ref of the range: `Ns:path#chunkN` for a whole chunk, else `Ns:path#L<a>-L<b>`. */
   ref: string;
@@ -154,7 +166,7 @@ export interface LedgerSessionInfo {
   not_admitted: { ref: string; reason: string }[];
 }
 
-/** A v2 ledger record without its two hash fields (what is hashed). */
+/** A v3 ledger record without its two hash fields (what is hashed). */
 export interface LedgerRecordBody {
   schema_version: typeof LEDGER_SCHEMA_VERSION;
   /** `lt-` + 16 hex digits, the same on every record of one ledger (see {@link ledgerIdOf}). */
@@ -167,13 +179,15 @@ export interface LedgerRecordBody {
   occurred_on: string;
   actor: LedgerActor;
   canonical_form: typeof CANONICAL_FORM;
-  /** TOOL_*: tool name as requested (unknown names are recorded too). */
+  /** TOOL_RESULT / TOOL_REFUSED: `record_id` of the `TOOL_CALL` this record answers. */
+  call_record_id?: string;
+  /** TOOL_*: tool name as requested (unknown names are recorded too); an outcome repeats its call's. */
   tool?: string;
   /** TOOL_*: `mcp`, `http`, `direct` (library call) or `retrieve`. */
   transport?: string;
-  /** TOOL_*: the arguments as received (long strings digested, see ServerLimits.ledger_max_arg_chars). */
+  /** TOOL_CALL: the arguments as received (long strings digested, see ServerLimits.ledger_max_arg_chars). */
   arguments?: unknown;
-  /** TOOL_*: SHA-256 of the RFC 8785 form of the answer the client got. */
+  /** TOOL_RESULT / TOOL_REFUSED: SHA-256 of the RFC 8785 form of the answer the client got. */
   payload_hash?: string;
   outcome?: LedgerOutcome;
   /** `SESSION_OPENED` only. */
@@ -188,7 +202,7 @@ export interface LedgerRecordBody {
   signature?: LedgerSignature;
 }
 
-/** A complete v2 ledger record. */
+/** A complete v3 ledger record. */
 export interface LedgerRecord extends LedgerRecordBody {
   prev_hash: string;
   record_hash: string;
@@ -199,6 +213,8 @@ export interface LedgerEntry {
   kind: LedgerKind;
   occurred_on: string;
   actor: LedgerActor;
+  /** An outcome: the `record_id` of its `TOOL_CALL`. */
+  call_record_id?: string;
   tool?: string;
   transport?: string;
   arguments?: unknown;
@@ -257,7 +273,7 @@ export interface LedgerChainOptions {
 }
 
 /**
- * An in-memory hash chain of v2 records: assigns `ledger_id` (from the first record, which must be
+ * An in-memory hash chain of v3 records: assigns `ledger_id` (from the first record, which must be
  * `SESSION_OPENED`), `seq`, `record_id`, `canonical_form`, `payload_hash`, `prev_hash` and `record_hash`,
  * and with a signer the `signature` of the `SESSION_CLOSED` record (before its `record_hash`).
  * {@link LedgerWriter} writes its records to a file; retrieve keeps them and writes the text at the end.
@@ -316,6 +332,7 @@ export class LedgerChain {
       occurred_on: fields.occurred_on,
       actor: fields.actor,
       canonical_form: CANONICAL_FORM,
+      ...(fields.call_record_id !== undefined ? { call_record_id: fields.call_record_id } : {}),
       ...(fields.tool !== undefined ? { tool: fields.tool } : {}),
       ...(fields.transport !== undefined ? { transport: fields.transport } : {}),
       ...('arguments' in fields ? { arguments: fields.arguments } : {}),
@@ -357,26 +374,32 @@ export function serialiseRecord(record: LedgerRecord): string {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// One view of both versions
+// One view of every version
 
-/** One served range as read back from either version (`text` only from v1, which kept it). */
+/** One served range as read back from any version (`text` only from v1, which kept it). */
 export interface ViewedRange extends ServedRange {
   text?: string;
 }
 
-/** One tool record as read back from either version. */
+/**
+ * One tool call as read back from any version: `seq` and `record_hash` are its outcome record's (the
+ * record that served the text, which a trace_id names); `call_seq` its v3 `TOOL_CALL` record's (null for
+ * v1 and v2, whose one record holds both); `arguments` the request as recorded.
+ */
 export interface ViewedCall {
   seq: number;
   record_hash: string;
+  call_seq: number | null;
   tool: string;
   arguments: unknown;
-  outcome: { status: 'ok'; served: ViewedRange[] } | { status: 'refused'; code: string; reason: string };
+  outcome: { status: 'ok'; served: ViewedRange[]; results?: { ref: string; path: string; line_start: number; line_end: number }[]; admitted?: { ref: string; path: string; depth: number } }
+    | { status: 'refused'; code: string; reason: string };
 }
 
 /** A verified ledger read into one shape, whatever its version. */
 export interface LedgerView {
-  schema_version: typeof LEDGER_SCHEMA_VERSION | typeof LEDGER_V1_SCHEMA_VERSION;
-  /** v2: the records' `ledger_id`; v1: `lt-` + the first 16 hex digits of seq 0's record_hash. */
+  schema_version: typeof LEDGER_SCHEMA_VERSION | typeof LEDGER_V2_SCHEMA_VERSION | typeof LEDGER_V1_SCHEMA_VERSION;
+  /** v2, v3: the records' `ledger_id`; v1: `lt-` + the first 16 hex digits of seq 0's record_hash. */
   ledger_id: string;
   namespace: string;
   snapshot_id: string;
@@ -386,10 +409,11 @@ export interface LedgerView {
   mode: string;
   runner: 'proxy' | 'retrieve';
   policy_receipt: unknown[];
-  /** v2: the session's required seeds; v1: the admitted notes with `via: seed`. */
+  /** v2, v3: the session's required seeds; v1: the admitted notes with `via: seed`. */
   required_seeds: { ref: string; path: string }[];
   /** The session's `admitted` list (see {@link LedgerSessionInfo}). */
   admitted: { ref: string; path: string; via: string }[];
+  /** Calls that have an outcome, in outcome order (a v3 `TOOL_CALL` still unanswered is not among them). */
   calls: ViewedCall[];
   /** record_hash per seq. */
   hashes: string[];
@@ -403,29 +427,36 @@ export interface LedgerView {
 }
 
 /**
- * Read verified records (either version) into a {@link LedgerView}. Call only on records that
- * `verifyLedger` accepted (it checks shape, chain and kinds); an empty list is refused.
+ * Read verified records (any version) into a {@link LedgerView}. Call only on records that
+ * `verifyLedger` accepted (it checks shape, chain, kinds and, for v3, that every outcome names its call);
+ * an empty list is refused. A v3 outcome takes its `arguments` from the `TOOL_CALL` it names.
  * @throws LoretraceError `ledger_empty` for no records.
  */
 export function viewLedger(records: readonly Record<string, unknown>[]): LedgerView {
   const first = records[0];
   if (!first) throw new LoretraceError('ledger_empty', 'the ledger has no records');
-  const v1 = first['schema_version'] === LEDGER_V1_SCHEMA_VERSION;
+  const version = first['schema_version'];
+  const v1 = version === LEDGER_V1_SCHEMA_VERSION;
   const session = first['session'] as Record<string, unknown>;
   const admitted = (session['admitted'] ?? []) as { ref: string; path: string; via: string }[];
   const calls: ViewedCall[] = [];
+  const requests = new Map<string, { seq: number; arguments: unknown }>();
   for (const r of records) {
     const kind = r['kind'];
-    if (kind !== 'tool_call' && kind !== 'TOOL_RESULT' && kind !== 'TOOL_REFUSED') continue;
-    const o = r['outcome'] as Record<string, unknown>;
-    const outcome: ViewedCall['outcome'] = o['status'] === 'ok'
-      ? { status: 'ok', served: ((v1 ? o['returned'] : o['served']) ?? []) as ViewedRange[] }
-      : { status: 'refused', code: String(o['code']), reason: String(o['reason']) };
-    calls.push({ seq: r['seq'] as number, record_hash: r['record_hash'] as string, tool: String(r['tool']), arguments: r['arguments'], outcome });
+    if (kind === 'TOOL_CALL') {
+      requests.set(r['record_id'] as string, { seq: r['seq'] as number, arguments: r['arguments'] });
+      continue;
+    }
+    if (!OUTCOME_KINDS.has(kind as string)) continue;
+    const request = typeof r['call_record_id'] === 'string' ? requests.get(r['call_record_id']) : undefined;
+    calls.push({
+      seq: r['seq'] as number, record_hash: r['record_hash'] as string, call_seq: request?.seq ?? null, tool: String(r['tool']),
+      arguments: request !== undefined ? request.arguments : r['arguments'], outcome: viewedOutcome(r['outcome'] as Record<string, unknown>, v1),
+    });
   }
   const last = records[records.length - 1]!;
   return {
-    schema_version: v1 ? LEDGER_V1_SCHEMA_VERSION : LEDGER_SCHEMA_VERSION,
+    schema_version: v1 ? LEDGER_V1_SCHEMA_VERSION : version === LEDGER_V2_SCHEMA_VERSION ? LEDGER_V2_SCHEMA_VERSION : LEDGER_SCHEMA_VERSION,
     ledger_id: v1 ? `lt-${(first['record_hash'] as string).slice(0, 16)}` : (first['ledger_id'] as string),
     namespace: session['namespace'] as string,
     snapshot_id: session['snapshot_id'] as string,
@@ -443,5 +474,16 @@ export function viewLedger(records: readonly Record<string, unknown>[]): LedgerV
     head: last['record_hash'] as string,
     closed: last['kind'] === 'session_end' || last['kind'] === 'SESSION_CLOSED',
     signer_key_id: last['kind'] === 'SESSION_CLOSED' ? ((last['signature'] as { key_id?: string } | undefined)?.key_id ?? null) : null,
+  };
+}
+
+/** A recorded outcome as the view holds it: served ranges (v1 `returned`), search hits and a follow's target, or the refusal. */
+function viewedOutcome(o: Record<string, unknown>, v1: boolean): ViewedCall['outcome'] {
+  if (o['status'] !== 'ok') return { status: 'refused', code: String(o['code']), reason: String(o['reason']) };
+  const results = o['results'] as { ref: string; path: string; line_start: number; line_end: number }[] | undefined;
+  const admitted = o['admitted'] as { ref: string; path: string; depth: number } | undefined;
+  return {
+    status: 'ok', served: ((v1 ? o['returned'] : o['served']) ?? []) as ViewedRange[],
+    ...(results !== undefined ? { results } : {}), ...(admitted !== undefined ? { admitted } : {}),
   };
 }

@@ -3,13 +3,15 @@
  * from seed 004, see src/receipts/ledger-record.ts): the file writer and the verifier.
  *
  * One JSON object per line (JSONL, UTF-8, LF). Record `seq` n stands on line n+1. The research proxy
- * writes one ledger per session (`SESSION_OPENED`, one `TOOL_RESULT` / `TOOL_REFUSED` per request,
- * `SESSION_CLOSED` on a clean shutdown); `retrieve` writes one for the coordinator lane's own lookups
- * (src/receipts/retrieve-ledger.ts). Each proxy record is written with a single `write(2)` and fsync'ed
- * before the response that it records leaves the server ({@link LedgerWriter.flush}).
+ * writes one ledger per session (`SESSION_OPENED`; per request a `TOOL_CALL` and its outcome,
+ * `TOOL_RESULT` / `TOOL_REFUSED`; `SESSION_CLOSED` on a clean shutdown); `retrieve` writes one for the
+ * coordinator lane's own lookups (src/receipts/retrieve-ledger.ts). Each proxy record is written with a
+ * single `write(2)`; a call's two records are fsync'ed together, once, before the response that they
+ * record leaves the server ({@link LedgerWriter.flush}).
  *
- * Readers: {@link verifyLedger} (chain, seq, schema, ids, optional re-check against the vault; both
- * `loretrace.ledger.v1` and `v2`) and `exportLedger` (src/receipts/ledger-export.ts).
+ * Readers: {@link verifyLedger} (chain, seq, schema, ids, calls and their outcomes, the session's policy,
+ * optional re-check against the vault; `loretrace.ledger.v1`, `v2` and `v3`) and `exportLedger`
+ * (src/receipts/ledger-export.ts).
  */
 import { closeSync, fsync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -23,13 +25,16 @@ import { jsonDuplicateKey } from '../contracts/rules.js';
 import { sliceLines } from '../notes/lines.js';
 import { sha256Hex } from '../vault/hash.js';
 import {
-  GENESIS_HASH, LEDGER_SCHEMA_VERSION, LEDGER_V1_SCHEMA_VERSION, LedgerChain, hashLedgerRecord, ledgerIdOf, serialiseRecord, viewLedger,
+  GENESIS_HASH, LEDGER_SCHEMA_VERSION, LEDGER_V1_SCHEMA_VERSION, LEDGER_V2_SCHEMA_VERSION, LedgerChain, OUTCOME_KINDS, hashLedgerRecord, ledgerIdOf,
+  serialiseRecord, viewLedger,
 } from './ledger-record.js';
 import type { LedgerEntry, LedgerRecord, LedgerView } from './ledger-record.js';
 import { checkLedgerAuthorship } from './signing.js';
 import type { LedgerAuthorship, LedgerSigner, TrustedKey } from './signing.js';
+import { readReceiptRules, receiptDenial } from './receipt-rules.js';
+import type { ReceiptRules } from './receipt-rules.js';
 
-export { GENESIS_HASH, LEDGER_SCHEMA_VERSION, LEDGER_V1_SCHEMA_VERSION, hashLedgerRecord };
+export { GENESIS_HASH, LEDGER_SCHEMA_VERSION, LEDGER_V1_SCHEMA_VERSION, LEDGER_V2_SCHEMA_VERSION, hashLedgerRecord };
 
 /**
  * Append-only writer of one ledger file. Not safe for two writers on one file: the file is created with
@@ -190,7 +195,10 @@ function validateRecordShape(value: unknown): { ok: true } | { ok: false; pointe
 export interface VerifyLedgerOptions {
   /** Ledger file name used in findings. */
   file?: string;
-  /** An index of the vault: re-check every returned range's text against the files (`--lore`). */
+  /**
+   * An index of the vault: re-check every returned range's text against the files (`--lore`), and hold
+   * reads to the session policy's rows that need the snapshot (hidden sections, denied note classes).
+   */
   index?: VaultIndex;
   /** Expected `record_hash` of the last record (pinned elsewhere): detects truncation of whole records. */
   head?: string;
@@ -227,15 +235,18 @@ export interface LedgerVerifyReport {
   head_hash: string | null;
   /** True when the last verified record closes the session (`SESSION_CLOSED`; v1 `session_end`). */
   closed: boolean;
-  /** `schema_version` of the records (`loretrace.ledger.v2` or `loretrace.ledger.v1`), null when none verified. */
+  /** `schema_version` of the records (`loretrace.ledger.v3`, `v2` or `v1`), null when none verified. */
   schema_version: string | null;
-  /** The ledger's id (v2 `ledger_id`; v1: `lt-` + 16 hex digits of seq 0's record_hash), null when none verified. */
+  /** The ledger's id (v2, v3 `ledger_id`; v1: `lt-` + 16 hex digits of seq 0's record_hash), null when none verified. */
   ledger_id: string | null;
   packet_id: string | null;
   packet_sha256: string | null;
   snapshot_id: string | null;
-  /** Tool calls by outcome among verified records, zeros included. */
-  totals: { tool_calls: number; ok: number; refused: number };
+  /**
+   * Tool calls by outcome among verified records, zeros included: `tool_calls` counts outcome records
+   * (`TOOL_RESULT`, `TOOL_REFUSED`; v1 `tool_call`), `unanswered` v3 `TOOL_CALL` records with no outcome.
+   */
+  totals: { tool_calls: number; ok: number; refused: number; unanswered: number };
   lore: LoreCheckTotals | null;
   /**
    * Who wrote the ledger (src/receipts/signing.ts `checkLedgerAuthorship`), checked once the chain
@@ -255,7 +266,7 @@ function ledgerLines(text: string): { lines: string[]; tornTail: boolean } {
 }
 
 /**
- * Verify a ledger: every line is one JSON record valid against schemas/ledger-record.schema.json; `seq`
+ * Verify a ledger (`loretrace.ledger.v3`, `v2` or `v1`): every line is one JSON record valid against schemas/ledger-record.schema.json; `seq`
  * equals its line number − 1; `prev_hash` equals the previous `record_hash` (64 zeros for seq 0);
  * `record_hash` recomputes; every record has the ledger's version and (v2) its `ledger_id` — seq 0's
  * recomputes from its content — and `record_id` `<ledger_id>:<seq>`; seq 0 is the only opening record
@@ -276,7 +287,12 @@ function ledgerLines(text: string): { lines: string[]; tornTail: boolean } {
  * ledger_id_mismatch (a record of another ledger, or a seq 0 whose ledger_id does not recompute),
  * ledger_version_mixed (records of two format versions),
  * ledger_no_session_start, ledger_duplicate_session_start, ledger_record_after_end, ledger_head_mismatch,
- * ledger_not_closed (warning), plus the lore codes above; once the chain verifies, authorship
+ * ledger_not_closed (warning), plus the lore codes above. Once the chain verifies, the records are held to
+ * their session: (v3) each call to its one outcome — ledger_outcome_without_call, ledger_call_answered_twice,
+ * ledger_call_tool_mismatch, ledger_call_without_outcome, ledger_call_pending (warning: the last record of
+ * an unclosed ledger is a call without an answer), see `checkCallPairing`; (every version) each served
+ * range, search hit and followed note to the session's `policy_receipt` — ledger_policy_violation,
+ * ledger_depth_exceeded, see `checkServedPolicy`; the first such record is `first_bad_seq`. Then authorship
  * (`options.trustedKeys`, src/receipts/signing.ts): ledger_signature_invalid (always checked when a signature
  * is present), ledger_unsigned and ledger_untrusted_signer (only with trusted keys), reported in `authorship`. A line with a duplicate key anywhere in the
  * record is `ledger_bad_record` (pointer of the second occurrence): the hash covers the last-wins parse,
@@ -290,7 +306,7 @@ export async function verifyLedger(text: string, options: VerifyLedgerOptions = 
   const report: LedgerVerifyReport = {
     file, valid: false, records: 0, verified_through_seq: null, first_bad_seq: null, head_hash: null, closed: false,
     schema_version: null, ledger_id: null, packet_id: null, packet_sha256: null, snapshot_id: null,
-    totals: { tool_calls: 0, ok: 0, refused: 0 }, lore: null,
+    totals: { tool_calls: 0, ok: 0, refused: 0, unanswered: 0 }, lore: null,
     authorship: { checked: (options.trustedKeys ?? []).length > 0, status: 'not_checked', key_id: null, detail: 'authorship not checked: the chain does not verify' },
     findings,
   };
@@ -369,7 +385,7 @@ export async function verifyLedger(text: string, options: VerifyLedgerOptions = 
       fail(i, 'ledger_record_after_end', `seq ${i} follows the ${names.close} record (seq ${i - 1})`, '/kind');
       break;
     }
-    if (version === LEDGER_SCHEMA_VERSION) {
+    if (version !== LEDGER_V1_SCHEMA_VERSION) {
       const idProblem = checkIds(rec, i, ledgerId);
       if (idProblem !== null) {
         fail(i, 'ledger_id_mismatch', idProblem.message, idProblem.pointer);
@@ -397,12 +413,14 @@ export async function verifyLedger(text: string, options: VerifyLedgerOptions = 
     report.snapshot_id = s?.snapshot_id ?? null;
   }
   for (const r of good) {
-    const kind = r['kind'];
-    if (kind !== 'tool_call' && kind !== 'TOOL_RESULT' && kind !== 'TOOL_REFUSED') continue;
+    if (!OUTCOME_KINDS.has(r['kind'] as string)) continue;
     report.totals.tool_calls += 1;
     if ((r['outcome'] as { status?: string } | undefined)?.status === 'ok') report.totals.ok += 1;
     else report.totals.refused += 1;
   }
+  const chainIntact = report.first_bad_seq === null;
+  if (version === LEDGER_SCHEMA_VERSION) report.totals.unanswered = checkCallPairing(good, !chainIntact ? 'broken' : report.closed ? 'closed' : 'open', findings, at);
+  if (good.length > 0) checkServedPolicy(viewLedger(good), options.index, findings, file);
   if (report.first_bad_seq === null) {
     if (options.head !== undefined && options.head !== report.head_hash) {
       findings.push({ code: 'ledger_head_mismatch', severity: 'error', message: `the last record (seq ${report.verified_through_seq}) has record_hash ${report.head_hash}, expected head ${options.head}: records are missing at the end or the ledger is another one`, ...at(good.length) });
@@ -413,17 +431,129 @@ export async function verifyLedger(text: string, options: VerifyLedgerOptions = 
   }
   if (report.first_bad_seq === null) {
     // Who wrote it: only a chain that verifies (up to its pin) has a closing record worth asking about.
-    const closing = report.closed && version === LEDGER_SCHEMA_VERSION ? good[good.length - 1]! : null;
+    const closing = report.closed && version !== LEDGER_V1_SCHEMA_VERSION ? good[good.length - 1]! : null;
     const { authorship, finding } = checkLedgerAuthorship(closing, options.trustedKeys ?? [], at(good.length));
     report.authorship = authorship;
     if (finding) findings.push(finding);
   }
   if (options.index && good.length > 0) report.lore = await recheckLore(viewLedger(good), options.index, findings, file);
   report.valid = !findings.some((f) => f.severity === 'error');
+  if (report.first_bad_seq === null && !report.valid) {
+    // The chain is intact but a record breaks a rule of the session (a call's outcome, the policy): the
+    // first such record is the first bad seq.
+    const lines = findings.filter((f) => f.severity === 'error' && SESSION_RULE_CODES.has(f.code) && typeof f.line === 'number').map((f) => f.line! - 1);
+    if (lines.length > 0) report.first_bad_seq = Math.min(...lines);
+  }
   return report;
 }
 
-/** Opening and closing kinds of a format version. */
+/** Findings of records that chain correctly but break a rule of their session (they set `first_bad_seq`). */
+const SESSION_RULE_CODES: ReadonlySet<string> = new Set([
+  'ledger_outcome_without_call', 'ledger_call_answered_twice', 'ledger_call_tool_mismatch', 'ledger_call_without_outcome',
+  'ledger_policy_violation', 'ledger_depth_exceeded',
+]);
+
+/**
+ * v3: every `TOOL_CALL` is answered by exactly one later outcome record (`TOOL_RESULT` / `TOOL_REFUSED`)
+ * whose `call_record_id` names it and whose `tool` is the call's. Findings (errors, at the outcome's or
+ * the call's line): `ledger_outcome_without_call` (the outcome names no earlier `TOOL_CALL` of this
+ * ledger), `ledger_call_answered_twice`, `ledger_call_tool_mismatch`, `ledger_call_without_outcome` (a
+ * call never answered). The one exception is a call that is the last verified record of a ledger that
+ * is not closed: the runner stopped while it ran and its client got no answer — the warning
+ * `ledger_call_pending` (the ledger is `ledger_not_closed` as well); when the chain broke right after it
+ * (`ending` `broken`), the break is the finding and the call is not reported. Returns the number of
+ * unanswered calls.
+ */
+function checkCallPairing(
+  good: readonly Record<string, unknown>[], ending: 'closed' | 'open' | 'broken', findings: Finding[], at: (line: number) => Pick<Finding, 'path' | 'line'>,
+): number {
+  const calls = new Map<string, { seq: number; tool: string; answeredBy: number | null }>();
+  for (const r of good) {
+    const seq = r['seq'] as number;
+    const kind = r['kind'] as string;
+    if (kind === 'TOOL_CALL') {
+      calls.set(r['record_id'] as string, { seq, tool: String(r['tool']), answeredBy: null });
+      continue;
+    }
+    if (!OUTCOME_KINDS.has(kind)) continue;
+    const callId = String(r['call_record_id']);
+    const call = calls.get(callId);
+    const tool = String(r['tool']);
+    if (call === undefined) {
+      findings.push({ code: 'ledger_outcome_without_call', severity: 'error', message: `seq ${seq} (${kind} ${tool}) answers call ${callId}, which is no earlier TOOL_CALL record of this ledger: an outcome without its call`, ...at(seq + 1), pointer: '/call_record_id' });
+    } else if (call.answeredBy !== null) {
+      findings.push({ code: 'ledger_call_answered_twice', severity: 'error', message: `seq ${seq} (${kind} ${tool}) answers call ${callId} (seq ${call.seq}), which seq ${call.answeredBy} already answered: one call has one outcome`, ...at(seq + 1), pointer: '/call_record_id' });
+    } else {
+      call.answeredBy = seq;
+      if (call.tool !== tool) {
+        findings.push({ code: 'ledger_call_tool_mismatch', severity: 'error', message: `seq ${seq} (${kind}) records tool ${JSON.stringify(tool)}, but the call it answers (seq ${call.seq}) asked for ${JSON.stringify(call.tool)}`, ...at(seq + 1), pointer: '/tool' });
+      }
+    }
+  }
+  const lastSeq = good.length > 0 ? (good[good.length - 1]!['seq'] as number) : -1;
+  let unanswered = 0;
+  for (const [callId, call] of calls) {
+    if (call.answeredBy !== null) continue;
+    unanswered += 1;
+    if (call.seq === lastSeq && ending === 'broken') continue;
+    if (call.seq === lastSeq && ending === 'open') {
+      findings.push({ code: 'ledger_call_pending', severity: 'warning', message: `seq ${call.seq} is a TOOL_CALL ${call.tool} (${callId}) with no outcome, the last record of a ledger that is not closed: the runner stopped while the call ran and its client got no answer`, ...at(call.seq + 1) });
+    } else {
+      findings.push({ code: 'ledger_call_without_outcome', severity: 'error', message: `seq ${call.seq} is a TOOL_CALL ${call.tool} (${callId}) that no record answers: a call without its outcome (the outcome record was removed, or the call inserted)`, ...at(call.seq + 1), pointer: '/kind' });
+    }
+  }
+  return unanswered;
+}
+
+/**
+ * Hold every note a verified record served, listed or admitted to the policy its session recorded in
+ * `SESSION_OPENED` (`policy_receipt`, read by src/receipts/receipt-rules.ts in `checkPath` order), so a
+ * ledger edited by hand and re-chained so that it verifies still fails when it "served" lore the session
+ * could not have served. Per record (errors, at its line): `ledger_policy_violation` — a served range
+ * (`outcome.served`; v1 `returned`), a search hit (`outcome.results`) or a followed target
+ * (`outcome.admitted`) whose path the receipt refuses (outside every allowed prefix, a hidden ref, prefix,
+ * note or section, future-era lore, a denied prefix or class); `ledger_depth_exceeded` — a served range
+ * or followed target at a link depth beyond the receipt's `max_link_depth` (retrieve records depth null:
+ * not checked). A receipt with no rows (v1 fixtures) checks nothing; one that cannot be read is
+ * `ledger_bad_record` at seq 0. Without `index`, rows that need the snapshot are left unchecked
+ * (hidden sections, denied classes; see {@link readReceiptRules}).
+ */
+function checkServedPolicy(view: LedgerView, index: VaultIndex | undefined, findings: Finding[], file: string | null): void {
+  const where = (seq: number, pointer: string) => ({ ...(file ? { path: file } : {}), line: seq + 1, pointer });
+  let rules: ReceiptRules | null;
+  try {
+    rules = readReceiptRules({ pointer: '/session/policy_receipt', value: view.policy_receipt }, { namespace: view.namespace, ...(index ? { index } : {}), where: file ?? '(text)', code: 'ledger_bad_record' });
+  } catch (e) {
+    findings.push({ code: 'ledger_bad_record', severity: 'error', message: `seq 0: the session's policy_receipt cannot be read: ${(e as Error).message}`, ...where(0, '/session/policy_receipt') });
+    return;
+  }
+  if (rules === null || rules.rows === 0) return;
+  const served = view.schema_version === LEDGER_V1_SCHEMA_VERSION ? '/outcome/returned' : '/outcome/served';
+  const notes = index ? new Map(index.notes.map((n) => [n.path as string, n])) : null;
+  const expected = 'expected only what the session\'s policy admits';
+  const hold = (seq: number, pointer: string, what: string, path: string, lines: readonly [number, number], depth: number | null) => {
+    const detail = receiptDenial(rules!, path, notes?.get(path), lines, expected);
+    if (detail !== null) {
+      findings.push({ code: 'ledger_policy_violation', severity: 'error', message: `seq ${seq} ${what}: ${detail} (the policy_receipt of this ledger's SESSION_OPENED)`, ...where(seq, pointer) });
+      return;
+    }
+    const max = rules!.max_link_depth;
+    if (max !== null && depth !== null && depth > max.depth) {
+      findings.push({ code: 'ledger_depth_exceeded', severity: 'error', message: `seq ${seq} ${what} at link depth ${depth}, beyond the session's max_link_depth ${max.depth} (policy_receipt row ${max.row}); expected only notes within ${max.depth} hops of a seed or scope note`, ...where(seq, pointer) });
+    }
+  };
+  for (const call of view.calls) {
+    if (call.outcome.status !== 'ok') continue;
+    call.outcome.served.forEach((r, i) => hold(call.seq, `${served}/${i}`, `served ${r.ref} lines ${r.line_start}-${r.line_end}`, r.path, [r.line_start, r.line_end], typeof r.depth === 'number' ? r.depth : null));
+    (call.outcome.results ?? []).forEach((r, i) => hold(call.seq, `/outcome/results/${i}`, `listed search hit ${r.ref}`, r.path, [r.line_start, r.line_end], null));
+    // A follow admits a note without reading any of its lines: lines 0-0 overlap no (1-based) hidden
+    // section, so only whole-note rules and the depth apply.
+    const a = call.outcome.admitted;
+    if (a !== undefined) hold(call.seq, '/outcome/admitted', `admitted ${a.ref} by lore_follow`, a.path, [0, 0], a.depth);
+  }
+}
+
+/** Opening and closing kinds of a format version (v2 and v3 share seed 004's names). */
 function kindNames(version: string): { open: string; close: string } {
   return version === LEDGER_V1_SCHEMA_VERSION ? { open: 'session_start', close: 'session_end' } : { open: 'SESSION_OPENED', close: 'SESSION_CLOSED' };
 }

@@ -1,6 +1,6 @@
 /**
  * The coordinator lane's ledger (docs/RETRIEVE.md "Ledger", docs/RECEIPTS.md): `loretrace retrieve` records
- * its own lookups in the same hash-chained v2 form the research proxy writes, so both lanes have one kind of
+ * its own lookups in the same hash-chained v3 form the research proxy writes, so both lanes have one kind of
  * receipt, and every runner_captured entry of its capture fragment is bound to the record that read it
  * (`trace_id` = `<ledger_id>:<seq>:<record_hash prefix>`, src/receipts/ledger-export.ts).
  *
@@ -8,10 +8,11 @@
  * and sha256 of the packet the run wrote — the packet the responder is handed, which `capture --ledger`
  * checks, as it checks a proxy session's —, snapshot, policy receipt, required seeds, and in `admitted`
  * every note the walk consulted (`via: seed` or `scope`) or reached by a link (`via: follow`), in the
- * fragment's order); one `TOOL_RESULT` `search` per query the traversal ran (arguments `{ query }`); one
- * `TOOL_RESULT` `read` per trace entry — the chunk lines the walk excerpted, recorded as ref, range, file
- * sha256 and the sha256 of the text (never the text), with the entry's `query` and `used_for` in its
- * arguments so `ledger export` and `capture --ledger` give back the fragment's entries exactly;
+ * fragment's order); per query the traversal ran a `search` call (arguments `{ query }`); per trace entry a
+ * `read` call — the chunk lines the walk excerpted, recorded as ref, range, file sha256 and the sha256 of
+ * the text (never the text), with the entry's `query` and `used_for` in its arguments so `ledger export`
+ * and `capture --ledger` give back the fragment's entries exactly; each call is a `TOOL_CALL` record (the
+ * request) followed by its `TOOL_RESULT` (naming the call by `call_record_id`; the record a trace_id names);
  * `SESSION_CLOSED` with totals. The draft packet's sha256 is in the run's lock (an input). The records are written from the walk's result once it is complete
  * (the walk itself is a pure function and reads nothing it does not excerpt or rank), so their order is
  * searches then reads, not the interleaving of the walk; `depth` of a served range is null (the walk's
@@ -24,7 +25,7 @@ import { parseRef } from '../refs/ref.js';
 import { LedgerChain, viewLedger } from './ledger-record.js';
 import { sha256Hex } from '../vault/hash.js';
 import { traceNotePath } from '../excerpts/trace.js';
-import type { AdmissionVia, LedgerActor, LedgerSessionInfo, ServedRange } from './ledger-record.js';
+import type { AdmissionVia, LedgerActor, LedgerOkOutcome, LedgerRecord, LedgerSessionInfo, ServedRange } from './ledger-record.js';
 import type { CaptureFragment } from '../packet/build.js';
 import { formatTraceId, ledgerPin } from './ledger-export.js';
 import type { LedgerBindingSet, TraceBinding } from './ledger-export.js';
@@ -96,7 +97,7 @@ function admittedNotes(capture: CaptureFragment, seeds: ReadonlySet<string>, nam
 }
 
 /**
- * Record a coordinator-lane run in a new v2 ledger and bind its capture fragment's trace entries to it.
+ * Record a coordinator-lane run in a new v3 ledger and bind its capture fragment's trace entries to it.
  * Pure apart from the clock: the same run and clock give the same ledger, ids and trace_ids (the CLI takes
  * the clock from `SOURCE_DATE_EPOCH` when set, for byte-identical re-runs).
  *
@@ -130,11 +131,13 @@ export function recordRetrieval<C extends RetrievalRun['capture']>(index: VaultI
   };
   const chain = new LedgerChain({ signer: options.signer ?? null });
   chain.append({ kind: 'SESSION_OPENED', occurred_on: at(), actor: RETRIEVE_ACTOR, session });
+  /** A `TOOL_CALL` record (the request), then its `TOOL_RESULT`; returns the result record. */
+  const call = (tool: 'search' | 'read', args: Record<string, unknown>, payload: unknown, outcome: LedgerOkOutcome): LedgerRecord => {
+    const request = chain.append({ kind: 'TOOL_CALL', occurred_on: at(), actor: RETRIEVE_ACTOR, tool, transport: 'retrieve', arguments: args });
+    return chain.append({ kind: 'TOOL_RESULT', occurred_on: at(), actor: RETRIEVE_ACTOR, call_record_id: request.record_id, tool, transport: 'retrieve', payload, outcome });
+  };
   for (const query of run.queries) {
-    chain.append({
-      kind: 'TOOL_RESULT', occurred_on: at(), actor: RETRIEVE_ACTOR, tool: 'search', transport: 'retrieve', arguments: { query },
-      payload: { query }, outcome: { status: 'ok', snapshot_id: index.snapshot_id, query, chars_returned: 0 },
-    });
+    call('search', { query }, { query }, { status: 'ok', snapshot_id: index.snapshot_id, query, chars_returned: 0 });
   }
   const bound: ResearchTraceEntry[] = [];
   const reads: { seq: number; hash: string; range: ServedRange; entry: ResearchTraceEntry }[] = [];
@@ -147,12 +150,12 @@ export function recordRetrieval<C extends RetrievalRun['capture']>(index: VaultI
       ref: entry.source_ref, path: traceNotePath(entry.source_path) as VaultPath, chunk_index: entry.chunk_index, line_start: entry.line_start, line_end: entry.line_end,
       file_sha256: fileSha, text_sha256: sha256Hex(entry.extracted_constraint), via: 'traversal' as const, depth: null,
     };
-    const record = chain.append({
-      kind: 'TOOL_RESULT', occurred_on: at(), actor: RETRIEVE_ACTOR, tool: 'read', transport: 'retrieve',
-      arguments: { ref: entry.source_ref, line_start: entry.line_start, line_end: entry.line_end, query: entry.query, used_for: entry.used_for },
-      payload: { ref: entry.source_ref, line_start: entry.line_start, line_end: entry.line_end, text: entry.extracted_constraint },
-      outcome: { status: 'ok', snapshot_id: index.snapshot_id, served: [range], chars_returned: entry.extracted_constraint.length },
-    });
+    const record = call(
+      'read',
+      { ref: entry.source_ref, line_start: entry.line_start, line_end: entry.line_end, query: entry.query, used_for: entry.used_for },
+      { ref: entry.source_ref, line_start: entry.line_start, line_end: entry.line_end, text: entry.extracted_constraint },
+      { status: 'ok', snapshot_id: index.snapshot_id, served: [range], chars_returned: entry.extracted_constraint.length },
+    );
     reads.push({ seq: record.seq, hash: record.record_hash, range, entry });
     bound.push({ ...entry, trace_id: formatTraceId(record.ledger_id, record.seq, 0, record.record_hash) });
   });

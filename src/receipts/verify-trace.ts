@@ -10,17 +10,17 @@
  * file's sha256 against the index manifest). Never prints, never exits.
  */
 import { LoretraceError } from '../errors.js';
-import type { Chunk, NoteRecord, VaultIndex, VaultPath } from '../types.js';
-import { getNote, readNoteLines } from '../indexer/lookup.js';
-import { hiddenSectionOf } from '../policy/sections.js';
+import type { Chunk, NoteRecord, VaultIndex } from '../types.js';
+import { readNoteLines } from '../indexer/lookup.js';
 import { sliceLines } from '../notes/lines.js';
-import { isUnderPrefix, parseRef } from '../refs/ref.js';
-import { parseStopCondition } from '../policy/stop-conditions.js';
+import { parseRef } from '../refs/ref.js';
 import { preview } from '../contracts/rules.js';
 import type { ResearchTraceEntry, TraceOrigin } from '../contracts/types.js';
 import { checkBacking, checkSeeds, loadTraceLedgers } from './trace-ledger.js';
 import type { LedgerHeadPin, SeedVerdict, TraceLedgerInput, TraceLedgerVerdict } from './trace-ledger.js';
 import { entryWording, parseTraceId } from './ledger-export.js';
+import { readReceiptRules, receiptDenial } from './receipt-rules.js';
+import type { ReceiptAt, ReceiptRules } from './receipt-rules.js';
 
 
 /**
@@ -255,11 +255,6 @@ function expectedPacket(doc: unknown, kind: TraceInputKind, options: VerifyTrace
 
 const ORIGINS: readonly TraceOrigin[] = ['runner_captured', 'coordinator_reconstructed', 'responder_reported'];
 
-/** A `policy_receipt` value found in the input, with its pointer. */
-interface ReceiptAt {
-  pointer: string;
-  value: unknown;
-}
 
 interface Located {
   pointer: string;
@@ -463,152 +458,17 @@ function checkEntry(entry: Record<string, unknown>, pointer: string, where: stri
   };
 }
 
-/** A receipt row that denies paths, with the test it applies (mirrors `checkPath`, src/policy/compile.ts). */
-interface ReceiptDeny {
-  /** Pointer of the row in the input, e.g. `/policy_receipt/12`. */
-  row: string;
-  kind: string;
-  clause: string;
-  /** What the denial is, for the detail: `hidden lore`, `a denied prefix`, `future-era lore`, … */
-  what: string;
-  /** `lines`: the entry's cited range (1-based, inclusive), for rows that deny a section of a note only. */
-  denies: (path: string, note: NoteRecord | undefined, lines: readonly [number, number]) => boolean;
-}
-
 /**
- * The path rules of a `policy_receipt`, read back from its rows (kinds and clause shapes of
- * src/policy/compile.ts):
- * - `allowed_prefix`: clause = the prefix as written (`FixtureLore:World/Pre-Elysium/` or one note);
- * - `hidden_ref` (enforced): clause = the hidden_context_audit ref; denies the path and, for a note ref
- *   written without `.md`, `<path>.md` (advisory rows are refs compilePolicy could not parse: nothing to deny);
- *   a `Note.md#Heading` ref whose heading this snapshot has denies only entries whose lines overlap that
- *   section (src/policy/sections.ts);
- * - `hidden_prefix`: clause = the config prefix as written; `hidden_note`: clause = the note's vault path;
- * - `future_era_prefix`: clause = the vault prefix; waived below an allowed prefix that lies inside it;
- * - `stop_condition` (enforced): `deny_prefix:P` and `deny_class:C` effects (parseStopCondition).
- */
-interface ReceiptRules {
-  pointer: string;
-  rows: number;
-  allowed: { row: string; clause: string; path: string }[];
-  /** In checkPath order: hidden rows, future-era rows, then (after the prefix check) deny_prefix, deny_class. */
-  before: ReceiptDeny[];
-  after: ReceiptDeny[];
-}
-
-/**
- * Read the path rules of the input's `policy_receipt`. Null when the input carries none.
- * Throws `bad_trace_input` (with the row's pointer) when the receipt is not an array of rows, a row lacks
- * `clause`/`kind`/`disposition` strings, a clause the rules need is not a lore ref of this vault, or a
- * non-empty receipt has no `allowed_prefix` row (compilePolicy always writes one per allowed prefix).
+ * Read the path rules of the input's `policy_receipt` (src/receipts/receipt-rules.ts). Null when the input
+ * carries none. Throws `bad_trace_input` with the row's pointer (see {@link readReceiptRules}).
  */
 function readReceipt(at: ReceiptAt | null, index: VaultIndex, where: string): ReceiptRules | null {
-  if (at === null) return null;
-  const ns = index.namespace;
-  const bad = (pointer: string, message: string, expected: string): never => {
-    throw new LoretraceError('bad_trace_input', `${where}: ${message}`, { file: where, pointer, expected });
-  };
-  if (!Array.isArray(at.value)) {
-    bad(at.pointer, `${at.pointer} must be an array of policy receipt rows (got ${preview(at.value, 100)})`, 'the policy_receipt rows of schemas/policy-receipt.schema.json ($defs/rows)');
-  }
-  const rows = at.value as unknown[];
-  const rules: ReceiptRules = { pointer: at.pointer, rows: rows.length, allowed: [], before: [], after: [] };
-  const future: { row: string; clause: string; prefix: string }[] = [];
-  const ref = (input: string, row: string, kind: string) => {
-    try {
-      return parseRef(input, { namespace: ns, label: `policy_receipt row ${row} (${kind})` });
-    } catch (err) {
-      const msg = err instanceof Error ? err.message : String(err);
-      return bad(row, `${msg}; expected the receipt of a policy compiled against vault ${ns}`, `a lore ref of vault ${ns}`);
-    }
-  };
-  rows.forEach((r, i) => {
-    const row = `${at.pointer}/${i}`;
-    if (!isObject(r) || typeof r['clause'] !== 'string' || typeof r['kind'] !== 'string' || typeof r['disposition'] !== 'string') {
-      bad(row, `${row} must be a policy receipt row with string clause, kind and disposition (got ${preview(r, 100)})`, 'a row of schemas/policy-receipt.schema.json ($defs/row)');
-    }
-    const { clause, kind, disposition } = r as { clause: string; kind: string; disposition: string };
-    switch (kind) {
-      case 'allowed_prefix':
-        rules.allowed.push({ row, clause, path: ref(clause, row, kind).path });
-        break;
-      case 'hidden_ref': {
-        if (disposition !== 'enforced') break;
-        const h = ref(clause, row, kind);
-        const paths = [h.path as string];
-        if (!h.is_prefix && !h.path.endsWith('.md')) paths.push(h.path + '.md');
-        // `Note.md#Heading`: that section only, resolved in this snapshot as compilePolicy resolves it
-        // (a heading that is not there hides the whole note, as there).
-        const sectionNote = h.fragment?.kind === 'heading' ? paths.map((p) => getNote(index, p as VaultPath)).find((n) => n !== undefined) : undefined;
-        const section = sectionNote ? hiddenSectionOf(index, sectionNote, h, row) : null;
-        if (section) {
-          rules.before.push({
-            row, kind, clause, what: `hidden lore (lines ${section.line_start}-${section.line_end} are a hidden section)`,
-            denies: (p, _note, lines) => p === section.path && lines[0] <= section.line_end && lines[1] >= section.line_start,
-          });
-          break;
-        }
-        rules.before.push({ row, kind, clause, what: 'hidden lore', denies: (p) => paths.some((x) => isUnderPrefix(p, x)) });
-        break;
-      }
-      case 'hidden_prefix':
-      case 'hidden_note': {
-        const h = ref(clause, row, kind).path;
-        rules.before.push({ row, kind, clause, what: 'hidden lore', denies: (p) => isUnderPrefix(p, h) });
-        break;
-      }
-      case 'future_era_prefix':
-        future.push({ row, clause, prefix: ref(clause, row, kind).path });
-        break;
-      case 'stop_condition': {
-        if (disposition !== 'enforced') break;
-        const parsed = parseStopCondition(clause);
-        if (parsed.form !== 'token' && parsed.form !== 'english') break;
-        for (const effect of parsed.effects) {
-          if (effect.kind === 'deny_prefix') {
-            const d = ref(effect.value, row, 'deny_prefix').path;
-            rules.after.push({ row, kind, clause, what: `under the denied prefix ${d}`, denies: (p) => isUnderPrefix(p, d) });
-          } else if (effect.kind === 'deny_class') {
-            const cls = effect.value;
-            rules.after.push({ row, kind, clause, what: `a note of the denied class ${cls}`, denies: (_p, note) => note !== undefined && note.classes.includes(cls) });
-          }
-        }
-        break;
-      }
-      default:
-        break;
-    }
-  });
-  if (rows.length > 0 && rules.allowed.length === 0) {
-    bad(at.pointer, `${at.pointer} has ${rows.length} row${rows.length === 1 ? '' : 's'} but no allowed_prefix row, so it admits nothing; expected the receipt of a compiled traversal_policy (one allowed_prefix row per allowed prefix)`, 'at least one allowed_prefix row');
-  }
-  for (const f of future) {
-    const waivers = rules.allowed.map((a) => a.path).filter((a) => isUnderPrefix(a, f.prefix));
-    rules.before.push({
-      row: f.row,
-      kind: 'future_era_prefix',
-      clause: f.clause,
-      what: 'future-era lore',
-      denies: (p) => isUnderPrefix(p, f.prefix) && !waivers.some((w) => isUnderPrefix(p, w)),
-    });
-  }
-  return rules;
+  return readReceiptRules(at, { namespace: index.namespace, index, where, code: 'bad_trace_input' });
 }
 
-/**
- * Does the receipt admit `path`? Null when it does, else the detail of the first row that refuses it,
- * in `checkPath` order: hidden rows, future-era rows, the allowed_prefix rows, deny_prefix, deny_class.
- */
+/** Does the receipt admit `path` for a runner_captured entry? Null when it does, else the refusing row's detail. */
 function policyDetail(rules: ReceiptRules, path: string, note: NoteRecord | undefined, lines: readonly [number, number]): string | null {
-  const expected = 'expected runner_captured entries only from paths the policy admits';
-  const denied = (d: ReceiptDeny) => `${path} is ${d.what}: policy_receipt row ${d.row} (${d.kind} ${preview(d.clause, 100)}) denies it; ${expected}`;
-  for (const d of rules.before) if (d.denies(path, note, lines)) return denied(d);
-  if (!rules.allowed.some((a) => isUnderPrefix(path, a.path))) {
-    const list = rules.allowed.map((a) => `${a.row} ${preview(a.clause, 100)}`).join(', ');
-    return `${path} lies outside every allowed_prefix row of the policy_receipt (${list}); ${expected}`;
-  }
-  for (const d of rules.after) if (d.denies(path, note, lines)) return denied(d);
-  return null;
+  return receiptDenial(rules, path, note, lines, 'expected runner_captured entries only from paths the policy admits');
 }
 
 /** Lower-cased letter/digit word tokens (Unicode-aware), NFKC-normalised. */

@@ -75,3 +75,14 @@ export async function fixtureSession(options: { ledgerPath: string; limits?: Par
 export function readLedger(path: string): LedgerRecord[] {
   return readFileSync(path, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as LedgerRecord);
 }
+
+/**
+ * The outcome records (`TOOL_RESULT`, `TOOL_REFUSED`) of a v3 ledger's records, each with the `arguments`
+ * of the `TOOL_CALL` it names (`call_record_id`) — one entry per call, as a v2 ledger held them.
+ */
+export function outcomes(records: readonly LedgerRecord[]): LedgerRecord[] {
+  const calls = new Map(records.filter((r) => r.kind === 'TOOL_CALL').map((r) => [r.record_id, r]));
+  return records
+    .filter((r) => r.kind === 'TOOL_RESULT' || r.kind === 'TOOL_REFUSED')
+    .map((r) => ({ ...r, arguments: calls.get(r.call_record_id ?? '')?.arguments }));
+}
