@@ -24,6 +24,7 @@ import MiniSearch, { type SearchResult } from 'minisearch';
 import { compareCodeUnits } from '../vault/scan.js';
 import { combineShards, FIELD_COUNT, shardKey, shardLookup, type CompactShard, type LoadedMeta } from './postings.js';
 import { isStemTerm, stemTerm } from './tokenize.js';
+import { prunedExact, pruneScratch, runMax, type PostingRun, type PruneGate, type PruneScratch } from './maxscore.js';
 
 /** Indexed fields, in field-id order. */
 export const SEARCH_FIELDS = ['title', 'aliases', 'headings', 'text'] as const;
@@ -60,6 +61,10 @@ export class ShardedEngine {
   private loadedMeta: LoadedMeta | null = null;
   private scratch: { raw: Float64Array; terms: Uint16Array; group: Float64Array; gq: Uint16Array; term: Float64Array; mark: Uint32Array; mask: Uint32Array; exact: Uint8Array; stamp: number } | null = null;
 
+  private pruneScratch: PruneScratch | null = null;
+  /** Per shard: the largest BM25 contribution of each (term, field) run (NaN until computed). */
+  private readonly runMaxima = new WeakMap<CompactShard, Float64Array>();
+
   constructor(source: ShardSource, private readonly fallback: () => ShardSource) {
     this.source = source;
   }
@@ -83,6 +88,7 @@ export class ShardedEngine {
     this.source = this.fallback();
     this.loadedMeta = null;
     this.scratch = null;
+    this.pruneScratch = null;
     this.shards.clear();
     this.miniSearch.clear();
   }
@@ -309,6 +315,75 @@ export class ShardedEngine {
     if (!shard) return null;
     const si = shardLookup(shard).get(stem);
     return si === undefined ? null : [shard, si];
+  }
+
+  /**
+   * The same documents and scores as {@link exact}, with exact top-k pruning (src/search/maxscore.ts):
+   * `visit` is called only for the documents that can still be among the top `gate.k` after the
+   * factors `gate` bounds, or that decide the re-rank pool; for them `score` and `mask` are exactly
+   * those of {@link exact} with stem weight 0 (every document visited has an exact term). Queries of more
+   * than 32 terms (no mask bit for the rest) are not pruned.
+   */
+  exactPruned(terms: readonly string[], gate: PruneGate, visit: (id: number, score: number, mask: number, exact: boolean) => void): void {
+    if (terms.length > 32) {
+      this.exact(terms, visit);
+      return;
+    }
+    const { meta, lengths } = this.meta();
+    const N = meta.document_count;
+    if (N === 0) return;
+    const avg = meta.length_sums.map((s) => s / N);
+    const runs: PostingRun[] = [];
+    const order: number[][] = [];
+    for (const [key, groupTermsList] of groupTerms(terms)) {
+      const shard = this.shard(key);
+      if (!shard) continue;
+      const lookup = shardLookup(shard);
+      const maxima = this.maximaOf(shard);
+      const group: number[] = [];
+      for (const t of groupTermsList) {
+        const ti = lookup.get(t);
+        if (ti === undefined) continue;
+        const qi = terms.indexOf(t);
+        group.push(qi);
+        for (let f = 0; f < FIELD_COUNT; f++) {
+          const a = shard.offsets[ti * FIELD_COUNT + f]!;
+          const b = shard.offsets[ti * FIELD_COUNT + f + 1]!;
+          if (a === b) continue;
+          const df = b - a;
+          const run = {
+            term: qi, field: f, docs: shard.docs, tfs: shard.tfs, start: a, end: b,
+            idf: Math.log(1 + (N - df + 0.5) / (df + 0.5)), boost: BOOSTS[f]!, avgLength: avg[f]!, max: 0,
+          };
+          let max = maxima[ti * FIELD_COUNT + f]!;
+          if (Number.isNaN(max)) {
+            max = runMax(run, lengths, FIELD_COUNT);
+            maxima[ti * FIELD_COUNT + f] = max;
+          }
+          run.max = max;
+          runs.push(run);
+        }
+      }
+      if (group.length > 0) order.push(group);
+    }
+    prunedExact(runs, terms.length, order, lengths, FIELD_COUNT, gate, this.pruneScratchArrays(), (id, score, mask) => visit(id, score, mask, true));
+  }
+
+  private maximaOf(shard: CompactShard): Float64Array {
+    let m = this.runMaxima.get(shard);
+    if (!m) {
+      m = new Float64Array(shard.terms.length * FIELD_COUNT).fill(NaN);
+      this.runMaxima.set(shard, m);
+    }
+    return m;
+  }
+
+  private pruneScratchArrays(): PruneScratch {
+    const n = this.meta().meta.next_id;
+    if (!this.pruneScratch || this.pruneScratch.mark.length < n) {
+      this.pruneScratch = pruneScratch(n);
+    }
+    return this.pruneScratch;
   }
 
   /**

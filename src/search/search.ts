@@ -35,6 +35,7 @@ import type { Chunk, LoreRef, NoteRecord, VaultIndex, VaultPath } from '../types
 import { isUnderPrefix } from '../refs/ref.js';
 import { compareCodeUnits } from '../vault/scan.js';
 import { ShardedEngine, type ShardSource } from './engine.js';
+import { roundScore as round, type PruneGate } from './maxscore.js';
 import { FIELD_COUNT, PostingsBuilder, packTokens, type CompactShard, type DocNote, type LoadedMeta } from './postings.js';
 import { hasStemmedField, noteTokens, phraseTerms, queryTerms } from './tokenize.js';
 import { ENTITY_PRIOR, longestPhraseRun, NAME_MATCH_FACTOR, nameTerms, occursAsPhrase, PHRASE_MAX_TERMS, phraseFactor, phraseIsName, termPositions } from './phrase.js';
@@ -295,13 +296,28 @@ function pathUnderPrefix(path: string, prefix: string): boolean {
  * Example (FixtureLore): `search(index, 'Framgang', { k: 1 })` →
  * `[{ ref: 'FixtureLore:Search/Framgång Charter.md#chunk0', path: 'Search/Framgång Charter.md', chunk_index: 0, … }]`.
  *
- * Cost: one pass over the postings of the query's terms (typed arrays) and a k-sized heap; only the
- * k returned chunks are materialised.
+ * Cost: one pass over the postings of the query's terms (typed arrays) with exact top-k pruning
+ * (src/search/maxscore.ts: (term, field) runs that cannot lift an unseen chunk into the top k are only
+ * checked for chunks already seen, and chunks that cannot be a result are never re-ranked; not with a
+ * stem weight above 0), then a k-sized heap; only the k returned chunks are materialised. The results
+ * are those of scoring every matching chunk ({@link exhaustiveSearch}), byte for byte.
  *
  * @returns at most `k` hits, score descending, then path, then chunk_index (code-unit order).
  * @throws LoretraceError `bad_option` (exit 2) when `k` is not an integer ≥ 1.
  */
 export function search(index: VaultIndex, query: string, options: SearchOptions = {}): SearchHit[] {
+  return searchWith(index, query, options, true);
+}
+
+/**
+ * {@link search} with every matching chunk scored (no top-k pruning): the reference the pruned search is
+ * tested against (tests/search-prune.test.ts). Same results, byte for byte.
+ */
+export function exhaustiveSearch(index: VaultIndex, query: string, options: SearchOptions = {}): SearchHit[] {
+  return searchWith(index, query, options, false);
+}
+
+function searchWith(index: VaultIndex, query: string, options: SearchOptions, prune: boolean): SearchHit[] {
   const k = options.k ?? 10;
   if (!Number.isInteger(k) || k < 1) {
     throw new LoretraceError('bad_option', `search option k must be an integer ≥ 1 (got ${String(k)})`, { expected: 'an integer ≥ 1' }, 2);
@@ -324,15 +340,18 @@ export function search(index: VaultIndex, query: string, options: SearchOptions 
   };
   if (options.phrase === false) {
     const heap = new TopK(k);
-    engine.exact(terms, (id, raw, _mask, exact) => {
+    const visit = (id: number, raw: number, _mask: number, exact: boolean) => {
       const score = round(raw);
       const ord = table.ord[id]!;
       if (!exact) keepStemOnly(id, score, ord);
       else if (heap.accepts(score, ord) && filter(id)) heap.push(id, score, ord);
-    }, stemWeight);
+    };
+    // Pruning covers the exact fields only; with the stemmed field every document is scored.
+    if (prune && stemWeight === 0) engine.exactPruned(terms, { k, pool: 0, keep: filter, factor: () => 1, maxFactor: 1 }, visit);
+    else engine.exact(terms, visit, stemWeight);
     ranked = heap.sorted();
   } else {
-    ranked = phraseRanked(index, st, table, engine, terms, phraseTerms(query), k, filter, stemWeight, keepStemOnly);
+    ranked = phraseRanked(index, st, table, engine, terms, phraseTerms(query), k, filter, stemWeight, keepStemOnly, prune);
   }
   if (ranked.length < k) ranked = appendBelow(ranked, stemOnly.sorted(), table);
   if (ranked.length < k && options.expand !== false) {
@@ -420,6 +439,7 @@ function phraseRanked(
   filter: (id: number) => boolean,
   stemWeight: number,
   stemOnly: (id: number, score: number, ord: number) => void,
+  prune: boolean,
 ): Ranked[] {
   // The pool is the first PHRASE_CANDIDATES of all exact hits, filtered or not, so a hit's score does not
   // depend on the filters (a proxy confined to some notes scores them as the CLI does). `poolEdge` keeps
@@ -428,7 +448,13 @@ function phraseRanked(
   const ids: number[] = [];
   const scores: number[] = [];
   const masks: number[] = [];
-  engine.exact(terms, (id, raw, mask, exact) => {
+  const phrase = query.slice(0, PHRASE_MAX_TERMS);
+  const n = phrase.length;
+  const bound = phraseBound(phrase, terms);
+  const entities = entityNotes(index, st, table, engine, terms, query);
+  const priorOf = (id: number) => (entities.has(table.note[id]!) ? ENTITY_PRIOR : 1);
+  const maxFactor = phraseFactor(n, n) * NAME_MATCH_FACTOR * (entities.size > 0 ? ENTITY_PRIOR : 1);
+  const visit = (id: number, raw: number, mask: number, exact: boolean) => {
     const score = round(raw);
     const ord = table.ord[id]!;
     if (!exact) {
@@ -441,18 +467,15 @@ function phraseRanked(
       scores.push(score);
       masks.push(mask);
     }
-  }, stemWeight);
+  };
+  // Pruning covers the exact fields only; with the stemmed field every document is scored.
+  if (prune && stemWeight === 0) engine.exactPruned(terms, factorGate(table, k, filter, phrase, query, bound, entities, maxFactor), visit);
+  else engine.exact(terms, visit, stemWeight);
   const edge = poolEdge.full() ? poolEdge.min() : null;
   const inPool = (score: number, ord: number) => edge === null || score > edge.score || (score === edge.score && ord <= edge.ord);
   const order = new CandidateHeap(ids, scores, table.ord);
   const heap = new TopK(k);
   const runs = new Map<string, number>();
-  const phrase = query.slice(0, PHRASE_MAX_TERMS);
-  const n = phrase.length;
-  const bound = phraseBound(phrase, terms);
-  const entities = entityNotes(index, st, table, engine, terms, query);
-  const priorOf = (id: number) => (entities.has(table.note[id]!) ? ENTITY_PRIOR : 1);
-  const maxFactor = phraseFactor(n, n) * NAME_MATCH_FACTOR * (entities.size > 0 ? ENTITY_PRIOR : 1);
   while (order.size > 0) {
     const i = order.peek();
     const bm25 = scores[i]!;
@@ -496,6 +519,40 @@ function phraseRanked(
     if (heap.accepts(score, ord)) heap.push(id, score, ord);
   }
   return heap.sorted();
+}
+
+/**
+ * The pruning bounds of the phrase re-rank (src/search/maxscore.ts): a chunk's largest factor is the
+ * walk's own per-candidate bound below (phrase run bound from its matched terms, name match only for a
+ * note's first chunk when the whole query can be a name, its note's entity prior); for a chunk not known
+ * yet (`id` −1) the prior of any entity and a possible name match. `maxFactor` is the walk's global bound.
+ */
+function factorGate(
+  table: DocTable,
+  k: number,
+  filter: (id: number) => boolean,
+  phrase: readonly string[],
+  query: readonly string[],
+  bound: (mask: number) => number,
+  entities: ReadonlySet<number>,
+  maxFactor: number,
+): PruneGate {
+  const n = phrase.length;
+  const anyPrior = entities.size > 0 ? ENTITY_PRIOR : 1;
+  return {
+    k,
+    pool: PHRASE_CANDIDATES,
+    keep: filter,
+    maxFactor,
+    factor: (mask, id) => {
+      const most = bound(mask);
+      const note = id >= 0 ? table.note[id]! : -1;
+      const first = note < 0 || table.meta.meta.notes[note]![1] === id;
+      const mayBeName = first && most === n && query.length === n;
+      const prior = id < 0 ? anyPrior : entities.has(note) ? ENTITY_PRIOR : 1;
+      return phraseFactor(most, n) * (mayBeName ? NAME_MATCH_FACTOR : 1) * prior;
+    },
+  };
 }
 
 /** Fields a note's names are indexed in (title, aliases). */
@@ -621,10 +678,6 @@ function siftDown<T>(h: { [i: number]: T }, size: number, i: number, above: (a: 
     h[m] = t;
     i = m;
   }
-}
-
-function round(score: number): number {
-  return Math.round(score * 1e6) / 1e6;
 }
 
 interface Ranked { id: number; score: number; ord: number }

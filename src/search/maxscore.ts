@@ -1,0 +1,329 @@
+/**
+ * Exact top-k pruning for the BM25 pass of `search()`: the MaxScore idea (Turtle & Flood, "Query
+ * evaluation: strategies and optimizations", Information Processing & Management 31(6), 1995) applied
+ * term-at-a-time to (term, field) posting runs, with bounds that cover everything `search()` multiplies a
+ * BM25 score by afterwards (phrase factor, name match, entity prior), so the hits and scores are
+ * byte-identical to scoring every matching chunk.
+ *
+ * A document's score (src/search/engine.ts) is `(sum of its term scores) × (number of query terms it has)`,
+ * each term score a sum over fields. So a document found only in a set R of (term, field) runs scores at
+ * most `(sum of the runs' largest contributions) × (distinct terms of R)`. Runs are processed in
+ * descending order of their largest contribution; once the remaining runs R cannot lift a document that
+ * has not been seen yet into the results, they are only scanned for documents already seen (one array
+ * check per posting instead of a BM25 evaluation and a new candidate). Then every seen document's score
+ * is computed again in the engine's own order of floating-point operations, and documents that cannot
+ * reach the top k are not reported at all.
+ *
+ * What "cannot reach the top k" means, for a document d with BM25 score s (rounded like every score) and
+ * final factor bound F(d) (the walk's own bound in search.ts): with θ = the k-th best BM25 score among
+ * documents that pass the filters (a lower bound of the k-th best final score, since factors are ≥ 1),
+ * d is dropped only when `round(s × F(d)) < θ` **and** d cannot change which documents are in the phrase
+ * re-rank pool (the first `pool` hits in BM25 order, filtered or not): `s < E` where E is the pool-th best
+ * BM25 score seen (d is then outside the pool), or `round(s × maxFactor) < θ` (then every document d ranks
+ * above in BM25 order is below θ / maxFactor too and cannot be a result either). Under these two rules the
+ * pool membership of every document that can be a result is the same as with every document scored, and
+ * a document that is not a result never gets a score of θ or more, so the top k is unchanged.
+ */
+
+/** Score rounding of `search()`: 6 decimals. */
+export function roundScore(score: number): number {
+  return Math.round(score * 1e6) / 1e6;
+}
+
+/** What the caller of the pruned pass knows about its results (search.ts fills it per query). */
+export interface PruneGate {
+  /** Results wanted (k ≥ 1). */
+  k: number;
+  /** Size of the re-rank pool (PHRASE_CANDIDATES), 0 when scores are not re-ranked. */
+  pool: number;
+  /** The search's filters: whether a document may be a result. */
+  keep(id: number): boolean;
+  /**
+   * The largest factor a document with these matched query terms (bit i = `terms[i]`) can get; `id` −1
+   * for any document (its note, chunk position and entity prior unknown). Must not decrease when bits
+   * are added.
+   */
+  factor(mask: number, id: number): number;
+  /** The largest factor any document can get (≥ every `factor` value). */
+  maxFactor: number;
+}
+
+/** One (term, field) run of postings, with what BM25 needs to score it. */
+export interface PostingRun {
+  /** Position of the term in the query terms (its mask bit). */
+  term: number;
+  /** Field id (0 title, 1 aliases, 2 headings, 3 text). */
+  field: number;
+  docs: Uint32Array;
+  tfs: Uint32Array;
+  /** Postings `start … end − 1` of `docs`/`tfs`. */
+  start: number;
+  end: number;
+  /** `weight(tf, field length)` of one posting, exactly as the engine computes it. */
+  idf: number;
+  boost: number;
+  avgLength: number;
+  /** The largest `weight` of any posting of the run. */
+  max: number;
+}
+
+const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
+
+/** The engine's per-posting BM25 contribution (src/search/engine.ts, same operations in the same order). */
+export function postingWeight(run: PostingRun, tf: number, fieldLength: number): number {
+  const raw = run.idf * (BM25.d + tf * (BM25.k + 1) / (tf + BM25.k * (1 - BM25.b + BM25.b * fieldLength / run.avgLength)));
+  return 1 * 1 * run.boost * 1 * raw;
+}
+
+/** The largest {@link postingWeight} of a run: one pass over its postings. */
+export function runMax(run: Omit<PostingRun, 'max'>, lengths: Uint32Array, fieldCount: number): number {
+  let max = 0;
+  const r = run as PostingRun;
+  for (let j = run.start; j < run.end; j++) {
+    const w = postingWeight(r, run.tfs[j]!, lengths[run.docs[j]! * fieldCount + run.field]!);
+    if (w > max) max = w;
+  }
+  return max;
+}
+
+/**
+ * Reusable arrays: per document (sized to the doc id range) and per seen document (grown on demand and
+ * kept, so a query allocates nothing in proportion to its postings).
+ */
+export interface PruneScratch {
+  mark: Uint32Array;
+  slot: Int32Array;
+  acc: Float64Array;
+  mask: Uint32Array;
+  stamp: number;
+  /** Seen documents, in the order first seen. */
+  seen: Int32Array;
+  /** Per seen document, its weight in each (term, field) cell (0 when absent). */
+  values: Float64Array;
+  /** Per seen document: a working copy of scores (for the selections). */
+  work: Float64Array;
+}
+
+/** A scratch for documents `0 … n − 1`. */
+export function pruneScratch(n: number): PruneScratch {
+  return {
+    mark: new Uint32Array(n), slot: new Int32Array(n), acc: new Float64Array(n), mask: new Uint32Array(n), stamp: 0,
+    seen: new Int32Array(1024), values: new Float64Array(1024 * 16), work: new Float64Array(1024),
+  };
+}
+
+/** Grow the per-seen arrays of `sc` to hold `count` documents of `width` cells. */
+function reserve(sc: PruneScratch, count: number, width: number): void {
+  if (sc.seen.length < count) {
+    const seen = new Int32Array(Math.max(count, sc.seen.length * 2));
+    seen.set(sc.seen);
+    sc.seen = seen;
+    sc.work = new Float64Array(seen.length);
+  }
+  if (sc.values.length < count * width) {
+    const values = new Float64Array(Math.max(count * width, sc.values.length * 2));
+    values.set(sc.values);
+    sc.values = values;
+  }
+}
+
+/**
+ * Order of operations of the engine's score: query-term positions grouped by shard key (groups and the
+ * terms in each in the engine's order). See src/search/engine.ts.
+ */
+export type ScoreOrder = readonly (readonly number[])[];
+
+/** Relative slack for comparing sums computed in a different order (far above float rounding error). */
+const SLACK = 1e-9;
+
+/**
+ * Score the documents of `runs` with pruning (module comment) and call `visit(id, raw, mask)` for every
+ * document that can still be a result or decide the pool: `raw` is exactly the engine's unrounded score,
+ * `mask` bit i set when the document has query term i. At most 32 query terms (`termCount`).
+ */
+export function prunedExact(
+  runs: PostingRun[],
+  termCount: number,
+  order: ScoreOrder,
+  lengths: Uint32Array,
+  fieldCount: number,
+  gate: PruneGate,
+  sc: PruneScratch,
+  visit: (id: number, raw: number, mask: number) => void,
+): void {
+  const width = termCount * fieldCount;
+  const stamp = ++sc.stamp;
+  let count = 0;
+  const sorted = runs.map((r, i) => ({ r, i })).sort((a, b) => b.r.max - a.r.max || a.i - b.i).map((x) => x.r);
+  const suffix = suffixBounds(sorted);
+  let onlySeen = false;
+  for (let i = 0; i < sorted.length; i++) {
+    const run = sorted[i]!;
+    if (!onlySeen && i > 0 && suffix.postings[i]! > count && unseenCannotMatter(suffix, i, count, sc, gate)) onlySeen = true;
+    const bit = (1 << run.term) >>> 0;
+    const cell = run.term * fieldCount + run.field;
+    if (!onlySeen) reserve(sc, count + (run.end - run.start), width);
+    const { mark, slot: slots, acc, mask, seen, values } = sc;
+    for (let j = run.start; j < run.end; j++) {
+      const d = run.docs[j]!;
+      let slot: number;
+      if (mark[d] !== stamp) {
+        if (onlySeen) continue;
+        mark[d] = stamp;
+        slot = count++;
+        slots[d] = slot;
+        seen[slot] = d;
+        values.fill(0, slot * width, (slot + 1) * width);
+        acc[d] = 0;
+        mask[d] = 0;
+      } else slot = slots[d]!;
+      const w = postingWeight(run, run.tfs[j]!, lengths[d * fieldCount + run.field]!);
+      values[slot * width + cell] = w;
+      acc[d] = acc[d]! + w;
+      mask[d] = (mask[d]! | bit) >>> 0;
+    }
+  }
+  reportSurvivors(count, width, fieldCount, order, gate, sc, visit);
+  for (let s = 0; s < count; s++) {
+    const d = sc.seen[s]!;
+    sc.acc[d] = 0;
+    sc.mask[d] = 0;
+  }
+}
+
+/** Per start position i of the sorted runs: bounds of a document found only in runs i … end. */
+interface SuffixBounds {
+  /** Sum of the runs' largest contributions. */
+  maxSum: Float64Array;
+  /** Distinct query terms of the runs. */
+  terms: Uint8Array;
+  /** Mask of those terms. */
+  masks: Uint32Array;
+  /** Postings in the runs. */
+  postings: Float64Array;
+}
+
+function suffixBounds(sorted: readonly PostingRun[]): SuffixBounds {
+  const n = sorted.length;
+  const out: SuffixBounds = { maxSum: new Float64Array(n + 1), terms: new Uint8Array(n + 1), masks: new Uint32Array(n + 1), postings: new Float64Array(n + 1) };
+  for (let i = n - 1; i >= 0; i--) {
+    const r = sorted[i]!;
+    const bit = (1 << r.term) >>> 0;
+    out.maxSum[i] = out.maxSum[i + 1]! + r.max;
+    out.masks[i] = (out.masks[i + 1]! | bit) >>> 0;
+    out.terms[i] = popcount(out.masks[i]!);
+    out.postings[i] = out.postings[i + 1]! + (r.end - r.start);
+  }
+  return out;
+}
+
+/**
+ * Whether a document not seen in the runs before position i (so found, if at all, only in runs i …)
+ * can be left out: its largest possible final score is below the k-th best lower bound θ of the seen
+ * documents that pass the filters, and it cannot be in the pool or ranks below θ / maxFactor.
+ */
+function unseenCannotMatter(suffix: SuffixBounds, i: number, count: number, sc: PruneScratch, gate: PruneGate): boolean {
+  const ubRaw = suffix.maxSum[i]! * suffix.terms[i]! * (1 + SLACK);
+  // The partial sum over the runs seen so far, times the terms seen so far: a lower bound of the score.
+  const { theta, edge } = thresholds(count, sc, gate, (d) => sc.acc[d]! * popcount(sc.mask[d]!) * (1 - SLACK));
+  return droppable(roundScore(ubRaw), gate.factor(suffix.masks[i]!, -1), theta, edge, gate.maxFactor);
+}
+
+/**
+ * θ (the k-th best of `lower` over seen documents that pass the filters) and E (the pool-th best over
+ * every seen document; −∞ without a pool or with fewer documents), `lower(d)` being a lower bound of
+ * document d's unrounded score.
+ */
+function thresholds(count: number, sc: PruneScratch, gate: PruneGate, lower: (d: number) => number): { theta: number; edge: number } {
+  const work = sc.work.subarray(0, count);
+  let kept = 0;
+  for (let s = 0; s < count; s++) {
+    const d = sc.seen[s]!;
+    if (gate.keep(d)) work[kept++] = roundScore(lower(d));
+  }
+  const theta = kthLargest(work.subarray(0, kept), gate.k);
+  if (gate.pool === 0 || count < gate.pool) return { theta, edge: -Infinity };
+  for (let s = 0; s < count; s++) work[s] = roundScore(lower(sc.seen[s]!));
+  return { theta, edge: kthLargest(work, gate.pool) };
+}
+
+/** The module comment's two rules for a document whose BM25 score is at most `bm25` (rounded). */
+function droppable(bm25: number, factor: number, theta: number, edge: number, maxFactor: number): boolean {
+  return roundScore(bm25 * factor) < theta && (bm25 < edge || roundScore(bm25 * maxFactor) < theta);
+}
+
+/**
+ * `visit` for the seen documents the rules keep, with their exact score (the engine's order: groups,
+ * terms in group order, fields in field order). The rules are applied to the running sums first (with
+ * slack both ways), so only the documents that may be kept are scored again.
+ */
+function reportSurvivors(
+  count: number,
+  width: number,
+  fieldCount: number,
+  order: ScoreOrder,
+  gate: PruneGate,
+  sc: PruneScratch,
+  visit: (id: number, raw: number, mask: number) => void,
+): void {
+  const { seen, values, acc, mask: masks } = sc;
+  const { theta, edge } = thresholds(count, sc, gate, (d) => acc[d]! * popcount(masks[d]!) * (1 - SLACK));
+  for (let s = 0; s < count; s++) {
+    const d = seen[s]!;
+    const mask = masks[d]!;
+    if (droppable(roundScore(acc[d]! * popcount(mask) * (1 + SLACK)), gate.factor(mask, d), theta, edge, gate.maxFactor)) continue;
+    const base = s * width;
+    let raw = 0;
+    let terms = 0;
+    for (const group of order) {
+      let g = 0;
+      let q = 0;
+      for (const t of group) {
+        if ((mask & ((1 << t) >>> 0)) === 0) continue;
+        let term = 0;
+        for (let f = 0; f < fieldCount; f++) term = term + values[base + t * fieldCount + f]!;
+        g = g + term;
+        q++;
+      }
+      if (q === 0) continue;
+      raw = raw + (g * q) / q;
+      terms = terms + q;
+    }
+    visit(d, raw * terms, mask);
+  }
+}
+
+/** Number of set bits of a 32-bit integer. */
+function popcount(x: number): number {
+  x = x - ((x >>> 1) & 0x55555555);
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+}
+
+/** The k-th largest value (−∞ when there are fewer than k); reorders `values` in place (quickselect). */
+export function kthLargest(values: Float64Array, k: number): number {
+  if (k < 1 || values.length < k) return -Infinity;
+  let lo = 0;
+  let hi = values.length - 1;
+  const target = k - 1;
+  while (lo < hi) {
+    const pivot = values[(lo + hi) >>> 1]!;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (values[i]! > pivot) i++;
+      while (values[j]! < pivot) j--;
+      if (i <= j) {
+        const t = values[i]!;
+        values[i] = values[j]!;
+        values[j] = t;
+        i++;
+        j--;
+      }
+    }
+    if (target <= j) hi = j;
+    else if (target >= i) lo = i;
+    else return values[target]!;
+  }
+  return values[target]!;
+}

@@ -1,0 +1,161 @@
+/**
+ * Exact top-k pruning of `search()` (src/search/maxscore.ts): the pruned search returns exactly what
+ * scoring every matching chunk returns (`exhaustiveSearch`) — same refs, same order, same scores — for
+ * seeded random queries, k, filters and corpora, on a generated vault large enough that the phrase
+ * re-rank pool (PHRASE_CANDIDATES) fills, on FixtureLore and (when present) on AetheriaLore.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { indexVault } from '../src/indexer/build.js';
+import { exhaustiveSearch, PHRASE_CANDIDATES, search, searchCorpus, type SearchOptions } from '../src/search/search.js';
+import { kthLargest } from '../src/search/maxscore.js';
+import { STOP_WORDS } from '../src/search/tokenize.js';
+import type { VaultIndex } from '../src/types.js';
+import { AETHERIA, FIXTURE_VAULT, sharedNotice } from './helpers/shared.js';
+import { makeVault } from './helpers/temp-vault.js';
+
+/** mulberry32: a small seeded PRNG, so every run checks the same cases. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const pick = <T>(rand: () => number, list: readonly T[]): T => list[Math.floor(rand() * list.length)]!;
+
+const CONTENT = ['drive', 'soliton', 'harbor', 'ledger', 'storm', 'pilot', 'guild', 'ember', 'relay', 'vault', 'tide', 'crown', 'signal', 'orbit', 'ash'];
+const STOPS = ['the', 'of', 'and', 'a', 'in', 'is', 'not', 'that', 'with', 'for'];
+const NAMES = ['Soliton Drive', 'Ember Guild', 'Storm Pilot', 'Tide Relay', 'Crown Signal'];
+
+/**
+ * A generated vault of 720 notes × 3 sections (2,160 chunks, more than PHRASE_CANDIDATES): skewed word
+ * frequencies (stop words in most chunks, some content words rare), titles and aliases that repeat names,
+ * so queries hit thousands of chunks, phrases, name matches and entity priors.
+ */
+function generatedFiles(): Record<string, string> {
+  const rand = prng(11);
+  const files: Record<string, string> = {};
+  const words = (n: number) => {
+    const out: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const r = rand();
+      out.push(r < 0.45 ? pick(rand, STOPS) : r < 0.9 ? CONTENT[Math.floor(rand() * rand() * CONTENT.length)]! : pick(rand, NAMES));
+    }
+    return out.join(' ');
+  };
+  for (let i = 0; i < 720; i++) {
+    const title = i % 9 === 0 ? `${pick(rand, NAMES)} ${i}` : `Note ${i} ${pick(rand, CONTENT)}`;
+    const alias = i % 5 === 0 ? `aliases: [${pick(rand, NAMES)}]\n` : '';
+    const body = [0, 1, 2].map((s) => `## ${s === 0 ? pick(rand, NAMES) : words(2)}\n\n${words(4 + Math.floor(rand() * 30))}.\n`).join('\n');
+    files[`${['Alpha', 'Beta', 'Gamma'][i % 3]}/${title}.md`] = `---\n${alias}tags: [t${i % 4}]\n---\n# ${title}\n\n${words(3)}\n\n${body}`;
+  }
+  return files;
+}
+
+/** Seeded queries: runs of words cut from the vault's own chunk texts (stop words kept), and names. */
+function queriesOf(index: VaultIndex, count: number, seed: number): string[] {
+  const rand = prng(seed);
+  const out: string[] = [];
+  const chunks = index.chunks.filter((c) => c.text.trim().length > 0);
+  while (out.length < count) {
+    if (rand() < 0.15) {
+      out.push(pick(rand, index.notes).title);
+      continue;
+    }
+    const tokens = pick(rand, chunks).text.split(/\s+/).filter((t) => t.length > 0);
+    if (tokens.length === 0) continue;
+    const n = 1 + Math.floor(rand() * 6);
+    const at = Math.floor(rand() * Math.max(1, tokens.length - n));
+    out.push(tokens.slice(at, at + n).join(' '));
+  }
+  return out;
+}
+
+/** Random options: k, phrase on or off, and sometimes a prefix, a path set or a corpus. */
+function optionsOf(index: VaultIndex, rand: () => number): SearchOptions {
+  const o: SearchOptions = { k: pick(rand, [1, 2, 5, 10, 40]) };
+  if (rand() < 0.25) o.phrase = false;
+  const r = rand();
+  const paths = index.notes.map((n) => n.path);
+  if (r < 0.15) o.prefixes = [paths[Math.floor(rand() * paths.length)]!.split('/')[0]! + '/'];
+  else if (r < 0.3) o.paths = paths.filter(() => rand() < 0.3);
+  else if (r < 0.45) o.corpus = searchCorpus(paths.filter(() => rand() < 0.8));
+  return o;
+}
+
+/** Every query with its options, pruned and exhaustive; returns the number of hits compared. */
+function compareAll(index: VaultIndex, queries: readonly string[], seed: number): number {
+  const rand = prng(seed);
+  let hits = 0;
+  for (const q of queries) {
+    const o = optionsOf(index, rand);
+    const pruned = search(index, q, o);
+    const full = exhaustiveSearch(index, q, o);
+    expect({ q, o: { ...o, corpus: undefined, paths: undefined }, hits: pruned }).toEqual({ q, o: { ...o, corpus: undefined, paths: undefined }, hits: full });
+    hits += pruned.length;
+  }
+  return hits;
+}
+
+describe('kthLargest', () => {
+  it('is the k-th largest value of any array (−∞ when shorter than k)', () => {
+    const rand = prng(5);
+    for (let trial = 0; trial < 300; trial++) {
+      const n = Math.floor(rand() * 40);
+      const values = Array.from({ length: n }, () => Math.floor(rand() * 10));
+      const k = 1 + Math.floor(rand() * 45);
+      const expected = k <= n ? [...values].sort((a, b) => b - a)[k - 1]! : -Infinity;
+      expect(kthLargest(Float64Array.from(values), k)).toBe(expected);
+    }
+  });
+});
+
+describe('pruned search = exhaustive search', () => {
+  let generated: VaultIndex;
+  let fixture: VaultIndex;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'lt-prune-'));
+    const vault = makeVault('PruneLore', generatedFiles());
+    await indexVault(vault, { indexDir: join(dir, 'g') });
+    generated = await indexVault(vault, { indexDir: join(dir, 'g') }); // warm: shards read from disk
+    fixture = await indexVault(FIXTURE_VAULT, { persist: false });
+  }, 120_000);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('on a generated vault whose queries fill the re-rank pool', () => {
+    expect(generated.chunks.length).toBeGreaterThan(PHRASE_CANDIDATES);
+    // The stop-word query matches more chunks than the pool holds: the pool's edge is exercised.
+    expect(exhaustiveSearch(generated, 'the of and', { k: 3 }).length).toBe(3);
+    const queries = [...queriesOf(generated, 260, 3), 'the of and', 'soliton drive the ledger', 'Soliton Drive', 'ember guild storm pilot tide relay'];
+    expect(compareAll(generated, queries, 4)).toBeGreaterThan(1000);
+  });
+
+  it('on FixtureLore', () => {
+    expect(compareAll(fixture, queriesOf(fixture, 200, 8), 9)).toBeGreaterThan(500);
+  });
+
+  it('with every stop word as the query and as part of one', () => {
+    const rand = prng(21);
+    for (const w of [...STOP_WORDS].slice(0, 40)) {
+      const o = optionsOf(generated, rand);
+      expect(search(generated, `${w} storm`, o)).toEqual(exhaustiveSearch(generated, `${w} storm`, o));
+      expect(search(generated, w, o)).toEqual(exhaustiveSearch(generated, w, o));
+    }
+  });
+
+});
+
+describe.skipIf(!existsSync(AETHERIA))(`pruned search = exhaustive search on AetheriaLore${existsSync(AETHERIA) ? '' : ` (${sharedNotice})`}`, () => {
+  it('for seeded queries cut from its notes', async () => {
+    const real = await indexVault(AETHERIA, { persist: false });
+    expect(compareAll(real, queriesOf(real, 200, 12), 13)).toBeGreaterThan(500);
+  }, 120_000);
+});
