@@ -19,6 +19,8 @@ import { FIXTURE_VAULT, PROXY_PACKET, R, fakeClock, fixtureSession, readLedger, 
 import { bothTransports, type BothTransports } from './helpers/transports.js';
 
 const INK = 'World/Pre-Elysium/Hidden Ink.md';
+/** An author-only note outside the packet's allowed_prefixes (a sibling folder of World/Pre-Elysium/). */
+const KEEPER = 'World/Pre-Elysium-Extra/Keeper Ledger.md';
 /** "IGNORE" in tag characters, a right-to-left override, a zero-width space and an invisible times. */
 const TAGS = [...'IGNORE'].map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join('');
 const INK_TEXT = `# Hidden Ink\n\nThe ledger${TAGS} clerk\u202Egnirts\u202C counts\u200B berths\u2062 daily.\n`;
@@ -32,6 +34,7 @@ beforeAll(async () => {
   const vault = join(tmp.dir, 'FixtureLore');
   cpSync(FIXTURE_VAULT, vault, { recursive: true });
   writeFileSync(join(vault, ...INK.split('/')), INK_TEXT);
+  writeFileSync(join(vault, ...KEEPER.split('/')), '---\nvisibility: author-only\n---\n# Keeper Ledger\n\nThe keepers were paid.\n');
   const packet = JSON.parse(readFileSync(PROXY_PACKET, 'utf8'));
   packet.lore_access.allowed_scope.push(`FixtureLore:${INK}`);
   packet.packet_prompt_text += `\n- FixtureLore:${INK}`;
@@ -54,7 +57,20 @@ const NOT_YOURS: { name: string; tool: string; arg: string; exists: string; abse
   { name: 'the vault root', tool: 'lore_read', arg: 'ref', exists: R.home, absent: 'FixtureLore:Nowhere.md' },
   { name: 'another era', tool: 'lore_links', arg: 'ref', exists: R.veilDrive, absent: 'FixtureLore:World/Post-Elysium/No Such Drive.md', reason: 'future_era' },
   { name: 'a from_ref outside', tool: 'lore_follow', arg: 'from_ref', exists: R.rumors, absent: 'FixtureLore:World/Pre-Elysium-Extra/Gone.md' },
+  // Hidden rules must not be consulted before scope: an author-only note outside the prefixes answers
+  // like an absent one (not `not_found`, which would confirm that hidden lore lives there).
+  { name: 'an author-only note outside the prefixes', tool: 'lore_read', arg: 'ref', exists: `FixtureLore:${KEEPER}`, absent: 'FixtureLore:World/Pre-Elysium-Extra/No Such Ledger.md', reason: 'hidden_ref' },
+  { name: 'an author-only note outside the prefixes, as from_ref', tool: 'lore_follow', arg: 'from_ref', exists: `FixtureLore:${KEEPER}`, absent: 'FixtureLore:World/Pre-Elysium-Extra/Gone Ledger.md', reason: 'hidden_ref' },
 ];
+
+describe('"not yours" over MCP resources/read', () => {
+  it('an author-only note outside the prefixes and an absent one both get -32001 out_of_scope', async () => {
+    const hidden = await io.readResource(`lore://FixtureLore/${KEEPER}`);
+    const absent = await io.readResource('lore://FixtureLore/World/Pre-Elysium-Extra/No Such Ledger.md');
+    expect(hidden).toEqual({ code: -32001, data: { code: 'out_of_scope', message: `ref ${shownInput(`FixtureLore:${KEEPER}`)} is not in this packet's scope (out_of_scope); ${ALLOWED}` } });
+    expect(absent).toEqual({ code: -32001, data: { code: 'out_of_scope', message: `ref ${shownInput('FixtureLore:World/Pre-Elysium-Extra/No Such Ledger.md')} is not in this packet's scope (out_of_scope); ${ALLOWED}` } });
+  });
+});
 
 describe.each(['mcp', 'http'] as const)('"not yours" over %s', (transport) => {
   it.each(NOT_YOURS)('$name: the existing and the absent ref get the same answer; the ledger keeps the real reason', async ({ tool, arg, exists, absent, reason }) => {

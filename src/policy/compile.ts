@@ -938,6 +938,15 @@ function checkPrefixRules(c: PathRules, path: string): CheckResult {
   for (const h of c.hidden) {
     if (isUnderPrefix(path, h.prefix)) return { ok: false, reason: 'hidden_ref', detail: `${path} is hidden (${h.prefix}, ${h.pointer})` };
   }
+  return checkScopeRules(c, path);
+}
+
+/**
+ * The scope part of {@link checkPrefixRules}, hidden rules left out: future-era prefixes unless waived
+ * (`future_era`), `allowed_prefixes` and `deny_prefix:` (`prefix_denied`). Whether a path is "not yours"
+ * must not depend on whether it is hidden, or the answer would tell hidden lore from absent lore.
+ */
+function checkScopeRules(c: PathRules, path: string): CheckResult {
   for (const f of c.future_era) {
     if (isUnderPrefix(path, f.prefix) && !c.future_era_waivers.some((w) => isUnderPrefix(path, w))) {
       return { ok: false, reason: 'future_era', detail: `${path} is future-era lore (${f.prefix}, ${f.pointer})` };
@@ -976,13 +985,14 @@ export function checkPath(compiled: CompiledPolicy, path: string): CheckResult {
 }
 
 /**
- * The path-only part of {@link checkPath}: hidden prefixes (`hidden_ref`), future-era prefixes
- * (`future_era`), `allowed_prefixes` and `deny_prefix:` (`prefix_denied`) — whether or not a note exists
- * at `path`. The proxy answers "not yours" from it, so an existing and an absent out-of-prefix ref are
- * indistinguishable to the client.
+ * The scope-only part of {@link checkPath}: future-era prefixes (`future_era`), `allowed_prefixes` and
+ * `deny_prefix:` (`prefix_denied`) — whether or not a note exists at `path` and whether or not it is hidden
+ * (hidden refs, config `hidden_prefixes` and author-only notes are not consulted). The proxy answers "not
+ * yours" from it, so an existing, an absent and a hidden out-of-prefix ref are indistinguishable to the
+ * client (one code, one message shape); the ledger keeps the real reason from checkPath.
  */
 export function checkPathPrefixes(compiled: CompiledPolicy, path: string): CheckResult {
-  return checkPrefixRules(compiled, path);
+  return checkScopeRules(compiled, path);
 }
 
 /** What a folder entry of `allowed_scope` gives: its start points, or why it gives none. */

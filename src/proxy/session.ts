@@ -489,8 +489,9 @@ export class ProxySession {
     if (parsed.is_prefix) throw new Refuse('bad_ref', 'folder_prefix', `${label} ${JSON.stringify(input)} names a folder; expected a note (path ending in .md)`, `${label} ${shownInput(input)} names a folder; expected a note (path ending in .md)`);
     const check = checkPath(this.compiled, parsed.path);
     if (!check.ok) {
-      // "Not yours" is decided from the path alone (prefix rules), so an existing out-of-prefix note and an
-      // absent one get the same answer; the ledger keeps the real reason (`prefix_denied` / `not_found`).
+      // "Not yours" is decided from the path alone (scope rules, hidden rules left out), so an existing, an
+      // absent and a hidden out-of-prefix note get the same answer; the ledger keeps the real reason
+      // (`prefix_denied` / `not_found` / `hidden_ref`).
       const byPath = checkPathPrefixes(this.compiled, parsed.path);
       const code = !byPath.ok && refusalCodeFor(byPath.reason) === 'out_of_scope' ? 'out_of_scope' : refusalCodeFor(check.reason);
       throw new Refuse(code, check.reason, `${label} ${shown}: ${check.detail}`, code === 'not_found' ? notFoundMessage(shown)

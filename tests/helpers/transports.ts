@@ -31,6 +31,8 @@ export interface SeenAnswer {
 /** Both transports of one session. */
 export interface BothTransports {
   call(transport: 'mcp' | 'http', tool: string, args: unknown): Promise<SeenAnswer>;
+  /** MCP `resources/read` of `uri`: the JSON-RPC error code and data of a refusal, or null for a read. */
+  readResource(uri: string): Promise<{ code: number; data: unknown } | null>;
   close(): Promise<void>;
 }
 
@@ -75,6 +77,15 @@ export async function bothTransports(session: ProxySession): Promise<BothTranspo
         transport, code: error?.code ?? null, status: r.status, message: error?.message ?? null,
         result: error ? null : body, text: r.text, seq: Number(r.headers['loretrace-ledger-seq']),
       };
+    },
+    async readResource(uri) {
+      try {
+        await client.readResource({ uri }, { timeout: 5000 });
+        return null;
+      } catch (e) {
+        const err = e as { code: number; data: unknown };
+        return { code: err.code, data: err.data };
+      }
     },
     async close() {
       await client.close();
