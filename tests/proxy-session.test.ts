@@ -256,33 +256,43 @@ describe('ProxySession.call lore_follow', () => {
     expect(r.code).toBe('class_not_allowed');
   });
 
-  it('answers links to hidden and unresolved notes with not_found, and links out of the policy with out_of_scope', async () => {
+  it('answers links to hidden, unresolved and out-of-scope notes with the one not_found; the ledger keeps the real reason', async () => {
     session = await fixtureSession({ ledgerPath: ledgerPath() });
     ok(await session.call('lore_follow', { from_ref: R.territories, target: 'Meridian Compact' }));
     const hidden = await session.call('lore_follow', { from_ref: R.meridian, target: 'Brinefall Truth' });
     const unresolved = await session.call('lore_follow', { from_ref: R.meridian, target: 'Drowned Archive' });
     expect(refused(hidden)).toEqual({ code: 'not_found', message: 'no admitted note matches "Brinefall Truth" in this session\'s index' });
     expect(refused(unresolved)).toEqual({ code: 'not_found', message: 'no admitted note matches "Drowned Archive" in this session\'s index' });
-    expect(refused(await session.call('lore_follow', { from_ref: R.meridian, target: 'Veil Drive' })).code).toBe('out_of_scope');
-    expect(refused(await session.call('lore_follow', { from_ref: R.meridian, target: 'Dockside Rumors' })).code).toBe('out_of_scope');
+    // Out of scope (future era, a sibling folder outside allowed_prefixes): the same answer as a missing target.
+    const future = await session.call('lore_follow', { from_ref: R.meridian, target: 'Veil Drive' });
+    const outside = await session.call('lore_follow', { from_ref: R.meridian, target: 'Dockside Rumors' });
+    expect(refused(future)).toEqual({ code: 'not_found', message: 'no admitted note matches "Veil Drive" in this session\'s index' });
+    expect(refused(outside)).toEqual({ code: 'not_found', message: 'no admitted note matches "Dockside Rumors" in this session\'s index' });
     const records = readLedger(ledgerPath());
-    expect(records[hidden.seq]!.outcome).toMatchObject({ reason: 'hidden_ref' });
-    expect(records[unresolved.seq]!.outcome).toMatchObject({ reason: 'unresolved' });
+    expect(records[hidden.seq]!.outcome).toMatchObject({ code: 'not_found', reason: 'hidden_ref' });
+    expect(records[unresolved.seq]!.outcome).toMatchObject({ code: 'not_found', reason: 'unresolved' });
+    expect(records[future.seq]!.outcome).toMatchObject({ code: 'not_found', reason: 'future_era' });
+    expect(records[outside.seq]!.outcome).toMatchObject({ code: 'not_found', reason: 'prefix_denied' });
   });
 });
 
 describe('ProxySession.call lore_links', () => {
-  it('lists outgoing links with the follow decision and hides the identity of hidden targets', async () => {
+  it('lists outgoing links with the follow decision and hides the identity of hidden and out-of-scope targets', async () => {
     session = await fixtureSession({ ledgerPath: ledgerPath() });
     ok(await session.call('lore_follow', { from_ref: R.territories, target: 'Meridian Compact' }));
     const r = ok(await session.call('lore_links', { ref: R.meridian }));
     expect(r.from).toEqual({ ref: R.meridian, path: 'World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md', depth: 1 });
-    const byTarget = Object.fromEntries(r.links.map((l: any) => [l.target, [l.target_ref, l.follow.allowed, l.follow.code]]));
-    expect(byTarget['Quiet Hands']).toEqual([R.quietHands, true, null]);
-    expect(byTarget['Veil Drive']).toEqual([R.veilDrive, false, 'out_of_scope']);
-    expect(byTarget['Dockside Rumors']).toEqual([R.rumors, false, 'out_of_scope']);
-    expect(byTarget['Brinefall Truth']).toEqual([null, false, 'not_found']);
-    expect(byTarget['Drowned Archive']).toEqual([null, false, 'not_found']);
+    const byTarget = Object.fromEntries(r.links.map((l: any) => [l.target, [l.target_ref, l.target_classes, l.follow.allowed, l.follow.code]]));
+    expect(byTarget['Quiet Hands']![0]).toBe(R.quietHands);
+    expect(byTarget['Quiet Hands']!.slice(2)).toEqual([true, null]);
+    // Future era, outside allowed_prefixes, hidden and missing: one answer, no ref, no classes.
+    expect(byTarget['Veil Drive']).toEqual([null, [], false, 'not_found']);
+    expect(byTarget['Dockside Rumors']).toEqual([null, [], false, 'not_found']);
+    expect(byTarget['Brinefall Truth']).toEqual([null, [], false, 'not_found']);
+    expect(byTarget['Drowned Archive']).toEqual([null, [], false, 'not_found']);
+    const rec = readLedger(ledgerPath()).at(-1)!;
+    expect((rec.outcome as any).links.filter((l: any) => l.follow !== 'ok').map((l: any) => [l.target_ref, l.follow])).toEqual(
+      expect.arrayContaining([[null, 'not_found:future_era'], [null, 'not_found:prefix_denied'], [null, 'not_found:hidden_ref'], [null, 'not_found:unresolved']]));
   });
 });
 

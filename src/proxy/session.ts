@@ -656,14 +656,16 @@ export class ProxySession {
 
   /**
    * The follow decision for one link from an admitted note at `depth`. The target's `checkPath` runs first
-   * so that a hidden target answers `not_found` whatever the depth (the same as an unresolved link);
-   * then `checkEdge` (depth, path rules, follow_link_classes) decides.
+   * so that a hidden or an out-of-scope target (outside `allowed_prefixes`, under a `deny_prefix:`,
+   * future-era) answers `not_found` whatever the depth — the same as an unresolved link, so a link's answer
+   * never tells whether lore the packet may not see exists; the ledger keeps the real reason. Then
+   * `checkEdge` (depth, path rules, follow_link_classes) decides.
    */
   private followDecision(link: LinkRecord, depth: number): { ok: true } | { ok: false; code: RefusalCode; reason: string; detail: string } {
     const target = edgeTarget(link);
     if (target === null) return { ok: false, code: 'not_found', reason: 'unresolved', detail: `link ${link.raw} does not resolve to a note` };
     const p = checkPath(this.compiled, target);
-    if (!p.ok && refusalCodeFor(p.reason) === 'not_found') return { ok: false, code: 'not_found', reason: p.reason, detail: p.detail };
+    if (!p.ok && ['not_found', 'out_of_scope'].includes(refusalCodeFor(p.reason))) return { ok: false, code: 'not_found', reason: p.reason, detail: p.detail };
     const r = checkEdge(this.compiled, link, depth);
     if (r.ok) return { ok: true };
     return { ok: false, code: refusalCodeFor(r.reason), reason: r.reason, detail: r.detail };
@@ -677,6 +679,7 @@ export class ProxySession {
     for (const l of links) {
       const decision = this.followDecision(l, admission.depth);
       const target = resolvedPath(l);
+      // A hidden, missing or out-of-scope target: no ref, no classes (the decision says not_found for all three).
       const hiddenOrMissing = !decision.ok && decision.code === 'not_found';
       const targetNote = target && !hiddenOrMissing ? this.notes.get(target) : undefined;
       const targetRef = targetNote ? this.noteRef(targetNote.path) : null;
