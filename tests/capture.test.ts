@@ -5,7 +5,8 @@
  * an unclosed ledger, a swapped packet, the automated leakage pass, and `capture check` over many files.
  * Every capture is also validated with Ghostlight's original schema when ../shared is present.
  */
-import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -442,6 +443,72 @@ describe.skipIf(!hasShared)(`every capture written above validates with Ghostlig
     for (const f of written) {
       const ok = validate(JSON.parse(read(f)));
       expect({ f, ok, errors: validate.errors ?? null }).toEqual({ f, ok: true, errors: null });
+    }
+  });
+});
+
+describe('a capture held to its lock: verify-trace --lock and capture check', () => {
+  const at = (f: string) => join(tmp.dir, 'locked', f);
+  const sha = (t: string | Buffer) => createHash('sha256').update(t).digest('hex');
+  const totals = (counts: Record<string, number>) => ({
+    verified: 0, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, missing_file: 0, policy_violation: 0, drifted: 0, unverifiable: 0,
+    unbacked: 0, ledger_mismatch: 0, ledger_broken: 0, seed_not_consulted: 0, ledger_not_closed: 0, ...counts,
+  });
+  beforeAll(async () => {
+    mkdirSync(join(tmp.dir, 'locked'));
+    copyFileSync(PROXY_PACKET, at('ilse.packet.json'));
+    copyFileSync(ILSE_RAW, at('ilse.raw.json'));
+    await ilseLedger(at('ilse.jsonl'));
+    const r = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'locked/ilse.packet.json', '--raw-output', 'locked/ilse.raw.json', '--ledger', 'locked/ilse.jsonl', '--out', 'locked/ilse.capture.json', '--model-family', 'fixture model', '--reviewer', 'fixture reviewer']);
+    expect([r.code, r.err]).toEqual([0, '']);
+  });
+
+  it('verify-trace --lock holds the backed entries to the lock\'s policy_receipt and re-hashes the packet it lists: a packet swapped under the lock is packet_changed', async () => {
+    const packet = read(at('ilse.packet.json'));
+    const args = ['verify-trace', '--lore', FIXTURE_VAULT, 'locked/ilse.capture.json', '--lock', 'locked/ilse.capture.lock.json'];
+    const ok = await run([...args, '--json']);
+    expect(ok.code).toBe(0);
+    const report = JSON.parse(ok.out);
+    expect(report.policy).toMatchObject({ receipt: 'lock locked/ilse.capture.lock.json /policy_receipt', checked: true });
+    expect(report.packet_file).toEqual({ file: 'locked/ilse.packet.json', source: 'lock locked/ilse.capture.lock.json', locked_sha256: sha(packet), sha256: sha(packet), disposition: 'unchanged' });
+    expect([report.ok, report.runner_captured]).toEqual([true, { checked: 3, failed: 0, ledger_backed: 3 }]);
+    const swapped = packet.replace('Two sanctuary berths remain', 'Three sanctuary berths remain');
+    expect(swapped).not.toBe(packet);
+    writeFileSync(at('ilse.packet.json'), swapped);
+    try {
+      const bad = await run([...args, '--json']);
+      expect(bad.code).toBe(1);
+      const r = JSON.parse(bad.out);
+      expect(r.packet_file).toEqual({ file: 'locked/ilse.packet.json', source: 'lock locked/ilse.capture.lock.json', locked_sha256: sha(packet), sha256: sha(swapped), disposition: 'packet_changed' });
+      // The entries themselves still verify (the ledger pins the locked packet); the swapped file fails the report.
+      expect([r.ok, r.totals]).toEqual([false, totals({ verified: 3, unverifiable: 2 })]);
+      const text = await run(args);
+      expect(text.out).toContain(`  packet: packet_changed    locked/ilse.packet.json: sha256 now ${sha(swapped)}, lock locked/ilse.capture.lock.json records ${sha(packet)} — the packet was swapped or edited under its lock\n`);
+    } finally {
+      writeFileSync(at('ilse.packet.json'), packet);
+    }
+  });
+
+  it('capture check: a lock whose ledger was swapped for another packet\'s ledger leaves every entry unbacked and the ledger broken against the pinned head', async () => {
+    const ledger = read(at('ilse.jsonl'));
+    const otherPacket = at('other.packet.json');
+    writeFileSync(otherPacket, JSON.stringify({ ...JSON.parse(read(PROXY_PACKET)), packet_id: 'another.packet.v0' }, null, 2));
+    const s = await fixtureSession({ ledgerPath: at('other.jsonl'), packetPath: otherPacket, clock: fakeClock() });
+    await s.call('lore_read', { ref: `${R.territories}#Brinefall Shelf` });
+    await s.call('lore_read', { ref: `${R.factions}#Movements` });
+    await s.close();
+    writeFileSync(at('ilse.jsonl'), read(at('other.jsonl')));
+    try {
+      const r = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'locked/ilse.capture.json', '--json']);
+      expect(r.code).toBe(1);
+      const report = JSON.parse(r.out);
+      expect(report.totals).toEqual({ captures: 1, ok: 0, failed: 1, invalid: 0, trace_failed: 1, lock_drift: 1, unreadable: 0 });
+      const trace = report.captures[0].trace;
+      expect(trace.totals).toEqual(totals({ unbacked: 3, unverifiable: 2 }));
+      expect(trace.ledgers.map((l: { disposition: string; pin_source: string }) => [l.disposition, l.pin_source])).toEqual([['ledger_broken', 'lock locked/ilse.capture.lock.json']]);
+      expect(report.captures[0].lock.files.filter((f: { disposition: string }) => f.disposition !== 'unchanged').map((f: { path: string; disposition: string }) => [f.path, f.disposition])).toEqual([['ilse.jsonl', 'changed']]);
+    } finally {
+      writeFileSync(at('ilse.jsonl'), ledger);
     }
   });
 });

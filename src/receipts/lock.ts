@@ -310,3 +310,66 @@ export async function findLockFor(file: string, cwd: string = process.cwd()): Pr
   }
   return null;
 }
+
+/** What a lock hands trace verification (docs/RECEIPTS.md "Trace verification"): see {@link lockedTrace}. */
+export interface LockedTrace {
+  /** The ledger the lock names (`ledger.path` joined to the lock's folder), or null. */
+  ledger: string | null;
+  /** The head the lock pins for that ledger (`ledger.head`), or null. */
+  head: string | null;
+  /** The lock's `policy_receipt` (a capture carries none), with its pointer for details; null when absent. */
+  policyReceipt: { pointer: string; value: unknown } | null;
+  /**
+   * A capture's packet as the lock lists it: the capture's packet id (`capture_id` minus `.capture`), the
+   * `files` input named like its `packet_ref` (joined to the lock's folder) and the sha256 recorded for it;
+   * null when the trace is not a capture or the lock lists no single such input.
+   */
+  packet: { packet_id: string; file: string; sha256: string; source: string } | null;
+}
+
+/**
+ * Read what a lock says about the trace it was written with: the ledger and its pinned head, the policy
+ * receipt, and (for a capture) the packet file and its sha256 — so `verify-trace --lock` and `capture
+ * check` hold a trace to its lock the same way: ledger-backed entries to the lock's `policy_receipt`, the
+ * backing ledger to the lock's packet sha256, and the packet file to its locked bytes (seed 002).
+ * `lockFile` is the lock's path as the caller reads it (the lock's paths are relative to its folder).
+ * @throws LoretraceError `bad_lock` when the lock is not a JSON object or its `ledger` is not `{ path, head }`.
+ */
+export function lockedTrace(lock: unknown, lockFile: string, trace: unknown): LockedTrace {
+  if (typeof lock !== 'object' || lock === null || Array.isArray(lock)) {
+    throw new LoretraceError('bad_lock', `${lockFile}: a lock file must be a JSON object`, { file: lockFile, pointer: '', expected: 'a lock document (schemas/lock.schema.json)' });
+  }
+  const l = lock as { ledger?: unknown; policy_receipt?: unknown; files?: unknown };
+  const folder = dirname(lockFile);
+  const out: LockedTrace = { ledger: null, head: null, policyReceipt: null, packet: null };
+  if (l.ledger !== null && l.ledger !== undefined) {
+    const ledger = l.ledger as Record<string, unknown>;
+    if (typeof ledger !== 'object' || typeof ledger['path'] !== 'string' || (ledger['head'] !== null && typeof ledger['head'] !== 'string')) {
+      throw new LoretraceError('bad_lock', `${lockFile}: /ledger must be { path, head } with a string path and a head hash or null`, { file: lockFile, pointer: '/ledger', expected: '{ path, head }' });
+    }
+    out.ledger = join(folder, ledger['path']);
+    out.head = typeof ledger['head'] === 'string' ? ledger['head'] : null;
+  }
+  if (Array.isArray(l.policy_receipt)) out.policyReceipt = { pointer: `lock ${lockFile} /policy_receipt`, value: l.policy_receipt };
+  const d = trace as { capture_id?: unknown; packet_ref?: unknown } | null;
+  if (typeof d?.capture_id === 'string' && d.capture_id.endsWith('.capture') && typeof d.packet_ref === 'string') {
+    const name = basename(d.packet_ref);
+    const files = (Array.isArray(l.files) ? l.files : []) as { path?: unknown; sha256?: unknown; role?: unknown }[];
+    const inputs = files.filter((f) => f.role === 'input' && typeof f.path === 'string' && basename(f.path) === name && typeof f.sha256 === 'string');
+    if (inputs.length === 1) {
+      out.packet = { packet_id: d.capture_id.slice(0, -'.capture'.length), file: join(folder, inputs[0]!.path as string), sha256: inputs[0]!.sha256 as string, source: `${name} as lock ${lockFile} records it` };
+    }
+  }
+  return out;
+}
+
+/**
+ * True when a lock lists `file` (a path as the caller reads it) among its outputs: the lock written with
+ * that trace, capture or fragment.
+ */
+export function lockListsOutput(lock: unknown, lockFile: string, file: string): boolean {
+  const files = (lock as { files?: unknown } | null)?.files;
+  if (!Array.isArray(files)) return false;
+  const target = resolve(file);
+  return (files as { path?: unknown; role?: unknown }[]).some((f) => f.role === 'output' && typeof f.path === 'string' && resolve(dirname(lockFile), f.path) === target);
+}

@@ -179,12 +179,15 @@ export interface TraceVerificationReport {
   runner_captured: { checked: number; failed: number; ledger_backed: number };
   /**
    * True when at least one entry was checked, every runner_captured entry is verified and ledger-backed,
-   * no entry is `unbacked`, no required seed is unread and no given ledger is broken.
+   * no entry is `unbacked`, no required seed is unread, no given ledger is broken and the packet file a
+   * lock lists (when given) is `unchanged`.
    */
   ok: boolean;
   /** True when a given ledger is `ledger_not_closed`: whatever `ok` says, a capture it backs is a draft. */
   draft: boolean;
   entries: TraceEntryVerdict[];
+  /** Present when the caller gave the packet file a lock lists ({@link VerifyTraceOptions.packetFile}). */
+  packet_file?: TracePacketFileCheck;
 }
 
 /**
@@ -232,6 +235,26 @@ export interface VerifyTraceOptions {
    * when the input carries none. `pointer` names it in details (`lock capture.lock.json /policy_receipt`).
    */
   policyReceipt?: { pointer: string; value: unknown };
+  /**
+   * The packet file a lock lists for the input's packet, re-hashed by the caller (seed 002: a locked file
+   * is checked by its hash): `file` as the lock names it, `locked_sha256` the sha256 the lock records,
+   * `sha256` the file's sha256 now (null when it cannot be read), `source` the lock. Reported as
+   * `packet_file`; a packet whose bytes are no longer the locked ones fails the report.
+   */
+  packetFile?: { file: string; locked_sha256: string; sha256: string | null; source: string };
+}
+
+/**
+ * The packet file a lock lists, checked: `unchanged`; `packet_changed` — its bytes hash to another sha256
+ * than the lock records (the packet was swapped or edited under its lock); `packet_missing` — it cannot
+ * be read.
+ */
+export interface TracePacketFileCheck {
+  file: string;
+  source: string;
+  locked_sha256: string;
+  sha256: string | null;
+  disposition: 'unchanged' | 'packet_changed' | 'packet_missing';
 }
 
 /** The packet a ledger must pin to back an entry of the input (see {@link VerifyTraceOptions.packet}). */
@@ -815,6 +838,11 @@ function summarise(r: {
   const runner = entries.filter((v) => v.origin === 'runner_captured');
   const failed = runner.filter((v) => v.disposition !== 'verified').length;
   const broken = r.ledgers.some((l) => l.verdict.disposition === 'ledger_broken');
+  const pf = r.options.packetFile;
+  const packetFile: TracePacketFileCheck | null = pf === undefined ? null : {
+    file: pf.file, source: pf.source, locked_sha256: pf.locked_sha256, sha256: pf.sha256,
+    disposition: pf.sha256 === null ? 'packet_missing' : pf.sha256 === pf.locked_sha256 ? 'unchanged' : 'packet_changed',
+  };
   return {
     schema_version: 'loretrace.trace_verification.v1',
     file: r.options.file ?? null,
@@ -838,8 +866,9 @@ function summarise(r: {
     seeds,
     totals,
     runner_captured: { checked: runner.length, failed, ledger_backed: runner.length - failed },
-    ok: entries.length > 0 && failed === 0 && totals.unbacked === 0 && totals.seed_not_consulted === 0 && !broken,
+    ok: entries.length > 0 && failed === 0 && totals.unbacked === 0 && totals.seed_not_consulted === 0 && !broken && (packetFile === null || packetFile.disposition === 'unchanged'),
     draft: totals.ledger_not_closed > 0,
     entries,
+    ...(packetFile !== null ? { packet_file: packetFile } : {}),
   };
 }

@@ -14,11 +14,12 @@
  * lock (`found_locks` in the JSON). Exit 0 when every file passes; 1 when any
  * fails (or on invalid input); 2 on usage errors (unreadable: `file_not_found`, non-JSON: `bad_json`).
  */
-import { readdir, stat } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile, readdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { TRACE_DISPOSITIONS, verifyTrace } from '../../receipts/verify-trace.js';
-import type { TraceDisposition, TraceVerificationReport } from '../../receipts/verify-trace.js';
+import type { TraceDisposition, TraceVerificationReport, VerifyTraceOptions } from '../../receipts/verify-trace.js';
 import type { LedgerHeadPin, TraceLedgerInput } from '../../receipts/trace-ledger.js';
 import type { CliContext } from '../context.js';
 import type { VaultIndex } from '../../types.js';
@@ -26,7 +27,7 @@ import { action, plural, printJson } from '../context.js';
 import { LoretraceError, isLoretraceError } from '../../errors.js';
 import { parseJsonDocument } from '../../contracts/validate.js';
 import { exportLedger } from '../../receipts/ledger-export.js';
-import { findLockFor } from '../../receipts/lock.js';
+import { findLockFor, lockListsOutput, lockedTrace } from '../../receipts/lock.js';
 import { addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
 import { reportWithErrors } from './retrieve.js';
 
@@ -83,6 +84,12 @@ export function renderVerification(report: TraceVerificationReport): string {
     const pin = l.pinned_head ? `, head pinned by ${l.pin_source}` : ', head not pinned';
     lines.push(`  ledger: ${l.disposition.padEnd(17)} ${l.file ?? '(text)'} ${l.ledger_id ?? '?'} (${plural(l.records, 'record')}${pin})`);
     if (l.detail) lines.push(`                 ${l.detail}`);
+  }
+  const pf = report.packet_file;
+  if (pf) {
+    lines.push(pf.disposition === 'unchanged'
+      ? `  packet: unchanged         ${pf.file} (sha256 ${pf.locked_sha256.slice(0, 12)} as ${pf.source} records it)`
+      : `  packet: ${pf.disposition.padEnd(17)} ${pf.file}: ${pf.sha256 === null ? 'cannot be read' : `sha256 now ${pf.sha256}`}, ${pf.source} records ${pf.locked_sha256} — the packet was swapped or edited under its lock`);
   }
   for (const s of report.seeds) if (s.disposition === 'seed_not_consulted') lines.push(`  seed_not_consulted ${s.ref}: required seed never read in ledger ${s.ledger_id}`);
   for (const e of report.entries) {
@@ -222,11 +229,45 @@ function withFoundLock(rendered: string, file: string, found: readonly FoundLock
   return `${rendered.slice(0, nl + 1)}${renderFoundLock(f)}\n${rendered.slice(nl + 1)}`;
 }
 
+/** A lock given, found or in a named folder: its file and its document. */
+interface HeldLock {
+  file: string;
+  doc: unknown;
+}
+
+/**
+ * The lock that holds `file`: the one listing it as an output (`lockListsOutput`), else — when `file` is
+ * the only input and locks were named with `--lock` — the first of those.
+ */
+function lockOf(ctx: CliContext, locks: readonly HeldLock[], file: string, named: readonly string[], only: boolean): HeldLock | null {
+  const own = locks.find((l) => lockListsOutput(l.doc, resolve(ctx.cwd, l.file), resolve(ctx.cwd, file)));
+  return own ?? (only ? locks.find((l) => named.includes(l.file)) ?? null : null);
+}
+
+/**
+ * What a lock adds to one input's verification (docs/RECEIPTS.md "Trace verification"; `lockedTrace`,
+ * src/receipts/lock.ts): its `policy_receipt` (applied when the input carries none), and for a capture the
+ * packet it lists — a backing ledger must pin its locked sha256, and the file itself is re-hashed
+ * (`packet_file`: a packet swapped under its lock fails the report).
+ */
+async function lockOptions(ctx: CliContext, lock: HeldLock | null, doc: unknown): Promise<Pick<VerifyTraceOptions, 'policyReceipt' | 'packet' | 'packetFile'>> {
+  if (lock === null) return {};
+  const locked = lockedTrace(lock.doc, lock.file, doc);
+  const out: Pick<VerifyTraceOptions, 'policyReceipt' | 'packet' | 'packetFile'> = {};
+  if (locked.policyReceipt) out.policyReceipt = locked.policyReceipt;
+  if (locked.packet) {
+    out.packet = { packet_id: locked.packet.packet_id, packet_sha256: locked.packet.sha256, source: locked.packet.source };
+    const now = await readFile(resolve(ctx.cwd, locked.packet.file)).then((b) => createHash('sha256').update(b).digest('hex'), () => null);
+    out.packetFile = { file: locked.packet.file, locked_sha256: locked.packet.sha256, sha256: now, source: `lock ${lock.file}` };
+  }
+  return out;
+}
+
 /** One file's outcome in a many-file run. */
 type FileOutcome = { file: string; report: TraceVerificationReport } | { file: string; error: { code: string; message: string } };
 
-/** Verify one trace input against the shared ledgers and pins. */
-async function verifyOne(ctx: CliContext, file: string, index: VaultIndex, ledgers: TraceLedgerInput[], pins: LedgerHeadPin[]): Promise<TraceVerificationReport> {
+/** Verify one trace input against the shared ledgers and pins, and against the lock that holds it (if any). */
+async function verifyOne(ctx: CliContext, file: string, index: VaultIndex, ledgers: TraceLedgerInput[], pins: LedgerHeadPin[], lock: HeldLock | null): Promise<TraceVerificationReport> {
   const { text, doc } = await readTraceText(ctx, file);
   if (doc === null) {
     const exported = await exportLedger(text, { file, index });
@@ -234,7 +275,7 @@ async function verifyOne(ctx: CliContext, file: string, index: VaultIndex, ledge
     const inputKind = exported.mode === 'coordinator_scoped_retrieval' ? 'retrieve_ledger' : 'proxy_ledger';
     return verifyTrace(index, exported, { file, inputKind, ledgers: own, pins });
   }
-  return verifyTrace(index, doc, { file, ledgers, pins });
+  return verifyTrace(index, doc, { file, ledgers, pins, ...(await lockOptions(ctx, lock, doc)) });
 }
 
 /** Totals over every file: files by outcome, then every disposition (zeros included). */
@@ -276,15 +317,18 @@ export function register(program: Command, ctx: CliContext): void {
           const pins: LedgerHeadPin[] = opts.head !== undefined ? [{ head: opts.head, source: '--head' }] : [];
           const explicit = (opts.ledger ?? []).length > 0 || (opts.lock ?? []).length > 0 || opts.head !== undefined;
           const found = explicit ? [] : await findLocks(ctx, files, inputs);
+          const held: HeldLock[] = [];
           for (const lock of inputs.locks) {
             const { pin, ledger } = await readLock(ctx, lock);
             if (pin) pins.push(pin);
             if (ledger && !inputs.ledgers.includes(ledger)) inputs.ledgers.push(ledger);
+            held.push({ file: lock, doc: parseJsonDocument(await readInputText(ctx, lock, 'lock file (JSON)'), lock) });
           }
+          const lockFor = (file: string) => lockOf(ctx, held, file, opts.lock ?? [], single);
           const ledgers: TraceLedgerInput[] = [];
           for (const l of inputs.ledgers) ledgers.push({ file: l, text: await readInputText(ctx, l, 'ledger (JSONL)') });
           if (single) {
-            const report = await verifyOne(ctx, files[0]!, index, ledgers, pins);
+            const report = await verifyOne(ctx, files[0]!, index, ledgers, pins, lockFor(files[0]!));
             if (opts.json) printJson(ctx, found.length > 0 ? { ...report, found_locks: found } : report);
             else ctx.stdout(withFoundLock(renderVerification(report), files[0]!, found));
             return report.ok ? 0 : 1;
@@ -292,7 +336,7 @@ export function register(program: Command, ctx: CliContext): void {
           const outcomes: FileOutcome[] = [];
           for (const file of inputs.traces) {
             try {
-              outcomes.push({ file, report: await verifyOne(ctx, file, index, ledgers, pins) });
+              outcomes.push({ file, report: await verifyOne(ctx, file, index, ledgers, pins, lockFor(file)) });
             } catch (e) {
               if (!isLoretraceError(e)) throw e;
               // A folder may hold documents without a trace (packets, projected contexts): skipped, not failed.
