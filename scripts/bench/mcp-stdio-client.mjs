@@ -33,6 +33,13 @@ function textChars(result) {
 }
 
 /**
+ * How long the server may take to answer `initialize` (ms). The SDK's default of 60 s is too short for
+ * `loretrace serve --mcp` to load a ×100 index on a loaded machine (it failed so at load 18–22); the
+ * phase's own `--timeout` still bounds the whole child.
+ */
+export const MCP_START_TIMEOUT_MS = 900_000;
+
+/**
  * Start `server` over stdio, call `tool` with each of `items` once untimed (those the server refuses,
  * `isError`, are dropped when `dropRefused`), then per run `calls` timed calls cycling the kept items.
  * @param {{ command: string, args: string[], cwd?: string, env?: Record<string, string> }} server
@@ -50,7 +57,7 @@ export async function runMcpStdio(server, o) {
   const client = new Client({ name: 'loretrace-bench', version: '1' });
   const t0 = now();
   try {
-    await client.connect(transport);
+    await client.connect(transport, { timeout: MCP_START_TIMEOUT_MS });
   } catch (e) {
     throw new Error(`${server.args.join(' ').slice(0, 120)} did not start: ${e instanceof Error ? e.message : String(e)}${stderr ? ` / ${stderr.trim().split('\n').at(-1)}` : ''}`);
   }
