@@ -44,7 +44,7 @@ describe('readPolicyFields', () => {
 describe('compileStopEffects', () => {
   it('keeps the tightest budget and the clause it came from', () => {
     const s = compileStopEffects(compileContext({ index }), ['max_refs:9', 'stop after 4 notes', 'min_relevance:0.2', 'min_relevance:0.5', 'deny_class:events']);
-    expect(s.budgets).toEqual({ max_refs: 4, max_chunks: null, max_chars: null, min_relevance: 0.5, min_relative_relevance: null, time_budget_ms: null });
+    expect(s.budgets).toEqual({ max_refs: 4, max_chunks: null, max_chars: null, min_relevance: 0.5, min_relative_relevance: null, min_score_ratio: null, time_budget_ms: null });
     expect(s.budgetSource).toEqual({ max_refs: 1, min_relevance: 3 });
     expect([...s.deniedClasses]).toEqual(['events']);
     expect(s.futureOn).toBe(false);

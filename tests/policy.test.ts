@@ -91,7 +91,7 @@ describe('compilePolicy', () => {
     expect(c.receipt[11]!.rule).toBe('pattern future_era: deny future-era prefixes World/Post-Elysium/');
     expect(c.receipt[13]!.rule).toBe('matches no structured token and no documented plain-English pattern; not enforced by the walk (it constrains the answer, not the lookup)');
     expect(c.follow).toEqual({ syntaxes: [], positions: [], classes: ['events', 'factions', 'movements', 'politics', 'technology', 'territories'], backlink: false });
-    expect(c.budgets).toEqual({ max_refs: null, max_chunks: null, max_chars: null, min_relevance: 0.3, min_relative_relevance: null, time_budget_ms: null });
+    expect(c.budgets).toEqual({ max_refs: null, max_chunks: null, max_chars: null, min_relevance: 0.3, min_relative_relevance: null, min_score_ratio: null, time_budget_ms: null });
     expect(c.seeds).toEqual(['World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md', 'World/Pre-Elysium/Territories.md']);
   });
 
@@ -129,6 +129,7 @@ describe('compilePolicy', () => {
     ['max_refs:0', 'max_refs needs a whole number ≥ 1 (got "0")'],
     ['max_chars:ten', 'max_chars needs a whole number ≥ 1 (got "ten")'],
     ['min_relevance:1.5', 'min_relevance needs a number from 0 to 1 (got "1.5")'],
+    ['min_score_ratio:-0.5', 'min_score_ratio needs a number from 0 to 1 (got "-0.5")'],
     ['deny_class:', 'deny_class needs a value'],
   ])('refuses the malformed token %s', (token, why) => {
     expect(refusal(() => compilePolicy(base({ stop_conditions: [token] }), { index })).message).toBe(
@@ -207,8 +208,15 @@ describe('compilePolicy', () => {
 
   it('compiles structured tokens into budgets, the tightest winning', () => {
     const c = compilePolicy(base({ stop_conditions: ['max_refs:5', 'max_refs:3', 'max_chunks:4', 'max_chars:700', 'min_relevance:0.5', 'time_budget_ms:2000', 'stop after 4 notes'] }), { index });
-    expect(c.budgets).toEqual({ max_refs: 3, max_chunks: 4, max_chars: 700, min_relevance: 0.5, min_relative_relevance: null, time_budget_ms: 2000 });
+    expect(c.budgets).toEqual({ max_refs: 3, max_chunks: 4, max_chars: 700, min_relevance: 0.5, min_relative_relevance: null, min_score_ratio: null, time_budget_ms: 2000 });
     expect(compilePolicy(base({ stop_conditions: ['min_relative_relevance:0.2', 'min_relative_relevance:0.6'] }), { index }).budgets.min_relative_relevance).toBe(0.6);
+    // The score-drop stop: the highest min_score_ratio wins, like the other relevance floor; the receipt says which clause lost.
+    const drop = compilePolicy(base({ stop_conditions: ['min_score_ratio:0.25', 'min_score_ratio:0.75'] }), { index });
+    expect(drop.budgets.min_score_ratio).toBe(0.75);
+    expect(rows(drop, 'stop_condition').map((r) => [r.disposition, r.rule])).toEqual([
+      ['enforced', 'structured token: min_score_ratio:0.25 (a tighter min_score_ratio from another clause wins: 0.75)'],
+      ['enforced', 'structured token: min_score_ratio:0.75'],
+    ]);
     expect(rows(c, 'stop_condition').map((r) => r.rule)).toEqual([
       'structured token: max_refs:5 (a tighter max_refs from another clause wins: 3)',
       'structured token: max_refs:3',

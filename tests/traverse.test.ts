@@ -79,7 +79,8 @@ describe('traverse', () => {
     });
     // The link to Kestrel stands in the seed's best-matching passage (context 1 → link 0.5) and Kestrel
     // matches "rescue obligations" (relevance 1): score 0.75. The field line linking Meridian Compact and
-    // Halcyon Mutual matches little (link 0.133028), so both score under 0.35 × 0.75 and the walk stops.
+    // Halcyon Mutual matches one query word (coordination ½: link 0.066514), so both score under 0.35 × 0.75
+    // and the walk stops.
     expect(brief(r).slice(0, 6)).toEqual([
       `skipped below_relative_relevance Pre-Elysium/Timeline/Events/Brinefall Blackout.md -> ${MC} wikilink/field L5 d1`,
       'skipped below_relative_relevance Pre-Elysium/Timeline/Events/Brinefall Blackout.md -> Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md wikilink/field L5 d1',
@@ -88,14 +89,14 @@ describe('traverse', () => {
       'skipped already_visited Pre-Elysium/Territories.md -> Pre-Elysium/Timeline/Events/Kestrel Route Accord.md wikilink/list_item L13 d1',
       'skipped already_visited Pre-Elysium/Territories.md -> Pre-Elysium/Timeline/Events/Brinefall Blackout.md wikilink/list_item L14 d1',
     ]);
-    expect(r.decisions.map((d) => [d.relevance, d.link_score]).slice(0, 3)).toEqual([[0.182222, 0.133028], [0.353969, 0.133028], [1, 0.5]]);
-    expect(r.decisions[1]!.detail).toBe('score 0.243499 < min_relative_relevance 0.35 × best followed score 0.75');
+    expect(r.decisions.map((d) => [d.relevance, d.link_score]).slice(0, 3)).toEqual([[0.091111, 0.066514], [0.353969, 0.066514], [1, 0.5]]);
+    expect(r.decisions[1]!.detail).toBe('score 0.210242 < min_relative_relevance 0.35 × best followed score 0.75');
     expect(r.decisions[2]!.detail).toBe('consulted #3 (score 0.75 = 0.5 × link 0.5 + 0.5 × relevance 1, 0 field link(s), 2 mention(s))');
     // Links of notes the walk never consulted are candidates too (the whole allowed graph, depth from the
     // seeds); min_relevance (0.3 here) drops a target only when neither it nor the passage linking it reaches it.
     const quiet = r.decisions.find((d) => d.to === `${F}Pre-Elysium/Factions/Movements/Quiet Hands.md`)!;
     expect([quiet.from, quiet.depth, quiet.reason, quiet.relevance, quiet.link_score, quiet.detail]).toEqual([
-      `${F}${MC}`, 2, 'below_relevance', 0.193104, 0.002233, 'relevance 0.193104 and passage relevance 0.028338 < min_relevance 0.3',
+      `${F}${MC}`, 2, 'below_relevance', 0.137099, 0.000558, 'relevance 0.137099 and passage relevance 0.014169 < min_relevance 0.3',
     ]);
     expect(r.stats.skipped_by_reason).toEqual({
       prefix_denied: 1, class_not_allowed: 0, depth_exceeded: 8, budget_exhausted: 0, below_relevance: 3, below_relative_relevance: 10,
@@ -105,7 +106,7 @@ describe('traverse', () => {
   });
 
   it('ranks links by the passage they stand in: links of the matching section outrank the rest', () => {
-    const r = run(policy({ stop_conditions: ['min_relative_relevance:0'] }), ['answer distress calls and storm warnings']);
+    const r = run(policy({ stop_conditions: ['min_relative_relevance:0', 'min_score_ratio:0'] }), ['answer distress calls and storm warnings']);
     // Quiet Hands and Salvage Law are linked from the Charter section, which matches the query; neither
     // note matches it itself, yet both come before the notes linked from the field lines and Equipment.
     expect(r.followed_refs.map((x) => x.replace(F, ''))).toEqual([
@@ -116,10 +117,10 @@ describe('traverse', () => {
       'Pre-Elysium/Technology/Heat Sink Lattice.md',
     ]);
     expect(r.decisions.slice(0, 5).map((d) => [d.to.replace(F, ''), d.relevance, d.link_score])).toEqual([
-      ['Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md', 0.030948, 0],
+      ['Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md', 0.015474, 0],
       ['Pre-Elysium/Factions/Powers/Major/Saltglass Syndicate.md', 0, 0],
       ['Pre-Elysium/Factions/Movements/Quiet Hands.md', 0, 0.5],
-      ['Politics/Salvage Law.md', 0.035986, 0.5],
+      ['Politics/Salvage Law.md', 0.017993, 0.5],
       ['Pre-Elysium/Technology/Heat Sink Lattice.md', 0, 0],
     ]);
   });
@@ -127,10 +128,51 @@ describe('traverse', () => {
   it('ends the walk when no candidate scores min_relative_relevance × the best followed one (default 0.35)', () => {
     const r = run(policy(), ['answer distress calls and storm warnings']);
     expect(r.followed_refs.map((x) => x.replace(F, ''))).toEqual(['Politics/Salvage Law.md', 'Pre-Elysium/Factions/Movements/Quiet Hands.md']);
-    expect([r.stats.stopped_by, r.stats.best_followed_score, r.stats.min_relative_relevance, r.stats.skipped_by_reason.below_relative_relevance]).toEqual(['min_relative_relevance', 0.267993, 0.35, 3]);
-    expect(r.decisions[0]!.detail).toBe('score 0.015474 < min_relative_relevance 0.35 × best followed score 0.267993');
-    const off = run(policy({ stop_conditions: ['min_relative_relevance:0'] }), ['answer distress calls and storm warnings']);
+    expect([r.stats.stopped_by, r.stats.best_followed_score, r.stats.min_relative_relevance, r.stats.skipped_by_reason.below_relative_relevance]).toEqual(['min_relative_relevance', 0.258997, 0.35, 3]);
+    expect(r.decisions[0]!.detail).toBe('score 0.007737 < min_relative_relevance 0.35 × best followed score 0.258997');
+    const off = run(policy({ stop_conditions: ['min_relative_relevance:0', 'min_score_ratio:0'] }), ['answer distress calls and storm warnings']);
     expect([off.stats.stopped_by, off.followed_refs.length]).toEqual(['frontier_exhausted', 5]);
+  });
+
+  it('keeps a one-word match weak: coordination halves the relevance of a note holding one of two query terms', () => {
+    // "zeppelin" is in no note, so Halcyon Mutual's chunks hold one of the two terms of the query: relevance
+    // 0.5, not 1 (by BM25 ratio alone it is the query's best chunk).
+    const r = run(policy(), ['Halcyon zeppelin']);
+    expect(r.consulted_refs).toEqual([`${F}${MC}`]);
+    expect(r.followed_refs).toEqual([`${F}Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md`]);
+    const halcyon = r.decisions.find((d) => d.outcome === 'followed')!;
+    expect([halcyon.relevance, halcyon.link_score, halcyon.detail]).toEqual([
+      0.5, 0.020104, 'consulted #2 (score 0.260052 = 0.5 × link 0.020104 + 0.5 × relevance 0.5, 1 field link(s), 1 mention(s))',
+    ]);
+    expect([r.stats.stopped_by, r.stats.best_followed_score, r.stats.skipped_by_reason.below_relative_relevance]).toEqual(['min_relative_relevance', 0.260052, 4]);
+  });
+
+  it('ends the walk at a score drop: the best candidate under min_score_ratio × the note followed last (default 0.5)', () => {
+    // The salvage-dispute scene of lore-fixtures/eval/traversal.json: Halcyon Mutual matches the insurer
+    // query (score 0.740464); Meridian Compact is linked from the same passage but matches nothing (0.260441),
+    // a drop steeper than one hop of decay, so the walk ends there although the relevance stop
+    // (0.35 × 0.740464 = 0.259162) would still admit it.
+    const salvage = policy({
+      max_link_depth: 2, allowed_prefixes: ['FixtureLore:World/Pre-Elysium/', 'FixtureLore:World/Politics/'],
+      required_seed_refs: ['FixtureLore:World/Pre-Elysium/Factions/Powers/Major/Saltglass Syndicate.md'], follow_link_classes: ['wikilink'], stop_conditions: ['max_refs:12'],
+    });
+    const queries = ['who owns a wreck and where salvage claims are heard', 'insurers refuse to underwrite syndicate convoys'];
+    const r = run(salvage, queries);
+    expect(r.consulted_refs).toEqual([`${F}Pre-Elysium/Factions/Powers/Major/Saltglass Syndicate.md`]);
+    expect(r.followed_refs).toEqual([`${F}Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md`]);
+    expect([r.stats.stopped_by, r.stats.min_score_ratio, r.stats.last_followed_score, r.stats.best_followed_score]).toEqual(['min_score_ratio', 0.5, 0.740464, 0.740464]);
+    const meridian = r.decisions.filter((d) => d.to === `${F}${MC}`);
+    expect(meridian.map((d) => [d.reason, d.link_score, d.detail])).toEqual([
+      ['below_relative_relevance', 0.5, 'score 0.260441 < min_score_ratio 0.5 × last followed score 0.740464'],
+      ['below_relative_relevance', null, 'score 0.260441 < min_score_ratio 0.5 × last followed score 0.740464'],
+      ['depth_exceeded', null, 'depth 3 > max_link_depth 2'],
+    ]);
+    const ledger = r.decisions.find((d) => d.to === `${F}Pre-Elysium/Factions/Movements/Open Ledger Society.md`)!;
+    expect([ledger.reason, ledger.detail]).toEqual(['below_relative_relevance', 'score 0.25 < min_relative_relevance 0.35 × best followed score 0.740464']);
+    // min_score_ratio:0 turns the score-drop stop off: Meridian Compact is followed and the relevance stop ends the walk.
+    const off = run({ ...salvage, stop_conditions: ['max_refs:12', 'min_score_ratio:0'] }, queries);
+    expect(off.followed_refs).toEqual([`${F}Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md`, `${F}${MC}`]);
+    expect([off.stats.stopped_by, off.stats.min_score_ratio, off.stats.last_followed_score]).toEqual(['min_relative_relevance', 0, 0.260441]);
   });
 
   it('takes candidates from the whole allowed graph: a note reached only through a note never consulted', () => {
@@ -143,7 +185,7 @@ describe('traverse', () => {
   });
 
   it('spreads the budget over unlike notes with diversity (MMR-style)', () => {
-    const p = policy({ stop_conditions: ['min_relative_relevance:0', 'max_refs:3'] });
+    const p = policy({ stop_conditions: ['min_relative_relevance:0', 'min_score_ratio:0', 'max_refs:3'] });
     const plain = traverse(index, compilePolicy(p, { index }), { queries: ['harbor rivals'] });
     const diverse = traverse(index, compilePolicy(p, { index }), { queries: ['harbor rivals'], diversity: 1 });
     // Halcyon Mutual and Saltglass Syndicate are both major powers (classes factions, powers, major: similarity 1).
@@ -152,12 +194,12 @@ describe('traverse', () => {
   });
 
   it('records prefix_denied, unresolved, future_era and hidden_ref edges and follows markdown links and embeds', () => {
-    // The relevance stop is off here: this case is about which edges are followed or refused.
-    const r = run(policy({ stop_conditions: ['stop before post-Elysium lore', 'min_relative_relevance:0'] }), ['harbor charter rescue']);
+    // The relevance stops are off here: this case is about which edges are followed or refused.
+    const r = run(policy({ stop_conditions: ['stop before post-Elysium lore', 'min_relative_relevance:0', 'min_score_ratio:0'] }), ['harbor charter rescue']);
     expect(r.followed_refs.map((x) => x.replace(F, ''))).toEqual([
       'Politics/Salvage Law.md',
-      'Pre-Elysium/Factions/Movements/Quiet Hands.md',
       'Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md',
+      'Pre-Elysium/Factions/Movements/Quiet Hands.md',
       'Pre-Elysium/Factions/Powers/Major/Saltglass Syndicate.md',
       'Pre-Elysium/Technology/Heat Sink Lattice.md',
     ]);
@@ -173,7 +215,7 @@ describe('traverse', () => {
       `skipped hidden_ref ${MC} -> Pre-Elysium/Author Notes/Brinefall Truth.md wikilink/prose L24 d1`,
     ]);
     expect(r.stats.links_ignored).toEqual({ external: 1, tag: 1 });
-    expect(traceLines(r)[3]).toBe('Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md#chunk0 L3-3');
+    expect(traceLines(r)[2]).toBe('Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md#chunk0 L3-3');
   });
 
   it('skips links whose target class is not listed (class_not_allowed)', () => {
@@ -222,7 +264,7 @@ describe('traverse', () => {
   });
 
   it('ends the walk at max_chunks', () => {
-    const r = run(policy({ stop_conditions: ['max_chunks:2', 'min_relative_relevance:0'] }), ['harbor']);
+    const r = run(policy({ stop_conditions: ['max_chunks:2', 'min_relative_relevance:0', 'min_score_ratio:0'] }), ['harbor']);
     expect(r.stats.stopped_by).toBe('max_chunks');
     // "a harbor's charter" (line 3) counts as "harbor": possessives are folded.
     expect(traceLines(r)).toEqual([`${MC}#chunk0 L3-7`, 'Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md#chunk0 L3-3']);
@@ -244,7 +286,7 @@ describe('traverse', () => {
   });
 
   it('walks inbound links in reverse only when backlink is listed', () => {
-    const r = run(policy({ required_seed_refs: ['World/Pre-Elysium/Factions/Movements/Quiet Hands.md'], follow_link_classes: ['backlink'], stop_conditions: ['min_relative_relevance:0'] }), ['sanctuary beds']);
+    const r = run(policy({ required_seed_refs: ['World/Pre-Elysium/Factions/Movements/Quiet Hands.md'], follow_link_classes: ['backlink'], stop_conditions: ['min_relative_relevance:0', 'min_score_ratio:0'] }), ['sanctuary beds']);
     expect(r.followed_refs.map((x) => x.replace(F, ''))).toEqual([MC, 'Pre-Elysium/Factions/Movements/Open Ledger Society.md', 'Pre-Elysium/Factions/index.md']);
     expect(brief(r).slice(0, 5)).toEqual([
       'skipped class_not_allowed Pre-Elysium/Factions/Movements/Quiet Hands.md -> Pre-Elysium/Factions/Movements/Open Ledger Society.md wikilink/prose L12 d1',
@@ -470,15 +512,15 @@ describe.skipIf(!hasShared)(`traverse on the real Sella packet (${hasShared ? 's
     expect(post.length).toBe(17);
     for (const n of post) expect(checkPath(c, n.path)).toMatchObject({ ok: false, reason: 'future_era' });
     expect(r.stats.skipped_by_reason).toEqual({
-      prefix_denied: 0, class_not_allowed: 50, depth_exceeded: 183, budget_exhausted: 0, below_relevance: 178, below_relative_relevance: 155,
-      hidden_ref: 0, future_era: 1, unresolved: 6, already_visited: 297, not_expanded: 0, not_found: 0,
+      prefix_denied: 0, class_not_allowed: 50, depth_exceeded: 183, budget_exhausted: 0, below_relevance: 306, below_relative_relevance: 84,
+      hidden_ref: 0, future_era: 1, unresolved: 6, already_visited: 248, not_expanded: 0, not_found: 0,
     });
   });
 
   it('validates against schemas/traverse-result.schema.json', () => {
     const validate = outputSchema('traverse_result');
     expect(validate(JSON.parse(JSON.stringify(r)))).toBe(true);
-    expect(r.stats).toMatchObject({ notes_consulted: 35, excerpts: 35, excerpt_chars: 21773, stopped_by: 'min_relative_relevance', best_followed_score: 0.717781, receipt_totals: { enforced: 32, partially_enforced: 5, advisory: 1 } });
+    expect(r.stats).toMatchObject({ notes_consulted: 27, excerpts: 27, excerpt_chars: 16828, stopped_by: 'min_relative_relevance', best_followed_score: 0.717781, receipt_totals: { enforced: 32, partially_enforced: 5, advisory: 1 } });
   });
 
   it('keeps every excerpt verbatim', () => {
@@ -499,37 +541,29 @@ const SELLA_CONSULTED = [
   'Pre-Elysium/Factions/Powers/Major/Pan-Solar Consortium.md',
   'Pre-Elysium/Factions/Powers/Major/Aya Collective.md',
   'Pre-Elysium/Factions/Powers/Major/Cetacean Navigators.md',
-  'Pre-Elysium/Technology/Neuromorphic Firmware.md',
   'Pre-Elysium/Timeline/Events/Ganymede Route Compact.md',
-  'Politics/Thermal Signature Warfare.md',
+  'Pre-Elysium/Technology/Neuromorphic Firmware.md',
   'Pre-Elysium/Megas.md',
-  'Pre-Elysium/Factions/Powers/index.md',
+  'Politics/Thermal Signature Warfare.md',
   'Pre-Elysium/Factions/Powers/Minor/Lightsail Express.md',
+  'Pre-Elysium/Factions/Powers/index.md',
   'Politics/Restrictions on Warfare.md',
   'Pre-Elysium/index.md',
   'Pre-Elysium/Factions/Movements/index.md',
 ];
 const SELLA_FOLLOWED = [
   'Pre-Elysium/Factions/Powers/Minor/Cognitum.md',
-  'Pre-Elysium/Timeline/Events/Food Security Wars.md',
-  'Pre-Elysium/Factions/Powers/Major/Cryonix.md',
-  'Pre-Elysium/Timeline/Events/Triton Sanctuary Accords.md',
-  'Pre-Elysium/Factions/Powers/Major/Finch Cybernetics.md',
   'Pre-Elysium/Factions/Movements/Free Neural Network.md',
-  'Pre-Elysium/Factions/Powers/Major/Sol Dominion.md',
+  'Pre-Elysium/Factions/Powers/Major/Cryonix.md',
+  'Pre-Elysium/Timeline/Events/Food Security Wars.md',
   'Pre-Elysium/Factions/Powers/Minor/Rossum & Douglas.md',
+  'Pre-Elysium/Factions/Powers/Major/Sol Dominion.md',
+  'Pre-Elysium/Timeline/Events/Triton Sanctuary Accords.md',
   'Pre-Elysium/Factions/Powers/Major/Zhestokost.md',
   'Pre-Elysium/Factions/Powers/Minor/Ewan Hart.md',
+  'Pre-Elysium/Factions/Powers/Major/Finch Cybernetics.md',
   'Pre-Elysium/Timeline/Events/Hellas Mutual Defense Congress.md',
-  'Pre-Elysium/Factions/Powers/Minor/NeuroSyn.md',
-  'Pre-Elysium/Technology/Mind Uploading.md',
-  'Pre-Elysium/Technology/Biodrone.md',
-  'Pre-Elysium/Factions/Powers/Minor/Orbital Forge.md',
-  'Pre-Elysium/Factions/Powers/Minor/NiteLife Energy.md',
   'Pre-Elysium/Factions/Powers/Minor/Elephant Enclave.md',
-  'Pre-Elysium/Factions/Powers/Major/Pirate Coalition.md',
-  'Pre-Elysium/Factions/Movements/Pragmatists.md',
-  'Pre-Elysium/Factions/Powers/Major/Aeronautics Unlimited.md',
 ];
 
 describe('pickExcerptLines', () => {

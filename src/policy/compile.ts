@@ -18,7 +18,7 @@ import { isUnderPrefix, parseRef, resolveRef } from '../refs/ref.js';
 import type { ParsedRef } from '../refs/ref.js';
 import { cmp, mapLinkClassPhrase, phrasePositionClass, unenforcedQualifiers } from './synonyms.js';
 import { preview } from '../contracts/rules.js';
-import { DEFAULT_MIN_RELATIVE_RELEVANCE, DEFAULT_MIN_RELEVANCE, STOP_PATTERNS, parseStopCondition } from './stop-conditions.js';
+import { DEFAULT_MIN_RELATIVE_RELEVANCE, DEFAULT_MIN_RELEVANCE, DEFAULT_MIN_SCORE_RATIO, STOP_PATTERNS, parseStopCondition } from './stop-conditions.js';
 import type { StopEffect } from './stop-conditions.js';
 import type { Budgets, CheckResult, CompiledPolicy, DenyRule, Disposition, EdgeSkipReason, FollowRules, HiddenSection, PolicyReceiptRow, ReceiptTotals } from './types.js';
 import { hiddenSectionOf } from './sections.js';
@@ -391,7 +391,7 @@ export function compileStopEffects(ctx: CompileContext, stopsIn: readonly string
   });
   const out: StopRules = {
     parsed,
-    budgets: { max_refs: null, max_chunks: null, max_chars: null, min_relevance: null, min_relative_relevance: null, time_budget_ms: null },
+    budgets: { max_refs: null, max_chunks: null, max_chars: null, min_relevance: null, min_relative_relevance: null, min_score_ratio: null, time_budget_ms: null },
     budgetSource: {},
     deniedPrefixes: [],
     deniedClasses: new Set<string>(),
@@ -411,7 +411,8 @@ export function compileStopEffects(ctx: CompileContext, stopsIn: readonly string
           break;
         }
         case 'min_relevance':
-        case 'min_relative_relevance': {
+        case 'min_relative_relevance':
+        case 'min_score_ratio': {
           const cur = budgets[e.kind];
           if (cur === null || e.value > cur) { budgets[e.kind] = e.value; budgetSource[e.kind] = i; }
           break;
@@ -848,7 +849,8 @@ export function stopConditionRows(ctx: CompileContext, stopsIn: readonly string[
         case 'max_chars':
         case 'time_budget_ms':
         case 'min_relevance':
-        case 'min_relative_relevance': {
+        case 'min_relative_relevance':
+        case 'min_score_ratio': {
           const tight = budgetSource[e.kind] === i;
           parts.push(`${e.kind}:${e.value}${tight ? '' : ` (a tighter ${e.kind} from another clause wins: ${budgets[e.kind]})`}`);
           enforced = true;
@@ -1077,4 +1079,4 @@ export function checkEdge(compiled: CompiledPolicy, link: LinkRecord, depthOfSou
 }
 
 /** Documented plain-English stop patterns (re-exported for docs and the receipt). */
-export { STOP_PATTERNS, DEFAULT_MIN_RELEVANCE, DEFAULT_MIN_RELATIVE_RELEVANCE };
+export { STOP_PATTERNS, DEFAULT_MIN_RELEVANCE, DEFAULT_MIN_RELATIVE_RELEVANCE, DEFAULT_MIN_SCORE_RATIO };

@@ -11,6 +11,7 @@
  * | `max_chars:N` | at most N characters (UTF-16 code units) of excerpt text in total, N ≥ 1 |
  * | `min_relevance:X` | skip link targets whose walk score is < X, 0 ≤ X ≤ 1 |
  * | `min_relative_relevance:X` | end the walk when the best remaining candidate's score is < X × the best followed one's, 0 ≤ X ≤ 1 (default {@link DEFAULT_MIN_RELATIVE_RELEVANCE}; 0 turns the stop off) |
+ * | `min_score_ratio:X` | end the walk when the best remaining candidate's score is < X × the score of the note followed just before, 0 ≤ X ≤ 1 (default {@link DEFAULT_MIN_SCORE_RATIO}; 0 turns the stop off) |
  * | `deny_prefix:P` | never enter prefix P (ref grammar: `Ns:folder/` or `folder/` or one note) |
  * | `deny_class:C` | never enter a note with target class C |
  * | `no_expand_class:C` | consult notes of class C but do not walk their links |
@@ -27,6 +28,7 @@ export type StopEffect =
   | { kind: 'max_chars'; value: number }
   | { kind: 'min_relevance'; value: number }
   | { kind: 'min_relative_relevance'; value: number }
+  | { kind: 'min_score_ratio'; value: number }
   | { kind: 'time_budget_ms'; value: number }
   | { kind: 'deny_prefix'; value: string }
   | { kind: 'deny_class'; value: string }
@@ -48,6 +50,14 @@ export const DEFAULT_MIN_RELEVANCE = 0.3;
  * `max_refs` budget is a ceiling, not a target (docs/TRAVERSAL.md "Stop rule").
  */
 export const DEFAULT_MIN_RELATIVE_RELEVANCE = 0.35;
+
+/**
+ * The score-drop stop every walk applies unless `min_score_ratio:X` says otherwise: the walk ends when
+ * the best remaining candidate scores below this share of the note followed just before it — a drop as
+ * steep as one more hop of link decay (the walk's `LINK_DECAY`, 0.5) means the walk has passed from the
+ * notes the scene's passages point at to the ones it merely reaches (docs/TRAVERSAL.md "Stop rule").
+ */
+export const DEFAULT_MIN_SCORE_RATIO = 0.5;
 
 /** A documented plain-English pattern. `effects` receives the regex match. */
 export interface StopPattern {
@@ -134,7 +144,7 @@ export const STOP_PATTERNS: readonly StopPattern[] = Object.freeze<StopPattern[]
 
 /** The structured token names. */
 export const STOP_TOKENS = [
-  'max_refs', 'max_chunks', 'max_chars', 'min_relevance', 'min_relative_relevance', 'deny_prefix', 'deny_class', 'no_expand_class', 'time_budget_ms',
+  'max_refs', 'max_chunks', 'max_chars', 'min_relevance', 'min_relative_relevance', 'min_score_ratio', 'deny_prefix', 'deny_class', 'no_expand_class', 'time_budget_ms',
 ] as const;
 
 /** Result of parsing one stop condition. */
@@ -176,7 +186,8 @@ export function parseStopCondition(clause: string): ParsedStopCondition {
       case 'time_budget_ms':
         return intToken(name);
       case 'min_relevance':
-      case 'min_relative_relevance': {
+      case 'min_relative_relevance':
+      case 'min_score_ratio': {
         const x = Number(value);
         if (!/^(?:0|1|0?\.[0-9]+|1\.0+|0\.[0-9]*)$/.test(value) || !(x >= 0 && x <= 1)) {
           return { form: 'bad_token', error: `${name} needs a number from 0 to 1 (got ${quote(value)})`, expected: `${name}:X with 0 ≤ X ≤ 1` };
@@ -206,7 +217,7 @@ export function parseStopCondition(clause: string): ParsedStopCondition {
     }
   }
   if (effects.length === 0) return { form: 'unrecognised', effects: [] };
-  const huge = effects.find((e) => 'value' in e && typeof e.value === 'number' && !Number.isSafeInteger(e.value) && e.kind !== 'min_relevance' && e.kind !== 'min_relative_relevance');
+  const huge = effects.find((e) => 'value' in e && typeof e.value === 'number' && !Number.isSafeInteger(e.value) && e.kind !== 'min_relevance' && e.kind !== 'min_relative_relevance' && e.kind !== 'min_score_ratio');
   if (huge) {
     return { form: 'bad_token', error: `${huge.kind} needs a whole number ≥ 1 no larger than ${Number.MAX_SAFE_INTEGER}`, expected: `${huge.kind} N with 1 ≤ N ≤ ${Number.MAX_SAFE_INTEGER}` };
   }

@@ -71,6 +71,8 @@ export interface PolicyReceiptRow {
  * - `min_relevance`: 0..1; a link target whose walk score (see docs/TRAVERSAL.md) is lower is skipped.
  * - `min_relative_relevance`: 0..1; the walk ends when the best remaining candidate scores below this
  *   share of the best followed note's score. null = the default, `DEFAULT_MIN_RELATIVE_RELEVANCE` (0.35).
+ * - `min_score_ratio`: 0..1; the walk ends when the best remaining candidate scores below this share of
+ *   the note followed just before it. null = the default, `DEFAULT_MIN_SCORE_RATIO` (0.5).
  * - `time_budget_ms`: wall-clock milliseconds for one traversal or proxy session (the only budget whose
  *   effect is not deterministic; when it ends a walk, `stats.stopped_by` says so).
  */
@@ -80,6 +82,7 @@ export interface Budgets {
   max_chars: number | null;
   min_relevance: number | null;
   min_relative_relevance: number | null;
+  min_score_ratio: number | null;
   time_budget_ms: number | null;
 }
 

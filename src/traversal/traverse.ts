@@ -13,15 +13,19 @@
  *    relevance ({@link LINK_MIX}). Seeds score 1; scope notes their own relevance.
  * 4. Scope notes, then link targets, are consulted best-first by score (optionally lowered for notes
  *    like those already followed: `diversity`, MMR-style). A note is consulted at most once.
- * 5. Stops: `max_refs`, `max_chunks`, `max_chars`, `time_budget_ms`, and the relevance stop
- *    (`min_relative_relevance`, default {@link DEFAULT_MIN_RELATIVE_RELEVANCE}): a link target is
- *    consulted only while its score is at least that share of the best followed note's score, and the
- *    walk ends when no remaining one is — so `max_refs` is a ceiling, not a target. What was still
- *    queued is recorded with the reason that stopped it.
+ * 5. Stops: `max_refs`, `max_chunks`, `max_chars`, `time_budget_ms`, and two relevance stops: the
+ *    relevance stop (`min_relative_relevance`, default {@link DEFAULT_MIN_RELATIVE_RELEVANCE}): a link
+ *    target is consulted only while its score is at least that share of the best followed note's score,
+ *    and the walk ends when no remaining one is; the score-drop stop (`min_score_ratio`, default
+ *    {@link DEFAULT_MIN_SCORE_RATIO}): the walk ends when the best remaining target scores under that
+ *    share of the note followed just before it (a knee in the scores) — so `max_refs` is a ceiling, not
+ *    a target. What was still queued is recorded with the reason that stopped it.
  *
  * Relevance of a chunk (0..1): for each query, `search` (BM25, exact terms) with the notes the policy
- * admits as its corpus (BM25 statistics from them alone), divided by the best score of that query; a
- * note's relevance is its best chunk's. With no queries, the seed notes' titles are the query.
+ * admits as its corpus (BM25 statistics from them alone), divided by the best score of that query and
+ * scaled by the chunk's coordination (the share of the query's distinct terms it holds, counted in full
+ * from {@link coordinationNeeded} terms), so a weak best match stays weak; a note's relevance is its
+ * best chunk's. With no queries, the seed notes' titles are the query.
  *
  * Pure: reads only the index (chunk texts are the verbatim lines, by the chunk invariant); same index +
  * policy + queries ⇒ identical result (the one exception is a `time_budget_ms` that runs out).
@@ -31,10 +35,11 @@ import type { ResearchTraceEntry, SourceExcerpt } from '../contracts/types.js';
 import { LoretraceError } from '../errors.js';
 import { backlinks, chunksOf, getNote, notePathOnDisk, outgoingLinks } from '../indexer/lookup.js';
 import { search, searchCorpus } from '../search/search.js';
-import { DEFAULT_MIN_RELATIVE_RELEVANCE, checkEdge, checkPath, edgeClassLabel, edgeTarget } from '../policy/compile.js';
+import { DEFAULT_MIN_RELATIVE_RELEVANCE, DEFAULT_MIN_SCORE_RATIO, checkEdge, checkPath, edgeClassLabel, edgeTarget } from '../policy/compile.js';
 import type { EdgeDirection } from '../policy/compile.js';
 import type { CompiledPolicy, PolicyReceiptRow, EdgeSkipReason, ReceiptTotals } from '../policy/types.js';
 import { cmp } from '../policy/synonyms.js';
+import { processTerm, queryTerms, tokenize } from '../search/tokenize.js';
 import { sectionsOf, visibleLinks, withheldChunks } from '../policy/sections.js';
 import { formatRef, resolveRef } from '../refs/ref.js';
 import { excerptRefId, pickExcerptLines } from '../excerpts/excerpt.js';
@@ -118,7 +123,7 @@ export interface TraversalDecision {
 }
 
 /** Why the walk ended. */
-export type StopReason = 'frontier_exhausted' | 'max_refs' | 'max_chunks' | 'max_chars' | 'time_budget_ms' | 'min_relative_relevance';
+export type StopReason = 'frontier_exhausted' | 'max_refs' | 'max_chunks' | 'max_chars' | 'time_budget_ms' | 'min_relative_relevance' | 'min_score_ratio';
 
 /** Counters of a walk — every total present, zeros included (seed 003). */
 export interface TraverseStats {
@@ -146,6 +151,10 @@ export interface TraverseStats {
   min_relative_relevance: number;
   /** Score of the best followed note (the reference of the relevance stop), or null when none was followed. */
   best_followed_score: number | null;
+  /** The score-drop stop applied (`budgets.min_score_ratio`, else the default); 0 = off. */
+  min_score_ratio: number;
+  /** Score of the note followed last (the reference of the score-drop stop), or null when none was followed. */
+  last_followed_score: number | null;
   receipt_totals: ReceiptTotals;
 }
 
@@ -241,6 +250,8 @@ interface Walk {
   scores: Map<string, number>;
   diversity: number;
   bestFollowed: number | null;
+  /** Score of the note followed last (reference of the score-drop stop). */
+  lastFollowed: number | null;
   chars: number;
   stoppedBy: StopReason;
   seedsConsulted: number;
@@ -297,11 +308,36 @@ export function walkQueries(index: VaultIndex, compiled: CompiledPolicy, given: 
 }
 
 /**
+ * Coordination floor of the relevance (absolute-aware relevance): a chunk must contain at least this many
+ * distinct terms of a query, and {@link COORDINATION_MIN_SHARE} of them, for its score ratio to count in
+ * full. The same rule as the coordinator lane's "an excerpt serves a requirement" (src/packet/requirements.ts
+ * `MIN_SERVED_TERMS`): one shared word is a coincidence more often than a reason.
+ */
+export const COORDINATION_MIN_TERMS = 2;
+
+/** Least share of a query's distinct terms a chunk must contain to count in full (src/packet/requirements.ts `MIN_SERVED_SHARE`). */
+export const COORDINATION_MIN_SHARE = 0.2;
+
+/**
+ * Distinct terms a chunk must contain for a query of `terms` distinct terms to count in full:
+ * `min(terms, max(COORDINATION_MIN_TERMS, ceil(COORDINATION_MIN_SHARE × terms)))` — 1 for a one-term
+ * query, 2 up to 10 terms, 5 for 21.
+ */
+export function coordinationNeeded(terms: number): number {
+  return Math.min(terms, Math.max(COORDINATION_MIN_TERMS, Math.ceil(COORDINATION_MIN_SHARE * terms)));
+}
+
+/**
  * Relevance of every chunk the policy admits (0..1, 6 decimals): for each query, `search` (BM25, exact
  * terms, no phrase re-rank) over the admitted notes as its corpus — document count, document
  * frequencies and average lengths from those notes only, hidden sections' chunks left out, so no
- * relevance (and no choice made from it) depends on hidden or out-of-scope text; a chunk's score divided by the best score of that query; a
- * chunk keeps its best over the queries, a note its best chunk's.
+ * relevance (and no choice made from it) depends on hidden or out-of-scope text. A chunk's relevance to
+ * a query is its score divided by the best score of that query, times its **coordination**
+ * `min(1, matched / coordinationNeeded(terms))`, matched = the distinct query terms (`queryTerms`, folded
+ * like search) in the fields search scores (the note's title and aliases, the chunk's heading path and
+ * text). So the best chunk of a query that matches it by one word only ("food" of "Care is … beds, food,
+ * air …") is not relevance 1: a weak match stays weak, and the relevance stop fires when nothing really
+ * matches. A chunk keeps its best over the queries, a note its best chunk's.
  */
 export function relevanceTables(index: VaultIndex, compiled: CompiledPolicy, queries: readonly string[]): Relevance {
   const admitted = index.notes.filter((n) => checkPath(compiled, n.path).ok).map((n) => n.path);
@@ -310,19 +346,42 @@ export function relevanceTables(index: VaultIndex, compiled: CompiledPolicy, que
   const note = new Map<string, number>();
   if (admittedChunks === 0) return { chunk, note };
   const corpus = searchCorpus(admitted, withheldChunks(compiled));
+  const allTerms = new Set(queries.flatMap((q) => queryTerms(q)));
+  const termsIn = new Map<string, ReadonlySet<string>>();
   for (const q of queries) {
     const hits = search(index, q, { k: admittedChunks, corpus, expand: false, phrase: false });
     const top = hits[0]?.score ?? 0;
     if (top <= 0) continue;
+    const terms = queryTerms(q);
+    const needed = coordinationNeeded(terms.length);
     for (const h of hits) {
-      const rel = round6(h.score / top);
       const key = `${h.path}#${h.chunk_index}`;
+      let present = termsIn.get(key);
+      if (!present) {
+        present = chunkQueryTerms(index, h, allTerms);
+        termsIn.set(key, present);
+      }
+      const matched = terms.reduce((n, t) => n + (present.has(t) ? 1 : 0), 0);
+      const rel = round6((h.score / top) * Math.min(1, matched / needed));
       const cur = chunk.get(key);
       if (!cur || rel > cur.rel) chunk.set(key, { rel, query: q });
       if (rel > (note.get(h.path) ?? 0)) note.set(h.path, rel);
     }
   }
   return { chunk, note };
+}
+
+/** The terms of `wanted` that occur in what search scores for a chunk: its note's title and aliases, its heading path, its text. */
+function chunkQueryTerms(index: VaultIndex, hit: { path: VaultPath; heading_path: readonly string[]; text: string }, wanted: ReadonlySet<string>): ReadonlySet<string> {
+  const n = getNote(index, hit.path);
+  const out = new Set<string>();
+  for (const field of [n?.title ?? '', ...(n?.aliases ?? []), ...hit.heading_path, hit.text]) {
+    for (const tok of tokenize(field)) {
+      const t = processTerm(tok);
+      if (t !== null && wanted.has(t)) out.add(t);
+    }
+  }
+  return out;
 }
 
 /** The empty state of a walk. */
@@ -346,6 +405,7 @@ function startWalk(index: VaultIndex, compiled: CompiledPolicy, q: WalkQueries, 
     scores: new Map(),
     diversity: Math.min(1, Math.max(0, options.diversity ?? 0)),
     bestFollowed: null,
+    lastFollowed: null,
     chars: 0,
     stoppedBy: 'frontier_exhausted',
     seedsConsulted: 0,
@@ -688,27 +748,56 @@ function orderScore(w: Walk, c: Candidate): number {
 }
 
 /**
+ * The two relevance stops of a walk, as floors on a link target's (undiminished) score: the relevance
+ * stop `min_relative_relevance` × the best followed score, and the score-drop stop `min_score_ratio` ×
+ * the score of the note followed last. Null before any link target has been followed (a share of
+ * nothing); a stop set to 0 is off.
+ */
+interface StopFloors {
+  relative: number | null;
+  drop: number | null;
+  relativeShare: number;
+  dropShare: number;
+}
+
+function stopFloors(w: Walk): StopFloors {
+  const relativeShare = w.compiled.budgets.min_relative_relevance ?? DEFAULT_MIN_RELATIVE_RELEVANCE;
+  const dropShare = w.compiled.budgets.min_score_ratio ?? DEFAULT_MIN_SCORE_RATIO;
+  return {
+    relative: w.bestFollowed === null ? null : relativeShare * w.bestFollowed,
+    drop: w.lastFollowed === null ? null : dropShare * w.lastFollowed,
+    relativeShare,
+    dropShare,
+  };
+}
+
+/**
  * Consult the best candidate ({@link better}, {@link orderScore}) until the frontier is empty, a budget is
- * reached, or the relevance stop applies: a link target is eligible only while its score is at least
- * `min_relative_relevance` × the best score followed so far, and the walk ends when none is. The edge
- * with the best link score is the one followed (the earliest among equals; the earliest edge for a
- * scope note); the other edges to it reached a visited note.
+ * reached, or a relevance stop applies ({@link StopFloors}): a link target is eligible only while its
+ * score is at least `min_relative_relevance` × the best score followed so far, and the walk ends when
+ * none is (`min_relative_relevance`); it also ends when the best eligible target scores less than
+ * `min_score_ratio` × the score of the note followed just before it (`min_score_ratio`: the scores fell
+ * off a knee, so the rest are weaker than one more hop of decay). The edge with the best link score is
+ * the one followed (the earliest among equals; the earliest edge for a scope note); the other edges to it
+ * reached a visited note.
  */
 function walkBestFirst(w: Walk): void {
   const { decisions, frontier } = w;
-  const stopShare = w.compiled.budgets.min_relative_relevance ?? DEFAULT_MIN_RELATIVE_RELEVANCE;
   while (frontier.size > 0) {
     const stop = budgetReached(w);
     if (stop) { w.stoppedBy = stop; break; }
-    const floor = w.bestFollowed === null ? 0 : stopShare * w.bestFollowed;
+    const floors = stopFloors(w);
     let best: Candidate | null = null;
     let bestOrder = 0;
+    let bestLinkScore = -1;
     for (const c of frontier.values()) {
-      if (c.tier === 1 && c.score < floor) continue;
+      if (c.tier === 1 && floors.relative !== null && c.score < floors.relative) continue;
+      if (c.tier === 1) bestLinkScore = Math.max(bestLinkScore, c.score);
       const o = orderScore(w, c);
       if (best === null || better(c, best, o, bestOrder)) { best = c; bestOrder = o; }
     }
     if (best === null) { w.stoppedBy = 'min_relative_relevance'; break; }
+    if (best.tier === 1 && floors.drop !== null && bestLinkScore < floors.drop) { w.stoppedBy = 'min_score_ratio'; break; }
     const c = best;
     frontier.delete(c.path);
     const viaIdx = c.best ?? c.pending[0]!;
@@ -730,6 +819,7 @@ function walkBestFirst(w: Walk): void {
       w.followedRefs.push(noteRef(w, c.path));
       w.followedPaths.push(c.path);
       if (w.bestFollowed === null || c.score > w.bestFollowed) w.bestFollowed = c.score;
+      w.lastFollowed = c.score;
     }
     consultNote(w, c.path, c.depth, c.usedFor, { chunk: c.linkChunk, lines: null });
   }
@@ -737,17 +827,22 @@ function walkBestFirst(w: Walk): void {
 
 /**
  * Every edge still pending when the walk ended gets its reason: `below_relative_relevance` for a link
- * target the relevance stop had already ruled out, `budget_exhausted` for the rest.
+ * target one of the relevance stops had ruled out (under `min_relative_relevance` × the best followed
+ * score, or — when the score-drop stop ended the walk — under `min_score_ratio` × the last followed
+ * score), `budget_exhausted` for the rest.
  */
 function settleFrontier(w: Walk): void {
-  const share = w.compiled.budgets.min_relative_relevance ?? DEFAULT_MIN_RELATIVE_RELEVANCE;
-  const floor = w.bestFollowed === null ? null : share * w.bestFollowed;
+  const floors = stopFloors(w);
+  const dropEnded = w.stoppedBy === 'min_score_ratio';
   for (const c of w.frontier.values()) {
     for (const k of c.pending) {
       const d = w.decisions[k]!;
-      if (c.tier === 1 && floor !== null && c.score < floor) {
+      if (c.tier === 1 && floors.relative !== null && c.score < floors.relative) {
         d.reason = 'below_relative_relevance';
-        d.detail = `score ${c.score} < min_relative_relevance ${share} × best followed score ${w.bestFollowed}`;
+        d.detail = `score ${c.score} < min_relative_relevance ${floors.relativeShare} × best followed score ${w.bestFollowed}`;
+      } else if (c.tier === 1 && dropEnded && floors.drop !== null && c.score < floors.drop) {
+        d.reason = 'below_relative_relevance';
+        d.detail = `score ${c.score} < min_score_ratio ${floors.dropShare} × last followed score ${w.lastFollowed}`;
       } else {
         d.reason = 'budget_exhausted';
         d.detail = `the walk stopped (${w.stoppedBy}) before reaching it`;
@@ -789,6 +884,8 @@ function walkResult(w: Walk): TraverseResult {
       budgets: { ...compiled.budgets },
       min_relative_relevance: compiled.budgets.min_relative_relevance ?? DEFAULT_MIN_RELATIVE_RELEVANCE,
       best_followed_score: w.bestFollowed,
+      min_score_ratio: compiled.budgets.min_score_ratio ?? DEFAULT_MIN_SCORE_RATIO,
+      last_followed_score: w.lastFollowed,
       receipt_totals: { ...compiled.receipt_totals },
     },
   };
