@@ -69,18 +69,17 @@ describe.skipIf(!hasShared)(`retrieve + verify-trace on the real Pallas packet (
 
   it('consults exactly the seed and follows exactly these refs, the relevance stop ending the walk before max_refs:12', () => {
     expect(capture.consulted_refs).toEqual([STRIKES]);
-    // The four notes the seed links from its matching passage come first (Aeronautics Unlimited, Cephalopod
-    // Syndicate, Awakened Labor Front, BioElevate); then two reached from Aeronautics Unlimited; every other
-    // candidate scores under 0.35 × the best followed score, so 7 of the 12 refs are used.
+    // The four notes the seed links from its matching passage (Aeronautics Unlimited, Cephalopod Syndicate,
+    // Awakened Labor Front, BioElevate); every other candidate scores under 0.35 × the best followed score
+    // (0.318356): the notes two hops out match the scene's queries by a word or two at most (coordination),
+    // so 5 of the 12 refs are used.
     expect(capture.followed_refs).toEqual([
       `${PRE}Factions/Powers/Major/Aeronautics Unlimited.md`,
       `${PRE}Factions/Powers/Minor/Cephalopod Syndicate.md`,
       `${PRE}Factions/Movements/Awakened Labor Front.md`,
       `${PRE}Factions/Powers/Minor/BioElevate.md`,
-      `${PRE}Factions/Powers/Major/Cryonix.md`,
-      `${PRE}Factions/Powers/Major/Zhestokost.md`,
     ]);
-    expect(capture.consulted_refs.length + capture.followed_refs.length).toBe(7);
+    expect(capture.consulted_refs.length + capture.followed_refs.length).toBe(5);
   });
 
   it('keeps the two draft excerpts first and takes every lore excerpt from an allowed prefix, the Pallas note included', () => {
