@@ -221,6 +221,28 @@ describe('assembleCapture in responder_scoped_repository_search (a real ProxySes
     expect(r.capture.review_status).toBe('draft');
   });
 
+  it('names receipts that consulted the packet\'s own omitted note (hidden_ref_consulted) whatever their policy_receipt says, and stays draft', async () => {
+    // A fragment exported from the real ledger, with the omitted note added as the receipts' own: its
+    // policy_receipt is taken from the receipts, so only the packet's hidden_context_audit can catch it.
+    const fragment = await exportLedger(read(join(tmp.dir, 'ilse.jsonl')), { index }) as unknown as Record<string, any>;
+    fragment.consulted_refs.push(R.truth);
+    fragment.followed_refs.push(`${R.truth}#chunk1`);
+    const r = await assembleCapture(ilse({ source: { kind: 'fragment', value: fragment, file: 'forged.lore_access.json' } }));
+    expect(r.capture.review_status).toBe('draft');
+    expect(r.capture.coordinator_review.failure_labels).toEqual(['trace_not_ledger_backed', 'hidden_ref_consulted']);
+    expect(r.findings.filter((f) => f.code === 'hidden_ref_consulted')).toEqual([
+      { code: 'hidden_ref_consulted', severity: 'error', message: `${R.truth} names the packet's omitted ref ${R.truth} (hidden_context_audit.omitted_context_refs): the receipts consulted hidden lore`, path: 'ilse.packet.json', pointer: '/lore_access/consulted_refs/2' },
+      { code: 'hidden_ref_consulted', severity: 'error', message: `${R.truth}#chunk1 names the packet's omitted ref ${R.truth} (hidden_context_audit.omitted_context_refs): the receipts consulted hidden lore`, path: 'ilse.packet.json', pointer: '/lore_access/followed_refs/1' },
+    ]);
+    expect(r.capture.coordinator_review.review_notes).toContain(`The receipts name the packet's own omitted refs (hidden_context_audit.omitted_context_refs), whatever their policy_receipt says: ${R.truth} at /lore_access/consulted_refs/2, ${R.truth}#chunk1 at /lore_access/followed_refs/1.`);
+    // The written capture breaks the cross-field rule too, so validate refuses it on its own.
+    expect(r.valid).toBe(false);
+    expect(r.validation.errors.map((e) => [e.rule, e.pointer])).toEqual([
+      ['capture.hidden_ref_consulted', '/lore_access/consulted_refs/2'],
+      ['capture.hidden_ref_consulted', '/lore_access/followed_refs/1'],
+    ]);
+  });
+
   it('names a required seed the ledger never read (seed_not_consulted) and stays draft', async () => {
     const ledger = join(tmp.dir, 'ilse-one-seed.jsonl');
     await ilseLedger(ledger, { seeds: 'territories-only' });

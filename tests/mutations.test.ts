@@ -142,6 +142,16 @@ const CASES: Case[] = [
   },
   { rule: 'capture.raw_output_not_json', base: 'capture', pointer: '/raw_output', mutate: (d) => (d.raw_output = d.raw_output.slice(0, -1)) },
   { rule: 'capture.raw_output_mismatch', base: 'capture', pointer: '/parsed_output/visible_action', mutate: (d) => (d.parsed_output.visible_action += ' (coordinator edit)') },
+  {
+    rule: 'capture.hidden_ref_consulted',
+    variant: 'a note under a hidden folder',
+    base: 'capture',
+    pointer: '/lore_access/consulted_refs/2',
+    mutate: (d) => {
+      d.isolation.hidden_context_refs.push('FixtureLore:World/Pre-Elysium/Author Notes/');
+      d.lore_access.consulted_refs.push('FixtureLore:World/Pre-Elysium/Author Notes/Brinefall Truth.md');
+    },
+  },
   { rule: 'capture.agent_mismatch', base: 'capture', pointer: '/parsed_output/responder_agent_id', mutate: (d) => (d.responder_agent_id = 'someone_else') },
   {
     rule: 'trace.duplicate_id',

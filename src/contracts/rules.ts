@@ -59,6 +59,7 @@ export const VALIDATION_RULES: readonly ValidationRule[] = [
   { id: 'capture.raw_output_not_json', kinds: ['capture'], meaning: '`raw_output` is not JSON (message gives line and column of the syntax error inside raw_output).', source: 'seed 001, Output Captures: "The raw output must parse to the reviewed parsed_output exactly."' },
   { id: 'capture.raw_output_mismatch', kinds: ['capture'], meaning: '`raw_output` parses to a value that is not deep-equal to `parsed_output` (pointer = first difference under /parsed_output; key order is ignored).', source: 'seed 001, Output Captures: "The raw output must parse to the reviewed parsed_output exactly."' },
   { id: 'capture.agent_mismatch', kinds: ['capture'], meaning: '`parsed_output.responder_agent_id` differs from the capture\'s `responder_agent_id`.', source: 'Ghostlight validate_responder_outputs.py: "parsed_output.responder_agent_id mismatch"' },
+  { id: 'capture.hidden_ref_consulted', kinds: ['capture'], meaning: 'A `lore_access.consulted_refs` / `followed_refs` entry or a `lore_access.research_trace[].source_ref` names an `isolation.hidden_context_refs` entry: the same note (its fragment ignored), a note under a hidden folder (`Ns:folder/`), or — for a hidden `Note.md#Heading` — that exact ref. One error per ref.', source: 'seed 001: "hidden_context_audit: refs and inference classes deliberately omitted" — research that consulted them is not the packet\'s; seed 000 `no_hidden_state_refs: true`' },
   { id: 'trace.duplicate_id', kinds: ['capture', 'capture-fragment'], meaning: 'A `trace_id` occurs twice in one research_trace array (`lore_access.research_trace` or `parsed_output.research_trace` of a capture, `research_trace` of a fragment); pointer = the later one.', source: 'Ghostlight validate_responder_outputs.py: "trace_id is duplicated"' },
   { id: 'trace.line_range', kinds: ['capture', 'capture-fragment'], meaning: 'A research_trace entry has `line_end < line_start` (lines are 1-based inclusive).', source: 'Ghostlight validate_responder_outputs.py: "line_end must be >= line_start"; seed 001: each entry records "line range"' },
   { id: 'trace.accepted_requires_trace', kinds: ['capture'], meaning: 'An accepted retrieval_augmented capture (`coordinator_review.accepted_for_training: true` or `review_status: accepted`) needs a non-empty `lore_access.research_trace`.', source: 'seed 001, Training Use: "the output capture must list consulted refs and trace entries"' },
@@ -128,6 +129,25 @@ export function hiddenTextIn(text: string, omittedRefs: readonly string[]): stri
   }
   for (const marker of RAW_STATE_MARKERS) {
     if (t.includes(hiddenTextForm(marker))) return `the raw-state marker ${JSON.stringify(marker)}`;
+  }
+  return null;
+}
+
+/**
+ * The hidden ref that lore ref `ref` names, or null. `hiddenRefs` are `hidden_context_audit.omitted_context_refs`
+ * (a capture's `isolation.hidden_context_refs`): a note ref (`Ns:folder/Note.md`) is hit by any ref of that
+ * note whatever its fragment (`#chunk1`, `#L5-8`, `#Heading`); a folder ref ending in `/` by any ref below it
+ * (whole segments); a ref with a fragment (a hidden section) only by that exact ref. Both sides are
+ * NFC-normalised first (refs are NFC, src/refs). Seed 001: the omitted refs are "deliberately omitted", so
+ * research that consulted one is not research inside the packet.
+ */
+export function hiddenRefNamedBy(ref: string, hiddenRefs: readonly string[]): string | null {
+  const r = ref.normalize('NFC');
+  const note = r.split('#')[0]!;
+  for (const h of hiddenRefs) {
+    if (typeof h !== 'string' || h === '') continue;
+    const hn = h.normalize('NFC');
+    if (hn.includes('#') ? r === hn : hn.endsWith('/') ? note.startsWith(hn) : note === hn) return h;
   }
   return null;
 }
@@ -676,6 +696,8 @@ export function captureRules(doc: unknown, root?: string): ValidationIssue[] {
   }
   if (la) out.push(...traceArrayRules(la.research_trace, ['lore_access', 'research_trace']));
   if (la) out.push(...statusOriginRules(la, ['lore_access'], 'capture.origin_mismatch'));
+  const isolation = isObj(doc.isolation) ? doc.isolation : undefined;
+  if (la && isolation && Array.isArray(isolation.hidden_context_refs)) out.push(...hiddenRefConsultedRules(la, isolation.hidden_context_refs.filter(isStr)));
   if (parsed) out.push(...traceArrayRules(parsed.research_trace, ['parsed_output', 'research_trace']));
 
   const review = isObj(doc.coordinator_review) ? doc.coordinator_review : undefined;
@@ -699,6 +721,28 @@ export function captureRules(doc: unknown, root?: string): ValidationIssue[] {
     }
   }
   if (root !== undefined) out.push(...refRules(doc, root, [['packet_ref'], ['coordinator_artifact_ref'], ['isolation', 'visible_input_ref']]));
+  return out;
+}
+
+/**
+ * `capture.hidden_ref_consulted`: every `consulted_refs` / `followed_refs` entry and `research_trace[].source_ref`
+ * of a capture's `lore_access` that names one of `hiddenRefs` ({@link hiddenRefNamedBy}), one issue each,
+ * pointer = that field.
+ */
+function hiddenRefConsultedRules(la: Record<string, unknown>, hiddenRefs: readonly string[]): ValidationIssue[] {
+  const out: ValidationIssue[] = [];
+  const check = (ref: unknown, at: (string | number)[]) => {
+    if (!isStr(ref)) return;
+    const hit = hiddenRefNamedBy(ref, hiddenRefs);
+    if (hit === null) return;
+    const pointer = pointerOf(...at);
+    out.push(issue('capture.hidden_ref_consulted', pointer, `${pointer.slice(1).replace(/\//g, '.')} ${preview(ref, 200)} names the hidden ref ${preview(hit, 200)} of isolation.hidden_context_refs: the research consulted lore the packet omits`, 'only refs outside isolation.hidden_context_refs'));
+  };
+  for (const field of ['consulted_refs', 'followed_refs'] as const) {
+    const list = la[field];
+    if (Array.isArray(list)) list.forEach((ref, i) => check(ref, ['lore_access', field, i]));
+  }
+  if (Array.isArray(la.research_trace)) la.research_trace.forEach((t, i) => check(isObj(t) ? t.source_ref : undefined, ['lore_access', 'research_trace', i, 'source_ref']));
   return out;
 }
 

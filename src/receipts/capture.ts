@@ -32,7 +32,7 @@ import type {
   CaptureLoreAccess, ParsedResponse, ResearchTraceEntry, ResearchTraceStatus, ResponderOutputCapture, ResponderPacket, ValidationIssue, ValidationReport,
 } from '../contracts/types.js';
 import { validateCapture, validateCaptureFragment, validatePacket } from '../contracts/validate.js';
-import { jsonSyntaxError, lineColumnAt } from '../contracts/rules.js';
+import { hiddenRefNamedBy, jsonSyntaxError, lineColumnAt } from '../contracts/rules.js';
 import { parseRef } from '../refs/ref.js';
 import { verifyLedger } from './ledger.js';
 import { exportLedger } from './ledger-export.js';
@@ -117,7 +117,7 @@ export interface AssembleCaptureResult {
 /** The failure labels {@link assembleCapture} writes into `coordinator_review.failure_labels`, in this order. */
 export const CAPTURE_FAILURE_LABELS = [
   'raw_output_not_json', 'missing_required_fields', 'parsed_output_invalid',
-  'ledger_invalid', 'ledger_not_closed', 'trace_not_ledger_backed', 'trace_not_verified',
+  'ledger_invalid', 'ledger_not_closed', 'trace_not_ledger_backed', 'trace_not_verified', 'hidden_ref_consulted',
   'seed_not_consulted', 'claimed_not_read', 'responder_claims_runner_captured',
   'private_state_leak', 'author_only_leak', 'future_branch_leak', 'raw_state_soup', 'prompt_parroting', 'body_or_object_omniscience',
 ] as const;
@@ -349,9 +349,42 @@ function buildLoreAccess(packet: ResponderPacket, receipts: LoreReceipts, summar
   };
 }
 
+/** A receipt ref that names one of the packet's own omitted refs (see {@link consultedHiddenRefs}). */
+interface HiddenRefConsulted {
+  /** The ref as the receipts give it. */
+  ref: string;
+  /** The `hidden_context_audit.omitted_context_refs` entry it names. */
+  hidden: string;
+  /** Where it sits in the capture (`/lore_access/consulted_refs/0`, `/lore_access/research_trace/2/source_ref`). */
+  pointer: string;
+}
+
+/**
+ * Step 5b: every consulted, followed and research_trace source ref of the receipts that names one of the
+ * packet's own `hidden_context_audit.omitted_context_refs` ({@link hiddenRefNamedBy}). The receipts'
+ * policy_receipt is not trusted for this: a ledger or fragment whose receipt admitted the omitted note
+ * (re-chained, or recorded for another policy) still names it here, and the capture stays draft
+ * (`hidden_ref_consulted`). Seed 001: omitted refs are "deliberately omitted" from the responder's research.
+ */
+function consultedHiddenRefs(packet: ResponderPacket, receipts: Pick<LoreReceipts, 'kind' | 'consulted' | 'followed' | 'trace'>): HiddenRefConsulted[] {
+  if (receipts.kind === 'none') return [];
+  const hidden = packet.hidden_context_audit.omitted_context_refs;
+  const out: HiddenRefConsulted[] = [];
+  const check = (ref: string, pointer: string) => {
+    const hit = hiddenRefNamedBy(ref, hidden);
+    if (hit !== null) out.push({ ref, hidden: hit, pointer });
+  };
+  receipts.consulted.forEach((r, i) => check(r, `/lore_access/consulted_refs/${i}`));
+  receipts.followed.forEach((r, i) => check(r, `/lore_access/followed_refs/${i}`));
+  receipts.trace.forEach((t, i) => check(t.source_ref, `/lore_access/research_trace/${i}/source_ref`));
+  return out;
+}
+
 /** Everything {@link decideReview} weighs. */
 interface ReviewInputs {
   outputFailures: ValidationIssue[];
+  /** Receipt refs naming the packet's omitted refs (absent: none). */
+  hiddenConsulted?: HiddenRefConsulted[];
   receipts: LoreReceipts;
   trace: TraceVerificationReport | null;
   unconsulted: string[];
@@ -375,6 +408,7 @@ export function decideReview(r: ReviewInputs): { status: 'draft' | 'accepted_as_
   // second failure; every other failed runner_captured entry (vault or ledger check) is trace_not_verified.
   const notBackedOnly = (d: string) => d === 'unbacked' && !r.receipts.ledgerBacked;
   if (r.trace && r.trace.entries.some((e) => e.origin === 'runner_captured' && e.disposition !== 'verified' && !notBackedOnly(e.disposition))) labels.add('trace_not_verified');
+  if ((r.hiddenConsulted ?? []).length > 0) labels.add('hidden_ref_consulted');
   if (r.unconsulted.length > 0) labels.add('seed_not_consulted');
   if (r.claims.claimed_not_read.length > 0) labels.add('claimed_not_read');
   if (r.claims.unbacked_runner_claims.length > 0) labels.add('responder_claims_runner_captured');
@@ -401,6 +435,8 @@ function reviewNotes(input: AssembleCaptureInput, packetSha: string, rawSha: str
     const t = r.trace;
     notes.push(`lore_access.research_trace: ${count(t.runner_captured.checked, 'runner_captured entry', 'runner_captured entries')} checked against ${r.index.namespace} snapshot ${short(t.snapshot.current)}${t.snapshot.drift ? ` (recorded ${short(t.snapshot.recorded)}: DRIFT)` : ''}, ${t.runner_captured.failed} failed (${Object.entries(t.totals).map(([k, v]) => `${k} ${v}`).join(', ')}).`);
   }
+  const hiddenRefs = r.hiddenConsulted ?? [];
+  if (hiddenRefs.length > 0) notes.push(`The receipts name the packet's own omitted refs (hidden_context_audit.omitted_context_refs), whatever their policy_receipt says: ${hiddenRefs.map((h) => `${h.ref} at ${h.pointer}`).join(', ')}.`);
   const seeds = (input.packet as ResponderPacket).lore_access.traversal_policy?.required_seed_refs;
   if (rc.kind !== 'none' && seeds) notes.push(r.unconsulted.length === 0 ? `Required seeds: all ${seeds.length} read.` : `Required seeds never read: ${r.unconsulted.join(', ')}.`);
   if (r.claims.claimed_not_read.length) notes.push(`The responder claims refs the receipts never show read: ${r.claims.claimed_not_read.join(', ')}.`);
@@ -417,6 +453,7 @@ function reviewNotes(input: AssembleCaptureInput, packetSha: string, rawSha: str
 /** Findings for the caller (the CLI prints them; a test asserts them). */
 function captureFindings(r: ReviewInputs, file: string): Finding[] {
   const out: Finding[] = [];
+  for (const h of r.hiddenConsulted ?? []) out.push({ code: 'hidden_ref_consulted', severity: 'error', message: `${h.ref} names the packet's omitted ref ${h.hidden} (hidden_context_audit.omitted_context_refs): the receipts consulted hidden lore`, path: file, pointer: h.pointer });
   for (const s of r.unconsulted) out.push({ code: 'seed_not_consulted', severity: 'error', message: `required seed ${s} was never read according to the receipts`, path: file });
   if (r.claims.claimed_not_read.length) out.push({ code: 'claimed_not_read', severity: 'warning', message: `the responder claims refs the receipts never show read: ${r.claims.claimed_not_read.join(', ')}`, path: file, pointer: '/parsed_output' });
   for (const p of r.claims.unbacked_runner_claims) out.push({ code: 'responder_claims_runner_captured', severity: 'warning', message: `${p} says origin runner_captured but matches no receipt entry verbatim`, path: file, pointer: p });
@@ -424,10 +461,15 @@ function captureFindings(r: ReviewInputs, file: string): Finding[] {
   return out;
 }
 
-/** Split the capture's validation errors: those caused by the responder output, and the rest (an assembly bug). */
+/**
+ * Split the capture's validation errors: those caused by the responder output, those the receipts cause and
+ * the review already labels (`capture.hidden_ref_consulted` ↔ `hidden_ref_consulted`: the capture is written
+ * as an invalid draft), and the rest (an assembly bug).
+ */
 function splitValidation(errors: ValidationIssue[]): { output: ValidationIssue[]; other: ValidationIssue[] } {
   const fromOutput = (e: ValidationIssue) => e.pointer.startsWith('/parsed_output') || e.pointer === '/raw_output' || e.rule === 'capture.agent_mismatch';
-  return { output: errors.filter(fromOutput), other: errors.filter((e) => !fromOutput(e)) };
+  const fromReceipts = (e: ValidationIssue) => e.rule === 'capture.hidden_ref_consulted';
+  return { output: errors.filter(fromOutput), other: errors.filter((e) => !fromOutput(e) && !fromReceipts(e)) };
 }
 
 /**
@@ -497,7 +539,7 @@ export async function assembleCapture(input: AssembleCaptureInput): Promise<Asse
     const what = outputFailures.length === 1 ? `${first.pointer}: ${first.message}` : `${outputFailures.length} contract failures, the first at ${first.pointer}: ${first.message}`;
     throw new LoretraceError('invalid_raw_output', `${input.rawOutputFile ?? 'the raw output'} breaks the output contract of ${input.packetRef}: ${what}; nothing written (pass --allow-invalid to write a draft capture with a failure label)`, { file: input.rawOutputFile ?? '', pointer: outputFailures[0]!.pointer, expected: 'the JSON object output_contract asks for', data: { errors: outputFailures } });
   }
-  const reviewIn: ReviewInputs = { outputFailures, receipts, trace, unconsulted, claims, leakage: leakage.audit };
+  const reviewIn: ReviewInputs = { outputFailures, hiddenConsulted: consultedHiddenRefs(packet, receipts), receipts, trace, unconsulted, claims, leakage: leakage.audit };
   const { status, labels } = decideReview(reviewIn);
   const notes = reviewNotes(input, packetSha, rawSha, { ...reviewIn, summaryFrom: from, status, labels, index: input.index });
   const capture = captureWith(status, labels, notes);
