@@ -1,5 +1,6 @@
 /**
- * The stdio MCP server always answers (src/server/stdio-lines.ts): a line that is not JSON → -32700, params
+ * The stdio MCP server always answers (src/server/stdio-lines.ts): a line that is not JSON, not UTF-8 or has a
+ * key twice in one object → -32700, params
  * that are not an object or a string `arguments` → -32602 with a one-line message, an unknown method → -32601,
  * a batch or a message without "jsonrpc":"2.0" → -32600, an oversized frame → -32600 with the id read from its
  * head — each answered within a bounded time, recorded in the ledger as one refused call, and the server keeps
@@ -73,7 +74,9 @@ function exchange(frame: string | Buffer, test: (m: any) => boolean): Promise<an
 
 const CASES: { name: string; frame: string | Buffer; id: string | number | null; code: number; message: string; tool: string; reason: string }[] = [
   { name: 'a line that is not JSON', frame: 'hello, server', id: null, code: -32700, message: 'parse error: the line is not UTF-8 JSON (13 bytes, starting "hello, server")', tool: '(jsonrpc)', reason: 'parse_error' },
-  { name: 'a line of invalid UTF-8', frame: Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]), id: null, code: -32700, message: 'parse error: the line is not UTF-8 JSON (5 bytes, starting "{\\"\uFFFD\\"}")', tool: '(jsonrpc)', reason: 'parse_error' },
+  { name: 'a line of invalid UTF-8', frame: Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]), id: null, code: -32700, message: 'parse error: the line is not UTF-8: invalid byte 0xff at byte offset 2 (5 bytes)', tool: '(jsonrpc)', reason: 'parse_error' },
+  { name: 'a key twice in one object', frame: '{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"lore_read","arguments":{"ref":"A.md","ref":"B.md"}}}', id: null, code: -32700, message: 'parse error: the line has the key "/params/arguments/ref" twice (at line 1, column 90 and line 1, column 103); JSON readers keep only the last value; expected each key once per object (117 bytes)', tool: '(jsonrpc)', reason: 'parse_error' },
+  { name: 'a repeated id', frame: '{"jsonrpc":"2.0","id":11,"id":12,"method":"ping"}', id: null, code: -32700, message: 'parse error: the line has the key "/id" twice (at line 1, column 18 and line 1, column 26); JSON readers keep only the last value; expected each key once per object (49 bytes)', tool: '(jsonrpc)', reason: 'parse_error' },
   { name: 'params as an array', frame: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: ['lore_read', { ref: R.truth }] }), id: 2, code: -32602, message: 'invalid params: "params" of "tools/call" must be an object, not an array', tool: 'tools/call', reason: 'invalid_params' },
   { name: 'arguments as a string', frame: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'lore_read', arguments: JSON.stringify({ ref: R.truth }) } }), id: 3, code: -32602, message: 'invalid params: "arguments" of tools/call must be an object, not a string', tool: 'tools/call', reason: 'invalid_params' },
   { name: 'a tool name that is not a string', frame: JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: ['lore_read'] } }), id: 4, code: -32602, message: 'invalid params: tools/call needs "name", a string (the tool to call)', tool: 'tools/call', reason: 'invalid_params' },

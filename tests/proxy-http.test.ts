@@ -42,7 +42,7 @@ interface Reply {
 }
 
 /** One HTTP request on loopback with full control of the headers. */
-function send(url: string, method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<Reply> {
+function send(url: string, method: string, path: string, body?: string | Buffer, headers: Record<string, string> = {}): Promise<Reply> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
     const req = request({ host: u.hostname, port: u.port, method, path, headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers }, agent: false }, (res) => {
@@ -167,12 +167,35 @@ describe('startHttpServer', () => {
     expect((await tool(url, 'research_status', {}, { origin: `http://127.0.0.1:${port}` })).status).toBe(200);
     expect((await send(url, 'GET', '/tools/lore_read')).status).toBe(405);
     expect((await send(url, 'POST', '/tools/lore_read', 'ref=x', { 'content-type': 'text/plain' })).status).toBe(415);
-    expect((await send(url, 'POST', '/tools/lore_read', '{"ref":')).body.error).toEqual({ code: 'bad_request', message: 'the request body is not JSON' });
+    expect((await send(url, 'POST', '/tools/lore_read', '{"ref":')).body.error).toEqual({ code: 'bad_request', message: 'the request body is not JSON: unexpected end of input at line 1, column 8' });
     const big = await tool(url, 'lore_search', { query: 'x'.repeat(1024 * 1024) });
     expect(big).toMatchObject({ status: 413, body: { error: { code: 'bad_request', message: 'the request body is larger than 1024 bytes' } } });
     expect((await send(url, 'GET', `/tools/${'a'.repeat(3000)}`)).status).toBe(414);
     const reasons = readLedger(join(tmp.dir, 'http.jsonl')).slice(1).filter((r) => r.kind !== 'TOOL_CALL').map((r) => (r.outcome!.status === 'refused' ? (r.outcome as any).reason : 'ok'));
     expect(reasons).toEqual(['bad_host', 'ok', 'bad_origin', 'ok', 'method_not_allowed', 'unsupported_media_type', 'bad_json', 'body_too_large', 'url_too_long']);
+  });
+
+  it('refuses a body with a key twice, invalid UTF-8 or another charset (400 bad_json / 415), on /tools and /mcp, and records each', async () => {
+    const url = await serve();
+    const twice = await send(url, 'POST', '/tools/lore_read', `{"ref":"${R.territories}","ref":"${R.truth}"}`);
+    const dupMessage = 'the request body has the key "/ref" twice (at line 1, column 2 and line 1, column 55); JSON readers keep only the last value; expected each key once per object';
+    expect(twice).toMatchObject({ status: 400, body: { error: { code: 'bad_request', message: dupMessage } } });
+    // 0xff inside the ref string: refused, never read as "Territories\uFFFD.md".
+    const notUtf8 = await send(url, 'POST', '/tools/lore_read', Buffer.concat([Buffer.from('{"ref":"FixtureLore:World/Pre-Elysium/Territories'), Buffer.from([0xff]), Buffer.from('.md"}')]));
+    expect(notUtf8).toMatchObject({ status: 400, body: { error: { code: 'bad_request', message: 'the request body is not UTF-8: invalid byte 0xff at byte offset 49' } } });
+    const latin1 = await send(url, 'POST', '/tools/lore_read', `{"ref":"${R.territories}"}`, { 'content-type': 'application/json; charset=latin1' });
+    expect(latin1).toMatchObject({ status: 415, body: { error: { code: 'bad_request', message: 'the body must be UTF-8 JSON (got charset "latin1")' } } });
+    const mcp = await send(url, 'POST', '/mcp', '{"jsonrpc":"2.0","id":1,"id":2,"method":"initialize","params":{}}', { accept: 'application/json, text/event-stream' });
+    expect(mcp).toMatchObject({ status: 400, body: { jsonrpc: '2.0', id: null, error: { code: -32000, data: { code: 'bad_request', message: 'the request body has the key "/id" twice (at line 1, column 18 and line 1, column 25); JSON readers keep only the last value; expected each key once per object' } } } });
+    const ok = await send(url, 'POST', '/tools/lore_read', `{"ref":"${R.territories}#chunk1"}`, { 'content-type': 'application/json; charset=UTF-8' });
+    expect(ok.status).toBe(200);
+    // The outcome records (a TOOL_CALL record, where the ledger writes one, carries no outcome).
+    const recs = readLedger(join(tmp.dir, 'http.jsonl')).slice(1).filter((r) => r.outcome !== undefined);
+    expect(recs.map((r) => [r.tool, r.kind, (r.outcome as any).reason ?? null])).toEqual([
+      ['lore_read', 'TOOL_REFUSED', 'bad_json'], ['lore_read', 'TOOL_REFUSED', 'bad_json'], ['lore_read', 'TOOL_REFUSED', 'unsupported_media_type'],
+      ['mcp', 'TOOL_REFUSED', 'bad_json'], ['lore_read', 'TOOL_RESULT', null],
+    ]);
+    expect((recs[0]!.outcome as any).message).toBe(dupMessage);
   });
 
   it('refuses arguments nested 8,000 levels deep with 400 bad_request, records one bounded TOOL_REFUSED and keeps serving', async () => {

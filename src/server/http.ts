@@ -17,8 +17,9 @@
  *   bind also `localhost`/`127.0.0.1`/`[::1]`; on a wildcard bind `0.0.0.0`/`::` the address of any local
  *   interface or `localhost`; see {@link acceptedHostNames}) or one of `allowedHosts`; an `Origin` header,
  *   when present, must be `http://<accepted host>`.
- * - Size limits: request target ≤ `max_url_chars` (414), JSON body ≤ `max_body_bytes` (413, parsed by
- *   express's body parser with that limit), headers ≤ Node's default 16 KiB.
+ * - Size limits: request target ≤ `max_url_chars` (414), JSON body ≤ `max_body_bytes` (413, collected by
+ *   express's raw body reader with that limit), headers ≤ Node's default 16 KiB. The body is read with the
+ *   project's strict JSON reader: invalid UTF-8 and duplicate keys are refused `400` (reason `bad_json`).
  * - Every tool response carries the header `Loretrace-Ledger-Seq: <seq>` (its ledger record, on disk
  *   before the response is sent).
  * - Every request to `/tools/…` and `/mcp` — including those refused here before reaching a tool (bad Host,
@@ -35,6 +36,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { LoretraceError } from '../errors.js';
 import { createMcpServer } from './mcp.js';
+import { readClientJson } from './strict-json.js';
 import type { ProxySession } from '../proxy/session.js';
 import { REFUSAL_HTTP_STATUS } from '../proxy/refusals.js';
 import type { RefusalCode } from '../proxy/refusals.js';
@@ -255,7 +257,7 @@ function createHttpApp(session: ProxySession, config: { allowedHosts: Set<string
     next();
   });
 
-  app.post('/tools/{*name}', express.json({ limit: limits.max_body_bytes, strict: false, type: 'application/json' }), async (req, res) => {
+  app.post('/tools/{*name}', ...strictJsonBody(limits.max_body_bytes, refuse), async (req, res) => {
     const tool = toolOf(req.path) ?? '';
     try {
       const r = await session.call(tool, req.body ?? {}, 'http');
@@ -277,7 +279,7 @@ function createHttpApp(session: ProxySession, config: { allowedHosts: Set<string
     res.status(404).json({ error: { code: 'bad_request', message: `no route ${req.method} ${req.path.slice(0, 100)}; use POST /tools/<tool name>, the MCP endpoint ${MCP_HTTP_PATH} or GET /health` } });
   });
 
-  // Body-parser failures (too large, malformed JSON, bad charset) and anything else thrown.
+  // Body-reader failures (too large, bad encoding) and anything else thrown; bad JSON is refused by strictJsonBody.
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const e = err as { type?: string; status?: number; message?: string };
     if (e.type === 'entity.too.large') {
@@ -295,6 +297,50 @@ function createHttpApp(session: ProxySession, config: { allowedHosts: Set<string
 
 /** How {@link mountMcp} refuses a request before the MCP server sees it (recorded, see `refuse` above). */
 type Refuser = (req: Request, res: Response, status: number, code: RefusalCode, reason: string, message: string) => Promise<void>;
+
+/** The `charset` parameter of a Content-Type header, lower-cased, or null when it has none. */
+function charsetOf(contentType: string | undefined): string | null {
+  const m = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType ?? '');
+  return m ? m[1]!.toLowerCase() : null;
+}
+
+/**
+ * The JSON body of a `/tools/…` or `/mcp` request, read strictly: express's raw reader collects the bytes (at
+ * most `maxBytes`: `413` beyond, as before), then {@link readClientJson} decodes them — the project's strict
+ * JSON reader, so invalid UTF-8 is refused instead of turned into U+FFFD and a key repeated in one object is
+ * refused instead of silently keeping the last value (`400`, ledger reason `bad_json`, the message naming the
+ * byte offset, the line and column, or the repeated key's pointer). A charset other than UTF-8 is `415`
+ * (RFC 8259 §8.1: JSON exchanged between systems is UTF-8). An empty body is `{}` and a request without a
+ * body (a GET) keeps `req.body` undefined, as express's JSON reader did.
+ */
+function strictJsonBody(maxBytes: number, refuse: Refuser): express.RequestHandler[] {
+  const collect = express.raw({ limit: maxBytes, type: 'application/json' });
+  const decode: express.RequestHandler = (req, res, next) => {
+    if (!Buffer.isBuffer(req.body)) {
+      req.body = undefined;
+      next();
+      return;
+    }
+    const charset = charsetOf(req.headers['content-type']);
+    if (charset !== null && charset !== 'utf-8' && charset !== 'utf8') {
+      void refuse(req, res, 415, 'bad_request', 'unsupported_media_type', `the body must be UTF-8 JSON (got charset ${JSON.stringify(charset.slice(0, 40))})`);
+      return;
+    }
+    if (req.body.length === 0) {
+      req.body = {};
+      next();
+      return;
+    }
+    const read = readClientJson(req.body, 'the request body');
+    if (!read.ok) {
+      void refuse(req, res, 400, 'bad_request', 'bad_json', read.message);
+      return;
+    }
+    req.body = read.value;
+    next();
+  };
+  return [collect, decode];
+}
 
 /**
  * Mount MCP's Streamable HTTP transport at {@link MCP_HTTP_PATH} (the pattern of the SDK's own examples):
@@ -324,7 +370,7 @@ function mountMcp(app: express.Express, session: ProxySession, refuse: Refuser):
     next();
   });
 
-  app.all(MCP_HTTP_PATH, express.json({ limit: limits.max_body_bytes, strict: false, type: 'application/json' }), async (req, res) => {
+  app.all(MCP_HTTP_PATH, ...strictJsonBody(limits.max_body_bytes, refuse), async (req, res) => {
     const id = req.headers['mcp-session-id'];
     const sessionId = Array.isArray(id) ? id[0] : id;
     let transport = sessionId === undefined ? undefined : transports.get(sessionId);

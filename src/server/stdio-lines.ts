@@ -7,7 +7,8 @@
  * - passed to the MCP server (a well-formed message it can answer);
  * - an error answer written here, and the rejection handed to `onRejected` (the server records it in the
  *   ledger before the answer is written):
- *   - `-32700` parse error — the line is not UTF-8 JSON (id `null`: none can be read);
+ *   - `-32700` parse error — the line is not UTF-8 JSON, or an object of it has a key twice (the project's
+ *     strict JSON reader, src/server/strict-json.ts; id `null`: none can be read, or none can be trusted);
  *   - `-32600` invalid request — JSON, but not a JSON-RPC 2.0 message (a batch array, no `"jsonrpc":"2.0"`,
  *     a bad id), or a frame over `maxFrameBytes` (its bytes are skipped up to the next newline, never
  *     buffered; the id is read from the frame's first 4 KiB when it can be, so the caller's request settles);
@@ -24,6 +25,7 @@ import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from '../proxy/limits.js';
 import { shownInput } from '../proxy/refusals.js';
+import { readClientJson } from './strict-json.js';
 
 /** JSON-RPC error codes used here (JSON-RPC 2.0 §5.1). */
 export const JSONRPC_PARSE_ERROR = -32700;
@@ -172,13 +174,15 @@ export class LineStdioTransport implements Transport {
     const frame = raw.length > 0 && raw[raw.length - 1] === 0x0d ? raw.subarray(0, raw.length - 1) : raw;
     if (frame.length === 0 || /^\s*$/.test(frame.toString('latin1'))) return;
     const bytes = frame.length;
-    let value: unknown;
-    try {
-      value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(frame));
-    } catch {
-      this.reject({ reason: 'parse_error', code: JSONRPC_PARSE_ERROR, id: null, method: null, bytes, message: `parse error: the line is not UTF-8 JSON (${bytes} bytes, starting ${shownInput(frame.subarray(0, 256).toString('utf8'), 32)})`, params: { $omitted: 'frame', bytes } });
+    const read = readClientJson(frame, 'the line');
+    if (!read.ok) {
+      // A repeated key parses, but JSON.parse would keep only its last value: refused like bytes that do not parse.
+      const message = read.problem !== 'bad_json' ? `parse error: ${read.message} (${bytes} bytes)`
+        : `parse error: the line is not UTF-8 JSON (${bytes} bytes, starting ${shownInput(frame.subarray(0, 256).toString('utf8'), 32)})`;
+      this.reject({ reason: 'parse_error', code: JSONRPC_PARSE_ERROR, id: null, method: null, bytes, message, params: { $omitted: 'frame', bytes } });
       return;
     }
+    const value = read.value;
     const problem = this.requestProblem(value, bytes);
     if (problem) {
       this.reject(problem);
