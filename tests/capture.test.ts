@@ -5,8 +5,9 @@
  * an unclosed ledger, a swapped packet, the automated leakage pass, and `capture check` over many files.
  * Every capture is also validated with Ghostlight's original schema when ../shared is present.
  */
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -454,6 +455,32 @@ describe('loretrace capture check (many files, one report)', () => {
     expect(r.out.split('\n').filter((l) => l.startsWith('bad.capture.json') || l.startsWith('mara.capture.json'))).toEqual(['bad.capture.json: FAILED (draft: review_status draft, failure_label raw_output_not_json)', 'mara.capture.json: ok']);
     const j = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'bad.capture.json', 'mara.capture.json', '--json']);
     expect(JSON.parse(j.out).captures.map((c: { draft: string[] }) => c.draft)).toEqual([['review_status draft', 'failure_label raw_output_not_json'], []]);
+  });
+});
+
+describe('loretrace capture check on FIFOs (refused on the open handle, never blocking)', () => {
+  it('reports a capture, a lock and a locked ledger that are FIFOs as coded failures of their capture, and checks the rest', async () => {
+    const dir = join(tmp.dir, 'fifo');
+    mkdirSync(dir);
+    for (const f of ['ilse.capture.json', 'ilse.capture.lock.json', 'ilse.packet.json', 'ilse.raw.json']) copyFileSync(join(tmp.dir, f), join(dir, f));
+    copyFileSync(join(tmp.dir, 'mara.capture.json'), join(dir, 'lonely.capture.json'));
+    execFileSync('mkfifo', [join(dir, 'ilse.jsonl')]);
+    execFileSync('mkfifo', [join(dir, 'pipe.capture.json')]);
+    execFileSync('mkfifo', [join(dir, 'lonely.capture.lock.json')]);
+    const r = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'fifo/pipe.capture.json', 'fifo/lonely.capture.json', 'fifo/ilse.capture.json', '--json']);
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.out);
+    expect(report.captures.map((c: { file: string; ok: boolean; error: string | null; error_code: string | null }) => [c.file, c.ok, c.error, c.error_code])).toEqual([
+      ['fifo/pipe.capture.json', false, 'cannot read fifo/pipe.capture.json: not a regular file', 'file_not_found'],
+      ['fifo/lonely.capture.json', false, 'cannot read fifo/lonely.capture.lock.json: not a regular file', 'file_not_found'],
+      ['fifo/ilse.capture.json', false, null, null],
+    ]);
+    const ilse = report.captures[2];
+    expect(ilse.lock.files.find((f: { path: string }) => f.path === 'ilse.jsonl')).toMatchObject({ disposition: 'changed', actual_sha256: null, detail: 'ilse.jsonl is not a regular file (a FIFO, device or folder now stands where the input was): it was not read' });
+    expect(report.totals).toEqual({ captures: 3, ok: 0, failed: 3, invalid: 0, trace_failed: 1, lock_drift: 1, unreadable: 1 });
+    const text = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'fifo/pipe.capture.json']);
+    expect(text.out.split('\n').slice(0, 2)).toEqual(['fifo/pipe.capture.json: FAILED', '  error: cannot read fifo/pipe.capture.json: not a regular file [file_not_found]']);
+    rmSync(dir, { recursive: true });
   });
 });
 

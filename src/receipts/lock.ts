@@ -14,7 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
-import { open, readFile, readdir } from 'node:fs/promises';
+import { open, readdir } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { LoretraceError } from '../errors.js';
 import { outputSchema } from '../contracts/schemas.js';
@@ -251,7 +251,8 @@ export async function verifyLock(text: string, file: string, options: { currentS
 /**
  * Absolute paths of every file listed by the loretrace locks (`*.lock.json` with our schema_version) in
  * `folder`, mapped to the lock that lists them, plus the locks themselves. A `*.lock.json` that is not JSON or
- * not ours is not a loretrace lock and is skipped. An unreadable folder lists nothing.
+ * not ours is not a loretrace lock and is skipped, and so is one that is not a regular file (a FIFO, device or
+ * folder: never read). An unreadable folder lists nothing.
  */
 export async function lockedPaths(folder: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
@@ -263,9 +264,13 @@ export async function lockedPaths(folder: string): Promise<Map<string, string>> 
   }
   for (const name of names.filter((n) => n.endsWith('.lock.json')).sort()) {
     const abs = join(folder, name);
+    // Read on a non-blocking handle after fstat: a FIFO or device named *.lock.json is not a lock (a plain
+    // readFile of a FIFO would block the writing command forever).
+    const bytes = await readListedFile(abs);
+    if (bytes === null || bytes === 'not_regular') continue;
     let doc: unknown;
     try {
-      doc = JSON.parse(await readFile(abs, 'utf8'));
+      doc = JSON.parse(bytes.toString('utf8'));
     } catch {
       continue;
     }
@@ -299,9 +304,12 @@ export async function findLockFor(file: string, cwd: string = process.cwd()): Pr
   if (names.includes(own)) return join(dirname(file), own);
   for (const name of names) {
     if (name === basename(abs)) continue;
+    // A FIFO or device named *.lock.json is passed over unread (a plain readFile of a FIFO blocks forever).
+    const bytes = await readListedFile(join(folder, name));
+    if (bytes === null || bytes === 'not_regular') continue;
     let doc: Partial<LockDocument> | null;
     try {
-      doc = JSON.parse(await readFile(join(folder, name), 'utf8')) as Partial<LockDocument> | null;
+      doc = JSON.parse(bytes.toString('utf8')) as Partial<LockDocument> | null;
     } catch {
       continue;
     }

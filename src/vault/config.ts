@@ -3,8 +3,8 @@
  * Loaded, validated against a JSON Schema 2020-12 (ajv), and returned as a {@link VaultConfig}.
  * Every field is optional; the defaults are listed in docs/INDEX.md ("Configuration").
  */
-import { readFile } from 'node:fs/promises';
-import { duplicateKeyError } from '../contracts/json-input.js';
+import { stat } from 'node:fs/promises';
+import { duplicateKeyError, readInputBytes } from '../contracts/json-input.js';
 import { isAbsolute, join, resolve } from 'node:path';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { ErrorObject } from 'ajv';
@@ -98,16 +98,22 @@ export async function loadVaultConfig(vaultRoot: string, options: LoadVaultConfi
   const file = explicit
     ? (isAbsolute(options.configPath!) ? options.configPath! : resolve(options.cwd ?? process.cwd(), options.configPath!))
     : join(vaultRoot, CONFIG_FILE_NAME);
-  let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    await stat(file);
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
       if (!explicit) return { config: {}, file: null };
       throw new LoretraceError('config_not_found', `config file not found: ${file}`, { file, expected: 'an existing JSON file' }, 2);
     }
-    throw new LoretraceError('bad_config', `cannot read config file ${file}: ${(e as Error).message}`, { file }, 2);
+  }
+  let text: string;
+  try {
+    // The checked input reader: a FIFO or device named loretrace.config.json is refused on the open handle
+    // (a plain read would block indexing forever); a config over the input cap is not read.
+    text = (await readInputBytes(file, file)).toString('utf8');
+  } catch (e) {
+    const why = (e as Error).message.replace(/^cannot read [^:]*: /, '');
+    throw new LoretraceError('bad_config', `cannot read config file ${file}: ${why}`, { file }, 2);
   }
   return { config: parseVaultConfig(text, file), file };
 }

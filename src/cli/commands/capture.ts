@@ -14,10 +14,9 @@
  * `<name>.lock.json`, else the lock of its folder that lists it as an output); one report, totals
  * with zeros, exit 1 when any capture fails.
  */
-import { readFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { LoretraceError } from '../../errors.js';
+import { LoretraceError, isLoretraceError } from '../../errors.js';
 import { assembleCapture } from '../../receipts/capture.js';
 import type { AssembleCaptureResult, CaptureLoreSource } from '../../receipts/capture.js';
 import { LEAKAGE_FLAGS } from '../../receipts/leakage.js';
@@ -31,7 +30,7 @@ import type { ValidationReport } from '../../contracts/types.js';
 import type { VaultIndex } from '../../types.js';
 import type { CliContext } from '../context.js';
 import { action, plural, printJson } from '../context.js';
-import { addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
+import { MAX_LEDGER_BYTES, addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
 import { documentText, expandInputs, guardOutputs, lockTarget, readInputBytes, writeAllAtomic } from '../outputs.js';
 import type { OutputTarget } from '../outputs.js';
 import { reportWithErrors, shownPath } from './retrieve.js';
@@ -153,6 +152,12 @@ export interface CaptureCheck {
   lock: LockVerificationReport | null;
   /** Why the file could not be checked at all (not JSON, not readable); null otherwise. */
   error: string | null;
+  /**
+   * The code of {@link error}: `file_not_found` (missing, a folder, or a FIFO, device or socket — refused on
+   * the open handle, never read), `input_too_large`, `not_utf8`, `bad_json`, `duplicate_key`, `bad_lock`, …;
+   * null when there is no error (or for an error without a code).
+   */
+  error_code: string | null;
   ok: boolean;
   /**
    * Why the capture is a draft, not ready for the next role (empty when it is not): its
@@ -192,7 +197,9 @@ interface LockedReceipts {
  */
 async function lockedLedger(ctx: CliContext, lockFile: string, doc: unknown): Promise<LockedReceipts> {
   try {
-    const lock = JSON.parse(await readFile(resolve(ctx.cwd, lockFile), 'utf8')) as { ledger?: { path?: unknown; head?: unknown } | null; policy_receipt?: unknown; files?: { path?: unknown; sha256?: unknown; role?: unknown }[] };
+    // Through the CLI's one input reader: a lock or ledger that is now a FIFO or device is refused on the open
+    // handle, never read (a plain readFile would block on a FIFO forever); `lock verify` below reports it.
+    const lock = JSON.parse(await readInputText(ctx, lockFile, 'JSON lock')) as { ledger?: { path?: unknown; head?: unknown } | null; policy_receipt?: unknown; files?: { path?: unknown; sha256?: unknown; role?: unknown }[] };
     const out: LockedReceipts = { ledgers: [], pins: [] };
     if (Array.isArray(lock.policy_receipt)) out.policyReceipt = { pointer: `lock ${lockFile} /policy_receipt`, value: lock.policy_receipt };
     const d = doc as { capture_id?: unknown; packet_ref?: unknown };
@@ -205,10 +212,15 @@ async function lockedLedger(ctx: CliContext, lockFile: string, doc: unknown): Pr
     if (typeof rel !== 'string') return out;
     const abs = resolve(dirname(resolve(ctx.cwd, lockFile)), rel);
     const head = lock.ledger?.head;
-    return { ...out, ledgers: [{ file: abs, text: await readFile(abs, 'utf8') }], pins: typeof head === 'string' ? [{ head, source: `lock ${lockFile}` }] : [] };
+    return { ...out, ledgers: [{ file: abs, text: await readInputText(ctx, abs, 'ledger (JSONL)', MAX_LEDGER_BYTES) }], pins: typeof head === 'string' ? [{ head, source: `lock ${lockFile}` }] : [] };
   } catch {
     return { ledgers: [], pins: [] };
   }
+}
+
+/** The code of a LoretraceError, else null. */
+function codeOf(e: unknown): string | null {
+  return isLoretraceError(e) ? e.code : null;
 }
 
 /** Check one capture file (see the file comment). Unreadable or non-JSON files are reported, not thrown. */
@@ -217,19 +229,21 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex): Promi
   try {
     doc = parseJsonDocument(await readInputText(ctx, file, 'JSON capture'), file);
   } catch (e) {
-    return { file, validation: null, trace: null, lock: null, error: (e as Error).message, ok: false, draft: [] };
+    return { file, validation: null, trace: null, lock: null, error: (e as Error).message, error_code: codeOf(e), ok: false, draft: [] };
   }
   const validation = validateCapture(doc, { file });
   const d = doc as { lore_access?: { research_trace?: unknown[] }; parsed_output?: { research_trace?: unknown[] } };
   const entries = (Array.isArray(d?.lore_access?.research_trace) ? d.lore_access.research_trace.length : 0) + (Array.isArray(d?.parsed_output?.research_trace) ? d.parsed_output.research_trace.length : 0);
   let trace: TraceVerificationReport | null = null;
   let error: string | null = null;
+  let errorCode: string | null = null;
   const lockFile = await findLockFor(file, ctx.cwd);
   if (entries > 0) {
     try {
       trace = await verifyTrace(index, doc, { file, ...(lockFile === null ? {} : await lockedLedger(ctx, lockFile, doc)) });
     } catch (e) {
       error = (e as Error).message;
+      errorCode = codeOf(e);
     }
   }
   let lock: LockVerificationReport | null = null;
@@ -237,11 +251,14 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex): Promi
     try {
       lock = await verifyLock(await readInputText(ctx, lockFile, 'JSON lock'), lockFile, { currentSnapshot: index.snapshot_id, cwd: ctx.cwd });
     } catch (e) {
-      error ??= (e as Error).message;
+      if (error === null) {
+        error = (e as Error).message;
+        errorCode = codeOf(e);
+      }
     }
   }
   const ok = error === null && validation.valid && (trace === null || trace.ok) && (lock === null || lock.ok);
-  return { file, validation, trace, lock, error, ok, draft: draftReasons(doc, trace) };
+  return { file, validation, trace, lock, error, error_code: errorCode, ok, draft: draftReasons(doc, trace) };
 }
 
 /** The human form of a `capture check` report. */
@@ -249,7 +266,7 @@ function renderChecks(checks: CaptureCheck[], totals: Record<string, number>): s
   const out: string[] = [];
   for (const c of checks) {
     out.push(`${c.file}: ${c.ok ? 'ok' : 'FAILED'}${c.draft.length > 0 ? ` (draft: ${c.draft.join(', ')})` : ''}`);
-    if (c.error) out.push(`  error: ${c.error}`);
+    if (c.error) out.push(`  error: ${c.error}${c.error_code ? ` [${c.error_code}]` : ''}`);
     if (c.validation) {
       out.push(`  validation: ${c.validation.valid ? 'valid' : `invalid (${plural(c.validation.errors.length, 'error')})`}`);
       for (const e of c.validation.errors) out.push(`    ${e.pointer || '/'} [${e.rule}] ${e.message}`);

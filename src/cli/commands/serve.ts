@@ -15,7 +15,6 @@
  * - `--signing-key <file>` (or `LORETRACE_SIGNING_KEY`): the runner key that signs the ledger's
  *   `SESSION_CLOSED` record (src/cli/keys.ts, docs/RECEIPTS.md "Authorship"); read before anything starts.
  */
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { LoretraceError } from '../../errors.js';
@@ -27,6 +26,9 @@ import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
 import { addVaultOptions, inputCap, readInputText, vaultIndexOptions, type VaultCliOptions } from '../vault-options.js';
 import { addSigningKeyOption, signerFromOptions } from '../keys.js';
+
+/** Largest `--token-file` read, in bytes (a bearer token is a line, not a document). */
+const TOKEN_FILE_MAX_BYTES = 4096;
 
 interface ServeOptions extends VaultCliOptions {
   packet: string;
@@ -84,11 +86,10 @@ export function register(program: Command, ctx: CliContext): void {
         const target = opts.http !== undefined ? parseHostPort(opts.http) : null;
         let token: string | undefined;
         if (opts.tokenFile !== undefined) {
-          try {
-            token = readFileSync(resolve(ctx.cwd, opts.tokenFile), 'utf8').trim();
-          } catch (e) {
-            throw new LoretraceError('usage', `cannot read --token-file ${opts.tokenFile}: ${(e as Error).message}`, { file: opts.tokenFile }, 2);
-          }
+          // The CLI's one input reader: a regular file only (a FIFO would block the start forever), at most 4 KiB.
+          token = (await readInputText(ctx, opts.tokenFile, 'bearer token', TOKEN_FILE_MAX_BYTES).catch((e: unknown) => {
+            throw new LoretraceError('usage', `cannot read --token-file ${opts.tokenFile}: ${(e as Error).message.replace(/^cannot read [^:]*: /, '')}`, { file: opts.tokenFile }, 2);
+          })).trim();
         } else if (ctx.env.LORETRACE_PROXY_TOKEN) {
           token = ctx.env.LORETRACE_PROXY_TOKEN;
         }
