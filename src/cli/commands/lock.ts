@@ -4,17 +4,40 @@
  * Thin shell over `verifyLock` (src/receipts/lock.ts): for every lock (folders are searched for
  * `*.lock.json`), re-hash each listed file and, with `--lore`, compare the vault's snapshot with the one the
  * lock recorded. One report: per lock its file dispositions (`unchanged`, `changed`, `missing`) and snapshot
- * disposition, then totals over every lock, zeros included (seed 003). Exit 0 when nothing drifted, 1 when any
- * file changed or is missing or the snapshot changed, 2 on usage errors (unreadable or non-JSON lock).
+ * disposition, then totals over every lock, zeros included (seed 003). A lock that cannot be verified (unreadable,
+ * not JSON, not a loretrace lock: `bad_lock`) is that one lock's failure, counted in `unreadable`; the other
+ * locks are still verified. Exit 0 when nothing drifted, 1 when any file changed or is missing, the snapshot
+ * changed or a lock could not be verified, 2 on usage errors (no lock found).
  */
 import type { Command } from 'commander';
-import { LoretraceError } from '../../errors.js';
+import { LoretraceError, isLoretraceError } from '../../errors.js';
+import type { VaultIndex } from '../../types.js';
 import { LOCK_FILE_DISPOSITIONS, LOCK_SNAPSHOT_DISPOSITIONS, verifyLock } from '../../receipts/lock.js';
 import type { LockVerificationReport } from '../../receipts/lock.js';
 import type { CliContext } from '../context.js';
 import { action, plural, printJson } from '../context.js';
 import { addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
 import { expandInputs } from '../outputs.js';
+
+/**
+ * A lock that could not be verified at all — unreadable (missing, a FIFO or device, over the input cap), not
+ * UTF-8, not JSON, a key twice, or not a loretrace lock (`bad_lock`) — reported as that one lock's failure
+ * while the other locks of the call are still verified (seed 003: the report records what was checked).
+ */
+export interface LockFailure {
+  file: string;
+  ok: false;
+  /** The error's code and message, as the CLI prints them for a single file. */
+  error: { code: string; message: string };
+}
+
+/** One entry of the report: a verification, or a lock that could not be verified. */
+export type LockReportEntry = LockVerificationReport | LockFailure;
+
+/** True for a {@link LockFailure}. */
+export function isLockFailure(r: LockReportEntry): r is LockFailure {
+  return 'error' in r;
+}
 
 /** The human form of one lock's verification: a header line, one line per file, the snapshot line. */
 export function renderLockReport(r: LockVerificationReport): string {
@@ -31,17 +54,44 @@ export function renderLockReport(r: LockVerificationReport): string {
   return out.join('\n') + '\n';
 }
 
-/** Totals over many lock reports, every key present. */
-export function lockTotals(reports: readonly LockVerificationReport[]): Record<string, number> {
-  const totals: Record<string, number> = { locks: reports.length, ok: 0, drift: 0 };
+/** The human form of a lock that could not be verified: one line with its code. */
+export function renderLockFailure(r: LockFailure): string {
+  return `lock ${r.file}: UNREADABLE — ${r.error.message} [${r.error.code}]\n`;
+}
+
+/**
+ * Totals over many lock reports, every key present (zeros included): `locks` (all of them, failures included),
+ * `ok`, `drift`, `unreadable` (locks that could not be verified), then the file and snapshot dispositions of
+ * the verified ones.
+ */
+export function lockTotals(reports: readonly LockReportEntry[]): Record<string, number> {
+  const totals: Record<string, number> = { locks: reports.length, ok: 0, drift: 0, unreadable: 0 };
   for (const d of LOCK_FILE_DISPOSITIONS) totals[`files_${d}`] = 0;
   for (const s of LOCK_SNAPSHOT_DISPOSITIONS) totals[`snapshot_${s}`] = 0;
   for (const r of reports) {
+    if (isLockFailure(r)) {
+      totals.unreadable! += 1;
+      continue;
+    }
     totals[r.ok ? 'ok' : 'drift']! += 1;
     for (const d of LOCK_FILE_DISPOSITIONS) totals[`files_${d}`]! += r.totals[d];
     totals[`snapshot_${r.snapshot.disposition}`]! += 1;
   }
   return totals;
+}
+
+/**
+ * Verify one lock of the call; a coded error reading or parsing it (`file_not_found`, `input_too_large`,
+ * `not_utf8`, `bad_json`, `duplicate_key`, `bad_lock`) becomes that lock's {@link LockFailure}, so one bad
+ * lock in a folder does not stop the report. Other errors (bugs) still propagate.
+ */
+async function verifyOneLock(ctx: CliContext, file: string, index: VaultIndex | undefined): Promise<LockReportEntry> {
+  try {
+    return await verifyLock(await readInputText(ctx, file, 'JSON lock'), file, { cwd: ctx.cwd, ...(index !== undefined ? { currentSnapshot: index.snapshot_id, currentNamespace: index.namespace } : {}) });
+  } catch (e) {
+    if (!isLoretraceError(e)) throw e;
+    return { file, ok: false, error: { code: e.code, message: e.message } };
+  }
 }
 
 /** Register `loretrace lock verify` on the program. */
@@ -57,17 +107,15 @@ export function register(program: Command, ctx: CliContext): void {
         const files = await expandInputs(ctx, paths, '.lock.json');
         if (files.length === 0) throw new LoretraceError('usage', `no lock file found in ${paths.join(', ')} (folders are searched for *.lock.json)`, {}, 2);
         const index = opts.lore !== undefined ? await openIndex(ctx, { ...opts, lore: opts.lore }) : undefined;
-        const reports: LockVerificationReport[] = [];
-        for (const f of files) {
-          reports.push(await verifyLock(await readInputText(ctx, f, 'JSON lock'), f, { cwd: ctx.cwd, ...(index !== undefined ? { currentSnapshot: index.snapshot_id, currentNamespace: index.namespace } : {}) }));
-        }
+        const reports: LockReportEntry[] = [];
+        for (const f of files) reports.push(await verifyOneLock(ctx, f, index));
         const totals = lockTotals(reports);
         if (opts.json) printJson(ctx, { locks: reports, totals });
         else {
-          for (const r of reports) ctx.stdout(renderLockReport(r));
+          for (const r of reports) ctx.stdout(isLockFailure(r) ? renderLockFailure(r) : renderLockReport(r));
           ctx.stdout(`totals: ${plural(totals.locks!, 'lock')}, ${Object.entries(totals).filter(([k]) => k !== 'locks').map(([k, v]) => `${k} ${v}`).join(', ')}\n`);
         }
-        return totals.drift! > 0 ? 1 : 0;
+        return totals.drift! > 0 || totals.unreadable! > 0 ? 1 : 0;
       }),
     );
 }
