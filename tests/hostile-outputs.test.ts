@@ -73,6 +73,21 @@ describe.each(WRITERS)('$name', ({ argv, file }) => {
   });
 });
 
+describe('an output named like a lock file', () => {
+  it.each([
+    ['retrieve --out', () => RETRIEVE(join(tmp.dir, 'named', 'packet.lock.json')), '--out', 'packet.lock.json'],
+    ['retrieve --capture-out', () => RETRIEVE(join(tmp.dir, 'named', 'packet.json'), join(tmp.dir, 'named', 'fragment.lock.json')), '--capture-out', 'fragment.lock.json'],
+    ['retrieve --ledger', () => [...RETRIEVE(join(tmp.dir, 'named', 'packet.json')), '--ledger', join(tmp.dir, 'named', 'l.lock.json')], '--ledger', 'l.lock.json'],
+    ['ledger export --out', () => ['ledger', 'export', LEDGER, '--out', join(tmp.dir, 'named', 'fragment.lock.json')], '--out', 'fragment.lock.json'],
+    ['capture --out', () => ['capture', '--lore', FIXTURE_VAULT, '--packet', PROXY_PACKET, '--raw-output', LEDGER, '--out', join(tmp.dir, 'named', 'c.lock.json'), '--model-family', 'm', '--reviewer', 'r'], '--out', 'c.lock.json'],
+  ])('%s x.lock.json is refused (output_named_like_lock, exit 2), nothing written', async (_name, argv, option, name) => {
+    const r = await run(argv());
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`loretrace: ${option} ${join(tmp.dir, 'named', name)} ends in .lock.json, the name loretrace gives lock files: folder scans (lock verify, capture check, the never-overwrite check) would take it for a lock; choose a name that does not end in .lock.json (nothing written) [output_named_like_lock]\n`);
+    expect(existsSync(join(tmp.dir, 'named'))).toBe(false);
+  });
+});
+
 describe('the shared helpers', () => {
   it('writeFileNoFollow writes a regular file (creating folders) and replaces a regular file', async () => {
     const p = join(tmp.dir, 'new', 'deep', 'a.json');

@@ -2,7 +2,8 @@
  * How every run writes its outputs (seed 002: "Historical strict-handoff packets must remain immutable";
  * "If content must change …, create the next version"), for the CLI commands and the library calls that
  * write files (`retrieveBatch`, src/packet/batch.ts):
- * - {@link guardOutputs}: an output that exists is refused (`output_exists`, exit 2) unless `force`; a file
+ * - {@link guardOutputs}: an output named like a lock (`*.lock.json`) is refused (`output_named_like_lock`,
+ *   exit 2); an output that exists is refused (`output_exists`, exit 2) unless `force`; a file
  *   listed in a loretrace lock of its folder (or a lock itself) is refused even with `force`
  *   (`output_locked`, exit 2) — write a new version under another name;
  * - {@link writeAllAtomic}: every file or none, each through a fresh temp file renamed into place, never
@@ -29,12 +30,28 @@ export function documentText(value: unknown): string {
 }
 
 /**
+ * Refuse an output named like a lock file (`*.lock.json`) that is not the lock of another output of the run:
+ * every folder scan takes such a file for a lock (`lock verify` and `capture check` would report it
+ * `bad_lock`; `lockedPaths` would read it to decide what may be overwritten), and its own lock would be
+ * `x.lock.lock.json`.
+ * @throws LoretraceError `output_named_like_lock` (exit 2), naming the option and the file.
+ */
+export function refuseLockLikeNames(targets: readonly { abs: string; option: string }[]): void {
+  const lockOfAnother = new Set(targets.map((t) => lockPathFor(t.abs)));
+  for (const t of targets) {
+    if (!t.abs.endsWith('.lock.json') || lockOfAnother.has(t.abs)) continue;
+    throw new LoretraceError('output_named_like_lock', `${t.option} ${t.abs} ends in .lock.json, the name loretrace gives lock files: folder scans (lock verify, capture check, the never-overwrite check) would take it for a lock; choose a name that does not end in .lock.json (nothing written)`, { file: t.abs, expected: 'an output name not ending in .lock.json' }, 2);
+  }
+}
+
+/**
  * Refuse outputs that would overwrite a locked file (always) or an existing file (unless `force`); checked
  * before anything is built or written.
- * @throws LoretraceError `output_symlink` (a symlink on the path, src/safe-write.ts), `output_locked` /
- *   `output_exists` (exit 2), naming the option, the file and the lock.
+ * @throws LoretraceError `output_named_like_lock` ({@link refuseLockLikeNames}), `output_symlink` (a symlink on
+ *   the path, src/safe-write.ts), `output_locked` / `output_exists` (exit 2), naming the option, the file and the lock.
  */
 export async function guardOutputs(targets: readonly { abs: string; option: string }[], force: boolean): Promise<void> {
+  refuseLockLikeNames(targets);
   const locks = new Map<string, Map<string, string>>();
   for (const t of targets) {
     assertNoSymlinkOnPath(t.abs);
