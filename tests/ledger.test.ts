@@ -550,7 +550,7 @@ describe('loretrace ledger', () => {
     expect(JSON.parse(v.stdout)).toMatchObject({ kind: 'capture-fragment', totals: { files: 1, valid: 1, invalid: 0, errors: 0, warnings: 0 } });
   });
 
-  it('verify --head names the first missing seq of a ledger cut off after whole records', async () => {
+  it('verify --head of a ledger cut off after whole records says the pinned head was not found and where the ledger ends', async () => {
     const path = await sessionLedger();
     const ls = lines(path);
     const head = JSON.parse(ls[5]!).record_hash as string;
@@ -560,6 +560,19 @@ describe('loretrace ledger', () => {
     expect(plain.stdout).toContain('[ledger_not_closed]');
     const pinned = await cli(['ledger', 'verify', path, '--head', head]);
     expect(pinned.code).toBe(1);
-    expect(pinned.stdout).toContain(`${path}: INVALID — first bad seq 3; 3 records verify (seq 0-2)`);
+    const end = JSON.parse(ls[2]!).record_hash as string;
+    expect(pinned.stdout.split('\n')[0]).toBe(`${path}: INVALID — the pinned head ${head} was not found: no record of the ledger has that record_hash; the ledger ends at seq 2 (head ${end}) — records after it were cut off, or the head is another ledger's; 3 records verify (seq 0-2)`);
+    expect(pinned.stdout).not.toContain('first bad seq');
+  });
+
+  it('verify --head of an earlier record says which record it is and where the ledger ends', async () => {
+    const path = await sessionLedger();
+    const ls = lines(path);
+    const early = JSON.parse(ls[1]!).record_hash as string;
+    const n = ls.length;
+    const last = JSON.parse(ls[n - 1]!).record_hash as string;
+    const r = await cli(['ledger', 'verify', path, '--head', early]);
+    expect(r.code).toBe(1);
+    expect(r.stdout.split('\n')[0]).toBe(`${path}: INVALID — the pinned head ${early} is the record_hash of seq 1, not of the last record; the ledger ends at seq ${n - 1} (head ${last}): records were added after the head was pinned; ${n} records verify (seq 0-${n - 1})`);
   });
 });

@@ -48,12 +48,43 @@ export function authorshipLine(a: LedgerAuthorship): string {
   return a.status === 'trusted' ? `authorship: ${a.detail}` : a.detail;
 }
 
-/** Human-readable verify report. */
-export function renderLedgerReport(r: LedgerVerifyReport): string {
+/**
+ * Where a `--head` that is not the ledger's last record_hash stands in it: the seq of the record that has it, or
+ * null when no record has it (a head of another ledger, a mistyped one, or records cut off after it).
+ */
+export interface PinnedHeadLocation {
+  head: string;
+  seq: number | null;
+}
+
+/** Find `head` among the record hashes of a ledger whose chain verified (so every line parses). */
+function locatePinnedHead(text: string, head: string, file: string): PinnedHeadLocation {
+  const seq = parseLedger(text, file).findIndex((r) => r['record_hash'] === head);
+  return { head, seq: seq < 0 ? null : seq };
+}
+
+/** The verdict line of a ledger whose only failure is a `--head` that is not its last record's hash. */
+function headVerdict(name: string, r: LedgerVerifyReport, pinned: PinnedHeadLocation): string {
+  const end = `the ledger ends at seq ${r.verified_through_seq} (head ${r.head_hash})`;
+  const where = pinned.seq === null
+    ? `the pinned head ${pinned.head} was not found: no record of the ledger has that record_hash; ${end} — records after it were cut off, or the head is another ledger's`
+    : `the pinned head ${pinned.head} is the record_hash of seq ${pinned.seq}, not of the last record; ${end}: records were added after the head was pinned`;
+  return `${name}: INVALID — ${where}; ${plural(r.records, 'record')} verif${r.records === 1 ? 'ies' : 'y'} (seq 0-${r.verified_through_seq})`;
+}
+
+/**
+ * Human-readable verify report. `pinned` (from `--head`) words the verdict when the head check is what failed:
+ * the pinned head was not found, or names an earlier record, and where the ledger ends — not a "first bad seq"
+ * past the last record.
+ */
+export function renderLedgerReport(r: LedgerVerifyReport, pinned?: PinnedHeadLocation): string {
   const name = r.file ?? 'ledger';
   const out: string[] = [];
   const range = r.verified_through_seq === null ? 'no record verifies' : `seq 0-${r.verified_through_seq}`;
-  if (r.valid) {
+  const firstError = r.findings.find((f) => f.severity === 'error');
+  if (!r.valid && pinned !== undefined && firstError?.code === 'ledger_head_mismatch') {
+    out.push(headVerdict(name, r, pinned));
+  } else if (r.valid) {
     out.push(`${name}: ok — ${plural(r.records, 'record')} (${range}), chain intact, ${r.closed ? `closed by ${closing(r)}` : `not closed (no ${closing(r)})`}; head ${r.head_hash}`);
   } else {
     const authorship = authorshipCode(r.authorship.status);
@@ -87,7 +118,10 @@ export function register(program: Command, ctx: CliContext): void {
         if (opts.lore !== undefined) index = await openIndex(ctx, { ...opts, lore: opts.lore });
         const report = await verifyLedger(text, { file, ...(index ? { index } : {}), ...(opts.head !== undefined ? { head: opts.head } : {}), trustedKeys });
         if (opts.json) printJson(ctx, report);
-        else ctx.stdout(renderLedgerReport(report));
+        else {
+          const headFailed = opts.head !== undefined && report.findings.some((f) => f.code === 'ledger_head_mismatch');
+          ctx.stdout(renderLedgerReport(report, headFailed ? locatePinnedHead(text, opts.head!, file) : undefined));
+        }
         return report.valid ? 0 : 1;
       }),
     );
