@@ -4,7 +4,7 @@
  * skipped, `show #L…` streams a bounded range of it, any other ref of it is `note_too_large`
  * (docs/PARSING.md "Big notes").
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -76,6 +76,46 @@ describe('show of an over-cap note', () => {
       const r = await run('show', ref);
       expect([r.code, r.stdout]).toEqual([1, '']);
       expect(r.stderr).toBe(`loretrace: ref BigNoteLore:${ref}: Harbor/Tide Ledger.md is 3246 bytes, over max_file_bytes, so it is not indexed (no chunk, heading or block refs); only a line range such as #L1-L50 can be served for it [note_too_large]\n`);
+    }
+  });
+});
+
+describe('an over-cap note by name', () => {
+  it('is found by its file name (it has no parsed title or aliases), for show; links says its links are not known', async () => {
+    const byName = await run('show', 'tide ledger#L3-L3', '--json');
+    expect(JSON.parse(byName.stdout)).toEqual({ ref: 'BigNoteLore:Harbor/Tide Ledger.md#L3', path: 'Harbor/Tide Ledger.md', line_start: 3, line_end: 3, text: ENTRY(1), not_indexed: { reason: 'too_large', bytes: 3246 } });
+    const human = await run('show', 'Tide Ledger#L3-L3');
+    expect(human.stdout.split('\n')[0]).toBe('BigNoteLore:Harbor/Tide Ledger.md#L3  (lines 3-3, file name "Tide Ledger")');
+    expect((await run('show', 'Tide Ledgr')).stderr).toBe('loretrace: ref BigNoteLore:Tide Ledgr: no note Tide Ledgr in vault BigNoteLore; no note has that title or alias either — did you mean BigNoteLore:Harbor/Tide Ledger.md ("Tide Ledger")? [not_found]\n');
+    for (const ref of ['Tide Ledger', 'BigNoteLore:Harbor/Tide Ledger.md', 'Harbor/Tide Ledger.md#L1-L5']) {
+      expect(await run('links', ref)).toEqual({ code: 1, stdout: '', stderr: 'loretrace: BigNoteLore:Harbor/Tide Ledger.md is 3246 bytes, over max_file_bytes, so it is not indexed and its links are not known; read its lines with loretrace show "<note>#L1-L50" [note_too_large]\n' });
+    }
+  });
+
+  it('an NFD-named over-cap note is found by its NFC name and path, and its lines are read from the NFD file', async () => {
+    const vault = mkdtempSync(join(tmpdir(), 'lt-big-nfd-'));
+    const dir = mkdtempSync(join(tmpdir(), 'lt-big-nfd-index-'));
+    try {
+      writeFileSync(join(vault, 'loretrace.config.json'), '{ "max_file_bytes": 1024 }\n');
+      mkdirSync(join(vault, 'Harbor'));
+      const nfd = 'Cafe\u0301 Ledger.md';
+      const lines = ['# Café Ledger', '', ...Array.from({ length: 40 }, (_, i) => ENTRY(i + 1))];
+      writeFileSync(join(vault, 'Harbor', nfd), lines.join('\n') + '\n');
+      const show = async (...argv: string[]) => {
+        let stdout = '';
+        let stderr = '';
+        const code = await main([...argv, '--lore', vault, '--namespace', 'NfdLore', '--index-dir', dir], { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), env: {}, cwd: REPO, isTTY: false });
+        return { code, stdout, stderr };
+      };
+      const bytes = Buffer.byteLength(lines.join('\n') + '\n');
+      const expected = { ref: 'NfdLore:Harbor/Caf\u00e9 Ledger.md#L3-L4', path: 'Harbor/Caf\u00e9 Ledger.md', line_start: 3, line_end: 4, text: `${ENTRY(1)}\n${ENTRY(2)}`, not_indexed: { reason: 'too_large', bytes } };
+      expect(JSON.parse((await show('show', 'Caf\u00e9 Ledger#L3-L4', '--json')).stdout)).toEqual(expected);
+      expect(JSON.parse((await show('show', nfd.replace(/\.md$/, '') + '#L3-L4', '--json')).stdout)).toEqual(expected);
+      expect(JSON.parse((await show('show', 'Harbor/Caf\u00e9 Ledger.md#L3-L4', '--json')).stdout)).toEqual(expected);
+      expect((await show('search', 'tide', '--json')).stdout).toContain('"path": "Harbor/Caf\u00e9 Ledger.md"');
+    } finally {
+      rmSync(vault, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

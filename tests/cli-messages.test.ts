@@ -1,5 +1,5 @@
 /**
- * What a newcomer types and reads: `show` by note title or alias with "did you mean" suggestions,
+ * What a newcomer types and reads: `show` and `links` by note title or alias with "did you mean" suggestions,
  * `index` listing its broken and ambiguous links, `verify-trace` and `retrieve` given the wrong kind of
  * document, and `serve --limit` naming the limits. Exact outputs on FixtureLore.
  */
@@ -32,7 +32,7 @@ const withIndex = () => [...vault, '--index-dir', indexDir];
 
 describe('notesNamed', () => {
   it('finds a note by title, alias, file name and extension-less path, case-insensitively', () => {
-    const one = (name: string) => notesNamed(index, name).map((n) => [n.note.path, n.by, n.matched]);
+    const one = (name: string) => notesNamed(index, name).map((n) => [n.path, n.by, n.matched]);
     expect(one('harbor neutrality')).toEqual([['World/Politics/Harbor Neutrality.md', 'title', 'Harbor Neutrality']]);
     expect(one('FRONT PAGE')).toEqual([['Home.md', 'alias', 'Front Page']]);
     expect(one('Fixture Home')).toEqual([['Home.md', 'title', 'Fixture Home']]);
@@ -45,8 +45,8 @@ describe('notesNamed', () => {
 
 describe('suggestNotes', () => {
   it('suggests the notes whose names are a few edits away or contain the text, best first', () => {
-    expect(suggestNotes(index, 'Meridan Compact').map((s) => s.note.path)).toEqual(['World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md']);
-    expect(suggestNotes(index, 'FixtureLore:Harbour Neutrality#L1').map((s) => [s.note.path, s.matched])).toEqual([['World/Politics/Harbor Neutrality.md', 'Harbor Neutrality']]);
+    expect(suggestNotes(index, 'Meridan Compact').map((s) => s.path)).toEqual(['World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md']);
+    expect(suggestNotes(index, 'FixtureLore:Harbour Neutrality#L1').map((s) => [s.path, s.matched])).toEqual([['World/Politics/Harbor Neutrality.md', 'Harbor Neutrality']]);
     expect(suggestNotes(index, 'zzzzqqq')).toEqual([]);
   });
 });
@@ -107,6 +107,24 @@ describe('loretrace show', () => {
       stderr: 'loretrace: ref FixtureLore:World/Politics/Harbor Neutrality.md#No Such: no heading "No Such" in World/Politics/Harbor Neutrality.md [not_found]\n',
     });
     expect(await run(['show', '../etc', ...withIndex()])).toEqual({ code: 1, stdout: '', stderr: 'loretrace: ref "../etc" is not a valid lore ref: it contains a ".." segment [bad_ref]\n' });
+  });
+});
+
+describe('loretrace links by note name', () => {
+  it('finds the note by title or alias as show does, and suggests names when none matches', async () => {
+    const byTitle = await run(['links', 'Harbor Neutrality', '--json', ...withIndex()]);
+    expect(byTitle.code).toBe(0);
+    const out = JSON.parse(byTitle.stdout);
+    expect([out.ref, out.path]).toEqual(['FixtureLore:World/Politics/Harbor Neutrality.md', 'World/Politics/Harbor Neutrality.md']);
+    expect(JSON.parse((await run(['links', 'FixtureLore:World/Politics/Harbor Neutrality.md', '--json', ...withIndex()])).stdout)).toEqual(out);
+    const byAlias = await run(['links', 'front page', ...withIndex()]);
+    expect([byAlias.code, byAlias.stdout.split('\n')[0]]).toEqual([0, 'FixtureLore:Home.md']);
+    expect(await run(['links', 'Meridan Compact', ...withIndex()])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'loretrace: ref FixtureLore:Meridan Compact: no note Meridan Compact in vault FixtureLore; no note has that title or alias either — did you mean FixtureLore:World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md ("Meridian Compact")? [not_found]\n',
+    });
+    expect((await run(['links', 'Lantern Relay', ...withIndex()])).stderr).toBe('loretrace: "Lantern Relay" names 2 notes: FixtureLore:Edge/Alpha/Lantern Relay.md ("Lantern Relay"), FixtureLore:Edge/Beta/Lantern Relay.md ("Lantern Relay"); give the ref of one [ambiguous_ref]\n');
   });
 });
 

@@ -5,19 +5,26 @@
  *
  * Names are compared the way Obsidian's quick switcher finds notes: NFC, case-insensitively, by title
  * (frontmatter `title`, else the file name), by each frontmatter alias, by file name without `.md`, and by
- * the vault path with or without `.md`. Suggestions rank every such name by edit distance (Levenshtein,
+ * the vault path with or without `.md`. A note over `max_file_bytes` is never parsed, so it has no title or
+ * aliases here: it is found by its file name and path only (an NFD file name is found by its NFC spelling). Suggestions rank every such name by edit distance (Levenshtein,
  * in UTF-16 code units, on the lower-cased NFC forms), a name containing the typed text or contained in it
  * counting as distance 1; ties break by path, so the list is deterministic.
  */
 import { LoretraceError, isLoretraceError } from '../errors.js';
-import { getNote, overCapNote } from '../indexer/lookup.js';
+import { getNote, overCapNote, overCapNotes } from '../indexer/lookup.js';
 import type { NoteRecord, VaultIndex, VaultPath } from '../types.js';
 import { formatRef, parseRef, type ParsedRef } from './grammar.js';
 import { resolveRef, type ResolvedRef } from './ref.js';
 
 /** One note a name matched, and which of its names it was. */
 export interface NamedNote {
-  note: NoteRecord;
+  /** The note's vault path. */
+  path: VaultPath;
+  /**
+   * The note's record; null for a note over `max_file_bytes`, which the index lists by path and size only
+   * (docs/PARSING.md "Big notes"), so only its file name and path are names of it.
+   */
+  note: NoteRecord | null;
   /** The note's name that matched, as written in the note (title, alias, file name or path). */
   matched: string;
   /** Which kind of name it was. */
@@ -32,16 +39,31 @@ function fold(text: string): string {
   return text.normalize('NFC').toLowerCase();
 }
 
+/** A note that can be named: an indexed note, or an over-cap note known by its path alone (`note` null). */
+interface Nameable {
+  path: VaultPath;
+  note: NoteRecord | null;
+}
+
+/**
+ * Every note of the index that can be named, in path order: the indexed notes and the notes over
+ * `max_file_bytes` (`overCapNotes`; their names are file name and path only — their frontmatter title and
+ * aliases were never read, since the scan does not parse a note over the cap).
+ */
+function nameable(index: VaultIndex): Nameable[] {
+  const all: Nameable[] = [...index.notes.map((n) => ({ path: n.path, note: n })), ...overCapNotes(index).map((b) => ({ path: b.path, note: null }))];
+  return all.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
 /** Every name of a note, in the order title, aliases, file name, path (for matching and for suggestions). */
-function namesOf(note: NoteRecord): { name: string; by: NamedNote['by'] }[] {
-  const file = note.path.split('/').pop()!.replace(/\.md$/i, '');
+function namesOf(n: Nameable): { name: string; by: NamedNote['by'] }[] {
+  const file = n.path.split('/').pop()!.replace(/\.md$/i, '');
   return [
-    { name: note.title, by: 'title' as const },
-    ...note.aliases.map((a) => ({ name: a, by: 'alias' as const })),
+    ...(n.note ? [{ name: n.note.title, by: 'title' as const }, ...n.note.aliases.map((a) => ({ name: a, by: 'alias' as const }))] : []),
     { name: file, by: 'file_name' as const },
-    { name: note.path, by: 'path' as const },
-    { name: note.path.replace(/\.md$/i, ''), by: 'path' as const },
-  ].filter((n) => n.name.trim() !== '');
+    { name: n.path, by: 'path' as const },
+    { name: n.path.replace(/\.md$/i, ''), by: 'path' as const },
+  ].filter((x) => x.name.trim() !== '');
 }
 
 /**
@@ -52,9 +74,9 @@ export function notesNamed(index: VaultIndex, name: string): NamedNote[] {
   const wanted = fold(name.trim());
   if (wanted === '') return [];
   const out: NamedNote[] = [];
-  for (const note of [...index.notes].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
-    const hit = namesOf(note).find((n) => fold(n.name) === wanted);
-    if (hit) out.push({ note, matched: hit.name, by: hit.by });
+  for (const n of nameable(index)) {
+    const hit = namesOf(n).find((x) => fold(x.name) === wanted);
+    if (hit) out.push({ path: n.path, note: n.note, matched: hit.name, by: hit.by });
   }
   return out;
 }
@@ -87,16 +109,16 @@ export function suggestNotes(index: VaultIndex, text: string, limit = MAX_SUGGES
   if (q === '') return [];
   const bound = Math.max(2, Math.floor(q.length / 3));
   const scored: { named: NamedNote; distance: number }[] = [];
-  for (const note of index.notes) {
+  for (const note of nameable(index)) {
     let best: { named: NamedNote; distance: number } | null = null;
     for (const n of namesOf(note)) {
       const f = fold(n.name);
       const distance = f.includes(q) || (f.length >= 3 && q.includes(f)) ? 1 : editDistance(q, f);
-      if (distance <= bound && (best === null || distance < best.distance)) best = { named: { note, matched: n.name, by: n.by }, distance };
+      if (distance <= bound && (best === null || distance < best.distance)) best = { named: { path: note.path, note: note.note, matched: n.name, by: n.by }, distance };
     }
     if (best) scored.push(best);
   }
-  scored.sort((x, y) => x.distance - y.distance || (x.named.note.path < y.named.note.path ? -1 : x.named.note.path > y.named.note.path ? 1 : 0));
+  scored.sort((x, y) => x.distance - y.distance || (x.named.path < y.named.path ? -1 : x.named.path > y.named.path ? 1 : 0));
   return scored.slice(0, limit).map((s) => s.named);
 }
 
@@ -111,7 +133,7 @@ export interface RefOrName {
 
 /** `FixtureLore:World/Politics/Harbor Neutrality.md ("Harbor Neutrality")`: a suggestion as shown to a user. */
 export function describeSuggestion(index: VaultIndex, s: NamedNote): string {
-  const ref = formatRef(index.namespace, s.note.path);
+  const ref = formatRef(index.namespace, s.path);
   return s.by === 'path' ? ref : `${ref} (${s.by === 'alias' ? 'alias ' : ''}${JSON.stringify(s.matched)})`;
 }
 
@@ -145,11 +167,11 @@ export function resolveRefOrName(index: VaultIndex, input: string): RefOrName {
   const fragment = hash >= 0 ? text.slice(hash) : '';
   const named = notesNamed(index, name);
   if (named.length === 1) {
-    const byName = parseRef(`${formatRef(index.namespace, named[0]!.note.path)}${fragment}`, { namespace: index.namespace });
+    const byName = parseRef(`${formatRef(index.namespace, named[0]!.path)}${fragment}`, { namespace: index.namespace });
     return { parsed: byName, range: resolveRef(index, byName), named: named[0]! };
   }
   if (named.length > 1) {
-    const candidates = named.map((n) => formatRef(index.namespace, n.note.path));
+    const candidates = named.map((n) => formatRef(index.namespace, n.path));
     throw new LoretraceError('ambiguous_ref', `${JSON.stringify(name)} names ${named.length} notes: ${named.map((n) => describeSuggestion(index, n)).join(', ')}; give the ref of one`, {
       expected: 'a ref (Namespace:path.md) or a name only one note has', data: { ref: input, candidates },
     });
@@ -162,6 +184,6 @@ export function resolveRefOrName(index: VaultIndex, input: string): RefOrName {
   }
   const message = `${err.message}; no note has that title or alias either — did you mean ${suggestions.map((s) => describeSuggestion(index, s)).join(', ')}?`;
   throw new LoretraceError(err.code === 'bad_ref' ? 'not_found' : err.code, message, {
-    ...err.details, data: { ...(err.details.data as Record<string, unknown> | undefined), ref: input, suggestions: suggestions.map((s) => formatRef(index.namespace, s.note.path)) },
+    ...err.details, data: { ...(err.details.data as Record<string, unknown> | undefined), ref: input, suggestions: suggestions.map((s) => formatRef(index.namespace, s.path)) },
   });
 }

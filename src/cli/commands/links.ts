@@ -3,11 +3,18 @@
  *
  * Outgoing links of a note (or of the lines a fragment names) and incoming links (backlinks) to it, with
  * syntax and position classes, lines, resolution and the target classes of the other end.
- * JSON: `{ ref, path, classes, outgoing: [...], incoming: [...] }`. Exit 1 for `not_found` / `bad_ref`.
+ * The note is found as `show` finds it: a ref, else a note's title, alias, file name or extension-less path
+ * (`links "Harbor Neutrality"`), with "did you mean …?" suggestions when nothing matches.
+ * JSON: `{ ref, path, classes, outgoing: [...], incoming: [...] }`. Exit 1 for `not_found`, `ambiguous_ref`,
+ * `bad_ref` and `note_too_large` (a note over max_file_bytes: its links are not known).
  */
 import type { Command } from 'commander';
-import { backlinks, getNote, notePathOnDisk, outgoingLinks } from '../../indexer/lookup.js';
-import { formatRef, parseRef, resolveRef } from '../../refs/ref.js';
+import { LoretraceError, isLoretraceError } from '../../errors.js';
+import { backlinks, getNote, notePathOnDisk, outgoingLinks, overCapNote } from '../../indexer/lookup.js';
+import { formatRef } from '../../refs/ref.js';
+import type { ParsedRef } from '../../refs/grammar.js';
+import type { ResolvedRef } from '../../refs/ref.js';
+import { resolveRefOrName } from '../../refs/names.js';
 import type { LinkRecord, LinkResolution, VaultIndex } from '../../types.js';
 import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
@@ -27,17 +34,37 @@ function classesOf(index: VaultIndex, r: LinkResolution): string[] {
   return 'path' in r ? getNote(index, r.path)?.classes ?? [] : [];
 }
 
+/**
+ * The note `links` reports on, found as `show` finds it ({@link resolveRefOrName}: a ref, else a title, alias,
+ * file name or extension-less path, with "did you mean …?" suggestions when nothing matches). A note over
+ * `max_file_bytes` was never parsed, so none of its links are known: `note_too_large` for any ref of it.
+ * @throws LoretraceError `not_found`, `ambiguous_ref`, `bad_ref` (as `resolveRefOrName`), `note_too_large` (exit 1).
+ */
+function resolveLinksRef(index: VaultIndex, input: string): { parsed: ParsedRef; range: ResolvedRef } {
+  const tooLarge = (path: string, bytes: number) => new LoretraceError('note_too_large', `${index.namespace}:${path} is ${bytes} bytes, over max_file_bytes, so it is not indexed and its links are not known; read its lines with loretrace show "<note>#L1-L50"`, { file: path });
+  let found;
+  try {
+    found = resolveRefOrName(index, input);
+  } catch (e) {
+    const big = isLoretraceError(e) && e.code === 'note_too_large' && typeof e.details.file === 'string' ? overCapNote(index, e.details.file) : undefined;
+    if (big) throw tooLarge(big.path, big.bytes);
+    throw e;
+  }
+  const big = overCapNote(index, found.range.path);
+  if (big) throw tooLarge(big.path, big.bytes);
+  return { parsed: found.parsed, range: found.range };
+}
+
 /** Register `loretrace links` on the program; its action writes to `ctx` and sets `ctx.exitCode`. */
 export function register(program: Command, ctx: CliContext): void {
   addVaultOptions(
     program
       .command('links')
       .description('outgoing and incoming links of a note, with classes, lines and resolution')
-      .argument('<ref>', 'Namespace:path.md, optionally with a fragment to narrow the outgoing links'),
+      .argument('<ref>', 'Namespace:path.md, or a note\'s title, alias or file name, optionally with a fragment to narrow the outgoing links'),
   ).option('--json', 'print { ref, path, classes, outgoing, incoming } as JSON').action(action(ctx, async (ref: string, opts: VaultCliOptions) => {
     const index = await openIndex(ctx, opts);
-    const parsed = parseRef(ref, { namespace: index.namespace });
-    const r = resolveRef(index, parsed);
+    const { parsed, range: r } = resolveLinksRef(index, ref);
     const note = getNote(index, r.path)!;
     const outgoing = outgoingLinks(index, r.path).filter((l) => parsed.fragment === null || (l.line >= r.line_start && l.line <= r.line_end));
     const incoming = backlinks(index, r.path);
