@@ -86,6 +86,16 @@ describe('loreResourceUri / refOfLoreUri', () => {
     expect(refOfLoreUri('file:///etc/passwd')).toBeNull();
     expect(refOfLoreUri('lore://FixtureLore')).toBeNull();
   });
+
+  it('refuse a %2F or %5C inside one segment instead of decoding it into a path separator', () => {
+    expect(refOfLoreUri('lore://FixtureLore/World%2FPre-Elysium%2FTerritories.md')).toBeNull();
+    expect(refOfLoreUri('lore://FixtureLore/World/Pre-Elysium%2fTerritories.md')).toBeNull();
+    expect(refOfLoreUri('lore://FixtureLore/World%5CPre-Elysium/Territories.md')).toBeNull();
+    expect(refOfLoreUri('lore://Fixture%2FLore/World/Pre-Elysium/Territories.md')).toBeNull();
+    expect(refOfLoreUri('lore://FixtureLore%3AWorld/Pre-Elysium/Territories.md')).toBeNull();
+    // The same note, one segment per path segment, reads back as its ref.
+    expect(refOfLoreUri('lore://FixtureLore/World/Pre-Elysium/Territories.md')).toBe(R.territories);
+  });
 });
 
 describe('MCP over Streamable HTTP (/mcp)', () => {
@@ -138,6 +148,9 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     expect(hidden).toBeInstanceOf(McpError);
     expect((hidden as McpError).code).toBe(-32002);
     expect((hidden as McpError).data).toEqual({ code: 'not_found', message: `no admitted note matches ${JSON.stringify(R.truth)} in this session's index` });
+    const encodedSlash = await client.readResource({ uri: 'lore://FixtureLore/World%2FPre-Elysium%2FTerritories.md' }).catch((e: unknown) => e);
+    expect((encodedSlash as McpError).code).toBe(-32001);
+    expect((encodedSlash as McpError).data).toMatchObject({ code: 'bad_ref' });
     const scheme = await client.readResource({ uri: 'file:///etc/passwd' }).catch((e: unknown) => e);
     expect((scheme as McpError).code).toBe(-32001);
     expect((scheme as McpError).data).toMatchObject({ code: 'bad_ref' });
@@ -152,6 +165,7 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
       ['research_status', 'mcp', null, 'ok', null],
       ['lore_read', 'mcp', R.territories, 'ok', null],
       ['lore_read', 'mcp', R.truth, 'refused', 'hidden_ref'],
+      ['lore_read', 'mcp', 'lore://FixtureLore/World%2FPre-Elysium%2FTerritories.md', 'refused', 'bad_ref'],
       ['lore_read', 'mcp', 'file:///etc/passwd', 'refused', 'bad_ref'],
       ['lore_read', 'mcp', R.quietHands, 'refused', 'not_reached'],
       ['lore_follow', 'mcp', null, 'ok', null],

@@ -89,7 +89,8 @@ export function loreResourceUri(namespace: string, path: string): string {
 /**
  * The ref a `lore://` resource URI names (the inverse of {@link loreResourceUri}; a `#fragment` is kept as
  * the ref's fragment), or null when the text is not a `lore://namespace/path` URI or its percent-encoding
- * is malformed. The decoded ref then goes through the one ref grammar (`parseRef`) like any tool argument,
+ * is malformed, or when a segment decodes to a path separator (`%2F`, `%5C`: refused, not split). The decoded
+ * ref then goes through the one ref grammar (`parseRef`) like any tool argument,
  * so an encoded `..`, backslash or control character is still `bad_ref`.
  */
 export function refOfLoreUri(uri: string): string | null {
@@ -97,9 +98,13 @@ export function refOfLoreUri(uri: string): string | null {
   if (!m) return null;
   try {
     const namespace = decodeURIComponent(m[1]!);
-    const path = m[2]!.split('/').map(decodeURIComponent).join('/');
+    const segments = m[2]!.split('/').map(decodeURIComponent);
+    // One URI segment is one path segment: an encoded `/` (`%2F`) or `\` (`%5C`) inside a segment is refused,
+    // never decoded into a separator (RFC 3986 §2.2: an encoded reserved character is data, not a delimiter),
+    // so `lore://NS/World%2FHidden.md` cannot name `World/Hidden.md` behind the segment grammar's back.
+    if ([namespace, ...segments].some((x) => x.includes('/') || x.includes('\\')) || namespace.includes(':')) return null;
     const fragment = m[3] === undefined ? '' : `#${decodeURIComponent(m[3])}`;
-    return `${namespace}:${path}${fragment}`;
+    return `${namespace}:${segments.join('/')}${fragment}`;
   } catch {
     return null;
   }
