@@ -246,6 +246,29 @@ describe('retrieve --batch on lore-fixtures/batch', () => {
     await expect(retrieveBatch(index, { ...options, concurrency: 0 }, { cwd: tmp })).rejects.toMatchObject({ code: 'usage', exitCode: 2 });
   });
 
+  it('lists a Ghostlight research packet (*.packet.research.v0.json) the folder walk finds as skipped, with the reason, and runs the drafts beside it', async () => {
+    const corpus = join(tmp, 'research-corpus');
+    mkdirSync(join(corpus, 'packets'), { recursive: true });
+    mkdirSync(join(corpus, 'projected-contexts'));
+    for (const f of ['packets/brinefall-intake.turn-01.mara-voss.draft.packet.json', 'projected-contexts/brinefall-intake.turn-01.mara-voss.projected-context.json']) {
+      writeFileSync(join(corpus, f), readFileSync(join(FIXTURES, 'batch', f)));
+    }
+    writeFileSync(join(corpus, 'packets', 'proxy-fixture.dock_warden_ilse.packet.research.v0.json'), readFileSync(join(FIXTURES, 'packets', 'proxy-fixture-research.packet.json')));
+    const index = await indexVault(FIXTURE_VAULT, { indexDir: join(tmp, 'index') });
+    const s = await retrieveBatch(index, { corpus: 'research-corpus', outDir: 'research-out', policy: join(FIXTURES, 'packets', 'brinefall-intake.policy.json') }, { cwd: tmp, now: () => new Date(0) });
+    expect(s.totals).toEqual({ packets: 2, ok: 1, failed: 0, skipped: 1 });
+    expect(s.packets.map((p) => [p.packet, p.status])).toEqual([
+      ['research-corpus/packets/brinefall-intake.turn-01.mara-voss.draft.packet.json', 'ok'],
+      ['research-corpus/packets/proxy-fixture.dock_warden_ilse.packet.research.v0.json', 'skipped'],
+    ]);
+    expect(s.packets[1]).toEqual({
+      packet: 'research-corpus/packets/proxy-fixture.dock_warden_ilse.packet.research.v0.json', projected_context: null, policy: null, status: 'skipped',
+      reason: 'a Ghostlight research packet (*.packet.research.v0.json): a built responder_scoped_repository_search packet for loretrace serve, not a draft; not retrieved (name it in a list file to run it anyway)',
+    });
+    expect(schemaErrors(s)).toEqual([]);
+    expect(existsSync(join(tmp, 'research-out', 'packets', 'proxy-fixture.dock_warden_ilse.packet.research.v0.packet.json'))).toBe(false);
+  });
+
   it('names a draft by Ghostlight\'s file naming: <id> without .json, .packet and .draft', () => {
     expect(draftId('brinefall-intake.turn-01.mara-voss.draft.packet.json')).toBe('brinefall-intake.turn-01.mara-voss');
     expect(draftId('pallas-training-loop-v0.turn-01.nara-7.packet.json')).toBe('pallas-training-loop-v0.turn-01.nara-7');
@@ -270,18 +293,19 @@ describe.skipIf(!hasShared)(`retrieve --batch on the real Ghostlight drafts (${h
   }, 300_000);
   afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-  it('runs the four *.packet.json drafts of packets/, each with its projected context from projected-contexts/', () => {
+  it('runs the four *.packet.json drafts of packets/, each with its projected context from projected-contexts/, and lists the research packet as skipped', () => {
     expect(code).toBe(0);
-    expect(summary.totals).toEqual({ packets: 4, ok: 4, failed: 0, skipped: 0 });
-    expect(summary.packets.map((p) => [p.packet.slice(GHOSTLIGHT.length + 1), p.projected_context?.slice(GHOSTLIGHT.length + 1), p.status])).toEqual([
+    expect(summary.totals).toEqual({ packets: 5, ok: 4, failed: 0, skipped: 1 });
+    expect(summary.packets.filter((p) => p.status !== 'skipped').map((p) => [p.packet.slice(GHOSTLIGHT.length + 1), p.projected_context?.slice(GHOSTLIGHT.length + 1), p.status])).toEqual([
       'lucent-hostage-feed-v0.turn-06.sol-vant', 'lucent-hostage-feed-v0.turn-14.sol-vant', 'pallas-training-loop-v0.turn-01.nara-7', 'pallas-training-loop-v0.turn-02.ilya-marne',
     ].map((id) => [`packets/${id}.packet.json`, `projected-contexts/${id}.projected-context.json`, 'ok']));
+    expect(summary.packets.filter((p) => p.status === 'skipped').map((p) => p.packet.slice(GHOSTLIGHT.length + 1))).toEqual(['packets/scene-02-sanctuary-intake.sella_ren.packet.research.v0.json']);
   });
 
   it('writes packets valid against Ghostlight\'s original responder-packet schema, byte for byte what single retrieve writes', async () => {
     const schema = new Ajv2020({ allErrors: true, strict: false }).compile(JSON.parse(readFileSync(join(GHOSTLIGHT, 'schemas', 'responder-packet.schema.json'), 'utf8')));
     const batchFiles = filesUnder(out());
-    for (const p of summary.packets) {
+    for (const p of summary.packets.filter((x) => x.status === 'ok')) {
       const packetText = batchFiles[draftId(p.packet) + '.packet.json'];
       expect(packetText).toBeDefined();
       expect([p.packet, schema(JSON.parse(packetText!)), schema.errors ?? null]).toEqual([p.packet, true, null]);

@@ -15,7 +15,7 @@
  * 4. {@link retrieveBatch} — all of it, the summary in corpus order whatever the completion order.
  *
  * A draft's status is `ok`, `failed` (its coded error, as the single run would raise it) or `skipped`
- * (listed twice; already a packet built by loretrace retrieve).
+ * (listed twice; already a packet built by loretrace retrieve; a Ghostlight research packet found by the walk).
  */
 import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
@@ -68,6 +68,8 @@ export interface BatchDraft {
   outFolder: string;
   /** 1-based line of the list file that named it, or null in a folder walk. */
   line: number | null;
+  /** Set when the walk found the file but does not run it: why (the summary's `skipped` reason). */
+  skip?: string;
 }
 
 /** One draft's line of the summary. Paths as shown (relative to cwd, POSIX). */
@@ -114,7 +116,20 @@ function shown(cwd: string, abs: string): string {
 /** Folder names a walk never enters (besides dot-folders). */
 const SKIPPED_FOLDERS: ReadonlySet<string> = new Set(['node_modules']);
 
-/** Walk `dir` for `*.packet.json`, entries in code-unit order, leaving out `skip` (the output folder). */
+/**
+ * Ghostlight's name for a built research packet (`scene-02-sanctuary-intake.sella_ren.packet.research.v0.json`,
+ * ../shared/ghostlight/packets): a `responder_scoped_repository_search` packet for `loretrace serve`, not a
+ * draft for `retrieve`. A folder walk lists it as skipped, so a corpus of them is not silently empty.
+ */
+const RESEARCH_PACKET_NAME = /\.packet\.research\.v\d+\.json$/;
+
+/** The summary's reason for a research packet found by the walk. */
+const RESEARCH_PACKET_SKIP = 'a Ghostlight research packet (*.packet.research.v0.json): a built responder_scoped_repository_search packet for loretrace serve, not a draft; not retrieved (name it in a list file to run it anyway)';
+
+/**
+ * Walk `dir` for `*.packet.json`, entries in code-unit order, leaving out `skip` (the output folder); a
+ * Ghostlight research packet ({@link RESEARCH_PACKET_NAME}) is listed with its skip reason.
+ */
 async function walkDrafts(dir: string, shownDir: string, rel: string, skip: string, out: BatchDraft[]): Promise<void> {
   const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const e of entries) {
@@ -124,6 +139,8 @@ async function walkDrafts(dir: string, shownDir: string, rel: string, skip: stri
       if (!SKIPPED_FOLDERS.has(e.name) && abs !== skip) await walkDrafts(abs, `${shownDir}/${e.name}`, rel === '' ? e.name : `${rel}/${e.name}`, skip, out);
     } else if (e.isFile() && e.name.endsWith('.packet.json')) {
       out.push({ packet: `${shownDir}/${e.name}`, abs, outFolder: rel, line: null });
+    } else if (e.isFile() && RESEARCH_PACKET_NAME.test(e.name)) {
+      out.push({ packet: `${shownDir}/${e.name}`, abs, outFolder: rel, line: null, skip: RESEARCH_PACKET_SKIP });
     }
   }
 }
@@ -300,9 +317,11 @@ export async function retrieveBatch(index: VaultIndex, options: RetrieveBatchOpt
     throw new LoretraceError('usage', `concurrency must be an integer ≥ 1 (got ${JSON.stringify(concurrency)})`, { expected: 'an integer ≥ 1' }, 2);
   }
   const drafts = await listBatchDrafts(options.corpus, options.outDir, env);
-  const requests = await Promise.all(drafts.map((d) => planBatchEntry(d, options, env)));
+  const requests = await Promise.all(drafts.map((d) => (d.skip !== undefined ? null : planBatchEntry(d, options, env))));
   const seen = { byAbs: new Map<string, BatchDraft>(), byOut: new Map<string, BatchDraft>() };
-  const conflicts = drafts.map((d, i) => conflictOf(d, requests[i] as RetrieveRequest, seen, env.cwd));
+  const conflicts = drafts.map((d, i): BatchPacketSummary | null => (d.skip !== undefined
+    ? { packet: d.packet, projected_context: null, policy: null, status: 'skipped', reason: d.skip }
+    : conflictOf(d, requests[i] as RetrieveRequest, seen, env.cwd)));
   const limit = pLimit(concurrency);
   let done = 0;
   const packets = await Promise.all(drafts.map((d, i) => limit(async (): Promise<BatchPacketSummary> => {
