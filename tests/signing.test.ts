@@ -6,7 +6,7 @@
  * re-hash the whole chain, drop or re-make the signature, flip a byte, swap the public key.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GENESIS_HASH, hashLedgerRecord, verifyLedger } from '../src/receipts/ledger.js';
@@ -228,6 +228,29 @@ describe('loretrace keygen', () => {
     const r = await cli(['keygen', '--out', '.']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^key [0-9a-f]{16} \(ed25519\)\n  private key runner\.key\.pem \(mode 0600: keep it with the runner; --signing-key\)\n  public key  runner\.pub\.pem \(hand it to reviewers; --trust-key\)\n$/);
+  });
+
+  it('a trailing / names a folder: a missing one is created (mode 0700) with both keys in it, never a key file named like it', async () => {
+    const r = await cli(['keygen', '--out', 'newdir/', '--json']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ private_key: join('newdir', 'runner.key.pem'), public_key: join('newdir', 'runner.pub.pem') });
+    expect(statSync(join(tmp.dir, 'newdir')).isDirectory()).toBe(true);
+    expect(statSync(join(tmp.dir, 'newdir')).mode & 0o777).toBe(0o700);
+    expect(statSync(join(tmp.dir, 'newdir', 'runner.key.pem')).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(tmp.dir, 'newdir', 'runner.pub.pem'), 'utf8').startsWith('-----BEGIN PUBLIC KEY-----\n')).toBe(true);
+  });
+
+  it('a trailing / on a file, or on a folder whose parent is missing, is refused with a coded error and writes nothing', async () => {
+    writeFileSync(join(tmp.dir, 'plain'), 'x');
+    expect(await cli(['keygen', '--out', 'plain/'])).toEqual({ code: 2, stdout: '', stderr: 'loretrace: --out plain/ ends in a path separator, so it names a folder, but plain/ exists and is not a folder (nothing written) [out_not_folder]\n' });
+    expect(readFileSync(join(tmp.dir, 'plain'), 'utf8')).toBe('x');
+    const deep = await cli(['keygen', '--out', 'no/such/']);
+    expect(deep.code).toBe(1);
+    expect(deep.stderr).toMatch(/^loretrace: cannot create folder no\/such for --out: ENOENT[^\n]* \(nothing written\) \[write_failed\]\n$/);
+    expect(existsSync(join(tmp.dir, 'no'))).toBe(false);
+    mkdirSync(join(tmp.dir, 'keys'));
+    expect((await cli(['keygen', '--out', 'keys/'])).code).toBe(0);
+    expect(existsSync(join(tmp.dir, 'keys', 'runner.key.pem'))).toBe(true);
   });
 });
 

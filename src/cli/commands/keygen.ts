@@ -5,10 +5,13 @@
  * key (SPKI) beside it, and prints the key id (first 16 hex digits of SHA-256 over the raw 32-byte public
  * key). `--out` names an existing folder (→ `<dir>/runner.key.pem` and `<dir>/runner.pub.pem`) or the
  * private key file (`x.key.pem` → public `x.pub.pem`; `x.pem` → `x.pub.pem`; else `<name>.pub.pem`).
+ * A trailing `/` (or `\`) always means a folder: a missing one is created (mode 0700, its parent must
+ * exist), and a path that exists but is no folder is refused (`out_not_folder`, exit 2) — never a key file
+ * named like the folder.
  * Never overwrites: when either file exists nothing is written (`output_exists`, exit 2). Both files are
  * created with `O_EXCL` and never through a symbolic link (src/safe-write.ts).
  */
-import { closeSync, statSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { LoretraceError } from '../../errors.js';
@@ -18,18 +21,28 @@ import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
 import { shownPath } from './retrieve.js';
 
-/** The two files of `--out` (see the module comment). */
-export function keygenPaths(out: string): { privatePath: string; publicPath: string } {
-  let isDir = false;
+/**
+ * The two files of `--out` (see the module comment), and the folder to create first (null: none).
+ * `out` is the path as given: its trailing `/` or `\` (a folder) must be seen before `resolve` drops it.
+ * @throws LoretraceError `out_not_folder` (exit 2) when `out` ends in a separator but names a file.
+ */
+export function keygenPaths(out: string, cwd = process.cwd()): { privatePath: string; publicPath: string; createDir: string | null } {
+  const wantsDir = /[\\/]$/.test(out);
+  const abs = resolve(cwd, out);
+  let kind: 'dir' | 'other' | 'missing' = 'missing';
   try {
-    isDir = statSync(out).isDirectory();
+    kind = statSync(abs).isDirectory() ? 'dir' : 'other';
   } catch {
-    isDir = /[\\/]$/.test(out);
+    kind = 'missing';
   }
-  if (isDir) return { privatePath: join(out, 'runner.key.pem'), publicPath: join(out, 'runner.pub.pem') };
+  if (wantsDir && kind === 'other') {
+    throw new LoretraceError('out_not_folder', `--out ${out} ends in a path separator, so it names a folder, but ${out} exists and is not a folder (nothing written)`, { file: out, expected: 'a folder, or a path that does not exist yet' }, 2);
+  }
+  if (kind === 'dir' || wantsDir) return { privatePath: join(abs, 'runner.key.pem'), publicPath: join(abs, 'runner.pub.pem'), createDir: kind === 'missing' ? abs : null };
+  out = abs;
   const name = basename(out);
   const stem = name.replace(/\.key\.pem$/i, '').replace(/\.pem$/i, '');
-  return { privatePath: out, publicPath: join(dirname(out), `${stem}.pub.pem`) };
+  return { privatePath: out, publicPath: join(dirname(out), `${stem}.pub.pem`), createDir: null };
 }
 
 /** Write `text` to a new file with `mode`; the error names the file. */
@@ -56,17 +69,25 @@ export function register(program: Command, ctx: CliContext): void {
   program
     .command('keygen')
     .description("make a runner signing key: an Ed25519 private key (PEM, mode 0600) and its public key; serve/retrieve --signing-key sign ledgers with it, --trust-key checks them")
-    .requiredOption('--out <dir-or-file>', 'an existing folder (runner.key.pem, runner.pub.pem) or the private key file (x.key.pem → x.pub.pem beside it)')
+    .requiredOption('--out <dir-or-file>', 'a folder (runner.key.pem, runner.pub.pem; a trailing / creates a missing one, mode 0700) or the private key file (x.key.pem → x.pub.pem beside it)')
     .option('--json', 'print { key_id, private_key, public_key, alg } as JSON')
     .action(
       action(ctx, async (opts: { out: string; json?: boolean }) => {
-        const { privatePath, publicPath } = keygenPaths(resolve(ctx.cwd, opts.out));
+        const { privatePath, publicPath, createDir } = keygenPaths(opts.out, ctx.cwd);
         const shownPrivate = shownPath(ctx, privatePath);
         const shownPublic = shownPath(ctx, publicPath);
         for (const [abs, shown] of [[privatePath, shownPrivate], [publicPath, shownPublic]] as const) {
           let exists = true;
           try { statSync(abs); } catch { exists = false; }
           if (exists) throw new LoretraceError('output_exists', `${shown} already exists; loretrace keygen never overwrites a key — choose another --out (nothing written)`, { file: shown, expected: 'a path that does not exist yet' }, 2);
+        }
+        if (createDir !== null) {
+          const shownDir = shownPath(ctx, createDir);
+          try {
+            mkdirSync(createDir, { mode: 0o700 });
+          } catch (e) {
+            throw new LoretraceError('write_failed', `cannot create folder ${shownDir} for --out: ${(e as Error).message} (nothing written)`, { file: shownDir, expected: 'a folder whose parent exists' }, 1);
+          }
         }
         const key = generateRunnerKey();
         writeNew(privatePath, shownPrivate, key.private_pem, 0o600);
