@@ -188,7 +188,8 @@ describe('assembleCapture in responder_scoped_repository_search (a real ProxySes
       [`${R.blackout}#chunk1`, 9, 13],
     ]);
     expect(c.parsed_output).toEqual(JSON.parse(read(ILSE_RAW)));
-    expect(r.trace!.totals).toEqual({ verified: 3, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, missing_file: 0, policy_violation: 0, drifted: 0, unverifiable: 0, unbacked: 0, ledger_mismatch: 0, ledger_broken: 0, seed_not_consulted: 0, ledger_not_closed: 0 });
+    // The responder's two responder_reported quotes (parsed_output) are counted too, as capture check counts them.
+    expect(r.trace!.totals).toEqual({ verified: 3, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, missing_file: 0, policy_violation: 0, drifted: 0, unverifiable: 2, unbacked: 0, ledger_mismatch: 0, ledger_broken: 0, seed_not_consulted: 0, ledger_not_closed: 0 });
     expect(r.trace!.runner_captured).toEqual({ checked: 3, failed: 0, ledger_backed: 3 });
     expect(r.ledger).toMatchObject({ valid: true, closed: true, records: 10 });
     expect(c.review_status).toBe('accepted_as_draft');
@@ -242,6 +243,44 @@ describe('assembleCapture in responder_scoped_repository_search (a real ProxySes
       ['capture.hidden_ref_consulted', '/lore_access/consulted_refs/2'],
       ['capture.hidden_ref_consulted', '/lore_access/followed_refs/1'],
     ]);
+  });
+
+  it('keeps a capture whose responder_reported quote is not in its cited lines a draft (text_mismatch), with a finding and a note', async () => {
+    const raw = JSON.parse(read(ILSE_RAW));
+    // Lines 11-12 of Brinefall Blackout.md hold 4 of these 16 words: an invented quote (token containment 0.25).
+    raw.research_trace[1].extracted_constraint = 'the harbor council swore every frozen crew one free berth plus fuel until spring came back';
+    const r = await assembleCapture(ilse({ rawOutput: JSON.stringify(raw) }));
+    expect(r.capture.review_status).toBe('draft');
+    expect(r.capture.coordinator_review.failure_labels).toEqual(['responder_trace_not_verified']);
+    expect(r.trace!.totals).toMatchObject({ verified: 3, text_mismatch: 1, unverifiable: 1 });
+    const bad = r.trace!.entries.find((e) => e.trace_id === 'ilse.blackout_promise')!;
+    expect([bad.pointer, bad.disposition, bad.similarity]).toEqual(['/parsed_output/research_trace/1', 'text_mismatch', 0.25]);
+    expect(r.findings).toEqual([{
+      code: 'responder_trace_not_verified', severity: 'warning', path: 'ilse.packet.json', pointer: '/parsed_output/research_trace/1',
+      message: '/parsed_output/research_trace/1 (ilse.blackout_promise) is text_mismatch: responder_reported entry: lines 11-12 of World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md do not hold its extracted_constraint (token containment 0.25); expected a quote of those lines (every word in them); the capture stays draft',
+    }]);
+    expect(r.capture.coordinator_review.review_notes).toContain('responder_reported entries whose cited lines do not hold their text: /parsed_output/research_trace/1 (ilse.blackout_promise, text_mismatch, token containment 0.25).');
+    expect(r.capture.coordinator_review.review_notes.at(-1)).toBe('review_status draft: responder_trace_not_verified. accepted_for_training stays false.');
+  });
+
+  it('summarises the refused tool calls of the session in the review notes, counts by code', async () => {
+    const path = join(tmp.dir, 'ilse-refused.jsonl');
+    const s = await fixtureSession({ ledgerPath: path, clock: fakeClock() });
+    await s.call('lore_read', { ref: R.neutrality });
+    await s.call('lore_read', { ref: R.blackout });
+    await s.call('lore_read', { ref: R.veilDrive });
+    await s.call('lore_read', { ref: `${R.territories}#Brinefall Shelf` });
+    await s.call('lore_read', { ref: `${R.factions}#Movements` });
+    await s.call('lore_follow', { from_ref: R.territories, target: 'Brinefall Blackout' });
+    await s.call('lore_read', { ref: `${R.blackout}#chunk1` });
+    await s.close();
+    const r = await assembleCapture(ilse({ source: { kind: 'ledger', text: read(path), file: 'ilse-refused.jsonl' } }));
+    expect(r.refusals).toEqual({ calls: 7, refused: 3, codes: [['not_reached', 2], ['out_of_scope', 1]] });
+    expect(r.capture.coordinator_review.review_notes).toContain('Refused tool calls: 3 of 7 (not_reached 2, out_of_scope 1); the ledger records each one\'s true reason.');
+    expect(r.capture.review_status).toBe('accepted_as_draft');
+    const clean = await assembleCapture(ilse());
+    expect(clean.refusals).toEqual({ calls: 4, refused: 0, codes: [] });
+    expect(clean.capture.coordinator_review.review_notes.some((n) => n.startsWith('Refused tool calls'))).toBe(false);
   });
 
   it('names a required seed the ledger never read (seed_not_consulted) and stays draft', async () => {
@@ -415,6 +454,33 @@ describe('loretrace capture (CLI)', () => {
     expect(lock.trace_bindings.map((b: { trace_id: string; disposition: string; ledger_backed: boolean }) => [b.trace_id, b.disposition, b.ledger_backed])).toEqual(ids.map((id: string) => [id, 'verified', true]));
   });
 
+  it('capture and capture check count the same (one function): an invented responder quote is text_mismatch in both, and capture check fails it', async () => {
+    const raw = JSON.parse(read(ILSE_RAW));
+    raw.research_trace[1].extracted_constraint = 'the harbor council swore every frozen crew one free berth plus fuel until spring came back';
+    writeFileSync(join(tmp.dir, 'ilse-invented.raw.json'), JSON.stringify(raw));
+    const totals = 'verified 3, text_mismatch 1, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 1, unbacked 0, ledger_mismatch 0, ledger_broken 0, seed_not_consulted 0, ledger_not_closed 0';
+    const c = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'ilse.packet.json', '--raw-output', 'ilse-invented.raw.json', '--ledger', 'ilse.jsonl', '--out', 'ilse-invented.capture.json', '--model-family', 'fixture model', '--reviewer', 'fixture reviewer']);
+    expect(c.code).toBe(0);
+    expect(c.out.split('\n').slice(0, 6)).toEqual([
+      'capture: proxy-fixture.brinefall-berths.dock_warden_ilse.packet.research.v0.capture (responder_scoped_repository_search) review_status draft',
+      '  raw output: 2215 bytes, meets the output contract',
+      expect.stringMatching(/^  receipts: ledger ilse\.jsonl — verifies, 6 records, closed; head [0-9a-f]{64}$/),
+      `  research_trace: 3 runner_captured entries, 0 failed (${totals})`,
+      '  leakage (automated first pass): no flag set',
+      '  failure_labels: responder_trace_not_verified',
+    ]);
+    written.push(join(tmp.dir, 'ilse-invented.capture.json'));
+    const check = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'ilse-invented.capture.json']);
+    expect(check.code).toBe(1);
+    expect(check.out.split('\n').slice(0, 3)).toEqual([
+      'ilse-invented.capture.json: FAILED (draft: review_status draft, failure_label responder_trace_not_verified)',
+      '  validation: valid',
+      `  trace: 3 runner_captured checked, 0 failed (${totals})`,
+    ]);
+    const clean = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'ilse.capture.json']);
+    expect(clean.out.split('\n')[2]).toBe('  trace: 3 runner_captured checked, 0 failed (verified 3, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 2, unbacked 0, ledger_mismatch 0, ledger_broken 0, seed_not_consulted 0, ledger_not_closed 0)');
+  });
+
   it('assembles the coordinator lane from retrieve --capture-out (not ledger-backed: draft, summary built from the receipts)', async () => {
     const ret = await run(['retrieve', '--lore', FIXTURE_VAULT, '--packet', 'mara.packet.json', '--policy', DRAFT_POLICY, '--out', 'mara.retrieved.packet.json', '--capture-out', 'mara.lore_access.json']);
     expect(ret.code).toBe(0);
@@ -488,7 +554,7 @@ describe.skipIf(!hasShared)(`every capture written above validates with Ghostlig
   it('passes ../shared/ghostlight/schemas/responder-output.schema.json', () => {
     const ajv = new Ajv2020({ allErrors: true, strict: false });
     const validate = ajv.compile(JSON.parse(read(join(GHOSTLIGHT, 'schemas', 'responder-output.schema.json'))));
-    expect(written.length).toBe(5);
+    expect(written.length).toBe(6);
     for (const f of written) {
       const ok = validate(JSON.parse(read(f)));
       expect({ f, ok, errors: validate.errors ?? null }).toEqual({ f, ok: true, errors: null });

@@ -14,13 +14,16 @@
  * 3. {@link readLoreReceipts} — the lane's receipts: none (`curated_excerpts_only`), a ledger (verified,
  *    bound to the packet by id and sha256, exported) or a capture fragment (`retrieve --capture-out`,
  *    `ledger export`: not ledger-backed);
- * 4. `verifyTrace` — every runner_captured entry against the vault;
+ * 4. {@link verifyCaptureTrace} — every research_trace entry of the capture against the vault (the runner's
+ *    in `lore_access`, against the ledger too; the responder's in `parsed_output`, whose quotes must be in
+ *    the lines they cite) — the same count `capture check` makes;
  * 5. {@link checkRequiredSeeds}, {@link compareClaims} — seeds the receipts never read, refs the responder
  *    claims but the receipts never show;
  * 6. {@link researchSummary} — the responder's own summary, else one built from the receipts;
  * 7. `auditLeakage` (src/receipts/leakage.ts) — the automated first pass of `leakage_audit`;
  * 8. {@link decideReview} — `accepted_as_draft` only when every runner_captured entry is ledger-backed and
- *    verified, no seed is unconsulted, no claim is unbacked and no leakage flag is set; else `draft`.
+ *    verified, no responder_reported entry fails its vault check, no seed is unconsulted, no claim is
+ *    unbacked and no leakage flag is set; else `draft`.
  *    `accepted_for_training` is always false: acceptance is a person's decision;
  * 9. the capture is validated with the capture schema and cross-field rules (src/contracts/).
  */
@@ -37,9 +40,10 @@ import { parseRef } from '../refs/ref.js';
 import { verifyLedger } from './ledger.js';
 import { exportLedger } from './ledger-export.js';
 import type { LedgerVerifyReport } from './ledger.js';
-import { verifyTrace } from './verify-trace.js';
+import { isFailedResponderEntry, verifyTrace } from './verify-trace.js';
 import { traceNotePath } from '../excerpts/trace.js';
-import type { TraceVerificationReport } from './verify-trace.js';
+import type { TraceEntryVerdict, TraceVerificationReport, VerifyTraceOptions } from './verify-trace.js';
+import { parseLedger } from './ledger.js';
 import { auditLeakage, LEAKAGE_FLAGS } from './leakage.js';
 import type { LeakageHit } from './leakage.js';
 
@@ -111,14 +115,16 @@ export interface AssembleCaptureResult {
   /** The ledger verification (null without a ledger). */
   ledger: LedgerVerifyReport | null;
   leakage_hits: LeakageHit[];
+  /** The ledger's tool calls and its refused ones by code (`refusalsByCode`); null without a ledger. */
+  refusals: { calls: number; refused: number; codes: [string, number][] } | null;
   receipts: CaptureReceipts;
 }
 
 /** The failure labels {@link assembleCapture} writes into `coordinator_review.failure_labels`, in this order. */
 export const CAPTURE_FAILURE_LABELS = [
   'raw_output_not_json', 'missing_required_fields', 'parsed_output_invalid',
-  'ledger_invalid', 'ledger_not_closed', 'trace_not_ledger_backed', 'trace_not_verified', 'hidden_ref_consulted',
-  'seed_not_consulted', 'claimed_not_read', 'responder_claims_runner_captured',
+  'ledger_invalid', 'ledger_not_closed', 'trace_not_ledger_backed', 'trace_not_verified',
+  'responder_trace_not_verified', 'hidden_ref_consulted', 'seed_not_consulted', 'claimed_not_read', 'responder_claims_runner_captured',
   'private_state_leak', 'author_only_leak', 'future_branch_leak', 'raw_state_soup', 'prompt_parroting', 'body_or_object_omniscience',
 ] as const;
 /** One failure label of a capture. */
@@ -380,6 +386,52 @@ function consultedHiddenRefs(packet: ResponderPacket, receipts: Pick<LoreReceipt
   return out;
 }
 
+/** The receipts {@link verifyCaptureTrace} checks a capture's trace with (see `VerifyTraceOptions`). */
+export type CaptureTraceReceipts = Pick<VerifyTraceOptions, 'ledgers' | 'pins' | 'policyReceipt' | 'packet'> & {
+  /** The snapshot the receipts recorded (a fragment's or ledger's `snapshot_id`): entries failing since then are `drifted`. */
+  recordedSnapshot?: string | null;
+};
+
+/**
+ * Step 4: verify every research_trace entry of a capture — `lore_access.research_trace` (the runner's, against
+ * the vault and the ledgers) and `parsed_output.research_trace` (the responder's, whose quotes must be in the
+ * lines they cite: `text_mismatch` otherwise, see `isFailedResponderEntry`). `capture` (at assembly, with the
+ * receipts it was given) and `capture check` (with the receipts the capture's lock names) both count with this
+ * one function, so they print the same totals for the same capture. Async: reads the cited lines.
+ * @throws LoretraceError as `verifyTrace` (`no_research_trace` when the capture has no trace array).
+ */
+export async function verifyCaptureTrace(index: VaultIndex, capture: unknown, file: string | undefined, receipts: CaptureTraceReceipts = {}): Promise<TraceVerificationReport> {
+  const { recordedSnapshot, ...options } = receipts;
+  const doc = typeof recordedSnapshot === 'string' && isObj(capture) ? { ...capture, snapshot_id: recordedSnapshot } : capture;
+  return verifyTrace(index, doc, { ...(file !== undefined ? { file } : {}), ...options });
+}
+
+/** The entries of a capture's trace report that are the responder's and fail a vault check (`isFailedResponderEntry`). */
+export function failedResponderEntries(trace: TraceVerificationReport | null): TraceEntryVerdict[] {
+  return (trace?.entries ?? []).filter(isFailedResponderEntry);
+}
+
+/**
+ * The refused tool calls of a ledger, by refusal code (sorted by code), and the tool calls in all — the
+ * records whose `outcome.status` is `refused` (src/receipts/ledger-record.ts `LedgerRefusedOutcome`). For a
+ * review note: a session that was refused 8 of 19 times was steered by the policy, and by which rule.
+ */
+export function refusalsByCode(text: string, file?: string): { calls: number; refused: number; codes: [string, number][] } {
+  const codes = new Map<string, number>();
+  let calls = 0;
+  let refused = 0;
+  for (const r of parseLedger(text, file)) {
+    const outcome = r['outcome'];
+    if (!isObj(outcome)) continue;
+    calls += 1;
+    if (outcome['status'] !== 'refused') continue;
+    refused += 1;
+    const code = typeof outcome['code'] === 'string' ? outcome['code'] : 'unknown';
+    codes.set(code, (codes.get(code) ?? 0) + 1);
+  }
+  return { calls, refused, codes: [...codes.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)) };
+}
+
 /** Everything {@link decideReview} weighs. */
 interface ReviewInputs {
   outputFailures: ValidationIssue[];
@@ -390,6 +442,8 @@ interface ReviewInputs {
   unconsulted: string[];
   claims: ClaimComparison;
   leakage: ReturnType<typeof auditLeakage>['audit'];
+  /** Refused tool calls of the ledger receipts (null without a ledger). */
+  refusals: ReturnType<typeof refusalsByCode> | null;
 }
 
 /**
@@ -407,7 +461,9 @@ export function decideReview(r: ReviewInputs): { status: 'draft' | 'accepted_as_
   // An entry that is only unbacked because the receipts are a fragment is trace_not_ledger_backed, not a
   // second failure; every other failed runner_captured entry (vault or ledger check) is trace_not_verified.
   const notBackedOnly = (d: string) => d === 'unbacked' && !r.receipts.ledgerBacked;
-  if (r.trace && r.trace.entries.some((e) => e.origin === 'runner_captured' && e.disposition !== 'verified' && !notBackedOnly(e.disposition))) labels.add('trace_not_verified');
+  // Only the runner's array: a responder entry labelled runner_captured is responder_claims_runner_captured.
+  if (r.trace && r.trace.entries.some((e) => e.pointer.startsWith('/lore_access/') && e.origin === 'runner_captured' && e.disposition !== 'verified' && !notBackedOnly(e.disposition))) labels.add('trace_not_verified');
+  if (failedResponderEntries(r.trace).length > 0) labels.add('responder_trace_not_verified');
   if ((r.hiddenConsulted ?? []).length > 0) labels.add('hidden_ref_consulted');
   if (r.unconsulted.length > 0) labels.add('seed_not_consulted');
   if (r.claims.claimed_not_read.length > 0) labels.add('claimed_not_read');
@@ -430,6 +486,8 @@ function reviewNotes(input: AssembleCaptureInput, packetSha: string, rawSha: str
   else if (rc.kind === 'ledger') {
     const l = rc.ledger!;
     notes.push(`Receipts from ledger ${rc.file}: ${l.valid ? 'verifies' : 'does NOT verify'} (${count(l.records, 'record')}, ${l.closed ? 'closed' : 'NOT closed'}, head ${l.head_hash ?? 'none'}); it pins this packet's id and sha256.`);
+    const f = r.refusals;
+    if (f && f.refused > 0) notes.push(`Refused tool calls: ${f.refused} of ${f.calls} (${f.codes.map(([c, n]) => `${c} ${n}`).join(', ')}); the ledger records each one's true reason.`);
   } else notes.push(`Receipts from capture fragment ${rc.file}: not ledger-backed (no hash-chained record of the lookups was given), so the capture stays draft.`);
   if (r.trace) {
     const t = r.trace;
@@ -439,6 +497,8 @@ function reviewNotes(input: AssembleCaptureInput, packetSha: string, rawSha: str
   if (hiddenRefs.length > 0) notes.push(`The receipts name the packet's own omitted refs (hidden_context_audit.omitted_context_refs), whatever their policy_receipt says: ${hiddenRefs.map((h) => `${h.ref} at ${h.pointer}`).join(', ')}.`);
   const seeds = (input.packet as ResponderPacket).lore_access.traversal_policy?.required_seed_refs;
   if (rc.kind !== 'none' && seeds) notes.push(r.unconsulted.length === 0 ? `Required seeds: all ${seeds.length} read.` : `Required seeds never read: ${r.unconsulted.join(', ')}.`);
+  const bad = failedResponderEntries(r.trace);
+  if (bad.length) notes.push(`responder_reported entries whose cited lines do not hold their text: ${bad.map((e) => `${e.pointer} (${e.trace_id}, ${e.disposition}${e.similarity !== null ? `, token containment ${e.similarity}` : ''})`).join(', ')}.`);
   if (r.claims.claimed_not_read.length) notes.push(`The responder claims refs the receipts never show read: ${r.claims.claimed_not_read.join(', ')}.`);
   if (r.claims.read_not_claimed.length) notes.push(`Read according to the receipts but not mentioned by the responder: ${r.claims.read_not_claimed.join(', ')}.`);
   if (r.claims.unbacked_runner_claims.length) notes.push(`parsed_output entries labelled runner_captured that match no receipt verbatim: ${r.claims.unbacked_runner_claims.join(', ')}; only lore_access.research_trace holds the runner's entries.`);
@@ -457,6 +517,7 @@ function captureFindings(r: ReviewInputs, file: string): Finding[] {
   for (const s of r.unconsulted) out.push({ code: 'seed_not_consulted', severity: 'error', message: `required seed ${s} was never read according to the receipts`, path: file });
   if (r.claims.claimed_not_read.length) out.push({ code: 'claimed_not_read', severity: 'warning', message: `the responder claims refs the receipts never show read: ${r.claims.claimed_not_read.join(', ')}`, path: file, pointer: '/parsed_output' });
   for (const p of r.claims.unbacked_runner_claims) out.push({ code: 'responder_claims_runner_captured', severity: 'warning', message: `${p} says origin runner_captured but matches no receipt entry verbatim`, path: file, pointer: p });
+  for (const e of failedResponderEntries(r.trace)) out.push({ code: 'responder_trace_not_verified', severity: 'warning', message: `${e.pointer} (${e.trace_id}) is ${e.disposition}: ${e.detail ?? 'its cited lines do not hold its text'}; the capture stays draft`, path: file, pointer: e.pointer });
   for (const f of r.receipts.ledger?.findings ?? []) out.push({ ...f, path: f.path ?? r.receipts.file ?? file });
   return out;
 }
@@ -496,11 +557,6 @@ export async function assembleCapture(input: AssembleCaptureInput): Promise<Asse
   const rawSha = sha256(input.rawOutput);
   const { parsed, failures } = parseResponderOutput(input.rawOutput, packet);
   const receipts = await readLoreReceipts(packet, packetSha, input.source, input.packetRef, input.index);
-  const trace = receipts.kind === 'none' ? null : await verifyTrace(input.index, { research_trace: receipts.trace, snapshot_id: receipts.snapshotId, policy_receipt: receipts.policyReceipt ?? [] }, {
-    file: receipts.file ?? undefined,
-    // A ledger source backs its own exported entries; a fragment alone backs none (they stay unbacked).
-    ...(receipts.kind === 'ledger' && input.source?.kind === 'ledger' ? { ledgers: [{ file: input.source.file, text: input.source.text }] } : {}),
-  });
   const unconsulted = receipts.kind === 'none' ? [] : checkRequiredSeeds(packet, [...receipts.consulted, ...receipts.followed], input.index.namespace);
   const claims = receipts.kind === 'none' ? { claimed_not_read: [], read_not_claimed: [], unbacked_runner_claims: [] } : compareClaims(parsed, receipts, input.index.namespace);
   const { summary, from } = researchSummary(parsed, receipts, packet, unconsulted);
@@ -539,7 +595,18 @@ export async function assembleCapture(input: AssembleCaptureInput): Promise<Asse
     const what = outputFailures.length === 1 ? `${first.pointer}: ${first.message}` : `${outputFailures.length} contract failures, the first at ${first.pointer}: ${first.message}`;
     throw new LoretraceError('invalid_raw_output', `${input.rawOutputFile ?? 'the raw output'} breaks the output contract of ${input.packetRef}: ${what}; nothing written (pass --allow-invalid to write a draft capture with a failure label)`, { file: input.rawOutputFile ?? '', pointer: outputFailures[0]!.pointer, expected: 'the JSON object output_contract asks for', data: { errors: outputFailures } });
   }
-  const reviewIn: ReviewInputs = { outputFailures, hiddenConsulted: consultedHiddenRefs(packet, receipts), receipts, trace, unconsulted, claims, leakage: leakage.audit };
+  // With --allow-invalid, a parsed output that breaks the schema may hold trace entries verifyTrace cannot
+  // read (a missing field): only the runner's entries are verified then, and the contract failure labels it.
+  const probeCapture = captureWith('draft', [], []);
+  const traced = outputFailures.length > 0 ? { ...probeCapture, parsed_output: undefined } : probeCapture;
+  const trace = receipts.kind === 'none' ? null : await verifyCaptureTrace(input.index, traced, receipts.file ?? undefined, {
+    recordedSnapshot: receipts.snapshotId,
+    ...(receipts.policyReceipt ? { policyReceipt: { pointer: `${receipts.file ?? 'the receipts'} /policy_receipt`, value: receipts.policyReceipt } } : {}),
+    // A ledger source backs its own exported entries; a fragment alone backs none (they stay unbacked).
+    ...(receipts.kind === 'ledger' && input.source?.kind === 'ledger' ? { ledgers: [{ file: input.source.file, text: input.source.text }] } : {}),
+  });
+  const refusals = receipts.kind === 'ledger' && input.source?.kind === 'ledger' ? refusalsByCode(input.source.text, input.source.file) : null;
+  const reviewIn: ReviewInputs = { outputFailures, hiddenConsulted: consultedHiddenRefs(packet, receipts), receipts, trace, unconsulted, claims, leakage: leakage.audit, refusals };
   const { status, labels } = decideReview(reviewIn);
   const notes = reviewNotes(input, packetSha, rawSha, { ...reviewIn, summaryFrom: from, status, labels, index: input.index });
   const capture = captureWith(status, labels, notes);
@@ -551,12 +618,12 @@ export async function assembleCapture(input: AssembleCaptureInput): Promise<Asse
   }
   return {
     capture, valid: validation.valid, validation, output_failures: outputFailures,
-    findings: captureFindings(reviewIn, input.packetRef), trace, ledger: receipts.ledger, leakage_hits: leakage.hits,
+    findings: captureFindings(reviewIn, input.packetRef), trace, ledger: receipts.ledger, leakage_hits: leakage.hits, refusals,
     receipts: {
       packet_sha256: packetSha, raw_output_sha256: rawSha, snapshot_id: input.index.snapshot_id, recorded_snapshot_id: receipts.snapshotId,
       policy_receipt: receipts.policyReceipt,
       ledger: receipts.ledger ? { file: receipts.file!, head: receipts.ledger.head_hash, records: receipts.ledger.records, closed: receipts.ledger.closed, valid: receipts.ledger.valid } : null,
-      trace_bindings: (trace?.entries ?? []).map((e) => ({ trace_id: e.trace_id, source_ref: e.source_ref, line_start: e.line_start, line_end: e.line_end, disposition: e.disposition, ledger_backed: receipts.ledgerBacked && e.disposition === 'verified' })),
+      trace_bindings: (trace?.entries ?? []).filter((e) => e.pointer.startsWith('/lore_access/')).map((e) => ({ trace_id: e.trace_id, source_ref: e.source_ref, line_start: e.line_start, line_end: e.line_end, disposition: e.disposition, ledger_backed: receipts.ledgerBacked && e.disposition === 'verified' })),
     },
   };
 }

@@ -39,7 +39,10 @@ import type { ReceiptAt, ReceiptRules } from './receipt-rules.js';
  * 3. `chunk_mismatch` — no chunk `chunk_index` in that file, the line range does not lie inside that
  *    chunk, or a `#chunkN` fragment of the source_ref names another chunk;
  * 4. text — `runner_captured`: `extracted_constraint` must equal the lines verbatim (`verified`, else
- *    `text_mismatch`); other origins: `unverifiable` with a similarity score (never a failure);
+ *    `text_mismatch`); `responder_reported`: a quote of the cited lines, not held to verbatim — every word
+ *    token of it must occur in them (token containment 1: `unverifiable`, never a pass), else
+ *    `text_mismatch` (an invented or misattributed quote, a failure); `coordinator_reconstructed`:
+ *    `unverifiable` with a similarity score (never a failure);
  * 5. drift — when the input records a `snapshot_id` different from the vault's now, an entry that failed
  *    any of checks 1, 1c, 2-4 is `drifted` instead (its `cause` keeps the failed check); an entry that passed
  *    keeps `verified` ("still holds") and is listed in `snapshot.holding`;
@@ -179,8 +182,9 @@ export interface TraceVerificationReport {
   runner_captured: { checked: number; failed: number; ledger_backed: number };
   /**
    * True when at least one entry was checked, every runner_captured entry is verified and ledger-backed,
-   * no entry is `unbacked`, no required seed is unread, no given ledger is broken and the packet file a
-   * lock lists (when given) is `unchanged`.
+   * no entry is `unbacked`, no responder_reported entry fails a vault check (`isFailedResponderEntry`),
+   * no required seed is unread, no given ledger is broken and the packet file a lock lists (when given) is
+   * `unchanged`.
    */
   ok: boolean;
   /** True when a given ledger is `ledger_not_closed`: whatever `ok` says, a capture it backs is a draft. */
@@ -627,7 +631,8 @@ function checkLocation(
  *
  * `ok` is false when no entry was found in the arrays (an empty bundle proves nothing, seed 003), when
  * any `runner_captured` entry is not `verified` and ledger-backed, when an entry is `unbacked` (a
- * `research_trace_status: runner_captured` trace with entries of another origin), when a required seed of
+ * `research_trace_status: runner_captured` trace with entries of another origin), when a
+ * `responder_reported` entry fails a vault check ({@link isFailedResponderEntry}), when a required seed of
  * a responder-lane ledger was never read, or when a given ledger is broken; `unverifiable` entries of
  * other origins never make it false. `draft` is true when a given ledger is not closed.
  *
@@ -721,6 +726,10 @@ async function vaultVerdict(e: CheckedEntry, pointer: string, ctx: VaultContext)
         disposition = 'text_mismatch';
         detail = `extracted_constraint differs from lines ${e.line_start}-${e.line_end} of ${path} (token containment ${similarity}); expected the lines verbatim, joined with "\\n"`;
       }
+    } else if (e.origin === 'responder_reported' && similarity < 1) {
+      failure = 'text_mismatch';
+      disposition = 'text_mismatch';
+      detail = `responder_reported entry: lines ${e.line_start}-${e.line_end} of ${path} do not hold its extracted_constraint (token containment ${similarity}); expected a quote of those lines (every word in them)`;
     } else {
       disposition = 'unverifiable';
       textVerified = null;
@@ -825,6 +834,17 @@ function backedEntryProblem(
 }
 
 /** Step 5 of {@link verifyTrace}: seeds, totals (zeros included), verdict and the report. */
+/**
+ * True for a `responder_reported` entry that fails a vault check: its file is not in the snapshot, its range
+ * is outside the file or its chunk, or its lines do not hold its quote (checks 1c-4 of
+ * {@link TraceDisposition}; `drifted` when the vault changed since). A responder may paraphrase in
+ * `used_for`, never in `extracted_constraint` (seed 001: the trace says which lines constrained the answer),
+ * so such an entry fails the report, and `assembleCapture` keeps the capture a draft.
+ */
+export function isFailedResponderEntry(v: Pick<TraceEntryVerdict, 'origin' | 'disposition'>): boolean {
+  return v.origin === 'responder_reported' && (v.disposition === 'text_mismatch' || v.disposition === 'out_of_range' || v.disposition === 'chunk_mismatch' || v.disposition === 'missing_file' || v.disposition === 'drifted');
+}
+
 function summarise(r: {
   index: VaultIndex; options: VerifyTraceOptions; kind: TraceInputKind; recorded: string | null; drift: boolean; rules: ReceiptRules | null;
   status: string | null; entries: TraceEntryVerdict[]; ledgers: Awaited<ReturnType<typeof loadTraceLedgers>>;
@@ -843,6 +863,7 @@ function summarise(r: {
     file: pf.file, source: pf.source, locked_sha256: pf.locked_sha256, sha256: pf.sha256,
     disposition: pf.sha256 === null ? 'packet_missing' : pf.sha256 === pf.locked_sha256 ? 'unchanged' : 'packet_changed',
   };
+  const responderFailed = entries.some(isFailedResponderEntry);
   return {
     schema_version: 'loretrace.trace_verification.v1',
     file: r.options.file ?? null,
@@ -866,7 +887,7 @@ function summarise(r: {
     seeds,
     totals,
     runner_captured: { checked: runner.length, failed, ledger_backed: runner.length - failed },
-    ok: entries.length > 0 && failed === 0 && totals.unbacked === 0 && totals.seed_not_consulted === 0 && !broken && (packetFile === null || packetFile.disposition === 'unchanged'),
+    ok: entries.length > 0 && failed === 0 && totals.unbacked === 0 && totals.seed_not_consulted === 0 && !broken && !responderFailed && (packetFile === null || packetFile.disposition === 'unchanged'),
     draft: totals.ledger_not_closed > 0,
     entries,
     ...(packetFile !== null ? { packet_file: packetFile } : {}),

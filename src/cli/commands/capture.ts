@@ -9,7 +9,7 @@
  * packet or fragment, receipts of another packet); 2 usage (missing option, both --ledger and --fragment, an
  * existing or locked output, unreadable file).
  *
- * `check` runs, per capture: the capture schema and cross-field rules, `verifyTrace` on its research_trace
+ * `check` runs, per capture: the capture schema and cross-field rules, `verifyCaptureTrace` (the count `capture` makes) on its research_trace
  * entries (when it has any) and `verifyLock` on the lock that lists it (`findLockFor`: its own
  * `<name>.lock.json`, else the lock of its folder that lists it as an output); one report, totals
  * with zeros, exit 1 when any capture fails.
@@ -17,12 +17,11 @@
 import { basename, dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { LoretraceError, isLoretraceError } from '../../errors.js';
-import { assembleCapture } from '../../receipts/capture.js';
+import { assembleCapture, verifyCaptureTrace } from '../../receipts/capture.js';
 import type { AssembleCaptureResult, CaptureLoreSource } from '../../receipts/capture.js';
 import { LEAKAGE_FLAGS } from '../../receipts/leakage.js';
 import { findLockFor, lockPathFor, verifyLock } from '../../receipts/lock.js';
 import type { LockVerificationReport } from '../../receipts/lock.js';
-import { verifyTrace } from '../../receipts/verify-trace.js';
 import type { TraceVerificationReport } from '../../receipts/verify-trace.js';
 import type { LedgerHeadPin, TraceLedgerInput } from '../../receipts/trace-ledger.js';
 import { parseJsonDocument, validateCapture } from '../../contracts/validate.js';
@@ -69,6 +68,8 @@ function renderCapture(r: AssembleCaptureResult, written: string[]): string {
   if (l) out.push(`  receipts: ledger ${l.file} — ${l.valid ? 'verifies' : 'does NOT verify'}, ${plural(l.records, 'record')}, ${l.closed ? 'closed' : 'NOT closed'}; head ${l.head ?? 'none'}`);
   else if (r.trace) out.push(`  receipts: capture fragment (not ledger-backed)`);
   else out.push('  receipts: none (curated_excerpts_only: no lore research)');
+  const f = r.refusals;
+  if (f && f.refused > 0) out.push(`  refused tool calls: ${f.refused} of ${f.calls} (${f.codes.map(([c, n]) => `${c} ${n}`).join(', ')})`);
   if (r.trace) {
     const t = r.trace;
     out.push(`  research_trace: ${plural(t.runner_captured.checked, 'runner_captured entry', 'runner_captured entries')}, ${t.runner_captured.failed} failed (${Object.entries(t.totals).map(([k, v]) => `${k} ${v}`).join(', ')})`);
@@ -240,7 +241,7 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex): Promi
   const lockFile = await findLockFor(file, ctx.cwd);
   if (entries > 0) {
     try {
-      trace = await verifyTrace(index, doc, { file, ...(lockFile === null ? {} : await lockedLedger(ctx, lockFile, doc)) });
+      trace = await verifyCaptureTrace(index, doc, file, lockFile === null ? {} : await lockedLedger(ctx, lockFile, doc));
     } catch (e) {
       error = (e as Error).message;
       errorCode = codeOf(e);
