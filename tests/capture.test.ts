@@ -464,7 +464,7 @@ describe('loretrace capture (CLI)', () => {
     expect(c.out.split('\n').slice(0, 6)).toEqual([
       'capture: proxy-fixture.brinefall-berths.dock_warden_ilse.packet.research.v0.capture (responder_scoped_repository_search) review_status draft',
       '  raw output: 2215 bytes, meets the output contract',
-      expect.stringMatching(/^  receipts: ledger ilse\.jsonl — verifies, 6 records, closed; head [0-9a-f]{64}$/),
+      expect.stringMatching(/^  receipts: ledger ilse\.jsonl — verifies, 10 records, closed; head [0-9a-f]{64}$/),
       `  research_trace: 3 runner_captured entries, 0 failed (${totals})`,
       '  leakage (automated first pass): no flag set',
       '  failure_labels: responder_trace_not_verified',
