@@ -185,6 +185,26 @@ describe('ProxySession.call lore_read', () => {
     }
   });
 
+  it('finds an admitted note by its title, file name or extension-less path (as show does), and a name no admitted note has gets the refusal it got before', async () => {
+    session = await fixtureSession({ ledgerPath: ledgerPath() });
+    const byTitle = ok(await session.call('lore_read', { ref: 'Territories' }));
+    expect([byTitle.data.ref, byTitle.data.line_start, byTitle.data.line_end]).toEqual([R.territories, 1, 14]);
+    const withFragment = ok(await session.call('lore_read', { ref: 'territories#Brinefall Shelf' }));
+    expect([withFragment.data.ref, withFragment.data.line_start, withFragment.data.line_end]).toEqual([`${R.territories}#chunk1`, 5, 8]);
+    const byPath = ok(await session.call('lore_read', { ref: 'FixtureLore:World/Pre-Elysium/Factions/index#Movements' }));
+    expect([byPath.data.ref, byPath.data.line_start]).toEqual([`${R.factions}#chunk2`, 11]);
+    // Not admitted yet: the same out_of_scope as any other name outside the prefixes; a hidden note's title too.
+    const scope = "is not in this packet's scope (out_of_scope); allowed prefixes: FixtureLore:World/Politics/, FixtureLore:World/Pre-Elysium/, FixtureLore:World/Technology/";
+    expect(refused(await session.call('lore_read', { ref: 'Brinefall Blackout' }))).toEqual({ code: 'out_of_scope', message: `ref "FixtureLore:Brinefall Blackout" ${scope}` });
+    expect(refused(await session.call('lore_read', { ref: 'Brinefall Truth' }))).toEqual({ code: 'out_of_scope', message: `ref "FixtureLore:Brinefall Truth" ${scope}` });
+    expect(refused(await session.call('lore_read', { ref: 'No Such Note' }))).toEqual({ code: 'out_of_scope', message: `ref "FixtureLore:No Such Note" ${scope}` });
+    ok(await session.call('lore_follow', { from_ref: R.territories, target: 'Brinefall Blackout' }));
+    expect(ok(await session.call('lore_read', { ref: 'Brinefall Blackout#Aftermath' })).data.ref).toBe(`${R.blackout}#chunk1`);
+    const records = readLedger(ledgerPath());
+    expect(records.filter((r) => r.kind === 'TOOL_RESULT' || r.kind === 'TOOL_REFUSED').map((r) => (r.outcome as { status: string; code?: string }).status === 'ok' ? 'ok' : (r.outcome as { code: string }).code))
+      .toEqual(['ok', 'ok', 'ok', 'out_of_scope', 'out_of_scope', 'out_of_scope', 'ok', 'ok']);
+  });
+
   it('refuses malformed refs with bad_ref and malformed arguments with bad_request', async () => {
     session = await fixtureSession({ ledgerPath: ledgerPath() });
     expect(refused(await session.call('lore_read', { ref: 'FixtureLore:World/../Home.md' }))).toEqual({

@@ -25,6 +25,7 @@ import type { z } from 'zod';
 import { LoretraceError, isLoretraceError } from '../errors.js';
 import type { Chunk, LinkRecord, NoteRecord, VaultIndex, VaultPath } from '../types.js';
 import { formatRef, parseRef, resolveRef } from '../refs/index.js';
+import { notesNamed, splitNameAndFragment } from '../refs/names.js';
 import type { ParsedRef } from '../refs/index.js';
 import { checkEdge, checkPath, compilePolicy, edgeTarget } from '../policy/index.js';
 import { checkPathPrefixes } from '../policy/compile.js';
@@ -475,15 +476,22 @@ export class ProxySession {
   /**
    * Parse a ref and find its admitted note. Order: grammar (`bad_ref`) → the policy's `checkPath` (a path not
    * in the index and a hidden note both give `not_found` with the same message, so refusals cannot probe for
-   * hidden lore; future-era and out-of-prefix notes give `out_of_scope`) → admitted (`not_reached`).
+   * hidden lore; future-era and out-of-prefix notes give `out_of_scope`) → admitted (`not_reached`). What
+   * names no admitted note is first looked up as an admitted note's name ({@link admittedByName}), once.
    */
-  private admittedNote(input: string, label: string): { parsed: ParsedRef; admission: Admission; note: NoteRecord } {
+  private admittedNote(input: string, label: string, byNames = true): { parsed: ParsedRef; admission: Admission; note: NoteRecord } {
     let parsed: ParsedRef;
     try {
       parsed = parseRef(input, { namespace: this.index.namespace, label });
     } catch (e) {
-      if (isLoretraceError(e)) throw new Refuse('bad_ref', 'bad_ref', e.message, badRefMessage(label, input, this.index.namespace));
-      throw e;
+      if (!isLoretraceError(e)) throw e;
+      const byName = byNames ? this.admittedByName(input, label) : null;
+      if (byName) return this.admittedNote(byName, label, false);
+      throw new Refuse('bad_ref', 'bad_ref', e.message, badRefMessage(label, input, this.index.namespace));
+    }
+    if (byNames && !parsed.is_prefix && !this.admitted.has(parsed.path)) {
+      const byName = this.admittedByName(input, label);
+      if (byName) return this.admittedNote(byName, label, false);
     }
     const shown = formatRef(parsed.namespace, parsed.path, parsed.fragment);
     if (parsed.is_prefix) throw new Refuse('bad_ref', 'folder_prefix', `${label} ${JSON.stringify(input)} names a folder; expected a note (path ending in .md)`, `${label} ${shownInput(input)} names a folder; expected a note (path ending in .md)`);
@@ -506,6 +514,25 @@ export class ProxySession {
         `${label} ${shown} is not reached yet: read a seed or scope note and lore_follow a link to it`);
     }
     return { parsed, admission, note };
+  }
+
+  /**
+   * The ref of the one ADMITTED note whose title, alias, file name or extension-less path is what the
+   * responder typed (`Cold Wake Panic`, `FixtureLore:Blackout#Aftermath`), with the typed fragment — the
+   * lookup `loretrace show` does (`notesNamed`), over the admitted set only: a name no admitted note has is
+   * answered exactly as before (no oracle on hidden or out-of-scope notes). Null when no admitted note has
+   * the name; a name several admitted notes share is `bad_ref` naming them (all admitted, so nothing leaks).
+   */
+  private admittedByName(input: string, label: string): string | null {
+    const { name, fragment } = splitNameAndFragment(this.index, input);
+    const named = notesNamed(this.index, name, (path) => this.admitted.has(path));
+    if (named.length === 0) return null;
+    if (named.length > 1) {
+      const refs = named.map((n) => this.noteRef(n.path));
+      const msg = `${label} ${shownInput(input)} names ${named.length} admitted notes (${refs.join(', ')}); give the ref of one`;
+      throw new Refuse('bad_ref', 'ambiguous_name', msg, msg);
+    }
+    return `${this.noteRef(named[0]!.path)}${fragment}`;
   }
 
   /**

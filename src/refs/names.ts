@@ -69,12 +69,14 @@ function namesOf(n: Nameable): { name: string; by: NamedNote['by'] }[] {
 /**
  * The notes whose title, alias, file name or path (with or without `.md`) equals `name`, NFC and
  * case-insensitively; one entry per note (its first matching name), in path order. Empty when none does.
+ * `among`, when given, limits the search to the note paths it accepts (the research proxy passes its
+ * admitted set, so a name never tells whether a hidden or out-of-scope note has it).
  */
-export function notesNamed(index: VaultIndex, name: string): NamedNote[] {
+export function notesNamed(index: VaultIndex, name: string, among?: (path: VaultPath) => boolean): NamedNote[] {
   const wanted = fold(name.trim());
   if (wanted === '') return [];
   const out: NamedNote[] = [];
-  for (const n of nameable(index)) {
+  for (const n of nameable(index).filter((x) => among === undefined || among(x.path))) {
     const hit = namesOf(n).find((x) => fold(x.name) === wanted);
     if (hit) out.push({ path: n.path, note: n.note, matched: hit.name, by: hit.by });
   }
@@ -122,6 +124,38 @@ export function suggestNotes(index: VaultIndex, text: string, limit = MAX_SUGGES
   return scored.slice(0, limit).map((s) => s.named);
 }
 
+/**
+ * A typed ref split into the note name and the fragment: the namespace prefix (`FixtureLore:`) dropped,
+ * the fragment kept with its `#` (`Harbor Neutrality#L1-L3` → `Harbor Neutrality`, `#L1-L3`).
+ */
+export function splitNameAndFragment(index: VaultIndex, input: string): { name: string; fragment: string } {
+  let text = input.trim();
+  if (text.startsWith(`${index.namespace}:`)) text = text.slice(index.namespace.length + 1);
+  const hash = text.indexOf('#');
+  return { name: hash >= 0 ? text.slice(0, hash) : text, fragment: hash >= 0 ? text.slice(hash) : '' };
+}
+
+/**
+ * "Did you mean" headings of a note for a `#Heading` fragment it does not have: the headings whose text
+ * contains the typed text or is contained in it (case-insensitively, NFC), or lies within edit distance
+ * max(2, ⌊length / 3⌋) of it, best first (distance, then line), each once, at most `limit`. `among`
+ * limits them (the proxy passes the headings a responder may see). `#Jovian` → `Jovian Space`.
+ */
+export function suggestHeadings(note: NoteRecord, text: string, among?: (heading: NoteRecord['headings'][number]) => boolean, limit = MAX_SUGGESTIONS): string[] {
+  const q = fold(text.trim());
+  if (q === '') return [];
+  const bound = Math.max(2, Math.floor(q.length / 3));
+  const scored: { text: string; line: number; distance: number }[] = [];
+  for (const h of note.headings) {
+    if (among !== undefined && !among(h)) continue;
+    const f = fold(h.text);
+    const distance = f.includes(q) || (f.length >= 3 && q.includes(f)) ? 1 : editDistance(q, f);
+    if (distance <= bound && !scored.some((x) => x.text === h.text)) scored.push({ text: h.text, line: h.line, distance });
+  }
+  scored.sort((a, b) => a.distance - b.distance || a.line - b.line);
+  return scored.slice(0, limit).map((x) => x.text);
+}
+
 /** What {@link resolveRefOrName} found: the ref as resolved, and the note name it was found by (or null). */
 export interface RefOrName {
   /** The parsed ref that was resolved (for a name: the note's path with the typed fragment). */
@@ -157,18 +191,18 @@ export function resolveRefOrName(index: VaultIndex, input: string): RefOrName {
     resolveRef(index, parsed); // throws the not_found naming the missing note
   } catch (e) {
     if (!isLoretraceError(e)) throw e;
-    if (parsed !== null && (getNote(index, parsed.path as VaultPath) || overCapNote(index, parsed.path))) throw e; // the note exists; its fragment does not
+    if (parsed !== null && (getNote(index, parsed.path as VaultPath) || overCapNote(index, parsed.path))) throw withHeadingSuggestions(index, parsed, e); // the note exists; its fragment does not
     first = e;
   }
-  let text = input.trim();
-  if (text.startsWith(`${index.namespace}:`)) text = text.slice(index.namespace.length + 1);
-  const hash = text.indexOf('#');
-  const name = hash >= 0 ? text.slice(0, hash) : text;
-  const fragment = hash >= 0 ? text.slice(hash) : '';
+  const { name, fragment } = splitNameAndFragment(index, input);
   const named = notesNamed(index, name);
   if (named.length === 1) {
     const byName = parseRef(`${formatRef(index.namespace, named[0]!.path)}${fragment}`, { namespace: index.namespace });
-    return { parsed: byName, range: resolveRef(index, byName), named: named[0]! };
+    try {
+      return { parsed: byName, range: resolveRef(index, byName), named: named[0]! };
+    } catch (e) {
+      throw isLoretraceError(e) ? withHeadingSuggestions(index, byName, e) : e;
+    }
   }
   if (named.length > 1) {
     const candidates = named.map((n) => formatRef(index.namespace, n.path));
@@ -186,4 +220,18 @@ export function resolveRefOrName(index: VaultIndex, input: string): RefOrName {
   throw new LoretraceError(err.code === 'bad_ref' ? 'not_found' : err.code, message, {
     ...err.details, data: { ...(err.details.data as Record<string, unknown> | undefined), ref: input, suggestions: suggestions.map((s) => formatRef(index.namespace, s.path)) },
   });
+}
+
+/**
+ * A `not_found` for a `#Heading` the note lacks, with "did you mean" headings of that note
+ * ({@link suggestHeadings}) appended and listed in `details.data.suggestions`; any other error as it is.
+ */
+function withHeadingSuggestions(index: VaultIndex, parsed: ParsedRef, e: LoretraceError): LoretraceError {
+  const f = parsed.fragment;
+  const note = getNote(index, parsed.path as VaultPath);
+  if (e.code !== 'not_found' || f === null || f.kind !== 'heading' || !note) return e;
+  const headings = suggestHeadings(note, f.text);
+  if (headings.length === 0) return e;
+  const refs = headings.map((h) => formatRef(index.namespace, note.path, { kind: 'heading', text: h }));
+  return new LoretraceError('not_found', `${e.message} — did you mean ${refs.join(', ')}?`, { ...e.details, data: { ...(e.details.data as Record<string, unknown> | undefined), suggestions: refs } });
 }
