@@ -128,6 +128,16 @@ describe('loretrace links by note name', () => {
   });
 });
 
+describe('loretrace search', () => {
+  it('refuses an empty or blank query as a usage error (exit 2), as the proxy refuses it, never "No results"', async () => {
+    for (const q of ['', '   ']) {
+      expect(await run(['search', q, ...withIndex()])).toEqual({
+        code: 2, stdout: '', stderr: `loretrace: the query must be non-empty search words (got ${JSON.stringify(q)}); see 'loretrace search --help' [usage]\n`,
+      });
+    }
+  });
+});
+
 describe('loretrace index', () => {
   it('lists the broken and ambiguous links with file:line:column in the text output', async () => {
     const r = await run(['index', ...withIndex()]);

@@ -211,7 +211,11 @@ describe('ProxySession.call lore_read', () => {
       code: 'bad_ref',
       message: 'ref "FixtureLore:World/../Home.md" is not a lore ref (bad_ref); expected FixtureLore:folder/Note.md, optionally with #Heading, #chunkN, #La-Lb or #^block',
     });
-    expect(refused(await session.call('lore_read', { ref: 42 }))).toMatchObject({ code: 'bad_request', message: expect.stringMatching(/^lore_read: argument ref /) });
+    expect(refused(await session.call('lore_read', { ref: 42 }))).toEqual({ code: 'bad_request', message: 'lore_read: argument ref must be a string' });
+    expect(refused(await session.call('lore_read', {}))).toEqual({ code: 'bad_request', message: 'lore_read: argument ref is required (a string)' });
+    expect(refused(await session.call('lore_search', { query: '' }))).toEqual({ code: 'bad_request', message: 'lore_search: argument query must be a non-empty string' });
+    expect(refused(await session.call('lore_search', { query: 'x', k: 1.5 }))).toEqual({ code: 'bad_request', message: 'lore_search: argument k must be an integer' });
+    expect(refused(await session.call('lore_search', { query: 'x', k: 0 }))).toEqual({ code: 'bad_request', message: 'lore_search: argument k must be at least 1' });
     expect(refused(await session.call('lore_read', { ref: R.territories, extra: 1 }))).toMatchObject({ code: 'bad_request' });
     expect(refused(await session.call('lore_delete', {}))).toEqual({
       code: 'bad_request',

@@ -120,6 +120,22 @@ function outOfScopeMessage(label: string, shown: string, allowed: readonly strin
   return `${label} ${shownInput(shown)} is not in this packet's scope (out_of_scope); allowed prefixes: ${allowed.join(', ')}`;
 }
 
+/**
+ * What is wrong with one tool argument, in words a responder can act on (`must be a non-empty string`,
+ * `must be an integer`, `is required (a string)`), never the validator's own wording; the tools' schemas
+ * (src/proxy/tools.ts) use only strings, integers and objects.
+ */
+function plainIssue(issue: z.core.$ZodIssue | undefined): string {
+  if (issue === undefined) return 'is invalid';
+  const i = issue as { code: string; expected?: unknown; origin?: unknown; minimum?: unknown };
+  const kind = (t: unknown): string => (t === 'string' ? 'a string' : t === 'number' || t === 'int' ? 'an integer' : t === 'object' ? 'an object' : `of type ${String(t)}`);
+  if (i.code === 'too_small') return i.origin === 'string' ? (Number(i.minimum) <= 1 ? 'must be a non-empty string' : `must have at least ${String(i.minimum)} characters`) : `must be at least ${String(i.minimum)}`;
+  // zod reports no input value (reportInput is off), only its type, at the end of its message.
+  if (i.code === 'invalid_type') return /received undefined$/.test(issue.message) ? `is required (${kind(i.expected)})` : `must be ${kind(i.expected)}`;
+  if (i.code === 'invalid_format' || i.code === 'not_multiple_of') return 'must be an integer';
+  return 'is invalid';
+}
+
 /** Client message of a `bad_ref` refusal: the value escaped and cut short, what a ref looks like (never the parser's echo). */
 function badRefMessage(label: string, input: string, namespace: string): string {
   return `${label} ${shownInput(input)} is not a lore ref (bad_ref); expected ${namespace}:folder/Note.md, optionally with #Heading, #chunkN, #La-Lb or #^block`;
@@ -458,7 +474,7 @@ export class ProxySession {
     const detail = big !== null
       ? (big.origin === 'number' ? `is larger than the maximum of ${String(big.maximum)}` : `is longer than the limit of ${String(big.maximum)}`)
       : keys !== null ? `has unknown argument(s) ${keys.slice(0, 4).map((k) => shownInput(k, 32)).join(', ')}${keys.length > 4 ? ` and ${keys.length - 4} more` : ''}`
-        : (issue?.message ?? 'is invalid');
+        : plainIssue(issue);
     return new Refuse('bad_request', reason, `${tool}: argument ${field} ${detail}`);
   }
 

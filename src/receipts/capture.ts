@@ -534,6 +534,27 @@ function splitValidation(errors: ValidationIssue[]): { output: ValidationIssue[]
 }
 
 /**
+ * The contract failures of a raw output in one phrase, for the one-line `invalid_raw_output` error: one failure
+ * as `pointer: message`; missing top-level fields named once, together (`missing 7 fields: action_label, …`,
+ * whether `output_contract.required_fields` or the capture schema requires them); any other failures counted,
+ * with the first. `details.data.errors` keeps every failure in full.
+ */
+export function describeContractFailures(failures: readonly ValidationIssue[]): string {
+  const first = failures[0]!;
+  if (failures.length === 1) return `${first.pointer}: ${first.message}`;
+  const field = (f: ValidationIssue): string | null => {
+    const m = /^\/parsed_output\/([^/]+)$/.exec(f.pointer);
+    return m && (f.rule === 'capture.missing_required_field' || f.rule === 'schema.required') ? m[1]!.replace(/~1/g, '/').replace(/~0/g, '~') : null;
+  };
+  const missing = [...new Set(failures.map(field).filter((x): x is string => x !== null))];
+  const others = failures.filter((f) => field(f) === null);
+  if (missing.length === 0) return `${failures.length} contract failures, the first at ${first.pointer}: ${first.message}`;
+  const named = `missing ${missing.length === 1 ? '1 field' : `${missing.length} fields`} of parsed_output: ${missing.join(', ')}`;
+  if (others.length === 0) return named;
+  return `${named}; and ${others.length === 1 ? '1 other failure' : `${others.length} other failures`}, the first at ${others[0]!.pointer}: ${others[0]!.message}`;
+}
+
+/**
  * Assemble the responder output capture of one responder turn (see the file comment for the steps).
  * Async: verifies the trace against the vault's files. Deterministic: same inputs → the same capture.
  *
@@ -591,8 +612,7 @@ export async function assembleCapture(input: AssembleCaptureInput): Promise<Asse
   const probe = splitValidation(validateCapture(captureWith('draft', [], []), { file: input.packetRef }).errors);
   const outputFailures = [...failures, ...probe.output.filter((e) => !failures.some((f) => f.pointer === e.pointer) && !(failures.length > 0 && parsed === undefined))];
   if (outputFailures.length > 0 && input.allowInvalid !== true) {
-    const first = outputFailures[0]!;
-    const what = outputFailures.length === 1 ? `${first.pointer}: ${first.message}` : `${outputFailures.length} contract failures, the first at ${first.pointer}: ${first.message}`;
+    const what = describeContractFailures(outputFailures);
     throw new LoretraceError('invalid_raw_output', `${input.rawOutputFile ?? 'the raw output'} breaks the output contract of ${input.packetRef}: ${what}; nothing written (pass --allow-invalid to write a draft capture with a failure label)`, { file: input.rawOutputFile ?? '', pointer: outputFailures[0]!.pointer, expected: 'the JSON object output_contract asks for', data: { errors: outputFailures } });
   }
   // With --allow-invalid, a parsed output that breaks the schema may hold trace entries verifyTrace cannot

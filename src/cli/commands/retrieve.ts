@@ -63,7 +63,8 @@ export function jsonText(value: unknown): string {
 export function reportWithErrors(ctx: CliContext, e: unknown, json: boolean): number {
   if (json && isLoretraceError(e)) printJson(ctx, { ok: false, error: e.toJSON() });
   const code = reportError(ctx, e);
-  if (!json && isLoretraceError(e)) {
+  // invalid_raw_output names every failure in its one line already (missing fields once, not per field).
+  if (!json && isLoretraceError(e) && e.code !== 'invalid_raw_output') {
     const errors = (e.details.data?.['errors'] ?? []) as ValidationIssue[];
     for (const err of errors) ctx.stderr(`  ${err.pointer || '/'} [${err.rule}] ${err.message}${err.expected ? ` (expected ${err.expected})` : ''}\n`);
   }

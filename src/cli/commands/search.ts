@@ -98,6 +98,8 @@ export function register(program: Command, ctx: CliContext): void {
   ).option('--json', 'print { snapshot_id, results, skipped } as JSON').action(action(ctx, async (words: string[], opts: SearchCliOptions) => {
     const k = positiveInt('--k', opts.k);
     checkClasses(opts.class);
+    // The proxy refuses an empty query (bad_request); the CLI says the same, as a usage error, never "No results".
+    if (words.join(' ').trim() === '') throw new LoretraceError('usage', `the query must be non-empty search words (got ${JSON.stringify(words.join(' '))})`, { expected: 'search words, e.g. loretrace search "rescue ledger"' }, 2);
     const index = await openIndex(ctx, opts);
     const prefixes = opts.prefix.map((p) => prefixPath(index.namespace, p));
     const query = words.join(' ');
