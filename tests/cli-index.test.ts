@@ -219,7 +219,7 @@ describe('loretrace show', () => {
   });
 
   it('numbers lines in human mode', async () => {
-    expect((await run(['show', 'Isles:Brine.md#Tides', ...V()])).stdout).toBe('Isles:Brine.md#Tides  (lines 5-7)\n5 │ ## Tides\n6 │ \n7 │ Tides rise twice.\n');
+    expect((await run(['show', 'Isles:Brine.md#Tides', ...V()])).stdout).toBe('Isles:Brine.md#Tides  (lines 5-7)\n5 │ ## Tides\n6 │\n7 │ Tides rise twice.\n');
   });
 
   it('reads a note whose file name is NFD on disk through its NFC ref', async () => {

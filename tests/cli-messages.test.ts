@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { indexVault } from '../src/indexer/build.js';
-import { notesNamed, resolveRefOrName, suggestNotes } from '../src/refs/names.js';
+import { notesNamed, suggestHeadings, resolveRefOrName, suggestNotes } from '../src/refs/names.js';
 import type { VaultIndex } from '../src/types.js';
 import { FIXTURE_VAULT, REPO } from './helpers/shared.js';
 
@@ -67,9 +67,9 @@ describe('loretrace show', () => {
       stdout:
         'FixtureLore:World/Politics/Harbor Neutrality.md  (lines 1-6, title "Harbor Neutrality")\n' +
         '1 │ # Harbor Neutrality\n' +
-        '2 │ \n' +
+        '2 │\n' +
         '3 │ A neutral pier shelters any crew in a storm, regardless of flag or debt.\n' +
-        '4 │ \n' +
+        '4 │\n' +
         '5 │ Neutral piers are funded by a levy on every insured hull, collected by [[Halcyon Mutual]].\n' +
         '6 │ Breaking neutrality is the one crime every harbor agrees to punish, and the precedent is [[Salvage Law]].\n',
     });
@@ -107,6 +107,22 @@ describe('loretrace show', () => {
       stderr: 'loretrace: ref FixtureLore:World/Politics/Harbor Neutrality.md#No Such: no heading "No Such" in World/Politics/Harbor Neutrality.md [not_found]\n',
     });
     expect(await run(['show', '../etc', ...withIndex()])).toEqual({ code: 1, stdout: '', stderr: 'loretrace: ref "../etc" is not a valid lore ref: it contains a ".." segment [bad_ref]\n' });
+  });
+
+  it('suggests the note\'s headings for a partial heading (did you mean), by ref or by name', async () => {
+    expect(await run(['show', 'Territories#Brinefall', ...withIndex()])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'loretrace: ref FixtureLore:World/Pre-Elysium/Territories.md#Brinefall: no heading "Brinefall" in World/Pre-Elysium/Territories.md — did you mean FixtureLore:World/Pre-Elysium/Territories.md#Brinefall Shelf? [not_found]\n',
+    });
+    expect(await run(['show', 'FixtureLore:World/Pre-Elysium/Territories.md#reach', ...withIndex()])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'loretrace: ref FixtureLore:World/Pre-Elysium/Territories.md#reach: no heading "reach" in World/Pre-Elysium/Territories.md — did you mean FixtureLore:World/Pre-Elysium/Territories.md#Kestrel Reach? [not_found]\n',
+    });
+    const note = index.notes.find((n) => n.path === 'World/Pre-Elysium/Territories.md')!;
+    expect(suggestHeadings(note, 'shelf')).toEqual(['Brinefall Shelf']);
+    expect(suggestHeadings(note, 'shelf', (h) => h.text !== 'Brinefall Shelf')).toEqual([]);
   });
 });
 

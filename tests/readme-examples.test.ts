@@ -11,7 +11,8 @@
  *
  * In the block, each line starting with `$ ` is a command (bash; `loretrace` means the built CLI of this
  * checkout), and the lines up to the next `$ ` are its output: stdout and stderr as one stream, in write
- * order, as a terminal shows them. Every command but the last must exit 0. Comparing:
+ * order, as a terminal shows them (also when the command sends its stdout to a file). Every command but the
+ * last must exit 0. Comparing:
  * - trailing whitespace is ignored (editors strip it);
  * - a line that is only `…` stands for any number of lines (zero included);
  * - `…` inside a line stands for any text (`snapshot 3e69bbc3…`, `(…/lore-fixtures/FixtureLore)`);
@@ -101,7 +102,9 @@ function runStep(command: string, cwd: string, tmp: string, cache: string): { co
   const line = command.replace(/(^|[\s;&|(])loretrace(?=\s)/g, `$1node ${JSON.stringify(BIN)}`).replaceAll('/tmp/', `${tmp}/`);
   const env = { ...process.env, XDG_CACHE_HOME: cache, NO_COLOR: '1' } as NodeJS.ProcessEnv;
   delete env.LORETRACE_INDEX_DIR;
-  const r = spawnSync('bash', ['-c', `${line} 2>&1`], { cwd, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  // The group sends stderr to the same stream even when the command redirects its stdout to a file
+  // (`serve --mcp … > answers.jsonl`), as a terminal shows it: the example must show those lines too.
+  const r = spawnSync('bash', ['-c', `{ ${line}\n} 2>&1`], { cwd, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   const text = (r.stdout ?? '').replaceAll(`${tmp}/`, '/tmp/').replaceAll(tmp, '/tmp');
   const lines = text.replace(/\n$/, '').split('\n').map((l) => l.trimEnd());
   return { code: r.status ?? 1, lines: text === '' ? [] : lines };

@@ -47,7 +47,8 @@ export function register(program: Command, ctx: CliContext): void {
     const by = named === null || named.by === 'path' ? '' : `, ${named.by === 'alias' ? 'alias' : named.by === 'title' ? 'title' : 'file name'} ${JSON.stringify(named.matched)}`;
     let out = `${canonical}  (lines ${r.line_start}-${r.line_end}${by})\n`;
     if (big) out += `note: ${r.path} is ${big.bytes} bytes, over max_file_bytes: not indexed (no chunk or heading refs); these lines are read from the file\n`;
-    for (let n = r.line_start; n <= r.line_end; n++) out += `${String(n).padStart(width)} │ ${lines[n - first]}\n`;
+    // A blank line is printed as `2 │` with no trailing space (a space after the bar would be invisible text).
+    for (let n = r.line_start; n <= r.line_end; n++) out += `${String(n).padStart(width)} │${lines[n - first] === '' ? '' : ` ${lines[n - first]}`}\n`;
     ctx.stdout(out);
     return 0;
   }));
