@@ -27,7 +27,7 @@ const totals = (some: Partial<Record<TraceDisposition, number>>) => Object.fromE
 /** The three excerpts retrieve takes for the Mara draft with its projected context (see tests/retrieve.test.ts). */
 const MARA_TRACE = [
   [F('Pre-Elysium/Timeline/Events/Brinefall Blackout.md#chunk1'), 11, 12],
-  [F('Pre-Elysium/Factions/Powers/Major/Meridian Compact.md#chunk3'), 25, 25],
+  [F('Pre-Elysium/Factions/Powers/Major/Meridian Compact.md#chunk0'), 7, 7],
   [F('Pre-Elysium/Factions/Movements/Quiet Hands.md#chunk1'), 7, 7],
 ];
 

@@ -74,10 +74,12 @@ describe('compactExcerpt', () => {
       line_start: 15,
       line_end: 15,
       exact: lines[5],
-      text: 'Instead the action spread through technical chokepoints only the uplift crews knew.',
-      chars: 83,
+      // "Instead …" points back: the pick extends over its antecedent sentence (src/excerpts/lines.ts).
+      text: 'Management assumed rotation would break them. Instead the action spread through technical chokepoints only the uplift crews knew.',
+      chars: 129,
       terms_matched: 2,
       hits: 2,
+      self_contained: true,
     });
   });
   it('falls back to the lead sentences that fit, never an epigraph, a heading, a field or a link list', () => {
@@ -246,28 +248,45 @@ describe.skipIf(!hasShared)(`every real Ghostlight draft keeps its prompt lines 
   it('gives the Pallas coordinator packet four compact lore excerpts, each naming what it serves, all verified', async () => {
     const r = built.get('pallas-training-loop-v0.turn-01.nara-7.packet.json coordinator_scoped_retrieval')!;
     expect(r.budget).toEqual({ count: 4, chars: 908, count_source: 'default: 3 requirements + 1 seed', chars_source: "default: 25 % of the draft prompt's 3635 characters (at least 600)" });
-    // The relevance stop leaves the walk 5 excerpts for this draft (12 without it); the budget keeps 4.
-    expect(r.stats).toEqual({ excerpts_kept: 2, excerpts_added: 4, excerpts_dropped: 0, excerpts_withheld: 0, excerpts_cut: 1, trace_entries: 4 });
+    // The relevance stop leaves the walk 7 excerpts for this draft (12 without it); the budget keeps 4.
+    expect(r.stats).toEqual({ excerpts_kept: 2, excerpts_added: 4, excerpts_dropped: 0, excerpts_withheld: 0, excerpts_cut: 2, trace_entries: 4 });
     const lore = r.packet.visible_context.source_excerpts.slice(2);
     expect(lore.map((e) => e.text)).toEqual([
-      'Instead the action spread through technical chokepoints only the uplift crews knew how to operate.',
-      "That myth survives because AU really does produce worlds, jobs, and new technical cultures at an astonishing pace, even when it also exploits the people building them. Even Cryonix's thermal corridor looks like an exception carved out of AU geography rather than a replacement for it.",
-      'They know the service arteries of habitats better than most formal security forces ever will.',
+      // Self-contained: "They …" extended back over its antecedent; "Its major institutions …" opens its
+      // paragraph, so another sentence of the note is taken. The seed's excerpt ("Management assumed …
+      // Instead the action spread …") restates the draft's first source line and is left out (excerpt_redundant).
+      'AU territory is concentrated across the Belt, Earth-orbit shipyards, and the mobile Bloom clusters that define its spatial culture.',
+      'The Cephalopod Syndicate is a loose network of uplifted cephalopods, allied technicians, smugglers, and sabotage specialists who turned zero-g maintenance expertise into political leverage. They know the service arteries of habitats better than most formal security forces ever will.',
       'The Awakened Labor Front formed where biodrone rights, workplace sabotage, and labor organizing began to overlap.',
+      'BioElevate specializes in species-specific uplift design, behavioral scaffolding, and habitat adaptation. Where GeneSys sells inherited superiority to elites, BioElevate sells engineered utility at industrial scale.',
     ]);
+    expect(r.findings.filter((f) => f.code === 'excerpt_redundant').map((f) => f.path)).toEqual(['AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Pallas Species Strikes.md#chunk0']);
     expect(lore.reduce((n, e) => n + e.text.length, 0)).toBeLessThanOrEqual(908);
     expect(r.capture!.research_trace.map((t) => [t.source_path.split('/').pop(), t.line_start, t.line_end, t.used_for.split('; reached: ')[0]])).toEqual([
-      ['Pallas Species Strikes.md', 7, 7, 'serves runtime_retrieval_requirements[0] turn-01.lore.pallas (scene grounding: Pallas stoppages use technical chokepoints and workplace refusal.)'],
-      ['Aeronautics Unlimited.md', 27, 27, "context for the scene's seed AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Pallas Species Strikes.md"],
-      ['Cephalopod Syndicate.md', 3, 3, "context for the scene's seed AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Pallas Species Strikes.md"],
-      ['Awakened Labor Front.md', 3, 3, "context for the scene's seed AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Pallas Species Strikes.md"],
+      // used_for names the requirement whose query found the entry, and says why it does not serve it.
+      ['Aeronautics Unlimited.md', 23, 23, "found by the query of visible_context.observed_event.observable_action, but shares only 0 of its 16 terms (4 needed to serve it); context for the scene's seed AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Pallas Species Strikes.md"],
+      ['Cephalopod Syndicate.md', 3, 3, "found by the query of runtime_retrieval_requirements[1] turn-01.geometry.kappa (spatial grounding: Kappa is a service ring around manifold machinery with partial sightlines.), but shares only 1 of its 10 terms (2 needed to serve it); context for the scene's seed AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Pallas Species Strikes.md"],
+      ['Awakened Labor Front.md', 3, 3, "found by the query of runtime_retrieval_requirements[0] turn-01.lore.pallas (scene grounding: Pallas stoppages use technical chokepoints and workplace refusal.), but shares only 1 of its 9 terms (2 needed to serve it); context for the scene's seed AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Pallas Species Strikes.md"],
+      ['BioElevate.md', 3, 3, "context for the scene's seed AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Pallas Species Strikes.md"],
     ]);
+    expect(r.capture!.research_trace.map((t) => t.query)).toEqual([
+      r.queries[2],
+      'spatial grounding: Kappa is a service ring around manifold machinery with partial sightlines.',
+      'scene grounding: Pallas stoppages use technical chokepoints and workplace refusal.',
+      'lookup AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Factions/Powers/Minor/BioElevate.md#chunk0',
+    ]);
+    // Requirement [1] (the ring's geometry) and the latent speech requirement got no lore: reported, in --json too.
+    expect(r.unmet_requirements).toEqual([
+      { index: 1, label: 'runtime_retrieval_requirements[1] turn-01.geometry.kappa (spatial grounding: Kappa is a service ring around manifold machinery with partial sightlines.)', covered_by_draft: ['kappa-geometry'] },
+      { index: 2, label: 'latent_pressure_requirements[0] turn-01.speech.review (Responder speech should sound like a worker or supervisor under immediate but not melodramatic pressure.)', covered_by_draft: [] },
+    ]);
+    expect(r.findings.find((f) => f.code === 'requirements_unmet')).toMatchObject({ severity: 'warning', pointer: '/visible_context/source_excerpts' });
     // buildPacket alone writes no ledger: every entry's text verifies, but none can pass as ledger-backed
     // runner_captured (retrieve writes the ledger; tests/trace-ledger.test.ts checks that path).
     const report = await verifyTrace(index, r.capture!);
     expect(report.entries.map((e) => [e.disposition, e.text_verified])).toEqual(Array(4).fill(['unbacked', true]));
     expect(report.ok).toBe(false);
-    expect(r.findings.find((f) => f.code === 'excerpt_budget_cut')?.message).toMatch(/^pallas-training-loop-v0\.turn-01\.nara-7\.packet\.json: the excerpt budget \(4 excerpts, 908 characters; .*\) cut 1 lore excerpt, left out of the packet and the capture: AetheriaLore:/);
+    expect(r.findings.find((f) => f.code === 'excerpt_budget_cut')?.message).toMatch(/^pallas-training-loop-v0\.turn-01\.nara-7\.packet\.json: the excerpt budget \(4 excerpts, 908 characters; .*\) cut 2 lore excerpts, left out of the packet and the capture: AetheriaLore:/);
   });
 
   it('no longer floods the Sella packet: five compact lore excerpts instead of 22 verbatim ones', () => {

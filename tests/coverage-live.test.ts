@@ -161,11 +161,11 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
     ]);
     // A packet excerpt cites the lines it quotes, located inside its #chunkN. Excerpts are compact: Kestrel's
     // field lines 3-4 are never excerpted, so its sentences are lines 6-7; Meridian Compact's "Rumors and Gaps"
-    // chunk gives line 25, the only window of at most 360 characters with two terms of the observed event
-    // ("board", "harbor"; lines 22-25 together are 382 characters).
+    // chunk has no lore line the packet may carry (line 24 links hidden lore, line 25 is a "See also" line),
+    // so the excerpt is the note's line 7.
     expect(of('packet.json')).toEqual([
       `source_excerpt ${BLACKOUT}#chunk1 11-12`,
-      `source_excerpt ${W}/Factions/Powers/Major/Meridian Compact.md#chunk3 25-25`,
+      `source_excerpt ${W}/Factions/Powers/Major/Meridian Compact.md#chunk0 7-7`,
       `source_excerpt ${W}/Factions/Movements/Quiet Hands.md#chunk1 7-7`,
       `source_excerpt ${KESTREL}#chunk0 6-7`,
     ]);
@@ -179,18 +179,19 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
     expect(cited).toEqual([
       // The traverse result (world policy, query "blackout") adds Halcyon Mutual, Meridian Compact and Kestrel.
       [QUIET, 4, 1, 3, 1, 7, [[7, 7]]],
-      [`${W}/Factions/Powers/Major/Halcyon Mutual.md`, 3, 1, 1, 2, 7, [[3, 4]]],
-      [`${W}/Factions/Powers/Major/Meridian Compact.md`, 7, 2, 4, 2, 17, [[24, 25]]],
+      // Field lines (Halcyon 3-4, Kestrel 3-4) and "See also" lines (Meridian 25) are never excerpted.
+      [`${W}/Factions/Powers/Major/Halcyon Mutual.md`, 3, 1, 1, 1, 7, [[6, 6]]],
+      [`${W}/Factions/Powers/Major/Meridian Compact.md`, 7, 2, 4, 2, 17, [[7, 7], [24, 24]]],
       [TERRITORIES, 8, 2, 3, 5, 9, [[2, 3], [5, 8], [14, 14]]],
       [BLACKOUT, 12, 3, 6, 9, 9, [[1, 7], [9, 13]]],
-      [KESTREL, 7, 2, 4, 4, 5, [[3, 4], [6, 7]]],
+      [KESTREL, 7, 2, 4, 2, 5, [[6, 7]]],
     ]);
     expect(report.folders.find((f) => f.folder === `${W}/Timeline`)).toEqual({
-      folder: `${W}/Timeline`, depth: 3, notes: 2, cited_notes: 2, citations: 19, whole_citations: 5, unverifiable_citations: 0, artifacts: 6, stale_citations: 0, body_lines: 14, covered_lines: 13, line_coverage: 0.9286,
+      folder: `${W}/Timeline`, depth: 3, notes: 2, cited_notes: 2, citations: 19, whole_citations: 5, unverifiable_citations: 0, artifacts: 6, stale_citations: 0, body_lines: 14, covered_lines: 11, line_coverage: 0.7857,
     });
     const major = report.classes.find((c) => c.class === 'major');
     expect(major).toEqual({
-      class: 'major', notes: 3, cited_notes: 2, citations: 10, whole_citations: 3, unverifiable_citations: 0, artifacts: 4, stale_citations: 0, body_lines: 33, covered_lines: 4, line_coverage: 0.1212,
+      class: 'major', notes: 3, cited_notes: 2, citations: 10, whole_citations: 3, unverifiable_citations: 0, artifacts: 4, stale_citations: 0, body_lines: 33, covered_lines: 3, line_coverage: 0.0909,
       never_cited: [`${W}/Factions/Powers/Major/Saltglass Syndicate.md`],
     });
     expect(report.classes.find((c) => c.class === 'post-elysium')?.never_cited).toEqual(['World/Post-Elysium/Echo Minds.md', 'World/Post-Elysium/Veil Drive.md', 'World/Post-Elysium/index.md']);
@@ -233,17 +234,17 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
     it('exits 1 and counts every stale status a real artifact can show', () => {
       expect(staleCode).toBe(1);
       // invalid_range (line_end < line_start) is never written by loretrace's own tools; tests/coverage.test.ts covers it.
-      expect(stale.totals.stale_by_status).toEqual({ missing_path: 4, missing_fragment: 1, range_beyond_eof: 2, invalid_range: 0, text_changed: 4 });
+      expect(stale.totals.stale_by_status).toEqual({ missing_path: 4, missing_fragment: 1, range_beyond_eof: 3, invalid_range: 0, text_changed: 4 });
       // Staleness is decided per cited range: a snapshot change alone makes nothing stale; bare refs that recorded no
       // text are unverifiable, counted apart.
-      expect(stale.totals.unverifiable_citations).toBe(10);
+      expect(stale.totals.unverifiable_citations).toBe(11);
       expect(stale.artifacts.map((a) => [a.file.slice(art.length + 1), a.snapshot_matches, a.lore_citations, a.stale_citations])).toEqual([
         ['export.json', false, 6, 2],
         ['ledger.jsonl', false, 4, 2],
         ['lore_access.json', false, 8, 3],
         ['packet.json', null, 4, 2],
         ['packet.ledger.jsonl', false, 4, 2],
-        ['traverse.json', false, 15, 0],
+        ['traverse.json', false, 15, 1],
       ]);
       expect(stale.notes.some((n) => n.path === QUIET)).toBe(false);
       // Territories: stale citations cover nothing; what still holds is lines 2-3 (ledger, export) and line 14 (traverse trace).
@@ -267,6 +268,8 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
         // retrieve's ledger records each read's range and text hash: the same two ranges as the fragment's trace.
         ['packet.ledger.jsonl', '/outcome/served/0', `${QUIET}#chunk1`, 'missing_path', gone],
         ['packet.ledger.jsonl', '/outcome/served/0', `${KESTREL}#chunk0`, 'range_beyond_eof', `cited lines 6-7: line 7 is past the end of ${KESTREL}, which has 4 lines`],
+        // The traverse trace cites Kestrel's prose lines 6-7 (its field lines 3-4 are never an excerpt).
+        ['traverse.json', '/research_trace/4', `${KESTREL}#chunk0`, 'range_beyond_eof', `cited lines 6-7: line 7 is past the end of ${KESTREL}, which has 4 lines`],
       ]);
       const unver = `artifact records snapshot ${report.snapshot_id.slice(0, 12)}, vault is at ${stale.snapshot_id.slice(0, 12)}, and no text or hash for these lines; the ref still resolves, but whether its lines changed cannot be told`;
       expect(stale.citations.filter((c) => c.status === 'unverifiable').map((c) => [c.artifact.slice(art.length + 1), c.pointer, c.ref.replace('FixtureLore:', ''), c.detail])).toEqual([
@@ -275,6 +278,8 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
         ['lore_access.json', '/consulted_refs/0', BLACKOUT, unver],
         ['lore_access.json', '/followed_refs/0', `${W}/Factions/Powers/Major/Meridian Compact.md`, unver],
         ['lore_access.json', '/followed_refs/2', KESTREL, unver],
+        // Kestrel's excerpt (lines 6-7) can no longer be located in the 4 lines left, and records no line range of its own.
+        ['traverse.json', '/source_excerpts/4/source_ref', `${KESTREL}#chunk0`, unver],
         ['traverse.json', '/consulted_refs/0', BLACKOUT, unver],
         ['traverse.json', '/consulted_refs/1', TERRITORIES, unver],
         ['traverse.json', '/followed_refs/0', `${W}/Factions/Powers/Major/Meridian Compact.md`, unver],
@@ -282,13 +287,13 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
         ['traverse.json', '/followed_refs/2', KESTREL, unver],
       ]);
       // An edit elsewhere in a cited note does not make a citation stale: Brinefall Blackout lost a heading at line 9,
-      // and the traverse result's excerpts (recorded under the old snapshot, Kestrel's lines 3-4 among them) still hold.
+      // and the traverse result's excerpts (recorded under the old snapshot) still hold; Kestrel's lines 6-7 are gone.
       expect(stale.citations.filter((c) => c.artifact === A('traverse.json') && c.role === 'source_excerpt').map((c) => [c.ref.replace('FixtureLore:', ''), c.line_start, c.line_end, c.status, c.checked])).toEqual([
-        [`${BLACKOUT}#chunk0`, 3, 5, 'ok', 'excerpt_text'],
+        [`${BLACKOUT}#chunk0`, 7, 7, 'ok', 'excerpt_text'],
         [`${TERRITORIES}#chunk2`, 14, 14, 'ok', 'excerpt_text'],
         [`${W}/Factions/Powers/Major/Meridian Compact.md#chunk3`, 24, 24, 'ok', 'excerpt_text'],
-        [`${W}/Factions/Powers/Major/Halcyon Mutual.md#chunk0`, 3, 4, 'ok', 'excerpt_text'],
-        [`${KESTREL}#chunk0`, 3, 4, 'ok', 'excerpt_text'],
+        [`${W}/Factions/Powers/Major/Halcyon Mutual.md#chunk0`, 6, 6, 'ok', 'excerpt_text'],
+        [`${KESTREL}#chunk0`, 1, 4, 'unverifiable', 'none'],
       ]);
       // Recorded text that still matches keeps a citation ok across the snapshot change (ledger and export: Blackout 1-7, Territories 2-3).
       expect(stale.citations.filter((c) => c.artifact === A('ledger.jsonl') && c.status === 'ok').map((c) => [c.line_start, c.line_end])).toEqual([[1, 7], [2, 3]]);

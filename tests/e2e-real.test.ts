@@ -82,7 +82,7 @@ describe.skipIf(!hasShared)(`retrieve + verify-trace on the real Pallas packet (
     expect(capture.consulted_refs.length + capture.followed_refs.length).toBe(5);
   });
 
-  it('keeps the two draft excerpts first and takes every lore excerpt from an allowed prefix, the Pallas note included', () => {
+  it('keeps the two draft excerpts first, takes every lore excerpt from an allowed prefix, and skips the Pallas excerpt the draft already states', () => {
     const ex = packet.visible_context.source_excerpts;
     expect(ex.slice(0, 2).map((e) => e.ref_id)).toEqual(['pallas-stoppages', 'kappa-geometry']);
     const lore = ex.slice(2);
@@ -92,11 +92,19 @@ describe.skipIf(!hasShared)(`retrieve + verify-trace on the real Pallas packet (
       const { path } = parseRef(e.source_ref, { namespace: 'AetheriaLore' });
       expect(['Aetheria/Worldbuilding/Pre-Elysium/', 'Aetheria/Worldbuilding/Politics/'].some((p) => isUnderPrefix(path, p))).toBe(true);
     }
-    expect(lore[0]?.source_ref).toBe(`${STRIKES}#chunk0`);
-    expect(lore[0]?.text).toBe('Instead the action spread through technical chokepoints only the uplift crews knew how to operate.');
-    // The draft's own four source lines stay; the lore excerpts follow them.
+    // The seed's excerpt ("Management assumed … Instead the action spread through technical chokepoints …") serves
+    // requirement [0] with no term of it the draft's first source line does not already carry: left out, reported.
+    expect(lore.map((e) => e.ref_id)).toEqual(['lore.aeronautics_unlimited.chunk3', 'lore.cephalopod_syndicate.chunk0', 'lore.awakened_labor_front.chunk0', 'lore.bioelevate.chunk0']);
+    expect(retrieveOut).toContain(`info excerpt_redundant: ${STRIKES}#chunk0 L7-L7 (lore.pallas_species_strikes.chunk0) was left out: it serves runtime_retrieval_requirements[0] turn-01.lore.pallas`);
+    // The draft's own four source lines stay; the lore excerpts follow them, each named by its note (and heading).
     const draftLines = (JSON.parse(readFileSync(join(GHOSTLIGHT, 'packets', `${NAME}.packet.json`), 'utf8')) as ResponderPacket).packet_prompt_text;
-    expect(parseSourceSection(packet.packet_prompt_text)?.items.map((i) => i.text)).toEqual([...parseSourceSection(draftLines)!.items.map((i) => i.text), ...lore.map((e) => e.text)]);
+    expect(parseSourceSection(packet.packet_prompt_text)?.items.map((i) => i.text)).toEqual([
+      ...parseSourceSection(draftLines)!.items.map((i) => i.text),
+      `Aeronautics Unlimited › Territory and Everyday Life: ${lore[0]!.text}`,
+      `Cephalopod Syndicate: ${lore[1]!.text}`,
+      `Awakened Labor Front: ${lore[2]!.text}`,
+      `BioElevate: ${lore[3]!.text}`,
+    ]);
   });
 
   it('verifies every trace entry line by line', () => {
@@ -115,10 +123,10 @@ describe.skipIf(!hasShared)(`retrieve + verify-trace on the real Pallas packet (
     expect(capture.research_trace[0]!.trace_id).toMatch(/^lt-[0-9a-f]{16}:\d+:[0-9a-f]{12}$/);
     expect(report.entries[0]).toMatchObject({
       trace_id: capture.research_trace[0]!.trace_id,
-      source_path: 'Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Pallas Species Strikes.md',
-      chunk_index: 0,
-      line_start: 7,
-      line_end: 7,
+      source_path: 'Aetheria/Worldbuilding/Pre-Elysium/Factions/Powers/Major/Aeronautics Unlimited.md',
+      chunk_index: 3,
+      line_start: 23,
+      line_end: 23,
       disposition: 'verified',
     });
   });

@@ -61,9 +61,13 @@ describe('buildPacket', () => {
     expect(p.visible_context.source_excerpts.map((e) => [e.ref_id, e.source_ref])).toEqual([
       ['local.capacity_board', 'lore-fixtures/packets/brinefall-intake.turn-01.scene-digest.json#capacity'],
       ['lore.brinefall_blackout.chunk1', 'FixtureLore:World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md#chunk1'],
-      ['lore.meridian_compact.chunk3', 'FixtureLore:World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md#chunk3'],
+      ['lore.meridian_compact.chunk0', 'FixtureLore:World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md#chunk0'],
       ['lore.quiet_hands.chunk1', 'FixtureLore:World/Pre-Elysium/Factions/Movements/Quiet Hands.md#chunk1'],
     ]);
+    // The walk matched Meridian Compact's "Rumors and Gaps" chunk, whose only lore-free line left (25) is a
+    // "See also" navigation line with a URL and a tag: never an excerpt. The note is cited by its lead (line 7).
+    expect(p.visible_context.source_excerpts[2]?.text).toBe('The Meridian Compact is a league of harbor masters who rent berths, certify hulls and hold the keys to the dry docks.');
+    expect(JSON.stringify(p)).not.toContain('notice board');
     // Compact: the most relevant sentence of the chunk, verbatim (the ^oath block id is not a sentence of its own).
     expect(p.visible_context.source_excerpts[3]?.text).toBe('Care is counted in beds, air, food and repair hours, and no berth is promised that cannot be kept.');
     expect(coordinator.stats).toEqual({ excerpts_kept: 1, excerpts_added: 3, excerpts_dropped: 0, excerpts_withheld: 0, excerpts_cut: 1, trace_entries: 3 });
@@ -105,7 +109,7 @@ describe('buildPacket', () => {
     ]);
     expect(c.research_trace.map((t) => [t.trace_id, t.origin, t.source_path, t.chunk_index, t.line_start, t.line_end])).toEqual([
       ['trace.brinefall_blackout.chunk1', 'runner_captured', 'World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md', 1, 11, 12],
-      ['trace.meridian_compact.chunk3', 'runner_captured', 'World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md', 3, 25, 25],
+      ['trace.meridian_compact.chunk0', 'runner_captured', 'World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md', 0, 7, 7],
       ['trace.quiet_hands.chunk1', 'runner_captured', 'World/Pre-Elysium/Factions/Movements/Quiet Hands.md', 1, 7, 7],
     ]);
     expect(c.research_trace.map((t) => t.used_for.split('; reached: ')[0])).toEqual([
@@ -128,14 +132,16 @@ describe('buildPacket', () => {
     expect(recorded.binding.bindings.map((b) => [b.seq, b.ledger_head === recorded.capture.ledger_head])).toEqual(c.research_trace.map((_t, i) => [2 * coordinator.queries.length + 2 * i + 2, true]));
   });
 
-  it('withholds an excerpt whose compact lines link to hidden lore, and its trace entry', async () => {
+  it('withholds compact lines that link to hidden lore: the excerpt moves to another chunk of the note', async () => {
     // A requirement in the words of line 24 ("… is recorded in [[Brinefall Truth]]") makes that line the compact pick.
     const ctx = structuredClone(context);
     ctx.context.runtime_retrieval_requirements.push({ ...ctx.context.runtime_retrieval_requirements[0]!, requirement_id: 'turn-01.lore.night', trigger: 'night record', compact_fact: 'What really happened on the night of the blackout is recorded.' });
     const r = await buildPacket(index, draft, { projectedContext: ctx, policy, file: 'draft.json' });
-    const withheld = r.findings.filter((f) => f.code === 'excerpt_withheld');
-    expect(withheld.map((f) => f.path)).toEqual(['FixtureLore:World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md#chunk3']);
-    expect(withheld[0]?.message).toContain('line 24 links [[Brinefall Truth]] to hidden lore');
+    expect(r.findings.filter((f) => f.code === 'excerpt_withheld')).toEqual([]);
+    const moved = r.findings.filter((f) => f.code === 'excerpt_chunk_moved');
+    expect(moved.map((f) => f.path)).toEqual(['FixtureLore:World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md#chunk3']);
+    expect(moved[0]?.message).toContain('line 24 links [[Brinefall Truth]] to hidden lore');
+    expect(moved[0]?.message).toContain('so the excerpt is FixtureLore:World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md#chunk0 L7-L7 of the same note');
     for (const built of [r, coordinator]) {
       const shown = JSON.stringify([built.packet.visible_context, built.packet.packet_prompt_text, built.capture?.research_trace]);
       expect(shown).not.toContain('Author Notes');
@@ -156,7 +162,8 @@ describe('buildPacket', () => {
     expect(section?.items.map((i) => i.text)).toEqual([
       'The sanctuary board shows nine of fourteen cots taken.',
       'Old hand-written constraint that no excerpt backs.',
-      ...coordinator.packet.visible_context.source_excerpts.slice(1).map((e) => e.text),
+      // Each lore bullet names its note, and the heading of its chunk (display form; the trace keeps the lines).
+      ...['Brinefall Blackout › Aftermath', 'Meridian Compact', 'Quiet Hands › Oath'].map((label, i) => `${label}: ${coordinator.packet.visible_context.source_excerpts[i + 1]!.text}`),
     ]);
     expect(coordinator.findings.find((f) => f.code === 'prompt_lines_replaced')).toBeUndefined();
     const kept = new Set(coordinator.packet.packet_prompt_text.split('\n'));

@@ -215,7 +215,7 @@ describe('traverse', () => {
       `skipped hidden_ref ${MC} -> Pre-Elysium/Author Notes/Brinefall Truth.md wikilink/prose L24 d1`,
     ]);
     expect(r.stats.links_ignored).toEqual({ external: 1, tag: 1 });
-    expect(traceLines(r)[2]).toBe('Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md#chunk0 L3-3');
+    expect(traceLines(r)[3]).toBe('Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md#chunk0 L6-6');
   });
 
   it('skips links whose target class is not listed (class_not_allowed)', () => {
@@ -223,7 +223,7 @@ describe('traverse', () => {
     expect(r.followed_refs).toEqual([]);
     expect(r.stats.skipped_by_reason.class_not_allowed).toBe(5);
     expect(brief(r)[3]).toBe(`skipped class_not_allowed ${MC} -> Politics/Salvage Law.md markdown_link/prose L13 d1`);
-    expect(traceLines(r)).toEqual([`${MC}#chunk0 L3-7`]);
+    expect(traceLines(r)).toEqual([`${MC}#chunk0 L7-7`]);
   });
 
   it('skips every edge of a seed when max_link_depth is 0 (depth_exceeded)', () => {
@@ -238,7 +238,7 @@ describe('traverse', () => {
       `skipped depth_exceeded ${MC} -> Pre-Elysium/Author Notes/Brinefall Truth.md wikilink/prose L24 d1`,
     ]);
     expect(r.decisions.find((d) => d.reason === 'depth_exceeded')?.detail).toBe('depth 1 > max_link_depth 0');
-    expect(traceLines(r)).toEqual([`${MC}#chunk0 L3-7`]);
+    expect(traceLines(r)).toEqual([`${MC}#chunk0 L7-7`]);
   });
 
   it('ends the walk at max_refs and records the queue as budget_exhausted', () => {
@@ -259,15 +259,16 @@ describe('traverse', () => {
   it('ends the walk when max_chars is spent', () => {
     const r = run(policy({ max_link_depth: 2, stop_conditions: ['max_chars:200'] }), ['storm insurance']);
     expect(r.stats.stopped_by).toBe('max_chars');
-    expect(r.stats.excerpt_chars).toBe(195);
-    expect(traceLines(r)).toEqual([`${MC}#chunk1 L11-11`, 'Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md#chunk0 L4-4']);
+    expect(r.stats.excerpt_chars).toBe(118);
+    // Halcyon Mutual's line 4 is a field line (no excerpt), and its prose line 6 does not fit the 82 characters left.
+    expect(traceLines(r)).toEqual([`${MC}#chunk1 L11-11`]);
   });
 
   it('ends the walk at max_chunks', () => {
     const r = run(policy({ stop_conditions: ['max_chunks:2', 'min_relative_relevance:0', 'min_score_ratio:0'] }), ['harbor']);
     expect(r.stats.stopped_by).toBe('max_chunks');
-    // "a harbor's charter" (line 3) counts as "harbor": possessives are folded.
-    expect(traceLines(r)).toEqual([`${MC}#chunk0 L3-7`, 'Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md#chunk0 L3-3']);
+    // Field lines (3-5, "**Founded:** … harbor reckoning") carry no excerpt: the prose line 7 is the pick.
+    expect(traceLines(r)).toEqual([`${MC}#chunk0 L7-7`, 'Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md#chunk0 L6-6']);
     expect(r.stats.skipped_by_reason.budget_exhausted).toBe(4);
   });
 
@@ -520,7 +521,7 @@ describe.skipIf(!hasShared)(`traverse on the real Sella packet (${hasShared ? 's
   it('validates against schemas/traverse-result.schema.json', () => {
     const validate = outputSchema('traverse_result');
     expect(validate(JSON.parse(JSON.stringify(r)))).toBe(true);
-    expect(r.stats).toMatchObject({ notes_consulted: 27, excerpts: 27, excerpt_chars: 16828, stopped_by: 'min_relative_relevance', best_followed_score: 0.717781, receipt_totals: { enforced: 32, partially_enforced: 5, advisory: 1 } });
+    expect(r.stats).toMatchObject({ notes_consulted: 35, excerpts: 35, excerpt_chars: 21047, stopped_by: 'min_relative_relevance', best_followed_score: 0.717781, receipt_totals: { enforced: 32, partially_enforced: 5, advisory: 1 } });
   });
 
   it('keeps every excerpt verbatim', () => {

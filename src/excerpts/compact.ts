@@ -8,69 +8,40 @@
  * 170–240 characters each), not whole paragraphs with `[[brackets]]`, epigraphs and link lists.
  *
  * Rules:
- * - Only *content* lines may be part of a compact excerpt ({@link excerptLineKind}): never a blank line, a
- *   heading or setext underline, an epigraph (a blockquote line, or a line that is one italic quotation
- *   such as `*"Miracles stayed proprietary."*`), a list of links (a line that, without its links, list
- *   marker, field label and punctuation, has fewer than three words of its own), a metadata field line
- *   (`**Date:** 2719-2724`) or a thematic break. List items may be excerpted, but a prose window wins
- *   over a list window that covers as many query terms.
+ * - Only *content* lines may be part of a compact excerpt (`excerptLineKind`, src/excerpts/lines.ts): never
+ *   a blank line, a heading or setext underline, an epigraph, a list of links (links, bare URLs and tags
+ *   with fewer than three words of the line's own), a navigation line ("See also …", "Related: …"), a
+ *   metadata field line (`**Date:** 2719-2724`) or a thematic break. List items may be excerpted, but a
+ *   prose window wins over a list window that covers as many query terms.
+ * - Self-contained: a window whose first sentence opens with a word pointing back to text before it
+ *   (`opensWithReference`: "Instead …", "They …", "Its …", "Second, …"), or whose last sentence ends with
+ *   `:` (a lead-in to a list it does not include: "AU profits from:"), is not self-contained. Every window
+ *   is a candidate, so the window extended back over the antecedent sentence(s) of the same paragraph —
+ *   still a contiguous line range — competes with it; a self-contained window with a query term that fits
+ *   always beats one that is not, so the pick is the extension when it fits, else another sentence. Only
+ *   when no self-contained window with a query term fits is the best other window taken (`self_contained:
+ *   false`, so the caller can look in another chunk).
  * - Candidates are windows of whole sentences inside one paragraph (a run of consecutive content lines).
  *   A sentence ends after `.`, `!` or `?` (closing quotes and brackets included) followed by white space,
  *   or at the end of the paragraph.
- * - The chosen window maximises, in order: fitting in `maxChars` characters, distinct query terms,
+ * - The chosen window maximises, in order: fitting in `maxChars` characters, being self-contained with a
+ *   query term, distinct query terms, being self-contained,
  *   prose over list items, total term occurrences (terms folded exactly like search, src/search/tokenize.ts), then fewer
- *   characters, then the earliest start. Without any query term, the first sentences of the first
- *   paragraph that fit are taken (the note's lead).
+ *   characters, then the earliest start. Without any query term, the first self-contained sentences of
+ *   the first paragraph that has one are taken, as many as fit (the note's lead).
  * - `text` is the window in display form: verbatim characters of the display lines, cut at sentence
  *   boundaries. `line_start..line_end` are the file lines the window touches, and `exact` is those lines
  *   verbatim (joined with `"\n"`), so a trace entry built from them verifies line by line.
  */
 import { processTerm, tokenize } from '../search/tokenize.js';
 import { queryTermSet } from './excerpt.js';
+import { excerptLineKind, isExcerptable, opensWithReference } from './lines.js';
 
 /** Default upper bound of a compact excerpt's display text, in characters (UTF-16 code units). */
 export const DEFAULT_COMPACT_CHARS = 360;
 
-/** What a line of a note is, for excerpt picking (see the module rules). */
-export type ExcerptLineKind = 'content' | 'list_item' | 'blank' | 'heading' | 'epigraph' | 'link_list' | 'field' | 'rule';
-
-const HEADING_RE = /^ {0,3}#{1,6}(?:\s|$)/;
-const SETEXT_RE = /^ {0,3}(?:=+|-+)\s*$/;
-const RULE_RE = /^ {0,3}(?:(?:\*\s*){3,}|(?:_\s*){3,})$/;
-const BLOCKQUOTE_RE = /^ {0,3}>/;
-/** One italic quotation on a line: `*"…"*`, `_"…"_`, also with curly quotes and a trailing attribution dash. */
-const ITALIC_QUOTE_RE = /^\s*[*_]+\s*["“'‘].*["”'’]\s*[*_]+\s*(?:[—–-].*)?$/;
-const LINK_RE = /!?\[\[[^\]\n]*(?:\][^\]\n]+)*\]\]|\[[^\]\n]*\]\([^)\n]*\)/g;
-const LIST_MARKER_RE = /^\s*(?:[-*+]|\d+[.)])\s+/;
-const FIELD_LABEL_RE = /^\s*\*\*[^*]+:\*\*|^\s*[A-Za-z][\w /-]{0,40}::/;
-/** A metadata field line: `**Label:** value` (Aetheria's event notes), or a Dataview-style `Label:: value`. */
-const FIELD_LINE_RE = /^\s*(?:[-*+]\s+)?(?:\*\*[^*]{1,40}:\*\*|[A-Za-z][\w /-]{0,40}::)/;
-
-/**
- * Classify one line of a note (see the module rules). A field line such as
- * `**Primary actors:** [[BioElevate]], uplift workers, [[Aeronautics Unlimited]]` is a `link_list`: without
- * its links and label only "uplift workers" is left.
- */
-export function excerptLineKind(line: string): ExcerptLineKind {
-  if (line.trim() === '') return 'blank';
-  if (HEADING_RE.test(line) || SETEXT_RE.test(line)) return 'heading';
-  if (RULE_RE.test(line)) return 'rule';
-  if (BLOCKQUOTE_RE.test(line) || ITALIC_QUOTE_RE.test(line)) return 'epigraph';
-  if (LINK_RE.test(line)) {
-    LINK_RE.lastIndex = 0;
-    const own = line.replace(LINK_RE, ' ').replace(LIST_MARKER_RE, ' ').replace(FIELD_LABEL_RE, ' ');
-    const words = own.split(/[^\p{L}\p{N}'’-]+/u).filter((w) => /[\p{L}\p{N}]/u.test(w));
-    if (words.length < 3) return 'link_list';
-  }
-  LINK_RE.lastIndex = 0;
-  if (FIELD_LINE_RE.test(line)) return 'field';
-  return LIST_MARKER_RE.test(line) ? 'list_item' : 'content';
-}
-
-/** True for the kinds a compact excerpt may contain (`content`, `list_item`). */
-export function isExcerptable(kind: ExcerptLineKind): boolean {
-  return kind === 'content' || kind === 'list_item';
-}
+export { excerptLineKind, isExcerptable, opensWithReference } from './lines.js';
+export type { ExcerptLineKind } from './lines.js';
 
 /**
  * A link on a line, as the index records it (src/types.ts `LinkRecord`): 1-based line and column of its
@@ -132,6 +103,12 @@ export interface CompactPick {
   terms_matched: number;
   /** Query-term occurrences in `text`. */
   hits: number;
+  /**
+   * True when the window stands alone: its first sentence does not point back (`opensWithReference`) and
+   * its last does not end with `:` (a lead-in to what follows). False only when no self-contained window
+   * with a query term fits (the best other window is returned, and a caller may prefer another chunk).
+   */
+  self_contained: boolean;
 }
 
 /** Options of {@link compactExcerpt}. */
@@ -192,13 +169,45 @@ function sentencesOf(paragraph: string, firstLine: number, terms: ReadonlySet<st
   return out;
 }
 
-/** The lead fallback: the first paragraph's first sentences that fit (at least its first sentence). */
-function leadOf(first: { para: string; sentences: Sentence[] } | null, maxChars: number): { para: string; sentences: Sentence[]; a: number; b: number; distinct: number; hits: number } | null {
-  if (first === null) return null;
-  const s = first.sentences;
-  let b = 0;
-  while (b + 1 < s.length && (s[b + 1] as Sentence).end - (s[0] as Sentence).start <= maxChars) b++;
-  return { para: first.para, sentences: s, a: 0, b, distinct: 0, hits: 0 };
+/** A paragraph with its sentences, and for each sentence whether a window may start / end there. */
+interface Paragraph {
+  para: string;
+  sentences: Sentence[];
+  prose: boolean;
+  /** Per sentence: it does not open with a word pointing back ({@link opensWithReference}). */
+  canStart: boolean[];
+  /** Per sentence: it does not end with `:` (a lead-in to a list or quotation that is not part of the window). */
+  canEnd: boolean[];
+}
+
+/**
+ * The lead fallback, when no window holds a query term: the first sentences, in document order, of the
+ * first paragraph that has a sentence able to start a window, as many as fit (at least one), ending on a
+ * sentence able to end one where possible; else the first paragraph's first sentence.
+ */
+function leadOf(paras: readonly Paragraph[], maxChars: number): { p: Paragraph; a: number; b: number; whole: boolean } | null {
+  for (const p of paras) {
+    const a = p.canStart.indexOf(true);
+    if (a < 0) continue;
+    let b = a;
+    while (b + 1 < p.sentences.length && (p.sentences[b + 1] as Sentence).end - (p.sentences[a] as Sentence).start <= maxChars) b++;
+    let e = b;
+    while (e > a && !p.canEnd[e]) e--;
+    return { p, a, b: e, whole: p.canEnd[e] === true };
+  }
+  const first = paras[0];
+  return first ? { p: first, a: 0, b: 0, whole: false } : null;
+}
+
+/** Window ranking key, compared element by element, larger first (see the module rules). */
+function windowKey(c: { fits: boolean; whole: boolean; distinct: number; prose: boolean; hits: number; chars: number }): number[] {
+  return [c.fits ? 1 : 0, c.whole && c.distinct > 0 ? 1 : 0, c.distinct, c.whole ? 1 : 0, c.prose ? 1 : 0, c.hits, -c.chars];
+}
+
+/** True when key `x` ranks strictly before key `y`. */
+function ranksBefore(x: readonly number[], y: readonly number[]): boolean {
+  for (let i = 0; i < x.length; i++) if ((x[i] as number) !== (y[i] as number)) return (x[i] as number) > (y[i] as number);
+  return false;
 }
 
 /**
@@ -213,9 +222,10 @@ export function compactExcerpt(lines: readonly string[], queries: readonly strin
   const maxChars = options.maxChars ?? DEFAULT_COMPACT_CHARS;
   const links = options.links ?? [];
   const terms = new Set(queryTermSet(queries));
-  type Cand = { para: string; sentences: Sentence[]; a: number; b: number; fits: boolean; distinct: number; prose: boolean; hits: number; chars: number };
+  type Cand = { p: Paragraph; a: number; b: number; fits: boolean; whole: boolean; distinct: number; prose: boolean; hits: number; chars: number };
   let best: Cand | null = null;
-  let firstPara: { para: string; sentences: Sentence[] } | null = null;
+  let bestKey: number[] = [];
+  const paras: Paragraph[] = [];
   for (let i = 0; i < lines.length; ) {
     const kind = excerptLineKind(lines[i] as string);
     if (!isExcerptable(kind)) {
@@ -228,7 +238,14 @@ export function compactExcerpt(lines: readonly string[], queries: readonly strin
     const prose = kind === 'content';
     const para = lines.slice(i, j + 1).map((l, k) => displayLine(l, offset + i + k, links)).join('\n');
     const sentences = sentencesOf(para, offset + i, terms, !prose);
-    if (firstPara === null && sentences.length > 0) firstPara = { para, sentences };
+    const p: Paragraph = {
+      para,
+      sentences,
+      prose,
+      canStart: sentences.map((x) => !opensWithReference(para.slice(x.start, x.end))),
+      canEnd: sentences.map((x) => !/:[*_]*$/.test(para.slice(x.start, x.end).trimEnd())),
+    };
+    if (sentences.length > 0) paras.push(p);
     for (let a = 0; a < sentences.length; a++) {
       const seen = new Map<string, number>();
       for (let b = a; b < sentences.length; b++) {
@@ -238,28 +255,23 @@ export function compactExcerpt(lines: readonly string[], queries: readonly strin
         if (!fits && b > a) break;
         let hits = 0;
         for (const c of seen.values()) hits += c;
-        const cand: Cand = { para, sentences, a, b, fits, distinct: seen.size, prose, hits, chars };
-        if (
-          best === null ||
-          (cand.fits && !best.fits) ||
-          (cand.fits === best.fits &&
-            (cand.distinct > best.distinct ||
-              (cand.distinct === best.distinct &&
-                ((cand.prose && !best.prose) ||
-                  (cand.prose === best.prose && (cand.hits > best.hits || (cand.hits === best.hits && cand.chars < best.chars)))))))
-        ) {
+        const cand: Cand = { p, a, b, fits, whole: (p.canStart[a] ?? false) && (p.canEnd[b] ?? false), distinct: seen.size, prose, hits, chars };
+        const key = windowKey(cand);
+        if (best === null || ranksBefore(key, bestKey)) {
           best = cand;
+          bestKey = key;
         }
         if (!fits) break;
       }
     }
     i = j + 1;
   }
-  const pick = best !== null && best.distinct > 0 ? best : leadOf(firstPara, maxChars);
+  const lead = best !== null && best.distinct > 0 ? null : leadOf(paras, maxChars);
+  const pick = best !== null && best.distinct > 0 ? best : lead === null ? null : { ...lead, distinct: 0, hits: 0 };
   if (pick === null) return null;
-  const first = pick.sentences[pick.a] as Sentence;
-  const last = pick.sentences[pick.b] as Sentence;
-  const text = pick.para.slice(first.start, last.end);
+  const first = pick.p.sentences[pick.a] as Sentence;
+  const last = pick.p.sentences[pick.b] as Sentence;
+  const text = pick.p.para.slice(first.start, last.end);
   const exact = lines.slice(first.lineStart - offset, last.lineEnd - offset + 1).join('\n');
-  return { line_start: first.lineStart, line_end: last.lineEnd, exact, text, chars: text.length, terms_matched: pick.distinct, hits: pick.hits };
+  return { line_start: first.lineStart, line_end: last.lineEnd, exact, text, chars: text.length, terms_matched: pick.distinct, hits: pick.hits, self_contained: pick.whole };
 }

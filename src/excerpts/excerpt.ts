@@ -9,12 +9,15 @@
  * Relevance of a line = the query terms it contains (tokenised and folded exactly like search: case,
  * diacritics and apostrophes folded, stop words dropped; src/search/tokenize.ts). The chosen run
  * maximises, in order: distinct query terms covered, total term occurrences, then prefers fewer
- * characters, then the earliest start. Blank lines, heading lines and setext underlines never start or
- * end a run. Origin: the traversal design in docs/TRAVERSAL.md ("pick the most relevant chunk(s), and inside them the most relevant run of
+ * characters, then the earliest start. Only lore lines start or end a run, and only their terms count:
+ * never a blank line, a heading or setext underline, an epigraph, a list of links (links, bare URLs, tags),
+ * a navigation line ("See also …"), a metadata field line or a thematic break (`excerptLineKind`,
+ * src/excerpts/lines.ts) — a chunk with no lore line gives no excerpt. Origin: the traversal design in docs/TRAVERSAL.md ("pick the most relevant chunk(s), and inside them the most relevant run of
  * whole lines").
  */
 import { processTerm, queryTerms, tokenize } from '../search/tokenize.js';
 import type { SourceExcerpt } from '../contracts/types.js';
+import { excerptLineKind, isExcerptable } from './lines.js';
 
 /** A picked run of lines. Lines are 1-based inclusive in the original file; `chars` in UTF-16 code units. */
 export interface ExcerptPick {
@@ -39,9 +42,14 @@ export interface PickOptions {
 const HEADING_RE = /^ {0,3}#{1,6}(?:\s|$)/;
 const SETEXT_RE = /^ {0,3}(?:=+|-+)\s*$/;
 
-/** True for a line that may start or end an excerpt: not blank, not a heading, not a setext underline. */
+/** True for a line that is not blank, not a heading and not a setext underline (a line of the note's text). */
 export function isContentLine(line: string): boolean {
   return line.trim().length > 0 && !HEADING_RE.test(line) && !SETEXT_RE.test(line);
+}
+
+/** True for a lore line, one that may start or end an excerpt (`isExcerptable(excerptLineKind(line))`). */
+export function isLoreLine(line: string): boolean {
+  return isExcerptable(excerptLineKind(line));
 }
 
 /** Query terms of several queries together (union, first-seen order). */
@@ -77,8 +85,8 @@ function lineTermCounts(lines: readonly string[], terms: ReadonlySet<string>): M
 export function pickExcerptLines(lines: readonly string[], queries: readonly string[], maxChars: number, options: PickOptions = {}): ExcerptPick | null {
   const offset = options.lineOffset ?? 1;
   const terms = new Set(queryTermSet(queries));
-  const counts = lineTermCounts(lines, terms);
-  const content = lines.map(isContentLine);
+  const content = lines.map(isLoreLine);
+  const counts = lineTermCounts(lines, terms).map((m, i) => (content[i] ? m : new Map<string, number>()));
   const n = lines.length;
   let best: { a: number; b: number; distinct: number; hits: number; chars: number } | null = null;
   for (let a = 0; a < n; a++) {

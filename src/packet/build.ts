@@ -33,12 +33,16 @@ import type {
 import { validateCaptureFragment, validatePacket, validateProjectedContext } from '../contracts/validate.js';
 import { hiddenTextForm, hiddenTextIn } from '../contracts/rules.js';
 import { formatRef, isUnderPrefix } from '../refs/ref.js';
-import { applyResearchSection, mergeSourceSection, reconcileLaneLines, renderResearchSection, researchSectionLines, RESEARCH_OUTPUT_FIELDS } from './prompt.js';
-import { excerptBudget, sceneRequirements, selectWithinBudget, servedRequirement } from './requirements.js';
-import type { BudgetCandidate, ExcerptBudget, SceneRequirement } from './requirements.js';
+import { applyResearchSection, loreLabel, mergeSourceSection, parseSourceSection, reconcileLaneLines, renderResearchSection, researchSectionLines, RESEARCH_OUTPUT_FIELDS } from './prompt.js';
+import { excerptBudget, requirementOverlap, sceneRequirements, selectWithinBudget, servedRequirement, unmetRequirements } from './requirements.js';
+import type { BudgetCandidate, ExcerptBudget, SceneRequirement, UnmetRequirement } from './requirements.js';
 import { compactExcerpt } from '../excerpts/compact.js';
 import { makeTraceEntry, traceNotePath } from '../excerpts/trace.js';
-import { chunksOf, outgoingLinks } from '../indexer/lookup.js';
+import { chunksOf, getNote, outgoingLinks } from '../indexer/lookup.js';
+import { sectionsOf } from '../policy/sections.js';
+import { processTerm, tokenize } from '../search/tokenize.js';
+import { queryTermSet } from '../excerpts/excerpt.js';
+import type { Chunk } from '../types.js';
 import { assertInScope, assertNoHiddenText, bareVaultPath, refuse, sourceParts, summarizeErrors, withholdReason } from './scope.js';
 
 // The hidden-text comparison lives in rules.ts (the validator's prompt rules use it too); re-exported here.
@@ -47,6 +51,7 @@ export { hiddenTextForm, hiddenTextIn };
 export {
   applyResearchSection,
   applySourceSection,
+  loreLabel,
   mergeSourceSection,
   parseSourceSection,
   reconcileLaneLines,
@@ -57,7 +62,7 @@ export {
   RESEARCH_OUTPUT_FIELDS,
 } from './prompt.js';
 export type { LaneLineInput, PromptStyle, ResearchSectionInput, RewrittenLine } from './prompt.js';
-export type { ExcerptBudget, SceneRequirement } from './requirements.js';
+export type { ExcerptBudget, SceneRequirement, UnmetRequirement } from './requirements.js';
 
 /** The two retrieval-augmented lanes `loretrace retrieve` builds (seed 001, "two retrieval-augmented modes"). */
 export type RetrievalLane = 'coordinator_scoped_retrieval' | 'responder_scoped_repository_search';
@@ -131,6 +136,12 @@ export interface BuildPacketResult {
   stats: { excerpts_kept: number; excerpts_added: number; excerpts_dropped: number; excerpts_withheld: number; excerpts_cut: number; trace_entries: number };
   /** The lore excerpt budget applied (coordinator lane), or null (responder lane: no lore is fetched). */
   budget: ExcerptBudget | null;
+  /**
+   * Counted scene requirements (runtime retrieval and latent pressure) that no lore excerpt of the packet
+   * serves ({@link unmetRequirements}), in requirement order; also reported as a `requirements_unmet`
+   * warning. [] for the responder lane (the responder researches).
+   */
+  unmet_requirements: UnmetRequirement[];
   /** The validator's report on the output (always valid). */
   validation: ValidationReport;
 }
@@ -238,7 +249,10 @@ interface LaneExcerpts {
   replaced: SourceExcerpt[];
   /** Lore excerpts loretrace added (rendered into the prompt's source section). */
   added: SourceExcerpt[];
+  /** ref_id → the display label of the note an added lore excerpt comes from ({@link loreLabel}). */
+  labels: Map<string, string>;
   budget: ExcerptBudget | null;
+  unmet: UnmetRequirement[];
   capture: CaptureFragment | null;
   queries: string[];
   researchInstructions: string[] | undefined;
@@ -543,44 +557,140 @@ interface LoreCandidate {
 }
 
 /**
- * Coordinator step c: make one traversal excerpt compact ({@link compactExcerpt}: the most relevant
- * sentences of the chunk the traversal chose, wikilinks as display text) and rebuild its trace entry over exactly the lines
- * those sentences touch, with a `used_for` that names the requirement the excerpt serves
- * ({@link servedRequirement}) or says it is context for the scene's seed; the traversal's own note on how
- * the note was reached follows after `; reached: `. Returns null when the lines hold no content line
- * (an epigraph, a heading, a list of links only): such an excerpt is not put in the packet.
+ * The `used_for` of a compact excerpt's trace entry, kept consistent with the entry's `query`: the query is
+ * the one the traversal ranked the chunk by (it is what the ledger's read record carries, so it is never
+ * rewritten), and `used_for` says which requirement the excerpt's own text serves ({@link servedRequirement})
+ * and, when the query is a requirement's (a runtime retrieval requirement or the observed event), names that
+ * requirement too:
+ * - text serves the query's requirement: `serves <label>`;
+ * - text serves another one: `serves <label> (found by the query of <label>)`;
+ * - text serves none but the query is a requirement's: `found by the query of <label>, but shares only N of
+ *   its M terms (K needed to serve it); context for the scene's seed <ref>`;
+ * - otherwise: `context for the scene's seed <ref>`.
  */
-function compactCandidate(ctx: BuildContext, ex: SourceExcerpt, trace: ResearchTraceEntry, requirements: readonly SceneRequirement[], seedRef: string): LoreCandidate | null {
+export function compactUsedFor(text: string, query: string, requirements: readonly SceneRequirement[], seedRef: string): { purpose: string; served: { index: number; terms: number } | null } {
+  const served = servedRequirement(text, requirements);
+  const byQuery = requirements.findIndex((r) => r.query && r.text === query);
+  const label = (i: number): string => (requirements[i] as SceneRequirement).label;
+  if (served !== null) {
+    const also = byQuery >= 0 && byQuery !== served.index ? ` (found by the query of ${label(byQuery)})` : '';
+    return { purpose: `serves ${label(served.index)}${also}`, served };
+  }
+  if (byQuery >= 0) {
+    const { shared, wanted, needed } = requirementOverlap(text, requirements[byQuery] as SceneRequirement);
+    return {
+      purpose: `found by the query of ${label(byQuery)}, but shares only ${shared} of its ${wanted} terms (${needed} needed to serve it); context for the scene's seed ${seedRef}`,
+      served: null,
+    };
+  }
+  return { purpose: `context for the scene's seed ${seedRef}`, served: null };
+}
+
+/**
+ * The chunks a compact excerpt of a note may come from, in the order tried: the chunk the traversal chose,
+ * then the note's other chunks (hidden sections left out, as the traversal leaves them out) by the focus
+ * terms they contain, most first, then chunk order. A chunk whose lines hold no lore (a list of links, a
+ * navigation line, an epigraph) or whose pick may not reach the packet gives way to the next one, so a note
+ * whose matched section is a "See also" line is still cited by its lore lines.
+ */
+function candidateChunks(ctx: BuildContext, path: string, chosen: number, focus: readonly string[]): Chunk[] {
+  const withheld = new Set(sectionsOf(ctx.compiled, path).flatMap((s) => s.chunks));
+  const terms = new Set(queryTermSet([...focus]));
+  const score = (c: Chunk): number => {
+    const seen = new Set<string>();
+    for (const tok of tokenize(c.text)) {
+      const t = processTerm(tok);
+      if (t !== null && terms.has(t)) seen.add(t);
+    }
+    return seen.size;
+  };
+  const all = chunksOf(ctx.index, path);
+  const first = all.filter((c) => c.chunk_index === chosen);
+  const rest = all
+    .filter((c) => c.chunk_index !== chosen && !withheld.has(c.chunk_index))
+    .map((c) => ({ c, n: score(c) }))
+    .sort((x, y) => y.n - x.n || x.c.chunk_index - y.c.chunk_index)
+    .map((x) => x.c);
+  return [...first, ...rest];
+}
+
+/** Most chunks of one note {@link compactCandidate} tries (the traversal's chunk and the best others). */
+const MAX_CHUNKS_TRIED = 8;
+
+/** The ref_id / trace_id of an excerpt moved from chunk `from` to chunk `to` of the same note. */
+function moveChunkId(id: string, from: number, to: number): string {
+  return from === to ? id : id.replace(new RegExp(`chunk${from}(?=(?:\\.\\d+)?$)`), `chunk${to}`);
+}
+
+/**
+ * Coordinator step c: make one traversal excerpt compact ({@link compactExcerpt}: the most relevant
+ * self-contained sentences of the chunk, wikilinks as display text) and rebuild its trace entry over
+ * exactly the lines those sentences touch, with a `used_for` from {@link compactUsedFor}; the traversal's own
+ * note on how the note was reached follows after `; reached: `. The chunks are tried in
+ * {@link candidateChunks} order (at most {@link MAX_CHUNKS_TRIED}): of the picks that may reach the packet
+ * ({@link withholdReason}), the first self-contained one with a query term wins, else the first
+ * self-contained one, else the first one. Returns the candidate, or null with the reason of the first chunk
+ * that failed (`withheld`).
+ */
+function compactCandidate(
+  ctx: BuildContext,
+  ex: SourceExcerpt,
+  trace: ResearchTraceEntry,
+  requirements: readonly SceneRequirement[],
+  seedRef: string,
+  usedIds: ReadonlySet<string>,
+): { cand: LoreCandidate | null; withheld: string | null; moved: string | null } {
   const served = servedRequirement(trace.extracted_constraint, requirements);
   const focus = served !== null ? [(requirements[served.index] as SceneRequirement).text] : requirements.map((r) => r.text);
-  // The whole chunk the traversal chose, not only its line pick: its best sentences may lie elsewhere in
-  // the chunk, and a pick of field or link lines alone would leave nothing to show.
   const path = traceNotePath(trace.source_path);
-  const chunk = chunksOf(ctx.index, path).find((c) => c.chunk_index === trace.chunk_index);
-  const lines = chunk ? chunk.text.split('\n') : trace.extracted_constraint.split('\n');
-  const pick = compactExcerpt(lines, focus, {
-    lineOffset: chunk ? chunk.line_start : trace.line_start,
-    links: outgoingLinks(ctx.index, path),
-  });
-  if (pick === null) return null;
-  const servedNow = servedRequirement(pick.text, requirements) ?? served;
   const seed = ctx.compiled.seeds.includes(path);
   const ownSeed = seed ? formatRef(ctx.ns, path) : seedRef;
-  const purpose = servedNow !== null ? `serves ${(requirements[servedNow.index] as SceneRequirement).label}` : `context for the scene's seed ${ownSeed}`;
-  const rebuilt = makeTraceEntry({
-    trace_id: trace.trace_id,
-    origin: trace.origin,
-    query: trace.query,
-    namespace: ctx.ns,
-    path,
-    disk_path: trace.source_path,
-    chunk_index: trace.chunk_index,
-    line_start: pick.line_start,
-    line_end: pick.line_end,
-    text: pick.exact,
-    used_for: `${purpose}; reached: ${trace.used_for}`,
-  });
-  return { excerpt: { ref_id: ex.ref_id, source_ref: ex.source_ref, text: pick.text }, trace: rebuilt, served: servedNow, seed };
+  const links = outgoingLinks(ctx.index, path);
+  let firstReason: string | null = null;
+  // Why the traversal's own chunk gave way (null while it has not).
+  let ownChunk: string | null = null;
+  // Best kept so far: rank 2 = self-contained with a query term (taken at once), 1 = self-contained, 0 = other.
+  let kept: { cand: LoreCandidate; rank: number } | null = null;
+  for (const chunk of candidateChunks(ctx, path, trace.chunk_index, focus).slice(0, MAX_CHUNKS_TRIED)) {
+    const refId = moveChunkId(ex.ref_id, trace.chunk_index, chunk.chunk_index);
+    if (chunk.chunk_index !== trace.chunk_index && usedIds.has(refId)) continue;
+    // The whole chunk, not only the traversal's line pick: its best sentences may lie elsewhere in it.
+    const pick = compactExcerpt(chunk.text.split('\n'), focus, { lineOffset: chunk.line_start, links });
+    const own = chunk.chunk_index === trace.chunk_index;
+    if (pick === null) {
+      firstReason ??= 'its chunk holds no lore line (only epigraphs, headings, fields, navigation lines or lists of links)';
+      if (own) ownChunk = firstReason;
+      continue;
+    }
+    const { purpose, served: servedNow } = compactUsedFor(pick.text, trace.query, requirements, ownSeed);
+    const rebuilt = makeTraceEntry({
+      trace_id: moveChunkId(trace.trace_id, trace.chunk_index, chunk.chunk_index),
+      origin: trace.origin,
+      query: trace.query,
+      namespace: ctx.ns,
+      path,
+      disk_path: trace.source_path,
+      chunk_index: chunk.chunk_index,
+      line_start: pick.line_start,
+      line_end: pick.line_end,
+      text: pick.exact,
+      used_for: `${purpose}; reached: ${trace.used_for}`,
+    });
+    const sourceRef = formatRef(ctx.ns, path, { kind: 'chunk', index: chunk.chunk_index });
+    const cand: LoreCandidate = { excerpt: { ref_id: refId, source_ref: sourceRef, text: pick.text }, trace: rebuilt, served: servedNow, seed };
+    const reason = withholdReason(cand.excerpt, cand.trace, ctx.draft, ctx.compiled, ctx.index);
+    if (reason !== null) {
+      firstReason ??= reason;
+      if (own) ownChunk = reason;
+      continue;
+    }
+    const rank = pick.self_contained ? (pick.terms_matched > 0 ? 2 : 1) : 0;
+    if (own && rank < 2) ownChunk = rank === 1 ? 'its pick holds no query term' : `its pick is not self-contained (${JSON.stringify(pick.text.slice(0, 60))}…)`;
+    if (rank === 2) return { cand, withheld: null, moved: own ? null : ownChunk };
+    if (kept === null || rank > kept.rank) kept = { cand, rank };
+  }
+  if (kept !== null) return { cand: kept.cand, withheld: null, moved: kept.cand.trace.chunk_index === trace.chunk_index ? null : ownChunk };
+  return { cand: null, withheld: firstReason ?? 'its note has no chunk', moved: null };
 }
 
 /**
@@ -600,8 +710,8 @@ function mergeTraversalExcerpts(
   requirements: readonly SceneRequirement[],
   budget: ExcerptBudget,
   stats: BuildStats,
-): { added: SourceExcerpt[]; trace: ResearchTraceEntry[] } {
-  const { compiled, ns, file, policy, draft, index, findings } = ctx;
+): { added: SourceExcerpt[]; trace: ResearchTraceEntry[]; labels: Map<string, string>; redundant: SourceExcerpt[] } {
+  const { compiled, ns, file, policy, findings } = ctx;
   const seen = new Set(kept.map((e) => `${e.source_ref}\u0000${e.text}`));
   const ids = new Set(kept.map((e) => e.ref_id));
   const seedRef = policy.required_seed_refs[0] ?? result.consulted_refs[0] ?? ctx.allowedScope[0] ?? '(none)';
@@ -610,9 +720,16 @@ function mergeTraversalExcerpts(
     assertInScope(ex.source_ref, compiled, ns, 'traversal result', `/source_excerpts/${i}/source_ref`, policy.allowed_prefixes);
     const trace = result.research_trace[i];
     if (!trace) return;
-    const cand = compactCandidate(ctx, ex, trace, requirements, seedRef);
-    const withheld = cand === null ? 'its chunk holds no content line (only epigraphs, headings, fields or lists of links)' : withholdReason(cand.excerpt, cand.trace, draft, compiled, index);
-    if (withheld !== null || cand === null) {
+    const { cand, withheld, moved } = compactCandidate(ctx, ex, trace, requirements, seedRef, ids);
+    if (cand !== null && moved !== null) {
+      findings.push({
+        code: 'excerpt_chunk_moved',
+        severity: 'info',
+        message: `${ex.source_ref} (${ex.ref_id}): the traversal's chunk gave no usable compact excerpt (${moved}), so the excerpt is ${cand.excerpt.source_ref} L${cand.trace.line_start}-L${cand.trace.line_end} of the same note`,
+        path: ex.source_ref,
+      });
+    }
+    if (cand === null) {
       stats.excerpts_withheld += 1;
       findings.push({
         code: 'excerpt_withheld',
@@ -637,6 +754,9 @@ function mergeTraversalExcerpts(
   result.consulted_refs.forEach((r, i) => assertInScope(r, compiled, ns, 'traversal result', `/consulted_refs/${i}`, policy.allowed_prefixes));
   result.followed_refs.forEach((r, i) => assertInScope(r, compiled, ns, 'traversal result', `/followed_refs/${i}`, policy.allowed_prefixes));
 
+  const fresh = dropRedundant(ctx, candidates, kept, requirements);
+  const redundant = candidates.filter((c) => !fresh.includes(c)).map((c) => c.excerpt);
+  candidates.splice(0, candidates.length, ...fresh);
   const budgetInput: BudgetCandidate[] = candidates.map((c) => ({
     chars: c.excerpt.text.length,
     requirement: c.served?.index ?? null,
@@ -660,7 +780,85 @@ function mergeTraversalExcerpts(
   stats.excerpts_added = added.length;
   const trace = added.map((c) => c.trace);
   for (const t of result.research_trace.slice(result.source_excerpts.length)) trace.push(t);
-  return { added: added.map((c) => c.excerpt), trace };
+  const labels = new Map<string, string>();
+  for (const c of added) {
+    const path = traceNotePath(c.trace.source_path);
+    const chunk = chunksOf(ctx.index, path).find((k) => k.chunk_index === c.trace.chunk_index);
+    labels.set(c.excerpt.ref_id, loreLabel(getNote(ctx.index, path)?.title ?? path, chunk?.heading_path ?? []));
+  }
+  return { added: added.map((c) => c.excerpt), trace, labels, redundant };
+}
+
+/**
+ * Requirement terms of `text`: the distinct terms of requirement `r` it contains (folded like search).
+ */
+function requirementTermsIn(text: string, r: SceneRequirement): Set<string> {
+  const wanted = new Set(queryTermSet([r.text]));
+  const out = new Set<string>();
+  for (const tok of tokenize(text)) {
+    const t = processTerm(tok);
+    if (t !== null && wanted.has(t)) out.add(t);
+  }
+  return out;
+}
+
+/**
+ * Coordinator step d′: leave out lore excerpts that restate what the draft already carries. Redundancy is
+ * measured against the scene requirement the excerpt serves: an excerpt is redundant when a line the draft
+ * already gives the responder — a bullet of the draft prompt's source section, or a draft excerpt the
+ * packet keeps — serves the same requirement ({@link servedRequirement}) and contains every term of that
+ * requirement the excerpt contains, so the excerpt grounds the requirement with nothing the draft's line
+ * does not. Excerpts that serve no requirement (context for the seed) are never redundant. Each one left
+ * out is reported (`excerpt_redundant`, naming the draft line), and its budget slot goes to the next
+ * candidate.
+ */
+function dropRedundant(ctx: BuildContext, candidates: readonly LoreCandidate[], kept: readonly SourceExcerpt[], requirements: readonly SceneRequirement[]): LoreCandidate[] {
+  const draftLines = [...(parseSourceSection(ctx.draft.packet_prompt_text)?.items.map((i) => i.text) ?? []), ...kept.map((e) => e.text)];
+  const out: LoreCandidate[] = [];
+  for (const c of candidates) {
+    const served = c.served;
+    const same =
+      served === null
+        ? undefined
+        : draftLines.find((line) => {
+            if (servedRequirement(line, requirements)?.index !== served.index) return false;
+            const r = requirements[served.index] as SceneRequirement;
+            const own = requirementTermsIn(line, r);
+            return [...requirementTermsIn(c.excerpt.text, r)].every((t) => own.has(t));
+          });
+    if (same === undefined) {
+      out.push(c);
+      continue;
+    }
+    ctx.findings.push({
+      code: 'excerpt_redundant',
+      severity: 'info',
+      message: `${c.trace.source_ref} L${c.trace.line_start}-L${c.trace.line_end} (${c.excerpt.ref_id}) was left out: it serves ${(requirements[(served as { index: number }).index] as SceneRequirement).label} with no term of it that the draft's line ${JSON.stringify(same)} does not already carry`,
+      path: c.trace.source_ref,
+    });
+  }
+  return out;
+}
+
+/**
+ * Coordinator step e: the counted requirements no lore excerpt serves ({@link unmetRequirements}), reported
+ * as one `requirements_unmet` warning listing each (with the draft's own non-lore excerpts that cover it,
+ * if any), so a reader sees which part of the scene got no lore.
+ */
+function reportUnmet(ctx: BuildContext, requirements: readonly SceneRequirement[], lore: readonly SourceExcerpt[], draftOwn: readonly SourceExcerpt[]): UnmetRequirement[] {
+  const unmet = unmetRequirements(requirements, lore, draftOwn);
+  if (unmet.length > 0) {
+    ctx.findings.push({
+      code: 'requirements_unmet',
+      severity: 'warning',
+      message: `${ctx.file}: ${unmet.length} scene requirement${unmet.length === 1 ? '' : 's'} got no lore excerpt that serves ${unmet.length === 1 ? 'it' : 'them'}: ${unmet
+        .map((u) => `${u.label}${u.covered_by_draft.length > 0 ? ` (the draft's own ${u.covered_by_draft.join(', ')} covers it)` : ''}`)
+        .join('; ')}`,
+      path: ctx.file,
+      pointer: '/visible_context/source_excerpts',
+    });
+  }
+  return unmet;
 }
 
 /**
@@ -677,7 +875,7 @@ async function coordinatorExcerpts(ctx: BuildContext, guard: DraftGuard, project
   const requirements = sceneRequirements(draft, projected);
   const budget = excerptBudget(draft, requirements, policy.required_seed_refs.length, ctx.compiled.budgets);
   const result = await traverse(ctx.index, ctx.compiled, { queries });
-  const { added, trace } = mergeTraversalExcerpts(ctx, guard, result, kept, requirements, budget, stats);
+  const { added, trace, labels, redundant } = mergeTraversalExcerpts(ctx, guard, result, kept, requirements, budget, stats);
   if (stats.excerpts_added === 0) {
     throw refuse(
       'no_lore_excerpts',
@@ -705,7 +903,9 @@ async function coordinatorExcerpts(ctx: BuildContext, guard: DraftGuard, project
       pointer: '/lore_access/research_instructions',
     });
   }
-  return { excerpts: [...kept, ...added], replaced, added, budget, capture, queries, researchInstructions: undefined, stats };
+  // An excerpt left out as redundant grounds its requirement through the draft's own line: it counts as met.
+  const unmet = reportUnmet(ctx, requirements, [...added, ...redundant], kept);
+  return { excerpts: [...kept, ...added], replaced, added, labels, budget, unmet, capture, queries, researchInstructions: undefined, stats };
 }
 
 /**
@@ -722,7 +922,7 @@ function responderExcerpts(ctx: BuildContext, guard: DraftGuard): LaneExcerpts {
   const own = draft.lore_access.research_instructions;
   const researchInstructions = own && own.length > 0 ? own : [...DEFAULT_RESEARCH_INSTRUCTIONS];
   researchInstructions.forEach((r, i) => assertNoHiddenText(r, omitted, file, `/lore_access/research_instructions/${i}`, 'research instruction'));
-  return { excerpts, replaced: [], added: [], budget: null, capture: null, queries: [], researchInstructions, stats };
+  return { excerpts, replaced: [], added: [], labels: new Map(), budget: null, unmet: [], capture: null, queries: [], researchInstructions, stats };
 }
 
 /** Assembly step 1: `lore_access` in the draft's key order, then the schema's (`required_provenance: true`). */
@@ -748,7 +948,7 @@ function assembleLoreAccess(ctx: BuildContext, lane: RetrievalLane, researchInst
  */
 function assemblePrompt(ctx: BuildContext, lane: RetrievalLane, lanes: LaneExcerpts, built: { fields: readonly string[]; packetId: string }): string {
   const { draft, file, findings } = ctx;
-  const { prompt: withSources, removed } = mergeSourceSection(draft.packet_prompt_text, { replaced: lanes.replaced, added: lanes.added });
+  const { prompt: withSources, removed } = mergeSourceSection(draft.packet_prompt_text, { replaced: lanes.replaced, added: lanes.added, labels: lanes.labels });
   if (removed.length > 0) {
     findings.push({
       code: 'prompt_lines_replaced',
@@ -975,5 +1175,5 @@ export async function buildPacket(index: VaultIndex, draftInput: unknown, option
   const prompt = assemblePrompt(ctx, lane, lanes, { fields, packetId });
   const packet = assemblePacket(ctx, lane, lanes, loreAccess, { fields, packetId, prompt });
   const validation = validateOutputs(file, packet, lanes.capture);
-  return { lane, packet, capture: lanes.capture, queries: lanes.queries, findings, stats: lanes.stats, budget: lanes.budget, validation };
+  return { lane, packet, capture: lanes.capture, queries: lanes.queries, findings, stats: lanes.stats, budget: lanes.budget, unmet_requirements: lanes.unmet, validation };
 }

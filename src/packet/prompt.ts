@@ -36,18 +36,39 @@ const LINE_BREAKS = /\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]/;
  * Render the source-constraint section body: one bullet per excerpt, in order.
  * - markdown style: `- <ref_id>: <text>` (Ghostlight research packets' `## Source Excerpts`);
  * - plain style: `- <text>` (Ghostlight packet_only packets' `Source constraints:`).
+ * With a label for the excerpt's ref_id in `labels` (the note a lore excerpt comes from,
+ * {@link loreLabel}), the text is preceded by `<label>: ` — display form only, so that "They …" or "Its …"
+ * in a one-sentence excerpt has its note in view; the trace keeps the exact lines.
  * A multi-line text continues on lines indented by two spaces (an empty line becomes `"  "`), so the
  * section is a single run of `- ` / two-space lines and {@link parseSourceSection} recovers each text exactly.
  */
-export function renderSourceSection(excerpts: readonly SourceExcerpt[], style: PromptStyle): string[] {
+export function renderSourceSection(excerpts: readonly SourceExcerpt[], style: PromptStyle, labels?: ReadonlyMap<string, string>): string[] {
   const out: string[] = [];
   for (const ex of excerpts) {
     const lines = ex.text.split('\n');
-    const first = style === 'markdown' ? `- ${ex.ref_id}: ${lines[0] ?? ''}` : `- ${lines[0] ?? ''}`;
+    const label = labels?.get(ex.ref_id);
+    const head = `${label ? `${label}: ` : ''}${lines[0] ?? ''}`;
+    const first = style === 'markdown' ? `- ${ex.ref_id}: ${head}` : `- ${head}`;
     out.push(first);
     for (const l of lines.slice(1)) out.push(`  ${l}`);
   }
   return out;
+}
+
+/**
+ * The display label of a lore excerpt's note: its title, then the chunk's heading path without headings
+ * that repeat the title, joined with ` › ` (`Aeronautics Unlimited › Territory And Sovereignty`). Wikilinks
+ * in a heading show as their display text; line breaks and runs of white space become one space, so the
+ * label stays on its bullet's line.
+ */
+export function loreLabel(title: string, headingPath: readonly string[]): string {
+  const norm = (t: string): string =>
+    t
+      .replace(/!?\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]/g, (_m, target: string, shown?: string) => shown ?? target)
+      .replace(/\s+/g, ' ')
+      .trim();
+  const parts = [norm(title), ...headingPath.map(norm).filter((h) => h !== '' && h.toLowerCase() !== norm(title).toLowerCase())];
+  return parts.filter((p) => p !== '').join(' › ');
 }
 
 /** Line index of the first line matching `re` at or after `from`, or -1. */
@@ -100,12 +121,12 @@ function findSourceHeader(lines: readonly string[]): { header: number; style: Pr
  * section is removed. Returns the new prompt and the old bullet lines that did not survive (reported as a
  * finding, never dropped silently).
  */
-export function applySourceSection(prompt: string, excerpts: readonly SourceExcerpt[]): { prompt: string; removed: string[] } {
+export function applySourceSection(prompt: string, excerpts: readonly SourceExcerpt[], labels?: ReadonlyMap<string, string>): { prompt: string; removed: string[] } {
   const lines = prompt.split('\n');
   const found = findSourceHeader(lines);
   const header = found ? found.header : -1;
   const style: PromptStyle = found ? found.style : promptStyle(prompt);
-  const body = renderSourceSection(excerpts, style);
+  const body = renderSourceSection(excerpts, style, labels);
   if (header >= 0) {
     const end = bulletRunEnd(lines, header);
     const old = lines.slice(header + 1, end);
@@ -179,10 +200,13 @@ function sourceItems(lines: readonly string[], header: number, end: number, styl
  * paraphrased lore) rather than renderings of `visible_context.source_excerpts`; regenerating the
  * section from the excerpts deleted them. Returns the new prompt and the removed lines (for the finding).
  */
-export function mergeSourceSection(prompt: string, change: { replaced: readonly SourceExcerpt[]; added: readonly SourceExcerpt[] }): { prompt: string; removed: string[] } {
+export function mergeSourceSection(
+  prompt: string,
+  change: { replaced: readonly SourceExcerpt[]; added: readonly SourceExcerpt[]; labels?: ReadonlyMap<string, string> },
+): { prompt: string; removed: string[] } {
   const lines = prompt.split('\n');
   const found = findSourceHeader(lines);
-  if (!found) return { prompt: applySourceSection(prompt, change.added).prompt, removed: [] };
+  if (!found) return { prompt: applySourceSection(prompt, change.added, change.labels).prompt, removed: [] };
   const { header, style } = found;
   const end = bulletRunEnd(lines, header);
   const isReplaced = (item: SourceItem): boolean =>
@@ -192,7 +216,7 @@ export function mergeSourceSection(prompt: string, change: { replaced: readonly 
   const removed = gone.flatMap((it) => lines.slice(it.start, it.end));
   const drop = new Set(gone.flatMap((it) => Array.from({ length: it.end - it.start }, (_, k) => it.start + k)));
   const kept = lines.slice(header + 1, end).filter((_, k) => !drop.has(header + 1 + k));
-  lines.splice(header + 1, end - header - 1, ...kept, ...renderSourceSection(change.added, style));
+  lines.splice(header + 1, end - header - 1, ...kept, ...renderSourceSection(change.added, style, change.labels));
   return { prompt: lines.join('\n'), removed };
 }
 

@@ -34,6 +34,8 @@ export interface SceneRequirement {
   text: string;
   /** Counted in the default budget (runtime and latent requirements) or not (the observed event). */
   counted: boolean;
+  /** True when `text` is one of the traversal's queries (runtime requirements and the observed event; latent requirements are matched, not searched). */
+  query: boolean;
 }
 
 /**
@@ -46,7 +48,7 @@ export function sceneRequirements(draft: ResponderPacket, projected?: ProjectedL
   const ctx = projected?.context;
   (ctx?.runtime_retrieval_requirements ?? []).forEach((r, i) => {
     const text = `${r.trigger}: ${r.compact_fact}`;
-    out.push({ label: `runtime_retrieval_requirements[${i}] ${r.requirement_id} (${text})`, text, counted: true });
+    out.push({ label: `runtime_retrieval_requirements[${i}] ${r.requirement_id} (${text})`, text, counted: true, query: true });
   });
   const latent = (ctx as { latent_pressure_requirements?: unknown } | undefined)?.latent_pressure_requirements;
   if (Array.isArray(latent)) {
@@ -54,10 +56,10 @@ export function sceneRequirements(draft: ResponderPacket, projected?: ProjectedL
       if (typeof r !== 'object' || r === null) return;
       const { pressure_id: id, text } = r as { pressure_id?: unknown; text?: unknown };
       if (typeof text !== 'string' || text.trim() === '') return;
-      out.push({ label: `latent_pressure_requirements[${i}]${typeof id === 'string' ? ` ${id}` : ''} (${text})`, text, counted: true });
+      out.push({ label: `latent_pressure_requirements[${i}]${typeof id === 'string' ? ` ${id}` : ''} (${text})`, text, counted: true, query: false });
     });
   }
-  out.push({ label: 'visible_context.observed_event.observable_action', text: draft.visible_context.observed_event.observable_action, counted: false });
+  out.push({ label: 'visible_context.observed_event.observable_action', text: draft.visible_context.observed_event.observable_action, counted: false, query: true });
   return out;
 }
 
@@ -81,6 +83,16 @@ export const MIN_SERVED_TERMS = 2;
 export const MIN_SERVED_SHARE = 0.2;
 
 /**
+ * How much of one requirement `text` covers: `shared` distinct requirement terms in `text`, of the
+ * requirement's `wanted` distinct terms; `needed` is what serving it takes (at least
+ * {@link MIN_SERVED_TERMS} and {@link MIN_SERVED_SHARE} of `wanted`).
+ */
+export function requirementOverlap(text: string, requirement: Pick<SceneRequirement, 'text'>): { shared: number; wanted: number; needed: number } {
+  const wanted = new Set(queryTermSet([requirement.text]));
+  return { shared: termsServed(text, wanted), wanted: wanted.size, needed: Math.max(MIN_SERVED_TERMS, Math.ceil(wanted.size * MIN_SERVED_SHARE)) };
+}
+
+/**
  * The requirement an excerpt serves: the one whose terms it contains most (distinct terms, at least
  * {@link MIN_SERVED_TERMS} and {@link MIN_SERVED_SHARE} of the requirement's terms; ties go to the earlier
  * requirement), with that count; null when none qualifies.
@@ -88,9 +100,7 @@ export const MIN_SERVED_SHARE = 0.2;
 export function servedRequirement(text: string, requirements: readonly SceneRequirement[]): { index: number; terms: number } | null {
   let best: { index: number; terms: number } | null = null;
   requirements.forEach((r, index) => {
-    const wanted = new Set(queryTermSet([r.text]));
-    const terms = termsServed(text, wanted);
-    const needed = Math.max(MIN_SERVED_TERMS, Math.ceil(wanted.size * MIN_SERVED_SHARE));
+    const { shared: terms, needed } = requirementOverlap(text, r);
     if (terms >= needed && (best === null || terms > best.terms)) best = { index, terms };
   });
   return best;
@@ -178,4 +188,42 @@ export function selectWithinBudget(candidates: readonly BudgetCandidate[], requi
   }
   for (const i of [...all].sort(byRelevance)) take(i);
   return [...chosen].sort((a, b) => a - b);
+}
+
+/** A counted scene requirement no lore excerpt of the packet serves (reported as `requirements_unmet`). */
+export interface UnmetRequirement {
+  /** Index into the scene requirements ({@link sceneRequirements}). */
+  index: number;
+  /** Its label, as `used_for` would name it. */
+  label: string;
+  /** ref_ids of the draft's non-lore excerpts that do serve it (the draft's own grounding), if any. */
+  covered_by_draft: string[];
+}
+
+/**
+ * The counted requirements (runtime and latent) that no lore excerpt serves — none shares the terms serving
+ * takes ({@link requirementOverlap}: at least {@link MIN_SERVED_TERMS} and {@link MIN_SERVED_SHARE} of the
+ * requirement's distinct terms; `used_for` names the best such requirement, this counts every one) — in
+ * requirement order, each with the draft's non-lore excerpts that serve it. The observed event is not
+ * counted: it is the scene's query, not a fact to ground.
+ */
+export function unmetRequirements(
+  requirements: readonly SceneRequirement[],
+  lore: readonly { text: string }[],
+  draftOwn: readonly { ref_id: string; text: string }[],
+): UnmetRequirement[] {
+  const met = new Set<number>();
+  for (const ex of lore) {
+    requirements.forEach((r, i) => {
+      const o = requirementOverlap(ex.text, r);
+      if (o.shared >= o.needed) met.add(i);
+    });
+  }
+  const out: UnmetRequirement[] = [];
+  requirements.forEach((r, index) => {
+    if (!r.counted || met.has(index)) return;
+    const covered = draftOwn.filter((ex) => servedRequirement(ex.text, requirements)?.index === index).map((ex) => ex.ref_id);
+    out.push({ index, label: r.label, covered_by_draft: covered });
+  });
+  return out;
 }

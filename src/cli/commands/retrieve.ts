@@ -256,6 +256,7 @@ async function runSingle(ctx: CliContext, opts: RetrieveOptions, env: RetrieveRu
       queries: result.queries,
       stats: result.stats,
       budget: result.budget,
+      unmet_requirements: result.unmet_requirements,
       source_refs: result.packet.visible_context.source_excerpts.map((e) => e.source_ref),
       consulted_refs: result.capture?.consulted_refs ?? [],
       followed_refs: result.capture?.followed_refs ?? [],

@@ -1,0 +1,149 @@
+/**
+ * What a line and a sentence of a note are, for excerpt picking: which lines carry lore a packet may quote,
+ * and which sentences can stand alone at the start of an excerpt.
+ *
+ * Lines (`excerptLineKind`): only `content` (prose) and `list_item` lines carry lore. Never an excerpt line:
+ * - a blank line, a heading or setext underline, a thematic break;
+ * - an epigraph: a blockquote line, a line that is one italic quotation (`*"Miracles stayed proprietary."*`),
+ *   or a line that is one italic span and nothing else (a tagline: `*Always one tentacle ahead*`);
+ * - a list of links: a line that, without its links (wikilinks, embeds, markdown links), bare URLs
+ *   (`https://…`, `www.…`), Obsidian tags (`#harbor-power`), list marker, field label and punctuation, has
+ *   fewer than three words of its own;
+ * - a navigation line: one that opens (after a list marker or bold/italic markup) with a cross-reference
+ *   phrase ({@link NAVIGATION_PHRASES}: "See also", "Cf.", "Further reading", "Back to", "More at" …) or
+ *   label ({@link NAVIGATION_LABELS}, followed by `:`: "See:", "Related:", "Up:", "Next:", "Sources:" …) —
+ *   the wording of Wikipedia's "See also" sections (MOS:SEEALSO) and of Obsidian map-of-content notes: it
+ *   points at other pages and states no lore;
+ * - a metadata field line (`**Date:** 2719-2724`, Dataview `Label:: value`).
+ *
+ * Sentences (`opensWithReference`): a sentence that opens with a word pointing back to text before it
+ * cannot start an excerpt on its own — "Instead the action spread…", "They know the service arteries…",
+ * "Its major institutions…", "Second, competing jurisdictional claims…". The cues are the two cohesive ties
+ * of Halliday & Hasan, *Cohesion in English* (1976) that need a preceding sentence: *reference* — a
+ * sentence-initial personal, possessive or demonstrative pronoun or determiner ({@link REFERENCE_OPENERS}) —
+ * and *conjunction* — a sentence-initial discourse connective, taken from the explicit connectives of the
+ * Penn Discourse TreeBank 2.0 annotation manual (Prasad et al. 2007) that relate a sentence to the previous
+ * one, the enumeration ordinals and the additive focus particle "Even" ({@link CONNECTIVE_OPENERS}). "There is …" (existential) and "The …"
+ * (a definite description) are not cues.
+ */
+
+/** What a line of a note is, for excerpt picking (see the module rules). */
+export type ExcerptLineKind = 'content' | 'list_item' | 'blank' | 'heading' | 'epigraph' | 'link_list' | 'navigation' | 'field' | 'rule';
+
+const HEADING_RE = /^ {0,3}#{1,6}(?:\s|$)/;
+const SETEXT_RE = /^ {0,3}(?:=+|-+)\s*$/;
+const RULE_RE = /^ {0,3}(?:(?:\*\s*){3,}|(?:_\s*){3,})$/;
+const BLOCKQUOTE_RE = /^ {0,3}>/;
+/** One italic quotation on a line: `*"…"*`, `_"…"_`, also with curly quotes and a trailing attribution dash. */
+const ITALIC_QUOTE_RE = /^\s*[*_]+\s*["“'‘].*["”'’]\s*[*_]+\s*(?:[—–-].*)?$/;
+/** A line that is one italic span and nothing else (`*Always one tentacle ahead*`): a tagline or motto. */
+const ITALIC_LINE_RE = /^\s*([*_])(?!\1)(?:(?!\1).)+\1\s*$/;
+const LINK_RE = /!?\[\[[^\]\n]*(?:\][^\]\n]+)*\]\]|\[[^\]\n]*\]\([^)\n]*\)/g;
+/** A bare URL (scheme or `www.`), up to the next white space. */
+const URL_RE = /\b(?:[a-z][a-z0-9+.-]*:\/\/|www\.)\S+/gi;
+/** An Obsidian tag: `#` then letters, digits, `_`, `-`, `/`, at the start or after white space. */
+const TAG_RE = /(^|\s)#[\p{L}\p{N}_/-]+/gu;
+const LIST_MARKER_RE = /^\s*(?:[-*+]|\d+[.)])\s+/;
+const FIELD_LABEL_RE = /^\s*\*\*[^*]+:\*\*|^\s*[A-Za-z][\w /-]{0,40}::/;
+/** A metadata field line: `**Label:** value` (Aetheria's event notes), or a Dataview-style `Label:: value`. */
+const FIELD_LINE_RE = /^\s*(?:[-*+]\s+)?(?:\*\*[^*]{1,40}:\*\*|[A-Za-z][\w /-]{0,40}::)/;
+
+/**
+ * Cross-reference phrases that open a navigation line whatever follows them (compared case-insensitively,
+ * on whole words, after a list marker and leading `*`/`_` markup).
+ */
+export const NAVIGATION_PHRASES: readonly string[] = [
+  'see also', 'cf.', 'further reading', 'back to', 'return to', 'for more on', 'for more information', 'for details see', 'more at',
+];
+
+/** Cross-reference labels that open a navigation line only as a label, i.e. followed by `:` ("See: …", "Next: [[B]]"). */
+export const NAVIGATION_LABELS: readonly string[] = [
+  'see', 'compare', 'related', 'related notes', 'related pages', 'up', 'next', 'previous', 'prev', 'index', 'links', 'sources', 'references', 'tags',
+];
+
+/** A navigation cue at the start of `rest` (already stripped of marker and markup). */
+function startsWithNavigationCue(rest: string): boolean {
+  const lower = rest.toLowerCase().replace(/\*+/g, '');
+  const phrase = NAVIGATION_PHRASES.some((cue) => lower.startsWith(cue) && (cue.endsWith('.') || !/[\p{L}\p{N}]/u.test(lower.charAt(cue.length))));
+  return phrase || NAVIGATION_LABELS.some((cue) => lower.startsWith(cue) && /^\s*:/.test(lower.slice(cue.length)));
+}
+
+/** The line's own words: without links, URLs, tags, list marker and field label. */
+function ownWords(line: string): string[] {
+  const own = line
+    .replace(LINK_RE, ' ')
+    .replace(URL_RE, ' ')
+    .replace(TAG_RE, ' ')
+    .replace(LIST_MARKER_RE, ' ')
+    .replace(FIELD_LABEL_RE, ' ');
+  return own.split(/[^\p{L}\p{N}'’-]+/u).filter((w) => /[\p{L}\p{N}]/u.test(w));
+}
+
+/**
+ * Classify one line of a note (see the module rules). A field line such as
+ * `**Primary actors:** [[BioElevate]], uplift workers, [[Aeronautics Unlimited]]` is a `link_list`: without
+ * its links and label only "uplift workers" is left. `See also the public notice board at
+ * https://example.org/tidewater and the tag #harbor-power.` is `navigation`.
+ */
+export function excerptLineKind(line: string): ExcerptLineKind {
+  if (line.trim() === '') return 'blank';
+  if (HEADING_RE.test(line) || SETEXT_RE.test(line)) return 'heading';
+  if (RULE_RE.test(line)) return 'rule';
+  if (BLOCKQUOTE_RE.test(line) || ITALIC_QUOTE_RE.test(line) || ITALIC_LINE_RE.test(line)) return 'epigraph';
+  const bare = line.replace(LIST_MARKER_RE, '').replace(/^[\s*_]+/, '');
+  if (startsWithNavigationCue(bare)) return 'navigation';
+  LINK_RE.lastIndex = 0;
+  URL_RE.lastIndex = 0;
+  TAG_RE.lastIndex = 0;
+  const pointers = LINK_RE.test(line) || URL_RE.test(line) || TAG_RE.test(line);
+  LINK_RE.lastIndex = 0;
+  URL_RE.lastIndex = 0;
+  TAG_RE.lastIndex = 0;
+  if (pointers && ownWords(line).length < 3) return 'link_list';
+  if (FIELD_LINE_RE.test(line)) return 'field';
+  return LIST_MARKER_RE.test(line) ? 'list_item' : 'content';
+}
+
+/** True for the kinds an excerpt may contain (`content`, `list_item`). */
+export function isExcerptable(kind: ExcerptLineKind): boolean {
+  return kind === 'content' || kind === 'list_item';
+}
+
+/**
+ * Sentence-initial words that refer back (Halliday & Hasan's *reference*): personal, possessive and
+ * demonstrative pronouns and determiners, and a few anaphoric noun phrases. Compared with the sentence's
+ * first word(s), case-insensitively.
+ */
+export const REFERENCE_OPENERS: readonly string[] = [
+  'it', 'its', "it's", 'they', 'them', 'their', 'theirs', 'he', 'him', 'his', 'she', 'her', 'hers',
+  'this', 'that', 'these', 'those', 'such', 'both', 'others', 'another', 'the latter', 'the former',
+  'the same', 'each of them', 'all of them', 'none of them', 'one of them',
+];
+
+/**
+ * Sentence-initial discourse connectives that relate a sentence to the previous one (Halliday & Hasan's
+ * *conjunction*; the sentence-initial explicit connectives of the Penn Discourse TreeBank 2.0), and the
+ * enumeration ordinals ("Second, …" continues a "First, …" before it), and "Even" (an additive focus
+ * particle: "Even X …" contrasts X with what came before).
+ */
+export const CONNECTIVE_OPENERS: readonly string[] = [
+  'instead', 'however', 'but', 'yet', 'and', 'or', 'nor', 'so', 'also', 'moreover', 'furthermore', 'further',
+  'additionally', 'in addition', 'besides', 'meanwhile', 'thus', 'therefore', 'hence', 'consequently',
+  'accordingly', 'as a result', 'still', 'nonetheless', 'nevertheless', 'even so', 'otherwise', 'likewise',
+  'similarly', 'conversely', 'by contrast', 'in contrast', 'on the other hand', 'rather', 'alternatively',
+  'then', 'later', 'afterward', 'afterwards', 'after that', 'by then', 'since then', 'until then',
+  'in turn', 'indeed', 'in fact', 'for example', 'for instance', 'in particular', 'at the same time',
+  'finally', 'lastly', 'next', 'second', 'secondly', 'third', 'thirdly', 'fourth', 'fifth', 'even',
+];
+
+const OPENERS = [...REFERENCE_OPENERS, ...CONNECTIVE_OPENERS].sort((a, b) => b.length - a.length);
+
+/**
+ * True when `sentence` opens with a word that points back to text before it ({@link REFERENCE_OPENERS},
+ * {@link CONNECTIVE_OPENERS}): list marker, leading markup (`*`, `_`, quotes, brackets) and white space are
+ * skipped, then the opener must be followed by a non-letter (so "Thesis" or "Itself" is not "This"/"It").
+ */
+export function opensWithReference(sentence: string): boolean {
+  const lower = sentence.replace(LIST_MARKER_RE, '').replace(/^[\s*_"“'‘([]+/u, '').toLowerCase();
+  return OPENERS.some((w) => lower.startsWith(w) && !/[\p{L}\p{N}]/u.test(lower.charAt(w.length)));
+}

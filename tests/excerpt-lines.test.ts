@@ -1,0 +1,98 @@
+/**
+ * What an excerpt may quote (src/excerpts/lines.ts): lore lines only — never an epigraph, a tagline, a
+ * heading, a list of links, bare URLs and tags, or a "See also" navigation line — and excerpts that stand
+ * alone: a compact excerpt opening with a word that points back ("They …", "Its …", "Second, …") is
+ * extended back over its antecedent sentence or another sentence is picked (src/excerpts/compact.ts).
+ * Fixture: lore-fixtures/ExcerptLore/Tidewater Guild.md.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { compactExcerpt } from '../src/excerpts/compact.js';
+import { pickExcerptLines } from '../src/excerpts/excerpt.js';
+import { excerptLineKind, opensWithReference } from '../src/excerpts/lines.js';
+import { FIXTURES } from './helpers/shared.js';
+
+const NOTE = readFileSync(join(FIXTURES, 'ExcerptLore', 'Tidewater Guild.md'), 'utf8');
+const lines = NOTE.replace(/\n$/, '').split('\n');
+const line = (n: number): string => lines[n - 1] as string;
+
+describe('excerptLineKind on the fixture note', () => {
+  it('classes taglines, navigation lines, link lists and bare URL/tag lines as non-lore', () => {
+    expect(lines.map((l, i) => `${i + 1} ${excerptLineKind(l)}`).filter((s) => !/ (blank|heading)$/.test(s))).toEqual([
+      '3 epigraph',
+      '5 content',
+      '7 content',
+      '11 content',
+      '13 content',
+      '14 list_item',
+      '15 list_item',
+      '19 navigation',
+      '20 link_list',
+      '21 link_list',
+      '22 navigation',
+    ]);
+  });
+  it('takes a navigation cue only at the start, and a label cue only with its colon', () => {
+    expect(excerptLineKind('Next the convoy moved on to the outer locks.')).toBe('content');
+    expect(excerptLineKind('Next: [[Quiet Hands]]')).toBe('navigation');
+    expect(excerptLineKind('- See also [[Quiet Hands]] for the care rota.')).toBe('navigation');
+    expect(excerptLineKind('Seed vaults hold grain for the harbors.')).toBe('content');
+    expect(excerptLineKind('The board lists https://example.org/tides for every crew that sails.')).toBe('content');
+  });
+});
+
+describe('opensWithReference', () => {
+  it('flags pronoun- and connective-initial sentences, not definite descriptions or existentials', () => {
+    const cases = ['They hold the keys.', 'Its ledgers record.', 'Second, the gates close.', 'Instead the action spread.', 'Even the guild pays.', '*This* tide', 'The guild settles.', 'There are three steps.', 'Itself a ruin.', 'Thesis one.'];
+    expect(cases.filter(opensWithReference)).toEqual(['They hold the keys.', 'Its ledgers record.', 'Second, the gates close.', 'Instead the action spread.', 'Even the guild pays.', '*This* tide']);
+  });
+});
+
+describe('compactExcerpt: self-contained picks', () => {
+  it('extends a pronoun-initial sentence back over its antecedent in the same paragraph', () => {
+    const pick = compactExcerpt(lines, ['keys to the tide gates and convoy consent']);
+    expect(pick).toMatchObject({ line_start: 5, line_end: 5, exact: line(5), text: line(5), self_contained: true, terms_matched: 5 });
+  });
+  it('picks another sentence when the antecedent is not in the paragraph ("Its ledgers …" opens its paragraph)', () => {
+    const pick = compactExcerpt(lines, ['ledgers of berth and rescue']);
+    expect(pick).toMatchObject({
+      line_start: 11,
+      line_end: 11,
+      text: 'First, a keeper of the gate in question hears both crews at the lock itself and writes down what each one says the other owes, berth by berth and hour by hour.',
+      self_contained: true,
+      terms_matched: 1,
+    });
+  });
+  it('extends "Second, …" back to its "First, …" when that fits, else returns it flagged not self-contained', () => {
+    const wide = compactExcerpt(lines, ['tide gates close to crews until the debt']);
+    expect(wide?.text).toBe(
+      'First, a keeper of the gate in question hears both crews at the lock itself and writes down what each one says the other owes, berth by berth and hour by hour. Second, the tide gates close to both crews until the debt is paid.',
+    );
+    expect(wide?.self_contained).toBe(true);
+    const narrow = compactExcerpt(lines, ['tide gates close to crews until the debt'], { maxChars: 120 });
+    expect(narrow).toMatchObject({ line_start: 11, line_end: 11, text: 'Second, the tide gates close to both crews until the debt is paid.', self_contained: false });
+  });
+  it('never ends on a lead-in that ends with a colon when it can help it', () => {
+    expect(compactExcerpt(['Guild dues are paid in:', '- berth hours'], ['guild dues paid'])).toMatchObject({ text: 'Guild dues are paid in:', self_contained: false });
+  });
+  it('takes the lead from the first self-contained sentence, skipping the tagline', () => {
+    expect(compactExcerpt(lines, ['nothing matches here'], { maxChars: 80 })).toMatchObject({
+      line_start: 5,
+      line_end: 5,
+      text: 'The Tidewater Guild is a union of lock keepers on the Brinefall shelf.',
+      terms_matched: 0,
+      self_contained: true,
+    });
+  });
+  it('gives nothing for a section of navigation lines, link lists and URL/tag lines', () => {
+    expect(compactExcerpt(lines.slice(16), ['public tide board guild meridian'], { lineOffset: 17 })).toBeNull();
+  });
+});
+
+describe('pickExcerptLines: lore lines only', () => {
+  it('never starts or ends a run on a navigation, link-list or URL/tag line', () => {
+    expect(pickExcerptLines(lines.slice(16), ['public tide board guild meridian'], 400, { lineOffset: 17 })).toBeNull();
+    expect(pickExcerptLines(lines, ['public tide board gates'], 400)).toMatchObject({ line_start: 5, line_end: 5, terms_matched: 2 });
+  });
+});
