@@ -248,8 +248,9 @@ describe.skipIf(!hasShared)(`every real Ghostlight draft keeps its prompt lines 
   it('gives the Pallas coordinator packet four compact lore excerpts, each naming what it serves, all verified', async () => {
     const r = built.get('pallas-training-loop-v0.turn-01.nara-7.packet.json coordinator_scoped_retrieval')!;
     expect(r.budget).toEqual({ count: 4, chars: 908, count_source: 'default: 3 requirements + 1 seed', chars_source: "default: 25 % of the draft prompt's 3635 characters (at least 600)" });
-    // The relevance stop leaves the walk 7 excerpts for this draft (12 without it); the budget keeps 4.
-    expect(r.stats).toEqual({ excerpts_kept: 2, excerpts_added: 4, excerpts_dropped: 0, excerpts_withheld: 0, excerpts_cut: 2, trace_entries: 4 });
+    // The relevance stop leaves the walk 5 excerpts for this draft (12 without it); one is redundant, so the
+    // budget of 4 cuts none.
+    expect(r.stats).toEqual({ excerpts_kept: 2, excerpts_added: 4, excerpts_dropped: 0, excerpts_withheld: 0, excerpts_cut: 0, trace_entries: 4 });
     const lore = r.packet.visible_context.source_excerpts.slice(2);
     expect(lore.map((e) => e.text)).toEqual([
       // Self-contained: "They …" extended back over its antecedent; "Its major institutions …" opens its
@@ -264,13 +265,13 @@ describe.skipIf(!hasShared)(`every real Ghostlight draft keeps its prompt lines 
     expect(lore.reduce((n, e) => n + e.text.length, 0)).toBeLessThanOrEqual(908);
     expect(r.capture!.research_trace.map((t) => [t.source_path.split('/').pop(), t.line_start, t.line_end, t.used_for.split('; reached: ')[0]])).toEqual([
       // used_for names the requirement whose query found the entry, and says why it does not serve it.
-      ['Aeronautics Unlimited.md', 23, 23, "found by the query of visible_context.observed_event.observable_action, but shares only 0 of its 16 terms (4 needed to serve it); context for the scene's seed AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Pallas Species Strikes.md"],
+      ['Aeronautics Unlimited.md', 23, 23, "found by the query of runtime_retrieval_requirements[1] turn-01.geometry.kappa (spatial grounding: Kappa is a service ring around manifold machinery with partial sightlines.), but shares only 1 of its 10 terms (2 needed to serve it); context for the scene's seed AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Pallas Species Strikes.md"],
       ['Cephalopod Syndicate.md', 3, 3, "found by the query of runtime_retrieval_requirements[1] turn-01.geometry.kappa (spatial grounding: Kappa is a service ring around manifold machinery with partial sightlines.), but shares only 1 of its 10 terms (2 needed to serve it); context for the scene's seed AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Pallas Species Strikes.md"],
       ['Awakened Labor Front.md', 3, 3, "found by the query of runtime_retrieval_requirements[0] turn-01.lore.pallas (scene grounding: Pallas stoppages use technical chokepoints and workplace refusal.), but shares only 1 of its 9 terms (2 needed to serve it); context for the scene's seed AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Pallas Species Strikes.md"],
       ['BioElevate.md', 3, 3, "context for the scene's seed AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Pallas Species Strikes.md"],
     ]);
     expect(r.capture!.research_trace.map((t) => t.query)).toEqual([
-      r.queries[2],
+      r.queries[1],
       'spatial grounding: Kappa is a service ring around manifold machinery with partial sightlines.',
       'scene grounding: Pallas stoppages use technical chokepoints and workplace refusal.',
       'lookup AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Factions/Powers/Minor/BioElevate.md#chunk0',
@@ -286,7 +287,7 @@ describe.skipIf(!hasShared)(`every real Ghostlight draft keeps its prompt lines 
     const report = await verifyTrace(index, r.capture!);
     expect(report.entries.map((e) => [e.disposition, e.text_verified])).toEqual(Array(4).fill(['unbacked', true]));
     expect(report.ok).toBe(false);
-    expect(r.findings.find((f) => f.code === 'excerpt_budget_cut')?.message).toMatch(/^pallas-training-loop-v0\.turn-01\.nara-7\.packet\.json: the excerpt budget \(4 excerpts, 908 characters; .*\) cut 2 lore excerpts, left out of the packet and the capture: AetheriaLore:/);
+    expect(r.findings.some((f) => f.code === 'excerpt_budget_cut')).toBe(false);
   });
 
   it('no longer floods the Sella packet: five compact lore excerpts instead of 22 verbatim ones', () => {

@@ -215,7 +215,7 @@ describe('traverse', () => {
       `skipped hidden_ref ${MC} -> Pre-Elysium/Author Notes/Brinefall Truth.md wikilink/prose L24 d1`,
     ]);
     expect(r.stats.links_ignored).toEqual({ external: 1, tag: 1 });
-    expect(traceLines(r)[3]).toBe('Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md#chunk0 L6-6');
+    expect(traceLines(r)[2]).toBe('Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md#chunk0 L6-6');
   });
 
   it('skips links whose target class is not listed (class_not_allowed)', () => {
@@ -521,7 +521,7 @@ describe.skipIf(!hasShared)(`traverse on the real Sella packet (${hasShared ? 's
   it('validates against schemas/traverse-result.schema.json', () => {
     const validate = outputSchema('traverse_result');
     expect(validate(JSON.parse(JSON.stringify(r)))).toBe(true);
-    expect(r.stats).toMatchObject({ notes_consulted: 35, excerpts: 35, excerpt_chars: 21047, stopped_by: 'min_relative_relevance', best_followed_score: 0.717781, receipt_totals: { enforced: 32, partially_enforced: 5, advisory: 1 } });
+    expect(r.stats).toMatchObject({ notes_consulted: 27, excerpts: 27, excerpt_chars: 16234, stopped_by: 'min_relative_relevance', best_followed_score: 0.717781, receipt_totals: { enforced: 32, partially_enforced: 5, advisory: 1 } });
   });
 
   it('keeps every excerpt verbatim', () => {
