@@ -3,9 +3,12 @@
  * `npm run demo`: build a retrieval-augmented packet from the FixtureLore draft in lore-fixtures/packets/,
  * then verify its research trace line by line, and print a short human summary.
  *
- *   1. loretrace retrieve --lane coordinator_scoped_retrieval  (draft + projected context + policy)
- *      → .demo-out/packet.coordinator.json and the capture fragment .demo-out/lore_access.json
- *   2. loretrace verify-trace .demo-out/lore_access.json --ledger .demo-out/packet.ledger.jsonl
+ *   0. loretrace keygen --out .demo-out/runner.key.pem — a throwaway runner key for this demo only
+ *   1. loretrace retrieve --lane coordinator_scoped_retrieval --signing-key .demo-out/runner.key.pem
+ *      (draft + projected context + policy) → .demo-out/packet.coordinator.json, its signed ledger and the
+ *      capture fragment .demo-out/lore_access.json
+ *   2. loretrace verify-trace .demo-out/lore_access.json --ledger .demo-out/packet.coordinator.ledger.jsonl
+ *      --trust-key .demo-out/runner.pub.pem (the ledger must be signed by that key: docs/RECEIPTS.md "Authorship")
  *   3. loretrace retrieve --lane responder_scoped_repository_search → .demo-out/packet.research.json
  *   4. a plain-language verdict (what was built, from which lore, that every cited line was checked),
  *      then the details (files written, verify-trace totals).
@@ -51,9 +54,18 @@ const packetOut = join(OUT, 'packet.coordinator.json');
 const captureOut = join(OUT, 'lore_access.json');
 const researchOut = join(OUT, 'packet.research.json');
 const common = ['--lore', VAULT, '--packet', DRAFT, '--projected-context', CONTEXT, '--policy', POLICY];
+const keyOut = join(OUT, 'runner.key.pem');
+const pubOut = join(OUT, 'runner.pub.pem');
 
-console.log(`$ loretrace retrieve ${common.join(' ')} --lane coordinator_scoped_retrieval --out ${rel(packetOut)} --capture-out ${rel(captureOut)} --json   # summarised from its JSON`);
-const retrieve = await run(['retrieve', ...common, '--lane', 'coordinator_scoped_retrieval', '--out', packetOut, '--capture-out', captureOut, '--json']);
+// A throwaway runner key: the run signs its ledger with it, and the check trusts only it. A real runner
+// keeps its key (mode 0600) where the responder cannot read it and hands reviewers the public half.
+console.log(`$ loretrace keygen --out ${rel(keyOut)}`);
+const keygen = await run(['keygen', '--out', keyOut]);
+if (keygen.code !== 0) fail('keygen', keygen);
+process.stdout.write(keygen.out);
+
+console.log(`\n$ loretrace retrieve ${common.join(' ')} --lane coordinator_scoped_retrieval --out ${rel(packetOut)} --capture-out ${rel(captureOut)} --signing-key ${rel(keyOut)} --json   # summarised from its JSON`);
+const retrieve = await run(['retrieve', ...common, '--lane', 'coordinator_scoped_retrieval', '--out', packetOut, '--capture-out', captureOut, '--signing-key', keyOut, '--json']);
 if (retrieve.code !== 0) fail('retrieve', retrieve);
 const summary = JSON.parse(retrieve.out);
 const packet = JSON.parse(readFileSync(packetOut, 'utf8'));
@@ -72,8 +84,8 @@ for (const f of summary.findings) console.log(`  ${f.severity} ${f.code}: ${f.me
 // retrieve records its own lookups in a hash-chained ledger beside the packet; verify-trace checks every
 // runner_captured entry against it (the record that served exactly that range and text).
 const ledgerOut = packetOut.replace(/\.json$/, '.ledger.jsonl');
-console.log(`\n$ loretrace verify-trace --lore ${VAULT} ${rel(captureOut)} --ledger ${rel(ledgerOut)} --json   # summarised from its JSON`);
-const verify = await run(['verify-trace', '--lore', VAULT, captureOut, '--ledger', ledgerOut, '--json']);
+console.log(`\n$ loretrace verify-trace --lore ${VAULT} ${rel(captureOut)} --ledger ${rel(ledgerOut)} --trust-key ${rel(pubOut)} --json   # summarised from its JSON`);
+const verify = await run(['verify-trace', '--lore', VAULT, captureOut, '--ledger', ledgerOut, '--trust-key', pubOut, '--json']);
 const report = JSON.parse(verify.out);
 console.log(`Trace entries (${report.entries.length}):`);
 for (const e of report.entries) console.log(`  ${e.disposition.padEnd(9)} ${e.trace_id}  ${e.source_path} L${e.line_start}-L${e.line_end} (chunk ${e.chunk_index})`);
@@ -95,7 +107,9 @@ const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 console.log('\nVerdict');
 console.log(`  Built:   a retrieval-augmented responder packet for ${packet.responder_agent_id} (${rel(packetOut)}), with ${plural(summary.stats.excerpts_added, 'lore excerpt')} added to the draft's ${plural(summary.stats.excerpts_kept, 'excerpt')}.`);
 console.log(`  From:    ${plural(cited.size, 'note')} of the ${report.namespace} vault (${VAULT}, snapshot ${report.snapshot.current.slice(0, 12)}), chosen by the packet's traversal policy${summary.stats.excerpts_withheld > 0 ? `; ${plural(summary.stats.excerpts_withheld, 'excerpt')} that would have shown hidden lore ${summary.stats.excerpts_withheld === 1 ? 'was' : 'were'} left out` : ''}${summary.stats.excerpts_cut > 0 ? `; the excerpt budget (${plural(summary.budget.count, 'excerpt')}, ${summary.budget.chars} characters) left ${plural(summary.stats.excerpts_cut, 'more excerpt', 'more excerpts')} out` : ''}.`);
-console.log(`  Checked: every cited line — ${plural(lines, 'line')} in ${plural(report.entries.length, 'trace entry', 'trace entries')} — was read again from the vault and ${failed === 0 ? 'matches it exactly' : `${failed} did not match`}, and ${report.totals.unbacked === 0 && report.totals.ledger_mismatch === 0 && report.totals.ledger_broken === 0 ? 'each entry is backed by the ledger record of the lookup that served it' : 'NOT every entry is backed by a ledger record'} (${rel(ledgerOut)}).`);
+console.log(`  Checked: every cited line — ${plural(lines, 'line')} in ${plural(report.entries.length, 'trace entry', 'trace entries')} — was read again from the vault and ${failed === 0 ? 'matches it exactly' : `${failed} did not match`}, and ${report.totals.unbacked === 0 && report.totals.ledger_mismatch === 0 && report.totals.ledger_broken === 0 && report.totals.ledger_untrusted === 0 ? 'each entry is backed by the ledger record of the lookup that served it' : 'NOT every entry is backed by a ledger record'} (${rel(ledgerOut)}).`);
+const signed = report.ledgers.length > 0 && report.ledgers.every((l) => l.authorship.status === 'trusted');
+console.log(`  Signed:  ${signed ? `the ledger is signed by the runner key ${rel(pubOut)} trusts (a throwaway key loretrace keygen made for this demo), so it was not written by hand` : 'the ledger is NOT signed by the trusted runner key'}.`);
 console.log('Details');
-console.log(`  files written: ${[packetOut, ledgerOut, captureOut, researchOut].map(rel).join(', ')}`);
+console.log(`  files written: ${[keyOut, pubOut, packetOut, ledgerOut, captureOut, researchOut].map(rel).join(', ')}`);
 console.log(`  verify-trace: ${Object.entries(report.totals).map(([k, v]) => `${k} ${v}`).join(', ')}`);

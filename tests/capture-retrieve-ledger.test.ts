@@ -104,7 +104,7 @@ describe('capture --ledger on the ledger retrieve wrote (coordinator lane, Fixtu
     const lock = json('mara.capture.lock.json');
     const head = JSON.parse(read(at('mara.packet.ledger.jsonl')).trim().split('\n').at(-1)!).record_hash;
     expect(fragment.ledger_head).toBe(head);
-    expect(lock.ledger).toEqual({ path: 'mara.packet.ledger.jsonl', head, records: 14, closed: true });
+    expect(lock.ledger).toEqual({ path: 'mara.packet.ledger.jsonl', head, records: 14, closed: true, signer_key_id: null });
     expect(lock.trace_bindings.map((b: { trace_id: string; disposition: string; ledger_backed: boolean }) => [b.trace_id, b.disposition, b.ledger_backed]))
       .toEqual(fragment.research_trace.map((t: { trace_id: string }) => [t.trace_id, 'verified', true]));
   });

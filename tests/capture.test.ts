@@ -198,7 +198,7 @@ describe('assembleCapture in responder_scoped_repository_search (a real ProxySes
     ]);
     expect(c.parsed_output).toEqual(JSON.parse(read(ILSE_RAW)));
     // The responder's two responder_reported quotes (parsed_output) are counted too, as capture check counts them.
-    expect(r.trace!.totals).toEqual({ verified: 3, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, missing_file: 0, policy_violation: 0, drifted: 0, unverifiable: 2, unbacked: 0, ledger_mismatch: 0, ledger_broken: 0, seed_not_consulted: 0, ledger_not_closed: 0 });
+    expect(r.trace!.totals).toEqual({ verified: 3, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, missing_file: 0, policy_violation: 0, drifted: 0, unverifiable: 2, unbacked: 0, ledger_mismatch: 0, ledger_broken: 0, ledger_untrusted: 0, seed_not_consulted: 0, ledger_not_closed: 0, ledger_unsigned: 0, ledger_untrusted_signer: 0, ledger_signature_invalid: 0 });
     expect(r.trace!.runner_captured).toEqual({ checked: 3, failed: 0, ledger_backed: 3 });
     expect(r.ledger).toMatchObject({ valid: true, closed: true, records: 10 });
     expect(c.review_status).toBe('accepted_as_draft');
@@ -208,7 +208,8 @@ describe('assembleCapture in responder_scoped_repository_search (a real ProxySes
     expect(c.coordinator_review.review_notes).toContain('research_summary is the responder\'s own (parsed_output.research_summary).');
     expect(r.findings).toEqual([]);
     expect(r.valid).toBe(true);
-    expect(r.receipts.ledger).toEqual({ file: 'ilse.jsonl', head: exported.ledger_head, records: 10, closed: true, valid: true });
+    expect(r.receipts.ledger).toEqual({ file: 'ilse.jsonl', head: exported.ledger_head, records: 10, closed: true, valid: true, signer_key_id: null, authorship: 'not_checked' });
+    expect(c.coordinator_review.review_notes).toContain('Authorship not checked (no --trust-key): the chain shows the records hang together, not who wrote them (the ledger is unsigned); whoever can write the file could have written it.');
   });
 
   it('reports refs the responder claims but the ledger never shows read, by name, and stays draft', async () => {

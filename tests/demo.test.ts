@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { REPO } from './helpers/shared.js';
 
 describe('npm run demo', () => {
-  it('ends with the verdict (built, from, checked) and then the details', () => {
+  it('ends with the verdict (built, from, checked, signed by its throwaway runner key) and then the details', () => {
     const r = spawnSync(process.execPath, [join(REPO, 'scripts', 'demo.mjs')], { cwd: REPO, encoding: 'utf8' });
     expect(r.status).toBe(0);
     const tail = r.stdout.slice(r.stdout.indexOf('\nVerdict\n'));
@@ -21,9 +21,10 @@ describe('npm run demo', () => {
         // Lines: Brinefall Blackout 11-12, Meridian Compact 25, Quiet Hands 7.
         '  From:    3 notes of the FixtureLore vault (lore-fixtures/FixtureLore, snapshot 3e69bbc3a488), chosen by the packet\'s traversal policy; the excerpt budget (4 excerpts, 600 characters) left 1 more excerpt out.\n' +
         '  Checked: every cited line — 4 lines in 3 trace entries — was read again from the vault and matches it exactly, and each entry is backed by the ledger record of the lookup that served it (.demo-out/packet.coordinator.ledger.jsonl).\n' +
+        '  Signed:  the ledger is signed by the runner key .demo-out/runner.pub.pem trusts (a throwaway key loretrace keygen made for this demo), so it was not written by hand.\n' +
         'Details\n' +
-        '  files written: .demo-out/packet.coordinator.json, .demo-out/packet.coordinator.ledger.jsonl, .demo-out/lore_access.json, .demo-out/packet.research.json\n' +
-        '  verify-trace: verified 3, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 0, unbacked 0, ledger_mismatch 0, ledger_broken 0, seed_not_consulted 0, ledger_not_closed 0\n',
+        '  files written: .demo-out/runner.key.pem, .demo-out/runner.pub.pem, .demo-out/packet.coordinator.json, .demo-out/packet.coordinator.ledger.jsonl, .demo-out/lore_access.json, .demo-out/packet.research.json\n' +
+        '  verify-trace: verified 3, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 0, unbacked 0, ledger_mismatch 0, ledger_broken 0, ledger_untrusted 0, seed_not_consulted 0, ledger_not_closed 0, ledger_unsigned 0, ledger_untrusted_signer 0, ledger_signature_invalid 0\n',
     );
   });
 });

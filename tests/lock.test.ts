@@ -159,8 +159,9 @@ describe('loretrace lock verify', () => {
       '  unchanged input  draft.json',
       '  unchanged input  policy.json',
       `  snapshot unchanged (recorded ${snapshot.slice(0, 12)}, vault now ${snapshot.slice(0, 12)})`,
+      '  authorship not checked (no --trust-key); the lock records no signer',
       '  files: unchanged 5, changed 0, missing 0',
-      'totals: 1 lock, ok 1, drift 0, unreadable 0, files_unchanged 5, files_changed 0, files_missing 0, snapshot_unchanged 1, snapshot_changed 0, snapshot_not_checked 0, snapshot_other_vault 0, snapshot_not_recorded 0',
+      'totals: 1 lock, ok 1, drift 0, unreadable 0, files_unchanged 5, files_changed 0, files_missing 0, snapshot_unchanged 1, snapshot_changed 0, snapshot_not_checked 0, snapshot_other_vault 0, snapshot_not_recorded 0, authorship_failed 0',
       '',
     ].join('\n'));
   });
@@ -224,7 +225,7 @@ describe('loretrace lock verify', () => {
   it('takes many locks and folders in one call with one report', async () => {
     const r = await run(['lock', 'verify', 'p.lock.json', 'p.v2.lock.json', '--json']);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.out).totals).toEqual({ locks: 2, ok: 2, drift: 0, unreadable: 0, files_unchanged: 9, files_changed: 0, files_missing: 0, snapshot_unchanged: 0, snapshot_changed: 0, snapshot_not_checked: 2, snapshot_other_vault: 0, snapshot_not_recorded: 0 });
+    expect(JSON.parse(r.out).totals).toEqual({ locks: 2, ok: 2, drift: 0, unreadable: 0, files_unchanged: 9, files_changed: 0, files_missing: 0, snapshot_unchanged: 0, snapshot_changed: 0, snapshot_not_checked: 2, snapshot_other_vault: 0, snapshot_not_recorded: 0, authorship_failed: 0 });
     const folder = await run(['lock', 'verify', 'swap', '.', '--json']);
     expect(folder.code).toBe(1);
     const totals = JSON.parse(folder.out).totals;
@@ -255,14 +256,14 @@ describe('loretrace lock verify', () => {
       ['onebad/a.lock.json', false, 'bad_lock'], ['onebad/b.lock.json', false, 'bad_json'], ['onebad/p.lock.json', true, null],
     ]);
     expect(out.locks[1].error.message).toBe('onebad/b.lock.json is not JSON: unexpected end of input at line 1, column 19');
-    expect(out.totals).toEqual({ locks: 3, ok: 1, drift: 0, unreadable: 2, files_unchanged: 5, files_changed: 0, files_missing: 0, snapshot_unchanged: 0, snapshot_changed: 0, snapshot_not_checked: 1, snapshot_other_vault: 0, snapshot_not_recorded: 0 });
+    expect(out.totals).toEqual({ locks: 3, ok: 1, drift: 0, unreadable: 2, files_unchanged: 5, files_changed: 0, files_missing: 0, snapshot_unchanged: 0, snapshot_changed: 0, snapshot_not_checked: 1, snapshot_other_vault: 0, snapshot_not_recorded: 0, authorship_failed: 0 });
     const text = await run(['lock', 'verify', 'onebad']);
     expect(text.code).toBe(1);
     expect(text.out.split('\n').filter((l) => l.startsWith('lock ') || l.startsWith('totals:'))).toEqual([
       "lock onebad/a.lock.json: UNREADABLE — onebad/a.lock.json is not a loretrace lock: / must have required property 'status' [bad_lock]",
       'lock onebad/b.lock.json: UNREADABLE — onebad/b.lock.json is not JSON: unexpected end of input at line 1, column 19 [bad_json]',
       'lock onebad/p.lock.json (retrieve, ready_for_next_role): ok',
-      'totals: 3 locks, ok 1, drift 0, unreadable 2, files_unchanged 5, files_changed 0, files_missing 0, snapshot_unchanged 0, snapshot_changed 0, snapshot_not_checked 1, snapshot_other_vault 0, snapshot_not_recorded 0',
+      'totals: 3 locks, ok 1, drift 0, unreadable 2, files_unchanged 5, files_changed 0, files_missing 0, snapshot_unchanged 0, snapshot_changed 0, snapshot_not_checked 1, snapshot_other_vault 0, snapshot_not_recorded 0, authorship_failed 0',
     ]);
     rmSync(dir, { recursive: true }); // the folder-scan tests count the locks under tmp.dir
   });

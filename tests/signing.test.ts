@@ -8,11 +8,16 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GENESIS_HASH, hashLedgerRecord, verifyLedger } from '../src/receipts/ledger.js';
 import type { LedgerRecord } from '../src/receipts/ledger.js';
 import { keyIdOf, readSigningKey, readTrustedKey, signedBytes } from '../src/receipts/signing.js';
-import type { LedgerSigner } from '../src/receipts/signing.js';
+import type { LedgerSigner, TrustedKey } from '../src/receipts/signing.js';
+import { exportLedger } from '../src/receipts/ledger-export.js';
+import { verifyTrace } from '../src/receipts/verify-trace.js';
+import { assembleCapture } from '../src/receipts/capture.js';
+import { indexVault } from '../src/indexer/build.js';
+import type { VaultIndex } from '../src/types.js';
 import { main } from '../src/cli/main.js';
 import { BIN, FIXTURE_VAULT, PROXY_PACKET, R, fixtureSession, readLedger, tempDir } from './helpers/proxy.js';
 import { FIXTURES } from './helpers/shared.js';
@@ -345,5 +350,102 @@ describe('both lanes sign', () => {
     expect(v.records).toBe(4);
     expect(codes(v)).toEqual(['ledger_untrusted_signer']);
     expect((await verifyLedger(readFileSync(ledger, 'utf8'), { trustedKeys: [KEY2.trusted] })).authorship).toMatchObject({ status: 'trusted', key_id: '6a3803d5f059902a' });
+  });
+});
+
+describe('receipts checked with --trust-key', () => {
+  const ILSE_RAW = join(FIXTURES, 'captures', 'dock-warden-ilse.research.raw.json');
+  let index: VaultIndex;
+  beforeAll(async () => {
+    index = await indexVault(FIXTURE_VAULT, { persist: false, workers: false });
+  });
+
+  /** The dock-warden Ilse session that lore-fixtures/captures/dock-warden-ilse.research.raw.json answers, signed by `signer`. */
+  async function ilseLedger(signer: LedgerSigner | null, name = 'ilse.jsonl'): Promise<string> {
+    const path = join(tmp.dir, name);
+    const s = await fixtureSession({ ledgerPath: path, signer });
+    await s.call('lore_read', { ref: `${R.territories}#Brinefall Shelf` });
+    await s.call('lore_read', { ref: `${R.factions}#Movements` });
+    await s.call('lore_follow', { from_ref: R.territories, target: 'Brinefall Blackout' });
+    await s.call('lore_read', { ref: `${R.blackout}#chunk1` });
+    await s.close();
+    return path;
+  }
+
+  const capture = (text: string, trustedKeys?: TrustedKey[]) => assembleCapture({
+    index, packet: JSON.parse(readFileSync(PROXY_PACKET, 'utf8')), packetText: readFileSync(PROXY_PACKET, 'utf8'), packetRef: 'ilse.packet.json',
+    rawOutput: readFileSync(ILSE_RAW, 'utf8'), rawOutputFile: 'ilse.raw.json', source: { kind: 'ledger', text, file: 'ilse.jsonl' },
+    modelFamily: 'fixture model', reviewer: 'fixture reviewer', ...(trustedKeys ? { trustedKeys } : {}),
+  });
+
+  it('verify-trace: a trusted ledger backs its entries; an unsigned or hand-re-signed one backs none, with the exact codes', async () => {
+    const text = readFileSync(await ilseLedger(KEY1.signer), 'utf8');
+    const fragment = await exportLedger(text, { index });
+    const ok = await verifyTrace(index, fragment, { file: 'f.json', ledgers: [{ file: 'ilse.jsonl', text }], trustedKeys: [KEY1.trusted] });
+    expect([ok.ok, ok.totals.verified, ok.ledgers[0]!.disposition, ok.ledgers[0]!.authorship.status]).toEqual([true, 3, 'intact', 'trusted']);
+    expect(ok.authorship).toEqual({ checked: true, trusted_key_ids: ['34750f98bd59fcfc'], note: null });
+    const plain = await verifyTrace(index, fragment, { file: 'f.json', ledgers: [{ file: 'ilse.jsonl', text }] });
+    expect([plain.ok, plain.authorship.note]).toEqual([true, 'authorship not checked (no --trust-key)']);
+    // The same records re-hashed by hand without a signature, and re-signed with another key.
+    for (const [forged, code] of [[rechain(readLedger(join(tmp.dir, 'ilse.jsonl')), null), 'ledger_unsigned'], [rechain(readLedger(join(tmp.dir, 'ilse.jsonl')), KEY2.signer), 'ledger_untrusted_signer']] as const) {
+      const f = await exportLedger(forged, { index });
+      const r = await verifyTrace(index, f, { file: 'f.json', ledgers: [{ file: 'forged.jsonl', text: forged }], trustedKeys: [KEY1.trusted] });
+      expect(r.ok).toBe(false);
+      expect(r.ledgers[0]!.disposition).toBe(code);
+      expect(r.totals[code]).toBe(1);
+      expect(r.totals.ledger_untrusted).toBe(3);
+      expect(r.entries.map((e) => e.disposition)).toEqual(['ledger_untrusted', 'ledger_untrusted', 'ledger_untrusted']);
+      expect(r.entries[0]!.detail).toMatch(new RegExp(`^ledger forged\\.jsonl is not signed by a trusted runner key: \\[${code}\\] `));
+      // Without --trust-key the forgery passes: that is what "authorship not checked" means.
+      expect((await verifyTrace(index, f, { file: 'f.json', ledgers: [{ file: 'forged.jsonl', text: forged }] })).ok).toBe(true);
+    }
+  });
+
+  it('capture: accepted_as_draft only with a trusted signer when trusted keys are given; the review notes say when authorship was not checked', async () => {
+    const signed = readFileSync(await ilseLedger(KEY1.signer), 'utf8');
+    const trusted = await capture(signed, [KEY1.trusted]);
+    expect(trusted.capture.review_status).toBe('accepted_as_draft');
+    expect(trusted.capture.coordinator_review.failure_labels).toEqual([]);
+    expect(trusted.capture.coordinator_review.review_notes).toContain('Authorship: the ledger is signed by trusted key 34750f98bd59fcfc (key1.pub.pem).');
+    expect(trusted.capture.coordinator_review.review_notes.at(-1)).toBe('review_status accepted_as_draft: the ledger is signed by a trusted runner key, every runner_captured entry is ledger-backed and verified, every required seed was read, no claim is unbacked and no leakage flag is set. accepted_for_training stays false: acceptance is a person\'s decision.');
+    expect(trusted.receipts.ledger).toMatchObject({ valid: true, signer_key_id: '34750f98bd59fcfc', authorship: 'trusted' });
+    const other = await capture(signed, [KEY2.trusted]);
+    expect([other.capture.review_status, other.capture.coordinator_review.failure_labels]).toEqual(['draft', ['ledger_untrusted_signer']]);
+    const unsigned = await capture(rechain(readLedger(join(tmp.dir, 'ilse.jsonl')), null), [KEY1.trusted]);
+    expect([unsigned.capture.review_status, unsigned.capture.coordinator_review.failure_labels]).toEqual(['draft', ['ledger_unsigned']]);
+    expect(unsigned.findings.map((f) => f.code)).toContain('ledger_unsigned');
+    const unchecked = await capture(signed);
+    expect(unchecked.receipts.ledger).toMatchObject({ signer_key_id: '34750f98bd59fcfc', authorship: 'not_checked' });
+    expect(unchecked.capture.coordinator_review.review_notes).toContain('Authorship not checked (no --trust-key): the chain shows the records hang together, not who wrote them (signed by key 34750f98bd59fcfc, not checked against a trusted key); whoever can write the file could have written it.');
+  });
+
+  it('capture --trust-key records the signer key id in the lock; lock verify and capture check --trust-key hold it to the key', async () => {
+    const k1 = writeTestKey(tmp.dir, 1);
+    const k2 = writeTestKey(tmp.dir, 2);
+    await ilseLedger(KEY1.signer);
+    const env = { LORETRACE_INDEX_DIR: join(tmp.dir, 'idx') };
+    const made = await cli(['capture', '--lore', FIXTURE_VAULT, '--packet', PROXY_PACKET, '--raw-output', ILSE_RAW, '--ledger', 'ilse.jsonl', '--out', 'ilse.capture.json',
+      '--model-family', 'fixture model', '--reviewer', 'fixture reviewer', '--trust-key', k1.publicPath], env);
+    expect(made.code).toBe(0);
+    expect(made.stdout).toContain(`\n  authorship: signed by trusted key 34750f98bd59fcfc (${k1.publicPath})\n`);
+    const lock = JSON.parse(readFileSync(join(tmp.dir, 'ilse.capture.lock.json'), 'utf8')) as { ledger: { signer_key_id: string } };
+    expect(lock.ledger.signer_key_id).toBe('34750f98bd59fcfc');
+    const good = await cli(['lock', 'verify', 'ilse.capture.lock.json', '--trust-key', k1.publicPath], env);
+    expect(good.code).toBe(0);
+    expect(good.stdout).toContain(`\n  ledger authorship: signed by trusted key 34750f98bd59fcfc (${k1.publicPath})\n`);
+    const bad = await cli(['lock', 'verify', 'ilse.capture.lock.json', '--trust-key', k2.publicPath, '--json'], env);
+    expect(bad.code).toBe(1);
+    const report = JSON.parse(bad.stdout) as { locks: { ok: boolean; drift: boolean; ledger_authorship: unknown }[]; totals: Record<string, number> };
+    expect(report.locks[0]).toMatchObject({ ok: false, drift: false, ledger_authorship: { checked: true, status: 'untrusted_signer', recorded_key_id: '34750f98bd59fcfc', key_id: '34750f98bd59fcfc' } });
+    expect([report.totals['drift'], report.totals['authorship_failed']]).toEqual([0, 1]);
+    const unchecked = await cli(['lock', 'verify', 'ilse.capture.lock.json'], env);
+    expect(unchecked.code).toBe(0);
+    expect(unchecked.stdout).toContain('\n  authorship not checked (no --trust-key); the lock records signer key 34750f98bd59fcfc\n');
+    const checked = await cli(['capture', 'check', '--lore', FIXTURE_VAULT, 'ilse.capture.json', '--trust-key', k1.publicPath], env);
+    expect(checked.code).toBe(0);
+    expect(checked.stdout).toContain('\n  authorship: signed by trusted key 34750f98bd59fcfc\n');
+    const wrong = await cli(['capture', 'check', '--lore', FIXTURE_VAULT, 'ilse.capture.json', '--trust-key', k2.publicPath], env);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stdout).toContain('\n  authorship: ledger_untrusted_signer 34750f98bd59fcfc\n');
   });
 });

@@ -44,7 +44,8 @@ async function session(readBothSeeds = true): Promise<{ path: string; text: stri
 function totals(counts: Partial<Record<TraceDisposition, number>>): Record<TraceDisposition, number> {
   return {
     verified: 0, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, missing_file: 0, policy_violation: 0, drifted: 0, unverifiable: 0,
-    unbacked: 0, ledger_mismatch: 0, ledger_broken: 0, seed_not_consulted: 0, ledger_not_closed: 0, ...counts,
+    unbacked: 0, ledger_mismatch: 0, ledger_broken: 0, ledger_untrusted: 0, seed_not_consulted: 0, ledger_not_closed: 0,
+    ledger_unsigned: 0, ledger_untrusted_signer: 0, ledger_signature_invalid: 0, ...counts,
   };
 }
 
@@ -63,7 +64,9 @@ describe('verifyTrace against the ledger', () => {
     expect(r.ledgers).toEqual([{
       file: path, ledger_id: id, schema_version: 'loretrace.ledger.v3', records: 6, head: fragment.ledger_head,
       pinned_head: fragment.ledger_head, pin_source: 'f.json /ledger_head', closed: true, disposition: 'intact', detail: null,
+      authorship: { checked: false, status: 'not_checked', key_id: null, detail: 'authorship not checked (no --trust-key); the ledger is unsigned' },
     }]);
+    expect(r.authorship).toEqual({ checked: false, trusted_key_ids: [], note: 'authorship not checked (no --trust-key)' });
     expect(r.seeds).toEqual([
       { ref: R.territories, ledger_id: id, disposition: 'consulted' },
       { ref: R.factions, ledger_id: id, disposition: 'consulted' },

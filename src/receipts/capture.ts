@@ -23,7 +23,9 @@
  * 7. `auditLeakage` (src/receipts/leakage.ts) — the automated first pass of `leakage_audit`;
  * 8. {@link decideReview} — `accepted_as_draft` only when every runner_captured entry is ledger-backed and
  *    verified, no responder_reported entry fails its vault check, no seed is unconsulted, no claim is
- *    unbacked and no leakage flag is set; else `draft`.
+ *    unbacked and no leakage flag is set, and — when trusted keys are given (`trustedKeys`,
+ *    src/receipts/signing.ts) — the ledger is signed by one of them; else `draft`. Without trusted keys the
+ *    review notes say authorship was not checked.
  *    `accepted_for_training` is always false: acceptance is a person's decision;
  * 9. the capture is validated with the capture schema and cross-field rules (src/contracts/).
  */
@@ -46,6 +48,8 @@ import type { TraceEntryVerdict, TraceVerificationReport, VerifyTraceOptions } f
 import { parseLedger } from './ledger.js';
 import { auditLeakage, LEAKAGE_FLAGS } from './leakage.js';
 import type { LeakageHit } from './leakage.js';
+import { AUTHORSHIP_CODES } from './signing.js';
+import type { AuthorshipStatus, TrustedKey } from './signing.js';
 
 /** Where a retrieval-lane capture's receipts come from: a ledger's JSONL text, or a parsed capture fragment. */
 export type CaptureLoreSource =
@@ -74,6 +78,12 @@ export interface AssembleCaptureInput {
   reviewer: string;
   /** Write a `draft` capture with failure labels instead of refusing output that breaks the contract. */
   allowInvalid?: boolean;
+  /**
+   * Runner public keys (`--trust-key`): given, a ledger source must be signed by one of them for the
+   * capture to reach `accepted_as_draft` (else `ledger_unsigned` / `ledger_untrusted_signer`). Absent or
+   * empty: authorship is not checked, and a review note says so plainly. Ignored for fragments.
+   */
+  trustedKeys?: readonly TrustedKey[];
 }
 
 /** A capture as assembled: `parsed_output` is absent when the raw output is not JSON (only with `allowInvalid`). */
@@ -91,8 +101,12 @@ export interface CaptureReceipts {
   recorded_snapshot_id: string | null;
   /** Policy receipt rows of the fragment or ledger session (null when none). */
   policy_receipt: unknown[] | null;
-  /** The ledger's head and state (null without a ledger). */
-  ledger: { file: string; head: string | null; records: number; closed: boolean; valid: boolean } | null;
+  /**
+   * The ledger's head and state (null without a ledger): `valid` is its chain's verdict, `signer_key_id`
+   * the key id its signature states (null unsigned), `authorship` who wrote it as checked
+   * (src/receipts/signing.ts; `not_checked` without trusted keys).
+   */
+  ledger: { file: string; head: string | null; records: number; closed: boolean; valid: boolean; signer_key_id: string | null; authorship: AuthorshipStatus } | null;
   /**
    * Per runner_captured entry of `lore_access.research_trace`: its verdict, and `ledger_backed` — true when
    * the receipts are a ledger that verifies and the entry's record in it served exactly its ref, range and text.
@@ -123,7 +137,7 @@ export interface AssembleCaptureResult {
 /** The failure labels {@link assembleCapture} writes into `coordinator_review.failure_labels`, in this order. */
 export const CAPTURE_FAILURE_LABELS = [
   'raw_output_not_json', 'missing_required_fields', 'parsed_output_invalid',
-  'ledger_invalid', 'ledger_not_closed', 'trace_not_ledger_backed', 'trace_not_verified',
+  'ledger_invalid', 'ledger_not_closed', 'ledger_unsigned', 'ledger_untrusted_signer', 'trace_not_ledger_backed', 'trace_not_verified',
   'responder_trace_not_verified', 'hidden_ref_consulted', 'seed_not_consulted', 'claimed_not_read', 'responder_claims_runner_captured',
   'private_state_leak', 'author_only_leak', 'future_branch_leak', 'raw_state_soup', 'prompt_parroting', 'body_or_object_omniscience',
 ] as const;
@@ -183,8 +197,13 @@ interface LoreReceipts {
   snapshotId: string | null;
   policyReceipt: unknown[] | null;
   ledger: LedgerVerifyReport | null;
-  /** True when the trace comes from a ledger that verifies. */
+  /** True when the trace comes from a ledger whose chain verifies (its authorship is judged apart). */
   ledgerBacked: boolean;
+}
+
+/** True when a ledger report has no error but those of authorship: its chain verifies. */
+function chainVerifies(report: LedgerVerifyReport): boolean {
+  return !report.findings.some((f) => f.severity === 'error' && !(AUTHORSHIP_CODES as readonly string[]).includes(f.code));
 }
 
 /**
@@ -193,13 +212,14 @@ interface LoreReceipts {
  *   `packet_prompt_text` and the distinct `source_excerpts[].source_ref`s, as Ghostlight's packet-only captures list them.
  * - a ledger — a proxy session's (`serve`, responder lane) or `retrieve`'s own (coordinator lane): verified
  *   (`verifyLedger`); its `SESSION_OPENED` record must pin this packet (packet_id and sha256) and this
- *   packet's mode, else `lore_source_mismatch`; then exported (`exportLedger`) — an invalid ledger is
- *   `ledger_invalid`.
+ *   packet's mode, else `lore_source_mismatch`; then exported (`exportLedger`) — an invalid ledger, a
+ *   signature that does not verify included, is `ledger_invalid`; its authorship is checked against
+ *   `trustedKeys` (none: not checked) and judged by {@link decideReview}.
  * - a fragment: must validate (`validate capture-fragment`, else `invalid_fragment`), its mode must be the
  *   packet's, and a `packet_id` in it must be the packet's (`lore_source_mismatch`).
  * @throws LoretraceError `usage` (exit 2) when a retrieval lane has no source.
  */
-export async function readLoreReceipts(packet: ResponderPacket, packetSha: string, source: CaptureLoreSource | undefined, packetFile: string, index?: VaultIndex): Promise<LoreReceipts> {
+export async function readLoreReceipts(packet: ResponderPacket, packetSha: string, source: CaptureLoreSource | undefined, packetFile: string, index?: VaultIndex, trustedKeys: readonly TrustedKey[] = []): Promise<LoreReceipts> {
   const mode = packet.lore_access.mode;
   if (mode === 'curated_excerpts_only') {
     if (source) throw new LoretraceError('usage', `${packetFile} is a curated_excerpts_only packet: the responder did no lore research, so --${source.kind} ${source.file} has nothing to receipt; give neither --ledger nor --fragment`, { file: source.file }, 2);
@@ -209,7 +229,7 @@ export async function readLoreReceipts(packet: ResponderPacket, packetSha: strin
   if (!source) {
     throw new LoretraceError('usage', `${packetFile} is a ${mode} packet: give its receipts with --ledger <ledger.jsonl> (the run's hash-chained ledger) or --fragment <lore_access.json>`, { file: packetFile, expected: '--ledger or --fragment' }, 2);
   }
-  if (source.kind === 'ledger') return readLedgerReceipts(packet, packetSha, source, index);
+  if (source.kind === 'ledger') return readLedgerReceipts(packet, packetSha, source, index, trustedKeys);
   const report = validateCaptureFragment(source.value, { file: source.file });
   if (!report.valid) {
     const first = report.errors[0]!;
@@ -226,8 +246,8 @@ export async function readLoreReceipts(packet: ResponderPacket, packetSha: strin
 }
 
 /** The ledger branch of {@link readLoreReceipts}. */
-async function readLedgerReceipts(packet: ResponderPacket, packetSha: string, source: { text: string; file: string }, index?: VaultIndex): Promise<LoreReceipts> {
-  const report = await verifyLedger(source.text, { file: source.file });
+async function readLedgerReceipts(packet: ResponderPacket, packetSha: string, source: { text: string; file: string }, index: VaultIndex | undefined, trustedKeys: readonly TrustedKey[]): Promise<LoreReceipts> {
+  const report = await verifyLedger(source.text, { file: source.file, trustedKeys });
   if (report.packet_id !== null && report.packet_id !== packet.packet_id) {
     throw new LoretraceError('lore_source_mismatch', `ledger ${source.file} pins packet ${JSON.stringify(report.packet_id)}, not ${JSON.stringify(packet.packet_id)}; expected the ledger of this packet's session`, { file: source.file, line: 1, expected: packet.packet_id });
   }
@@ -240,7 +260,7 @@ async function readLedgerReceipts(packet: ResponderPacket, packetSha: string, so
   }
   return {
     kind: 'ledger', file: source.file, consulted: exported.consulted_refs, followed: exported.followed_refs, trace: exported.research_trace,
-    status: 'runner_captured', snapshotId: exported.snapshot_id, policyReceipt: exported.policy_receipt, ledger: report, ledgerBacked: report.valid,
+    status: 'runner_captured', snapshotId: exported.snapshot_id, policyReceipt: exported.policy_receipt, ledger: report, ledgerBacked: chainVerifies(report),
   };
 }
 
@@ -387,7 +407,7 @@ function consultedHiddenRefs(packet: ResponderPacket, receipts: Pick<LoreReceipt
 }
 
 /** The receipts {@link verifyCaptureTrace} checks a capture's trace with (see `VerifyTraceOptions`). */
-export type CaptureTraceReceipts = Pick<VerifyTraceOptions, 'ledgers' | 'pins' | 'policyReceipt' | 'packet'> & {
+export type CaptureTraceReceipts = Pick<VerifyTraceOptions, 'ledgers' | 'pins' | 'policyReceipt' | 'packet' | 'trustedKeys'> & {
   /** The snapshot the receipts recorded (a fragment's or ledger's `snapshot_id`): entries failing since then are `drifted`. */
   recordedSnapshot?: string | null;
 };
@@ -455,12 +475,18 @@ export function decideReview(r: ReviewInputs): { status: 'draft' | 'accepted_as_
   for (const f of r.outputFailures) {
     labels.add(f.rule === 'capture.raw_output_not_json' || f.rule === 'capture.raw_output_not_object' ? 'raw_output_not_json' : f.rule === 'capture.missing_required_field' ? 'missing_required_fields' : 'parsed_output_invalid');
   }
-  if (r.receipts.ledger && !r.receipts.ledger.valid) labels.add('ledger_invalid');
+  if (r.receipts.ledger && !chainVerifies(r.receipts.ledger)) labels.add('ledger_invalid');
   if (r.receipts.ledger && !r.receipts.ledger.closed) labels.add('ledger_not_closed');
+  // A receipt anyone could write by hand is worthless: with trusted keys, a ledger counts only when one of
+  // them signed it. Without them nobody's authorship was checked, and the review notes say so.
+  const authorship = r.receipts.ledger?.authorship;
+  if (authorship?.status === 'unsigned') labels.add('ledger_unsigned');
+  else if (authorship?.status === 'untrusted_signer') labels.add('ledger_untrusted_signer');
   if (r.receipts.kind !== 'none' && !r.receipts.ledgerBacked) labels.add('trace_not_ledger_backed');
   // An entry that is only unbacked because the receipts are a fragment is trace_not_ledger_backed, not a
-  // second failure; every other failed runner_captured entry (vault or ledger check) is trace_not_verified.
-  const notBackedOnly = (d: string) => d === 'unbacked' && !r.receipts.ledgerBacked;
+  // second failure, and one only untrusted because of the ledger's signer is the authorship label above;
+  // every other failed runner_captured entry (vault or ledger check) is trace_not_verified.
+  const notBackedOnly = (d: string) => (d === 'unbacked' && !r.receipts.ledgerBacked) || d === 'ledger_untrusted';
   // Only the runner's array: a responder entry labelled runner_captured is responder_claims_runner_captured.
   if (r.trace && r.trace.entries.some((e) => e.pointer.startsWith('/lore_access/') && e.origin === 'runner_captured' && e.disposition !== 'verified' && !notBackedOnly(e.disposition))) labels.add('trace_not_verified');
   if (failedResponderEntries(r.trace).length > 0) labels.add('responder_trace_not_verified');
@@ -485,7 +511,11 @@ function reviewNotes(input: AssembleCaptureInput, packetSha: string, rawSha: str
   if (rc.kind === 'none') notes.push('curated_excerpts_only: no lore research to receipt; research_trace_status none.');
   else if (rc.kind === 'ledger') {
     const l = rc.ledger!;
-    notes.push(`Receipts from ledger ${rc.file}: ${l.valid ? 'verifies' : 'does NOT verify'} (${count(l.records, 'record')}, ${l.closed ? 'closed' : 'NOT closed'}, head ${l.head_hash ?? 'none'}); it pins this packet's id and sha256.`);
+    notes.push(`Receipts from ledger ${rc.file}: ${chainVerifies(l) ? 'verifies' : 'does NOT verify'} (${count(l.records, 'record')}, ${l.closed ? 'closed' : 'NOT closed'}, head ${l.head_hash ?? 'none'}); it pins this packet's id and sha256.`);
+    const a = l.authorship;
+    notes.push(!a.checked
+      ? `Authorship not checked (no --trust-key): the chain shows the records hang together, not who wrote them (${a.key_id ? `signed by key ${a.key_id}, not checked against a trusted key` : 'the ledger is unsigned'}); whoever can write the file could have written it.`
+      : a.status === 'trusted' ? `Authorship: the ledger is ${a.detail}.` : `Authorship FAILED: ${a.detail}.`);
     const f = r.refusals;
     if (f && f.refused > 0) notes.push(`Refused tool calls: ${f.refused} of ${f.calls} (${f.codes.map(([c, n]) => `${c} ${n}`).join(', ')}); the ledger records each one's true reason.`);
   } else notes.push(`Receipts from capture fragment ${rc.file}: not ledger-backed (no hash-chained record of the lookups was given), so the capture stays draft.`);
@@ -505,7 +535,7 @@ function reviewNotes(input: AssembleCaptureInput, packetSha: string, rawSha: str
   if (rc.kind !== 'none') notes.push(r.summaryFrom === 'responder' ? 'research_summary is the responder\'s own (parsed_output.research_summary).' : 'research_summary was built by loretrace from the receipts: the responder gave none.');
   notes.push('leakage_audit is an automated first pass (see its notes); a reviewer must confirm it.');
   notes.push(r.status === 'accepted_as_draft'
-    ? 'review_status accepted_as_draft: every runner_captured entry is ledger-backed and verified, every required seed was read, no claim is unbacked and no leakage flag is set. accepted_for_training stays false: acceptance is a person\'s decision.'
+    ? `review_status accepted_as_draft: ${rc.kind === 'ledger' && rc.ledger?.authorship.status === 'trusted' ? 'the ledger is signed by a trusted runner key, ' : ''}every runner_captured entry is ledger-backed and verified, every required seed was read, no claim is unbacked and no leakage flag is set. accepted_for_training stays false: acceptance is a person\'s decision.`
     : `review_status draft: ${r.labels.join(', ')}. accepted_for_training stays false.`);
   return notes;
 }
@@ -577,7 +607,7 @@ export async function assembleCapture(input: AssembleCaptureInput): Promise<Asse
   const packetSha = sha256(input.packetText);
   const rawSha = sha256(input.rawOutput);
   const { parsed, failures } = parseResponderOutput(input.rawOutput, packet);
-  const receipts = await readLoreReceipts(packet, packetSha, input.source, input.packetRef, input.index);
+  const receipts = await readLoreReceipts(packet, packetSha, input.source, input.packetRef, input.index, input.trustedKeys ?? []);
   const unconsulted = receipts.kind === 'none' ? [] : checkRequiredSeeds(packet, [...receipts.consulted, ...receipts.followed], input.index.namespace);
   const claims = receipts.kind === 'none' ? { claimed_not_read: [], read_not_claimed: [], unbacked_runner_claims: [] } : compareClaims(parsed, receipts, input.index.namespace);
   const { summary, from } = researchSummary(parsed, receipts, packet, unconsulted);
@@ -624,6 +654,7 @@ export async function assembleCapture(input: AssembleCaptureInput): Promise<Asse
     ...(receipts.policyReceipt ? { policyReceipt: { pointer: `${receipts.file ?? 'the receipts'} /policy_receipt`, value: receipts.policyReceipt } } : {}),
     // A ledger source backs its own exported entries; a fragment alone backs none (they stay unbacked).
     ...(receipts.kind === 'ledger' && input.source?.kind === 'ledger' ? { ledgers: [{ file: input.source.file, text: input.source.text }] } : {}),
+    trustedKeys: input.trustedKeys ?? [],
   });
   const refusals = receipts.kind === 'ledger' && input.source?.kind === 'ledger' ? refusalsByCode(input.source.text, input.source.file) : null;
   const reviewIn: ReviewInputs = { outputFailures, hiddenConsulted: consultedHiddenRefs(packet, receipts), receipts, trace, unconsulted, claims, leakage: leakage.audit, refusals };
@@ -642,7 +673,10 @@ export async function assembleCapture(input: AssembleCaptureInput): Promise<Asse
     receipts: {
       packet_sha256: packetSha, raw_output_sha256: rawSha, snapshot_id: input.index.snapshot_id, recorded_snapshot_id: receipts.snapshotId,
       policy_receipt: receipts.policyReceipt,
-      ledger: receipts.ledger ? { file: receipts.file!, head: receipts.ledger.head_hash, records: receipts.ledger.records, closed: receipts.ledger.closed, valid: receipts.ledger.valid } : null,
+      ledger: receipts.ledger ? {
+        file: receipts.file!, head: receipts.ledger.head_hash, records: receipts.ledger.records, closed: receipts.ledger.closed, valid: chainVerifies(receipts.ledger),
+        signer_key_id: receipts.ledger.authorship.key_id, authorship: receipts.ledger.authorship.status,
+      } : null,
       trace_bindings: (trace?.entries ?? []).filter((e) => e.pointer.startsWith('/lore_access/')).map((e) => ({ trace_id: e.trace_id, source_ref: e.source_ref, line_start: e.line_start, line_end: e.line_end, disposition: e.disposition, ledger_backed: receipts.ledgerBacked && e.disposition === 'verified' })),
     },
   };

@@ -7,7 +7,8 @@
  * - {@link lockPathFor} — where the lock of an output goes;
  * - {@link buildLock} — the lock document of a run (pure: hashes the bytes it is given);
  * - {@link verifyLock} — re-hash every listed file, compare the vault snapshot, one disposition per file and
- *   totals with zeros (seed 003: "an omitted total is indistinguishable from zero");
+ *   totals with zeros (seed 003: "an omitted total is indistinguishable from zero"); with trusted keys, check
+ *   who signed the ledger the lock names (src/receipts/signing.ts);
  * - {@link lockedPaths} — the files the locks of a folder list, which a run must never overwrite;
  * - {@link findLockFor} — the lock that lists a file as an output (how `capture check` and `verify-trace`
  *   find the ledger behind a capture or a capture fragment).
@@ -19,6 +20,9 @@ import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'nod
 import { LoretraceError } from '../errors.js';
 import { outputSchema } from '../contracts/schemas.js';
 import { parseJsonDocument } from '../contracts/validate.js';
+import { verifyLedger } from './ledger.js';
+import { AUTHORSHIP_CODES, AUTHORSHIP_NOT_CHECKED, authorshipCode } from './signing.js';
+import type { AuthorshipStatus, TrustedKey } from './signing.js';
 
 /** `schema_version` of a lock written by this version. */
 export const LOCK_SCHEMA_VERSION = 'loretrace.lock.v1';
@@ -171,8 +175,28 @@ export interface LockVerificationReport {
   snapshot: { disposition: LockSnapshotDisposition; recorded: string | null; current: string | null; namespace: string | null; current_namespace: string | null };
   /** Count per file disposition, every key present. */
   totals: Record<LockFileDisposition, number>;
-  /** True when every file is unchanged and the snapshot is not `changed`. */
+  /** Who signed the ledger the lock names (null when it names none): see {@link LockLedgerAuthorship}. */
+  ledger_authorship: LockLedgerAuthorship | null;
+  /** True when some file changed or is missing, or the snapshot changed. */
+  drift: boolean;
+  /** True when nothing drifted and, with trusted keys, the ledger is signed by one of them. */
   ok: boolean;
+}
+
+/**
+ * The authorship of a lock's ledger: `recorded_key_id` is the lock's `ledger.signer_key_id` (null when
+ * unsigned or not recorded). Without trusted keys `checked` is false and `status` `not_checked`; with
+ * them the ledger file is read and verified up to the lock's head: `status` is the ledger's
+ * (src/receipts/signing.ts `AuthorshipStatus`), or `ledger_broken` when its chain does not verify up to
+ * that head or it cannot be read (its file's drift is reported by the file check too).
+ */
+export interface LockLedgerAuthorship {
+  checked: boolean;
+  status: AuthorshipStatus | 'ledger_broken';
+  recorded_key_id: string | null;
+  /** The key id the ledger's signature states now (null unsigned or not read). */
+  key_id: string | null;
+  detail: string;
 }
 
 /**
@@ -218,7 +242,7 @@ async function readListedFile(path: string): Promise<Buffer | 'not_regular' | nu
  * vault is `other_vault`, not a drift). Reads files; never throws for drift (drift is data).
  * @throws LoretraceError as {@link parseLock}; `bad_lock` for a listed path that is absolute.
  */
-export async function verifyLock(text: string, file: string, options: { currentSnapshot?: string; currentNamespace?: string; cwd?: string } = {}): Promise<LockVerificationReport> {
+export async function verifyLock(text: string, file: string, options: { currentSnapshot?: string; currentNamespace?: string; cwd?: string; trustedKeys?: readonly TrustedKey[] } = {}): Promise<LockVerificationReport> {
   const lock = parseLock(text, file);
   const folder = dirname(resolve(options.cwd ?? process.cwd(), file));
   const files: LockFileVerdict[] = [];
@@ -241,11 +265,36 @@ export async function verifyLock(text: string, file: string, options: { currentS
       : recorded === current ? 'unchanged' : 'changed';
   const totals = Object.fromEntries(LOCK_FILE_DISPOSITIONS.map((d) => [d, 0])) as Record<LockFileDisposition, number>;
   for (const v of files) totals[v.disposition] += 1;
+  const drift = totals.changed > 0 || totals.missing > 0 || snap === 'changed';
+  const authorship = lock.ledger ? await lockLedgerAuthorship(lock.ledger, folder, file, options.trustedKeys ?? []) : null;
   return {
     schema_version: 'loretrace.lock_verification.v1', file, command: lock.command, status: lock.status, files,
     snapshot: { disposition: snap, recorded, current: snap === 'other_vault' ? null : current, namespace, current_namespace: currentNamespace }, totals,
-    ok: totals.changed === 0 && totals.missing === 0 && snap !== 'changed',
+    ledger_authorship: authorship, drift,
+    ok: !drift && (authorship === null || !authorship.checked || authorship.status === 'trusted'),
   };
+}
+
+/**
+ * The {@link LockLedgerAuthorship} of a lock's ledger (path relative to the lock's folder `folder`). Reads
+ * the ledger only when trusted keys are given. Never throws.
+ */
+async function lockLedgerAuthorship(ledger: NonNullable<LockDocument['ledger']>, folder: string, lockFile: string, trusted: readonly TrustedKey[]): Promise<LockLedgerAuthorship> {
+  const recorded = ledger.signer_key_id ?? null;
+  if (trusted.length === 0) {
+    return { checked: false, status: 'not_checked', recorded_key_id: recorded, key_id: null, detail: `${AUTHORSHIP_NOT_CHECKED}; the lock records ${recorded === null ? 'no signer' : `signer key ${recorded}`}` };
+  }
+  const read = isAbsolute(ledger.path) ? null : await readListedFile(resolve(folder, ledger.path));
+  if (read === null || read === 'not_regular') {
+    return { checked: true, status: 'ledger_broken', recorded_key_id: recorded, key_id: null, detail: `the ledger ${ledger.path} the lock names cannot be read, so its signer cannot be checked` };
+  }
+  const report = await verifyLedger(read.toString('utf8'), { file: ledger.path, ...(ledger.head !== null ? { head: ledger.head } : {}), trustedKeys: trusted });
+  const chainError = report.findings.find((f) => f.severity === 'error' && !(AUTHORSHIP_CODES as readonly string[]).includes(f.code));
+  if (chainError) {
+    return { checked: true, status: 'ledger_broken', recorded_key_id: recorded, key_id: null, detail: `the ledger ${ledger.path} does not verify up to the head lock ${lockFile} pins: [${chainError.code}] ${chainError.message}` };
+  }
+  const code = authorshipCode(report.authorship.status);
+  return { checked: true, status: report.authorship.status, recorded_key_id: recorded, key_id: report.authorship.key_id, detail: code === null ? report.authorship.detail : `[${code}] ${report.authorship.detail}` };
 }
 
 /**

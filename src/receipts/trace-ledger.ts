@@ -6,9 +6,11 @@
  *
  * Three steps, each a function here, called by `verifyTrace`:
  * 1. {@link loadTraceLedgers} — verify every given ledger against its pin (a `--head`, the input's own
- *    `ledger_head`, or a lock's `ledger.head`) and classify it `intact`, `ledger_broken` or `ledger_not_closed`;
+ *    `ledger_head`, or a lock's `ledger.head`) and its signer (trusted keys, src/receipts/signing.ts), and
+ *    classify it `intact`, `ledger_broken`, `ledger_not_closed` or an authorship code;
  * 2. {@link checkBacking} — per runner_captured entry: its trace_id names a record of a given ledger, the
- *    ledger is not broken, and the record served exactly the entry's ref, range and text hash;
+ *    ledger is not broken and (with trusted keys) signed by one of them, and the record served exactly the
+ *    entry's ref, range and text hash;
  * 3. {@link checkSeeds} — responder lane: every required seed of the ledger's session was read.
  */
 import type { LedgerView, ViewedCall, ViewedRange } from './ledger-record.js';
@@ -16,6 +18,8 @@ import { viewLedger } from './ledger-record.js';
 import { parseLedger, verifyLedger } from './ledger.js';
 import { findServedPiece, parseTraceId, servedMismatch } from './ledger-export.js';
 import type { ResearchTraceEntry } from '../contracts/types.js';
+import { AUTHORSHIP_CODES } from './signing.js';
+import type { AuthorshipCode, LedgerAuthorship, TrustedKey } from './signing.js';
 
 /** A ledger handed to `verifyTrace`: its text and the file it came from. */
 export interface TraceLedgerInput {
@@ -38,9 +42,12 @@ export interface LedgerHeadPin {
  * A ledger's verdict: `intact` — the chain verifies, up to the pinned head when there is one;
  * `ledger_broken` — an edited, reordered or torn record, or a head that is not the pinned one (records cut
  * off at the end); `ledger_not_closed` — intact but without its closing record and with no pin to say it
- * is complete (a warning: the capture it backs stays a draft, seed 001: "label the sample as draft").
+ * is complete (a warning: the capture it backs stays a draft, seed 001: "label the sample as draft");
+ * the authorship codes of src/receipts/signing.ts — the chain verifies but who wrote it does not:
+ * `ledger_signature_invalid` (a signature that does not verify, checked always), `ledger_unsigned` and
+ * `ledger_untrusted_signer` (only with trusted keys). A ledger of any of these backs nothing.
  */
-export type LedgerDisposition = 'intact' | 'ledger_broken' | 'ledger_not_closed';
+export type LedgerDisposition = 'intact' | 'ledger_broken' | 'ledger_not_closed' | AuthorshipCode;
 
 /** The verdict on one given ledger. */
 export interface TraceLedgerVerdict {
@@ -59,6 +66,8 @@ export interface TraceLedgerVerdict {
   disposition: LedgerDisposition;
   /** Why it is not plainly intact (first error, or the missing closing record); null for intact. */
   detail: string | null;
+  /** Who signed it and whether that was checked (`verifyLedger`'s `authorship`). */
+  authorship: LedgerAuthorship;
 }
 
 /** A given ledger, verified: its verdict and, when its records verify, its view. */
@@ -75,20 +84,25 @@ function pinFor(pins: readonly LedgerHeadPin[], id: string | null, only: boolean
 }
 
 /**
- * Verify every given ledger (chain, schema, ids; `verifyLedger`) against the pin that applies to it.
+ * Verify every given ledger (chain, schema, ids; `verifyLedger`) against the pin that applies to it, and
+ * its authorship against `trustedKeys` (none: not checked, src/receipts/signing.ts).
  * `namedLedger` is the ledger_id the input's first ledger-bound entry names (for pins without an id).
- * Never throws for bad ledger content: a ledger that does not verify is `ledger_broken` with its first error.
+ * Never throws for bad ledger content: a ledger that does not verify is `ledger_broken` with its first error;
+ * one whose chain verifies but whose authorship fails gets that code as its disposition.
  */
-export async function loadTraceLedgers(inputs: readonly TraceLedgerInput[], pins: readonly LedgerHeadPin[], namedLedger: string | null): Promise<LoadedTraceLedger[]> {
+export async function loadTraceLedgers(inputs: readonly TraceLedgerInput[], pins: readonly LedgerHeadPin[], namedLedger: string | null, trustedKeys: readonly TrustedKey[] = []): Promise<LoadedTraceLedger[]> {
   const out: LoadedTraceLedger[] = [];
   for (const input of inputs) {
-    const plain = await verifyLedger(input.text, input.file ? { file: input.file } : {});
+    const plain = await verifyLedger(input.text, { ...(input.file ? { file: input.file } : {}), trustedKeys });
     const pin = pinFor(pins, plain.ledger_id, inputs.length === 1, namedLedger);
-    const report = pin ? await verifyLedger(input.text, { ...(input.file ? { file: input.file } : {}), head: pin.head }) : plain;
+    const report = pin ? await verifyLedger(input.text, { ...(input.file ? { file: input.file } : {}), head: pin.head, trustedKeys }) : plain;
     const firstError = report.findings.find((f) => f.severity === 'error');
     let disposition: LedgerDisposition = 'intact';
     let detail: string | null = null;
-    if (firstError) {
+    if (firstError && (AUTHORSHIP_CODES as readonly string[]).includes(firstError.code)) {
+      disposition = firstError.code as AuthorshipCode;
+      detail = `[${firstError.code}] ${firstError.message}`;
+    } else if (firstError) {
       disposition = 'ledger_broken';
       detail = `[${firstError.code}] ${firstError.message}${firstError.code === 'ledger_head_mismatch' && pin ? ` (head pinned by ${pin.source})` : ''}`;
     } else if (!report.closed && !pin) {
@@ -101,7 +115,7 @@ export async function loadTraceLedgers(inputs: readonly TraceLedgerInput[], pins
     out.push({
       verdict: {
         file: input.file, ledger_id: report.ledger_id, schema_version: report.schema_version, records: report.records, head: report.head_hash,
-        pinned_head: pin?.head ?? null, pin_source: pin?.source ?? null, closed: report.closed, disposition, detail,
+        pinned_head: pin?.head ?? null, pin_source: pin?.source ?? null, closed: report.closed, disposition, detail, authorship: report.authorship,
       },
       view: records.length > 0 ? viewLedger(records) : null,
     });
@@ -112,14 +126,15 @@ export async function loadTraceLedgers(inputs: readonly TraceLedgerInput[], pins
 /** Why a runner_captured entry is not ledger-backed, or null when it is (with the backing record's id). */
 export type BackingResult =
   | { backed: true; record_id: string; ledger: LoadedTraceLedger; call: ViewedCall; range: ViewedRange; piece: number }
-  | { backed: false; disposition: 'unbacked' | 'ledger_mismatch' | 'ledger_broken'; detail: string; record_id: string | null };
+  | { backed: false; disposition: 'unbacked' | 'ledger_mismatch' | 'ledger_broken' | 'ledger_untrusted'; detail: string; record_id: string | null };
 
 /**
  * Is a runner_captured entry backed by a given ledger? `unbacked`: the trace_id is not of the
  * ledger-bound form (a hand-written entry), or no given ledger has its ledger_id, or that ledger has no
  * record of that seq serving text; `ledger_broken`: the ledger that holds it does not verify (up to its
- * pinned head); `ledger_mismatch`: the record exists but its hash is another, or it served another ref,
- * range or text than the entry claims.
+ * pinned head); `ledger_untrusted`: it verifies, but its authorship failed (unsigned or signed by an
+ * untrusted key while trusted keys were given, or a signature that does not verify); `ledger_mismatch`:
+ * the record exists but its hash is another, or it served another ref, range or text than the entry claims.
  */
 export function checkBacking(entry: ResearchTraceEntry, ledgers: readonly LoadedTraceLedger[]): BackingResult {
   const parts = parseTraceId(entry.trace_id);
@@ -136,6 +151,9 @@ export function checkBacking(entry: ResearchTraceEntry, ledgers: readonly Loaded
   const found = findServedPiece(ledger.view, parts);
   if (ledger.verdict.disposition === 'ledger_broken') {
     return { backed: false, disposition: 'ledger_broken', record_id: recordId, detail: `ledger ${where} does not verify: ${ledger.verdict.detail}` };
+  }
+  if ((AUTHORSHIP_CODES as readonly string[]).includes(ledger.verdict.disposition)) {
+    return { backed: false, disposition: 'ledger_untrusted', record_id: recordId, detail: `ledger ${where} is not signed by a trusted runner key: ${ledger.verdict.detail}` };
   }
   if (!found.ok) {
     if (found.why === 'no_record' || found.why === 'no_piece') return { backed: false, disposition: 'unbacked', record_id: recordId, detail: `${found.detail}; nothing backs this entry` };

@@ -21,6 +21,8 @@ import type { LedgerHeadPin, SeedVerdict, TraceLedgerInput, TraceLedgerVerdict }
 import { entryWording, parseTraceId } from './ledger-export.js';
 import { readReceiptRules, receiptDenial } from './receipt-rules.js';
 import type { ReceiptAt, ReceiptRules } from './receipt-rules.js';
+import { AUTHORSHIP_CODES, AUTHORSHIP_NOT_CHECKED } from './signing.js';
+import type { TrustedKey } from './signing.js';
 
 
 /**
@@ -49,7 +51,9 @@ import type { ReceiptAt, ReceiptRules } from './receipt-rules.js';
  * 6. ledger — a `runner_captured` entry whose text verified must be backed by the record that served it
  *    (src/receipts/trace-ledger.ts `checkBacking`): `unbacked` (a hand-written trace_id, no ledger given,
  *    or no such record), `ledger_broken` (the ledger that holds it does not verify up to its pinned head),
- *    `ledger_mismatch` (the record is another, or served another ref, range or text). `text_verified`
+ *    `ledger_mismatch` (the record is another, or served another ref, range or text), `ledger_untrusted`
+ *    (the ledger verifies but its authorship failed: unsigned or signed by an untrusted key while trusted
+ *    keys were given, or a signature that does not verify; src/receipts/signing.ts). `text_verified`
  *    keeps the text verdict: a hand-written entry can be verified for text but never passes. A backed entry
  *    is then held to its ledger (`backedEntryProblem`): the ledger must pin the trace's packet, else
  *    `ledger_mismatch`; without an input receipt, its path must be admitted by the ledger session's
@@ -59,9 +63,11 @@ import type { ReceiptAt, ReceiptRules } from './receipt-rules.js';
  *    `lore_access`, a fragment), an entry of another origin is `unbacked`: the status claims the runner
  *    recorded every entry.
  *
- * Two more dispositions are counted in `totals` but given to no entry: `seed_not_consulted` (per required
- * seed of a responder-lane ledger never read, an error) and `ledger_not_closed` (per given ledger without
- * its closing record and with no pinned head, a warning that makes the capture a draft).
+ * More dispositions are counted in `totals` but given to no entry: `seed_not_consulted` (per required
+ * seed of a responder-lane ledger never read, an error), `ledger_not_closed` (per given ledger without
+ * its closing record and with no pinned head, a warning that makes the capture a draft), and per given
+ * ledger whose authorship fails, its code — `ledger_unsigned`, `ledger_untrusted_signer` (only with
+ * trusted keys), `ledger_signature_invalid` (always) — each an error that fails the file.
  */
 export type TraceDisposition =
   | 'verified'
@@ -75,8 +81,12 @@ export type TraceDisposition =
   | 'unbacked'
   | 'ledger_mismatch'
   | 'ledger_broken'
+  | 'ledger_untrusted'
   | 'seed_not_consulted'
-  | 'ledger_not_closed';
+  | 'ledger_not_closed'
+  | 'ledger_unsigned'
+  | 'ledger_untrusted_signer'
+  | 'ledger_signature_invalid';
 
 /** Every disposition, in the fixed order `totals` uses. */
 export const TRACE_DISPOSITIONS: readonly TraceDisposition[] = [
@@ -91,8 +101,12 @@ export const TRACE_DISPOSITIONS: readonly TraceDisposition[] = [
   'unbacked',
   'ledger_mismatch',
   'ledger_broken',
+  'ledger_untrusted',
   'seed_not_consulted',
   'ledger_not_closed',
+  'ledger_unsigned',
+  'ledger_untrusted_signer',
+  'ledger_signature_invalid',
 ];
 
 /** The check that failed, recorded as `cause` on a `drifted` entry. */
@@ -174,8 +188,13 @@ export interface TraceVerificationReport {
   /** Responder lane: each required seed of each given ledger and whether it was read. */
   seeds: SeedVerdict[];
   /**
+   * Whether the ledgers' authorship was checked (trusted keys given, `--trust-key`) and the key ids
+   * trusted; `note` is `authorship not checked (no --trust-key)` when it was not, else null.
+   */
+  authorship: { checked: boolean; trusted_key_ids: string[]; note: string | null };
+  /**
    * Count per disposition, every key of {@link TRACE_DISPOSITIONS} always present: entries for the first
-   * eleven, seeds for `seed_not_consulted`, ledgers for `ledger_not_closed`.
+   * twelve, seeds for `seed_not_consulted`, ledgers for `ledger_not_closed` and the three authorship codes.
    */
   totals: Record<TraceDisposition, number>;
   /** runner_captured entries checked, how many of them did not pass, and how many are ledger-backed. */
@@ -183,8 +202,8 @@ export interface TraceVerificationReport {
   /**
    * True when at least one entry was checked, every runner_captured entry is verified and ledger-backed,
    * no entry is `unbacked`, no responder_reported entry fails a vault check (`isFailedResponderEntry`),
-   * no required seed is unread, no given ledger is broken and the packet file a lock lists (when given) is
-   * `unchanged`.
+   * no required seed is unread, no given ledger is broken or fails its authorship, and the packet file a
+   * lock lists (when given) is `unchanged`.
    */
   ok: boolean;
   /** True when a given ledger is `ledger_not_closed`: whatever `ok` says, a capture it backs is a draft. */
@@ -246,6 +265,11 @@ export interface VerifyTraceOptions {
    * `packet_file`; a packet whose bytes are no longer the locked ones fails the report.
    */
   packetFile?: { file: string; locked_sha256: string; sha256: string | null; source: string };
+  /**
+   * Runner public keys (`--trust-key`, src/receipts/signing.ts): given, a ledger must be signed by one of
+   * them to back anything. Absent or empty: authorship is not checked, and `report.authorship` says so.
+   */
+  trustedKeys?: readonly TrustedKey[];
 }
 
 /**
@@ -683,7 +707,7 @@ function loadLedgersFor(entries: readonly CheckedEntry[], located: StatusAt, opt
   const pins: LedgerHeadPin[] = [...(options.pins ?? [])];
   if (located.ledgerHead !== null) pins.push({ head: located.ledgerHead, source: `${options.file ?? 'the input'} /ledger_head` });
   const named = entries.map((e) => parseTraceId(e.trace_id)?.ledger_id).find((id) => id !== undefined) ?? null;
-  return loadTraceLedgers(options.ledgers ?? [], pins, named);
+  return loadTraceLedgers(options.ledgers ?? [], pins, named, options.trustedKeys ?? []);
 }
 
 /** What {@link vaultVerdict} checks an entry against. */
@@ -855,9 +879,11 @@ function summarise(r: {
   for (const v of entries) totals[v.disposition] += 1;
   totals.seed_not_consulted = seeds.filter((s) => s.disposition === 'seed_not_consulted').length;
   totals.ledger_not_closed = r.ledgers.filter((l) => l.verdict.disposition === 'ledger_not_closed').length;
+  for (const code of AUTHORSHIP_CODES) totals[code] = r.ledgers.filter((l) => l.verdict.disposition === code).length;
+  const trusted = r.options.trustedKeys ?? [];
   const runner = entries.filter((v) => v.origin === 'runner_captured');
   const failed = runner.filter((v) => v.disposition !== 'verified').length;
-  const broken = r.ledgers.some((l) => l.verdict.disposition === 'ledger_broken');
+  const broken = r.ledgers.some((l) => l.verdict.disposition === 'ledger_broken' || (AUTHORSHIP_CODES as readonly string[]).includes(l.verdict.disposition));
   const pf = r.options.packetFile;
   const packetFile: TracePacketFileCheck | null = pf === undefined ? null : {
     file: pf.file, source: pf.source, locked_sha256: pf.locked_sha256, sha256: pf.sha256,
@@ -885,6 +911,7 @@ function summarise(r: {
     research_trace_status: r.status,
     ledgers: r.ledgers.map((l) => l.verdict),
     seeds,
+    authorship: { checked: trusted.length > 0, trusted_key_ids: trusted.map((k) => k.key_id), note: trusted.length > 0 ? null : AUTHORSHIP_NOT_CHECKED },
     totals,
     runner_captured: { checked: runner.length, failed, ledger_backed: runner.length - failed },
     ok: entries.length > 0 && failed === 0 && totals.unbacked === 0 && totals.seed_not_consulted === 0 && !broken && !responderFailed && (packetFile === null || packetFile.disposition === 'unchanged'),

@@ -1,7 +1,11 @@
 /**
  * `loretrace capture --packet <packet.json> --raw-output <file|-> [--ledger <ledger.jsonl> | --fragment <lore_access.json>]
- *   --lore <dir> --out <capture.json> --model-family <x> --reviewer <name> [--allow-invalid] [--force] [--json]`
- * and `loretrace capture check <captures or folders...> --lore <dir> [--json]`.
+ *   --lore <dir> --out <capture.json> --model-family <x> --reviewer <name> [--trust-key <public.pem>]... [--allow-invalid] [--force] [--json]`
+ * and `loretrace capture check <captures or folders...> --lore <dir> [--trust-key <public.pem>]... [--json]`.
+ *
+ * `--trust-key` (src/cli/keys.ts): given, a ledger-backed capture reaches `accepted_as_draft` only when its
+ * ledger is signed by one of these keys; without it the output and the review notes say `authorship not
+ * checked (no --trust-key)` (docs/RECEIPTS.md "Authorship").
  *
  * Thin shell over `assembleCapture` (src/receipts/capture.ts): read the packet, the raw output (bytes, UTF-8),
  * the receipts, index the vault, assemble, then write the capture and `<name>.lock.json` beside it (both or
@@ -34,6 +38,9 @@ import { documentText, expandInputs, guardOutputs, lockTarget, readInputBytes, w
 import type { OutputTarget } from '../outputs.js';
 import { reportWithErrors, shownPath } from './retrieve.js';
 import { renderLockReport } from './lock.js';
+import { authorshipLine } from './ledger.js';
+import { addTrustKeyOption, trustedKeysFromOptions } from '../keys.js';
+import type { TrustedKey } from '../../receipts/signing.js';
 
 interface CaptureOptions extends VaultCliOptions {
   packet: string;
@@ -45,6 +52,7 @@ interface CaptureOptions extends VaultCliOptions {
   reviewer: string;
   allowInvalid?: boolean;
   force?: boolean;
+  trustKey?: string[];
 }
 
 /** Decode the raw output's bytes as UTF-8 exactly (a BOM is kept as U+FEFF); invalid UTF-8 is refused. */
@@ -65,8 +73,10 @@ function renderCapture(r: AssembleCaptureResult, written: string[]): string {
   out.push(`  raw output: ${bytes} bytes, ${r.output_failures.length === 0 ? 'meets the output contract' : `${plural(r.output_failures.length, 'contract failure')} (kept as written: --allow-invalid)`}`);
   for (const f of r.output_failures) out.push(`    ${f.pointer} [${f.rule}] ${f.message}`);
   const l = r.receipts.ledger;
-  if (l) out.push(`  receipts: ledger ${l.file} — ${l.valid ? 'verifies' : 'does NOT verify'}, ${plural(l.records, 'record')}, ${l.closed ? 'closed' : 'NOT closed'}; head ${l.head ?? 'none'}`);
-  else if (r.trace) out.push(`  receipts: capture fragment (not ledger-backed)`);
+  if (l) {
+    out.push(`  receipts: ledger ${l.file} — ${l.valid ? 'verifies' : 'does NOT verify'}, ${plural(l.records, 'record')}, ${l.closed ? 'closed' : 'NOT closed'}; head ${l.head ?? 'none'}`);
+    if (r.ledger) out.push(`  ${authorshipLine(r.ledger.authorship)}`);
+  } else if (r.trace) out.push(`  receipts: capture fragment (not ledger-backed)`);
   else out.push('  receipts: none (curated_excerpts_only: no lore research)');
   const f = r.refusals;
   if (f && f.refused > 0) out.push(`  refused tool calls: ${f.refused} of ${f.calls} (${f.codes.map(([c, n]) => `${c} ${n}`).join(', ')})`);
@@ -95,6 +105,7 @@ async function runCapture(ctx: CliContext, opts: CaptureOptions): Promise<number
     if (resolve(ctx.cwd, f) === outAbs || resolve(ctx.cwd, f) === lockAbs) throw new LoretraceError('usage', `--out ${opts.out} names the input ${f}; expected a new file for the capture (nothing written)`, { file: opts.out }, 2);
   }
   await guardOutputs([{ abs: outAbs, option: '--out' }, { abs: lockAbs, option: 'the lock file' }], opts.force === true);
+  const trustedKeys = await trustedKeysFromOptions(ctx, opts);
   const packetIn = await readInputBytes(ctx, opts.packet, 'JSON responder packet');
   const packetText = packetIn.bytes.toString('utf8');
   const packet = parseJsonDocument(packetText, opts.packet);
@@ -112,7 +123,7 @@ async function runCapture(ctx: CliContext, opts: CaptureOptions): Promise<number
   const index = await openIndex(ctx, opts);
   const result = await assembleCapture({
     index, packet, packetText, packetRef: opts.packet, rawOutput, rawOutputFile: opts.rawOutput,
-    ...(source ? { source } : {}), modelFamily: opts.modelFamily, reviewer: opts.reviewer, allowInvalid: opts.allowInvalid === true,
+    ...(source ? { source } : {}), modelFamily: opts.modelFamily, reviewer: opts.reviewer, allowInvalid: opts.allowInvalid === true, trustedKeys,
   });
   const captureTarget: OutputTarget = { abs: outAbs, text: documentText(result.capture), option: '--out' };
   const lock = lockTarget(outAbs, {
@@ -126,7 +137,9 @@ async function runCapture(ctx: CliContext, opts: CaptureOptions): Promise<number
     ],
     snapshot: { namespace: index.namespace, snapshot_id: index.snapshot_id },
     policyReceipt: result.receipts.policy_receipt,
-    ledger: result.receipts.ledger && sourceIn ? { abs: sourceIn.abs, head: result.receipts.ledger.head, records: result.receipts.ledger.records, closed: result.receipts.ledger.closed } : null,
+    ledger: result.receipts.ledger && sourceIn ? {
+      abs: sourceIn.abs, head: result.receipts.ledger.head, records: result.receipts.ledger.records, closed: result.receipts.ledger.closed, signer_key_id: result.receipts.ledger.signer_key_id,
+    } : null,
     rawOutputSha256: result.receipts.raw_output_sha256,
     traceBindings: result.receipts.trace_bindings,
   });
@@ -225,7 +238,7 @@ function codeOf(e: unknown): string | null {
 }
 
 /** Check one capture file (see the file comment). Unreadable or non-JSON files are reported, not thrown. */
-async function checkOne(ctx: CliContext, file: string, index: VaultIndex): Promise<CaptureCheck> {
+async function checkOne(ctx: CliContext, file: string, index: VaultIndex, trustedKeys: readonly TrustedKey[]): Promise<CaptureCheck> {
   let doc: unknown;
   try {
     doc = parseJsonDocument(await readInputText(ctx, file, 'JSON capture'), file);
@@ -241,7 +254,7 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex): Promi
   const lockFile = await findLockFor(file, ctx.cwd);
   if (entries > 0) {
     try {
-      trace = await verifyCaptureTrace(index, doc, file, lockFile === null ? {} : await lockedLedger(ctx, lockFile, doc));
+      trace = await verifyCaptureTrace(index, doc, file, { ...(lockFile === null ? {} : await lockedLedger(ctx, lockFile, doc)), trustedKeys });
     } catch (e) {
       error = (e as Error).message;
       errorCode = codeOf(e);
@@ -250,7 +263,7 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex): Promi
   let lock: LockVerificationReport | null = null;
   if (lockFile !== null) {
     try {
-      lock = await verifyLock(await readInputText(ctx, lockFile, 'JSON lock'), lockFile, { currentSnapshot: index.snapshot_id, cwd: ctx.cwd });
+      lock = await verifyLock(await readInputText(ctx, lockFile, 'JSON lock'), lockFile, { currentSnapshot: index.snapshot_id, cwd: ctx.cwd, trustedKeys });
     } catch (e) {
       if (error === null) {
         error = (e as Error).message;
@@ -273,6 +286,11 @@ function renderChecks(checks: CaptureCheck[], totals: Record<string, number>): s
       for (const e of c.validation.errors) out.push(`    ${e.pointer || '/'} [${e.rule}] ${e.message}`);
     }
     out.push(c.trace ? `  trace: ${c.trace.runner_captured.checked} runner_captured checked, ${c.trace.runner_captured.failed} failed (${Object.entries(c.trace.totals).map(([k, v]) => `${k} ${v}`).join(', ')})` : '  trace: no research_trace entries');
+    if (c.trace && c.trace.ledgers.length > 0) {
+      out.push(c.trace.authorship.checked
+        ? `  authorship: ${c.trace.ledgers.map((l) => `${l.authorship.status === 'trusted' ? 'signed by trusted key' : l.disposition} ${l.authorship.key_id ?? '(unsigned)'}`).join(', ')}`
+        : `  ${c.trace.authorship.note}`);
+    }
     if (c.lock) out.push(...renderLockReport(c.lock).trimEnd().split('\n').map((l) => `  ${l}`));
     else out.push('  lock: none beside it');
   }
@@ -282,7 +300,7 @@ function renderChecks(checks: CaptureCheck[], totals: Record<string, number>): s
 
 /** Register `capture` (and `capture check`) on the program. */
 export function register(program: Command, ctx: CliContext): void {
-  const capture = addVaultOptions(program
+  const capture: Command = addVaultOptions(program
     .command('capture')
     .description('assemble the Ghostlight responder output capture of a responder turn from the packet, the raw output and the run\'s receipts; write it with a lock file'), { required: false })
     .option('--packet <packet.json>', 'the responder packet the responder answered (required)')
@@ -294,8 +312,8 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--reviewer <name>', 'coordinator_review.reviewer (required)')
     .option('--allow-invalid', 'write a draft capture with a failure label when the raw output breaks its contract, instead of refusing')
     .option('--force', 'replace an existing output that no lock lists')
-    .option('--json', 'print a JSON summary instead of text')
-    .action(
+    .option('--json', 'print a JSON summary instead of text');
+  addTrustKeyOption(capture).action(
       action(ctx, async (opts: Partial<CaptureOptions> & VaultCliOptions) => {
         try {
           for (const [key, flag] of [['lore', '--lore <dir>'], ['packet', '--packet <packet.json>'], ['rawOutput', '--raw-output <file>'], ['out', '--out <capture.json>'], ['modelFamily', '--model-family <name>'], ['reviewer', '--reviewer <name>']] as const) {
@@ -312,16 +330,19 @@ export function register(program: Command, ctx: CliContext): void {
     .description('check captures in one report: schema and cross-field rules, research_trace against the vault, and the lock beside each')
     .argument('<paths...>', 'capture files, or folders searched for *.capture.json'), { required: false })
     .option('--json', 'print { captures, totals } as JSON')
+    .option('--trust-key <public.pem>', 'trusted runner public key (repeatable; default: LORETRACE_TRUSTED_KEYS)', (v: string, p: string[]) => [...p, v], [] as string[])
     .action(
-      action(ctx, async (paths: string[], own: Partial<VaultCliOptions>) => {
-        // commander hands options written after `check` that `capture` also defines (--lore, --json, …) to `capture`.
-        const opts = { ...capture.opts(), ...own } as Partial<VaultCliOptions>;
+      action(ctx, async (paths: string[], own: Partial<VaultCliOptions> & { trustKey?: string[] }) => {
+        // commander hands options written after `check` that `capture` also defines (--lore, --json, --trust-key, …) to `capture`.
+        const parent = capture.opts() as { trustKey?: string[] };
+        const opts = { ...parent, ...own, trustKey: [...(parent.trustKey ?? []), ...(own.trustKey ?? [])] } as Partial<VaultCliOptions> & { trustKey: string[] };
         if (opts.lore === undefined) throw new LoretraceError('usage', "required option '--lore <dir>' not specified", {}, 2);
         const files = await expandInputs(ctx, paths, '.capture.json');
         if (files.length === 0) throw new LoretraceError('usage', `no capture found in ${paths.join(', ')} (folders are searched for *.capture.json)`, {}, 2);
+        const trustedKeys = await trustedKeysFromOptions(ctx, opts);
         const index = await openIndex(ctx, opts as VaultCliOptions);
         const checks: CaptureCheck[] = [];
-        for (const f of files) checks.push(await checkOne(ctx, f, index));
+        for (const f of files) checks.push(await checkOne(ctx, f, index, trustedKeys));
         const totals = {
           captures: checks.length, ok: checks.filter((c) => c.ok).length, failed: checks.filter((c) => !c.ok).length,
           invalid: checks.filter((c) => c.validation !== null && !c.validation.valid).length,

@@ -1,5 +1,5 @@
 /**
- * `loretrace lock verify <locks or folders...> [--lore <dir>] [--json]`
+ * `loretrace lock verify <locks or folders...> [--lore <dir>] [--trust-key <public.pem>]... [--json]`
  *
  * Thin shell over `verifyLock` (src/receipts/lock.ts): for every lock (folders are searched for
  * `*.lock.json`), re-hash each listed file and, with `--lore`, compare the vault's snapshot with the one the
@@ -7,17 +7,22 @@
  * disposition, then totals over every lock, zeros included (seed 003). A lock that cannot be verified (unreadable,
  * not JSON, not a loretrace lock: `bad_lock`) is that one lock's failure, counted in `unreadable`; the other
  * locks are still verified. Exit 0 when nothing drifted, 1 when any file changed or is missing, the snapshot
- * changed or a lock could not be verified, 2 on usage errors (no lock found).
+ * changed, a lock could not be verified or (with `--trust-key`) a lock's ledger is not signed by a trusted key,
+ * 2 on usage errors (no lock found).
+ * With `--trust-key` (src/cli/keys.ts) the ledger a lock names must be signed by a trusted runner key (else
+ * exit 1, `authorship_failed`); without it a lock with a ledger says `authorship not checked (no --trust-key)`.
  */
 import type { Command } from 'commander';
 import { LoretraceError, isLoretraceError } from '../../errors.js';
 import type { VaultIndex } from '../../types.js';
 import { LOCK_FILE_DISPOSITIONS, LOCK_SNAPSHOT_DISPOSITIONS, verifyLock } from '../../receipts/lock.js';
 import type { LockVerificationReport } from '../../receipts/lock.js';
+import type { TrustedKey } from '../../receipts/signing.js';
 import type { CliContext } from '../context.js';
 import { action, plural, printJson } from '../context.js';
 import { addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
 import { expandInputs } from '../outputs.js';
+import { addTrustKeyOption, trustedKeysFromOptions } from '../keys.js';
 
 /**
  * A lock that could not be verified at all — unreadable (missing, a FIFO or device, over the input cap), not
@@ -42,7 +47,7 @@ export function isLockFailure(r: LockReportEntry): r is LockFailure {
 /** The human form of one lock's verification: a header line, one line per file, the snapshot line. */
 export function renderLockReport(r: LockVerificationReport): string {
   const out: string[] = [];
-  out.push(`lock ${r.file} (${r.command}, ${r.status}): ${r.ok ? 'ok' : 'DRIFT'}`);
+  out.push(`lock ${r.file} (${r.command}, ${r.status}): ${r.ok ? 'ok' : r.drift ? 'DRIFT' : 'FAILED (ledger authorship)'}`);
   for (const f of r.files) {
     out.push(`  ${f.disposition.padEnd(9)} ${f.role.padEnd(6)} ${f.path}`);
     if (f.detail) out.push(`            ${f.detail}`);
@@ -50,6 +55,8 @@ export function renderLockReport(r: LockVerificationReport): string {
   const s = r.snapshot;
   if (s.disposition === 'other_vault') out.push(`  snapshot other_vault (the lock is of vault ${s.namespace}, --lore is ${s.current_namespace}: not compared; pass the lock's own vault)`);
   else out.push(`  snapshot ${s.disposition}${s.recorded ? ` (recorded ${s.recorded.slice(0, 12)}${s.current ? `, vault now ${s.current.slice(0, 12)}` : ''})` : ''}`);
+  const a = r.ledger_authorship;
+  if (a) out.push(!a.checked ? `  ${a.detail}` : a.status === 'trusted' ? `  ledger authorship: ${a.detail}` : `  ledger authorship: FAILED — ${a.detail}`);
   out.push(`  files: ${LOCK_FILE_DISPOSITIONS.map((d) => `${d} ${r.totals[d]}`).join(', ')}`);
   return out.join('\n') + '\n';
 }
@@ -61,19 +68,24 @@ export function renderLockFailure(r: LockFailure): string {
 
 /**
  * Totals over many lock reports, every key present (zeros included): `locks` (all of them, failures included),
- * `ok`, `drift`, `unreadable` (locks that could not be verified), then the file and snapshot dispositions of
- * the verified ones.
+ * `ok`, `drift` (a file or the snapshot drifted), `unreadable` (locks that could not be verified), then the file
+ * and snapshot dispositions of the verified ones, then `authorship_failed` (with --trust-key, locks whose ledger
+ * is not signed by a trusted key).
  */
 export function lockTotals(reports: readonly LockReportEntry[]): Record<string, number> {
   const totals: Record<string, number> = { locks: reports.length, ok: 0, drift: 0, unreadable: 0 };
   for (const d of LOCK_FILE_DISPOSITIONS) totals[`files_${d}`] = 0;
   for (const s of LOCK_SNAPSHOT_DISPOSITIONS) totals[`snapshot_${s}`] = 0;
+  totals['authorship_failed'] = 0;
   for (const r of reports) {
     if (isLockFailure(r)) {
-      totals.unreadable! += 1;
+      totals['unreadable']! += 1;
       continue;
     }
-    totals[r.ok ? 'ok' : 'drift']! += 1;
+    if (r.ok) totals['ok']! += 1;
+    if (r.drift) totals['drift']! += 1;
+    const a = r.ledger_authorship;
+    if (a && a.checked && a.status !== 'trusted') totals['authorship_failed']! += 1;
     for (const d of LOCK_FILE_DISPOSITIONS) totals[`files_${d}`]! += r.totals[d];
     totals[`snapshot_${r.snapshot.disposition}`]! += 1;
   }
@@ -85,9 +97,9 @@ export function lockTotals(reports: readonly LockReportEntry[]): Record<string, 
  * `not_utf8`, `bad_json`, `duplicate_key`, `bad_lock`) becomes that lock's {@link LockFailure}, so one bad
  * lock in a folder does not stop the report. Other errors (bugs) still propagate.
  */
-async function verifyOneLock(ctx: CliContext, file: string, index: VaultIndex | undefined): Promise<LockReportEntry> {
+async function verifyOneLock(ctx: CliContext, file: string, index: VaultIndex | undefined, trustedKeys: readonly TrustedKey[]): Promise<LockReportEntry> {
   try {
-    return await verifyLock(await readInputText(ctx, file, 'JSON lock'), file, { cwd: ctx.cwd, ...(index !== undefined ? { currentSnapshot: index.snapshot_id, currentNamespace: index.namespace } : {}) });
+    return await verifyLock(await readInputText(ctx, file, 'JSON lock'), file, { cwd: ctx.cwd, trustedKeys, ...(index !== undefined ? { currentSnapshot: index.snapshot_id, currentNamespace: index.namespace } : {}) });
   } catch (e) {
     if (!isLoretraceError(e)) throw e;
     return { file, ok: false, error: { code: e.code, message: e.message } };
@@ -97,25 +109,26 @@ async function verifyOneLock(ctx: CliContext, file: string, index: VaultIndex | 
 /** Register `loretrace lock verify` on the program. */
 export function register(program: Command, ctx: CliContext): void {
   const lock = program.command('lock').description('verify the lock files loretrace writes beside its outputs (seed 002 packet.lock.json)');
-  addVaultOptions(lock
+  addTrustKeyOption(addVaultOptions(lock
     .command('verify')
     .description('re-hash every file a lock lists and (with --lore) compare the vault snapshot; one report, exit 1 on any drift')
     .argument('<paths...>', 'lock files, or folders searched for *.lock.json'), { required: false })
-    .option('--json', 'print { locks, totals } as JSON')
+    .option('--json', 'print { locks, totals } as JSON'))
     .action(
-      action(ctx, async (paths: string[], opts: Partial<VaultCliOptions>) => {
+      action(ctx, async (paths: string[], opts: Partial<VaultCliOptions> & { trustKey?: string[] }) => {
+        const trustedKeys = await trustedKeysFromOptions(ctx, opts);
         const files = await expandInputs(ctx, paths, '.lock.json');
         if (files.length === 0) throw new LoretraceError('usage', `no lock file found in ${paths.join(', ')} (folders are searched for *.lock.json)`, {}, 2);
         const index = opts.lore !== undefined ? await openIndex(ctx, { ...opts, lore: opts.lore }) : undefined;
         const reports: LockReportEntry[] = [];
-        for (const f of files) reports.push(await verifyOneLock(ctx, f, index));
+        for (const f of files) reports.push(await verifyOneLock(ctx, f, index, trustedKeys));
         const totals = lockTotals(reports);
         if (opts.json) printJson(ctx, { locks: reports, totals });
         else {
           for (const r of reports) ctx.stdout(isLockFailure(r) ? renderLockFailure(r) : renderLockReport(r));
           ctx.stdout(`totals: ${plural(totals.locks!, 'lock')}, ${Object.entries(totals).filter(([k]) => k !== 'locks').map(([k, v]) => `${k} ${v}`).join(', ')}\n`);
         }
-        return totals.drift! > 0 || totals.unreadable! > 0 ? 1 : 0;
+        return totals.locks !== totals.ok ? 1 : 0;
       }),
     );
 }

@@ -1,6 +1,6 @@
 /**
  * `loretrace verify-trace --lore <dir> <files or folders...> [--ledger <ledger.jsonl>]... [--head <hash>]
- *   [--lock <lock.json>]... [--json]`
+ *   [--lock <lock.json>]... [--trust-key <public.pem>]... [--json]`
  *
  * Thin shell over `verifyTrace` (src/receipts/verify-trace.ts): index the vault once, read every capture,
  * capture fragment, traverse result, ledger export or raw ledger (.jsonl, exported first), check every
@@ -13,6 +13,8 @@
  * `capture check` uses: `retrieve` locks its packet, ledger and fragment together), and the output names that
  * lock (`found_locks` in the JSON). Exit 0 when every file passes; 1 when any
  * fails (or on invalid input); 2 on usage errors (unreadable: `file_not_found`, non-JSON: `bad_json`).
+ * `--trust-key` (src/cli/keys.ts) makes every ledger prove its runner (docs/RECEIPTS.md "Authorship");
+ * without it each report with a ledger says `authorship not checked (no --trust-key)`.
  */
 import { createHash } from 'node:crypto';
 import { readFile, readdir, stat } from 'node:fs/promises';
@@ -30,6 +32,8 @@ import { exportLedger } from '../../receipts/ledger-export.js';
 import { findLockFor, lockListsOutput, lockedTrace } from '../../receipts/lock.js';
 import { addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
 import { reportWithErrors } from './retrieve.js';
+import { addTrustKeyOption, trustedKeysFromOptions } from '../keys.js';
+import type { TrustedKey } from '../../receipts/signing.js';
 
 /** True when a parsed JSON value is a ledger record (a one-record ledger is a single JSON line). */
 function isLedgerRecord(v: unknown): boolean {
@@ -82,9 +86,11 @@ export function renderVerification(report: TraceVerificationReport): string {
   if (report.ledgers.length === 0) lines.push('  ledger: none given; no runner_captured entry can be ledger-backed');
   for (const l of report.ledgers) {
     const pin = l.pinned_head ? `, head pinned by ${l.pin_source}` : ', head not pinned';
-    lines.push(`  ledger: ${l.disposition.padEnd(17)} ${l.file ?? '(text)'} ${l.ledger_id ?? '?'} (${plural(l.records, 'record')}${pin})`);
+    const signer = l.authorship.status === 'trusted' ? `, signed by trusted key ${l.authorship.key_id}` : '';
+    lines.push(`  ledger: ${l.disposition.padEnd(17)} ${l.file ?? '(text)'} ${l.ledger_id ?? '?'} (${plural(l.records, 'record')}${pin}${signer})`);
     if (l.detail) lines.push(`                 ${l.detail}`);
   }
+  if (report.ledgers.length > 0) lines.push(report.authorship.checked ? `  authorship: checked against --trust-key ${report.authorship.trusted_key_ids.join(', ')}` : `  ${report.authorship.note}`);
   const pf = report.packet_file;
   if (pf) {
     lines.push(pf.disposition === 'unchanged'
@@ -267,15 +273,15 @@ async function lockOptions(ctx: CliContext, lock: HeldLock | null, doc: unknown)
 type FileOutcome = { file: string; report: TraceVerificationReport } | { file: string; error: { code: string; message: string } };
 
 /** Verify one trace input against the shared ledgers and pins, and against the lock that holds it (if any). */
-async function verifyOne(ctx: CliContext, file: string, index: VaultIndex, ledgers: TraceLedgerInput[], pins: LedgerHeadPin[], lock: HeldLock | null): Promise<TraceVerificationReport> {
+async function verifyOne(ctx: CliContext, file: string, index: VaultIndex, ledgers: TraceLedgerInput[], pins: LedgerHeadPin[], lock: HeldLock | null, trustedKeys: readonly TrustedKey[]): Promise<TraceVerificationReport> {
   const { text, doc } = await readTraceText(ctx, file);
   if (doc === null) {
     const exported = await exportLedger(text, { file, index });
     const own = ledgers.some((l) => l.file === file) ? ledgers : [...ledgers, { file, text }];
     const inputKind = exported.mode === 'coordinator_scoped_retrieval' ? 'retrieve_ledger' : 'proxy_ledger';
-    return verifyTrace(index, exported, { file, inputKind, ledgers: own, pins });
+    return verifyTrace(index, exported, { file, inputKind, ledgers: own, pins, trustedKeys });
   }
-  return verifyTrace(index, doc, { file, ledgers, pins, ...(await lockOptions(ctx, lock, doc)) });
+  return verifyTrace(index, doc, { file, ledgers, pins, ...(await lockOptions(ctx, lock, doc)), trustedKeys });
 }
 
 /** Totals over every file: files by outcome, then every disposition (zeros included). */
@@ -296,22 +302,24 @@ interface VerifyTraceCliOptions extends VaultCliOptions {
   ledger?: string[];
   head?: string;
   lock?: string[];
+  trustKey?: string[];
 }
 
 /** Register `verify-trace` on the program. */
 export function register(program: Command, ctx: CliContext): void {
-  addVaultOptions(program
+  addTrustKeyOption(addVaultOptions(program
     .command('verify-trace')
     .description('check every research_trace entry (capture, capture fragment, traverse result, ledger export or raw ledger .jsonl) line by line against the vault, and runner_captured entries against the ledger that served them')
     .argument('<files...>', 'captures, capture fragments, traverse results, ledger exports (JSON), ledgers (.jsonl), or folders of them'))
     .option('--ledger <ledger.jsonl...>', 'ledger(s) that back the runner_captured entries (repeatable)')
     .option('--head <hash>', 'pinned record_hash of the last ledger record (a ledger cut off at the end then fails)')
     .option('--lock <lock.json...>', 'lock file(s) whose ledger entry pins a ledger head (repeatable)')
-    .option('--json', 'print the verification report as JSON')
+    .option('--json', 'print the verification report as JSON'))
     .action(
       action(ctx, async (files: string[], opts: VerifyTraceCliOptions) => {
         const single = files.length === 1 && !(await stat(resolve(ctx.cwd, files[0]!)).then((s) => s.isDirectory()).catch(() => false));
         try {
+          const trustedKeys = await trustedKeysFromOptions(ctx, opts);
           const index = await openIndex(ctx, opts);
           const inputs = await collectInputs(ctx, files, opts.ledger ?? [], opts.lock ?? []);
           const pins: LedgerHeadPin[] = opts.head !== undefined ? [{ head: opts.head, source: '--head' }] : [];
@@ -328,7 +336,7 @@ export function register(program: Command, ctx: CliContext): void {
           const ledgers: TraceLedgerInput[] = [];
           for (const l of inputs.ledgers) ledgers.push({ file: l, text: await readInputText(ctx, l, 'ledger (JSONL)') });
           if (single) {
-            const report = await verifyOne(ctx, files[0]!, index, ledgers, pins, lockFor(files[0]!));
+            const report = await verifyOne(ctx, files[0]!, index, ledgers, pins, lockFor(files[0]!), trustedKeys);
             if (opts.json) printJson(ctx, found.length > 0 ? { ...report, found_locks: found } : report);
             else ctx.stdout(withFoundLock(renderVerification(report), files[0]!, found));
             return report.ok ? 0 : 1;
@@ -336,7 +344,7 @@ export function register(program: Command, ctx: CliContext): void {
           const outcomes: FileOutcome[] = [];
           for (const file of inputs.traces) {
             try {
-              outcomes.push({ file, report: await verifyOne(ctx, file, index, ledgers, pins, lockFor(file)) });
+              outcomes.push({ file, report: await verifyOne(ctx, file, index, ledgers, pins, lockFor(file), trustedKeys) });
             } catch (e) {
               if (!isLoretraceError(e)) throw e;
               // A folder may hold documents without a trace (packets, projected contexts): skipped, not failed.
