@@ -91,7 +91,8 @@ describe('capture --ledger on the ledger retrieve wrote (coordinator lane, Fixtu
     const lines = r.out.split('\n');
     expect(lines[0]).toBe('capture: brinefall-intake.turn-01.mara-voss.packet.loretrace-coordinator.v1.capture (coordinator_scoped_retrieval) review_status accepted_as_draft');
     expect(lines[2]).toMatch(/^ {2}receipts: ledger mara\.packet\.ledger\.jsonl — verifies, 14 records, closed; head [0-9a-f]{64}$/);
-    expect(lines[3]).toBe(`  research_trace: 3 runner_captured entries, 0 failed (${Object.entries(totals({ verified: 3 })).map(([k, v]) => `${k} ${v}`).join(', ')})`);
+    expect(lines[3]).toBe('  authorship not checked (no --trust-key); the ledger is unsigned');
+    expect(lines[4]).toBe(`  research_trace: 3 runner_captured entries, 0 failed (${Object.entries(totals({ verified: 3 })).map(([k, v]) => `${k} ${v}`).join(', ')})`);
     const c = json('mara.capture.json');
     const fragment = json('mara.lore_access.json');
     expect(c.lore_access.research_trace).toEqual(fragment.research_trace);

@@ -29,7 +29,6 @@ import { LoretraceError } from '../errors.js';
 import type { VaultPath } from '../types.js';
 import { sha256Hex } from '../vault/hash.js';
 import type { EscapedCharacters, RefusalCode } from '../proxy/refusals.js';
-import type { LedgerSigner, LedgerSignature } from './signing.js';
 
 /** `schema_version` of every ledger record written by this version. */
 export const LEDGER_SCHEMA_VERSION = 'loretrace.ledger.v3';
@@ -164,6 +163,33 @@ export interface LedgerSessionInfo {
   admitted: { ref: string; path: string; via: AdmissionVia }[];
   /** Seeds and scope entries that were not admitted, with the true reason. */
   not_admitted: { ref: string; reason: string }[];
+}
+
+/**
+ * The `signature` field of a signed `SESSION_CLOSED` record (src/receipts/signing.ts): Ed25519 over the
+ * RFC 8785 form of the record with `prev_hash` and without `signature` and `record_hash`.
+ */
+export interface LedgerSignature {
+  alg: 'ed25519';
+  /** First 16 hex digits of SHA-256 over the raw 32-byte public key. */
+  key_id: string;
+  /** The raw 32-byte Ed25519 public key, base64url without padding (43 characters). */
+  public_key: string;
+  /** The 64-byte Ed25519 signature, base64url without padding (86 characters). */
+  sig: string;
+}
+
+/** A signing key as the ledger writers hold it (src/receipts/signing.ts `readSigningKey`). */
+export interface LedgerSigner {
+  /** The key's id (first 16 hex digits of SHA-256 over the raw public key). */
+  key_id: string;
+  /** The raw public key, base64url (what the signature record carries). */
+  public_key: string;
+  /**
+   * Sign a record body: `body` is the closing record with `prev_hash` and without `signature` and
+   * `record_hash`; returns its {@link LedgerSignature}.
+   */
+  sign(body: object): LedgerSignature;
 }
 
 /** A v3 ledger record without its two hash fields (what is hashed). */

@@ -39,6 +39,7 @@ import type { KeyObject } from 'node:crypto';
 import { LoretraceError } from '../errors.js';
 import type { Finding } from '../errors.js';
 import { canonicalJson } from './ledger-record.js';
+import type { LedgerSignature, LedgerSigner } from './ledger-record.js';
 
 /** The only signature algorithm: Ed25519 (RFC 8032). */
 export const SIGNATURE_ALG = 'ed25519';
@@ -46,29 +47,9 @@ export const SIGNATURE_ALG = 'ed25519';
 /** Hex digits of SHA-256(raw public key) that make a `key_id`. */
 export const KEY_ID_HEX_DIGITS = 16;
 
-/** The `signature` field of a signed `SESSION_CLOSED` record. */
-export interface LedgerSignature {
-  alg: typeof SIGNATURE_ALG;
-  /** First {@link KEY_ID_HEX_DIGITS} hex digits of SHA-256 over the raw 32-byte public key. */
-  key_id: string;
-  /** The raw 32-byte Ed25519 public key, base64url without padding (43 characters). */
-  public_key: string;
-  /** The 64-byte Ed25519 signature, base64url without padding (86 characters). */
-  sig: string;
-}
-
-/** A signing key as the ledger writers hold it (from {@link readSigningKey}). */
-export interface LedgerSigner {
-  /** The key's id ({@link keyIdOf}). */
-  key_id: string;
-  /** The raw public key, base64url (what the signature record carries). */
-  public_key: string;
-  /**
-   * Sign a record body: `body` is the closing record with `prev_hash` and without `signature` and
-   * `record_hash`; returns its {@link LedgerSignature}.
-   */
-  sign(body: object): LedgerSignature;
-}
+// The record's `signature` shape and the signer interface live in ledger-record.ts (the record form), so the
+// record module does not import this one.
+export type { LedgerSignature, LedgerSigner } from './ledger-record.js';
 
 /** A trusted public key (from {@link readTrustedKey}): its id, its raw bytes and where it came from. */
 export interface TrustedKey {

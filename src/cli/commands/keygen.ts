@@ -7,7 +7,7 @@
  * private key file (`x.key.pem` → public `x.pub.pem`; `x.pem` → `x.pub.pem`; else `<name>.pub.pem`).
  * A trailing `/` (or `\`) always means a folder: a missing one is created (mode 0700, its parent must
  * exist), and a path that exists but is no folder is refused (`out_not_folder`, exit 2) — never a key file
- * named like the folder.
+ * named like the folder. Without a trailing separator, a missing parent folder of the key file is created.
  * Never overwrites: when either file exists nothing is written (`output_exists`, exit 2). Both files are
  * created with `O_EXCL` and never through a symbolic link (src/safe-write.ts).
  */
@@ -90,6 +90,7 @@ export function register(program: Command, ctx: CliContext): void {
           }
         }
         const key = generateRunnerKey();
+        mkdirSync(dirname(privatePath), { recursive: true });
         writeNew(privatePath, shownPrivate, key.private_pem, 0o600);
         writeNew(publicPath, shownPublic, key.public_pem, 0o644);
         if (opts.json) printJson(ctx, { alg: 'ed25519', key_id: key.key_id, private_key: shownPrivate, public_key: shownPublic });
