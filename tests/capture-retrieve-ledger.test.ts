@@ -14,6 +14,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { main } from '../src/cli/main.js';
 import { TRACE_DISPOSITIONS } from '../src/receipts/verify-trace.js';
 import type { TraceDisposition } from '../src/receipts/verify-trace.js';
+import { writeTestKey } from './helpers/keys.js';
 import { tempDir } from './helpers/proxy.js';
 import { FIXTURES, FIXTURE_VAULT, GHOSTLIGHT, hasShared, sharedNotice } from './helpers/shared.js';
 
@@ -138,6 +139,14 @@ describe('capture --ledger on the ledger retrieve wrote (coordinator lane, Fixtu
     expect(report.totals).toEqual(totals({ verified: 3 }));
     const explicit = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'mara.lore_access.json', '--ledger', 'mara.packet.ledger.jsonl', '--json']);
     expect(JSON.parse(explicit.out).found_locks).toBeUndefined();
+    // The ledger of a found lock is held to --trust-key like a named one: retrieve ran unsigned here.
+    const key = writeTestKey(tmp.dir, 1);
+    const trusted = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'mara.capture.json', '--trust-key', key.publicPath, '--json']);
+    expect(trusted.code).toBe(1);
+    const held = JSON.parse(trusted.out);
+    expect(held.found_locks).toEqual([{ file: 'mara.capture.json', lock: 'mara.capture.lock.json', ledger: 'mara.packet.ledger.jsonl' }]);
+    expect(held.ledgers.map((l: { disposition: string }) => l.disposition)).toEqual(['ledger_unsigned']);
+    expect(held.totals).toEqual(totals({ ledger_untrusted: 3, ledger_unsigned: 1 }));
   });
 
   it('verify-trace reports retrieve\'s fragment as a capture_fragment and its raw ledger as a retrieve_ledger', async () => {

@@ -576,7 +576,8 @@ describe('a capture held to its lock: verify-trace --lock and capture check', ()
   const sha = (t: string | Buffer) => createHash('sha256').update(t).digest('hex');
   const totals = (counts: Record<string, number>) => ({
     verified: 0, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, missing_file: 0, policy_violation: 0, drifted: 0, unverifiable: 0,
-    unbacked: 0, ledger_mismatch: 0, ledger_broken: 0, seed_not_consulted: 0, ledger_not_closed: 0, ...counts,
+    unbacked: 0, ledger_mismatch: 0, ledger_broken: 0, ledger_untrusted: 0, seed_not_consulted: 0, ledger_not_closed: 0,
+    ledger_unsigned: 0, ledger_untrusted_signer: 0, ledger_signature_invalid: 0, ...counts,
   });
   beforeAll(async () => {
     mkdirSync(join(tmp.dir, 'locked'));
