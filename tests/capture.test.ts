@@ -467,13 +467,14 @@ describe('loretrace capture (CLI)', () => {
     const raw = JSON.parse(read(ILSE_RAW));
     raw.research_trace[1].extracted_constraint = 'the harbor council swore every frozen crew one free berth plus fuel until spring came back';
     writeFileSync(join(tmp.dir, 'ilse-invented.raw.json'), JSON.stringify(raw));
-    const totals = 'verified 3, text_mismatch 1, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 1, unbacked 0, ledger_mismatch 0, ledger_broken 0, seed_not_consulted 0, ledger_not_closed 0';
+    const totals = 'verified 3, text_mismatch 1, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 1, unbacked 0, ledger_mismatch 0, ledger_broken 0, ledger_untrusted 0, seed_not_consulted 0, ledger_not_closed 0, ledger_unsigned 0, ledger_untrusted_signer 0, ledger_signature_invalid 0';
     const c = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'ilse.packet.json', '--raw-output', 'ilse-invented.raw.json', '--ledger', 'ilse.jsonl', '--out', 'ilse-invented.capture.json', '--model-family', 'fixture model', '--reviewer', 'fixture reviewer']);
     expect(c.code).toBe(0);
-    expect(c.out.split('\n').slice(0, 6)).toEqual([
+    expect(c.out.split('\n').slice(0, 7)).toEqual([
       'capture: proxy-fixture.brinefall-berths.dock_warden_ilse.packet.research.v0.capture (responder_scoped_repository_search) review_status draft',
       '  raw output: 2215 bytes, meets the output contract',
       expect.stringMatching(/^  receipts: ledger ilse\.jsonl — verifies, 10 records, closed; head [0-9a-f]{64}$/),
+      '  authorship not checked (no --trust-key); the ledger is unsigned',
       `  research_trace: 3 runner_captured entries, 0 failed (${totals})`,
       '  leakage (automated first pass): no flag set',
       '  failure_labels: responder_trace_not_verified',
@@ -487,7 +488,7 @@ describe('loretrace capture (CLI)', () => {
       `  trace: 3 runner_captured checked, 0 failed (${totals})`,
     ]);
     const clean = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'ilse.capture.json']);
-    expect(clean.out.split('\n')[2]).toBe('  trace: 3 runner_captured checked, 0 failed (verified 3, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 2, unbacked 0, ledger_mismatch 0, ledger_broken 0, seed_not_consulted 0, ledger_not_closed 0)');
+    expect(clean.out.split('\n')[2]).toBe('  trace: 3 runner_captured checked, 0 failed (verified 3, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 2, unbacked 0, ledger_mismatch 0, ledger_broken 0, ledger_untrusted 0, seed_not_consulted 0, ledger_not_closed 0, ledger_unsigned 0, ledger_untrusted_signer 0, ledger_signature_invalid 0)');
   });
 
   it('assembles the coordinator lane from retrieve --capture-out (not ledger-backed: draft, summary built from the receipts)', async () => {
