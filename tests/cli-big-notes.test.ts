@@ -53,7 +53,7 @@ describe('show of an over-cap note', () => {
     expect(human.stdout).toBe([
       'BigNoteLore:Harbor/Tide Ledger.md#L2-L4  (lines 2-4)',
       'note: Harbor/Tide Ledger.md is 3246 bytes, over max_file_bytes: not indexed (no chunk or heading refs); these lines are read from the file',
-      '2 │ ',
+      '2 │',
       `3 │ ${ENTRY(1)}`,
       `4 │ ${ENTRY(2)}`,
       '',
