@@ -6,17 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import canonicalize from 'canonicalize';
 import { canonicalJson, plainCanonicalJson } from '../src/receipts/ledger-record.js';
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from './helpers/prng.js';
 
 // Keys and strings that stress the sort (code units, not code points) and the escapes.
 const PIECES = ['a', 'B', 'é', 'e\u0301', '\u2028', '"', '\\', '\n', '\u0000', '\u001f', '😀', '\uFB01', 'z', '10', '2', '', ' ', '\uFFFF', '</script>'];

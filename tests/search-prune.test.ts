@@ -15,18 +15,7 @@ import { STOP_WORDS } from '../src/search/tokenize.js';
 import type { VaultIndex } from '../src/types.js';
 import { AETHERIA, FIXTURE_VAULT, sharedNotice } from './helpers/shared.js';
 import { makeVault } from './helpers/temp-vault.js';
-
-/** mulberry32: a small seeded PRNG, so every run checks the same cases. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from './helpers/prng.js';
 
 const pick = <T>(rand: () => number, list: readonly T[]): T => list[Math.floor(rand() * list.length)]!;
 
