@@ -258,6 +258,28 @@ describe('verifyTrace holds a backing ledger to the trace: its packet, its polic
     expect(withLock.policy.receipt).toBe('lock x.lock.json /policy_receipt');
   });
 
+  it('holds ledger-backed entries to the ledger session\'s policy even when the input carries a wider receipt of its own (narrow, never widen)', async () => {
+    const own = await session();
+    const hide = `${R.factions}#Factions`;
+    const forged = rechain(own.text, (sess) => {
+      (sess['policy_receipt'] as unknown[]).push({ clause: hide, kind: 'hidden_ref', pointer: '/hidden_context_audit/omitted_context_refs/9', disposition: 'enforced', rule: `never consult ${hide}`, matches: 1 });
+    });
+    const fragment = await exportLedger(forged, { index });
+    // The input keeps the unforged session's receipt, which admits the Factions note: it must not widen the ledger's.
+    const wide = own.fragment.policy_receipt;
+    const doc = { ...fragment, policy_receipt: wide };
+    const r = await verifyTrace(index, doc, { file: 'f.json', ledgers: [{ file: own.path, text: forged }] });
+    expect(r.policy.receipt).toBe('/policy_receipt');
+    expect(r.totals).toEqual(totals({ verified: 1, policy_violation: 1 }));
+    expect(r.ok).toBe(false);
+    const row = (JSON.parse(forged.split('\n')[0]!) as { session: { policy_receipt: unknown[] } }).session.policy_receipt.length - 1;
+    expect(r.entries[1]!.detail).toBe(`World/Pre-Elysium/Factions/index.md is hidden lore (lines 1-14 are a hidden section): policy_receipt row ${own.path} SESSION_OPENED /session/policy_receipt/${row} (hidden_ref "${hide}") denies it; expected runner_captured entries only from paths the policy admits (the policy of ledger ${own.path}'s session)`);
+    // A lock's receipt (the caller's) cannot widen it either.
+    const { policy_receipt: _p, ...bare } = doc;
+    const withLock = await verifyTrace(index, bare, { file: 'f.json', ledgers: [{ file: own.path, text: forged }], policyReceipt: { pointer: 'lock x.lock.json /policy_receipt', value: wide } });
+    expect(withLock.totals).toEqual(totals({ verified: 1, policy_violation: 1 }));
+  });
+
   it('fails a rewritten query and a second entry bound to the same served piece as ledger_mismatch; a dropped entry is allowed', async () => {
     const { path, text, fragment } = await session();
     const [a, b] = fragment.research_trace as [LedgerExport['research_trace'][number], LedgerExport['research_trace'][number]];

@@ -56,8 +56,8 @@ import type { TrustedKey } from './signing.js';
  *    keys were given, or a signature that does not verify; src/receipts/signing.ts). `text_verified`
  *    keeps the text verdict: a hand-written entry can be verified for text but never passes. A backed entry
  *    is then held to its ledger (`backedEntryProblem`): the ledger must pin the trace's packet, else
- *    `ledger_mismatch`; without an input receipt, its path must be admitted by the ledger session's
- *    `policy_receipt`, else `policy_violation`; its `query` must be the record's, and no earlier entry of
+ *    `ledger_mismatch`; whatever receipt the input carries, its path must be admitted by the ledger
+ *    session's `policy_receipt`, else `policy_violation`; its `query` must be the record's, and no earlier entry of
  *    the same array may be bound to the same served piece, else `ledger_mismatch`;
  * 7. status — in a trace whose `research_trace_status` is `runner_captured` (a capture's
  *    `lore_access`, a fragment), an entry of another origin is `unbacked`: the status claims the runner
@@ -781,7 +781,7 @@ interface BackingContext {
   packet: ExpectedPacket | null;
   index: VaultIndex;
   lookup: Lookup;
-  /** The input's (or the caller's) receipt; when it has rows it is applied already (check 1b). */
+  /** The input's (or the caller's) receipt; when it has rows it is applied already (check 1b), the ledger session's is applied too (6b). */
   rules: ReceiptRules | null;
   /** The receipt of each backing ledger's session, read once (by ledger_id). */
   ledgerRules: Map<string, ReceiptRules | null>;
@@ -813,8 +813,9 @@ function ledgerVerdict(v: TraceEntryVerdict, e: CheckedEntry, query: string | nu
 /**
  * Checks 6a-6d of {@link TraceDisposition} on an entry its ledger record backs; null when all hold.
  * 6a packet: the ledger's SESSION_OPENED must pin the input's packet (id, and sha256 when known) —
- * `ledger_mismatch` naming both packet ids; 6b policy: when the input's receipt was not applied, the
- * entry's path must be admitted by the policy_receipt of the ledger's session — `policy_violation`;
+ * `ledger_mismatch` naming both packet ids; 6b policy: whatever receipt the input (or its lock) carries,
+ * the entry's path must be admitted by the policy_receipt of the ledger's session — `policy_violation`
+ * (narrow, never widen: an input's own receipt can refuse more than the session, never admit more);
  * 6c query: the entry's `query` must be the one `exportLedger` derives from the record — `ledger_mismatch`
  * naming the field; 6d duplicate: a second entry of the same trace array bound to the same served piece
  * is `ledger_mismatch` (a capture may cite a subset of the ledger, but each piece once).
@@ -831,17 +832,17 @@ function backedEntryProblem(
   if (p !== null && p.packet_sha256 !== null && view.packet_sha256 !== null && view.packet_sha256 !== p.packet_sha256) {
     return { disposition: 'ledger_mismatch', detail: `ledger ${where} pins packet ${JSON.stringify(view.packet_id)} with sha256 ${view.packet_sha256}, but packet ${JSON.stringify(p.packet_id)} (${p.source}) has sha256 ${p.packet_sha256}; a ledger backs only the trace of the packet its session served` };
   }
-  if (ctx.rules === null || ctx.rules.rows === 0) {
-    let rules = ctx.ledgerRules.get(view.ledger_id);
-    if (rules === undefined) {
-      rules = readReceipt({ pointer: `${where} SESSION_OPENED /session/policy_receipt`, value: view.policy_receipt }, ctx.index, where);
-      ctx.ledgerRules.set(view.ledger_id, rules);
-    }
-    if (rules !== null && rules.rows > 0) {
-      const path = backing.range.path;
-      const detail = policyDetail(rules, path, ctx.lookup.notes.get(path), [e.line_start, e.line_end]);
-      if (detail !== null) return { disposition: 'policy_violation', detail: `${detail} (the policy of ledger ${where}'s session)` };
-    }
+  // Narrow, never widen: the receipt the input (or its lock) carries may refuse more than the session did,
+  // never admit more, so the ledger session's own policy is applied whatever receipt came with the input.
+  let rules = ctx.ledgerRules.get(view.ledger_id);
+  if (rules === undefined) {
+    rules = readReceipt({ pointer: `${where} SESSION_OPENED /session/policy_receipt`, value: view.policy_receipt }, ctx.index, where);
+    ctx.ledgerRules.set(view.ledger_id, rules);
+  }
+  if (rules !== null && rules.rows > 0) {
+    const path = backing.range.path;
+    const detail = policyDetail(rules, path, ctx.lookup.notes.get(path), [e.line_start, e.line_end]);
+    if (detail !== null) return { disposition: 'policy_violation', detail: `${detail} (the policy of ledger ${where}'s session)` };
   }
   const derived = entryWording(view, backing.call, backing.range).query;
   if (query !== derived) {
