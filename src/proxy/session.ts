@@ -210,6 +210,8 @@ export class ProxySession {
   private corpus: { size: number; corpus: SearchCorpus } | null = null;
   private statusReceipt: PolicyReceiptRow[] | null = null;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Calls (and recorded transport refusals) between arrival and their ledger flush: more than one → group commit. */
+  private inFlight = 0;
   private startedAt = 0;
   private started = false;
   private closed = false;
@@ -302,7 +304,7 @@ export class ProxySession {
   /**
    * Run one tool call. Never throws for a bad request: refusals come back as `{ ok: false, refusal }`.
    * Calls are serialised; the call's two ledger records (`TOOL_CALL`, then its outcome) are on disk — one
-   * fsync for both — when the promise resolves.
+   * `fdatasync` for both, shared with concurrent calls — when the promise resolves.
    *
    * @param tool tool name as requested (an unknown name is refused with `bad_request` and recorded).
    * @param args the tool's arguments as received (validated here against the tool's input schema).
@@ -312,11 +314,24 @@ export class ProxySession {
   async call(tool: string, args: unknown, transport: ProxyTransport = 'direct'): Promise<ProxyResponse> {
     if (!this.started) throw new LoretraceError('session_not_started', 'call start() before calling tools');
     if (this.closed) throw new LoretraceError('session_closed', 'the proxy session is closed');
-    const run = this.queue.then(() => this.handle(tool, args, transport));
-    this.queue = run.catch(() => undefined);
-    const response = await run;
-    await this.ledger.flush();
-    return response;
+    this.inFlight += 1;
+    try {
+      const run = this.queue.then(() => this.handle(tool, args, transport));
+      this.queue = run.catch(() => undefined);
+      const response = await run;
+      await this.flushLedger();
+      return response;
+    } finally {
+      this.inFlight -= 1;
+    }
+  }
+
+  /**
+   * Make this call's records durable: alone, with an inline sync; with other calls in flight, with one
+   * sync shared by all of them (group commit, {@link LedgerWriter.flush}).
+   */
+  private flushLedger(): Promise<void> {
+    return this.ledger.flush({ groupCommit: this.inFlight > 1 });
   }
 
   /**
@@ -326,6 +341,7 @@ export class ProxySession {
    */
   async recordTransportRefusal(tool: string, argumentsSummary: unknown, code: RefusalCode, reason: string, message: string, transport: ProxyTransport): Promise<number> {
     if (this.closed || !this.started) return -1;
+    this.inFlight += 1;
     const run = this.queue.then(() => {
       this.totals.tool_calls! += 1;
       this.totals.refused! += 1;
@@ -339,9 +355,13 @@ export class ProxySession {
       return rec.seq;
     });
     this.queue = run.catch(() => undefined);
-    const seq = await run;
-    await this.ledger.flush();
-    return seq;
+    try {
+      const seq = await run;
+      await this.flushLedger();
+      return seq;
+    } finally {
+      this.inFlight -= 1;
+    }
   }
 
   /**

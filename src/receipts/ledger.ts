@@ -6,14 +6,14 @@
  * writes one ledger per session (`SESSION_OPENED`; per request a `TOOL_CALL` and its outcome,
  * `TOOL_RESULT` / `TOOL_REFUSED`; `SESSION_CLOSED` on a clean shutdown); `retrieve` writes one for the
  * coordinator lane's own lookups (src/receipts/retrieve-ledger.ts). Each proxy record is written with a
- * single `write(2)`; a call's two records are fsync'ed together, once, before the response that they
- * record leaves the server ({@link LedgerWriter.flush}).
+ * single `write(2)`; a call's two records are made durable together, once, with `fdatasync(2)`, before
+ * the response that they record leaves the server ({@link LedgerWriter.flush}).
  *
  * Readers: {@link verifyLedger} (chain, seq, schema, ids, calls and their outcomes, the session's policy,
  * optional re-check against the vault; `loretrace.ledger.v1`, `v2` and `v3`) and `exportLedger`
  * (src/receipts/ledger-export.ts).
  */
-import { closeSync, fsync, fsyncSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fdatasync, fdatasyncSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { LoretraceError } from '../errors.js';
 import { openExclusiveNoFollow } from '../safe-write.js';
@@ -36,13 +36,30 @@ import type { ReceiptRules } from './receipt-rules.js';
 
 export { GENESIS_HASH, LEDGER_SCHEMA_VERSION, LEDGER_V1_SCHEMA_VERSION, LEDGER_V2_SCHEMA_VERSION, hashLedgerRecord };
 
+/** Options of {@link LedgerWriter.flush}. */
+export interface LedgerFlushOptions {
+  /**
+   * Other callers are about to append and flush too (concurrent calls of one session): run the sync on
+   * the thread pool, so that the records they append meanwhile are made durable by the same sync (group
+   * commit). Default false: when no sync is running, the sync is done inline, on the calling thread.
+   */
+  groupCommit?: boolean;
+}
+
 /**
  * Append-only writer of one ledger file. Not safe for two writers on one file: the file is created with
  * `O_EXCL` (an existing ledger is never appended to or overwritten).
  *
  * {@link append} writes the record synchronously (one `write(2)` of the whole line) and returns it;
- * {@link flush} resolves once everything appended so far is fsync'ed (concurrent flushes are coalesced into
- * one fsync — group commit). Callers must await `flush()` before answering the request.
+ * {@link flush} resolves once everything appended so far is on disk. Callers must await `flush()` before
+ * answering the request.
+ *
+ * Durability is `fdatasync(2)`: the appended bytes and the file size — everything a later read of the
+ * ledger needs (POSIX; Linux fdatasync(2): a size change is flushed, timestamps are not); the folder entry
+ * was fsync'ed at {@link create}, and {@link close} ends with a full `fsync(2)`. A lone flush syncs inline;
+ * with `groupCommit`, or while a sync is running, flushes are coalesced into one sync on the thread pool.
+ * The inline form spares one thread-pool round trip per call — on a busy machine a wait for a second
+ * thread to be scheduled and another for the event loop to be woken (docs/PERFORMANCE.md, round 4).
  */
 export class LedgerWriter {
   private fd: number | null;
@@ -129,28 +146,49 @@ export class LedgerWriter {
     return record;
   }
 
-  /** Resolve when every record appended so far is on disk (fsync). Rejects with `ledger_write_failed`. */
-  flush(): Promise<void> {
+  /**
+   * Resolve when every record appended so far is on disk (`fdatasync`, see the class comment): inline when
+   * no sync is running and `options.groupCommit` is not set, else on the thread pool with every flush
+   * that waits meanwhile. Rejects with `ledger_write_failed` (the writer then refuses every later append).
+   */
+  flush(options: LedgerFlushOptions = {}): Promise<void> {
     const target = this.written;
-    if (this.failed) return Promise.reject(new LoretraceError('ledger_write_failed', `ledger ${this.path} failed: ${(this.failed as Error).message}`, { file: this.path }));
+    if (this.failed) return Promise.reject(this.failure('failed'));
     if (this.synced >= target) return Promise.resolve();
+    if (!options.groupCommit && !this.syncing && this.fd !== null) {
+      try {
+        fdatasyncSync(this.fd);
+      } catch (e) {
+        this.failed = e;
+        return Promise.reject(this.failure('cannot fsync'));
+      }
+      this.synced = target;
+      return Promise.resolve();
+    }
     return new Promise<void>((resolve, reject) => {
       this.waiters.push({ target, resolve, reject });
       if (!this.syncing) this.syncLoop();
     });
   }
 
+  /** The `ledger_write_failed` error of a failed sync or of a writer that failed earlier. */
+  private failure(what: 'failed' | 'cannot fsync'): LoretraceError {
+    const message = (this.failed as Error).message;
+    return new LoretraceError('ledger_write_failed', what === 'failed' ? `ledger ${this.path} failed: ${message}` : `cannot fsync ledger ${this.path}: ${message}`, { file: this.path });
+  }
+
+  /** One thread-pool `fdatasync` for every waiter whose records were written before it started, repeated while waiters remain. */
   private syncLoop(): void {
     if (this.fd === null) return;
     this.syncing = true;
     const target = this.written;
-    fsync(this.fd, (err) => {
+    fdatasync(this.fd, (err) => {
       if (err) {
         this.failed = err;
         this.syncing = false;
         const ws = this.waiters;
         this.waiters = [];
-        for (const w of ws) w.reject(new LoretraceError('ledger_write_failed', `cannot fsync ledger ${this.path}: ${err.message}`, { file: this.path }));
+        for (const w of ws) w.reject(this.failure('cannot fsync'));
         return;
       }
       this.synced = Math.max(this.synced, target);
