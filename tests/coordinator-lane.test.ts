@@ -219,6 +219,14 @@ describe.skipIf(!hasShared)(`every real Ghostlight draft keeps its prompt lines 
         expect(lost.filter((l) => !listed.has(l))).toEqual([]);
         // Only replaced excerpt bullets, lane contradictions and (coordinator lane) a research section go.
         for (const l of listedLines(r, 'prompt_lines_replaced')) expect(draft.visible_context.source_excerpts.some((e) => l.endsWith(e.text))).toBe(true);
+        // Every lore excerpt of the packet is rendered once; no draft lore excerpt it does not carry is.
+        const lines = r.packet.packet_prompt_text.split('\n');
+        for (const e of r.packet.visible_context.source_excerpts.filter((x) => x.source_ref.startsWith('AetheriaLore:'))) {
+          if (lane === 'coordinator_scoped_retrieval') expect(lines.filter((l) => l.includes(e.text.split('\n')[0] as string))).toHaveLength(1);
+        }
+        if (lane === 'coordinator_scoped_retrieval') {
+          for (const e of draft.visible_context.source_excerpts.filter((x) => x.source_ref.startsWith('AetheriaLore:'))) expect(r.packet.packet_prompt_text).not.toContain(e.text);
+        }
         expect(packetSchema(JSON.parse(JSON.stringify(r.packet)))).toBe(true);
         expect(validatePacket(r.packet).errors).toEqual([]);
         expect(r.packet.review).toEqual({
@@ -237,6 +245,15 @@ describe.skipIf(!hasShared)(`every real Ghostlight draft keeps its prompt lines 
     }
   }
 
+  it('finds no draft lore excerpt to verify in the Pallas and Lucent drafts (their excerpts cite Ghostlight files, not the vault)', () => {
+    for (const name of ['pallas-training-loop-v0.turn-01.nara-7.packet.json', 'pallas-training-loop-v0.turn-02.ilya-marne.packet.json', 'lucent-hostage-feed-v0.turn-06.sol-vant.packet.json', 'lucent-hostage-feed-v0.turn-14.sol-vant.packet.json']) {
+      const r = built.get(`${name} coordinator_scoped_retrieval`)!;
+      expect([r.stats.excerpts_verified, r.stats.excerpts_dropped]).toEqual([0, 0]);
+      expect(r.findings.filter((f) => f.code.startsWith('draft_lore_excerpt'))).toEqual([]);
+      expect(r.budget?.count_source).not.toContain('cited by the draft');
+    }
+  });
+
   it('keeps the Lucent turn-06 tone and local-knowledge lines and the Pallas BioDrone line verbatim', () => {
     const lucent = built.get('lucent-hostage-feed-v0.turn-06.sol-vant.packet.json coordinator_scoped_retrieval')!.packet.packet_prompt_text;
     expect(lucent).toContain("\n- Tone is dark comedy with real danger: you may be bitter and funny, but Juno's safety is real.\n");
@@ -250,7 +267,7 @@ describe.skipIf(!hasShared)(`every real Ghostlight draft keeps its prompt lines 
     expect(r.budget).toEqual({ count: 4, chars: 908, count_source: 'default: 3 requirements + 1 seed', chars_source: "default: 25 % of the draft prompt's 3635 characters (at least 600)" });
     // The relevance stop leaves the walk 5 excerpts for this draft (12 without it); one is redundant, so the
     // budget of 4 cuts none.
-    expect(r.stats).toEqual({ excerpts_kept: 2, excerpts_added: 4, excerpts_dropped: 0, excerpts_withheld: 0, excerpts_cut: 0, trace_entries: 4 });
+    expect(r.stats).toEqual({ excerpts_kept: 2, excerpts_added: 4, excerpts_verified: 0, excerpts_dropped: 0, excerpts_withheld: 0, excerpts_cut: 0, trace_entries: 4 });
     const lore = r.packet.visible_context.source_excerpts.slice(2);
     expect(lore.map((e) => e.text)).toEqual([
       // Self-contained: "They …" extended back over its antecedent; "Its major institutions …" opens its
@@ -290,13 +307,41 @@ describe.skipIf(!hasShared)(`every real Ghostlight draft keeps its prompt lines 
     expect(r.findings.some((f) => f.code === 'excerpt_budget_cut')).toBe(false);
   });
 
-  it('no longer floods the Sella packet: five compact lore excerpts instead of 22 verbatim ones', () => {
+  it('verifies the Sella draft\'s four paraphrased lore excerpts against the five notes they cite, first in the budget', () => {
     const r = built.get('scene-02-sanctuary-intake.sella_ren.packet.research.v0.json coordinator_scoped_retrieval')!;
-    expect(r.stats.excerpts_added).toBe(5);
-    expect(r.budget?.count_source).toBe('default: 0 requirements + 5 seeds');
+    // Five cited refs (Ganymede Route Compact and Lightsail Express share one excerpt) + five seeds.
+    expect(r.budget?.count_source).toBe("default: 5 requirements (5 refs cited by the draft's lore excerpts) + 5 seeds");
+    expect(r.stats).toEqual({ excerpts_kept: 3, excerpts_added: 10, excerpts_verified: 5, excerpts_dropped: 4, excerpts_withheld: 0, excerpts_cut: 9, trace_entries: 10 });
     const lore = r.packet.visible_context.source_excerpts.filter((e) => e.source_ref.startsWith('AetheriaLore:'));
+    expect(lore.slice(0, 5).map((e) => [e.ref_id, e.source_ref.split('/').pop(), e.text])).toEqual([
+      ['lore.cold_wake_panic.chunk0', 'Cold Wake Panic.md#chunk0', 'Cold Wake Panic was the moment late-Sol corridor law admitted that thermal stealth had become a strategic problem rather than a boutique engineering trick. A run of near-miss interceptions, ghost tracks, delayed heat dumps, and misclassified quiet-running vessels convinced insurers that existing permit categories no longer described the real battlespace.'],
+      // Searched within the cited "### Rescue Ledgers" section only; "They record …" takes its antecedent.
+      ['lore.cetacean_navigators.chunk5', 'Cetacean Navigators.md#chunk5', 'The ledgers people speak about with respect are the rescue ledgers kept by waystations, corridor courts, and crews themselves. They record who answered distress calls, who held formation in lethal weather, and who kept sanctuary promises when a paying client wanted otherwise.'],
+      ['lore.aya_collective.chunk6', 'Aya Collective.md#chunk6', 'Children grow up around gardens, workshops, kitchens, assemblies, and the practical argument that care is not a private afterthought but the center of politics. Adolescents rotate through farm work, repair, teaching, mediation, and defense support so they understand what keeps a settlement alive before they specialize.'],
+      ['lore.ganymede_route_compact.chunk0', 'Ganymede Route Compact.md#chunk0', 'The Compact established rescue obligations, shared hazard ledgers, route-steward representation, and a new legal status for navigator councils in convoy arbitration.'],
+      ['lore.lightsail_express.chunk0', 'Lightsail Express.md#chunk0', 'Lightsail Express is the bulk-carrier and convoy management arm most closely associated with the Cetacean Navigators. It makes its money not from glamour but from being the boring answer that still arrives, even across routes where trust has become scarce.'],
+    ]);
+    expect(lore.slice(5).map((e) => e.ref_id)).toEqual(['lore.territories.chunk2', 'lore.index.chunk0', 'lore.pan_solar_consortium.chunk1', 'lore.aya_collective.chunk4', 'lore.neuromorphic_firmware.chunk2']);
+    expect(r.capture!.research_trace.slice(0, 5).map((t) => [t.source_path.split('/').pop(), t.line_start, t.line_end, t.used_for.replace(/, which cites .*: shares/, ': shares')])).toEqual([
+      ['Cold Wake Panic.md', 7, 7, 'verifies /visible_context/source_excerpts/3 lore.cold_wake_heat_debt: shares 14 of its 21 terms (5 needed to support it)'],
+      ['Cetacean Navigators.md', 40, 40, 'verifies /visible_context/source_excerpts/4 lore.navigator_rescue_ledgers: shares 17 of its 26 terms (6 needed to support it)'],
+      ['Aya Collective.md', 45, 45, 'verifies /visible_context/source_excerpts/5 lore.aya_sanctuary_capacity: shares 5 of its 22 terms (5 needed to support it)'],
+      ['Ganymede Route Compact.md', 9, 9, 'verifies /visible_context/source_excerpts/6 lore.ganymede_lightsail_route_obligations: shares 11 of its 24 terms (5 needed to support it)'],
+      ['Lightsail Express.md', 3, 3, 'verifies /visible_context/source_excerpts/6 lore.ganymede_lightsail_route_obligations: shares 7 of its 24 terms (5 needed to support it)'],
+    ]);
+    expect(r.findings.filter((f) => f.code === 'draft_lore_excerpt_unsupported' || f.code === 'draft_lore_excerpt_ref_refused')).toEqual([]);
     expect(lore.every((e) => !e.text.includes('[['))).toBe(true);
     expect(r.packet.packet_prompt_text).not.toContain('## Required Lore Research');
+    // The lore section now holds the packet's lore, once; the paraphrases are gone from the prompt and from
+    // the local context it contains.
+    const prompt = r.packet.packet_prompt_text;
+    const lines = prompt.split('\n');
+    const at = lines.indexOf('## Retrieved Lore To Keep In View');
+    expect(lines.slice(at + 1, at + 11).map((l) => l.split(': ')[0])).toEqual(lore.map((e) => `- ${e.ref_id}`));
+    for (const ex of readJson<ResponderPacket>(join(GHOSTLIGHT, 'packets', 'scene-02-sanctuary-intake.sella_ren.packet.research.v0.json')).visible_context.source_excerpts.slice(3)) {
+      expect(prompt).not.toContain(ex.text);
+      expect(r.packet.visible_context.local_context_prompt).not.toContain(ex.text);
+    }
   });
 
   it('changes on the Sella research packet only its id and review: its own research section is kept verbatim', () => {

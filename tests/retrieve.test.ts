@@ -70,7 +70,7 @@ describe('buildPacket', () => {
     expect(JSON.stringify(p)).not.toContain('notice board');
     // Compact: the most relevant sentence of the chunk, verbatim (the ^oath block id is not a sentence of its own).
     expect(p.visible_context.source_excerpts[3]?.text).toBe('Care is counted in beds, air, food and repair hours, and no berth is promised that cannot be kept.');
-    expect(coordinator.stats).toEqual({ excerpts_kept: 1, excerpts_added: 3, excerpts_dropped: 0, excerpts_withheld: 0, excerpts_cut: 1, trace_entries: 3 });
+    expect(coordinator.stats).toEqual({ excerpts_kept: 1, excerpts_added: 3, excerpts_verified: 0, excerpts_dropped: 0, excerpts_withheld: 0, excerpts_cut: 1, trace_entries: 3 });
     expect(coordinator.budget).toEqual({
       count: 4,
       chars: 600,
@@ -182,7 +182,7 @@ describe('buildPacket', () => {
     edited.packet_prompt_text = edited.packet_prompt_text.replace('- Old hand-written constraint that no excerpt backs.', `- Old hand-written constraint that no excerpt backs.\n- ${long}`);
     const r = await buildPacket(index, edited, { projectedContext: context, policy, file: 'draft.json' });
     expect(r.findings.find((f) => f.code === 'prompt_lines_replaced')?.message).toBe(
-      `draft.json: 1 line of the prompt's source section rendered draft lore excerpts that were replaced by verified ones and was removed: ${JSON.stringify(`- ${long}`)}`,
+      `draft.json: 1 line of the prompt rendered draft lore excerpts the packet does not carry (replaced by verified ones, or left out) and was removed: ${JSON.stringify(`- ${long}`)}`,
     );
     expect(r.packet.packet_prompt_text).toContain('\n- Old hand-written constraint that no excerpt backs.\n');
     expect(r.packet.packet_prompt_text).not.toContain(long);

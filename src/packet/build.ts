@@ -44,6 +44,8 @@ import { processTerm, tokenize } from '../search/tokenize.js';
 import { queryTermSet } from '../excerpts/excerpt.js';
 import type { Chunk } from '../types.js';
 import { assertInScope, assertNoHiddenText, bareVaultPath, refuse, sourceParts, summarizeErrors, withholdReason } from './scope.js';
+import { admittedCorpus, draftCitations, verifyCitation } from './draft-citations.js';
+import type { CitationOutcome, VerifiedExcerpt } from './draft-citations.js';
 
 // The hidden-text comparison lives in rules.ts (the validator's prompt rules use it too); re-exported here.
 export { hiddenTextForm, hiddenTextIn };
@@ -123,17 +125,22 @@ export interface BuildPacketResult {
   packet: ResponderPacket;
   /** The capture fragment (coordinator lane), or null (responder lane). */
   capture: CaptureFragment | null;
-  /** Queries the traversal ran (coordinator lane), in order; [] for the responder lane. */
+  /**
+   * Queries the run searched (coordinator lane), in order: the traversal's ({@link queriesFor}), then the
+   * text of each draft lore excerpt whose cited refs were searched for it (src/packet/draft-citations.ts;
+   * exact duplicates dropped); [] for the responder lane. The ledger records one search per query.
+   */
   queries: string[];
   /** What changed that a reader should know (draft lore excerpts replaced, prompt lines rewritten, ...). */
   findings: Finding[];
   /**
-   * Counts: draft excerpts kept, lore excerpts added, draft lore excerpts dropped (replaced by traced
-   * ones), traversal excerpts withheld (they link to hidden lore or contain an omitted ref, a raw-state
+   * Counts: draft excerpts kept, lore excerpts added, of them verified excerpts of the refs the draft's lore
+   * excerpts cite (src/packet/draft-citations.ts), draft lore excerpts dropped (a paraphrase never reaches
+   * the packet; verified excerpts of its cited refs stand in for it), traversal excerpts withheld (they link to hidden lore or contain an omitted ref, a raw-state
    * marker or raw numeric state), traversal excerpts cut by the excerpt budget, trace entries in the
    * capture fragment.
    */
-  stats: { excerpts_kept: number; excerpts_added: number; excerpts_dropped: number; excerpts_withheld: number; excerpts_cut: number; trace_entries: number };
+  stats: { excerpts_kept: number; excerpts_added: number; excerpts_verified: number; excerpts_dropped: number; excerpts_withheld: number; excerpts_cut: number; trace_entries: number };
   /** The lore excerpt budget applied (coordinator lane), or null (responder lane: no lore is fetched). */
   budget: ExcerptBudget | null;
   /**
@@ -490,16 +497,17 @@ function guardDraftExcerpt(ctx: BuildContext, refLike: DraftGuard['refLike'], ke
 
 /** Fresh zero counts. */
 function emptyStats(): BuildStats {
-  return { excerpts_kept: 0, excerpts_added: 0, excerpts_dropped: 0, excerpts_withheld: 0, excerpts_cut: 0, trace_entries: 0 };
+  return { excerpts_kept: 0, excerpts_added: 0, excerpts_verified: 0, excerpts_dropped: 0, excerpts_withheld: 0, excerpts_cut: 0, trace_entries: 0 };
 }
 
 /**
- * Coordinator step a: the draft's non-lore excerpts are kept (guarded); its lore excerpts are dropped
- * (`draft_lore_excerpt_dropped`: lore in this lane always comes with a runner_captured receipt).
+ * Coordinator step a: the draft's non-lore excerpts are kept (guarded); its lore excerpts are dropped (lore
+ * in this lane always comes with a runner_captured receipt; {@link reportDraftLore} says what stands in
+ * for each).
  * @throws LoretraceError `ref_out_of_scope` for a ref of another namespace, and the guards' errors.
  */
 function keepDraftNonLore(ctx: BuildContext, guard: DraftGuard, stats: BuildStats): { kept: SourceExcerpt[]; replaced: SourceExcerpt[] } {
-  const { ns, file, findings } = ctx;
+  const { ns, file } = ctx;
   const kept: SourceExcerpt[] = [];
   const replaced: SourceExcerpt[] = [];
   ctx.draft.visible_context.source_excerpts.forEach((ex, i) => {
@@ -515,16 +523,73 @@ function keepDraftNonLore(ctx: BuildContext, guard: DraftGuard, stats: BuildStat
     }
     stats.excerpts_dropped += 1;
     replaced.push(ex);
-    findings.push({
-      code: 'draft_lore_excerpt_dropped',
-      severity: 'info',
-      message: `${file}: ${pointer} (${JSON.stringify(ex.ref_id)}, ${JSON.stringify(ex.source_ref)}) was replaced by the traversal's excerpts: lore excerpts in a coordinator_scoped_retrieval packet come with a runner_captured trace entry`,
-      path: file,
-      pointer,
-    });
   });
   stats.excerpts_kept = kept.length;
   return { kept, replaced };
+}
+
+/**
+ * Coordinator step a′: verify the draft's lore excerpts against the refs they cite
+ * (src/packet/draft-citations.ts): each cited vault ref the policy admits is searched for the excerpt's
+ * text, and the best supporting line run becomes a verified excerpt. A ref the policy refuses is reported
+ * (`draft_lore_excerpt_ref_refused`, warning, pointer of the source_ref) and not read; a ref with no
+ * supporting run is reported (`draft_lore_excerpt_unsupported`, warning, pointer of the excerpt). Returns
+ * every outcome, in citation order, and the number of cited refs the policy admits (budget requirements).
+ */
+function verifyDraftLore(ctx: BuildContext, kept: readonly SourceExcerpt[]): { outcomes: CitationOutcome[]; admitted: number } {
+  const citations = draftCitations(ctx.draft, ctx.ns);
+  if (citations.length === 0) return { outcomes: [], admitted: 0 };
+  const cctx = { index: ctx.index, compiled: ctx.compiled, draft: ctx.draft, corpus: admittedCorpus(ctx.index, ctx.compiled), usedIds: new Set(kept.map((e) => e.ref_id)) };
+  const outcomes = citations.map((c) => verifyCitation(cctx, c));
+  for (const o of outcomes) {
+    if (o.kind === 'refused') {
+      ctx.findings.push({
+        code: 'draft_lore_excerpt_ref_refused',
+        severity: 'warning',
+        message: `${ctx.file}: ${o.citation.pointer} (${JSON.stringify(o.citation.ref_id)}) cites ${JSON.stringify(o.citation.ref)}, which the policy does not admit, so it was not read and verifies nothing: ${o.detail}`,
+        path: ctx.file,
+        pointer: `${o.citation.pointer}/source_ref`,
+      });
+    } else if (o.kind === 'unsupported') {
+      ctx.findings.push({
+        code: 'draft_lore_excerpt_unsupported',
+        severity: 'warning',
+        message: `${ctx.file}: ${o.citation.pointer} (${JSON.stringify(o.citation.ref_id)}): nothing in its cited ref ${JSON.stringify(o.citation.ref)} supports its text: ${o.detail}`,
+        path: ctx.file,
+        pointer: o.citation.pointer,
+      });
+    }
+  }
+  return { outcomes, admitted: outcomes.filter((o) => o.kind !== 'refused').length };
+}
+
+/**
+ * Coordinator step f: one `draft_lore_excerpt_dropped` finding per draft lore excerpt, saying what stands in
+ * for its paraphrase in the packet: the verified excerpts of its cited refs the budget kept (ref_id, ref,
+ * lines), or that none does (its refs were refused, supported nothing, or their excerpts were cut).
+ */
+function reportDraftLore(ctx: BuildContext, replaced: readonly SourceExcerpt[], outcomes: readonly CitationOutcome[], added: readonly SourceExcerpt[]): void {
+  const inPacket = new Set(added.map((e) => e.ref_id));
+  const draftExcerpts = ctx.draft.visible_context.source_excerpts;
+  for (const ex of replaced) {
+    const i = draftExcerpts.indexOf(ex);
+    const pointer = `/visible_context/source_excerpts/${i}`;
+    const mine = outcomes.filter((o) => (o.kind === 'verified' ? o.verified.citation.index : o.citation.index) === i);
+    const standIns = mine.flatMap((o) => (o.kind === 'verified' && inPacket.has(o.verified.excerpt.ref_id) ? [o.verified] : []));
+    const what =
+      standIns.length > 0
+        ? `verified by ${standIns.map((v) => `${v.excerpt.ref_id} (${v.trace.source_ref} L${v.trace.line_start}-L${v.trace.line_end}, ${v.shared} of its ${v.wanted} terms)`).join(', ')}, the line run${standIns.length === 1 ? '' : 's'} of its cited ref${standIns.length === 1 ? '' : 's'} that support${standIns.length === 1 ? 's' : ''} it`
+        : mine.length === 0
+          ? 'it cites no note of the vault, so nothing verifies it'
+          : 'no verified excerpt of its cited refs stands in for it (see the findings above: refused, unsupported or cut by the budget)';
+    ctx.findings.push({
+      code: 'draft_lore_excerpt_dropped',
+      severity: 'info',
+      message: `${ctx.file}: ${pointer} (${JSON.stringify(ex.ref_id)}, ${JSON.stringify(ex.source_ref)}) is a paraphrase, left out: lore excerpts in a coordinator_scoped_retrieval packet come with a runner_captured trace entry; ${what}`,
+      path: ctx.file,
+      pointer,
+    });
+  }
 }
 
 /**
@@ -554,6 +619,8 @@ interface LoreCandidate {
   trace: ResearchTraceEntry;
   served: { index: number; terms: number } | null;
   seed: boolean;
+  /** Set for a verified excerpt of a ref a draft lore excerpt cites (chosen first by the budget). */
+  verified?: VerifiedExcerpt;
 }
 
 /**
@@ -694,6 +761,31 @@ function compactCandidate(
 }
 
 /**
+ * The verified excerpts as budget candidates ({@link verifyCitation} built them; src/packet/draft-citations.ts):
+ * each names the scene requirement its text serves too, if any ({@link servedRequirement}), is a seed's when
+ * its note is a seed, and is recorded in `seen` / `ids`. Two citations verified by the same lines of the
+ * same chunk give one excerpt, whose `used_for` names both draft excerpts.
+ */
+function verifiedCandidates(ctx: BuildContext, verified: readonly VerifiedExcerpt[], seen: Set<string>, ids: Set<string>): LoreCandidate[] {
+  const out: LoreCandidate[] = [];
+  const byKey = new Map<string, LoreCandidate>();
+  for (const v of verified) {
+    const key = `${v.excerpt.source_ref}\u0000${v.excerpt.text}`;
+    const same = byKey.get(key);
+    if (same) {
+      same.trace = { ...same.trace, used_for: `${same.trace.used_for}; ${v.trace.used_for}` };
+      continue;
+    }
+    const cand: LoreCandidate = { excerpt: v.excerpt, trace: v.trace, served: null, seed: ctx.compiled.seeds.includes(v.path), verified: v };
+    byKey.set(key, cand);
+    seen.add(key);
+    ids.add(v.excerpt.ref_id);
+    out.push(cand);
+  }
+  return out;
+}
+
+/**
  * Coordinator step d: turn the traversal's excerpts into packet excerpts. Each is checked in scope and made
  * compact ({@link compactCandidate}); one that may not reach the packet ({@link withholdReason}, judged on
  * the compact text and lines) is withheld with its trace entry (`excerpt_withheld`); exact duplicates of a
@@ -710,11 +802,16 @@ function mergeTraversalExcerpts(
   requirements: readonly SceneRequirement[],
   budget: ExcerptBudget,
   stats: BuildStats,
+  verified: readonly VerifiedExcerpt[],
+  replaced: readonly SourceExcerpt[],
 ): { added: SourceExcerpt[]; trace: ResearchTraceEntry[]; labels: Map<string, string>; redundant: SourceExcerpt[] } {
   const { compiled, ns, file, policy, findings } = ctx;
   const seen = new Set(kept.map((e) => `${e.source_ref}\u0000${e.text}`));
   const ids = new Set(kept.map((e) => e.ref_id));
   const seedRef = policy.required_seed_refs[0] ?? result.consulted_refs[0] ?? ctx.allowedScope[0] ?? '(none)';
+  const verifiedCands = verifiedCandidates(ctx, verified, seen, ids);
+  // A chunk a verified excerpt comes from gives no second excerpt (one excerpt per chunk, as ref_ids say).
+  const verifiedChunks = new Map(verifiedCands.map((c) => [c.excerpt.source_ref, c.excerpt.ref_id]));
   const candidates: LoreCandidate[] = [];
   result.source_excerpts.forEach((ex, i) => {
     assertInScope(ex.source_ref, compiled, ns, 'traversal result', `/source_excerpts/${i}/source_ref`, policy.allowed_prefixes);
@@ -741,6 +838,16 @@ function mergeTraversalExcerpts(
     }
     const key = `${cand.excerpt.source_ref}\u0000${cand.excerpt.text}`;
     if (seen.has(key)) return;
+    const sameChunk = verifiedChunks.get(cand.excerpt.source_ref);
+    if (sameChunk !== undefined) {
+      findings.push({
+        code: 'excerpt_redundant',
+        severity: 'info',
+        message: `${cand.trace.source_ref} L${cand.trace.line_start}-L${cand.trace.line_end} (${cand.excerpt.ref_id}) was left out: the verified excerpt ${sameChunk} of a draft lore excerpt's cited ref comes from the same chunk`,
+        path: cand.trace.source_ref,
+      });
+      return;
+    }
     if (ids.has(cand.excerpt.ref_id)) {
       const at = guard.keptIds.get(cand.excerpt.ref_id);
       const pointer = at !== undefined ? `/visible_context/source_excerpts/${at}/ref_id` : '/visible_context/source_excerpts';
@@ -754,15 +861,16 @@ function mergeTraversalExcerpts(
   result.consulted_refs.forEach((r, i) => assertInScope(r, compiled, ns, 'traversal result', `/consulted_refs/${i}`, policy.allowed_prefixes));
   result.followed_refs.forEach((r, i) => assertInScope(r, compiled, ns, 'traversal result', `/followed_refs/${i}`, policy.allowed_prefixes));
 
-  const fresh = dropRedundant(ctx, candidates, kept, requirements);
+  const fresh = dropRedundant(ctx, candidates, kept, requirements, replaced);
   const redundant = candidates.filter((c) => !fresh.includes(c)).map((c) => c.excerpt);
-  candidates.splice(0, candidates.length, ...fresh);
+  candidates.splice(0, candidates.length, ...verifiedCands, ...fresh);
   const budgetInput: BudgetCandidate[] = candidates.map((c) => ({
     chars: c.excerpt.text.length,
     requirement: c.served?.index ?? null,
-    terms: c.served?.terms ?? 0,
+    terms: c.verified ? c.verified.shared : (c.served?.terms ?? 0),
     seed: c.seed,
     path: traceNotePath(c.trace.source_path),
+    verified: c.verified !== undefined,
   }));
   const chosen = new Set(selectWithinBudget(budgetInput, requirements.length, budget));
   const cut = candidates.filter((_, i) => !chosen.has(i));
@@ -778,6 +886,7 @@ function mergeTraversalExcerpts(
   }
   const added = candidates.filter((_, i) => chosen.has(i));
   stats.excerpts_added = added.length;
+  stats.excerpts_verified = added.filter((c) => c.verified).length;
   const trace = added.map((c) => c.trace);
   for (const t of result.research_trace.slice(result.source_excerpts.length)) trace.push(t);
   const labels = new Map<string, string>();
@@ -808,12 +917,16 @@ function requirementTermsIn(text: string, r: SceneRequirement): Set<string> {
  * already gives the responder — a bullet of the draft prompt's source section, or a draft excerpt the
  * packet keeps — serves the same requirement ({@link servedRequirement}) and contains every term of that
  * requirement the excerpt contains, so the excerpt grounds the requirement with nothing the draft's line
- * does not. Excerpts that serve no requirement (context for the seed) are never redundant. Each one left
+ * does not. A bullet rendering a draft lore excerpt the packet replaces is not such a line (it leaves the
+ * prompt). Excerpts that serve no requirement (context for the seed) are never redundant. Each one left
  * out is reported (`excerpt_redundant`, naming the draft line), and its budget slot goes to the next
  * candidate.
  */
-function dropRedundant(ctx: BuildContext, candidates: readonly LoreCandidate[], kept: readonly SourceExcerpt[], requirements: readonly SceneRequirement[]): LoreCandidate[] {
-  const draftLines = [...(parseSourceSection(ctx.draft.packet_prompt_text)?.items.map((i) => i.text) ?? []), ...kept.map((e) => e.text)];
+function dropRedundant(ctx: BuildContext, candidates: readonly LoreCandidate[], kept: readonly SourceExcerpt[], requirements: readonly SceneRequirement[], replaced: readonly SourceExcerpt[]): LoreCandidate[] {
+  // A bullet rendering a replaced draft lore excerpt leaves the prompt: it does not count as what the draft gives.
+  const gone = new Set(replaced.map((e) => e.text));
+  const bullets = parseSourceSection(ctx.draft.packet_prompt_text)?.items.map((i) => i.text).filter((t) => !gone.has(t)) ?? [];
+  const draftLines = [...bullets, ...kept.map((e) => e.text)];
   const out: LoreCandidate[] = [];
   for (const c of candidates) {
     const served = c.served;
@@ -871,11 +984,27 @@ async function coordinatorExcerpts(ctx: BuildContext, guard: DraftGuard, project
   const { file, policy, findings, draft } = ctx;
   const stats = emptyStats();
   const { kept, replaced } = keepDraftNonLore(ctx, guard, stats);
-  const queries = traversalQueries(ctx, projected);
+  const walkQueries = traversalQueries(ctx, projected);
+  const { outcomes, admitted } = verifyDraftLore(ctx, kept);
+  const verified = outcomes.flatMap((o) => (o.kind === 'verified' ? [o.verified] : []));
   const requirements = sceneRequirements(draft, projected);
-  const budget = excerptBudget(draft, requirements, policy.required_seed_refs.length, ctx.compiled.budgets);
-  const result = await traverse(ctx.index, ctx.compiled, { queries });
-  const { added, trace, labels, redundant } = mergeTraversalExcerpts(ctx, guard, result, kept, requirements, budget, stats);
+  const budget = excerptBudget(draft, requirements, policy.required_seed_refs.length, ctx.compiled.budgets, admitted);
+  const result = await traverse(ctx.index, ctx.compiled, { queries: walkQueries });
+  const { added, trace, labels, redundant } = mergeTraversalExcerpts(ctx, guard, result, kept, requirements, budget, stats, verified, replaced);
+  reportDraftLore(ctx, replaced, outcomes, added);
+  // The ledger records one search per query: the walk's, then each verification search (its paraphrase).
+  const searched = outcomes.flatMap((o) => (o.kind === 'verified' ? [o.verified.citation.text] : o.kind === 'unsupported' && o.searched ? [o.citation.text] : []));
+  const queries = [...new Set([...walkQueries, ...searched])];
+  // A note read only to verify a draft excerpt is consulted too (the capture lists every note read).
+  const listed = new Set([...result.consulted_refs, ...result.followed_refs]);
+  const consulted = [...result.consulted_refs];
+  for (const t of trace) {
+    const ref = formatRef(ctx.ns, traceNotePath(t.source_path));
+    if (!listed.has(ref)) {
+      listed.add(ref);
+      consulted.push(ref);
+    }
+  }
   if (stats.excerpts_added === 0) {
     throw refuse(
       'no_lore_excerpts',
@@ -887,7 +1016,7 @@ async function coordinatorExcerpts(ctx: BuildContext, guard: DraftGuard, project
   stats.trace_entries = trace.length;
   const capture: CaptureFragment = {
     mode: 'coordinator_scoped_retrieval',
-    consulted_refs: result.consulted_refs,
+    consulted_refs: consulted,
     followed_refs: result.followed_refs,
     research_trace: trace,
     research_trace_status: 'runner_captured',
@@ -946,14 +1075,18 @@ function assembleLoreAccess(ctx: BuildContext, lane: RetrievalLane, researchInst
  * rendered (responder lane, {@link researchPrompt}) or, when the draft had one, removed (`prompt_research_section_removed`, listing its
  * lines: in the coordinator lane the responder does not research). No other draft line changes.
  */
-function assemblePrompt(ctx: BuildContext, lane: RetrievalLane, lanes: LaneExcerpts, built: { fields: readonly string[]; packetId: string }): string {
+function assemblePrompt(ctx: BuildContext, lane: RetrievalLane, lanes: LaneExcerpts, built: { fields: readonly string[]; packetId: string }): { prompt: string; localContext: string } {
   const { draft, file, findings } = ctx;
-  const { prompt: withSources, removed } = mergeSourceSection(draft.packet_prompt_text, { replaced: lanes.replaced, added: lanes.added, labels: lanes.labels });
+  const ownLocal = draft.visible_context.local_context_prompt;
+  const merged = mergeSourceSection(draft.packet_prompt_text, { replaced: lanes.replaced, added: lanes.added, labels: lanes.labels, localContext: ownLocal });
+  const { prompt: withSources, removed } = merged;
+  const localContext = merged.localContext ?? ownLocal;
   if (removed.length > 0) {
+    const inLocal = localContext !== ownLocal ? ' (the same lines of visible_context.local_context_prompt, which the prompt contains, were changed with them)' : '';
     findings.push({
       code: 'prompt_lines_replaced',
       severity: 'info',
-      message: `${file}: ${removed.length} line${removed.length === 1 ? '' : 's'} of the prompt's source section rendered draft lore excerpts that were replaced by verified ones and ${removed.length === 1 ? 'was' : 'were'} removed: ${removed.map((l) => JSON.stringify(l)).join(', ')}`,
+      message: `${file}: ${removed.length} line${removed.length === 1 ? '' : 's'} of the prompt rendered draft lore excerpts the packet does not carry (replaced by verified ones, or left out) and ${removed.length === 1 ? 'was' : 'were'} removed${inLocal}: ${removed.map((l) => JSON.stringify(l)).join(', ')}`,
       path: file,
       pointer: '/packet_prompt_text',
     });
@@ -975,7 +1108,7 @@ function assemblePrompt(ctx: BuildContext, lane: RetrievalLane, lanes: LaneExcer
       pointer: '/packet_prompt_text',
     });
   }
-  if (research) return researchPrompt(ctx, reconciled, lanes.researchInstructions ?? []);
+  if (research) return { prompt: researchPrompt(ctx, reconciled, lanes.researchInstructions ?? []), localContext };
   const gone = researchSectionLines(reconciled);
   if (gone.length > 0) {
     findings.push({
@@ -986,7 +1119,7 @@ function assemblePrompt(ctx: BuildContext, lane: RetrievalLane, lanes: LaneExcer
       pointer: '/packet_prompt_text',
     });
   }
-  return applyResearchSection(reconciled, null);
+  return { prompt: applyResearchSection(reconciled, null), localContext };
 }
 
 /**
@@ -1072,7 +1205,7 @@ function freshReview(ctx: BuildContext, lane: RetrievalLane): ResponderPacket['r
  * output contract's required fields ({@link builtRequiredFields}), `no_repo_access` (false only for the
  * responder lane), the prompt and a fresh review block ({@link freshReview}).
  */
-function assemblePacket(ctx: BuildContext, lane: RetrievalLane, lanes: LaneExcerpts, loreAccess: PacketLoreAccess, built: { fields: string[]; packetId: string; prompt: string }): ResponderPacket {
+function assemblePacket(ctx: BuildContext, lane: RetrievalLane, lanes: LaneExcerpts, loreAccess: PacketLoreAccess, built: { fields: string[]; packetId: string; prompt: string; localContext: string }): ResponderPacket {
   const { draft } = ctx;
   const packetValues: Obj = {
     ...(draft as unknown as Obj),
@@ -1080,7 +1213,7 @@ function assemblePacket(ctx: BuildContext, lane: RetrievalLane, lanes: LaneExcer
     review_status: 'draft',
     generation_lane: 'retrieval_augmented',
     lore_access: loreAccess,
-    visible_context: { ...draft.visible_context, source_excerpts: lanes.excerpts },
+    visible_context: { ...draft.visible_context, ...(built.localContext !== undefined ? { local_context_prompt: built.localContext } : {}), source_excerpts: lanes.excerpts },
     output_contract: { ...draft.output_contract, required_fields: built.fields },
     isolation_requirements: { ...draft.isolation_requirements, no_repo_access: lane !== 'responder_scoped_repository_search' },
     packet_prompt_text: built.prompt,
@@ -1172,8 +1305,8 @@ export async function buildPacket(index: VaultIndex, draftInput: unknown, option
   const loreAccess = assembleLoreAccess(ctx, lane, lanes.researchInstructions);
   const fields = builtRequiredFields(draft, lane);
   const packetId = builtPacketId(draft.packet_id, lane, options.version);
-  const prompt = assemblePrompt(ctx, lane, lanes, { fields, packetId });
-  const packet = assemblePacket(ctx, lane, lanes, loreAccess, { fields, packetId, prompt });
+  const { prompt, localContext } = assemblePrompt(ctx, lane, lanes, { fields, packetId });
+  const packet = assemblePacket(ctx, lane, lanes, loreAccess, { fields, packetId, prompt, localContext });
   const validation = validateOutputs(file, packet, lanes.capture);
   return { lane, packet, capture: lanes.capture, queries: lanes.queries, findings, stats: lanes.stats, budget: lanes.budget, unmet_requirements: lanes.unmet, validation };
 }

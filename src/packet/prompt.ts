@@ -189,35 +189,127 @@ function sourceItems(lines: readonly string[], header: number, end: number, styl
 }
 
 /**
- * Merge lore excerpts into the source section of a draft prompt without regenerating it: every line of
- * the draft's prompt survives verbatim, except the bullets that render an excerpt in `replaced` (a draft
- * lore excerpt loretrace replaced by a verified one: a markdown bullet `- <ref_id>: <text>` with the same
- * ref_id and text, or a bullet whose text is the excerpt's text). The `added` excerpts are rendered
- * ({@link renderSourceSection}) after the section's last remaining bullet. Without a source section,
- * one is inserted as {@link applySourceSection} does. The header line always stays.
+ * Merge lore excerpts into a draft prompt without regenerating it: every line of the draft's prompt
+ * survives verbatim, except the bullets that render an excerpt in `replaced` (a draft lore excerpt
+ * loretrace replaced: a markdown bullet `- <ref_id>: <text>` with the same ref_id and text, or a bullet
+ * whose text is the excerpt's text) — in the source section and in any other section of the prompt (a
+ * Ghostlight research prompt renders its lore excerpts twice: as `- <text>` under
+ * `## Retrieved Lore To Keep In View` and as `- <ref_id>: <text>` under `## Source Excerpts`). The `added`
+ * excerpts ({@link renderSourceSection}, in the source section's style) are rendered once: in the draft's
+ * *lore section* — the bullet run outside the source section that rendered the first replaced excerpt —
+ * after its last remaining bullet, so the lore the prompt asks the responder to keep in view is exactly
+ * the packet's; else after the source section's last remaining bullet; without a source section, one is
+ * inserted as {@link applySourceSection} does. Headers always stay.
  *
- * Why: the draft's source lines are often the author's own constraints (tone, local-knowledge limits,
- * paraphrased lore) rather than renderings of `visible_context.source_excerpts`; regenerating the
- * section from the excerpts deleted them. Returns the new prompt and the removed lines (for the finding).
+ * Why: the draft's source lines are often the author's own constraints (tone, local-knowledge limits)
+ * rather than renderings of `visible_context.source_excerpts`; regenerating the section from the excerpts
+ * deleted them, and keeping a replaced paraphrase elsewhere in the prompt would show lore the packet does
+ * not carry. With `localContext` (the draft's `visible_context.local_context_prompt`, which the prompt must
+ * contain verbatim: the validator's `prompt.missing_local_context`), the lines of it the merge changes are
+ * changed in it too and the new text is returned as `localContext` (only when it occurs as whole lines;
+ * otherwise its lines are left untouched). Returns the new prompt and the removed lines, in prompt order (for
+ * the finding).
  */
 export function mergeSourceSection(
   prompt: string,
-  change: { replaced: readonly SourceExcerpt[]; added: readonly SourceExcerpt[]; labels?: ReadonlyMap<string, string> },
-): { prompt: string; removed: string[] } {
+  change: { replaced: readonly SourceExcerpt[]; added: readonly SourceExcerpt[]; labels?: ReadonlyMap<string, string>; localContext?: string },
+): { prompt: string; removed: string[]; localContext?: string } {
   const lines = prompt.split('\n');
+  const block = localContextLines(prompt, change.localContext);
   const found = findSourceHeader(lines);
-  if (!found) return { prompt: applySourceSection(prompt, change.added, change.labels).prompt, removed: [] };
-  const { header, style } = found;
-  const end = bulletRunEnd(lines, header);
-  const isReplaced = (item: SourceItem): boolean =>
-    change.replaced.some((ex) => item.text === ex.text && (item.ref_id === null || item.ref_id === ex.ref_id || style === 'plain'));
-  const items = sourceItems(lines, header, end, style);
-  const gone = items.filter(isReplaced);
-  const removed = gone.flatMap((it) => lines.slice(it.start, it.end));
-  const drop = new Set(gone.flatMap((it) => Array.from({ length: it.end - it.start }, (_, k) => it.start + k)));
-  const kept = lines.slice(header + 1, end).filter((_, k) => !drop.has(header + 1 + k));
-  lines.splice(header + 1, end - header - 1, ...kept, ...renderSourceSection(change.added, style, change.labels));
-  return { prompt: lines.join('\n'), removed };
+  const style: PromptStyle = found ? found.style : promptStyle(prompt);
+  const drop = new Set<number>();
+  let sourceEnd = -1;
+  if (found) {
+    const { header } = found;
+    sourceEnd = bulletRunEnd(lines, header);
+    const isReplaced = (item: SourceItem): boolean =>
+      change.replaced.some((ex) => item.text === ex.text && (item.ref_id === null || item.ref_id === ex.ref_id || found.style === 'plain'));
+    for (const it of sourceItems(lines, header, sourceEnd, found.style).filter(isReplaced)) for (let k = it.start; k < it.end; k++) drop.add(k);
+  }
+  const lore = loreRenderings(lines, change.replaced, found ? [found.header, sourceEnd] : null, protectedLines(prompt, change.localContext, block));
+  for (const k of lore.lines) drop.add(k);
+  const body = renderSourceSection(change.added, style, change.labels);
+  // Where the added excerpts go: after the last kept line of the lore run, else of the source section.
+  let at: number | null = null;
+  if (lore.run !== null) {
+    at = lore.run[0] - 1;
+    for (let k = lore.run[0]; k < lore.run[1]; k++) if (!drop.has(k)) at = k;
+  } else if (found) {
+    at = found.header;
+    for (let k = found.header + 1; k < sourceEnd; k++) if (!drop.has(k)) at = k;
+  }
+  const removed = [...drop].sort((a, b) => a - b).map((k) => lines[k] as string);
+  // The local context block, as the merge leaves it (the prompt must keep containing it verbatim).
+  const local = block === null ? undefined : lines.flatMap((l, k) => (k < block[0] || k > block[1] ? [] : [...(drop.has(k) ? [] : [l]), ...(k === at ? body : [])])).join('\n');
+  const withLocal = <T extends { prompt: string; removed: string[] }>(r: T): T & { localContext?: string } => (local === undefined ? r : { ...r, localContext: local });
+  if (at === null) {
+    const kept = lines.filter((_, k) => !drop.has(k)).join('\n');
+    return withLocal({ prompt: applySourceSection(kept, change.added, change.labels).prompt, removed });
+  }
+  const out: string[] = [];
+  if (at < 0) out.push(...body);
+  lines.forEach((l, k) => {
+    if (!drop.has(k)) out.push(l);
+    if (k === at) out.push(...body);
+  });
+  return withLocal({ prompt: out.join('\n'), removed });
+}
+
+/**
+ * Lines the lore merge must not touch: those of a local context block that occurs in the prompt but not as
+ * whole lines (changing them would break the validator's `prompt.missing_local_context`); else null.
+ */
+function protectedLines(prompt: string, localContext: string | undefined, block: [number, number] | null): [number, number] | null {
+  if (block !== null || localContext === undefined || localContext === '') return null;
+  const at = prompt.indexOf(localContext);
+  if (at < 0) return null;
+  const first = prompt.slice(0, at).split('\n').length - 1;
+  return [first, first + localContext.split('\n').length - 1];
+}
+
+/**
+ * The 0-based line range (inclusive) that `localContext` (the draft's `visible_context.local_context_prompt`)
+ * covers in `prompt`, when it occurs there as whole lines; else null (then the merge cannot keep the prompt
+ * containing it verbatim, and it is left alone: see {@link mergeSourceSection}).
+ */
+function localContextLines(prompt: string, localContext: string | undefined): [number, number] | null {
+  if (localContext === undefined || localContext === '') return null;
+  const at = prompt.indexOf(localContext);
+  if (at < 0) return null;
+  const end = at + localContext.length;
+  if ((at > 0 && prompt[at - 1] !== '\n') || (end < prompt.length && prompt[end] !== '\n')) return null;
+  const first = prompt.slice(0, at).split('\n').length - 1;
+  return [first, first + localContext.split('\n').length - 1];
+}
+
+/**
+ * The bullets outside the source section (`source`: its header index and bullet-run end) that render a
+ * replaced excerpt — `- <text>` or `- <ref_id>: <text>`, a multi-line text continuing on two-space lines —
+ * as line indexes, and the bullet run (start, end exclusive) holding the first of them (the draft's lore
+ * section), or null.
+ */
+function loreRenderings(lines: readonly string[], replaced: readonly SourceExcerpt[], source: [number, number] | null, keep: [number, number] | null): { lines: number[]; run: [number, number] | null } {
+  const out: number[] = [];
+  let run: [number, number] | null = null;
+  const forms = replaced.flatMap((ex) => [renderSourceSection([ex], 'plain'), renderSourceSection([ex], 'markdown')]);
+  for (let i = 0; i < lines.length; i++) {
+    if (source !== null && i >= source[0] && i < source[1]) continue;
+    if (keep !== null && i >= keep[0] && i <= keep[1]) continue;
+    if (!(lines[i] as string).startsWith('- ')) continue;
+    const form = forms.find((f) => f.every((l, k) => lines[i + k] === l));
+    if (!form) continue;
+    for (let k = 0; k < form.length; k++) out.push(i + k);
+    if (run === null) {
+      let a = i;
+      while (a > 0 && BULLET_LINE.test(lines[a - 1] as string)) a--;
+      let b = i;
+      while (b < lines.length && BULLET_LINE.test(lines[b] as string)) b++;
+      run = [a, b];
+    }
+    i += form.length - 1;
+  }
+  return { lines: out, run };
 }
 
 /** A draft prompt line the builder rewrote, and why (reported in the `prompt_lines_rewritten` finding). */

@@ -9,12 +9,15 @@
  * lore reach the prompt.
  *
  * Default budget (overridden by the policy's `max_chunks:N` / `max_chars:N` stop conditions):
- * - count: requirements (runtime + latent) plus required seed refs, at least 1;
+ * - count: requirements (runtime + latent, plus the admitted vault refs the draft's lore excerpts cite) plus
+ *   required seed refs, at least 1;
  * - characters: {@link DEFAULT_LORE_SHARE} of the draft prompt's characters, at least
  *   {@link MIN_LORE_CHARS}.
- * Selection under the budget, in rounds: each requirement's best excerpt (requirement order), then each
- * seed note's first excerpt, then the rest by relevance (distinct requirement terms, then traversal
- * order). Kept excerpts stay in traversal order.
+ * Selection under the budget, in rounds: the verified excerpts of the refs the draft's own lore excerpts
+ * cite (src/packet/draft-citations.ts; the author's declared requirements), in order; each requirement's
+ * best excerpt (requirement order); each seed note's first excerpt (a seed note a verified excerpt already
+ * comes from is done); then the rest by relevance (distinct requirement terms, then traversal order). Kept
+ * excerpts stay in order: verified ones first, then the traversal's.
  */
 import { processTerm, tokenize } from '../search/tokenize.js';
 import { queryTermSet } from '../excerpts/excerpt.js';
@@ -117,21 +120,26 @@ export interface ExcerptBudget {
 
 /**
  * The budget for a draft (see the module doc). `policyBudgets` are the compiled policy's
- * `max_chunks` / `max_chars` (null when the policy sets none).
+ * `max_chunks` / `max_chars` (null when the policy sets none). `citedRefs`: the vault refs the draft's lore
+ * excerpts cite that the policy admits (src/packet/draft-citations.ts) — each is a requirement too, counted
+ * whether or not it was verified, as a scene requirement counts whether or not it is met.
  */
 export function excerptBudget(
   draft: ResponderPacket,
   requirements: readonly SceneRequirement[],
   seedCount: number,
   policyBudgets: { max_chunks: number | null; max_chars: number | null },
+  citedRefs = 0,
 ): ExcerptBudget {
-  const counted = requirements.filter((r) => r.counted).length;
+  const scene = requirements.filter((r) => r.counted).length;
+  const counted = scene + citedRefs;
   const defaultCount = Math.max(1, counted + seedCount);
+  const what = citedRefs === 0 ? '' : ` (${scene > 0 ? `${scene} of the scene, ` : ''}${citedRefs} ref${citedRefs === 1 ? '' : 's'} cited by the draft's lore excerpts)`;
   const defaultChars = Math.max(MIN_LORE_CHARS, Math.floor(draft.packet_prompt_text.length * DEFAULT_LORE_SHARE));
   return {
     count: policyBudgets.max_chunks ?? defaultCount,
     chars: policyBudgets.max_chars ?? defaultChars,
-    count_source: policyBudgets.max_chunks !== null ? `stop condition max_chunks:${policyBudgets.max_chunks}` : `default: ${counted} requirement${counted === 1 ? '' : 's'} + ${seedCount} seed${seedCount === 1 ? '' : 's'}`,
+    count_source: policyBudgets.max_chunks !== null ? `stop condition max_chunks:${policyBudgets.max_chunks}` : `default: ${counted} requirement${counted === 1 ? '' : 's'}${what} + ${seedCount} seed${seedCount === 1 ? '' : 's'}`,
     chars_source:
       policyBudgets.max_chars !== null
         ? `stop condition max_chars:${policyBudgets.max_chars}`
@@ -151,6 +159,8 @@ export interface BudgetCandidate {
   seed: boolean;
   /** The seed note's path, for one-per-seed selection. */
   path: string;
+  /** True for a verified excerpt of a draft lore excerpt's cited ref: chosen first, in order. */
+  verified?: boolean;
 }
 
 /**
@@ -170,6 +180,13 @@ export function selectWithinBudget(candidates: readonly BudgetCandidate[], requi
   };
   const byRelevance = (a: number, b: number): number => (candidates[b] as BudgetCandidate).terms - (candidates[a] as BudgetCandidate).terms || a - b;
   const all = candidates.map((_, i) => i);
+  const seedsDone = new Set<string>();
+  for (const i of all) {
+    const c = candidates[i] as BudgetCandidate;
+    if (!c.verified) continue;
+    take(i);
+    if (chosen.has(i) && c.seed) seedsDone.add(c.path);
+  }
   for (let r = 0; r < requirementCount; r++) {
     const serving = all.filter((i) => candidates[i]?.requirement === r).sort(byRelevance);
     for (const i of serving) {
@@ -178,7 +195,6 @@ export function selectWithinBudget(candidates: readonly BudgetCandidate[], requi
       if (chosen.size > before) break;
     }
   }
-  const seedsDone = new Set<string>();
   for (const i of all) {
     const c = candidates[i] as BudgetCandidate;
     if (!c.seed || seedsDone.has(c.path)) continue;

@@ -149,7 +149,7 @@ function humanSummary(r: BuildPacketResult, index: VaultIndex, written: string[]
     for (const q of r.queries) lines.push(`    ${JSON.stringify(q)}`);
   }
   lines.push(
-    `  excerpts: ${r.stats.excerpts_kept} kept from the draft, ${plural(r.stats.excerpts_added, 'lore excerpt')} added, ${plural(r.stats.excerpts_dropped, 'draft lore excerpt')} replaced`,
+    `  excerpts: ${r.stats.excerpts_kept} kept from the draft, ${plural(r.stats.excerpts_added, 'lore excerpt')} added${r.stats.excerpts_verified > 0 ? ` (${r.stats.excerpts_verified} verified against the refs the draft's lore excerpts cite)` : ''}, ${plural(r.stats.excerpts_dropped, 'draft lore excerpt')} replaced`,
   );
   if (r.budget) {
     lines.push(`  budget: ${plural(r.budget.count, 'lore excerpt')}, ${r.budget.chars} characters (${r.budget.count_source}; ${r.budget.chars_source}); ${r.stats.excerpts_cut} cut, ${r.stats.excerpts_withheld} withheld`);
