@@ -615,6 +615,53 @@ describe('a capture held to its lock: verify-trace --lock and capture check', ()
     }
   });
 
+  it('capture check re-hashes the packet the capture\'s lock lists and reports packet_file: unchanged, packet_changed, packet_missing', async () => {
+    const packet = read(at('ilse.packet.json'));
+    const args = ['capture', 'check', '--lore', FIXTURE_VAULT, 'locked/ilse.capture.json'];
+    const ok = await run([...args, '--json']);
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.out).captures[0].trace.packet_file).toEqual({ file: 'locked/ilse.packet.json', source: 'lock locked/ilse.capture.lock.json', locked_sha256: sha(packet), sha256: sha(packet), disposition: 'unchanged' });
+    expect((await run(args)).out).toContain(`\n  packet: unchanged         locked/ilse.packet.json (sha256 ${sha(packet).slice(0, 12)} as lock locked/ilse.capture.lock.json records it)\n`);
+    const swapped = packet.replace('Two sanctuary berths remain', 'Three sanctuary berths remain');
+    writeFileSync(at('ilse.packet.json'), swapped);
+    try {
+      const bad = await run([...args, '--json']);
+      expect(bad.code).toBe(1);
+      const c = JSON.parse(bad.out).captures[0];
+      expect([c.ok, c.trace.ok, c.trace.packet_file.disposition, c.trace.packet_file.sha256]).toEqual([false, false, 'packet_changed', sha(swapped)]);
+      expect((await run(args)).out).toContain(`\n  packet: packet_changed    locked/ilse.packet.json: sha256 now ${sha(swapped)}, lock locked/ilse.capture.lock.json records ${sha(packet)} — the packet was swapped or edited under its lock\n`);
+      rmSync(at('ilse.packet.json'));
+      const gone = JSON.parse((await run([...args, '--json'])).out).captures[0];
+      expect([gone.ok, gone.trace.packet_file.disposition, gone.trace.packet_file.sha256]).toEqual([false, 'packet_missing', null]);
+    } finally {
+      writeFileSync(at('ilse.packet.json'), packet);
+    }
+  });
+
+  it('verify-trace re-hashes the packet of a capture fragment held to retrieve\'s lock (the file its ledger session names): packet_changed, packet_missing', async () => {
+    mkdirSync(join(tmp.dir, 'fraglocked'));
+    const f = (n: string) => join(tmp.dir, 'fraglocked', n);
+    const ret = await run(['retrieve', '--lore', FIXTURE_VAULT, '--packet', 'mara.packet.json', '--policy', DRAFT_POLICY, '--out', 'fraglocked/m.packet.json', '--capture-out', 'fraglocked/m.lore_access.json']);
+    expect(ret.code).toBe(0);
+    const packet = read(f('m.packet.json'));
+    const args = ['verify-trace', '--lore', FIXTURE_VAULT, 'fraglocked/m.lore_access.json'];
+    const ok = JSON.parse((await run([...args, '--json'])).out);
+    expect([ok.ok, ok.policy.receipt]).toEqual([true, '/policy_receipt']);
+    expect(ok.packet_file).toEqual({ file: 'fraglocked/m.packet.json', source: 'lock fraglocked/m.packet.lock.json', locked_sha256: sha(packet), sha256: sha(packet), disposition: 'unchanged' });
+    writeFileSync(f('m.packet.json'), `${packet} `);
+    try {
+      const bad = await run(args);
+      expect(bad.code).toBe(1);
+      expect(bad.out).toContain(`\n  packet: packet_changed    fraglocked/m.packet.json: sha256 now ${sha(`${packet} `)}, lock fraglocked/m.packet.lock.json records ${sha(packet)} — the packet was swapped or edited under its lock\n`);
+      expect(bad.out).toContain('runner_captured: 1 checked, 1 ledger-backed, 0 failed — FAILED (packet_file packet_changed)\n');
+      rmSync(f('m.packet.json'));
+      const gone = JSON.parse((await run([...args, '--json'])).out);
+      expect([gone.ok, gone.packet_file.disposition, gone.packet_file.sha256]).toEqual([false, 'packet_missing', null]);
+    } finally {
+      writeFileSync(f('m.packet.json'), packet);
+    }
+  });
+
   it('capture check: a lock whose ledger was swapped for another packet\'s ledger leaves every entry unbacked and the ledger broken against the pinned head', async () => {
     const ledger = read(at('ilse.jsonl'));
     const otherPacket = at('other.packet.json');

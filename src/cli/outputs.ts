@@ -4,9 +4,12 @@
  * when they exist or are locked, all or none, with a lock beside them — is src/receipts/outputs.ts,
  * re-exported here for the commands.
  */
+import { createHash } from 'node:crypto';
 import { readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { CliContext } from './context.js';
+import type { LockedTrace } from '../receipts/lock.js';
+import type { VerifyTraceOptions } from '../receipts/verify-trace.js';
 import { readInputFile } from './vault-options.js';
 
 export { documentText, guardOutputs, lockTarget, writeAllAtomic } from '../receipts/outputs.js';
@@ -21,6 +24,17 @@ export type { OutputTarget } from '../receipts/outputs.js';
  */
 export async function readInputBytes(ctx: CliContext, file: string, what: string): Promise<{ abs: string; bytes: Buffer }> {
   return { abs: resolve(ctx.cwd, file), bytes: await readInputFile(ctx, file, what) };
+}
+
+/**
+ * Re-hash the packet file a lock lists for a trace (`lockedTrace(...).packet`, seed 002: a locked file is
+ * checked by its hash) into `verifyTrace`'s `packetFile` option: the sha256 of its bytes now, or null when it
+ * cannot be read — missing, not a regular file (a FIFO is refused on the open handle, never read), over the
+ * input cap — which `verifyTrace` reports as `packet_missing`. `lockFile` names the lock in the report.
+ */
+export async function lockedPacketFile(ctx: CliContext, packet: NonNullable<LockedTrace['packet']>, lockFile: string): Promise<NonNullable<VerifyTraceOptions['packetFile']>> {
+  const now = await readInputFile(ctx, packet.file, 'locked packet (JSON)').then((b) => createHash('sha256').update(b).digest('hex'), () => null);
+  return { file: packet.file, locked_sha256: packet.sha256, sha256: now, source: `lock ${lockFile}` };
 }
 
 /**

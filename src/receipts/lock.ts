@@ -377,22 +377,30 @@ export interface LockedTrace {
   /** The lock's `policy_receipt` (a capture carries none), with its pointer for details; null when absent. */
   policyReceipt: { pointer: string; value: unknown } | null;
   /**
-   * A capture's packet as the lock lists it: the capture's packet id (`capture_id` minus `.capture`), the
-   * `files` input named like its `packet_ref` (joined to the lock's folder) and the sha256 recorded for it;
-   * null when the trace is not a capture or the lock lists no single such input.
+   * The trace's packet as the lock lists it, the file joined to the lock's folder with the sha256 recorded
+   * for it. A capture's: its packet id (`capture_id` minus `.capture`) and the `files` input named like its
+   * `packet_ref`. A capture fragment's (`retrieve --capture-out` locks the packet it wrote with the
+   * fragment): its `packet_id` and the `files` entry that is the file the lock's ledger session names as its
+   * `packet_file` (relative to the ledger's folder; given as `ledgerSession`). Null when the trace is neither,
+   * or the lock lists no single such file (a `ledger export` lock lists no packet).
    */
   packet: { packet_id: string; file: string; sha256: string; source: string } | null;
 }
+
+/** A lock's `files` entry as read (fields unchecked). */
+type LockedFileRow = { path?: unknown; sha256?: unknown; role?: unknown };
 
 /**
  * Read what a lock says about the trace it was written with: the ledger and its pinned head, the policy
  * receipt, and (for a capture) the packet file and its sha256 — so `verify-trace --lock` and `capture
  * check` hold a trace to its lock the same way: ledger-backed entries to the lock's `policy_receipt`, the
  * backing ledger to the lock's packet sha256, and the packet file to its locked bytes (seed 002).
- * `lockFile` is the lock's path as the caller reads it (the lock's paths are relative to its folder).
+ * `lockFile` is the lock's path as the caller reads it (the lock's paths are relative to its folder);
+ * `ledgerSession` is the `session` of the `SESSION_OPENED` record of the ledger the lock names, when the
+ * caller read it (a fragment's packet is found through its `packet_file`; without it a fragment gets none).
  * @throws LoretraceError `bad_lock` when the lock is not a JSON object or its `ledger` is not `{ path, head }`.
  */
-export function lockedTrace(lock: unknown, lockFile: string, trace: unknown): LockedTrace {
+export function lockedTrace(lock: unknown, lockFile: string, trace: unknown, ledgerSession: unknown = null): LockedTrace {
   if (typeof lock !== 'object' || lock === null || Array.isArray(lock)) {
     throw new LoretraceError('bad_lock', `${lockFile}: a lock file must be a JSON object`, { file: lockFile, pointer: '', expected: 'a lock document (schemas/lock.schema.json)' });
   }
@@ -408,16 +416,54 @@ export function lockedTrace(lock: unknown, lockFile: string, trace: unknown): Lo
     out.head = typeof ledger['head'] === 'string' ? ledger['head'] : null;
   }
   if (Array.isArray(l.policy_receipt)) out.policyReceipt = { pointer: `lock ${lockFile} /policy_receipt`, value: l.policy_receipt };
-  const d = trace as { capture_id?: unknown; packet_ref?: unknown } | null;
-  if (typeof d?.capture_id === 'string' && d.capture_id.endsWith('.capture') && typeof d.packet_ref === 'string') {
-    const name = basename(d.packet_ref);
-    const files = (Array.isArray(l.files) ? l.files : []) as { path?: unknown; sha256?: unknown; role?: unknown }[];
-    const inputs = files.filter((f) => f.role === 'input' && typeof f.path === 'string' && basename(f.path) === name && typeof f.sha256 === 'string');
-    if (inputs.length === 1) {
-      out.packet = { packet_id: d.capture_id.slice(0, -'.capture'.length), file: join(folder, inputs[0]!.path as string), sha256: inputs[0]!.sha256 as string, source: `${name} as lock ${lockFile} records it` };
-    }
-  }
+  const files = (Array.isArray(l.files) ? l.files : []) as LockedFileRow[];
+  out.packet = capturePacket(trace, files, folder, lockFile) ?? fragmentPacket(trace, files, folder, lockFile, out.ledger, ledgerSession);
   return out;
+}
+
+/** {@link LockedTrace.packet} of a capture: the one `files` input named like its `packet_ref`; null otherwise. */
+function capturePacket(trace: unknown, files: readonly LockedFileRow[], folder: string, lockFile: string): LockedTrace['packet'] {
+  const d = trace as { capture_id?: unknown; packet_ref?: unknown } | null;
+  if (typeof d?.capture_id !== 'string' || !d.capture_id.endsWith('.capture') || typeof d.packet_ref !== 'string') return null;
+  const name = basename(d.packet_ref);
+  const inputs = files.filter((f) => f.role === 'input' && typeof f.path === 'string' && basename(f.path) === name && typeof f.sha256 === 'string');
+  if (inputs.length !== 1) return null;
+  return { packet_id: d.capture_id.slice(0, -'.capture'.length), file: join(folder, inputs[0]!.path as string), sha256: inputs[0]!.sha256 as string, source: `${name} as lock ${lockFile} records it` };
+}
+
+/**
+ * {@link LockedTrace.packet} of a capture fragment (a document with a `research_trace` array, no
+ * `capture_id`): the one `files` entry, of either role, at the path the lock's ledger session names as
+ * `packet_file` (relative to the ledger's folder, as `retrieve` writes it), with the fragment's `packet_id`
+ * (else the session's: `retrieve --capture-out` writes none); null otherwise.
+ */
+function fragmentPacket(trace: unknown, files: readonly LockedFileRow[], folder: string, lockFile: string, ledger: string | null, session: unknown): LockedTrace['packet'] {
+  const d = trace as { capture_id?: unknown; packet_id?: unknown; research_trace?: unknown } | null;
+  if (d === null || typeof d !== 'object' || d.capture_id !== undefined || !Array.isArray(d.research_trace)) return null;
+  const s = session as { packet_file?: unknown; packet_id?: unknown } | null;
+  const packetId = typeof d.packet_id === 'string' ? d.packet_id : s?.packet_id;
+  const named = s?.packet_file;
+  if (ledger === null || typeof named !== 'string' || named === '' || typeof packetId !== 'string') return null;
+  const target = resolve(dirname(ledger), named);
+  const hits = files.filter((f) => typeof f.path === 'string' && typeof f.sha256 === 'string' && resolve(folder, f.path) === target);
+  if (hits.length !== 1) return null;
+  const path = hits[0]!.path as string;
+  return { packet_id: packetId, file: join(folder, path), sha256: hits[0]!.sha256 as string, source: `${basename(path)} as lock ${lockFile} records it` };
+}
+
+/**
+ * The `session` of a ledger's opening record (its first line, a `SESSION_OPENED` record: docs/PROXY.md
+ * "Ledger"), for {@link lockedTrace}; null when the first line is not a JSON object with a `session` object
+ * (the ledger's own verification reports why). Reads only the first line; `text` is the ledger's JSONL.
+ */
+export function openingSession(text: string): Record<string, unknown> | null {
+  try {
+    const first = JSON.parse((text.split('\n', 1)[0] ?? '').replace(/^\uFEFF/, '')) as { session?: unknown } | null;
+    const session = first?.session;
+    return typeof session === 'object' && session !== null && !Array.isArray(session) ? (session as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -24,9 +24,9 @@ import { LoretraceError, isLoretraceError } from '../../errors.js';
 import { assembleCapture, verifyCaptureTrace } from '../../receipts/capture.js';
 import type { AssembleCaptureResult, CaptureLoreSource } from '../../receipts/capture.js';
 import { LEAKAGE_FLAGS } from '../../receipts/leakage.js';
-import { findLockFor, lockPathFor, verifyLock } from '../../receipts/lock.js';
+import { findLockFor, lockPathFor, lockedTrace, verifyLock } from '../../receipts/lock.js';
 import type { LockVerificationReport } from '../../receipts/lock.js';
-import type { TraceVerificationReport } from '../../receipts/verify-trace.js';
+import type { TraceVerificationReport, VerifyTraceOptions } from '../../receipts/verify-trace.js';
 import type { LedgerHeadPin, TraceLedgerInput } from '../../receipts/trace-ledger.js';
 import { parseJsonDocument, validateCapture } from '../../contracts/validate.js';
 import type { ValidationReport } from '../../contracts/types.js';
@@ -34,10 +34,11 @@ import type { VaultIndex } from '../../types.js';
 import type { CliContext } from '../context.js';
 import { action, plural, printJson } from '../context.js';
 import { MAX_LEDGER_BYTES, addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
-import { documentText, expandInputs, guardOutputs, lockTarget, readInputBytes, writeAllAtomic } from '../outputs.js';
+import { documentText, expandInputs, guardOutputs, lockTarget, lockedPacketFile, readInputBytes, writeAllAtomic } from '../outputs.js';
 import type { OutputTarget } from '../outputs.js';
 import { reportWithErrors, shownPath } from './retrieve.js';
 import { renderLockReport } from './lock.js';
+import { renderPacketFile } from './verify-trace.js';
 import { authorshipLine } from './ledger.js';
 import { addTrustKeyOption, trustedKeysFromOptions } from '../keys.js';
 import type { TrustedKey } from '../../receipts/signing.js';
@@ -192,44 +193,49 @@ function draftReasons(doc: unknown, trace: TraceVerificationReport | null): stri
   return out;
 }
 
-/** What a capture's lock hands `verifyTrace`: the ledger, its pinned head, the policy receipt and the packet's sha256. */
+/** What a capture's lock hands `verifyTrace`: the ledger, its pinned head, the policy receipt, the packet's sha256 and the packet file re-hashed. */
 interface LockedReceipts {
   ledgers: TraceLedgerInput[];
   pins: LedgerHeadPin[];
   policyReceipt?: { pointer: string; value: unknown };
   packet?: { packet_id: string; packet_sha256: string | null; source: string };
+  packetFile?: NonNullable<VerifyTraceOptions['packetFile']>;
 }
 
 /**
- * The ledger the capture's lock names (`ledger.path`, relative to the lock's folder) as a verify-trace
- * ledger input — the receipts a ledger-backed capture was assembled from — and the head the lock pins, so
- * a ledger cut at a record boundary since the capture fails as `ledger_broken` (a capture cannot carry the
- * head itself: Ghostlight's capture schema is closed). Also the lock's `policy_receipt` (a capture carries
- * none) and the sha256 the lock records for the capture's packet (the `files` input named like its
- * `packet_ref`), which the backing ledger's SESSION_OPENED must pin. Empty when there is no lock, the lock
- * names no ledger, or the ledger cannot be read (its entries then stay unbacked; `lock verify` reports the missing file).
+ * What the capture's lock holds the capture to, read as `verify-trace` reads it (`lockedTrace`,
+ * src/receipts/lock.ts): the ledger it names (`ledger.path`, relative to the lock's folder) as a
+ * verify-trace ledger input — the receipts a ledger-backed capture was assembled from — and the head the
+ * lock pins, so a ledger cut at a record boundary since the capture fails as `ledger_broken` (a capture
+ * cannot carry the head itself: Ghostlight's capture schema is closed); the lock's `policy_receipt` (a
+ * capture carries none); and the capture's packet (the `files` input named like its `packet_ref`): the
+ * backing ledger's SESSION_OPENED must pin the sha256 the lock records, and the file is re-hashed
+ * (`packet_file`: `unchanged`, `packet_changed`, `packet_missing`). Empty when there is no readable lock;
+ * without a readable ledger its entries stay unbacked (`lock verify` reports the missing file).
  */
 async function lockedLedger(ctx: CliContext, lockFile: string, doc: unknown): Promise<LockedReceipts> {
+  let locked: ReturnType<typeof lockedTrace>;
   try {
     // Through the CLI's one input reader: a lock or ledger that is now a FIFO or device is refused on the open
     // handle, never read (a plain readFile would block on a FIFO forever); `lock verify` below reports it.
-    const lock = JSON.parse(await readInputText(ctx, lockFile, 'JSON lock')) as { ledger?: { path?: unknown; head?: unknown } | null; policy_receipt?: unknown; files?: { path?: unknown; sha256?: unknown; role?: unknown }[] };
-    const out: LockedReceipts = { ledgers: [], pins: [] };
-    if (Array.isArray(lock.policy_receipt)) out.policyReceipt = { pointer: `lock ${lockFile} /policy_receipt`, value: lock.policy_receipt };
-    const d = doc as { capture_id?: unknown; packet_ref?: unknown };
-    if (typeof d?.capture_id === 'string' && d.capture_id.endsWith('.capture') && typeof d.packet_ref === 'string') {
-      const name = basename(d.packet_ref);
-      const files = (Array.isArray(lock.files) ? lock.files : []).filter((f) => f.role === 'input' && typeof f.path === 'string' && basename(f.path) === name && typeof f.sha256 === 'string');
-      if (files.length === 1) out.packet = { packet_id: d.capture_id.slice(0, -'.capture'.length), packet_sha256: files[0]!.sha256 as string, source: `${name} as lock ${lockFile} records it` };
-    }
-    const rel = lock.ledger?.path;
-    if (typeof rel !== 'string') return out;
-    const abs = resolve(dirname(resolve(ctx.cwd, lockFile)), rel);
-    const head = lock.ledger?.head;
-    return { ...out, ledgers: [{ file: abs, text: await readInputText(ctx, abs, 'ledger (JSONL)', MAX_LEDGER_BYTES) }], pins: typeof head === 'string' ? [{ head, source: `lock ${lockFile}` }] : [] };
+    locked = lockedTrace(JSON.parse(await readInputText(ctx, lockFile, 'JSON lock')), lockFile, doc);
   } catch {
     return { ledgers: [], pins: [] };
   }
+  const out: LockedReceipts = { ledgers: [], pins: [] };
+  if (locked.policyReceipt) out.policyReceipt = locked.policyReceipt;
+  if (locked.packet) {
+    out.packet = { packet_id: locked.packet.packet_id, packet_sha256: locked.packet.sha256, source: locked.packet.source };
+    out.packetFile = await lockedPacketFile(ctx, locked.packet, lockFile);
+  }
+  if (locked.ledger === null) return out;
+  try {
+    out.ledgers = [{ file: resolve(ctx.cwd, locked.ledger), text: await readInputText(ctx, locked.ledger, 'ledger (JSONL)', MAX_LEDGER_BYTES) }];
+    if (locked.head !== null) out.pins = [{ head: locked.head, source: `lock ${lockFile}` }];
+  } catch {
+    // An unreadable ledger backs nothing; `lock verify` names it.
+  }
+  return out;
 }
 
 /** The code of a LoretraceError, else null. */
@@ -286,6 +292,7 @@ function renderChecks(checks: CaptureCheck[], totals: Record<string, number>): s
       for (const e of c.validation.errors) out.push(`    ${e.pointer || '/'} [${e.rule}] ${e.message}`);
     }
     out.push(c.trace ? `  trace: ${c.trace.runner_captured.checked} runner_captured checked, ${c.trace.runner_captured.failed} failed (${Object.entries(c.trace.totals).map(([k, v]) => `${k} ${v}`).join(', ')})` : '  trace: no research_trace entries');
+    if (c.trace?.packet_file) out.push(renderPacketFile(c.trace.packet_file));
     if (c.trace && c.trace.ledgers.length > 0) {
       out.push(c.trace.authorship.checked
         ? `  authorship: ${c.trace.ledgers.map((l) => `${l.authorship.status === 'trusted' ? 'signed by trusted key' : l.disposition} ${l.authorship.key_id ?? '(unsigned)'}`).join(', ')}`

@@ -16,8 +16,7 @@
  * `--trust-key` (src/cli/keys.ts) makes every ledger prove its runner (docs/RECEIPTS.md "Authorship");
  * without it each report with a ledger says `authorship not checked (no --trust-key)`.
  */
-import { createHash } from 'node:crypto';
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { TRACE_DISPOSITIONS, verifyTrace } from '../../receipts/verify-trace.js';
@@ -29,7 +28,8 @@ import { action, plural, printJson } from '../context.js';
 import { LoretraceError, isLoretraceError } from '../../errors.js';
 import { parseJsonDocument } from '../../contracts/validate.js';
 import { exportLedger } from '../../receipts/ledger-export.js';
-import { findLockFor, lockListsOutput, lockedTrace } from '../../receipts/lock.js';
+import { findLockFor, lockListsOutput, lockedTrace, openingSession } from '../../receipts/lock.js';
+import { lockedPacketFile } from '../outputs.js';
 import { addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
 import { reportWithErrors } from './retrieve.js';
 import { addTrustKeyOption, trustedKeysFromOptions } from '../keys.js';
@@ -62,6 +62,13 @@ async function readTraceText(ctx: CliContext, file: string): Promise<{ text: str
   }
 }
 
+/** The line of a report's `packet_file` (the packet a lock lists, re-hashed), indented two spaces; `capture check` prints it too. */
+export function renderPacketFile(pf: NonNullable<TraceVerificationReport['packet_file']>): string {
+  return pf.disposition === 'unchanged'
+    ? `  packet: unchanged         ${pf.file} (sha256 ${pf.locked_sha256.slice(0, 12)} as ${pf.source} records it)`
+    : `  packet: ${pf.disposition.padEnd(17)} ${pf.file}: ${pf.sha256 === null ? 'cannot be read' : `sha256 now ${pf.sha256}`}, ${pf.source} records ${pf.locked_sha256} — the packet was swapped or edited under its lock`;
+}
+
 /** The human form of a report: a header, one line per entry, ledgers and seeds, totals, verdict. */
 export function renderVerification(report: TraceVerificationReport): string {
   const lines: string[] = [];
@@ -91,12 +98,7 @@ export function renderVerification(report: TraceVerificationReport): string {
     if (l.detail) lines.push(`                 ${l.detail}`);
   }
   if (report.ledgers.length > 0) lines.push(report.authorship.checked ? `  authorship: checked against --trust-key ${report.authorship.trusted_key_ids.join(', ')}` : `  ${report.authorship.note}`);
-  const pf = report.packet_file;
-  if (pf) {
-    lines.push(pf.disposition === 'unchanged'
-      ? `  packet: unchanged         ${pf.file} (sha256 ${pf.locked_sha256.slice(0, 12)} as ${pf.source} records it)`
-      : `  packet: ${pf.disposition.padEnd(17)} ${pf.file}: ${pf.sha256 === null ? 'cannot be read' : `sha256 now ${pf.sha256}`}, ${pf.source} records ${pf.locked_sha256} — the packet was swapped or edited under its lock`);
-  }
+  if (report.packet_file) lines.push(renderPacketFile(report.packet_file));
   for (const s of report.seeds) if (s.disposition === 'seed_not_consulted') lines.push(`  seed_not_consulted ${s.ref}: required seed never read in ledger ${s.ledger_id}`);
   for (const e of report.entries) {
     const sim = e.similarity !== null && e.disposition !== 'verified' ? ` similarity ${e.similarity}` : '';
@@ -108,6 +110,7 @@ export function renderVerification(report: TraceVerificationReport): string {
   // When every entry passed but the report still fails, the cause is outside the entries (a required seed never
   // read, a broken ledger): name it on the verdict line, so "0 failed — FAILED" never stands alone.
   const outside = TRACE_DISPOSITIONS.filter((d) => d !== 'verified' && report.totals[d] > 0).map((d) => `${d} ${report.totals[d]}`);
+  if (report.packet_file && report.packet_file.disposition !== 'unchanged') outside.push(`packet_file ${report.packet_file.disposition}`);
   const failed = report.entries.length === 0 ? 'FAILED (no entries: nothing was verified)' : rc.failed === 0 && outside.length > 0 ? `FAILED (${outside.join(', ')})` : 'FAILED';
   const verdict = report.ok ? (report.draft ? 'ok (draft: a ledger is not closed)' : 'ok') : failed;
   lines.push(`runner_captured: ${rc.checked} checked, ${rc.ledger_backed} ledger-backed, ${rc.failed} failed — ${verdict}`);
@@ -252,19 +255,22 @@ function lockOf(ctx: CliContext, locks: readonly HeldLock[], file: string, named
 
 /**
  * What a lock adds to one input's verification (docs/RECEIPTS.md "Trace verification"; `lockedTrace`,
- * src/receipts/lock.ts): its `policy_receipt` (applied when the input carries none), and for a capture the
- * packet it lists — a backing ledger must pin its locked sha256, and the file itself is re-hashed
- * (`packet_file`: a packet swapped under its lock fails the report).
+ * src/receipts/lock.ts): its `policy_receipt` (applied when the input carries none), and for a capture or
+ * a capture fragment the packet it lists — a backing ledger must pin its locked sha256, and the file itself
+ * is re-hashed (`packet_file`: a packet swapped under its lock fails the report). `ledgers` are the ledger
+ * texts read for the run; the lock's own is among them (a fragment's packet is its session's `packet_file`).
  */
-async function lockOptions(ctx: CliContext, lock: HeldLock | null, doc: unknown): Promise<Pick<VerifyTraceOptions, 'policyReceipt' | 'packet' | 'packetFile'>> {
+async function lockOptions(ctx: CliContext, lock: HeldLock | null, doc: unknown, ledgers: readonly TraceLedgerInput[]): Promise<Pick<VerifyTraceOptions, 'policyReceipt' | 'packet' | 'packetFile'>> {
   if (lock === null) return {};
-  const locked = lockedTrace(lock.doc, lock.file, doc);
+  // A fragment's packet is the file the lock's ledger session names (packet_file): read that session first.
+  const named = lockedTrace(lock.doc, lock.file, doc).ledger;
+  const ledger = named === null ? undefined : ledgers.find((l) => typeof l.file === 'string' && resolve(ctx.cwd, l.file) === resolve(ctx.cwd, named));
+  const locked = lockedTrace(lock.doc, lock.file, doc, ledger === undefined ? null : openingSession(ledger.text));
   const out: Pick<VerifyTraceOptions, 'policyReceipt' | 'packet' | 'packetFile'> = {};
   if (locked.policyReceipt) out.policyReceipt = locked.policyReceipt;
   if (locked.packet) {
     out.packet = { packet_id: locked.packet.packet_id, packet_sha256: locked.packet.sha256, source: locked.packet.source };
-    const now = await readFile(resolve(ctx.cwd, locked.packet.file)).then((b) => createHash('sha256').update(b).digest('hex'), () => null);
-    out.packetFile = { file: locked.packet.file, locked_sha256: locked.packet.sha256, sha256: now, source: `lock ${lock.file}` };
+    out.packetFile = await lockedPacketFile(ctx, locked.packet, lock.file);
   }
   return out;
 }
@@ -281,7 +287,7 @@ async function verifyOne(ctx: CliContext, file: string, index: VaultIndex, ledge
     const inputKind = exported.mode === 'coordinator_scoped_retrieval' ? 'retrieve_ledger' : 'proxy_ledger';
     return verifyTrace(index, exported, { file, inputKind, ledgers: own, pins, trustedKeys });
   }
-  return verifyTrace(index, doc, { file, ledgers, pins, ...(await lockOptions(ctx, lock, doc)), trustedKeys });
+  return verifyTrace(index, doc, { file, ledgers, pins, ...(await lockOptions(ctx, lock, doc, ledgers)), trustedKeys });
 }
 
 /** Totals over every file: files by outcome, then every disposition (zeros included). */
