@@ -276,18 +276,71 @@ describe('retrieve --batch on lore-fixtures/batch', () => {
   });
 });
 
+describe('retrieve --batch --policy-dir: per-draft policies, and a policy from another scene is flagged', () => {
+  let tmp: string;
+  let env: Record<string, string>;
+  beforeAll(() => {
+    tmp = mkdtempSync(join(tmpdir(), 'loretrace-batch-policydir-'));
+    env = { LORETRACE_INDEX_DIR: join(tmp, 'index') };
+    const dir = join(tmp, 'policies');
+    mkdirSync(dir);
+    // `brinefall-intake.policy.json` serves every turn of the scene (the longest dotted prefix of the id that has a file).
+    writeFileSync(join(dir, 'brinefall-intake.policy.json'), readFileSync(join(REPO, POLICY), 'utf8'));
+    // turn-03's own mapping: a policy seeded at a note the brinefall scene never names.
+    const offScene = { ...JSON.parse(readFileSync(join(REPO, POLICY), 'utf8')), required_seed_refs: ['FixtureLore:World/Politics/Salvage Law.md'] };
+    writeFileSync(join(dir, 'brinefall-intake.turn-03.mara-voss.policy.json'), JSON.stringify(offScene));
+  });
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it('looks up <dir>/<id>.policy.json, else the longest dotted prefix of <id>; a policy beside the draft still comes first', async () => {
+    const list = join(tmp, 'drafts.list');
+    writeFileSync(list, [`${REPO}/${P}/brinefall-intake.turn-01.mara-voss.draft.packet.json`, `${REPO}/${P}/brinefall-intake.turn-02.mara-voss.draft.packet.json`].join('\n'));
+    const r = await run(['retrieve', '--lore', FIXTURE_VAULT, '--batch', list, '--out-dir', join(tmp, 'out'), '--policy-dir', join(tmp, 'policies'), '--json'], env);
+    const summary = JSON.parse(r.out) as BatchSummary;
+    expect([r.code, schemaErrors(summary)]).toEqual([0, []]);
+    expect(summary.policy_dir).toBe(join(tmp, 'policies'));
+    expect(summary.policy).toBeNull();
+    expect(summary.packets.map((p) => [p.status, p.policy])).toEqual([
+      ['ok', `${join(tmp, 'policies')}/brinefall-intake.policy.json`],
+      ['ok', `${REPO}/${P}/brinefall-intake.turn-02.mara-voss.policy.json`],
+    ]);
+    expect(summary.packets.flatMap((p) => p.findings ?? []).filter((f) => f.code === 'policy_seed_off_scene')).toEqual([]);
+  }, 120_000);
+
+  it('warns (policy_seed_off_scene) when none of the policy\'s seeds shares anything with the draft\'s scene, in the text summary too', async () => {
+    const dir = join(tmp, 'policies');
+    const draftDir = join(tmp, 'corpus');
+    mkdirSync(draftDir);
+    writeFileSync(join(draftDir, 'brinefall-intake.turn-03.mara-voss.draft.packet.json'), readFileSync(join(REPO, P, 'brinefall-intake.turn-01.mara-voss.draft.packet.json')));
+    const r = await run(['retrieve', '--lore', FIXTURE_VAULT, '--batch', draftDir, '--out-dir', join(tmp, 'out3'), '--policy-dir', dir], env);
+    expect(r.code).toBe(0);
+    const policyFile = `${dir}/brinefall-intake.turn-03.mara-voss.policy.json`;
+    expect(r.out.split('\n')[2]).toBe(
+      `           warning policy_seed_off_scene: ${policyFile}: none of the policy's required seeds (FixtureLore:World/Politics/Salvage Law.md) is on the scene of ${draftDir}/brinefall-intake.turn-03.mara-voss.draft.packet.json: no allowed_scope entry or source_excerpt names it, and no word of its title or aliases occurs in the draft's prompt; is this the policy of another scene?`,
+    );
+  }, 120_000);
+
+  it('refuses a --policy-dir that is not a folder, and --policy-dir without --batch', async () => {
+    const r = await run(['retrieve', '--lore', FIXTURE_VAULT, '--batch', CORPUS, '--out-dir', join(tmp, 'out2'), '--policy-dir', join(tmp, 'nowhere')], env);
+    expect([r.code, r.err]).toEqual([2, `loretrace: --policy-dir ${join(tmp, 'nowhere')} is not a readable folder; expected a folder of <id>.policy.json files [file_not_found]\n`]);
+    const single = await run(['retrieve', '--lore', FIXTURE_VAULT, '--packet', `${P}/brinefall-intake.turn-01.mara-voss.draft.packet.json`, '--out', join(tmp, 'x.json'), '--policy-dir', tmp], env);
+    expect([single.code, single.err]).toEqual([2, "loretrace: --policy-dir applies to --batch only; a single run writes --out; see 'loretrace retrieve --help' [usage]\n"]);
+  });
+});
+
 describe.skipIf(!hasShared)(`retrieve --batch on the real Ghostlight drafts (${hasShared ? 'shared data present' : sharedNotice})`, () => {
   let tmp: string;
   let env: Record<string, string>;
   let summary: BatchSummary;
   let code = -1;
-  const policy = join(FIXTURES, 'policies', 'pallas-strikes.policy.json');
+  // One policy per Ghostlight scene: <scene>.policy.json serves every turn of it (--policy-dir's prefix rule).
+  const policyDir = 'lore-fixtures/policies/ghostlight';
   const out = () => join(tmp, 'run', 'batch');
 
   beforeAll(async () => {
     tmp = mkdtempSync(join(tmpdir(), 'loretrace-batch-real-'));
     env = { LORETRACE_INDEX_DIR: join(tmp, 'index') };
-    const r = await run(['retrieve', '--lore', AETHERIA, '--batch', join(GHOSTLIGHT, 'packets'), '--out-dir', out(), '--policy', policy, '--lane', 'coordinator_scoped_retrieval', '--json'], env);
+    const r = await run(['retrieve', '--lore', AETHERIA, '--batch', join(GHOSTLIGHT, 'packets'), '--out-dir', out(), '--policy-dir', policyDir, '--lane', 'coordinator_scoped_retrieval', '--json'], env);
     code = r.code;
     summary = JSON.parse(r.out) as BatchSummary;
   }, 300_000);
@@ -300,7 +353,22 @@ describe.skipIf(!hasShared)(`retrieve --batch on the real Ghostlight drafts (${h
       'lucent-hostage-feed-v0.turn-06.sol-vant', 'lucent-hostage-feed-v0.turn-14.sol-vant', 'pallas-training-loop-v0.turn-01.nara-7', 'pallas-training-loop-v0.turn-02.ilya-marne',
     ].map((id) => [`packets/${id}.packet.json`, `projected-contexts/${id}.projected-context.json`, 'ok']));
     expect(summary.packets.filter((p) => p.status === 'skipped').map((p) => p.packet.slice(GHOSTLIGHT.length + 1))).toEqual(['packets/scene-02-sanctuary-intake.sella_ren.packet.research.v0.json']);
+    // Each scene's drafts get that scene's policy, and none is off its scene.
+    expect(summary.packets.filter((p) => p.status === 'ok').map((p) => p.policy)).toEqual([
+      `${policyDir}/lucent-hostage-feed-v0.policy.json`, `${policyDir}/lucent-hostage-feed-v0.policy.json`,
+      `${policyDir}/pallas-training-loop-v0.policy.json`, `${policyDir}/pallas-training-loop-v0.policy.json`,
+    ]);
+    expect(summary.packets.flatMap((p) => p.findings ?? []).filter((f) => f.code === 'policy_seed_off_scene')).toEqual([]);
   });
+
+  it('flags the Pallas policy applied to a Lucent draft as off its scene', async () => {
+    const pallas = 'lore-fixtures/policies/pallas-strikes.policy.json';
+    const target = join(tmp, 'offscene', 'lucent.packet.json');
+    const r = await run(['retrieve', '--lore', AETHERIA, '--packet', join(GHOSTLIGHT, 'packets', 'lucent-hostage-feed-v0.turn-06.sol-vant.packet.json'), '--policy', pallas, '--out', target, '--json'], env);
+    expect(r.code).toBe(0);
+    const findings = (JSON.parse(r.out) as { findings: { code: string; path: string; pointer: string }[] }).findings;
+    expect(findings.filter((f) => f.code === 'policy_seed_off_scene').map((f) => [f.path, f.pointer])).toEqual([[pallas, '/required_seed_refs']]);
+  }, 120_000);
 
   it('writes packets valid against Ghostlight\'s original responder-packet schema, byte for byte what single retrieve writes', async () => {
     const schema = new Ajv2020({ allErrors: true, strict: false }).compile(JSON.parse(readFileSync(join(GHOSTLIGHT, 'schemas', 'responder-packet.schema.json'), 'utf8')));
@@ -310,7 +378,7 @@ describe.skipIf(!hasShared)(`retrieve --batch on the real Ghostlight drafts (${h
       expect(packetText).toBeDefined();
       expect([p.packet, schema(JSON.parse(packetText!)), schema.errors ?? null]).toEqual([p.packet, true, null]);
       const single = join(tmp, 'run', 'single', `${draftId(p.packet)}.packet.json`);
-      const r = await run(['retrieve', '--lore', AETHERIA, '--packet', p.packet, '--projected-context', p.projected_context!, '--policy', policy, '--lane', 'coordinator_scoped_retrieval', '--out', single, '--capture-out', single.replace(/\.json$/, '.lore_access.json')], env);
+      const r = await run(['retrieve', '--lore', AETHERIA, '--packet', p.packet, '--projected-context', p.projected_context!, '--policy', p.policy!, '--lane', 'coordinator_scoped_retrieval', '--out', single, '--capture-out', single.replace(/\.json$/, '.lore_access.json')], env);
       expect([r.code, r.err]).toEqual([0, '']);
     }
     expect(filesUnder(join(tmp, 'run', 'single'))).toEqual(batchFiles);

@@ -7,7 +7,9 @@
  * 2. {@link planBatchEntry} — per draft, its companions by Ghostlight's naming: `<id>` is the file name
  *    without `.json`, `.packet` and `.draft`; the projected context `<id>.projected-context.json` beside
  *    the draft or in a sibling `projected-contexts/` folder (Ghostlight's `packets/` + `projected-contexts/`
- *    layout); the policy `<id>.policy.json` beside the draft, else the batch's one policy; the outputs
+ *    layout); the policy `<id>.policy.json` beside the draft, else in the policy folder (`<id>` or its
+ *    longest dotted prefix: `<scene>.policy.json` serves every turn of a scene), else the batch's one
+ *    policy; the outputs
  *    `<out-dir>/<folder>/<id>.packet.json` with the names a single run gives them
  *    (`<id>.packet.lore_access.json`, `<id>.packet.ledger.jsonl`, `<id>.packet.lock.json`);
  * 3. {@link runBatchEntry} — the single run's steps (src/packet/run.ts), so a batch writes exactly the bytes
@@ -41,8 +43,13 @@ export interface RetrieveBatchOptions {
   corpus: string;
   /** Folder the outputs go to, mirroring each draft's folder under the corpus. */
   outDir: string;
-  /** The policy file for every draft that has no `<id>.policy.json` beside it (and no traversal_policy of its own). */
+  /** The policy file for every draft that has no `<id>.policy.json` beside it or in `policyDir` (and no traversal_policy of its own). */
   policy?: string;
+  /**
+   * A folder of per-draft policies (`--policy-dir`): `<id>.policy.json`, else the file of the longest dotted
+   * prefix of `<id>` ({@link policyInDir}). Used when the draft has no `<id>.policy.json` beside it; before `policy`.
+   */
+  policyDir?: string;
   /** Lane for every draft (default as `buildPacket`: the draft's mode). */
   lane?: RetrievalLane;
   /** Refuse policies with advisory clauses. */
@@ -101,6 +108,8 @@ export interface BatchSummary {
   corpus: string;
   out_dir: string;
   policy: string | null;
+  /** The folder of per-draft policies (`--policy-dir`), or null. */
+  policy_dir: string | null;
   /** Counts with zeros (seed 003: an omitted total is indistinguishable from zero). */
   totals: { packets: number; ok: number; failed: number; skipped: number };
   /** One line per draft, in corpus order. */
@@ -216,6 +225,21 @@ function besideShown(draft: BatchDraft, rel: string): string {
 }
 
 /**
+ * The policy `--policy-dir` gives a draft: `<dir>/<id>.policy.json`, else the file named by the longest
+ * dotted prefix of `<id>` that has one (`pallas-training-loop-v0.turn-01.nara-7` → `…turn-01.policy.json` →
+ * `pallas-training-loop-v0.policy.json`: Ghostlight ids are `<scene>.<turn>.<agent>`, so one file can serve a
+ * whole scene), as shown (`dir` joined with the name, POSIX); undefined when none exists.
+ */
+export async function policyInDir(dir: string, id: string, env: RetrieveRunEnv): Promise<string | undefined> {
+  const parts = id.split('.');
+  for (let n = parts.length; n >= 1; n--) {
+    const name = `${parts.slice(0, n).join('.')}.policy.json`;
+    if (await exists(resolve(env.cwd, dir, name))) return posix.join(dir.split(sep).join('/'), name);
+  }
+  return undefined;
+}
+
+/**
  * Step 2: the single-run request of one draft — its projected context and policy by the naming rules of
  * the module comment, its outputs under `outDir`. Reads nothing but the existence of companions.
  */
@@ -230,7 +254,7 @@ export async function planBatchEntry(draft: BatchDraft, options: RetrieveBatchOp
     }
   }
   const ownPolicy = (await exists(join(folder, `${id}.policy.json`))) ? besideShown(draft, `${id}.policy.json`) : undefined;
-  const policy = ownPolicy ?? options.policy;
+  const policy = ownPolicy ?? (options.policyDir !== undefined ? await policyInDir(options.policyDir, id, env) : undefined) ?? options.policy;
   const outBase = shown(env.cwd, resolve(env.cwd, options.outDir, draft.outFolder));
   const out = posix.join(outBase, `${id}.packet.json`);
   return {
@@ -302,6 +326,20 @@ function conflictOf(draft: BatchDraft, request: RetrieveRequest, seen: { byAbs: 
 }
 
 /**
+ * `--policy-dir` must be a folder: a typo would otherwise silently fall back to `--policy` for every draft.
+ * @throws LoretraceError `file_not_found` (exit 2).
+ */
+async function checkPolicyDir(dir: string, env: RetrieveRunEnv): Promise<void> {
+  let isDir = false;
+  try {
+    isDir = (await stat(resolve(env.cwd, dir))).isDirectory();
+  } catch {
+    isDir = false;
+  }
+  if (!isDir) throw new LoretraceError('file_not_found', `--policy-dir ${dir} is not a readable folder; expected a folder of <id>.policy.json files`, { file: dir, expected: 'a folder of <id>.policy.json files' }, 2);
+}
+
+/**
  * Retrieve every draft of a corpus over one open index (steps 1–4 of the module comment) and return the
  * summary. `env`: the folder relative paths are resolved against (default the process's), the input cap
  * and the ledger clock (as a single run's). Runs at most `concurrency` drafts at once; the summary, like every file written, is the same
@@ -309,13 +347,15 @@ function conflictOf(draft: BatchDraft, request: RetrieveRequest, seen: { byAbs: 
  * never overwritten unless `force`, never when a lock lists them, all of a draft's files or none.
  *
  * @throws LoretraceError only for the batch as a whole: `usage` (exit 2) for a concurrency that is not an
- *   integer ≥ 1; the errors of {@link listBatchDrafts}. A draft's own failure is its status.
+ *   integer ≥ 1; `file_not_found` (exit 2) for a `policyDir` that is not a folder; the errors of
+ *   {@link listBatchDrafts}. A draft's own failure is its status.
  */
 export async function retrieveBatch(index: VaultIndex, options: RetrieveBatchOptions, env: RetrieveRunEnv = { cwd: process.cwd() }): Promise<BatchSummary> {
   const concurrency = options.concurrency ?? DEFAULT_BATCH_CONCURRENCY;
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) {
     throw new LoretraceError('usage', `concurrency must be an integer ≥ 1 (got ${JSON.stringify(concurrency)})`, { expected: 'an integer ≥ 1' }, 2);
   }
+  if (options.policyDir !== undefined) await checkPolicyDir(options.policyDir, env);
   const drafts = await listBatchDrafts(options.corpus, options.outDir, env);
   const requests = await Promise.all(drafts.map((d) => (d.skip !== undefined ? null : planBatchEntry(d, options, env))));
   const seen = { byAbs: new Map<string, BatchDraft>(), byOut: new Map<string, BatchDraft>() };
@@ -339,6 +379,7 @@ export async function retrieveBatch(index: VaultIndex, options: RetrieveBatchOpt
     corpus: options.corpus,
     out_dir: options.outDir,
     policy: options.policy ?? null,
+    policy_dir: options.policyDir ?? null,
     totals: { packets: packets.length, ok: count('ok'), failed: count('failed'), skipped: count('skipped') },
     packets,
   };

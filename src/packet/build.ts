@@ -45,6 +45,7 @@ import { queryTermSet } from '../excerpts/excerpt.js';
 import type { Chunk } from '../types.js';
 import { assertInScope, assertNoHiddenText, bareVaultPath, refuse, sourceParts, summarizeErrors, withholdReason } from './scope.js';
 import { admittedCorpus, draftCitations, verifyCitation } from './draft-citations.js';
+import { offSceneSeeds } from './scene-seeds.js';
 import type { CitationOutcome, VerifiedExcerpt } from './draft-citations.js';
 
 // The hidden-text comparison lives in rules.ts (the validator's prompt rules use it too); re-exported here.
@@ -443,6 +444,27 @@ function guardRefLike(ctx: BuildContext, notesByLower: ReadonlyMap<string, strin
       );
     }
   }
+}
+
+/**
+ * Step 5′: a policy given from outside the draft (`--policy`; a batch's per-draft policy) whose required
+ * seeds share nothing with the draft's own scene ({@link offSceneSeeds}: none is named by its allowed_scope
+ * or source_excerpts, and no term of a seed's title or aliases occurs in its prompt) is reported
+ * (`policy_seed_off_scene`, warning, naming the policy file and `/required_seed_refs`): the walk would start
+ * from another scene's lore. The draft's own policy is the author's and is not second-guessed.
+ */
+function reportOffSceneSeeds(ctx: BuildContext): void {
+  if (ctx.policyPointerBase !== '') return;
+  const off = offSceneSeeds(ctx.index, ctx.draft, ctx.policy);
+  if (off.length === 0) return;
+  const policyFile = ctx.options.policyFile ?? '<policy>';
+  ctx.findings.push({
+    code: 'policy_seed_off_scene',
+    severity: 'warning',
+    message: `${policyFile}: none of the policy's required seeds (${off.join(', ')}) is on the scene of ${ctx.file}: no allowed_scope entry or source_excerpt names ${off.length === 1 ? 'it' : 'them'}, and no word of ${off.length === 1 ? 'its' : 'their'} title or aliases occurs in the draft's prompt; is this the policy of another scene?`,
+    path: policyFile,
+    pointer: '/required_seed_refs',
+  });
 }
 
 /** The guards of step 6, bound to one build: ref-like strings and the draft excerpts the output keeps. */
@@ -1300,6 +1322,7 @@ export async function buildPacket(index: VaultIndex, draftInput: unknown, option
   const projected = readProjectedContext(draft, options, findings);
   const lane = chooseLane(draft, options);
   const ctx = compileForDraft(index, draft, options, file, findings, choosePolicy(draft, options, lane, file, findings));
+  reportOffSceneSeeds(ctx);
   const guard = guardDraft(ctx);
   const lanes = lane === 'coordinator_scoped_retrieval' ? await coordinatorExcerpts(ctx, guard, projected) : responderExcerpts(ctx, guard);
   const loreAccess = assembleLoreAccess(ctx, lane, lanes.researchInstructions);

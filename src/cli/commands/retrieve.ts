@@ -84,6 +84,7 @@ interface RetrieveOptions extends VaultCliOptions {
   ledger?: string;
   batch?: string;
   outDir?: string;
+  policyDir?: string;
   concurrency?: string;
   signingKey?: string;
 }
@@ -108,14 +109,14 @@ function concurrencyOption(raw: string | undefined): number {
 
 /**
  * Check the option combination: a single run needs `--packet` and `--out` (commander's wording), a batch
- * needs `--out-dir` and takes none of {@link SINGLE_ONLY}; `--out-dir` and `--concurrency` need `--batch`.
+ * needs `--out-dir` and takes none of {@link SINGLE_ONLY}; `--out-dir`, `--policy-dir` and `--concurrency` need `--batch`.
  * @throws LoretraceError `usage` (exit 2).
  */
 function checkModeOptions(opts: RetrieveOptions): void {
   if (opts.batch === undefined) {
     if (opts.packet === undefined) throw new LoretraceError('usage', "required option '--packet <draft.json>' not specified (or --batch <dir-or-list>)", {}, 2);
     if (opts.out === undefined) throw new LoretraceError('usage', "required option '--out <packet.json>' not specified", {}, 2);
-    for (const [key, flag] of [['outDir', '--out-dir'], ['concurrency', '--concurrency']] as const) {
+    for (const [key, flag] of [['outDir', '--out-dir'], ['policyDir', '--policy-dir'], ['concurrency', '--concurrency']] as const) {
       if (opts[key] !== undefined) throw new LoretraceError('usage', `${flag} applies to --batch only; a single run writes --out`, {}, 2);
     }
     return;
@@ -179,6 +180,8 @@ function batchText(summary: BatchSummary): string {
         ? `${plural(p.stats?.['excerpts_added'] ?? 0, 'lore excerpt')}, ${plural(p.stats?.['trace_entries'] ?? 0, 'trace entry', 'trace entries')}`
         : 'research through the proxy';
       lines.push(`  ok       ${p.packet} → ${p.written?.[0] ?? ''} (${p.lane}, ${what})`);
+      // A policy mapped to the wrong scene is the batch's likeliest mistake: shown, not only in --json.
+      for (const f of p.findings ?? []) if (f.code === 'policy_seed_off_scene') lines.push(`           ${f.severity} ${f.code}: ${f.message}`);
     } else if (p.status === 'failed') {
       const message = String(p.error?.['message'] ?? '');
       lines.push(`  failed   ${message.includes(p.packet) ? message : `${p.packet}: ${message}`} [${String(p.error?.['code'] ?? '')}]`);
@@ -204,6 +207,7 @@ async function runBatch(ctx: CliContext, opts: RetrieveOptions, env: RetrieveRun
       corpus: opts.batch as string,
       outDir: opts.outDir as string,
       ...(opts.policy !== undefined ? { policy: opts.policy } : {}),
+      ...(opts.policyDir !== undefined ? { policyDir: opts.policyDir } : {}),
       ...(opts.lane !== undefined ? { lane: opts.lane as RetrievalLane } : {}),
       strictPolicy: opts.strictPolicy === true,
       force: opts.force === true,
@@ -278,7 +282,8 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--packet <draft.json>', 'draft responder packet (must already satisfy the packet contract); required without --batch')
     .option('--projected-context <ctx.json>', 'projected local context: its runtime_retrieval_requirements become traversal queries')
     .option('--lane <lane>', `${RETRIEVAL_LANES.join(' | ')} (default: the draft's mode when it is one of them, else coordinator_scoped_retrieval)`)
-    .option('--policy <policy.json>', "traversal policy, used when the draft's lore_access has none (with --batch: for every draft without its own <id>.policy.json)")
+    .option('--policy <policy.json>', "traversal policy, used when the draft's lore_access has none (with --batch: for every draft without its own <id>.policy.json or one in --policy-dir)")
+    .option('--policy-dir <dir>', 'with --batch: per-draft policies, <dir>/<id>.policy.json, else the policy of the longest dotted prefix of <id> (<scene>.policy.json for every turn of a Ghostlight scene); before --policy')
     .option('--strict-policy', 'refuse a policy with advisory (unenforced) clauses')
     .option('--out <packet.json>', 'where to write the packet; required without --batch')
     .option('--capture-out <lore_access.json>', 'coordinator lane: where to write the capture fragment (consulted refs, runner_captured research_trace bound to the ledger, snapshot, policy receipt, ledger head)')
