@@ -106,7 +106,7 @@ describe('traverse', () => {
   });
 
   it('ranks links by the passage they stand in: links of the matching section outrank the rest', () => {
-    const r = run(policy({ stop_conditions: ['min_relative_relevance:0', 'min_score_ratio:0'] }), ['answer distress calls and storm warnings']);
+    const r = run(policy({ stop_conditions: ['min_relative_relevance:0', 'min_score_ratio:0', 'min_relevance:0'] }), ['answer distress calls and storm warnings']);
     // Quiet Hands and Salvage Law are linked from the Charter section, which matches the query; neither
     // note matches it itself, yet both come before the notes linked from the field lines and Equipment.
     expect(r.followed_refs.map((x) => x.replace(F, ''))).toEqual([
@@ -126,11 +126,18 @@ describe('traverse', () => {
   });
 
   it('ends the walk when no candidate scores min_relative_relevance × the best followed one (default 0.35)', () => {
-    const r = run(policy(), ['answer distress calls and storm warnings']);
+    // With the evidence floor off, the relevance stop is what ends this walk.
+    const r = run(policy({ stop_conditions: ['stop before post-Elysium lore', 'min_relevance:0'] }), ['answer distress calls and storm warnings']);
     expect(r.followed_refs.map((x) => x.replace(F, ''))).toEqual(['Politics/Salvage Law.md', 'Pre-Elysium/Factions/Movements/Quiet Hands.md']);
     expect([r.stats.stopped_by, r.stats.best_followed_score, r.stats.min_relative_relevance, r.stats.skipped_by_reason.below_relative_relevance]).toEqual(['min_relative_relevance', 0.258997, 0.35, 3]);
     expect(r.decisions[0]!.detail).toBe('score 0.007737 < min_relative_relevance 0.35 × best followed score 0.258997');
-    const off = run(policy({ stop_conditions: ['min_relative_relevance:0', 'min_score_ratio:0'] }), ['answer distress calls and storm warnings']);
+    // By default the evidence floor (min_relevance 0.3) drops the same three before the walk starts: neither
+    // they (relevance ≤ 0.015474) nor the field line and Equipment passages linking them match the query.
+    const floor = run(policy(), ['answer distress calls and storm warnings']);
+    expect(floor.followed_refs).toEqual(r.followed_refs);
+    expect([floor.stats.stopped_by, floor.stats.min_relevance, floor.stats.skipped_by_reason.below_relevance, floor.stats.skipped_by_reason.below_relative_relevance]).toEqual(['frontier_exhausted', 0.3, 3, 0]);
+    expect(floor.decisions[0]!.detail).toBe('relevance 0.015474 and passage relevance 0 < min_relevance 0.3 (the default evidence floor)');
+    const off = run(policy({ stop_conditions: ['min_relative_relevance:0', 'min_score_ratio:0', 'min_relevance:0'] }), ['answer distress calls and storm warnings']);
     expect([off.stats.stopped_by, off.followed_refs.length]).toEqual(['frontier_exhausted', 5]);
   });
 
@@ -144,7 +151,22 @@ describe('traverse', () => {
     expect([halcyon.relevance, halcyon.link_score, halcyon.detail]).toEqual([
       0.5, 0.020104, 'consulted #2 (score 0.260052 = 0.5 × link 0.020104 + 0.5 × relevance 0.5, 1 field link(s), 1 mention(s))',
     ]);
-    expect([r.stats.stopped_by, r.stats.best_followed_score, r.stats.skipped_by_reason.below_relative_relevance]).toEqual(['min_relative_relevance', 0.260052, 4]);
+    // The other four targets match neither the query nor through their passage: the evidence floor drops them.
+    expect([r.stats.stopped_by, r.stats.best_followed_score, r.stats.skipped_by_reason.below_relevance, r.stats.skipped_by_reason.below_relative_relevance]).toEqual(['frontier_exhausted', 0.260052, 4, 0]);
+  });
+
+  it('applies the evidence floor by default (min_relevance 0.3); the policy can lower, raise or turn it off', () => {
+    // A scene that matches the vault by one word ("Halcyon"): the relative stops compare with that weak best.
+    const byDefault = run(policy(), ['Halcyon zeppelin']);
+    const off = run(policy({ stop_conditions: ['stop before post-Elysium lore', 'min_relevance:0'] }), ['Halcyon zeppelin']);
+    const high = run(policy({ stop_conditions: ['stop before post-Elysium lore', 'min_relevance:0.6'] }), ['Halcyon zeppelin']);
+    const counts = (r: TraverseResult) => [r.stats.min_relevance, r.followed_refs.length, r.stats.skipped_by_reason.below_relevance, r.stats.skipped_by_reason.below_relative_relevance, r.stats.stopped_by];
+    expect(counts(byDefault)).toEqual([0.3, 1, 4, 0, 'frontier_exhausted']);
+    expect(counts(off)).toEqual([0, 1, 0, 4, 'min_relative_relevance']);
+    expect(counts(high)).toEqual([0.6, 0, 5, 0, 'frontier_exhausted']);
+    expect(off.followed_refs).toEqual(byDefault.followed_refs);
+    // The policy's own floor says so without "(the default evidence floor)".
+    expect(high.decisions.find((d) => d.reason === 'below_relevance')!.detail).toMatch(/< min_relevance 0\.6$/);
   });
 
   it('ends the walk at a score drop: the best candidate under min_score_ratio × the note followed last (default 0.5)', () => {
@@ -185,7 +207,7 @@ describe('traverse', () => {
   });
 
   it('spreads the budget over unlike notes with diversity (MMR-style)', () => {
-    const p = policy({ stop_conditions: ['min_relative_relevance:0', 'min_score_ratio:0', 'max_refs:3'] });
+    const p = policy({ stop_conditions: ['min_relative_relevance:0', 'min_score_ratio:0', 'min_relevance:0', 'max_refs:3'] });
     const plain = traverse(index, compilePolicy(p, { index }), { queries: ['harbor rivals'] });
     const diverse = traverse(index, compilePolicy(p, { index }), { queries: ['harbor rivals'], diversity: 1 });
     // Halcyon Mutual and Saltglass Syndicate are both major powers (classes factions, powers, major: similarity 1).
@@ -194,8 +216,8 @@ describe('traverse', () => {
   });
 
   it('records prefix_denied, unresolved, future_era and hidden_ref edges and follows markdown links and embeds', () => {
-    // The relevance stops are off here: this case is about which edges are followed or refused.
-    const r = run(policy({ stop_conditions: ['stop before post-Elysium lore', 'min_relative_relevance:0', 'min_score_ratio:0'] }), ['harbor charter rescue']);
+    // The relevance stops and the evidence floor are off here: this case is about which edges are followed or refused.
+    const r = run(policy({ stop_conditions: ['stop before post-Elysium lore', 'min_relative_relevance:0', 'min_score_ratio:0', 'min_relevance:0'] }), ['harbor charter rescue']);
     expect(r.followed_refs.map((x) => x.replace(F, ''))).toEqual([
       'Politics/Salvage Law.md',
       'Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md',
@@ -242,7 +264,7 @@ describe('traverse', () => {
   });
 
   it('ends the walk at max_refs and records the queue as budget_exhausted', () => {
-    const r = run(policy({ stop_conditions: ['max_refs:2'] }), ['storm insurance']);
+    const r = run(policy({ stop_conditions: ['max_refs:2', 'min_relevance:0'] }), ['storm insurance']);
     expect(r.followed_refs).toEqual([`${F}Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md`]);
     expect(r.stats.stopped_by).toBe('max_refs');
     expect(r.stats.notes_consulted).toBe(2);
@@ -265,7 +287,7 @@ describe('traverse', () => {
   });
 
   it('ends the walk at max_chunks', () => {
-    const r = run(policy({ stop_conditions: ['max_chunks:2', 'min_relative_relevance:0', 'min_score_ratio:0'] }), ['harbor']);
+    const r = run(policy({ stop_conditions: ['max_chunks:2', 'min_relative_relevance:0', 'min_score_ratio:0', 'min_relevance:0'] }), ['harbor']);
     expect(r.stats.stopped_by).toBe('max_chunks');
     // Field lines (3-5, "**Founded:** … harbor reckoning") carry no excerpt: the prose line 7 is the pick.
     expect(traceLines(r)).toEqual([`${MC}#chunk0 L7-7`, 'Pre-Elysium/Factions/Powers/Major/Halcyon Mutual.md#chunk0 L6-6']);
@@ -287,7 +309,7 @@ describe('traverse', () => {
   });
 
   it('walks inbound links in reverse only when backlink is listed', () => {
-    const r = run(policy({ required_seed_refs: ['World/Pre-Elysium/Factions/Movements/Quiet Hands.md'], follow_link_classes: ['backlink'], stop_conditions: ['min_relative_relevance:0', 'min_score_ratio:0'] }), ['sanctuary beds']);
+    const r = run(policy({ required_seed_refs: ['World/Pre-Elysium/Factions/Movements/Quiet Hands.md'], follow_link_classes: ['backlink'], stop_conditions: ['min_relative_relevance:0', 'min_score_ratio:0', 'min_relevance:0'] }), ['sanctuary beds']);
     expect(r.followed_refs.map((x) => x.replace(F, ''))).toEqual([MC, 'Pre-Elysium/Factions/Movements/Open Ledger Society.md', 'Pre-Elysium/Factions/index.md']);
     expect(brief(r).slice(0, 5)).toEqual([
       'skipped class_not_allowed Pre-Elysium/Factions/Movements/Quiet Hands.md -> Pre-Elysium/Factions/Movements/Open Ledger Society.md wikilink/prose L12 d1',
@@ -352,7 +374,7 @@ describe('traverse', () => {
 
   it('ends the walk when time_budget_ms runs out (clock injected)', () => {
     let t = 0;
-    const r = traverse(index, compilePolicy(policy({ stop_conditions: ['time_budget_ms:5'] }), { index }), { queries: ['harbor'], now: () => (t += 3) });
+    const r = traverse(index, compilePolicy(policy({ stop_conditions: ['time_budget_ms:5', 'min_relevance:0'] }), { index }), { queries: ['harbor'], now: () => (t += 3) });
     expect(r.stats.stopped_by).toBe('time_budget_ms');
     expect(r.stats.notes_consulted).toBe(2);
   });

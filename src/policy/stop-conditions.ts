@@ -9,7 +9,7 @@
  * | `max_refs:N` | consult at most N notes (seeds included), N ≥ 1 |
  * | `max_chunks:N` | at most N source excerpts, N ≥ 1 |
  * | `max_chars:N` | at most N characters (UTF-16 code units) of excerpt text in total, N ≥ 1 |
- * | `min_relevance:X` | skip link targets whose walk score is < X, 0 ≤ X ≤ 1 |
+ * | `min_relevance:X` | the evidence floor: skip a link target when neither it nor a passage linking it has relevance ≥ X, 0 ≤ X ≤ 1 (default {@link DEFAULT_MIN_RELEVANCE}; 0 turns it off) |
  * | `min_relative_relevance:X` | end the walk when the best remaining candidate's score is < X × the best followed one's, 0 ≤ X ≤ 1 (default {@link DEFAULT_MIN_RELATIVE_RELEVANCE}; 0 turns the stop off) |
  * | `min_score_ratio:X` | end the walk when the best remaining candidate's score is < X × the score of the note followed just before, 0 ≤ X ≤ 1 (default {@link DEFAULT_MIN_SCORE_RATIO}; 0 turns the stop off) |
  * | `deny_prefix:P` | never enter prefix P (ref grammar: `Ns:folder/` or `folder/` or one note) |
@@ -41,7 +41,12 @@ function quote(v: string): string {
   return JSON.stringify(v.length > 100 ? v.slice(0, 99) + '…' : v);
 }
 
-/** Relevance threshold used by "stop when a link is not relevant…" (0..1; see docs/TRAVERSAL.md). */
+/**
+ * Relevance threshold used by "stop when a link is not relevant…", and the evidence floor every walk
+ * applies unless `min_relevance:X` says otherwise (0..1; docs/TRAVERSAL.md "Stop rule"): the relative
+ * stops compare candidates with what was followed, so without an absolute floor a scene that matches
+ * little still fills its budget with the least weak matches.
+ */
 export const DEFAULT_MIN_RELEVANCE = 0.3;
 
 /**

@@ -68,7 +68,8 @@ export interface PolicyReceiptRow {
  * - `max_refs`: notes consulted in total, seeds included.
  * - `max_chunks`: source excerpts in total (one excerpt = one run of lines of one chunk).
  * - `max_chars`: characters (UTF-16 code units) of all excerpt texts together.
- * - `min_relevance`: 0..1; a link target whose walk score (see docs/TRAVERSAL.md) is lower is skipped.
+ * - `min_relevance`: 0..1; a link target is skipped when neither its relevance nor that of a passage linking
+ *   it reaches this. null = the default, `DEFAULT_MIN_RELEVANCE` (0.3; docs/TRAVERSAL.md).
  * - `min_relative_relevance`: 0..1; the walk ends when the best remaining candidate scores below this
  *   share of the best followed note's score. null = the default, `DEFAULT_MIN_RELATIVE_RELEVANCE` (0.35).
  * - `min_score_ratio`: 0..1; the walk ends when the best remaining candidate scores below this share of

@@ -13,7 +13,10 @@
  *    relevance ({@link LINK_MIX}). Seeds score 1; scope notes their own relevance.
  * 4. Scope notes, then link targets, are consulted best-first by score (optionally lowered for notes
  *    like those already followed: `diversity`, MMR-style). A note is consulted at most once.
- * 5. Stops: `max_refs`, `max_chunks`, `max_chars`, `time_budget_ms`, and two relevance stops: the
+ * 5. Stops: `max_refs`, `max_chunks`, `max_chars`, `time_budget_ms`; the evidence floor (`min_relevance`,
+ *    default {@link DEFAULT_MIN_RELEVANCE}): a link target is dropped when neither it nor a passage linking
+ *    it reaches that relevance, so the relative stops below never admit what merely matches least badly;
+ *    and two relevance stops: the
  *    relevance stop (`min_relative_relevance`, default {@link DEFAULT_MIN_RELATIVE_RELEVANCE}): a link
  *    target is consulted only while its score is at least that share of the best followed note's score,
  *    and the walk ends when no remaining one is; the score-drop stop (`min_score_ratio`, default
@@ -35,7 +38,7 @@ import type { ResearchTraceEntry, SourceExcerpt } from '../contracts/types.js';
 import { LoretraceError } from '../errors.js';
 import { backlinks, chunksOf, getNote, notePathOnDisk, outgoingLinks } from '../indexer/lookup.js';
 import { search, searchCorpus } from '../search/search.js';
-import { DEFAULT_MIN_RELATIVE_RELEVANCE, DEFAULT_MIN_SCORE_RATIO, checkEdge, checkPath, edgeClassLabel, edgeTarget } from '../policy/compile.js';
+import { DEFAULT_MIN_RELATIVE_RELEVANCE, DEFAULT_MIN_RELEVANCE, DEFAULT_MIN_SCORE_RATIO, checkEdge, checkPath, edgeClassLabel, edgeTarget } from '../policy/compile.js';
 import type { EdgeDirection } from '../policy/compile.js';
 import type { CompiledPolicy, PolicyReceiptRow, EdgeSkipReason, ReceiptTotals } from '../policy/types.js';
 import { cmp } from '../policy/synonyms.js';
@@ -147,6 +150,8 @@ export interface TraverseStats {
   max_depth_reached: number;
   stopped_by: StopReason;
   budgets: CompiledPolicy['budgets'];
+  /** The evidence floor applied (`budgets.min_relevance`, else the default 0.3); 0 = off. */
+  min_relevance: number;
   /** The relevance stop applied (`budgets.min_relative_relevance`, else the default); 0 = off. */
   min_relative_relevance: number;
   /** Score of the best followed note (the reference of the relevance stop), or null when none was followed. */
@@ -656,21 +661,32 @@ function readLinkGraph(w: Walk, seeds: readonly VaultPath[]): void {
 }
 
 /**
- * `min_relevance`: a link target leaves the frontier (`below_relevance`) when neither it nor any passage
- * a link to it stands in reaches the floor — a link is not relevant when neither where it points nor
- * where it stands matches the queries. Its own links stay in the graph (read before), so the walk still
- * looks ahead through it.
+ * The evidence floor applied by a walk: the policy's `min_relevance`, else {@link DEFAULT_MIN_RELEVANCE}
+ * (0.3, the floor of the plain-English "not relevant" stop). It is on by default because both relevance
+ * stops are relative — a share of the best or the last followed score — so on their own they admit
+ * whatever is least weak when nothing really matches the scene; the floor is the absolute part of the
+ * stop rule. `min_relevance:0` turns it off.
+ */
+export function evidenceFloor(compiled: CompiledPolicy): number {
+  return compiled.budgets.min_relevance ?? DEFAULT_MIN_RELEVANCE;
+}
+
+/**
+ * The evidence floor ({@link evidenceFloor}): a link target leaves the frontier (`below_relevance`) when
+ * neither it nor any passage a link to it stands in reaches the floor — a link is not relevant when
+ * neither where it points nor where it stands matches the queries. Its own links stay in the graph (read
+ * before), so the walk still looks ahead through it.
  */
 function dropBelowFloor(w: Walk): void {
-  const floor = w.compiled.budgets.min_relevance;
-  if (floor === null) return;
+  const floor = evidenceFloor(w.compiled);
+  const source = w.compiled.budgets.min_relevance === null ? ' (the default evidence floor)' : '';
   for (const c of [...w.frontier.values()]) {
     const linkRelevance = Math.max(c.relevance, c.context);
     if (c.tier !== 1 || linkRelevance >= floor) continue;
     for (const k of c.pending) {
       const d = w.decisions[k]!;
       d.reason = 'below_relevance';
-      d.detail = `relevance ${c.relevance} and passage relevance ${round6(c.context)} < min_relevance ${floor}`;
+      d.detail = `relevance ${c.relevance} and passage relevance ${round6(c.context)} < min_relevance ${floor}${source}`;
     }
     w.frontier.delete(c.path);
   }
@@ -882,6 +898,7 @@ function walkResult(w: Walk): TraverseResult {
       max_depth_reached: w.maxDepth,
       stopped_by: w.stoppedBy,
       budgets: { ...compiled.budgets },
+      min_relevance: evidenceFloor(compiled),
       min_relative_relevance: compiled.budgets.min_relative_relevance ?? DEFAULT_MIN_RELATIVE_RELEVANCE,
       best_followed_score: w.bestFollowed,
       min_score_ratio: compiled.budgets.min_score_ratio ?? DEFAULT_MIN_SCORE_RATIO,
