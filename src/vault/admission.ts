@@ -78,7 +78,7 @@ async function realRootOf(root: string, path: string): Promise<string> {
 /**
  * Read an indexed note's bytes after re-checking that the file is still the one the index admitted:
  *
- * 1. `realpath` of the note's folder lies inside `realpath(root)` (no folder swapped for a link);
+ * 1. `realpath(3)` of the note's folder lies inside `realpath(root)` (no folder swapped for a link);
  * 2. `lstat` of the file passes {@link fileAdmission};
  * 3. it is opened `O_RDONLY | O_NOFOLLOW | O_NONBLOCK` (a FIFO swapped in never blocks) and `fstat` of the
  *    descriptor is the same inode and passes {@link fileAdmission} again;
@@ -103,7 +103,8 @@ export async function readAdmittedFile(root: string, entry: AdmittedEntry): Prom
   const realRoot = await realRootOf(root, path);
   let realDir: string;
   try {
-    realDir = fs.realpathSync(dirname(abs));
+    // realpath(3) in one call; `fs.realpathSync` walks the components with an lstat each in JavaScript.
+    realDir = fs.realpathSync.native(dirname(abs));
   } catch {
     throw new LoretraceError('stale_file', `the folder of ${path} no longer exists`, { file: path });
   }
