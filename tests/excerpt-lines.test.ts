@@ -96,3 +96,34 @@ describe('pickExcerptLines: lore lines only', () => {
     expect(pickExcerptLines(lines, ['public tide board gates'], 400)).toMatchObject({ line_start: 5, line_end: 5, terms_matched: 2 });
   });
 });
+
+describe('pickExcerptLines: self-contained runs (the compact excerpts\' rule, whole lines)', () => {
+  const note = [
+    'The Tide Guild keeps the harbor gates and the public tide board.',
+    'They close the gates when the board shows a storm surge.',
+    '',
+    'Its ledgers are open to any captain.',
+    '',
+    'The guild charges for berths by:',
+    '- the hour of mooring',
+  ];
+  it('extends a run whose first line points back ("They …") over the line before it, when that fits', () => {
+    expect(pickExcerptLines(note, ['close gates storm surge'], 200)).toEqual({
+      line_start: 1,
+      line_end: 2,
+      text: `${note[0]}\n${note[1]}`,
+      chars: 121,
+      terms_matched: 4,
+      hits: 5,
+    });
+  });
+  it('takes another run when the extension does not fit, and never ends on a lead-in line', () => {
+    // 'They close …' alone (56 characters) is not self-contained and the extension (121) does not fit in 80:
+    // the self-contained first line (gates) wins over the line with more terms.
+    expect(pickExcerptLines(note, ['close gates storm surge'], 80)).toMatchObject({ line_start: 1, line_end: 1, terms_matched: 1 });
+    // "Its ledgers …" opens its paragraph: no antecedent within the limit, so the guild's lead line is taken.
+    expect(pickExcerptLines(note, ['ledgers captain harbor'], 64)).toMatchObject({ line_start: 1, line_end: 1, terms_matched: 1 });
+    // "… berths by:" is a lead-in: the run takes the list item it introduces.
+    expect(pickExcerptLines(note, ['charges berths mooring'], 200)).toMatchObject({ line_start: 6, line_end: 7, terms_matched: 3 });
+  });
+});

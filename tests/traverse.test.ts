@@ -543,7 +543,7 @@ describe.skipIf(!hasShared)(`traverse on the real Sella packet (${hasShared ? 's
   it('validates against schemas/traverse-result.schema.json', () => {
     const validate = outputSchema('traverse_result');
     expect(validate(JSON.parse(JSON.stringify(r)))).toBe(true);
-    expect(r.stats).toMatchObject({ notes_consulted: 27, excerpts: 27, excerpt_chars: 16234, stopped_by: 'min_relative_relevance', best_followed_score: 0.717781, receipt_totals: { enforced: 32, partially_enforced: 5, advisory: 1 } });
+    expect(r.stats).toMatchObject({ notes_consulted: 27, excerpts: 27, excerpt_chars: 16580, stopped_by: 'min_relative_relevance', best_followed_score: 0.717781, receipt_totals: { enforced: 32, partially_enforced: 5, advisory: 1 } });
   });
 
   it('keeps every excerpt verbatim', () => {

@@ -8,8 +8,13 @@
  *
  * Relevance of a line = the query terms it contains (tokenised and folded exactly like search: case,
  * diacritics and apostrophes folded, stop words dropped; src/search/tokenize.ts). The chosen run
- * maximises, in order: distinct query terms covered, total term occurrences, then prefers fewer
- * characters, then the earliest start. Only lore lines start or end a run, and only their terms count:
+ * maximises, in order: being self-contained with a query term, distinct query terms covered, being
+ * self-contained, total term occurrences, then prefers fewer characters, then the earliest start.
+ * *Self-contained* is the compact excerpts' rule (src/excerpts/compact.ts, `opensWithReference`): a run
+ * whose first line opens with a word pointing back to text before it ("They …", "Instead …", "Its …") or
+ * whose last line ends with `:` (a lead-in to a list it does not hold) does not stand alone; since every run
+ * is a candidate, the run extended back over the line before it competes, and a self-contained run with a
+ * query term always wins — the excerpt extends back when that fits, else another run is taken. Only lore lines start or end a run, and only their terms count:
  * never a blank line, a heading or setext underline, an epigraph, a list of links (links, bare URLs, tags),
  * a navigation line ("See also …"), a metadata field line or a thematic break (`excerptLineKind`,
  * src/excerpts/lines.ts) — a chunk with no lore line gives no excerpt. Origin: the traversal design in docs/TRAVERSAL.md ("pick the most relevant chunk(s), and inside them the most relevant run of
@@ -17,7 +22,7 @@
  */
 import { processTerm, queryTerms, tokenize } from '../search/tokenize.js';
 import type { SourceExcerpt } from '../contracts/types.js';
-import { excerptLineKind, isExcerptable } from './lines.js';
+import { excerptLineKind, isExcerptable, opensWithReference } from './lines.js';
 
 /** A picked run of lines. Lines are 1-based inclusive in the original file; `chars` in UTF-16 code units. */
 export interface ExcerptPick {
@@ -86,9 +91,21 @@ export function pickExcerptLines(lines: readonly string[], queries: readonly str
   const offset = options.lineOffset ?? 1;
   const terms = new Set(queryTermSet(queries));
   const content = lines.map(isLoreLine);
+  // The compact excerpts' rule (src/excerpts/lines.ts): a run whose first line opens with a word pointing
+  // back, or whose last line is a lead-in ending with `:`, does not stand alone.
+  const canStart = lines.map((l, i) => content[i] === true && !opensWithReference(l));
+  const canEnd = lines.map((l) => !/:[*_]*$/.test(l.trimEnd()));
   const counts = lineTermCounts(lines, terms).map((m, i) => (content[i] ? m : new Map<string, number>()));
   const n = lines.length;
-  let best: { a: number; b: number; distinct: number; hits: number; chars: number } | null = null;
+  type Run = { a: number; b: number; whole: boolean; distinct: number; hits: number; chars: number };
+  const key = (r: Run): number[] => [r.whole && r.distinct > 0 ? 1 : 0, r.distinct, r.whole ? 1 : 0, r.hits, -r.chars];
+  const before = (x: Run, y: Run): boolean => {
+    const kx = key(x);
+    const ky = key(y);
+    for (let i = 0; i < kx.length; i++) if (kx[i] !== ky[i]) return (kx[i] as number) > (ky[i] as number);
+    return false;
+  };
+  let best: Run | null = null;
   for (let a = 0; a < n; a++) {
     if (!content[a]) continue;
     let chars = -1;
@@ -102,20 +119,16 @@ export function pickExcerptLines(lines: readonly string[], queries: readonly str
         hits += c;
       }
       if (!content[b]) continue;
-      const cand = { a, b, distinct: seen.size, hits, chars };
-      if (
-        best === null ||
-        cand.distinct > best.distinct ||
-        (cand.distinct === best.distinct && (cand.hits > best.hits || (cand.hits === best.hits && cand.chars < best.chars)))
-      ) {
-        best = cand;
-      }
+      const cand: Run = { a, b, whole: canStart[a] === true && canEnd[b] === true, distinct: seen.size, hits, chars };
+      if (best === null || before(cand, best)) best = cand;
     }
   }
   if (best === null) return null;
   if (best.distinct === 0) {
-    // No query term anywhere: the first paragraph's leading content lines that fit.
-    const a = content.indexOf(true);
+    // No query term anywhere: the leading content lines that fit of the first paragraph that has a line
+    // able to start a run (else of the first paragraph).
+    const starts = canStart.indexOf(true);
+    const a = starts >= 0 ? starts : content.indexOf(true);
     let b = a;
     let chars = lines[a]!.length;
     while (b + 1 < n && lines[b + 1]!.trim().length > 0 && chars + 1 + lines[b + 1]!.length <= maxChars) {
