@@ -285,18 +285,48 @@ describe('ProxySession.call lore_follow', () => {
     ok(await session.call('lore_follow', { from_ref: R.territories, target: 'Meridian Compact' }));
     const hidden = await session.call('lore_follow', { from_ref: R.meridian, target: 'Brinefall Truth' });
     const unresolved = await session.call('lore_follow', { from_ref: R.meridian, target: 'Drowned Archive' });
-    expect(refused(hidden)).toEqual({ code: 'not_found', message: 'no admitted note matches "Brinefall Truth" in this session\'s index' });
-    expect(refused(unresolved)).toEqual({ code: 'not_found', message: 'no admitted note matches "Drowned Archive" in this session\'s index' });
+    const noLink = (target: string) => ({ code: 'not_found', message: `no link in ${R.meridian} leads to ${JSON.stringify(target)}; lore_follow only follows links that exist in the note` });
+    expect(refused(hidden)).toEqual(noLink('Brinefall Truth'));
+    expect(refused(unresolved)).toEqual(noLink('Drowned Archive'));
     // Out of scope (future era, a sibling folder outside allowed_prefixes): the same answer as a missing target.
     const future = await session.call('lore_follow', { from_ref: R.meridian, target: 'Veil Drive' });
     const outside = await session.call('lore_follow', { from_ref: R.meridian, target: 'Dockside Rumors' });
-    expect(refused(future)).toEqual({ code: 'not_found', message: 'no admitted note matches "Veil Drive" in this session\'s index' });
-    expect(refused(outside)).toEqual({ code: 'not_found', message: 'no admitted note matches "Dockside Rumors" in this session\'s index' });
+    expect(refused(future)).toEqual(noLink('Veil Drive'));
+    expect(refused(outside)).toEqual(noLink('Dockside Rumors'));
     const records = readLedger(ledgerPath());
     expect(records[hidden.seq]!.outcome).toMatchObject({ code: 'not_found', reason: 'hidden_ref' });
     expect(records[unresolved.seq]!.outcome).toMatchObject({ code: 'not_found', reason: 'unresolved' });
     expect(records[future.seq]!.outcome).toMatchObject({ code: 'not_found', reason: 'future_era' });
     expect(records[outside.seq]!.outcome).toMatchObject({ code: 'not_found', reason: 'prefix_denied' });
+  });
+
+  it('answers a right guess of a hidden or future-era target path exactly as a wrong guess (no existence oracle)', async () => {
+    session = await fixtureSession({ ledgerPath: ledgerPath() });
+    ok(await session.call('lore_follow', { from_ref: R.territories, target: 'Meridian Compact' }));
+    const guesses = {
+      hidden: R.truth,
+      wrongHidden: 'FixtureLore:World/Pre-Elysium/Author Notes/Brinefall Lie.md',
+      future: 'FixtureLore:World/Post-Elysium/Veil Drive.md',
+      wrongFuture: 'FixtureLore:World/Post-Elysium/Veil Drive2.md',
+      outside: 'FixtureLore:World/Pre-Elysium-Extra/Dockside Rumors.md',
+      wrongOutside: 'FixtureLore:World/Pre-Elysium-Extra/Dockside Gossip.md',
+    };
+    const answers: Record<string, unknown> = {};
+    const seqs: Record<string, number> = {};
+    for (const [k, target] of Object.entries(guesses)) {
+      const r = await session.call('lore_follow', { from_ref: R.meridian, target });
+      answers[k] = refused(r);
+      seqs[k] = r.seq;
+    }
+    for (const [k, target] of Object.entries(guesses)) {
+      expect(answers[k]).toEqual({ code: 'not_found', message: `no link in ${R.meridian} leads to ${JSON.stringify(target)}; lore_follow only follows links that exist in the note` });
+    }
+    const records = readLedger(ledgerPath());
+    expect(records[seqs.hidden!]!.outcome).toMatchObject({ reason: 'hidden_ref' });
+    expect(records[seqs.future!]!.outcome).toMatchObject({ reason: 'future_era' });
+    expect(records[seqs.outside!]!.outcome).toMatchObject({ reason: 'prefix_denied' });
+    expect(records[seqs.wrongHidden!]!.outcome).toMatchObject({ reason: 'no_such_link' });
+    expect(records[seqs.wrongFuture!]!.outcome).toMatchObject({ reason: 'no_such_link' });
   });
 });
 

@@ -113,6 +113,17 @@ function notFoundMessage(shown: string): string {
 }
 
 /**
+ * Client message of every `not_found` answer of `lore_follow`: no link of `fromRef` leads to the target, the
+ * link's target is missing (unresolved), or it is lore the packet may not see (hidden, future-era, outside the
+ * prefixes). One sentence for all of them, built from the request alone — `fromRef` is an admitted note and
+ * `shown` is the client's own input, escaped — so the answer cannot tell a right guess of a hidden path from a
+ * wrong one; the ledger keeps the true reason.
+ */
+function noSuchLinkMessage(fromRef: string, shown: string): string {
+  return `no link in ${fromRef} leads to ${shownInput(shown)}; lore_follow only follows links that exist in the note`;
+}
+
+/**
  * Client message of an `out_of_scope` refusal: the same whether the note exists or not ("not yours" has
  * one answer) — the class and the packet's allowed prefixes, the value escaped and cut short.
  */
@@ -791,7 +802,7 @@ export class ProxySession {
         : !this.notes.has(targetPath) ? `${targetPath} is not in the index`
           : check && !check.ok ? `${targetPath}: ${check.detail}` : `${targetPath} exists`;
       throw new Refuse('not_found', 'no_such_link', `target ${JSON.stringify(shown)}: no link in ${from.path} leads to it (${which}); lore_follow only follows links that exist in the index`,
-        `no link in ${this.noteRef(from.path)} leads to ${shownInput(shown)}; lore_follow only follows links that exist in the note`);
+        noSuchLinkMessage(this.noteRef(from.path), shown));
     }
     let firstRefusal: { code: RefusalCode; reason: string; detail: string; link: LinkRecord } | null = null;
     let chosen: LinkRecord | null = null;
@@ -806,7 +817,7 @@ export class ProxySession {
     if (!chosen) {
       const f = firstRefusal!;
       throw new Refuse(f.code, f.reason, `lore_follow ${from.path} line ${f.link.line} ${f.link.raw}: ${f.detail}`,
-        f.code === 'not_found' ? notFoundMessage(shown) : `following ${shownInput(shown)} from ${this.noteRef(from.path)} is refused by the traversal policy (${f.code})`);
+        f.code === 'not_found' ? noSuchLinkMessage(this.noteRef(from.path), shown) : `following ${shownInput(shown)} from ${this.noteRef(from.path)} is refused by the traversal policy (${f.code})`);
     }
     const target = resolvedPath(chosen)!;
     const depth = admission.depth + 1;
