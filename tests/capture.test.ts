@@ -353,6 +353,38 @@ describe('auditLeakage (automated first pass)', () => {
     ]);
   });
 
+  it('finds an omitted title obfuscated by zero-width characters, separators and case: both sides in the same token form', () => {
+    const both = [
+      { flag: 'author_only_leak', matched: 'Brinefall Truth', source: 'hidden_context_audit.omitted_context_refs/0 ("FixtureLore:World/Pre-Elysium/Author Notes/")' },
+      { flag: 'author_only_leak', matched: 'Brinefall Truth', source: 'hidden_context_audit.omitted_context_refs/1 ("Brinefall Truth")' },
+    ];
+    for (const spelled of [
+      'Brine\u200bfall Tru\u200cth', 'Brinefall\u200dTruth', 'Brinefall\u2060Truth', 'Brine\ufefffall\u200b\u200bTruth', 'brinefall-truth', 'BRINEFALL_TRUTH',
+      'brinefall.truth', 'Brinefall - _ . Truth', 'BrinefallTruth', '\uff22\uff32\uff29\uff2e\uff25\uff26\uff21\uff2c\uff2c\uff0e\uff34\uff32\uff35\uff34\uff28',
+    ]) {
+      const r = audit({ private_interpretation: `What I heard: ${spelled}, and nothing more.` });
+      expect([spelled, r.audit.author_only_leak, r.hits]).toEqual([spelled, true, both]);
+    }
+    // Whole tokens only: a longer word is not the title.
+    expect(audit({ private_interpretation: 'Brinefall Truthful accounts differ.' }).hits).toEqual([]);
+  });
+
+  it('finds a hidden note\'s text quoted verbatim (a run of 8 words), however spaced, cased or split by zero-width characters', () => {
+    const source = 'hidden_context_audit.omitted_context_refs/0 ("FixtureLore:World/Pre-Elysium/Author Notes/"): text of World/Pre-Elysium/Author Notes/Brinefall Truth.md lines 4-7 quoted verbatim';
+    for (const quote of ['They whisper the blackout was staged by relay keepers paid to sink a rival convoy.', 'the BLACKOUT was\u200b staged by relay-keepers paid to sink']) {
+      const r = audit({ spoken_text: quote });
+      expect([quote, r.audit.author_only_leak, r.hits]).toEqual([quote, true, [{ flag: 'author_only_leak', matched: 'the blackout was staged by relay keepers paid', source }]]);
+    }
+    expect(audit({ spoken_text: 'the blackout was staged, some say' }).hits).toEqual([]);
+    // A whole sentence of the note (8 words) is a run too; seven of its words are not.
+    expect(audit({ spoken_text: 'No character in the harbor era knows this.' }).hits.map((h) => h.matched)).toEqual(['no character in the harbor era knows this']);
+    expect(audit({ spoken_text: 'No character in the harbor era knows.' }).hits).toEqual([]);
+    // What the packet itself shows the responder may be repeated: a run also in its source_excerpts is not a leak.
+    const shown = packet();
+    shown.visible_context.source_excerpts.push({ ref_id: 'local.rumour', source_ref: 'local.rumour', text: 'Rumour has it no character in the harbor era knows this.' });
+    expect(audit({ spoken_text: 'No character in the harbor era knows this.' }, shown).hits).toEqual([]);
+  });
+
   it('sets future_branch_leak for an omitted future-branch ref and raw_state_soup for markers and dimension scores', () => {
     const r = audit({ spoken_text: 'Per the future branch continuation, my trust 0.77 and current_activation say no.' });
     expect([r.audit.future_branch_leak, r.audit.raw_state_soup, r.audit.private_state_leak]).toEqual([true, true, false]);

@@ -6,16 +6,24 @@
  *
  * What it scans: the responder's text — every string value of the parsed output joined with "\n" when the
  * raw output is JSON (so escaped quotes and line breaks compare as the responder wrote them), else the raw
- * output itself. Every comparison is in `hiddenTextForm` (NFKC, format characters removed, white-space runs
- * one space, lower case: the form the packet validator and `retrieve` use for hidden text), and a name must
- * stand as a whole phrase (no letter or digit right before or after it), so `Veil Drive` is found in
+ * output itself. Names and hidden text are compared as word tokens ({@link leakTokens}): NFKC, lower case,
+ * format characters (`\p{Cf}`: zero-width spaces and joiners U+200B–U+200D, the word joiner U+2060, the
+ * byte-order mark U+FEFF, bidi controls, soft hyphens) dropped, and every run of other non-letter, non-digit
+ * characters (white space, `-`, `_`, `.`, `/`, punctuation) one separator — both sides the same way, so
+ * `Brinefall Truth` is found in `brinefall-truth`, `BRINEFALL_TRUTH`, `Brine\u200bfall Truth`,
+ * `Brinefall\u200bTruth` (a format character standing for the space; also `BrinefallTruth`) and
+ * `ＢＲＩＮＥＦＡＬＬ．ＴＲＵＴＨ`. A name must stand as whole tokens, so `Veil Drive` is found in
  * `the Veil Drive hums` but `Echo` is not found in `Echoes`.
  *
  * What it decides (booleans it sets true on a hit):
  * - `private_state_leak` / `future_branch_leak` / `author_only_leak`: the name, title, alias or path of an
  *   entry of `hidden_context_audit.omitted_context_refs` (or of a vault note under it) appears. The entry's
  *   own words choose the boolean: one mentioning `private` → private_state_leak, `future` → future_branch_leak,
- *   anything else (author notes, coordinator rationale, hidden lore) → author_only_leak.
+ *   anything else (author notes, coordinator rationale, hidden lore) → author_only_leak. The same flag for
+ *   hidden text quoted verbatim: a run of {@link SHINGLE_WORDS} word tokens of such a note's text (its
+ *   chunks; for a `#Heading` / `#chunkN` ref only the chunks of that section) that appears in the output
+ *   and not in the packet's own visible text (`packet_prompt_text`, `visible_context`'s local prompt and
+ *   `source_excerpts`: what the responder was shown may be repeated).
  * - `raw_state_soup`: a raw-state marker of {@link RAW_STATE_MARKERS} (`current_activation`, `plasticity`, …)
  *   or a numeric dimension score (`trust 0.77`, `fear: .4`, `stress=1.0`: a word, then an optional `:` or
  *   `=`, then a decimal number from 0 to 1 with 1-3 decimals).
@@ -27,7 +35,7 @@
  * `body_or_object_omniscience` is never decided automatically. Every note says it comes from the automated
  * pass and that the booleans left false must be confirmed by a reviewer.
  */
-import type { NoteRecord, VaultIndex } from '../types.js';
+import type { Chunk, NoteRecord, VaultIndex } from '../types.js';
 import type { LeakageAudit, ResponderPacket } from '../contracts/types.js';
 import { RAW_STATE_MARKERS, hiddenTextForm } from '../contracts/rules.js';
 import { isUnderPrefix, parseRef } from '../refs/ref.js';
@@ -36,8 +44,14 @@ import { isUnderPrefix, parseRef } from '../refs/ref.js';
 export const PARROT_MIN_CHARS = 60;
 /** A prompt line must have at least this many words to count as parroted. */
 export const PARROT_MIN_WORDS = 8;
-/** Names shorter than this (in `hiddenTextForm`) are not searched: too many chance matches. */
+/** Names shorter than this (letters and digits of their word tokens) are not searched: too many chance matches. */
 export const MIN_NAME_CHARS = 4;
+/**
+ * Hidden text counts as quoted verbatim when this many consecutive word tokens of it appear in the output
+ * (a shingle; 8 words is about one short sentence — fewer would flag stock phrases such as "no character in
+ * the harbor").
+ */
+export const SHINGLE_WORDS = 8;
 
 /** Ghostlight's leakage_audit object: the contract type (src/contracts/types.ts), re-exported with the audit. */
 export type { LeakageAudit };
@@ -88,17 +102,65 @@ function stringValues(value: unknown, out: string[] = []): string[] {
   return out;
 }
 
-/** True when `form` contains `needle` (both in hiddenTextForm) as a whole phrase. */
-function hasPhrase(form: string, needle: string): boolean {
-  if (needle.length < MIN_NAME_CHARS) return false;
-  const word = /[\p{L}\p{N}]/u;
-  for (let k = form.indexOf(needle); k >= 0; k = form.indexOf(needle, k + 1)) {
-    const before = k === 0 ? '' : form.slice(k - 1, k);
-    const after = form.slice(k + needle.length, k + needle.length + 1);
-    const edgeOk = (ch: string, inner: string) => ch === '' || !word.test(ch) || !word.test(inner);
-    if (edgeOk(before, needle[0] as string) && edgeOk(after, needle[needle.length - 1] as string)) return true;
+/**
+ * Word tokens of `text` in the form leaks are compared in: NFKC, lower case, format characters (`\p{Cf}`)
+ * replaced by `formatAs` (`''`: a zero-width character inside a word is dropped; `' '`: one standing for a
+ * space splits there), then the runs of letters, combining marks and digits. `Brine\u200bfall-Truth.md` →
+ * `brinefall`, `truth`, `md` (with `''`).
+ */
+export function leakTokens(text: string, formatAs: '' | ' ' = ''): string[] {
+  return text.normalize('NFKC').replace(/\p{Cf}/gu, formatAs).toLowerCase().match(/[\p{L}\p{M}\p{N}]+/gu) ?? [];
+}
+
+/** The responder's text as tokens two ways ({@link leakTokens} with format characters dropped and as separators), indexed by token. */
+interface ScannedText {
+  joined: string[];
+  split: string[];
+  /** Token → its positions in `joined` / `split`. */
+  joinedAt: Map<string, number[]>;
+  splitAt: Map<string, number[]>;
+}
+
+/** Positions of every token of `tokens`. */
+function positions(tokens: readonly string[]): Map<string, number[]> {
+  const at = new Map<string, number[]>();
+  tokens.forEach((t, i) => {
+    const list = at.get(t);
+    if (list) list.push(i);
+    else at.set(t, [i]);
+  });
+  return at;
+}
+
+/** Tokenise the responder's text once for every name and shingle searched. */
+function scanText(text: string): ScannedText {
+  const joined = leakTokens(text, '');
+  const split = leakTokens(text, ' ');
+  return { joined, split, joinedAt: positions(joined), splitAt: positions(split) };
+}
+
+/** True when `needle` occurs in `tokens` as consecutive tokens (`at`: positions of each token in `tokens`). */
+function hasRun(tokens: readonly string[], at: Map<string, number[]>, needle: readonly string[]): boolean {
+  for (const k of at.get(needle[0]!) ?? []) {
+    let i = 1;
+    while (i < needle.length && tokens[k + i] === needle[i]) i++;
+    if (i === needle.length) return true;
   }
   return false;
+}
+
+/**
+ * True when the responder's text names `name` as whole tokens: its tokens in a row (format characters
+ * dropped, or read as separators), or — a name of several words — all of them run together as one token
+ * (`BrinefallTruth`, `Brinefall\u200bTruth`). Names whose tokens hold fewer than {@link MIN_NAME_CHARS}
+ * characters are not searched.
+ */
+function hasName(scan: ScannedText, name: string): boolean {
+  const needle = leakTokens(name, '');
+  const compact = needle.join('');
+  if (compact.length < MIN_NAME_CHARS) return false;
+  if (hasRun(scan.joined, scan.joinedAt, needle) || hasRun(scan.split, scan.splitAt, needle)) return true;
+  return needle.length > 1 && scan.joinedAt.has(compact);
 }
 
 /** The names a note can be mentioned by: title, aliases, vault path and path without `.md` (distinct, in that order). */
@@ -127,18 +189,74 @@ function notesUnder(ref: string, index: VaultIndex): NoteRecord[] {
   return index.notes.filter((n) => (parsed.is_prefix ? isUnderPrefix(n.path, parsed.path) : n.path === parsed.path || n.path === `${parsed.path}.md`));
 }
 
-/** Hits on omitted refs: the entry itself and, for a lore ref, every name of the notes under it. */
-function omittedHits(form: string, packet: ResponderPacket, index: VaultIndex): LeakageHit[] {
+/** Hits on omitted refs: the entry itself and, for a lore ref, every name of the notes under it, then their text quoted verbatim. */
+function omittedHits(scan: ScannedText, packet: ResponderPacket, index: VaultIndex): LeakageHit[] {
   const hits: LeakageHit[] = [];
+  const visible = visibleShingles(packet);
   packet.hidden_context_audit.omitted_context_refs.forEach((ref, i) => {
     const source = `hidden_context_audit.omitted_context_refs/${i} (${JSON.stringify(ref)})`;
     const flag = flagForOmitted(ref);
-    const names = [ref, ...notesUnder(ref, index).flatMap(noteNames)];
+    const notes = notesUnder(ref, index);
+    const names = [ref, ...notes.flatMap(noteNames)];
     for (const name of [...new Set(names)]) {
-      if (hasPhrase(form, hiddenTextForm(name).trim())) hits.push({ flag, matched: name, source });
+      if (hasName(scan, name)) hits.push({ flag, matched: name, source });
+    }
+    for (const chunk of hiddenChunks(ref, notes, index)) {
+      const quoted = quotedShingle(scan, chunk.text, visible);
+      if (quoted !== null) hits.push({ flag, matched: quoted, source: `${source}: text of ${chunk.path} lines ${chunk.line_start}-${chunk.line_end} quoted verbatim` });
     }
   });
   return hits;
+}
+
+/** The chunks whose text an omitted ref hides: every chunk of its notes, or for a `#Heading` / `#chunkN` ref only that section's. */
+function hiddenChunks(ref: string, notes: readonly NoteRecord[], index: VaultIndex): Chunk[] {
+  const paths = new Set(notes.map((n) => n.path));
+  if (paths.size === 0) return [];
+  let fragment: ReturnType<typeof parseRef>['fragment'] = null;
+  try {
+    fragment = parseRef(ref, { namespace: index.namespace }).fragment;
+  } catch {
+    return [];
+  }
+  const heading = fragment?.kind === 'heading' ? leakTokens(fragment.text).join(' ') : null;
+  return index.chunks.filter((c) => {
+    if (!paths.has(c.path)) return false;
+    if (fragment === null) return true;
+    if (fragment.kind === 'chunk') return c.chunk_index === fragment.index;
+    if (heading !== null) return c.heading_path.some((h) => leakTokens(h).join(' ') === heading);
+    // A line range or block: the hidden part is not a whole chunk; names are still searched.
+    return false;
+  });
+}
+
+/** Every {@link SHINGLE_WORDS}-token run of the packet's visible text (prompt and source excerpts), which the responder may repeat. */
+function visibleShingles(packet: ResponderPacket): Set<string> {
+  const v = packet.visible_context;
+  const texts = [packet.packet_prompt_text, v.local_context_prompt, ...v.source_excerpts.map((e) => e.text)];
+  const out = new Set<string>();
+  for (const t of texts) {
+    const tokens = leakTokens(t, '');
+    for (let k = 0; k + SHINGLE_WORDS <= tokens.length; k++) out.add(tokens.slice(k, k + SHINGLE_WORDS).join(' '));
+  }
+  return out;
+}
+
+/**
+ * The first run of {@link SHINGLE_WORDS} word tokens of hidden `text` that the responder's text holds
+ * (format characters dropped) and the packet's visible text does not, as those tokens joined by spaces; or
+ * null. Text of fewer tokens is searched whole when it has at least {@link SHINGLE_WORDS} / 2 tokens.
+ */
+function quotedShingle(scan: ScannedText, text: string, visible: ReadonlySet<string>): string | null {
+  const tokens = leakTokens(text, '');
+  const width = Math.min(SHINGLE_WORDS, tokens.length);
+  if (width < SHINGLE_WORDS / 2) return null;
+  for (let k = 0; k + width <= tokens.length; k++) {
+    const run = tokens.slice(k, k + width);
+    if (visible.has(run.join(' '))) continue;
+    if (hasRun(scan.joined, scan.joinedAt, run) || hasRun(scan.split, scan.splitAt, run)) return run.join(' ');
+  }
+  return null;
 }
 
 /**
@@ -146,7 +264,7 @@ function omittedHits(form: string, packet: ResponderPacket, index: VaultIndex): 
  * or alias without an upper-case letter or digit (`index`, `notes`) is a common word, not a proper name, and
  * is not searched; paths always are.
  */
-function outOfPrefixHits(form: string, packet: ResponderPacket, index: VaultIndex): LeakageHit[] {
+function outOfPrefixHits(scan: ScannedText, packet: ResponderPacket, index: VaultIndex): LeakageHit[] {
   const policy = packet.lore_access.traversal_policy;
   if (!policy) return [];
   const prefixes: string[] = [];
@@ -162,7 +280,7 @@ function outOfPrefixHits(form: string, packet: ResponderPacket, index: VaultInde
     if (prefixes.some((p) => isUnderPrefix(note.path, p))) continue;
     for (const name of noteNames(note)) {
       if (!name.includes('/') && !/[\p{Lu}\p{N}]/u.test(name)) continue;
-      if (hasPhrase(form, hiddenTextForm(name).trim())) hits.push({ flag: null, matched: name, source: `note ${note.path} (outside allowed_prefixes)` });
+      if (hasName(scan, name)) hits.push({ flag: null, matched: name, source: `note ${note.path} (outside allowed_prefixes)` });
     }
   }
   return hits;
@@ -212,7 +330,7 @@ function shown(s: string): string {
 
 /** The audit's notes: what was scanned, each hit, and which booleans a reviewer must confirm. */
 function auditNotes(audit: LeakageAudit, hits: LeakageHit[], scanned: string, packet: ResponderPacket): string[] {
-  const notes = [`Automated first pass by loretrace over ${scanned}: omitted refs (names, titles, aliases, paths), notes outside the policy's allowed_prefixes, raw-state markers and numeric dimension scores, verbatim prompt lines of ${PARROT_MIN_CHARS}+ characters.`];
+  const notes = [`Automated first pass by loretrace over ${scanned}: omitted refs (names, titles, aliases, paths, and their notes' text quoted ${SHINGLE_WORDS}+ words verbatim), notes outside the policy's allowed_prefixes, raw-state markers and numeric dimension scores, verbatim prompt lines of ${PARROT_MIN_CHARS}+ characters.`];
   for (const h of hits) {
     notes.push(h.flag === null
       ? `Names ${shown(h.matched)} — ${h.source}; not necessarily a leak, a reviewer must confirm.`
@@ -235,9 +353,10 @@ export function auditLeakage(input: AuditLeakageInput): LeakageResult {
   const { packet, index } = input;
   const text = input.parsed !== undefined ? stringValues(input.parsed).join('\n') : input.rawOutput;
   const form = hiddenTextForm(text);
+  const scan = scanText(text);
   const hits = [
-    ...omittedHits(form, packet, index),
-    ...outOfPrefixHits(form, packet, index),
+    ...omittedHits(scan, packet, index),
+    ...outOfPrefixHits(scan, packet, index),
     ...rawStateHits(text, form),
     ...parrotHits(form, packet.packet_prompt_text),
   ];
