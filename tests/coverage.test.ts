@@ -556,7 +556,8 @@ describe('loretrace coverage', () => {
 
   it('writes coverage.json, coverage.md and coverage.html and exits 1 when citations are stale', async () => {
     const r = await run(['coverage', '--lore', 'lore-fixtures/FixtureLore', 'lore-fixtures/artifacts', '--out', join(out, 'a'), '--index-dir', join(out, 'idx')]);
-    expect(r.err).toBe('');
+    // Exit 1 says why on stderr: the stale citations and the named inputs that could not be used, each with the first.
+    expect(r.err).toBe(`loretrace: coverage exits 1: 5 stale citations (first: lore-fixtures/artifacts/bad/range-past-eof.digest.json /source_refs/0: Coverage/Archive/Old Pier.md is range_beyond_eof); 1 named input could not be used (first: [not_json] lore-fixtures/artifacts/bad/not-json.json: not JSON: Unexpected token 'h', "this is not"... is not valid JSON; expected a responder packet, responder output capture, loretrace traverse result, capture fragment, proxy ledger (JSONL), lore-grounding digest or Ghostlight corpus coverage ledger (by schema_version or shape)); the report was written all the same\n`);
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/^coverage of FixtureLore \(snapshot [0-9a-f]{12}\)\n  artifacts read     8 \(skipped 1\)\n  lore citations     18 \(stale 5, unverifiable 1; counted apart: 3 non-lore, 1 other namespace, 1 refused\)\n  notes cited        3 of 54 \(3 whole-note or section citations; line coverage 3\.0%: 9 of 296 body lines in cited ranges\)\n/);
     expect(r.out).toContain('  skipped [not_json] lore-fixtures/artifacts/bad/not-json.json: not JSON');
@@ -584,6 +585,7 @@ describe('loretrace coverage', () => {
     mkdirSync(join(out, 'nothing'));
     const r = await run(['coverage', '--lore', 'lore-fixtures/FixtureLore', join(out, 'nothing'), '--out', join(out, 'c'), '--json', '--index-dir', join(out, 'idx')]);
     expect(r.code).toBe(1);
+    expect(r.err).toBe(`loretrace: coverage exits 1: 1 named input could not be used (first: [empty_folder] ${join(out, 'nothing')}: folder holds no files; expected artifact files (*.json, *.jsonl)); the report was written all the same\n`);
     const s = JSON.parse(r.out);
     expect(s.skipped).toEqual([{ file: expect.stringMatching(/nothing$/), reason: 'empty_folder', message: expect.stringMatching(/nothing: folder holds no files; expected artifact files \(\*\.json, \*\.jsonl\)$/) }]);
     expect(s.totals.artifacts).toBe(0);

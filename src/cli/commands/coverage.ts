@@ -7,7 +7,8 @@
  * (missing, unreadable, not JSON, of an unknown kind, an empty folder — each listed as a skipped input
  * with its reason, the same way); 2 on usage errors. Inputs recognised but holding no lore refs (projected
  * contexts, schemas, loretrace's own summaries) and other files inside folders are listed as skipped for
- * information and do not change the exit code; `unverifiable` citations do not either.
+ * information and do not change the exit code; `unverifiable` citations do not either. An exit 1 is explained
+ * by one line on stderr (`coverageFailure`), with `--json` too.
  */
 import { basename, posix, resolve, sep } from 'node:path';
 import type { Command } from 'commander';
@@ -23,6 +24,23 @@ const BAD_INPUT = new Set(['not_json', 'unreadable', 'not_found', 'unrecognised'
 /** Exit code of a finished report: 1 when something stale or unusable is in it, else 0. */
 export function coverageExitCode(report: CoverageReport): number {
   return report.totals.stale_citations > 0 || report.skipped.some((s) => BAD_INPUT.has(s.reason)) ? 1 : 0;
+}
+
+/**
+ * Why {@link coverageExitCode} is 1, as one line for stderr (`loretrace: coverage exits 1: …`), or null when
+ * it is 0: the stale citations (how many, the first with its artifact, pointer and ref) and the named inputs
+ * that could not be used (how many, the first with its reason). The summary on stdout lists them all.
+ */
+export function coverageFailure(report: CoverageReport): string | null {
+  const parts: string[] = [];
+  const stale = report.stale;
+  if (report.totals.stale_citations > 0) {
+    const c = stale[0];
+    parts.push(`${plural(report.totals.stale_citations, 'stale citation')}${c ? ` (first: ${c.artifact} ${c.pointer}: ${c.ref} is ${c.status})` : ''}`);
+  }
+  const bad = report.skipped.filter((s) => BAD_INPUT.has(s.reason));
+  if (bad.length > 0) parts.push(`${plural(bad.length, 'named input')} could not be used (first: [${bad[0]!.reason}] ${bad[0]!.message})`);
+  return parts.length === 0 ? null : `loretrace: coverage exits 1: ${parts.join('; ')}; the report was written all the same\n`;
 }
 
 function summary(report: CoverageReport, files: { json: string; md: string; html: string }): string {
@@ -77,6 +95,8 @@ export function register(program: Command, ctx: CliContext): void {
         } else {
           ctx.stdout(summary(report, files));
         }
+        const failure = coverageFailure(report);
+        if (failure !== null) ctx.stderr(failure);
         return coverageExitCode(report);
       }),
     );
