@@ -61,6 +61,7 @@ if (!existsSync(distFile)) usage(`${distFile} not found (run npm run build)`);
 const api = { ...(await import(pathToFileURL(join(resolve(args.dist), 'traversal', 'index.js')).href)), ...(await import(pathToFileURL(distFile).href)) };
 const out = resolve(args.out);
 let differences = 0;
+let compared = 0;
 for (const vault of vaults) {
   const indexDir = await mkdtemp(join(tmpdir(), 'loretrace-eval-'));
   try {
@@ -76,6 +77,7 @@ for (const vault of vaults) {
     ];
     for (const [file, text] of files) {
       if (args.check) {
+        compared++;
         const old = existsSync(file) ? await readFile(file, 'utf8') : null;
         if (old !== text) {
           differences++;
@@ -96,7 +98,13 @@ for (const vault of vaults) {
     await rm(indexDir, { recursive: true, force: true });
   }
 }
-if (args.check && differences > 0) process.exitCode = 1;
+// The verdict of --check is its result, not progress: printed even with --quiet (stdout when current).
+if (args.check && differences > 0) {
+  process.stderr.write(`eval --check: ${differences} of ${compared} files differ from this run (listed above without --quiet); run it without --check to rewrite ${args.out}\n`);
+  process.exitCode = 1;
+} else if (args.check && process.exitCode !== 1) {
+  process.stdout.write(`eval --check: ${args.out} is current (${compared} files identical to this run: ${vaults.map((v) => v.id).join(', ')})\n`);
+}
 
 /** Parser of `--stem-weight`: a number from 0 to 1. @param {string} text */
 function unitInterval(text) {

@@ -165,6 +165,8 @@ describe('npm run eval on lore-fixtures', () => {
       expect(await readFile(join(out, 'b', f), 'utf8')).toBe(await readFile(join(out, 'a', f), 'utf8'));
     }
     expect(check.status).toBe(0);
+    // Even with --quiet, --check says what it found: one line on stdout when the output is current.
+    expect([check.stdout, check.stderr]).toEqual([`eval --check: ${join(out, 'a')} is current (3 files identical to this run: fixture)\n`, '']);
   });
 
   it('reports every family, part and ranker, and traversal recall and precision per case', async () => {
