@@ -14,6 +14,11 @@ export interface CliContext {
   isTTY: boolean;
   /** Environment variables (LORETRACE_INDEX_DIR, ...). */
   env: NodeJS.ProcessEnv;
+  /**
+   * Where a progress bar writes (text with ANSI cursor codes, unescaped): the raw stderr. Absent: `stderr`.
+   * Everything else goes through `stdout` / `stderr`, which {@link escapeTerminalText} the text first.
+   */
+  progress?: (text: string) => void;
   /** Working directory relative paths are resolved against. */
   cwd: string;
   /** Read standard input to its end (`capture --raw-output -`); tests pass their own bytes. */
@@ -26,6 +31,24 @@ export interface CliContext {
    * `loretrace <command> --help`.
    */
   command?: string;
+}
+
+/**
+ * Characters a vault could use to spoof a terminal line: C0 controls except line feed and tab (escape
+ * sequences, carriage return, backspace), DEL and C1 controls (U+0080–U+009F), and the bidi embedding,
+ * override and isolate controls U+202A–U+202E, U+2066–U+2069 (Unicode TR #9; "Trojan Source",
+ * CVE-2021-42574).
+ */
+const TERMINAL_UNSAFE = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/gu;
+
+/**
+ * Text as the CLI prints it: every {@link TERMINAL_UNSAFE} character written as a visible `\uXXXX` (upper-case
+ * hex, four digits), so a path, title or line of a vault cannot move the cursor, recolour or reorder what a
+ * terminal shows. The same escape is JSON's for that character, so `--json` output (which goes through it
+ * too) parses to the same value. Everything else is unchanged; `\n` and `\t` stay.
+ */
+export function escapeTerminalText(text: string): string {
+  return text.replace(TERMINAL_UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`);
 }
 
 /** A command's name as typed after `loretrace`: `search`, `ledger verify`, or `''` for the program. */

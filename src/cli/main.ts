@@ -4,7 +4,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import type { CliContext } from './context.js';
-import { commandPath, reportError } from './context.js';
+import { commandPath, escapeTerminalText, reportError } from './context.js';
 import { LoretraceError } from '../errors.js';
 import { register as registerIndex } from './commands/index-cmd.js';
 import { register as registerSearch } from './commands/search.js';
@@ -56,9 +56,13 @@ async function processStdin(): Promise<Uint8Array> {
  * 0 ok, 1 findings or invalid input, 2 usage error. Never calls process.exit and never throws.
  */
 export async function main(argv: string[], options: MainOptions = {}): Promise<number> {
+  const stdout = options.stdout ?? ((t: string) => void process.stdout.write(t));
+  const stderr = options.stderr ?? ((t: string) => void process.stderr.write(t));
   const ctx: CliContext = {
-    stdout: options.stdout ?? ((t) => void process.stdout.write(t)),
-    stderr: options.stderr ?? ((t) => void process.stderr.write(t)),
+    // What a vault holds is printed, so no control or bidi character of it reaches the terminal raw.
+    stdout: (t) => stdout(escapeTerminalText(t)),
+    stderr: (t) => stderr(escapeTerminalText(t)),
+    progress: stderr,
     isTTY: options.isTTY ?? Boolean(process.stderr.isTTY),
     env: options.env ?? process.env,
     cwd: options.cwd ?? process.cwd(),

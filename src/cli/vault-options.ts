@@ -107,7 +107,7 @@ export const PROGRESS_MIN_NOTES = 200;
  */
 export function progressStream(ctx: CliContext): NodeJS.WritableStream {
   const write = (chunk: unknown, ...rest: unknown[]): boolean => {
-    ctx.stderr(String(chunk));
+    (ctx.progress ?? ctx.stderr)(String(chunk));
     const done = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
     done?.();
     return true;
