@@ -173,6 +173,30 @@ describe('assembleCapture: raw output that breaks its contract', () => {
   });
 });
 
+describe('a raw output with a key twice (read as strictly as every other JSON input)', () => {
+  const hidden = '"spoken_text":"The Brinefall Truth: the blackout was staged by relay keepers.",';
+  const twice = (): string => read(ILSE_RAW).replace('"spoken_text"', `${hidden}"spoken_text"`);
+
+  it('is refused with duplicate_key naming the file, the pointer and the line and column of both keys, even with --allow-invalid; nothing is written', async () => {
+    writeFileSync(join(tmp.dir, 'twice.raw.json'), twice());
+    const raw = twice();
+    const first = raw.indexOf('"spoken_text"');
+    const second = raw.indexOf('"spoken_text"', first + 1);
+    const at = (o: number) => ({ line: raw.slice(0, o).split('\n').length, column: o - raw.lastIndexOf('\n', o - 1) });
+    const [a, b] = [at(first), at(second)];
+    for (const extra of [[], ['--allow-invalid']]) {
+      const r = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'ilse.packet.json', '--raw-output', 'twice.raw.json', '--ledger', 'ilse.jsonl', '--out', 'twice.capture.json', '--model-family', 'm', '--reviewer', 'r', ...extra]);
+      expect(r.code).toBe(2);
+      expect(r.err).toBe(`loretrace: twice.raw.json has the key /spoken_text twice (line ${a.line}, column ${a.column} and line ${b.line}, column ${b.column}); parsed_output would keep only the last value, so the leakage audit and the review would judge another text than the responder wrote; nothing assembled (expected each key once per object) [duplicate_key]\n`);
+      expect(existsSync(join(tmp.dir, 'twice.capture.json'))).toBe(false);
+    }
+    await expect(assembleCapture(base({
+      packet: JSON.parse(read(PROXY_PACKET)), packetText: read(PROXY_PACKET), packetRef: 'ilse.packet.json', rawOutput: raw, rawOutputFile: 'twice.raw.json',
+      source: { kind: 'ledger', text: read(join(tmp.dir, 'ilse.jsonl')), file: 'ilse.jsonl' },
+    }))).rejects.toMatchObject({ code: 'duplicate_key', exitCode: 2, details: { file: 'twice.raw.json', pointer: '/parsed_output/spoken_text', line: b.line, data: { first_line: a.line, first_column: a.column, second_line: b.line, second_column: b.column } } });
+  });
+});
+
 describe('assembleCapture in responder_scoped_repository_search (a real ProxySession ledger)', () => {
   const ilse = (over: Partial<AssembleCaptureInput> = {}): AssembleCaptureInput => base({
     packet: JSON.parse(read(PROXY_PACKET)), packetText: read(PROXY_PACKET), packetRef: 'ilse.packet.json',

@@ -152,6 +152,24 @@ const CASES: Case[] = [
       d.lore_access.consulted_refs.push('FixtureLore:World/Pre-Elysium/Author Notes/Brinefall Truth.md');
     },
   },
+  {
+    rule: 'capture.leakage_accepted',
+    base: 'capture',
+    pointer: '/review_status',
+    mutate: (d) => {
+      d.leakage_audit.author_only_leak = true;
+      d.coordinator_review.failure_labels = ['author_only_leak'];
+    },
+  },
+  {
+    rule: 'capture.leakage_unlabelled',
+    base: 'capture',
+    pointer: '/coordinator_review/failure_labels',
+    mutate: (d) => {
+      d.leakage_audit.prompt_parroting = true;
+      d.review_status = 'draft';
+    },
+  },
   { rule: 'capture.agent_mismatch', base: 'capture', pointer: '/parsed_output/responder_agent_id', mutate: (d) => (d.responder_agent_id = 'someone_else') },
   {
     rule: 'trace.duplicate_id',

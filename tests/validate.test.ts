@@ -282,7 +282,7 @@ describe('VALIDATION_RULES', () => {
   it('are all documented in docs/VALIDATE.md with their id', () => {
     const doc = readFileSync(join(REPO, 'docs', 'VALIDATE.md'), 'utf8');
     expect(VALIDATION_RULES.map((r) => r.id).filter((id) => !doc.includes(`| \`${id}\` |`))).toEqual([]);
-    expect(VALIDATION_RULES).toHaveLength(42);
+    expect(VALIDATION_RULES).toHaveLength(44);
   });
 
   it('are documented row for row as the data says (id, kinds, meaning, source)', () => {
@@ -390,6 +390,8 @@ describe('loretrace validate (CLI)', () => {
       errors_by_rule: {
         'capture.agent_mismatch': 0,
         'capture.hidden_ref_consulted': 0,
+        'capture.leakage_accepted': 0,
+        'capture.leakage_unlabelled': 0,
         'capture.origin_mismatch': 0,
         'capture.raw_output_mismatch': 0,
         'capture.raw_output_not_json': 0,

@@ -60,6 +60,8 @@ export const VALIDATION_RULES: readonly ValidationRule[] = [
   { id: 'capture.raw_output_mismatch', kinds: ['capture'], meaning: '`raw_output` parses to a value that is not deep-equal to `parsed_output` (pointer = first difference under /parsed_output; key order is ignored).', source: 'seed 001, Output Captures: "The raw output must parse to the reviewed parsed_output exactly."' },
   { id: 'capture.agent_mismatch', kinds: ['capture'], meaning: '`parsed_output.responder_agent_id` differs from the capture\'s `responder_agent_id`.', source: 'Ghostlight validate_responder_outputs.py: "parsed_output.responder_agent_id mismatch"' },
   { id: 'capture.hidden_ref_consulted', kinds: ['capture'], meaning: 'A `lore_access.consulted_refs` / `followed_refs` entry or a `lore_access.research_trace[].source_ref` names an `isolation.hidden_context_refs` entry: the same note (its fragment ignored), a note under a hidden folder (`Ns:folder/`), or — for a hidden `Note.md#Heading` — that exact ref. One error per ref.', source: 'seed 001: "hidden_context_audit: refs and inference classes deliberately omitted" — research that consulted them is not the packet\'s; seed 000 `no_hidden_state_refs: true`' },
+  { id: 'capture.leakage_accepted', kinds: ['capture'], meaning: '`review_status` is `accepted` or `accepted_as_draft` while a `leakage_audit` flag (`private_state_leak`, `author_only_leak`, `future_branch_leak`, `raw_state_soup`, `prompt_parroting`, `body_or_object_omniscience`) is true. One error per flag set, pointer /review_status.', source: 'seed 001, Output Captures: the leakage audit is part of the review — a capture whose own audit found a leak is not accepted; `loretrace capture` writes such a capture as `draft` (docs/RECEIPTS.md "Capture assembly", step 8)' },
+  { id: 'capture.leakage_unlabelled', kinds: ['capture'], meaning: '`coordinator_review.failure_labels` is empty while a `leakage_audit` flag is true (pointer /coordinator_review/failure_labels; one error, naming every flag set).', source: 'seed 001, Output Captures: failure labels record why a sample is not accepted; `loretrace capture` writes every set leakage flag as a failure label (docs/RECEIPTS.md "Capture assembly", step 8)' },
   { id: 'trace.duplicate_id', kinds: ['capture', 'capture-fragment'], meaning: 'A `trace_id` occurs twice in one research_trace array (`lore_access.research_trace` or `parsed_output.research_trace` of a capture, `research_trace` of a fragment); pointer = the later one.', source: 'Ghostlight validate_responder_outputs.py: "trace_id is duplicated"' },
   { id: 'trace.line_range', kinds: ['capture', 'capture-fragment'], meaning: 'A research_trace entry has `line_end < line_start` (lines are 1-based inclusive).', source: 'Ghostlight validate_responder_outputs.py: "line_end must be >= line_start"; seed 001: each entry records "line range"' },
   { id: 'trace.accepted_requires_trace', kinds: ['capture'], meaning: 'An accepted retrieval_augmented capture (`coordinator_review.accepted_for_training: true` or `review_status: accepted`) needs a non-empty `lore_access.research_trace`.', source: 'seed 001, Training Use: "the output capture must list consulted refs and trace entries"' },
@@ -701,6 +703,7 @@ export function captureRules(doc: unknown, root?: string): ValidationIssue[] {
   if (parsed) out.push(...traceArrayRules(parsed.research_trace, ['parsed_output', 'research_trace']));
 
   const review = isObj(doc.coordinator_review) ? doc.coordinator_review : undefined;
+  out.push(...leakageReviewRules(doc, review));
   const accepted = doc.review_status === 'accepted' || review?.accepted_for_training === true;
   if (la && doc.generation_lane === 'retrieval_augmented' && accepted) {
     const why = doc.review_status === 'accepted' ? 'review_status accepted' : 'coordinator_review.accepted_for_training true';
@@ -721,6 +724,29 @@ export function captureRules(doc: unknown, root?: string): ValidationIssue[] {
     }
   }
   if (root !== undefined) out.push(...refRules(doc, root, [['packet_ref'], ['coordinator_artifact_ref'], ['isolation', 'visible_input_ref']]));
+  return out;
+}
+
+/** The six boolean flags of Ghostlight's `leakage_audit`, in its schema's order. */
+const LEAKAGE_AUDIT_FLAGS = ['private_state_leak', 'author_only_leak', 'future_branch_leak', 'raw_state_soup', 'prompt_parroting', 'body_or_object_omniscience'] as const;
+
+/**
+ * `capture.leakage_accepted` (one issue per flag set, pointer /review_status) and `capture.leakage_unlabelled`
+ * (pointer /coordinator_review/failure_labels): a capture whose own `leakage_audit` sets a flag is neither
+ * accepted nor without failure labels. Fires only on a `leakage_audit` object with boolean flags.
+ */
+function leakageReviewRules(doc: Record<string, unknown>, review: Record<string, unknown> | undefined): ValidationIssue[] {
+  const audit = isObj(doc.leakage_audit) ? doc.leakage_audit : undefined;
+  if (!audit) return [];
+  const set = LEAKAGE_AUDIT_FLAGS.filter((f) => audit[f] === true);
+  if (set.length === 0) return [];
+  const out: ValidationIssue[] = [];
+  if (doc.review_status === 'accepted' || doc.review_status === 'accepted_as_draft') {
+    for (const f of set) out.push(issue('capture.leakage_accepted', '/review_status', `review_status ${doc.review_status} while leakage_audit.${f} is true: a capture whose leakage audit found a leak is not accepted`, 'review_status draft (or rejected) while a leakage_audit flag is set'));
+  }
+  if (review && Array.isArray(review.failure_labels) && review.failure_labels.length === 0) {
+    out.push(issue('capture.leakage_unlabelled', '/coordinator_review/failure_labels', `coordinator_review.failure_labels is empty while leakage_audit sets ${set.join(', ')}`, `a failure label for each leakage flag set (${set.join(', ')})`));
+  }
   return out;
 }
 

@@ -37,7 +37,7 @@ import type {
   CaptureLoreAccess, ParsedResponse, ResearchTraceEntry, ResearchTraceStatus, ResponderOutputCapture, ResponderPacket, ValidationIssue, ValidationReport,
 } from '../contracts/types.js';
 import { validateCapture, validateCaptureFragment, validatePacket } from '../contracts/validate.js';
-import { hiddenRefNamedBy, jsonSyntaxError, lineColumnAt } from '../contracts/rules.js';
+import { hiddenRefNamedBy, jsonDuplicateKey, jsonSyntaxError, lineColumnAt } from '../contracts/rules.js';
 import { parseRef } from '../refs/ref.js';
 import { verifyLedger } from './ledger.js';
 import { exportLedger } from './ledger-export.js';
@@ -164,19 +164,40 @@ export function checkPacket(value: unknown, file: string): ResponderPacket {
 }
 
 /**
+ * The `duplicate_key` error (exit 2) of a raw output that is JSON but has a key twice in one object, or null.
+ * `JSON.parse` keeps only the last value, so `parsed_output` (and the leakage audit over it) would judge
+ * another text than the one the responder wrote: the raw output is read as strictly as every other JSON
+ * input (src/contracts/json-input.ts), and refused, never repaired. The message names the file, the JSON
+ * pointer and the line and column (1-based, in characters) of both occurrences; `details.line` is the second,
+ * `details.data` is `{ first_line, first_column, second_line, second_column }`.
+ */
+export function rawOutputDuplicateKey(raw: string, file: string): LoretraceError | null {
+  const dup = jsonDuplicateKey(raw);
+  if (dup === null) return null;
+  const first = lineColumnAt(raw, dup.first_offset);
+  const second = lineColumnAt(raw, dup.offset);
+  return new LoretraceError('duplicate_key', `${file} has the key ${dup.pointer} twice (line ${first.line}, column ${first.column} and line ${second.line}, column ${second.column}); parsed_output would keep only the last value, so the leakage audit and the review would judge another text than the responder wrote; nothing assembled (expected each key once per object)`, {
+    file, pointer: `/parsed_output${dup.pointer}`, line: second.line, expected: 'each key once per object',
+    data: { first_line: first.line, first_column: first.column, second_line: second.line, second_column: second.column },
+  }, 2);
+}
+
+/**
  * Step 2: parse the raw output and check it against the packet's `output_contract.required_fields`.
  * Returns the parse (undefined when not JSON) and the failures, each with rule
  * `capture.raw_output_not_json` (line and column inside the raw output), `capture.raw_output_not_object` or
  * `capture.missing_required_field` (one per missing field, pointer `/parsed_output/<field>`). A leading
  * byte-order mark is part of the text and makes it not JSON (the raw output is kept byte for byte).
  */
-export function parseResponderOutput(raw: string, packet: ResponderPacket): { parsed: unknown; failures: ValidationIssue[] } {
+export function parseResponderOutput(raw: string, packet: ResponderPacket, file = 'the raw output'): { parsed: unknown; failures: ValidationIssue[] } {
   const bad = jsonSyntaxError(raw);
   if (raw === '' || bad) {
     const { line, column } = lineColumnAt(raw, bad?.offset ?? 0);
     const reason = raw === '' ? 'it is empty' : `${raw.charCodeAt(0) === 0xfeff ? 'it starts with a byte-order mark; ' : ''}${bad!.reason} at line ${line}, column ${column}`;
     return { parsed: undefined, failures: [{ rule: 'capture.raw_output_not_json', pointer: '/raw_output', message: `the raw output is not JSON: ${reason}`, expected: 'one JSON object, as output_contract.response_schema asks' }] };
   }
+  const dup = rawOutputDuplicateKey(raw, file);
+  if (dup !== null) throw dup;
   const parsed: unknown = JSON.parse(raw);
   if (!isObj(parsed)) {
     return { parsed, failures: [{ rule: 'capture.raw_output_not_object', pointer: '/parsed_output', message: `the raw output is JSON but not an object (got ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : typeof parsed})`, expected: 'one JSON object' }] };
@@ -606,7 +627,7 @@ export async function assembleCapture(input: AssembleCaptureInput): Promise<Asse
   const packet = checkPacket(input.packet, input.packetRef);
   const packetSha = sha256(input.packetText);
   const rawSha = sha256(input.rawOutput);
-  const { parsed, failures } = parseResponderOutput(input.rawOutput, packet);
+  const { parsed, failures } = parseResponderOutput(input.rawOutput, packet, input.rawOutputFile ?? 'the raw output');
   const receipts = await readLoreReceipts(packet, packetSha, input.source, input.packetRef, input.index, input.trustedKeys ?? []);
   const unconsulted = receipts.kind === 'none' ? [] : checkRequiredSeeds(packet, [...receipts.consulted, ...receipts.followed], input.index.namespace);
   const claims = receipts.kind === 'none' ? { claimed_not_read: [], read_not_claimed: [], unbacked_runner_claims: [] } : compareClaims(parsed, receipts, input.index.namespace);
