@@ -210,7 +210,7 @@ describe('compilePolicy: notes that hide themselves in frontmatter', () => {
       // as Obsidian does, and records duplicate_frontmatter_key).
       ['In/Dup.md', 'never consult In/Dup.md (its frontmatter repeats a visibility key, so one of its values may mark it author-only; denied until the repeat is removed (fail closed))'],
       ['In/DupLast.md', 'never consult In/DupLast.md (its frontmatter repeats a visibility key, so one of its values may mark it author-only; denied until the repeat is removed (fail closed))'],
-      ['In/Key.md', 'never consult In/Key.md (its frontmatter marks it visibility: author-only)'],
+      ['In/Key.md', 'never consult In/Key.md (its frontmatter marks it Visibility: Author-Only)'],
       ['In/Laughs.md', 'never consult In/Laughs.md (its frontmatter block cannot be parsed (bad_frontmatter), so it may be marked author-only; denied until it parses (fail closed))'],
       ['In/List.md', 'never consult In/List.md (its frontmatter marks it visibility: author-only)'],
       ['In/Str.md', 'never consult In/Str.md (its frontmatter marks it hidden: true)'],

@@ -60,10 +60,17 @@ describe('authorOnlyReason', () => {
     ({ path, frontmatter, frontmatter_lines: frontmatter ? { line_start: 1, line_end: 3 } : null } as unknown as NoteRecord);
   const none = { bad: new Set<string>(), repeatedVisibility: new Set<string>() };
   it.each([
-    [{ visibility: ['public', 'Author-Only'] }, { key: 'visibility', why: 'its frontmatter marks it visibility: author-only' }],
-    [{ Hidden: 'yes' }, { key: 'hidden', why: 'its frontmatter marks it hidden: true' }],
+    [{ visibility: ['public', 'Author-Only'] }, { key: 'visibility', why: 'its frontmatter marks it visibility: Author-Only' }],
+    [{ Hidden: 'yes' }, { key: 'Hidden', why: 'its frontmatter marks it Hidden: yes' }],
     [{ author_only: true }, { key: 'author_only', why: 'its frontmatter marks it author_only: true' }],
     [{ visibility: 'public', hidden: 'no' }, null],
+    // Fail closed: a visibility value that is no public one, any marker value but a false one, a hiding tag.
+    [{ visibility: 'draft' }, { key: 'visibility', why: 'its frontmatter marks it visibility: draft' }],
+    [{ visibility: [] }, { key: 'visibility', why: 'its frontmatter marks it visibility: []' }],
+    [{ visibility: ' Shared ', GM_Only: 'maybe' }, { key: 'GM_Only', why: 'its frontmatter marks it GM_Only: maybe' }],
+    [{ 'Author Only': ['no', 'yes'] }, { key: 'Author Only', why: 'its frontmatter marks it Author Only: ["no","yes"]' }],
+    [{ tag: 'harbor #GM_only' }, { key: 'tag', why: 'its frontmatter tags it tag: #GM_only' }],
+    [{ private: 'OFF', secret: 0, hidden: null, tags: ['hiddenness', 'secrets'] }, null],
   ])('reads %j', (fm, expected) => {
     expect(authorOnlyReason(note(fm), none, ['World/'])).toEqual(expected);
   });

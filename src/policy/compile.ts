@@ -556,29 +556,98 @@ export function compileHidden(ctx: CompileContext, allowed: readonly string[]): 
 }
 
 /**
+ * The `visibility` values that leave a note visible (lower-cased and trimmed before the comparison). Any
+ * other value — `author only`, `secret`, `draft`, an empty value, a number, a list with one non-public item —
+ * hides the note: an unknown answer to "may the responder see this?" must not resolve to visible.
+ */
+export const PUBLIC_VISIBILITY_VALUES: readonly string[] = ['public', 'visible', 'shared', 'player', 'players', 'everyone', 'all', 'open'];
+
+/**
+ * Frontmatter keys that mark a note hidden when their value is anything but a false one
+ * ({@link FALSE_MARKER_VALUES}), compared with case, `-`, `_` and spaces removed: `hidden`, `author_only`,
+ * `author-only`, `authorOnly`, `authoronly`, `private`, `secret`, `gm_only` (and `gm-only`, `gmOnly`).
+ */
+const MARKER_KEYS: readonly string[] = ['hidden', 'authoronly', 'private', 'secret', 'gmonly'];
+
+/**
+ * Values of a {@link MARKER_KEYS} key that leave the note visible: YAML `false`, `0`, null, and the strings
+ * `false`, `no`, `off`, `0`, `` (case-insensitive). Every other value — `true`, `yes`, `on`, `1`, `yes?`, a
+ * sentence — hides the note (fail closed).
+ */
+const FALSE_MARKER_VALUES: readonly string[] = ['false', 'no', 'off', '0', ''];
+
+/** Tags (frontmatter `tags` / `tag`, a list or a comma- or space-separated string) that hide a note, compared as keys are. */
+const HIDING_TAGS: readonly string[] = ['authoronly', 'hidden', 'secret', 'gmonly'];
+
+/** A frontmatter key or tag as compared: lower case, without `-`, `_`, spaces or a leading `#`. */
+function markerName(name: string): string {
+  return name.trim().replace(/^#/, '').toLowerCase().replace(/[-_\s]/g, '');
+}
+
+/** Whether a frontmatter key (as written) is one the hidden-note rule reads: visibility, a marker key, tags. */
+function isVisibilityKey(key: string): boolean {
+  const k = markerName(key);
+  return k === 'visibility' || k === 'tags' || k === 'tag' || MARKER_KEYS.includes(k);
+}
+
+/** A frontmatter value as the receipt shows it: strings as written, anything else as JSON; cut to 64 characters. */
+function shownValue(v: unknown): string {
+  const text = typeof v === 'string' ? v : JSON.stringify(v) ?? String(v);
+  return text.length > 64 ? `${text.slice(0, 64)}…` : text;
+}
+
+/**
  * Notes whose frontmatter cannot be trusted to say "visible": a block that does not parse
- * (`bad_frontmatter`: invalid YAML, duplicate keys, an alias bomb) and a repeated visibility key. A
- * repeated key keeps its last value (as Obsidian does), but two contradicting answers to "is this note
- * hidden?" must not resolve to visible.
+ * (`bad_frontmatter`: invalid YAML, duplicate keys, an alias bomb) and a repeated key the hidden-note rule
+ * reads (`visibility`, a marker key, `tags`). A repeated key keeps its last value (as Obsidian does), but two
+ * contradicting answers to "is this note hidden?" must not resolve to visible.
  */
 function failClosedFrontmatter(index: VaultIndex): { bad: Set<string>; repeatedVisibility: Set<string> } {
   const bad = new Set(index.findings.filter((f) => f.code === 'bad_frontmatter' && typeof f.path === 'string').map((f) => f.path as string));
   const repeatedVisibility = new Set(
     index.findings
-      .filter((f) => f.code === 'duplicate_frontmatter_key' && typeof f.path === 'string' && /frontmatter key "(visibility|hidden|author_only)" is repeated/i.test(f.message))
+      .filter((f) => {
+        if (f.code !== 'duplicate_frontmatter_key' || typeof f.path !== 'string') return false;
+        const key = /frontmatter key ("(?:[^"\\]|\\.)*") is repeated/.exec(f.message)?.[1];
+        return key !== undefined && isVisibilityKey(JSON.parse(key) as string);
+      })
       .map((f) => f.path as string),
   );
   return { bad, repeatedVisibility };
 }
 
+/** The first value of a `visibility` key (a list is read item by item) that is not a public one, or undefined. */
+function nonPublicVisibility(value: unknown): unknown {
+  const items = Array.isArray(value) ? (value.length === 0 ? [value] : value) : [value];
+  return items.find((v) => typeof v !== 'string' || !PUBLIC_VISIBILITY_VALUES.includes(v.trim().toLowerCase()));
+}
+
+/** Whether a marker key's value leaves the note visible (a false value, or a list of only false values). */
+function isFalseMarker(value: unknown): boolean {
+  if (Array.isArray(value)) return value.every(isFalseMarker);
+  if (value === false || value === null || value === 0) return true;
+  return typeof value === 'string' && FALSE_MARKER_VALUES.includes(value.trim().toLowerCase());
+}
+
+/** The tags of a `tags` / `tag` value: a list's strings, or a string split at commas and spaces. */
+function tagsOf(value: unknown): string[] {
+  const items = Array.isArray(value) ? value : [value];
+  return items.flatMap((v) => (typeof v === 'string' ? v.split(/[,\s]+/) : [])).filter((t) => t !== '');
+}
+
 /**
- * Why a note is author-only, or null. A note marks itself in frontmatter (`visibility:
- * author-only|hidden|private`, also as a list; `hidden: true`, `author_only: true`, also as the strings
- * "true"/"yes"; key names case-insensitive). Fail closed: a note under `allowed_prefixes` whose
- * frontmatter repeats a visibility key, or whose block exists but does not parse, may say it is
- * author-only, so it is denied too — a parse error must never turn hidden lore visible. (Outside the
- * prefixes the prefix rule refuses it anyway.)
- * @returns `key`: the frontmatter key the pointer names; `why`: the rule's words.
+ * Why a note is author-only, or null (docs/TRAVERSAL.md "hidden_note"). Keys are compared without case,
+ * `-`, `_` or spaces, and the frontmatter is read fail closed:
+ * - `visibility` with any value that is not one of {@link PUBLIC_VISIBILITY_VALUES} (a list: any item);
+ * - a marker key (`hidden`, `author_only` / `author-only` / `authorOnly` / `authoronly`, `private`, `secret`,
+ *   `gm_only`) with any value but a false one (`false`, `no`, `off`, `0`, empty);
+ * - a tag `author-only`, `hidden`, `secret` or `gm-only` (also with `_`, `#` or a `/sub` tag below it) in
+ *   `tags` / `tag`;
+ * - under `allowed_prefixes`, frontmatter that repeats one of those keys or does not parse: it may say the
+ *   note is author-only, so it is denied — a parse error must never turn hidden lore visible. (Outside the
+ *   prefixes the prefix rule refuses it anyway.)
+ * @returns `key`: the frontmatter key as written (the receipt pointer names it); `why`: the rule's words,
+ *   naming the key and its value.
  */
 export function authorOnlyReason(
   n: NoteRecord,
@@ -598,17 +667,19 @@ export function authorOnlyReason(
     }
     return null;
   }
-  const field = (name: string): unknown => {
-    const k = Object.keys(fm).find((x) => x.toLowerCase() === name);
-    return k === undefined ? undefined : fm[k];
-  };
-  const visRaw = field('visibility');
-  const vis = (Array.isArray(visRaw) ? visRaw : [visRaw]).filter((v): v is string => typeof v === 'string').map((v) => v.trim().toLowerCase());
-  const marked = vis.find((v) => ['author-only', 'author_only', 'hidden', 'private'].includes(v));
-  const yes = (v: unknown) => v === true || (typeof v === 'string' && ['true', 'yes'].includes(v.trim().toLowerCase()));
-  if (marked !== undefined) return { key: 'visibility', why: `its frontmatter marks it visibility: ${marked}` };
-  if (yes(field('hidden'))) return { key: 'hidden', why: 'its frontmatter marks it hidden: true' };
-  if (yes(field('author_only'))) return { key: 'author_only', why: 'its frontmatter marks it author_only: true' };
+  for (const key of Object.keys(fm)) {
+    const name = markerName(key);
+    const value = fm[key];
+    if (name === 'visibility') {
+      const bad = nonPublicVisibility(value);
+      if (bad !== undefined) return { key, why: `its frontmatter marks it ${key}: ${shownValue(bad)}` };
+    } else if (MARKER_KEYS.includes(name)) {
+      if (!isFalseMarker(value)) return { key, why: `its frontmatter marks it ${key}: ${shownValue(value)}` };
+    } else if (name === 'tags' || name === 'tag') {
+      const tag = tagsOf(value).find((t) => HIDING_TAGS.includes(markerName(t.split('/')[0]!)));
+      if (tag !== undefined) return { key, why: `its frontmatter tags it ${key}: ${shownValue(tag)}` };
+    }
+  }
   return null;
 }
 

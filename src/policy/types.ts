@@ -145,8 +145,9 @@ export interface CompiledPolicy {
   denied_prefixes: DenyRule[];
   /**
    * Hidden notes/folders, always denied: packet `hidden_context_audit.omitted_context_refs`, config
-   * `hidden_prefixes`, and notes whose frontmatter says `visibility: author-only|hidden|private`,
-   * `hidden: true` or `author_only: true`.
+   * `hidden_prefixes`, and notes that mark themselves hidden in frontmatter, read fail closed (a
+   * `visibility` that is not a public value, a marker key such as `hidden` / `author_only` / `secret` with any
+   * value but a false one, a hiding tag; `authorOnlyReason` in src/policy/compile.ts, docs/TRAVERSAL.md).
    */
   hidden: DenyRule[];
   /**

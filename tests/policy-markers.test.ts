@@ -1,0 +1,124 @@
+/**
+ * Notes that hide themselves in frontmatter (docs/TRAVERSAL.md "hidden_note"): every spelling of
+ * lore-fixtures/MarkerLore — a `visibility` value that is not a public one, a marker key with any value but a
+ * false one, a hiding tag, a repeated marker key — is denied by the policy, so the traverse walk, `retrieve`
+ * and the proxy all leave the note out, while the notes marked visible stay readable.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../src/cli/main.js';
+import { indexVault } from '../src/indexer/build.js';
+import { checkPath, compilePolicy } from '../src/policy/index.js';
+import type { TraversalPolicy } from '../src/contracts/types.js';
+import { traverse } from '../src/traversal/index.js';
+import type { VaultIndex } from '../src/types.js';
+import type { ProxySession } from '../src/proxy/session.js';
+import { FIXTURES, REPO } from './helpers/shared.js';
+import { fixtureSession, readLedger } from './helpers/proxy.js';
+
+const VAULT = join(FIXTURES, 'MarkerLore');
+const PACKET = join(FIXTURES, 'packets', 'marker-hiding.research.packet.json');
+const POLICY_FILE = join(FIXTURES, 'policies', 'marker-hiding.policy.json');
+const DRAFT_FILE = join(FIXTURES, 'packets', 'brinefall-intake.turn-01.mara-voss.draft.packet.json');
+const CONTEXT_FILE = join(FIXTURES, 'packets', 'brinefall-intake.turn-01.mara-voss.projected-context.json');
+const POLICY = JSON.parse(readFileSync(POLICY_FILE, 'utf8')) as TraversalPolicy;
+
+/** Every hidden note of MarkerLore with the receipt's `hidden_note` rule (key and value as written). */
+const HIDDEN: [string, string, string][] = [
+  ['Author Camel.md', 'authorOnly', 'its frontmatter marks it authorOnly: true'],
+  ['Author Dash.md', 'author-only', 'its frontmatter marks it author-only: true'],
+  ['Author Under.md', 'author_only', 'its frontmatter marks it author_only: yes?'],
+  ['Authoronly.md', 'authoronly', 'its frontmatter marks it authoronly: YES'],
+  ['Dup Private.md', 'visibility', 'its frontmatter repeats a visibility key, so one of its values may mark it author-only; denied until the repeat is removed (fail closed)'],
+  ['GM Only.md', 'gm_only', 'its frontmatter marks it gm_only: 1'],
+  ['Hidden On.md', 'hidden', 'its frontmatter marks it hidden: on'],
+  ['Hidden One.md', 'hidden', 'its frontmatter marks it hidden: 1'],
+  ['Private.md', 'private', 'its frontmatter marks it private: On'],
+  ['Secret.md', 'secret', 'its frontmatter marks it secret: true'],
+  ['Tag GM.md', 'tags', 'its frontmatter tags it tags: gm-only'],
+  ['Tag List.md', 'tags', 'its frontmatter tags it tags: author-only'],
+  ['Tag Nested.md', 'tags', 'its frontmatter tags it tags: hidden/draft'],
+  ['Tag String.md', 'tags', 'its frontmatter tags it tags: #secret'],
+  ['Vis Author Only.md', 'visibility', 'its frontmatter marks it visibility: author only'],
+  ['Vis Empty.md', 'visibility', 'its frontmatter marks it visibility: null'],
+  ['Vis Secret.md', 'visibility', 'its frontmatter marks it visibility: secret'],
+];
+const HIDDEN_NAMES = HIDDEN.map(([f]) => f.replace(/\.md$/, ''));
+/** The notes marked visible (`visibility: Public`, a list of public values, false markers, a look-alike tag) and the seed. */
+const VISIBLE = ['Harbor Board', 'Not Hidden', 'Players', 'Public Note', 'Tagged'];
+
+let index: VaultIndex;
+let tmp: string;
+beforeAll(async () => {
+  index = await indexVault(VAULT, { persist: false, workers: false });
+  tmp = mkdtempSync(join(tmpdir(), 'loretrace-markers-'));
+});
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+describe('compilePolicy: hidden_note rows for every marker spelling', () => {
+  it('denies each marked note with a row naming the key and value, and leaves the visible ones alone', () => {
+    const c = compilePolicy(POLICY, { index });
+    const rows = c.receipt.filter((r) => r.kind === 'hidden_note').map((r) => [r.clause, r.pointer, r.rule]);
+    expect(rows).toEqual(HIDDEN.map(([f, key, why]) => [`Harbor/${f}`, `#/frontmatter/Harbor~1${f}/${key}`, `never consult Harbor/${f} (${why})`]));
+    for (const name of VISIBLE) expect(checkPath(c, `Harbor/${name}.md` as never).ok).toBe(true);
+    for (const [f] of HIDDEN) expect(checkPath(c, `Harbor/${f}` as never)).toMatchObject({ ok: false, reason: 'hidden_ref' });
+  });
+});
+
+describe('traverse: the walk never consults a marked note', () => {
+  it('follows the seed\'s links to the visible notes only', () => {
+    const result = traverse(index, compilePolicy(POLICY, { index }), { queries: ['moonrise notice berth'] });
+    const consulted = [...new Set(result.source_excerpts.map((e) => e.source_ref.replace(/#.*$/, '')))].sort();
+    expect(consulted).toEqual(VISIBLE.map((n) => `MarkerLore:Harbor/${n}.md`));
+    const text = JSON.stringify(result.source_excerpts);
+    for (const n of HIDDEN_NAMES) expect(text).not.toContain(`the ${n.toLowerCase()} berth`);
+  });
+});
+
+describe('retrieve: the packet holds no marked note', () => {
+  it('builds excerpts from the visible notes only', async () => {
+    const out = join(tmp, 'retrieve', 'packet.json');
+    let err = '';
+    const code = await main(['retrieve', '--lore', VAULT, '--packet', DRAFT_FILE, '--projected-context', CONTEXT_FILE, '--policy', POLICY_FILE, '--out', out],
+      { stdout: () => {}, stderr: (t) => void (err += t), env: { LORETRACE_INDEX_DIR: join(tmp, 'index'), SOURCE_DATE_EPOCH: '1735689600' }, cwd: REPO, isTTY: false });
+    expect([code, err]).toEqual([0, '']);
+    const packet = readFileSync(out, 'utf8');
+    for (const n of HIDDEN_NAMES) {
+      expect(packet).not.toContain(`MarkerLore:Harbor/${n}.md`);
+      expect(packet).not.toContain(`the ${n.toLowerCase()} berth`);
+    }
+    expect(packet).toContain('MarkerLore:Harbor/Harbor Board.md');
+  });
+});
+
+describe('proxy: a marked note is not served, listed, followed or searched', () => {
+  let session: ProxySession | null = null;
+  afterEach(async () => {
+    await session?.close();
+    session = null;
+  });
+
+  it('answers reads and follows of a marked note as of a missing one, and finds only visible hits', async () => {
+    const ledgerPath = join(tmp, 'proxy.jsonl');
+    session = await fixtureSession({ ledgerPath, lore: VAULT, packetPath: PACKET });
+    const board = 'MarkerLore:Harbor/Harbor Board.md';
+    const links = await session.call('lore_links', { ref: board });
+    if (!links.ok) throw new Error(JSON.stringify(links.refusal));
+    const byTarget = Object.fromEntries((links.result as any).links.map((l: any) => [l.target, [l.target_ref, l.follow.code]]));
+    for (const n of HIDDEN_NAMES) expect(byTarget[n]).toEqual([null, 'not_found']);
+    for (const n of VISIBLE.slice(1)) expect(byTarget[n]).toEqual([`MarkerLore:Harbor/${n}.md`, null]);
+    for (const n of HIDDEN_NAMES) {
+      const read = await session.call('lore_read', { ref: `MarkerLore:Harbor/${n}.md` });
+      expect(read.ok ? null : read.refusal).toEqual({ code: 'not_found', message: `no admitted note matches ${JSON.stringify(`MarkerLore:Harbor/${n}.md`)} in this session's index` });
+      const follow = await session.call('lore_follow', { from_ref: board, target: n });
+      expect(follow.ok ? null : follow.refusal).toEqual({ code: 'not_found', message: `no link in ${board} leads to ${JSON.stringify(n)}; lore_follow only follows links that exist in the note` });
+      expect(readLedger(ledgerPath)[follow.seq]!.outcome).toMatchObject({ status: 'refused', reason: 'hidden_ref' });
+    }
+    for (const n of VISIBLE.slice(1)) expect((await session.call('lore_follow', { from_ref: board, target: n })).ok).toBe(true);
+    const search = await session.call('lore_search', { query: 'moonrise notice berth', k: 20 });
+    if (!search.ok) throw new Error(JSON.stringify(search.refusal));
+    expect([...new Set((search.result as any).results.map((h: any) => h.path as string))].sort()).toEqual(VISIBLE.map((n) => `Harbor/${n}.md`));
+  });
+});
