@@ -2,7 +2,7 @@
  * Lookups over a {@link VaultIndex}: notes, chunks, outgoing links and backlinks by path, and the exact
  * lines of a note. Maps are built once per index object (cached in a WeakMap) — O(1) per call after that.
  */
-import { LoretraceError } from '../errors.js';
+import { LoretraceError, type Finding } from '../errors.js';
 import type { Chunk, LinkRecord, NoteRecord, VaultIndex, VaultPath } from '../types.js';
 import { splitLines } from '../notes/lines.js';
 import { readAdmittedFile } from '../vault/admission.js';
@@ -121,6 +121,43 @@ export async function readNoteLines(index: VaultIndex, path: VaultPath): Promise
   const { bytes } = await readAdmittedFile(index.root, { path, size, sha256: sha, disk_path: notePathOnDisk(index, path) });
   const text = new TextDecoder('utf-8').decode(bytes);
   return splitLines(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+}
+
+/** The indexer's finding codes for a note it lists without text (src/notes/parse.ts: a NUL byte, a byte that is not UTF-8). */
+const TEXTLESS_CODES: ReadonlySet<string> = new Set(['binary_file', 'not_utf8']);
+
+const textless = new WeakMap<VaultIndex, ReadonlyMap<string, Finding>>();
+
+/**
+ * The index-stage finding (`binary_file` or `not_utf8`) of a note the indexer listed with no text — no
+ * lines, chunks or links (src/notes/parse.ts) — or undefined when the note has text. O(1) after one pass
+ * over `index.findings` per index object. Never throws.
+ */
+export function textlessNoteFinding(index: VaultIndex, path: string): Finding | undefined {
+  let m = textless.get(index);
+  if (!m) {
+    const built = new Map<string, Finding>();
+    for (const f of index.findings) if (f.path !== undefined && TEXTLESS_CODES.has(f.code) && !built.has(f.path)) built.set(f.path, f);
+    textless.set(index, built);
+    m = built;
+  }
+  return m.get(path);
+}
+
+/**
+ * Refuse a note the indexer listed without text, with the indexer's own finding, so a caller that serves
+ * its lines never answers an empty note (1..0) for a file that has bytes on disk.
+ *
+ * @param shown the ref as the user wrote it, named first in the message.
+ * @throws LoretraceError `binary_file` (the file has a NUL byte) or `not_utf8` (a byte that is not UTF-8;
+ *   `details.line` is its 1-based line), exit 1, with the file and what was expected (UTF-8 text).
+ */
+export function assertNoteHasText(index: VaultIndex, path: string, shown: string): void {
+  const f = textlessNoteFinding(index, path);
+  if (f === undefined) return;
+  throw new LoretraceError(f.code, `ref ${shown}: ${f.message}; its lines cannot be served`, {
+    file: path, ...(f.line !== undefined ? { line: f.line } : {}), expected: 'a note of UTF-8 text without NUL bytes', data: { ref: shown },
+  });
 }
 
 /**

@@ -12,16 +12,45 @@
  * line saying it is not indexed, JSON adds `not_indexed: { reason: "too_large", bytes }`; any other ref of
  * it is `note_too_large` (exit 1). Exit 1 for `not_found` (its message ends with "did you
  * mean …?" suggestions from titles and aliases when there are any), `ambiguous_ref` (a name several notes
- * have) and `bad_ref`.
+ * have) and `bad_ref`; a note the indexer listed without text answers its `binary_file` (a NUL byte) or
+ * `not_utf8` finding (exit 1), never an empty note.
  */
 import type { Command } from 'commander';
-import { overCapNote, readNoteLines, readOverCapLines } from '../../indexer/lookup.js';
+import { assertNoteHasText, overCapNote, readNoteLines, readOverCapLines } from '../../indexer/lookup.js';
 import { sliceLines } from '../../notes/lines.js';
-import { formatRef } from '../../refs/ref.js';
+import { formatRef, parseRef, type ParsedRef } from '../../refs/ref.js';
+import type { VaultIndex } from '../../types.js';
 import { resolveRefOrName } from '../../refs/names.js';
 import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
 import { addVaultOptions, openIndex, type VaultCliOptions } from '../vault-options.js';
+
+/**
+ * {@link resolveRefOrName}, then refuse a note the indexer listed without text. The check runs first for a
+ * ref whose note exists, so `#L1-L3` of a binary note names the NUL byte rather than "has 0 lines".
+ * @throws LoretraceError `binary_file`, `not_utf8` ({@link assertNoteHasText}), and resolveRefOrName's errors.
+ */
+function resolveNoteWithText(index: VaultIndex, ref: string): ReturnType<typeof resolveRefOrName> {
+  let resolved: ReturnType<typeof resolveRefOrName>;
+  try {
+    resolved = resolveRefOrName(index, ref);
+  } catch (e) {
+    const parsed = parsedOrNull(index, ref);
+    if (parsed !== null) assertNoteHasText(index, parsed.path, ref);
+    throw e;
+  }
+  assertNoteHasText(index, resolved.range.path, ref);
+  return resolved;
+}
+
+/** `ref` parsed as a ref of this vault, or null when it is not one (a note name, say). */
+function parsedOrNull(index: VaultIndex, ref: string): ParsedRef | null {
+  try {
+    return parseRef(ref, { namespace: index.namespace });
+  } catch {
+    return null;
+  }
+}
 
 /** Register `loretrace show` on the program; its action writes to `ctx` and sets `ctx.exitCode`. */
 export function register(program: Command, ctx: CliContext): void {
@@ -32,7 +61,7 @@ export function register(program: Command, ctx: CliContext): void {
       .argument('<ref>', 'Namespace:path.md with optional #chunkN, #Heading, #L10-L20 or #^block; or a note\'s title, alias or file name (same fragments)'),
   ).option('--json', 'print { ref, path, line_start, line_end, text } as JSON').action(action(ctx, async (ref: string, opts: VaultCliOptions) => {
     const index = await openIndex(ctx, opts);
-    const { parsed, range: r, named } = resolveRefOrName(index, ref);
+    const { parsed, range: r, named } = resolveNoteWithText(index, ref);
     const canonical = formatRef(index.namespace, r.path, parsed.fragment);
     const big = overCapNote(index, r.path);
     // An over-cap note's range is streamed from disk (lines[0] is line_start); any other note is read whole.
