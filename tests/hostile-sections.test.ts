@@ -85,7 +85,11 @@ describe('the compiled policy', () => {
   });
 });
 
-/** The whole-note read as served: lines 1-8, one marker line, lines 17-20. */
+/**
+ * The whole-note read as served: lines 1-8, one marker line, lines 17-20. The responder's line numbers count
+ * the hidden section (disk lines 9-16) as one line, the marker's (view line 9), so disk lines 17-20 are view
+ * lines 10-13 and the note has 13 lines as far as any number the proxy gives or accepts tells.
+ */
 const WHOLE = `${lines(1, 8)}\n${WITHHELD_MARKER}\n${lines(17, 20)}`;
 
 describe('hostile table on both transports', () => {
@@ -98,13 +102,23 @@ describe('hostile table on both transports', () => {
       tool: 'lore_read', args: { ref: QUAY },
       check: (a) => {
         expect(a.code).toBeNull();
-        expect(a.result!.data).toMatchObject({ ref: QUAY, line_start: 1, line_end: 20, content: WHOLE, withheld: true, heading_path: ['Quay Ledger'] });
+        expect(a.result!.data).toMatchObject({ ref: QUAY, line_start: 1, line_end: 13, content: WHOLE, withheld: true, heading_path: ['Quay Ledger'] });
       },
     },
     {
-      name: 'a read of lines 7-10 serves lines 7-8 and the marker',
-      tool: 'lore_read', args: { ref: `${QUAY}#L7-L10` },
-      check: (a) => expect(a.result!.data).toMatchObject({ line_start: 7, line_end: 10, content: `${lines(7, 8)}\n${WITHHELD_MARKER}`, withheld: true, heading_path: ['Quay Ledger', 'Berths'] }),
+      name: 'a read of view lines 7-9 serves lines 7-8 and the marker',
+      tool: 'lore_read', args: { ref: `${QUAY}#L7-L9` },
+      check: (a) => expect(a.result!.data).toMatchObject({ ref: `${QUAY}#L7-L9`, line_start: 7, line_end: 9, content: `${lines(7, 8)}\n${WITHHELD_MARKER}`, withheld: true, heading_path: ['Quay Ledger', 'Berths'] }),
+    },
+    {
+      name: 'a read of view lines 12-13 serves disk lines 19-20 under their view numbers',
+      tool: 'lore_read', args: { ref: QUAY, line_start: 12, line_end: 13 },
+      check: (a) => expect(a.result!.data).toMatchObject({ ref: `${QUAY}#L12-L13`, line_start: 12, line_end: 13, content: lines(19, 20), withheld: false, heading_path: ['Quay Ledger', 'Repairs'] }),
+    },
+    {
+      name: 'a read past the view\'s end names the view\'s last line, never the disk\'s',
+      tool: 'lore_read', args: { ref: QUAY, line_start: 14, line_end: 14 },
+      check: (a) => expect([a.code, a.message]).toEqual(['bad_request', `lore_read: lines 14-14 are not inside ${QUAY} (lines 1-13); expected 1 ≤ line_start ≤ line_end ≤ 13`]),
     },
     {
       name: 'a read of a visible chunk says withheld: false',
@@ -116,8 +130,9 @@ describe('hostile table on both transports', () => {
     probe('its sub-heading', { ref: `${QUAY}#Tithe Schedule` }, `${QUAY}#Tithe Schedule`),
     probe('its first chunk', { ref: `${QUAY}#chunk2` }, `${QUAY}#chunk2`),
     probe('its sub-heading chunk', { ref: `${QUAY}#chunk3` }, `${QUAY}#chunk3`),
-    probe('its lines as a fragment', { ref: `${QUAY}#L9-L16` }, `${QUAY}#L9-L16`),
-    probe('its lines as arguments', { ref: QUAY, line_start: 11, line_end: 12 }, QUAY),
+    probe('its marker line as a fragment', { ref: `${QUAY}#L9` }, `${QUAY}#L9`),
+    probe('its marker line as arguments', { ref: QUAY, line_start: 9, line_end: 9 }, QUAY),
+    probe('a fragment past the view\'s end (disk line 20 is view line 13)', { ref: `${QUAY}#L14-L20` }, `${QUAY}#L14-L20`),
     {
       name: 'a search for its words finds nothing',
       tool: 'lore_search', args: { query: 'sealed accord tithe moonrise lamplighters' },
@@ -127,12 +142,15 @@ describe('hostile table on both transports', () => {
       name: 'a search for a word it shares with visible text finds only visible chunks',
       tool: 'lore_search', args: { query: 'ledger' },
       // the title is in every chunk's title field; chunks 2 and 3 ("the moonrise ledger") are not hits
-      check: (a) => expect(a.result!.results.map((r: { ref: string }) => r.ref)).toEqual([`${QUAY}#chunk0`, `${QUAY}#chunk1`, `${QUAY}#chunk4`, 'SectionLore:Harbor/Tide Office.md#chunk0']),
+      // each hit with its view lines: chunk4 (disk lines 18-20) is view lines 11-13
+      check: (a) => expect(a.result!.results.map((r: { ref: string; line_start: number; line_end: number }) => [r.ref, r.line_start, r.line_end])).toEqual([
+        [`${QUAY}#chunk0`, 1, 3], [`${QUAY}#chunk1`, 5, 7], [`${QUAY}#chunk4`, 11, 13], ['SectionLore:Harbor/Tide Office.md#chunk0', 1, 4],
+      ]),
     },
     {
       name: 'its links are not listed',
       tool: 'lore_links', args: { ref: QUAY },
-      check: (a) => expect(a.result!.links.map((l: { line: number; target: string }) => [l.line, l.target])).toEqual([[3, 'Tide Office'], [20, 'Tide Office']]),
+      check: (a) => expect(a.result!.links.map((l: { line: number; target: string }) => [l.line, l.target])).toEqual([[3, 'Tide Office'], [13, 'Tide Office']]),
     },
     {
       name: 'its link target cannot be followed', tool: 'lore_follow', args: { from_ref: QUAY, target: 'Lamp Circle' },

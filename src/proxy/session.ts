@@ -47,7 +47,8 @@ import type { ServerLimits, SessionBudgets } from './limits.js';
 import { REFUSAL_CODES, escapeInvisible, refusalCodeFor, shownInput } from './refusals.js';
 import type { Refusal, RefusalCode } from './refusals.js';
 import { readIndexedLines } from './safe-read.js';
-import { whollyWithheld, withholdSections } from './withhold.js';
+import { lineView, whollyWithheld, withholdSections } from './withhold.js';
+import type { LineView } from './withhold.js';
 import { LORE_DATA_NOTICE, isToolName, toolInputSchemas } from './tools.js';
 import type { ToolName, ToolResult } from './tools.js';
 
@@ -218,6 +219,7 @@ export class ProxySession {
   private readonly notes: Map<string, NoteRecord>;
   private readonly chunksByPath = new Map<string, Chunk[]>();
   private readonly linksByPath = new Map<string, LinkRecord[]>();
+  private readonly views = new Map<string, LineView>();
   private corpus: { size: number; corpus: SearchCorpus } | null = null;
   private statusReceipt: PolicyReceiptRow[] | null = null;
   private queue: Promise<unknown> = Promise.resolve();
@@ -597,6 +599,19 @@ export class ProxySession {
     return this.chunksByPath.get(path) ?? [];
   }
 
+  /**
+   * The line numbers the responder sees in a note (src/proxy/withhold.ts `lineView`): each hidden section is
+   * one line, so no number given or accepted tells its length; disk lines where the note hides nothing.
+   */
+  private viewOf(note: NoteRecord): LineView {
+    let view = this.views.get(note.path);
+    if (!view) {
+      view = lineView(note.line_count, sectionsOf(this.compiled, note.path));
+      this.views.set(note.path, view);
+    }
+    return view;
+  }
+
   private async loreSearch(args: { query: string; k?: number | undefined }) {
     const query = args.query;
     if (query.trim() === '') throw new Refuse('bad_request', 'empty_query', 'lore_search: query is blank; expected search words');
@@ -609,8 +624,14 @@ export class ProxySession {
     // Defence in depth: drop any hit outside the admitted set (search must already have done so).
     const kept = hits.filter((h) => this.admitted.has(h.path)).slice(0, k);
     this.used.results += kept.length;
+    // Hits give the view lines of their chunks (a chunk of a hidden section is never a hit).
+    const viewLines = (h: { path: string; line_start: number; line_end: number }) => {
+      const note = this.notes.get(h.path);
+      const v = note ? this.viewOf(note) : null;
+      return v ? { line_start: v.toView(h.line_start), line_end: v.toView(h.line_end) } : { line_start: h.line_start, line_end: h.line_end };
+    };
     const results = kept.map((h) => ({
-      ref: h.ref, path: h.path, chunk_index: h.chunk_index, line_start: h.line_start, line_end: h.line_end,
+      ref: h.ref, path: h.path, chunk_index: h.chunk_index, ...viewLines(h),
       snapshot_id: this.index.snapshot_id, heading_path: h.heading_path.map((x) => escapeInvisible(x).text), score: h.score,
     }));
     const result: ToolResult<'lore_search'> = {
@@ -621,7 +642,7 @@ export class ProxySession {
       outcome: {
         status: 'ok' as const,
         snapshot_id: this.index.snapshot_id,
-        results: results.map((r) => ({ ref: r.ref, path: r.path, chunk_index: r.chunk_index, line_start: r.line_start, line_end: r.line_end, score: r.score })),
+        results: kept.map((r) => ({ ref: r.ref, path: r.path, chunk_index: r.chunk_index, line_start: r.line_start, line_end: r.line_end, score: r.score })),
         chars_returned: 0,
       },
     };
@@ -630,9 +651,15 @@ export class ProxySession {
   private async loreRead(args: { ref: string; line_start?: number | undefined; line_end?: number | undefined }) {
     const { parsed, admission, note } = this.admittedNote(args.ref, 'ref');
     const shown = formatRef(parsed.namespace, parsed.path, parsed.fragment);
+    const view = this.viewOf(note);
+    // `#La-Lb` and the line arguments are view lines; past the view's last line is past the note's end.
+    const frag = parsed.fragment;
+    const onDisk: ParsedRef = frag?.kind === 'lines' && view.lineCount !== note.line_count
+      ? { ...parsed, fragment: frag.end > view.lineCount ? { kind: 'lines', start: note.line_count + 1, end: note.line_count + 1 } : { kind: 'lines', start: view.firstDisk(frag.start), end: view.lastDisk(frag.end) } }
+      : parsed;
     let range;
     try {
-      range = resolveRef(this.index, parsed);
+      range = resolveRef(this.index, onDisk);
     } catch (e) {
       if (isLoretraceError(e) && e.code === 'not_found') throw new Refuse('not_found', 'fragment_not_found', e.message, notFoundMessage(shown));
       throw e;
@@ -643,13 +670,15 @@ export class ProxySession {
     if (whollyWithheld(range.line_start, range.line_end, sections)) {
       throw new Refuse('not_found', 'hidden_section', `ref ${shown}: lines ${range.line_start}-${range.line_end} of ${note.path} are a hidden section`, notFoundMessage(shown));
     }
-    let start = range.line_start;
-    let end = range.line_end;
-    if (args.line_start !== undefined) start = args.line_start;
-    if (args.line_end !== undefined) end = args.line_end;
-    if (start < range.line_start || end > range.line_end || start > end) {
-      throw new Refuse('bad_request', 'lines_outside_ref', `lore_read: lines ${start}-${end} are not inside ${shown} (lines ${range.line_start}-${range.line_end}); expected ${range.line_start} ≤ line_start ≤ line_end ≤ ${range.line_end}`);
+    const refStart = view.toView(range.line_start);
+    const refEnd = view.toView(range.line_end);
+    const viewStart = args.line_start ?? refStart;
+    const viewEnd = args.line_end ?? refEnd;
+    if (viewStart < refStart || viewEnd > refEnd || viewStart > viewEnd) {
+      throw new Refuse('bad_request', 'lines_outside_ref', `lore_read: lines ${viewStart}-${viewEnd} are not inside ${shown} (lines ${refStart}-${refEnd}); expected ${refStart} ≤ line_start ≤ line_end ≤ ${refEnd}`);
     }
+    const start = args.line_start === undefined ? range.line_start : view.firstDisk(viewStart);
+    const end = args.line_end === undefined ? range.line_end : view.lastDisk(viewEnd);
     if (note.line_count === 0 || end < 1) throw new Refuse('bad_request', 'empty_note', `lore_read: ${shown} has no lines`);
     const b = this.budgets;
     if (b.max_reads !== null && this.used.reads >= b.max_reads) {
@@ -695,7 +724,7 @@ export class ProxySession {
       ? formatRef(ns, note.path, { kind: 'chunk', index: first.chunk_index })
       : start === 1 && end === note.line_count
         ? formatRef(ns, note.path)
-        : formatRef(ns, note.path, { kind: 'lines', start, end });
+        : formatRef(ns, note.path, { kind: 'lines', start: view.toView(start), end: view.toView(end) });
 
     this.used.reads += 1;
     this.used.chars += text.length;
@@ -711,7 +740,7 @@ export class ProxySession {
       notice: LORE_DATA_NOTICE,
       snapshot_id: this.index.snapshot_id,
       data: {
-        ref, requested_ref: args.ref, path: note.path, chunk_index: chunkIndex, line_start: start, line_end: end,
+        ref, requested_ref: args.ref, path: note.path, chunk_index: chunkIndex, line_start: view.toView(start), line_end: view.toView(end),
         snapshot_id: this.index.snapshot_id, heading_path: headings, via: admission.via,
         depth: admission.depth, content: served.text, escaped_characters: served.escaped,
         withheld: hidden.withheld.length > 0,
@@ -759,7 +788,7 @@ export class ProxySession {
       const targetRef = targetNote ? this.noteRef(targetNote.path) : null;
       const adm = targetNote ? this.admitted.get(targetNote.path) : undefined;
       out.push({
-        line: l.line, column: l.column, syntax: l.syntax, position: l.position, target: l.target, fragment: l.fragment,
+        line: this.viewOf(note).toView(l.line), column: l.column, syntax: l.syntax, position: l.position, target: l.target, fragment: l.fragment,
         target_ref: targetRef, target_classes: targetNote ? targetNote.classes : [],
         admitted_depth: adm ? adm.depth : null,
         follow: { allowed: decision.ok, code: decision.ok ? null : decision.code, depth: admission.depth + 1 },
@@ -833,7 +862,7 @@ export class ProxySession {
     const adm = this.admitted.get(target)!;
     const admitted = {
       ref: this.noteRef(target), path: target, depth: adm.depth, from_ref: this.noteRef(from.path),
-      link: { line: chosen.line, column: chosen.column, syntax: chosen.syntax }, newly_admitted: newly,
+      link: { line: this.viewOf(from).toView(chosen.line), column: chosen.column, syntax: chosen.syntax }, newly_admitted: newly,
     };
     const result: ToolResult<'lore_follow'> = {
       notice: LORE_DATA_NOTICE, snapshot_id: this.index.snapshot_id, admitted, budgets_left: this.budgetsLeft(),

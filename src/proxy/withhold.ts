@@ -62,3 +62,58 @@ export function whollyWithheld(start: number, end: number, sections: readonly Hi
   }
   return line > end;
 }
+
+/**
+ * The line numbers the responder sees in a note with hidden sections (docs/PROXY.md "Hidden sections",
+ * "Line numbers"): every hidden section — overlapping or nested ones merged — counts as ONE line, the
+ * {@link WITHHELD_MARKER} line that stands in its place in a read, so no number the proxy gives (a read's
+ * `line_start` / `line_end`, a `#La-Lb` ref, a search hit's lines, a link's line) and no range it accepts or
+ * refuses tells how long a hidden section is or where the note ends on disk. In a note without hidden
+ * sections view lines are disk lines. All lines are 1-based and inclusive; the ledger keeps disk lines.
+ */
+export interface LineView {
+  /** Lines the responder sees: the note's disk lines less each hidden section's length, plus one marker line per section. */
+  readonly lineCount: number;
+  /** The view line of a disk line (a line inside a hidden section: its marker line). */
+  toView(disk: number): number;
+  /** The first disk line of a view line (a marker line: the hidden section's first line). */
+  firstDisk(view: number): number;
+  /** The last disk line of a view line (a marker line: the hidden section's last line). */
+  lastDisk(view: number): number;
+}
+
+/**
+ * The {@link LineView} of a note of `diskLineCount` lines whose hidden sections are `sections`.
+ */
+export function lineView(diskLineCount: number, sections: readonly HiddenSection[]): LineView {
+  const spans: { a: number; b: number }[] = [];
+  for (const s of [...sections].sort((x, y) => x.line_start - y.line_start)) {
+    const last = spans[spans.length - 1];
+    if (last && s.line_start <= last.b) last.b = Math.max(last.b, s.line_end);
+    else spans.push({ a: s.line_start, b: s.line_end });
+  }
+  const toView = (disk: number): number => {
+    let shift = 0;
+    for (const { a, b } of spans) {
+      if (disk < a) break;
+      if (disk <= b) return a - shift;
+      shift += b - a;
+    }
+    return disk - shift;
+  };
+  const fromView = (view: number, end: boolean): number => {
+    let shift = 0;
+    for (const { a, b } of spans) {
+      if (view < a - shift) break;
+      if (view === a - shift) return end ? b : a;
+      shift += b - a;
+    }
+    return view + shift;
+  };
+  return {
+    lineCount: diskLineCount === 0 ? 0 : toView(diskLineCount),
+    toView,
+    firstDisk: (view) => fromView(view, false),
+    lastDisk: (view) => fromView(view, true),
+  };
+}
