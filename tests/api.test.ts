@@ -95,6 +95,24 @@ describe('loretrace public API', () => {
   });
 });
 
+describe("the README's Library API table", () => {
+  it('lists exactly the runtime exports, and states their number', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const readme = readFileSync(join(import.meta.dirname, '..', 'README.md'), 'utf8');
+    // The table starts at its `| Stage | Module | Functions |` header and ends at the first line that is not a row.
+    const start = readme.indexOf('| Stage | Module | Functions |');
+    expect(start).toBeGreaterThan(-1);
+    const rows = readme.slice(start).split('\n').filter((_, i, all) => all.slice(0, i + 1).every((l) => l.startsWith('|')));
+    const names = rows.slice(2).flatMap((row) => {
+      const functions = row.split('|')[3] ?? '';
+      return [...functions.matchAll(/`([A-Za-z_][A-Za-z0-9_]*)`/g)].map((m) => m[1]!);
+    });
+    expect([...new Set(names)].sort()).toEqual(Object.keys(api).sort());
+    expect(readme).toContain(`These ${Object.keys(api).length} names`);
+  });
+});
+
 describe('docstrings of the public surface', () => {
   it('gives every exported function, class and constant a /** … */ docstring at its declaration', async () => {
     const { readFileSync, readdirSync } = await import('node:fs');
