@@ -38,3 +38,41 @@ describe('show on a note the indexer listed without text', () => {
     expect(await show('V:Ok.md')).toEqual({ code: 0, stdout: 'V:Ok.md  (lines 1-3)\n1 │ # Ok\n2 │\n3 │ fine\n', stderr: '' });
   });
 });
+
+describe('--config read by the one strict JSON reader', () => {
+  const vault = makeVault('C', { 'Ok.md': '# Ok\n\nfine\n' });
+  const config = (name: string, bytes: Buffer | string) => {
+    const file = join(vault, '..', name);
+    writeFileSync(file, bytes);
+    return file;
+  };
+  const index = (file: string) => run(['index', '--lore', vault, '--index-dir', join(vault, '..', 'idx'), '--config', file]);
+
+  it('refuses a byte that is not UTF-8 with not_utf8 and its offset', async () => {
+    const f = config('latin1.json', Buffer.from('{"namespace": "caf\xe9"}', 'latin1'));
+    expect(await index(f)).toEqual({ code: 2, stdout: '', stderr: `loretrace: config file ${f} is not UTF-8: invalid byte 0xe9 at byte offset 18 [not_utf8]\n` });
+  });
+
+  it('refuses a NUL in a string with bad_json at its line and column', async () => {
+    const f = config('nul.json', '{"namespace": "a\u0000b"}');
+    expect(await index(f)).toEqual({ code: 2, stdout: '', stderr: `loretrace: config file ${f} is not JSON: control character in string, found "\\u0000" at line 1, column 17 [bad_json]\n` });
+  });
+
+  it('refuses a key given twice with duplicate_key', async () => {
+    const f = config('dup.json', '{\n"namespace": "A",\n"namespace": "B"\n}');
+    expect(await index(f)).toEqual({ code: 2, stdout: '', stderr: `loretrace: config file ${f} has the key /namespace twice (line 2 and line 3); JSON readers keep only the last value, so the document would not be applied as a reviewer reads it; expected each key once per object [duplicate_key]\n` });
+  });
+
+  it('names the pointer and the expected shape of a wrong type, and lists every schema problem', async () => {
+    const arr = config('array.json', '[1]');
+    expect(await index(arr)).toEqual({ code: 2, stdout: '', stderr: `loretrace: config file ${arr} is invalid at /: expected an object [bad_config]\n` });
+    const many = config('many.json', '{"max_file_bytes": 0, "include": "x", "namespace": "a b"}');
+    expect(await index(many)).toEqual({ code: 2, stdout: '', stderr: `loretrace: config file ${many} is invalid (3 problems) at /include: expected an array; /max_file_bytes: expected a number >= 1; /namespace: expected a string matching ^[A-Za-z0-9][A-Za-z0-9._-]*$ [bad_config]\n` });
+  });
+
+  it('ignores a leading byte-order mark, as every JSON input does (Ghostlight reads utf-8-sig)', async () => {
+    const f = config('bom.json', '\ufeff{"namespace": "Bom"}');
+    const r = await index(f);
+    expect([r.code, r.stderr, r.stdout.split('\n')[0]]).toEqual([0, '', `Indexed Bom (${vault})`]);
+  });
+});

@@ -125,7 +125,7 @@ describe('loadVaultConfig', () => {
     const v = tempVault({ 'loretrace.config.json': JSON.stringify({ class_rules: [{ glob: 'a/**', classes: 'x' }] }) });
     const file = join(v, 'loretrace.config.json');
     await expect(loadVaultConfig(v)).rejects.toMatchObject({
-      code: 'bad_config', exitCode: 2, message: `config file ${file} is invalid at /class_rules/0/classes: expected must be array`,
+      code: 'bad_config', exitCode: 2, message: `config file ${file} is invalid at /class_rules/0/classes: expected an array`,
       details: { file, pointer: '/class_rules/0/classes' },
     });
   });
@@ -137,7 +137,9 @@ describe('loadVaultConfig', () => {
 
   it('rejects invalid JSON', async () => {
     const v = tempVault({ 'loretrace.config.json': '{ nope' });
-    await expect(loadVaultConfig(v)).rejects.toMatchObject({ code: 'bad_config', message: expect.stringContaining(`config file ${join(v, 'loretrace.config.json')} is not valid JSON`) });
+    await expect(loadVaultConfig(v)).rejects.toMatchObject({
+      code: 'bad_json', exitCode: 2, message: `config file ${join(v, 'loretrace.config.json')} is not JSON: expected a property name in double quotes, found "n" at line 1, column 3`,
+    });
   });
 
   it('throws config_not_found for a missing --config file', async () => {

@@ -4,7 +4,7 @@
  * Every field is optional; the defaults are listed in docs/INDEX.md ("Configuration").
  */
 import { stat } from 'node:fs/promises';
-import { duplicateKeyError, readInputBytes } from '../contracts/json-input.js';
+import { decodeUtf8Strict, parseStrictJson, readInputBytes } from '../contracts/json-input.js';
 import { isAbsolute, join, resolve } from 'node:path';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { ErrorObject } from 'ajv';
@@ -90,8 +90,9 @@ export interface LoadedVaultConfig {
  * (optional: absent ⇒ `{}` and `file: null`).
  *
  * @throws LoretraceError `config_not_found` (exit 2) — `configPath` does not exist.
- * @throws LoretraceError `bad_config` (exit 2) — unreadable file, invalid JSON, or a schema violation;
- *   the message names the file and the JSON pointer (RFC 6901) of the first problem and what was expected.
+ * @throws LoretraceError `bad_config` (exit 2) — an unreadable file, or schema violations (each pointer
+ *   (RFC 6901) and what was expected); `not_utf8`, `bad_json`, `duplicate_key` (exit 2) from the strict JSON
+ *   reader, naming `config file <file>`.
  */
 export async function loadVaultConfig(vaultRoot: string, options: LoadVaultConfigOptions = {}): Promise<LoadedVaultConfig> {
   const explicit = options.configPath !== undefined;
@@ -106,48 +107,86 @@ export async function loadVaultConfig(vaultRoot: string, options: LoadVaultConfi
       throw new LoretraceError('config_not_found', `config file not found: ${file}`, { file, expected: 'an existing JSON file' }, 2);
     }
   }
-  let text: string;
+  let bytes: Buffer;
   try {
     // The checked input reader: a FIFO or device named loretrace.config.json is refused on the open handle
     // (a plain read would block indexing forever); a config over the input cap is not read.
-    text = (await readInputBytes(file, file)).toString('utf8');
+    bytes = await readInputBytes(file, file);
   } catch (e) {
     const why = (e as Error).message.replace(/^cannot read [^:]*: /, '');
     throw new LoretraceError('bad_config', `cannot read config file ${file}: ${why}`, { file }, 2);
   }
-  return { config: parseVaultConfig(text, file), file };
+  // Strict UTF-8 like every other JSON input (src/contracts/json-input.ts): a bad byte is `not_utf8` with its
+  // offset, never a U+FFFD that JSON.parse then reports as an unexpected token.
+  return { config: parseVaultConfig(decodeUtf8Strict(bytes, `config file ${file}`), file), file };
 }
 
 /**
- * Parse and validate config JSON text (`file` is only used in messages).
- * @throws LoretraceError `bad_config` (exit 2) naming `file` and the JSON pointer of the problem;
- *   `duplicate_key` (exit 2) when an object has a key twice.
+ * Parse and validate config JSON text (`file` is only used in messages) with the one strict JSON reader
+ * (`parseStrictJson`, src/contracts/json-input.ts: BOM ignored, syntax errors by line and column, no
+ * duplicate keys), then the schema, every problem reported at once.
+ * @throws LoretraceError `bad_json` (exit 2: reason, line, column), `duplicate_key` (exit 2: pointer and both
+ *   lines), `bad_config` (exit 2) listing each schema problem as `<pointer>: expected <what>` sorted by
+ *   pointer (`details.pointer` is the first; `details.data.problems` all of them).
  */
 export function parseVaultConfig(text: string, file: string): VaultConfig {
-  let value: unknown;
-  try {
-    value = JSON.parse(text.replace(/^\uFEFF/, ''));
-  } catch (e) {
-    throw new LoretraceError('bad_config', `config file ${file} is not valid JSON: ${(e as Error).message}`, { file, pointer: '', expected: 'a JSON object' }, 2);
-  }
-  const dup = duplicateKeyError(text.replace(/^\uFEFF/, ''), `config file ${file}`);
-  if (dup) throw dup;
+  const value = parseStrictJson(text, `config file ${file}`);
   const validate = getValidator();
   if (!validate(value)) {
-    const err = [...(validate.errors ?? [])].sort((a, b) => cmp(a.instancePath, b.instancePath))[0]!;
-    const pointer = err.keyword === 'additionalProperties'
-      ? `${err.instancePath}/${String((err.params as { additionalProperty: string }).additionalProperty)}`
-      : err.instancePath;
-    const expected = err.keyword === 'additionalProperties' ? 'no unknown keys' : String(err.message);
+    const problems = configProblems(validate.errors ?? []);
+    const first = problems[0]!;
+    const listed = problems.map((p) => `${p.pointer === '' ? '/' : p.pointer}: expected ${p.expected}`).join('; ');
     throw new LoretraceError(
       'bad_config',
-      `config file ${file} is invalid at ${pointer === '' ? '/' : pointer}: expected ${expected}`,
-      { file, pointer, expected },
+      `config file ${file} is invalid ${problems.length === 1 ? 'at ' : `(${problems.length} problems) at `}${listed}`,
+      { file, pointer: first.pointer, expected: first.expected, data: { problems } },
       2,
     );
   }
   const { $schema: _ignored, ...config } = value as VaultConfig & { $schema?: string };
   return config;
+}
+
+/** One schema problem of a config: where (RFC 6901 pointer, '' = the document) and what was expected, in words. */
+interface ConfigProblem {
+  pointer: string;
+  expected: string;
+}
+
+/**
+ * ajv's errors as {@link ConfigProblem}s, one per pointer and expectation, sorted by pointer: an unknown key
+ * is reported at its own pointer; ajv's `if`/`anyOf` bookkeeping errors are not problems of their own.
+ */
+function configProblems(errors: readonly ErrorObject[]): ConfigProblem[] {
+  const seen = new Set<string>();
+  const out: ConfigProblem[] = [];
+  for (const e of errors) {
+    const unknown = e.keyword === 'additionalProperties' ? String((e.params as { additionalProperty: string }).additionalProperty) : null;
+    const pointer = unknown === null ? e.instancePath : `${e.instancePath}/${unknown.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    const expected = unknown === null ? expectedOf(e) : `no key ${JSON.stringify(unknown)} (unknown${e.instancePath === '' ? `; known keys: ${Object.keys(VAULT_CONFIG_SCHEMA.properties).join(', ')}` : ''})`;
+    const key = `${pointer}\u0000${expected}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ pointer, expected });
+  }
+  return out.sort((a, b) => cmp(a.pointer, b.pointer) || cmp(a.expected, b.expected));
+}
+
+/** What a schema keyword asked for, in words: "an object", "an integer >= 1", "a string matching …". */
+function expectedOf(e: ErrorObject): string {
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'type': {
+      const t = String(p.type);
+      return t === 'object' ? 'an object' : t === 'array' ? 'an array' : t === 'integer' ? 'an integer' : `a ${t}`;
+    }
+    case 'minimum': return `a number >= ${String(p.limit)}`;
+    case 'maximum': return `a number <= ${String(p.limit)}`;
+    case 'minLength': return 'a non-empty string';
+    case 'pattern': return `a string matching ${String(p.pattern)}`;
+    case 'required': return `the key ${JSON.stringify(String(p.missingProperty))}`;
+    default: return String(e.message);
+  }
 }
 
 function cmp(a: string, b: string): number {
