@@ -467,13 +467,16 @@ describe('ProxySession.call research_status', () => {
     const s = ok(await session.call('research_status', {}));
     const rows = s.policy_receipt as { kind: string; clause: string; matches: number | null; disposition: string; rule: string }[];
     // World/Pre-Elysium/ holds 13 notes; Brinefall Truth (omitted ref and author-only) is not admitted, so 12.
-    // The future-era rows count 0: no note under World/Post-Elysium/ is admitted.
+    // No future_era_prefix row: by default those are the vault's Post-Elysium/ folders, so listing them would
+    // tell that future-era lore exists; the stop condition names none.
     expect(rows.map((r) => [r.kind, r.matches])).toEqual([
       ['max_link_depth', null], ['allowed_prefix', 12], ['allowed_prefix', 2], ['allowed_prefix', 2], ['seed', 1], ['seed', 1],
       ['allowed_scope', 1], ['allowed_scope', 1], ['allowed_scope', 1],
       ['follow_link_class', 6], ['follow_link_class', 6], ['follow_link_class', 6], ['follow_link_class', 2],
-      ['stop_condition', 0], ['stop_condition', 0], ['stop_condition', null], ['future_era_prefix', 0],
+      ['stop_condition', 0], ['stop_condition', 0], ['stop_condition', null],
     ]);
+    expect(rows[13]!.rule).toBe("pattern future_era: deny future-era lore: every future-era prefix (the vault config's future_era_prefixes, else every Post-Elysium/ folder) is denied (the prefixes are enforced but not listed here)");
+    expect(JSON.stringify(rows)).not.toContain('World/Post-Elysium');
     expect(rows[14]).toEqual({
       clause: 'stop before author-only plot resolution or hidden incident truth not visible to this character',
       kind: 'stop_condition', pointer: '/lore_access/traversal_policy/stop_conditions/1', disposition: 'enforced',

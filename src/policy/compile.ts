@@ -947,9 +947,12 @@ export function stopConditionRows(ctx: CompileContext, stopsIn: readonly string[
         case 'deny_future_era': {
           const m = future.rows.reduce((a, r) => a + (r.matches ?? 0), 0);
           matches = (matches ?? 0) + m;
-          if (future.future.length === 0) parts.push('deny future-era lore: no future-era prefix is configured and no Post-Elysium/ folder exists, so nothing is denied');
+          // The responder's view names no future-era prefix and says nothing of whether one exists: the default
+          // list is read from the vault's folders, so naming it would tell that future-era lore exists.
+          if (ctx.responderView) parts.push('deny future-era lore: every future-era prefix (the vault config\'s future_era_prefixes, else every Post-Elysium/ folder) is denied (the prefixes are enforced but not listed here)');
+          else if (future.future.length === 0) parts.push('deny future-era lore: no future-era prefix is configured and no Post-Elysium/ folder exists, so nothing is denied');
           else { parts.push(`deny future-era prefixes ${future.future.map((f) => f.prefix).join(', ')}${future.waivers.length ? ` except explicitly allowed ${[...new Set(future.waivers)].join(', ')}` : ''}`); }
-          enforced = enforced || future.future.length > 0;
+          enforced = enforced || future.future.length > 0 || ctx.responderView;
           break;
         }
         case 'deny_hidden': {

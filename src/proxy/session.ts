@@ -882,7 +882,8 @@ export class ProxySession {
    * The policy receipt `research_status` shows (computed once): the policy compiled again as the responder's view
    * (`responderView`: `matches` over the notes `checkPath` admits, the hidden-lore stop rule without counts),
    * less the rows about hidden lore (`hidden_ref`, `hidden_prefix`, `hidden_note`), which would name what they
-   * hide. The ledger's `SESSION_OPENED` keeps the runner's receipt, every row and count.
+   * hide, and the `future_era_prefix` rows, which by default are the vault's Post-Elysium/ folders and so would
+   * tell that future-era lore exists. The ledger's `SESSION_OPENED` keeps the runner's receipt, every row and count.
    */
   private responderReceipt(): PolicyReceiptRow[] {
     if (this.statusReceipt === null) {
@@ -891,7 +892,7 @@ export class ProxySession {
         index: this.index, packet: this.packet,
         responderView: { admits: (path) => checkPath(this.compiled, path).ok },
       });
-      this.statusReceipt = view.receipt.filter((r) => !String(r.kind).startsWith('hidden'));
+      this.statusReceipt = view.receipt.filter((r) => !String(r.kind).startsWith('hidden') && r.kind !== 'future_era_prefix');
     }
     return this.statusReceipt;
   }
