@@ -16,7 +16,7 @@
  * Runs the compiled CLI (dist/, built by `npm ci` / `npm run build`) in-process. Output goes to
  * .demo-out/ (git-ignored); the index is kept in .demo-out/index so the user cache is not touched.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -111,5 +111,7 @@ console.log(`  Checked: every cited line — ${plural(lines, 'line')} in ${plura
 const signed = report.ledgers.length > 0 && report.ledgers.every((l) => l.authorship.status === 'trusted');
 console.log(`  Signed:  ${signed ? `the ledger is signed by the runner key ${rel(pubOut)} trusts (a throwaway key loretrace keygen made for this demo), so it was not written by hand` : 'the ledger is NOT signed by the trusted runner key'}.`);
 console.log('Details');
-console.log(`  files written: ${[keyOut, pubOut, packetOut, ledgerOut, captureOut, researchOut].map(rel).join(', ')}`);
+// Listed from the folder itself, so the line names every file the steps wrote (locks and the index too).
+const written = readdirSync(OUT, { withFileTypes: true }).map((e) => `${rel(join(OUT, e.name))}${e.isDirectory() ? '/' : ''}`).sort();
+console.log(`  files written: ${written.join(', ')}`);
 console.log(`  verify-trace: ${Object.entries(report.totals).map(([k, v]) => `${k} ${v}`).join(', ')}`);
