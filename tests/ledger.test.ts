@@ -433,6 +433,33 @@ describe('exportLedger', () => {
     expect(verdict.ok).toBe(false);
   });
 
+  it('counts a note a lore_follow admitted as followed even when its text was never read, once, in ledger order', async () => {
+    // A live session: one seed read, then two successful follows from it whose targets are never read, then
+    // the same follow again (the note is already admitted: newly_admitted false, listed once).
+    const path = join(tmp.dir, 'follow-only.jsonl');
+    const s = await fixtureSession({ ledgerPath: path });
+    await s.call('lore_read', { ref: `${R.territories}#Brinefall Shelf` });
+    await s.call('lore_follow', { from_ref: R.territories, target: 'Brinefall Blackout' });
+    await s.call('lore_follow', { from_ref: R.territories, target: 'Meridian Compact' });
+    await s.call('lore_follow', { from_ref: R.territories, target: 'Brinefall Blackout' });
+    await s.close();
+    const records = lines(path).map((l) => JSON.parse(l));
+    expect(records.filter((r) => r.kind === 'TOOL_RESULT' && r.tool === 'lore_follow').map((r) => [r.outcome.status, r.outcome.admitted.path, r.outcome.admitted.newly_admitted])).toEqual([
+      ['ok', 'World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md', true],
+      ['ok', 'World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md', true],
+      ['ok', 'World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md', false],
+    ]);
+    const index = await indexVault(FIXTURE_VAULT, { persist: false, workers: false });
+    const fragment = await exportLedger(readFileSync(path, 'utf8'), { index });
+    expect(fragment.consulted_refs).toEqual([R.territories]);
+    expect(fragment.followed_refs).toEqual([R.blackout, 'FixtureLore:World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md']);
+    expect(fragment.research_trace.map((e) => [e.source_ref, e.line_start, e.line_end])).toEqual([[`${R.territories}#chunk1`, 5, 8]]);
+    const out = join(tmp.dir, 'la.json');
+    const r = await cli(['ledger', 'export', path, '--lore', FIXTURE_VAULT, '--out', out]);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(r.stdout).toBe(`wrote ${out}: 1 trace entry, 1 consulted ref, 2 followed refs (snapshot 3e69bbc3a488bce1d4e22667dfb6146c4ec33cddb23d7e0424331d09072859dd; ledger head ${records.at(-1).record_hash})\n`);
+  });
+
   it('produces entries that are valid Ghostlight research_trace entries inside a capture lore_access', async () => {
     const fragment = await exportLedger(readFileSync(await sessionLedger(), 'utf8'), { index: await indexVault(FIXTURE_VAULT, { persist: false, workers: false }) });
     const { snapshot_id: _s, packet_id: _p, policy_receipt: _r, ledger_head: _h, ...loreAccess } = fragment;

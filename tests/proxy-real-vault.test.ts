@@ -105,7 +105,9 @@ describe.skipIf(!hasShared)(`ProxySession on AetheriaLore with the Sella researc
     expect(report.packet_sha256).toBe(createHash('sha256').update(readFileSync(SELLA)).digest('hex'));
     expect(report.packet_id).toBe(packet.packet_id);
     expect(fragment.consulted_refs).toEqual(packet.lore_access.traversal_policy.required_seed_refs);
-    expect(fragment.followed_refs).toEqual([A('Pre-Elysium/Factions/Powers/Major/Cryonix.md')]);
+    // Followed: every note a successful lore_follow admitted, read or not — Cryonix (read) and Thermal
+    // Management (followed from it at depth 2, never read); the refused hops admitted nothing.
+    expect(fragment.followed_refs).toEqual([A('Pre-Elysium/Factions/Powers/Major/Cryonix.md'), A('Pre-Elysium/Technology/Thermal Management.md')]);
     const verdict = await verifyTrace(session.index, fragment, { ledgers: [{ file: 'sella.jsonl', text }] });
     expect(verdict.ok).toBe(true);
     expect(verdict.runner_captured.failed).toBe(0);

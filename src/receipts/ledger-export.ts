@@ -63,7 +63,12 @@ export interface LedgerExport {
    * Retrieve: the notes its walk consulted, as its session records them (the fragment's `consulted_refs`).
    */
   consulted_refs: string[];
-  /** Proxy: notes admitted through `lore_follow` whose text was served, in first-read order. Retrieve: the notes its walk followed. */
+  /**
+   * Proxy: the notes a successful `lore_follow` admitted to the session (its `TOOL_RESULT` says
+   * `newly_admitted`), whether or not their text was then read — a follow is the responder walking a link,
+   * as the coordinator walk's followed notes are those it walked to — in ledger order; a note already listed
+   * as consulted is not listed again. Retrieve: the notes its walk followed.
+   */
   followed_refs: string[];
   /** One runner_captured entry per served chunk piece (blank-only pieces skipped). */
   research_trace: LedgerTraceEntry[];
@@ -200,12 +205,21 @@ export async function exportLedger(text: string, options: ExportLedgerOptions = 
   const seen = new Set<string>();
   const trace: LedgerTraceEntry[] = [];
   const cache = new Map<string, string[]>();
-  // The coordinator walk's session lists every note it consulted or followed (read or not); a proxy
-  // session's notes are those whose text was served.
+  // The coordinator walk's session lists every note it consulted or followed (read or not). A proxy
+  // session's consulted notes are the seed and scope notes whose text was served; its followed notes are
+  // those a lore_follow admitted, read or not (the field's meaning in the retrieve lane too).
   const walked = view.runner === 'retrieve';
   if (walked) for (const a of view.admitted) (a.via === 'follow' ? followed : consulted).push(a.ref);
   for (const call of view.calls) {
     if (call.outcome.status !== 'ok') continue;
+    const admitted = call.outcome.admitted;
+    if (!walked && admitted !== undefined && admitted.newly_admitted !== false) {
+      const noteRef = `${view.namespace}:${admitted.path}`;
+      if (!seen.has(noteRef)) {
+        seen.add(noteRef);
+        followed.push(noteRef);
+      }
+    }
     const served = call.outcome.served;
     for (let n = 0; n < served.length; n++) {
       const piece = served[n]!;

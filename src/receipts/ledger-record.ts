@@ -488,7 +488,7 @@ export interface ViewedCall {
   call_seq: number | null;
   tool: string;
   arguments: unknown;
-  outcome: { status: 'ok'; served: ViewedRange[]; results?: { ref: string; path: string; line_start: number; line_end: number }[]; admitted?: { ref: string; path: string; depth: number } }
+  outcome: { status: 'ok'; served: ViewedRange[]; results?: { ref: string; path: string; line_start: number; line_end: number }[]; admitted?: { ref: string; path: string; depth: number; newly_admitted?: boolean } }
     | { status: 'refused'; code: string; reason: string };
 }
 
@@ -577,7 +577,7 @@ export function viewLedger(records: readonly Record<string, unknown>[]): LedgerV
 function viewedOutcome(o: Record<string, unknown>, v1: boolean): ViewedCall['outcome'] {
   if (o['status'] !== 'ok') return { status: 'refused', code: String(o['code']), reason: String(o['reason']) };
   const results = o['results'] as { ref: string; path: string; line_start: number; line_end: number }[] | undefined;
-  const admitted = o['admitted'] as { ref: string; path: string; depth: number } | undefined;
+  const admitted = o['admitted'] as { ref: string; path: string; depth: number; newly_admitted?: boolean } | undefined;
   return {
     status: 'ok', served: ((v1 ? o['returned'] : o['served']) ?? []) as ViewedRange[],
     ...(results !== undefined ? { results } : {}), ...(admitted !== undefined ? { admitted } : {}),
