@@ -10,7 +10,8 @@ import { extname, join, posix, relative, resolve, sep } from 'node:path';
 import type { ArtifactKind, ArtifactSet, CorpusSubjectRole, CoverageArtifact, RefOccurrence, SkippedInput } from './types.js';
 import { COVERAGE_SCHEMA_VERSION } from './types.js';
 import { LOCK_SCHEMA_VERSION } from '../receipts/lock.js';
-import { duplicateKeyError } from '../contracts/json-input.js';
+import { parseStrictJson } from '../contracts/json-input.js';
+import { isLoretraceError } from '../errors.js';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Obj = { [k: string]: Json };
@@ -39,34 +40,20 @@ const EXPECTED =
   'a responder packet, responder output capture, loretrace traverse result, capture fragment, ' +
   'proxy ledger (JSONL), lore-grounding digest or Ghostlight corpus coverage ledger (by schema_version or shape)';
 
-/** 1-based line and column of a character offset in `text`. */
-function lineCol(text: string, offset: number): { line: number; column: number } {
-  let line = 1;
-  let last = -1;
-  for (let i = 0; i < offset && i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 10 || (c === 13 && text.charCodeAt(i + 1) !== 10)) {
-      line++;
-      last = i;
-    }
-  }
-  return { line, column: offset - last };
-}
-
-/** `JSON.parse` with a message that names the line and column of a syntax error; a duplicate key is refused (`duplicate_key`). */
+/**
+ * The strict JSON reader's parse (`parseStrictJson`, src/contracts/json-input.ts — the one every input uses):
+ * a syntax error names its reason, line and column in one line; a duplicate key is refused (`duplicate_key`).
+ */
 function parseJson(file: string, text: string): { ok: true; value: unknown } | { ok: false; message: string } {
   try {
-    const value: unknown = JSON.parse(text);
-    const dup = duplicateKeyError(text, file);
-    if (dup) return { ok: false, message: `${dup.message} [duplicate_key]` };
-    return { ok: true, value };
+    return { ok: true, value: parseStrictJson(text, file) };
   } catch (e) {
-    const msg = e instanceof Error ? e.message : String(e);
-    const pos = /position (\d+)/.exec(msg);
-    const where = pos ? (() => { const lc = lineCol(text, Number(pos[1])); return ` at line ${lc.line}, column ${lc.column}`; })() : '';
-    // One line whatever the input: V8 quotes a snippet of the text, which may hold line breaks.
-    const detail = msg.replace(/ in JSON at position \d+.*$/s, '').replace(/\s*\(line \d+ column \d+\)$/, '').replace(/[\u0000-\u001f\u007f]/g, (c) => JSON.stringify(c).slice(1, -1));
-    return { ok: false, message: `${file}: not JSON${where}: ${detail}; expected ${EXPECTED}` };
+    if (!isLoretraceError(e)) throw e;
+    if (e.code === 'duplicate_key') return { ok: false, message: `${e.message} [duplicate_key]` };
+    // `<file> is not JSON: <reason> at line L, column C` → `<file>: not JSON at line L, column C: <reason>`.
+    const m = / is not JSON: (.*) at (line \d+, column \d+)$/s.exec(e.message);
+    const detail = m ? ` at ${m[2]}: ${m[1]}` : `: ${e.message}`;
+    return { ok: false, message: `${file}: not JSON${detail}; expected ${EXPECTED}` };
   }
 }
 
