@@ -7,6 +7,7 @@ import {
 import type { TraversalPolicy } from '../src/contracts/types.js';
 import type { NoteRecord, VaultIndex } from '../src/types.js';
 import { FIXTURE_VAULT } from './helpers/shared.js';
+import { checkPath, compilePolicy } from '../src/policy/index.js';
 
 let index: VaultIndex;
 beforeAll(async () => {
@@ -117,5 +118,17 @@ describe('unenforcedQualifiers', () => {
     expect(unenforcedQualifiers(phrase, mapLinkClassPhrase(phrase, new Set(['factions'])))).toEqual(['resident', 'jovian']);
     const implied = 'referenced factions docs with the institutions';
     expect(unenforcedQualifiers(implied, mapLinkClassPhrase(implied, new Set(['factions'])))).toEqual([]);
+  });
+});
+
+describe('the responder view of class rules', () => {
+  it('knows only the classes of the notes it admits, so a class only hidden or future-era notes have is absent from it', () => {
+    const policy = { max_link_depth: 1, allowed_prefixes: ['World/Pre-Elysium/'], required_seed_refs: ['World/Pre-Elysium/Territories.md'], follow_link_classes: ['wikilink'], stop_conditions: ['deny_class:author-notes', 'deny_class:post-elysium'] };
+    const rule = (c: ReturnType<typeof compilePolicy>) => c.receipt.filter((r) => r.kind === 'stop_condition').map((r) => r.rule);
+    const runner = compilePolicy(policy, { index });
+    // The runner's receipt: both classes exist in the snapshot (Author Notes/Brinefall Truth.md, World/Post-Elysium/).
+    expect(rule(runner)).toEqual(['structured token: never consult notes of class author-notes', 'structured token: never consult notes of class post-elysium']);
+    const view = compilePolicy(policy, { index, responderView: { admits: (p) => checkPath(runner, p).ok } });
+    expect(rule(view)).toEqual(['structured token: never consult notes of class author-notes (no note has it)', 'structured token: never consult notes of class post-elysium (no note has it)']);
   });
 });

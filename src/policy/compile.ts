@@ -260,10 +260,12 @@ export function compileContext(options: CompileOptions): CompileContext {
   };
   const notes = new Map<string, NoteRecord>();
   for (const n of index.notes) notes.set(n.path, n);
-  const indexClasses = new Set<string>();
-  for (const n of index.notes) for (const c of n.classes) indexClasses.add(c);
   const view = options.responderView;
   const counted = view ? index.notes.filter((n) => view.admits(n.path)) : index.notes;
+  // The responder's view knows only the classes of notes it may see: a class only hidden or future-era notes
+  // have would otherwise show in a rule ("maps to target classes …", "(no note has it)") and tell they exist.
+  const indexClasses = new Set<string>();
+  for (const n of counted) for (const c of n.classes) indexClasses.add(c);
   return {
     index,
     config,
