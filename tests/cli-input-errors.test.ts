@@ -76,3 +76,13 @@ describe('--config read by the one strict JSON reader', () => {
     expect([r.code, r.stderr, r.stdout.split('\n')[0]]).toEqual([0, '', `Indexed Bom (${vault})`]);
   });
 });
+
+describe('verify-trace on a JSON file holding null', () => {
+  it('says what the file is and what was expected, not a ledger schema failure', async () => {
+    const dir = makeVault('T', { 'null.json': 'null\n' });
+    const file = join(dir, 'null.json');
+    expect(await run(['verify-trace', '--lore', 'lore-fixtures/FixtureLore', '--index-dir', join(dir, '..', 'idx'), file])).toEqual({
+      code: 1, stdout: '', stderr: `loretrace: ${file}: expected a JSON object (a responder output capture, a capture fragment, a traverse result or a ledger export), got null [bad_trace_input]\n`,
+    });
+  });
+});

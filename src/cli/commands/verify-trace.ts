@@ -41,13 +41,17 @@ function isLedgerRecord(v: unknown): boolean {
   return typeof version === 'string' && version.startsWith('loretrace.ledger');
 }
 
-/** The input's text, and whether it is a ledger (JSON Lines whose first record is `loretrace.ledger.*`). */
-async function readTraceText(ctx: CliContext, file: string): Promise<{ text: string; doc: unknown | null }> {
+/**
+ * The input's text, and whether it is a ledger (JSON Lines whose first record is `loretrace.ledger.*`).
+ * `ledger` is a flag of its own, not a null `doc`: a file holding the JSON value `null` is a document of the
+ * wrong shape (verifyTrace's `bad_trace_input` names it), never a ledger to hash-check.
+ */
+async function readTraceText(ctx: CliContext, file: string): Promise<{ text: string; ledger: true } | { text: string; ledger: false; doc: unknown }> {
   const text = await readInputText(ctx, file, 'JSON capture, capture fragment, traverse result, ledger export or proxy ledger (JSONL)');
   try {
     const doc = parseJsonDocument(text, file);
-    if (isLedgerRecord(doc) && typeof (doc as Record<string, unknown>)['record_hash'] === 'string') return { text, doc: null };
-    return { text, doc };
+    if (isLedgerRecord(doc) && typeof (doc as Record<string, unknown>)['record_hash'] === 'string') return { text, ledger: true };
+    return { text, ledger: false, doc };
   } catch (e) {
     if (!isLoretraceError(e) || e.code !== 'bad_json') throw e;
     let head: unknown;
@@ -58,7 +62,7 @@ async function readTraceText(ctx: CliContext, file: string): Promise<{ text: str
       throw e;
     }
     if (!isLedgerRecord(head)) throw e;
-    return { text, doc: null };
+    return { text, ledger: true };
   }
 }
 
@@ -280,14 +284,15 @@ type FileOutcome = { file: string; report: TraceVerificationReport } | { file: s
 
 /** Verify one trace input against the shared ledgers and pins, and against the lock that holds it (if any). */
 async function verifyOne(ctx: CliContext, file: string, index: VaultIndex, ledgers: TraceLedgerInput[], pins: LedgerHeadPin[], lock: HeldLock | null, trustedKeys: readonly TrustedKey[]): Promise<TraceVerificationReport> {
-  const { text, doc } = await readTraceText(ctx, file);
-  if (doc === null) {
+  const input = await readTraceText(ctx, file);
+  const text = input.text;
+  if (input.ledger) {
     const exported = await exportLedger(text, { file, index });
     const own = ledgers.some((l) => l.file === file) ? ledgers : [...ledgers, { file, text }];
     const inputKind = exported.mode === 'coordinator_scoped_retrieval' ? 'retrieve_ledger' : 'proxy_ledger';
     return verifyTrace(index, exported, { file, inputKind, ledgers: own, pins, trustedKeys });
   }
-  return verifyTrace(index, doc, { file, ledgers, pins, ...(await lockOptions(ctx, lock, doc, ledgers)), trustedKeys });
+  return verifyTrace(index, input.doc, { file, ledgers, pins, ...(await lockOptions(ctx, lock, input.doc, ledgers)), trustedKeys });
 }
 
 /** Totals over every file: files by outcome, then every disposition (zeros included). */
