@@ -94,13 +94,16 @@ describe.skipIf(!hasShared)(`retrieve + verify-trace on the real Pallas packet (
     }
     // The seed's excerpt ("Management assumed … Instead the action spread through technical chokepoints …") serves
     // requirement [0] with no term of it the draft's first source line does not already carry: left out, reported.
-    expect(lore.map((e) => e.ref_id)).toEqual(['lore.aeronautics_unlimited.chunk3', 'lore.cephalopod_syndicate.chunk0', 'lore.awakened_labor_front.chunk0', 'lore.bioelevate.chunk0']);
+    // Aeronautics Unlimited serves no requirement (its traversal chunk shares one word with the Kappa one), so it
+    // is context for the seed and is cited where it links the seed: L67 "The [[Pallas Species Strikes]] exposed …".
+    expect(lore.map((e) => e.ref_id)).toEqual(['lore.aeronautics_unlimited.chunk8', 'lore.cephalopod_syndicate.chunk0', 'lore.awakened_labor_front.chunk0', 'lore.bioelevate.chunk0']);
+    expect(lore[0]!.text).toBe('The Pallas Species Strikes exposed how much the frontier build-out depended on uplift and engineered labor that did not accept permanent subordination.');
     expect(retrieveOut).toContain(`info excerpt_redundant: ${STRIKES}#chunk0 L7-L7 (lore.pallas_species_strikes.chunk0) was left out: it serves runtime_retrieval_requirements[0] turn-01.lore.pallas`);
     // The draft's own four source lines stay; the lore excerpts follow them, each named by its note (and heading).
     const draftLines = (JSON.parse(readFileSync(join(GHOSTLIGHT, 'packets', `${NAME}.packet.json`), 'utf8')) as ResponderPacket).packet_prompt_text;
     expect(parseSourceSection(packet.packet_prompt_text)?.items.map((i) => i.text)).toEqual([
       ...parseSourceSection(draftLines)!.items.map((i) => i.text),
-      `Aeronautics Unlimited › Territory and Everyday Life: ${lore[0]!.text}`,
+      `Aeronautics Unlimited › Major Historical Events: ${lore[0]!.text}`,
       `Cephalopod Syndicate: ${lore[1]!.text}`,
       `Awakened Labor Front: ${lore[2]!.text}`,
       `BioElevate: ${lore[3]!.text}`,
@@ -125,9 +128,9 @@ describe.skipIf(!hasShared)(`retrieve + verify-trace on the real Pallas packet (
     expect(report.entries[0]).toMatchObject({
       trace_id: capture.research_trace[0]!.trace_id,
       source_path: 'Aetheria/Worldbuilding/Pre-Elysium/Factions/Powers/Major/Aeronautics Unlimited.md',
-      chunk_index: 3,
-      line_start: 23,
-      line_end: 23,
+      chunk_index: 8,
+      line_start: 67,
+      line_end: 67,
       disposition: 'verified',
     });
   });

@@ -783,6 +783,69 @@ function compactCandidate(
 }
 
 /**
+ * The lines of a note that link to one of the scene's seeds, as a compact pick, for a note whose best pick
+ * serves no scene requirement (its `used_for` would say only "context for the scene's seed"). A note reached
+ * as context for a seed is cited where it speaks of that seed: the paragraph holding its link to the seed (an
+ * Obsidian backlink of the seed), chosen by the seed's title words — e.g. Aeronautics Unlimited, a primary
+ * actor of the Pallas Species Strikes, is cited by "The [[Pallas Species Strikes]] exposed how much …", not by
+ * a line that shares one word with a requirement. Chunks are tried in chunk order; hidden sections are left
+ * out as everywhere. Returns null when no chunk of the note links to a seed, or no such pick is self-contained,
+ * names the seed and may reach the packet ({@link withholdReason}).
+ */
+function seedPassageCandidate(
+  ctx: BuildContext,
+  ex: SourceExcerpt,
+  trace: ResearchTraceEntry,
+  requirements: readonly SceneRequirement[],
+  usedIds: ReadonlySet<string>,
+): { cand: LoreCandidate; seedRef: string } | null {
+  const path = traceNotePath(trace.source_path);
+  const seeds = new Set(ctx.compiled.seeds);
+  if (seeds.has(path)) return null;
+  const links = outgoingLinks(ctx.index, path);
+  const withheld = new Set(sectionsOf(ctx.compiled, path).flatMap((s) => s.chunks));
+  for (const chunk of chunksOf(ctx.index, path)) {
+    if (withheld.has(chunk.chunk_index)) continue;
+    const toSeed = links.find((l) => {
+      const r = l.resolution;
+      return l.chunk_index === chunk.chunk_index && (r.status === 'resolved' || r.status === 'ambiguous') && seeds.has(r.path) && r.path !== path;
+    });
+    if (toSeed === undefined) continue;
+    const seedPath = (toSeed.resolution as { path: string }).path;
+    const title = getNote(ctx.index, seedPath)?.title ?? seedPath;
+    const refId = moveChunkId(ex.ref_id, trace.chunk_index, chunk.chunk_index);
+    if (chunk.chunk_index !== trace.chunk_index && usedIds.has(refId)) continue;
+    const pick = compactExcerpt(chunk.text.split('\n'), [title], { lineOffset: chunk.line_start, links });
+    if (pick === null || !pick.self_contained || pick.terms_matched === 0) continue;
+    if (toSeed.line < pick.line_start || toSeed.line > pick.line_end) continue;
+    const seedRef = formatRef(ctx.ns, seedPath);
+    const rebuilt = makeTraceEntry({
+      trace_id: moveChunkId(trace.trace_id, trace.chunk_index, chunk.chunk_index),
+      origin: trace.origin,
+      query: trace.query,
+      namespace: ctx.ns,
+      path,
+      disk_path: trace.source_path,
+      chunk_index: chunk.chunk_index,
+      line_start: pick.line_start,
+      line_end: pick.line_end,
+      text: pick.exact,
+      used_for: `context for the scene's seed ${seedRef}: the note's passage that links it (line ${toSeed.line}); reached: ${trace.used_for}`,
+    });
+    const sourceRef = formatRef(ctx.ns, path, { kind: 'chunk', index: chunk.chunk_index });
+    const cand: LoreCandidate = {
+      excerpt: { ref_id: refId, source_ref: sourceRef, text: pick.text },
+      trace: rebuilt,
+      served: servedRequirement(pick.text, requirements),
+      seed: false,
+    };
+    if (withholdReason(cand.excerpt, cand.trace, ctx.draft, ctx.compiled, ctx.index) !== null) continue;
+    return { cand, seedRef };
+  }
+  return null;
+}
+
+/**
  * The verified excerpts as budget candidates ({@link verifyCitation} built them; src/packet/draft-citations.ts):
  * each names the scene requirement its text serves too, if any ({@link servedRequirement}), is a seed's when
  * its note is a seed, and is recorded in `seen` / `ids`. Two citations verified by the same lines of the
@@ -839,7 +902,17 @@ function mergeTraversalExcerpts(
     assertInScope(ex.source_ref, compiled, ns, 'traversal result', `/source_excerpts/${i}/source_ref`, policy.allowed_prefixes);
     const trace = result.research_trace[i];
     if (!trace) return;
-    const { cand, withheld, moved } = compactCandidate(ctx, ex, trace, requirements, seedRef, ids);
+    const compacted = compactCandidate(ctx, ex, trace, requirements, seedRef, ids);
+    const { withheld } = compacted;
+    let { cand, moved } = compacted;
+    // A pick that serves no requirement is context for a seed: cite the note where it speaks of that seed.
+    if (cand !== null && cand.served === null && !cand.seed) {
+      const bySeed = seedPassageCandidate(ctx, ex, trace, requirements, ids);
+      if (bySeed !== null) {
+        moved = bySeed.cand.trace.chunk_index === trace.chunk_index ? null : `its pick serves no scene requirement; the note's passage that links the seed ${bySeed.seedRef} does`;
+        cand = bySeed.cand;
+      }
+    }
     if (cand !== null && moved !== null) {
       findings.push({
         code: 'excerpt_chunk_moved',
