@@ -273,7 +273,9 @@ describe.skipIf(!hasShared)(`every real Ghostlight draft keeps its prompt lines 
       // Self-contained: "They …" extended back over its antecedent; "Its major institutions …" opens its
       // paragraph, so another sentence of the note is taken. The seed's excerpt ("Management assumed …
       // Instead the action spread …") restates the draft's first source line and is left out (excerpt_redundant).
-      'AU territory is concentrated across the Belt, Earth-orbit shipyards, and the mobile Bloom clusters that define its spatial culture.',
+      // Aeronautics Unlimited's traversal pick ("AU territory is concentrated across the Belt …") shares one word
+      // with the Kappa requirement and serves none: as context for the seed it is cited where it links the seed.
+      'The Pallas Species Strikes exposed how much the frontier build-out depended on uplift and engineered labor that did not accept permanent subordination.',
       'The Cephalopod Syndicate is a loose network of uplifted cephalopods, allied technicians, smugglers, and sabotage specialists who turned zero-g maintenance expertise into political leverage. They know the service arteries of habitats better than most formal security forces ever will.',
       'The Awakened Labor Front formed where biodrone rights, workplace sabotage, and labor organizing began to overlap.',
       'BioElevate specializes in species-specific uplift design, behavioral scaffolding, and habitat adaptation. Where GeneSys sells inherited superiority to elites, BioElevate sells engineered utility at industrial scale.',
@@ -282,7 +284,7 @@ describe.skipIf(!hasShared)(`every real Ghostlight draft keeps its prompt lines 
     expect(lore.reduce((n, e) => n + e.text.length, 0)).toBeLessThanOrEqual(908);
     expect(r.capture!.research_trace.map((t) => [t.source_path.split('/').pop(), t.line_start, t.line_end, t.used_for.split('; reached: ')[0]])).toEqual([
       // used_for names the requirement whose query found the entry, and says why it does not serve it.
-      ['Aeronautics Unlimited.md', 23, 23, "found by the query of runtime_retrieval_requirements[1] turn-01.geometry.kappa (spatial grounding: Kappa is a service ring around manifold machinery with partial sightlines.), but shares only 1 of its 10 terms (2 needed to serve it); context for the scene's seed AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Pallas Species Strikes.md"],
+      ['Aeronautics Unlimited.md', 67, 67, "context for the scene's seed AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Pallas Species Strikes.md: the note's passage that links it (line 67)"],
       ['Cephalopod Syndicate.md', 3, 3, "found by the query of runtime_retrieval_requirements[1] turn-01.geometry.kappa (spatial grounding: Kappa is a service ring around manifold machinery with partial sightlines.), but shares only 1 of its 10 terms (2 needed to serve it); context for the scene's seed AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Pallas Species Strikes.md"],
       ['Awakened Labor Front.md', 3, 3, "found by the query of runtime_retrieval_requirements[0] turn-01.lore.pallas (scene grounding: Pallas stoppages use technical chokepoints and workplace refusal.), but shares only 1 of its 9 terms (2 needed to serve it); context for the scene's seed AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Pallas Species Strikes.md"],
       ['BioElevate.md', 3, 3, "context for the scene's seed AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Pallas Species Strikes.md"],
