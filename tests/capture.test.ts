@@ -572,13 +572,13 @@ describe('loretrace capture check (many files, one report)', () => {
   it('checks every capture of a folder and its lock, with totals, and fails on a swapped packet', async () => {
     const ok = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'ilse.capture.json', 'mara.capture.json', '--json']);
     expect(ok.code).toBe(0);
-    expect(JSON.parse(ok.out).totals).toEqual({ captures: 2, ok: 2, failed: 0, invalid: 0, trace_failed: 0, lock_drift: 0, unreadable: 0 });
+    expect(JSON.parse(ok.out).totals).toEqual({ captures: 2, ok: 2, failed: 0, invalid: 0, trace_failed: 0, lock_drift: 0, review_mismatch: 0, unreadable: 0 });
     writeFileSync(join(tmp.dir, 'mara.packet.json'), read(PROXY_PACKET));
     const bad = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'ilse.capture.json', 'mara.capture.json']);
     expect(bad.code).toBe(1);
     expect(bad.out).toContain('mara.capture.json: FAILED');
     expect(bad.out).toContain('  lock mara.capture.lock.json (capture, ready_for_next_role): DRIFT');
-    expect(bad.out.trimEnd().split('\n').at(-1)).toBe('totals: captures 2, ok 1, failed 1, invalid 0, trace_failed 0, lock_drift 1, unreadable 0');
+    expect(bad.out.trimEnd().split('\n').at(-1)).toBe('totals: captures 2, ok 1, failed 1, invalid 0, trace_failed 0, lock_drift 1, review_mismatch 0, unreadable 0');
     copyFileSync(MARA_PACKET, join(tmp.dir, 'mara.packet.json'));
   });
 
@@ -587,6 +587,65 @@ describe('loretrace capture check (many files, one report)', () => {
     expect(r.out.split('\n').filter((l) => l.startsWith('bad.capture.json') || l.startsWith('mara.capture.json'))).toEqual(['bad.capture.json: FAILED (draft: review_status draft, failure_label raw_output_not_json)', 'mara.capture.json: ok']);
     const j = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'bad.capture.json', 'mara.capture.json', '--json']);
     expect(JSON.parse(j.out).captures.map((c: { draft: string[] }) => c.draft)).toEqual([['review_status draft', 'failure_label raw_output_not_json'], []]);
+  });
+});
+
+describe('capture check re-derives the review from the receipts (a hand-promoted leak fails)', () => {
+  /** Edit a capture and re-hash its entry in the lock, as a forger with write access would. */
+  const promote = (name: string, edit: (c: Record<string, any>) => void): void => { // eslint-disable-line @typescript-eslint/no-explicit-any
+    const c = JSON.parse(read(join(tmp.dir, name)));
+    edit(c);
+    const text = JSON.stringify(c, null, 2) + '\n';
+    writeFileSync(join(tmp.dir, name), text);
+    const lockPath = join(tmp.dir, name.replace(/\.json$/, '.lock.json'));
+    const lock = JSON.parse(read(lockPath));
+    const row = lock.files.find((f: { path: string }) => f.path === name);
+    row.sha256 = createHash('sha256').update(text).digest('hex');
+    row.bytes = Buffer.byteLength(text);
+    writeFileSync(lockPath, JSON.stringify(lock, null, 2) + '\n');
+  };
+
+  it('fails a capture whose leakage_audit found a leak but was edited to accepted_as_draft, naming file and pointers; validate capture refuses it too', async () => {
+    writeFileSync(join(tmp.dir, 'leak.raw.json'), read(ILSE_RAW).replace(/"spoken_text": *"[^"]*"/, '"spoken_text": "Heard of Brinefall Truth? Nobody should."'));
+    const made = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'ilse.packet.json', '--raw-output', 'leak.raw.json', '--ledger', 'ilse.jsonl', '--out', 'leak.capture.json', '--model-family', 't', '--reviewer', 'r', '--json']);
+    expect(made.code).toBe(0);
+    expect(JSON.parse(made.out)).toMatchObject({ review_status: 'draft', failure_labels: ['author_only_leak'] });
+    const honest = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'leak.capture.json']);
+    expect(honest.code).toBe(0);
+    expect(honest.out.split('\n')[0]).toBe('leak.capture.json: ok (draft: review_status draft, failure_label author_only_leak)');
+
+    promote('leak.capture.json', (c) => {
+      c.review_status = 'accepted_as_draft';
+      c.coordinator_review.failure_labels = [];
+    });
+    const r = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'leak.capture.json']);
+    expect(r.code).toBe(1);
+    expect(r.out.split('\n').filter((l) => l.startsWith('leak.capture.json') || l.startsWith('  review:'))).toEqual([
+      'leak.capture.json: FAILED',
+      '  review: leak.capture.json /review_status: review_status is "accepted_as_draft" but the receipts and the re-run leakage audit give draft (author_only_leak) [capture_review_mismatch]',
+      '  review: leak.capture.json /coordinator_review/failure_labels: failure_labels [] differ from the re-derived ["author_only_leak"]: missing author_only_leak [capture_review_mismatch]',
+    ]);
+    expect(r.out.trimEnd().split('\n').at(-1)).toBe('totals: captures 1, ok 0, failed 1, invalid 1, trace_failed 0, lock_drift 0, review_mismatch 1, unreadable 0');
+    const v = await run(['validate', 'capture', 'leak.capture.json', '--json']);
+    expect(v.code).toBe(1);
+    expect(JSON.parse(v.out).reports[0].errors.map((e: { rule: string; pointer: string }) => [e.rule, e.pointer])).toEqual([
+      ['capture.leakage_unlabelled', '/coordinator_review/failure_labels'], ['capture.leakage_accepted', '/review_status'],
+    ]);
+
+    // Clearing the flag as well passes validate (nothing in the file says leak), but not capture check: the audit is re-run.
+    promote('leak.capture.json', (c) => {
+      c.leakage_audit.author_only_leak = false;
+    });
+    const cleared = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'leak.capture.json', '--json']);
+    expect(cleared.code).toBe(1);
+    const check = JSON.parse(cleared.out).captures[0];
+    expect(check.validation.valid).toBe(true);
+    expect(check.review.map((f: { code: string; pointer: string; path: string }) => [f.code, f.path, f.pointer])).toEqual([
+      ['capture_review_mismatch', 'leak.capture.json', '/review_status'],
+      ['capture_review_mismatch', 'leak.capture.json', '/coordinator_review/failure_labels'],
+      ['capture_review_mismatch', 'leak.capture.json', '/leakage_audit/author_only_leak'],
+    ]);
+    expect(check.review[2].message).toBe('leakage_audit.author_only_leak is false but the re-run leakage audit gives true');
   });
 });
 
@@ -609,7 +668,7 @@ describe('loretrace capture check on FIFOs (refused on the open handle, never bl
     ]);
     const ilse = report.captures[2];
     expect(ilse.lock.files.find((f: { path: string }) => f.path === 'ilse.jsonl')).toMatchObject({ disposition: 'changed', actual_sha256: null, detail: 'ilse.jsonl is not a regular file (a FIFO, device or folder now stands where the input was): it was not read' });
-    expect(report.totals).toEqual({ captures: 3, ok: 0, failed: 3, invalid: 0, trace_failed: 1, lock_drift: 1, unreadable: 1 });
+    expect(report.totals).toEqual({ captures: 3, ok: 0, failed: 3, invalid: 0, trace_failed: 1, lock_drift: 1, review_mismatch: 1, unreadable: 1 });
     const text = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'fifo/pipe.capture.json']);
     expect(text.out.split('\n').slice(0, 2)).toEqual(['fifo/pipe.capture.json: FAILED', '  error: cannot read fifo/pipe.capture.json: not a regular file [file_not_found]']);
     rmSync(dir, { recursive: true });
@@ -731,7 +790,7 @@ describe('a capture held to its lock: verify-trace --lock and capture check', ()
       const r = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'locked/ilse.capture.json', '--json']);
       expect(r.code).toBe(1);
       const report = JSON.parse(r.out);
-      expect(report.totals).toEqual({ captures: 1, ok: 0, failed: 1, invalid: 0, trace_failed: 1, lock_drift: 1, unreadable: 0 });
+      expect(report.totals).toEqual({ captures: 1, ok: 0, failed: 1, invalid: 0, trace_failed: 1, lock_drift: 1, review_mismatch: 1, unreadable: 0 });
       const trace = report.captures[0].trace;
       expect(trace.totals).toEqual(totals({ unbacked: 3, unverifiable: 2 }));
       expect(trace.ledgers.map((l: { disposition: string; pin_source: string }) => [l.disposition, l.pin_source])).toEqual([['ledger_broken', 'lock locked/ilse.capture.lock.json']]);

@@ -702,3 +702,87 @@ export async function assembleCapture(input: AssembleCaptureInput): Promise<Asse
     },
   };
 }
+
+/** Inputs of {@link recheckCaptureReview}: what the capture's lock lists, read by the caller. */
+export interface RecheckReviewInput {
+  /** The vault (the same index `capture check` verifies the trace against). */
+  index: VaultIndex;
+  /** The packet file's text as the lock lists it (its bytes are re-hashed by `capture check` apart). */
+  packetText: string;
+  /** The packet file's name, for messages. */
+  packetFile: string;
+  /** The receipts the lock lists (its ledger, or its fragment input); absent for curated_excerpts_only. */
+  source?: CaptureLoreSource;
+  /** `--trust-key` of the check; without keys the authorship labels cannot be re-derived and are not held. */
+  trustedKeys?: readonly TrustedKey[];
+}
+
+/** Statuses a person may set after `capture` that never claim more than the derivation (a stricter verdict). */
+const STRICTER_STATUSES = new Set(['draft', 'useful_needs_revision', 'rejected', 'superseded']);
+
+/**
+ * Re-derive a capture's review from its receipts and compare it with what the capture says (`capture check`).
+ * The capture's own `raw_output` is re-assembled with {@link assembleCapture} — the one function `capture`
+ * uses: the same parse, receipts, trace verification and leakage audit (`auditLeakage`) — against the packet
+ * and the receipts its lock lists, and the result is held against the stored capture. Seed 001: "make the
+ * trust write receipts": a `review_status` or a `failure_labels` list edited by hand is not a receipt.
+ *
+ * Findings (error, `path` = `file`), code `capture_review_mismatch`:
+ * - `/review_status`: the stored status claims more than the derived one — `accepted_as_draft` or `accepted`
+ *   while the derivation is `draft`, or any other status the derivation does not give, except a person's
+ *   stricter later verdict (`draft`, `useful_needs_revision`, `rejected`, `superseded`) and `accepted` over a
+ *   derived `accepted_as_draft` (acceptance is a person's decision);
+ * - `/coordinator_review/failure_labels`: a derived label the capture lacks, or a loretrace label
+ *   ({@link CAPTURE_FAILURE_LABELS}) it carries that the derivation does not give — except
+ *   `body_or_object_omniscience` (never decided automatically) and, when the check has no trusted keys, the
+ *   authorship labels `ledger_unsigned` / `ledger_untrusted_signer` (they are only derived with keys);
+ * - `/leakage_audit/<flag>`: a flag the re-run audit sets that the capture clears, or one it sets that the
+ *   audit does not (but `body_or_object_omniscience`, a person's call).
+ * And `capture_review_not_rederived` (error, pointer ''): the re-assembly itself failed (the receipts no
+ * longer fit the packet, a ledger that does not verify, a raw output with a key twice, …), its code and
+ * message quoted. Returns [] when everything matches. Async: reads the cited lines.
+ */
+export async function recheckCaptureReview(capture: unknown, file: string, input: RecheckReviewInput): Promise<Finding[]> {
+  if (!isObj(capture) || typeof capture.raw_output !== 'string') return [];
+  const isolation = isObj(capture.isolation) ? capture.isolation : {};
+  const review = isObj(capture.coordinator_review) ? capture.coordinator_review : {};
+  const text = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v : 'unknown');
+  let derived: AssembleCaptureResult;
+  try {
+    derived = await assembleCapture({
+      index: input.index, packet: JSON.parse(input.packetText) as unknown, packetText: input.packetText, packetRef: input.packetFile,
+      rawOutput: capture.raw_output, rawOutputFile: `${file} /raw_output`, ...(input.source ? { source: input.source } : {}),
+      modelFamily: text(isolation.worker_model_family), reviewer: text(review.reviewer), allowInvalid: true, trustedKeys: input.trustedKeys ?? [],
+    });
+  } catch (e) {
+    const code = e instanceof LoretraceError ? e.code : 'error';
+    return [{ code: 'capture_review_not_rederived', severity: 'error', path: file, pointer: '', message: `the review could not be re-derived from the receipts its lock lists: ${(e as Error).message} [${code}]` }];
+  }
+  return compareReview(capture, derived.capture, file, (input.trustedKeys ?? []).length > 0);
+}
+
+/** The comparison step of {@link recheckCaptureReview}: the stored capture against the re-assembled one. */
+function compareReview(stored: Obj, derived: AssembledCapture, file: string, keysGiven: boolean): Finding[] {
+  const out: Finding[] = [];
+  const mismatch = (pointer: string, message: string) => out.push({ code: 'capture_review_mismatch', severity: 'error', path: file, pointer, message });
+  const want = derived.review_status;
+  const got = stored.review_status;
+  const allowed = got === want || (typeof got === 'string' && STRICTER_STATUSES.has(got)) || (got === 'accepted' && want === 'accepted_as_draft');
+  if (!allowed) mismatch('/review_status', `review_status is ${JSON.stringify(got)} but the receipts and the re-run leakage audit give ${want}${derived.coordinator_review.failure_labels.length ? ` (${derived.coordinator_review.failure_labels.join(', ')})` : ''}`);
+  const review = isObj(stored.coordinator_review) ? stored.coordinator_review : {};
+  const labels = Array.isArray(review.failure_labels) ? review.failure_labels.filter((l): l is string => typeof l === 'string') : [];
+  const wanted = derived.coordinator_review.failure_labels;
+  const missing = wanted.filter((l) => !labels.includes(l));
+  const personal = new Set<string>(['body_or_object_omniscience', ...(keysGiven ? [] : ['ledger_unsigned', 'ledger_untrusted_signer'])]);
+  const extra = labels.filter((l) => (CAPTURE_FAILURE_LABELS as readonly string[]).includes(l) && !wanted.includes(l as CaptureFailureLabel) && !personal.has(l));
+  if (missing.length || extra.length) {
+    mismatch('/coordinator_review/failure_labels', `failure_labels ${JSON.stringify(labels)} differ from the re-derived ${JSON.stringify(wanted)}${missing.length ? `: missing ${missing.join(', ')}` : ''}${extra.length ? `${missing.length ? ';' : ':'} not derived ${extra.join(', ')}` : ''}`);
+  }
+  const audit = isObj(stored.leakage_audit) ? stored.leakage_audit : {};
+  for (const flag of LEAKAGE_FLAGS) {
+    const set = derived.leakage_audit[flag];
+    if (audit[flag] === set || (flag === 'body_or_object_omniscience' && audit[flag] === true)) continue;
+    mismatch(`/leakage_audit/${flag}`, `leakage_audit.${flag} is ${JSON.stringify(audit[flag])} but the re-run leakage audit gives ${set}`);
+  }
+  return out;
+}

@@ -18,11 +18,13 @@
  * `<name>.lock.json`, else the lock of its folder that lists it as an output); one report, totals
  * with zeros, exit 1 when any capture fails.
  */
-import { basename, dirname, resolve } from 'node:path';
+import { createHash } from 'node:crypto';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { LoretraceError, isLoretraceError } from '../../errors.js';
-import { assembleCapture, verifyCaptureTrace } from '../../receipts/capture.js';
-import type { AssembleCaptureResult, CaptureLoreSource } from '../../receipts/capture.js';
+import { assembleCapture, recheckCaptureReview, verifyCaptureTrace } from '../../receipts/capture.js';
+import type { AssembleCaptureResult, CaptureLoreSource, RecheckReviewInput } from '../../receipts/capture.js';
+import type { Finding } from '../../errors.js';
 import { LEAKAGE_FLAGS } from '../../receipts/leakage.js';
 import { findLockFor, lockPathFor, lockedTrace, verifyLock } from '../../receipts/lock.js';
 import type { LockVerificationReport } from '../../receipts/lock.js';
@@ -180,6 +182,13 @@ export interface CaptureCheck {
    * that passes every check is `ok (draft: …)`, exit 0: the checks hold, the capture says it is not final.
    */
   draft: string[];
+  /**
+   * The review re-derived from the receipts the lock lists (`recheckCaptureReview`): one
+   * `capture_review_mismatch` finding per stored field that claims more than the receipts and the re-run
+   * leakage audit give (pointer `/review_status`, `/coordinator_review/failure_labels`, `/leakage_audit/<flag>`),
+   * or `capture_review_not_rederived`; empty when it matches or when no lock lists a packet for it.
+   */
+  review: Finding[];
 }
 
 /** The reasons of {@link CaptureCheck.draft}. */
@@ -214,14 +223,57 @@ interface LockedReceipts {
  * without a readable ledger its entries stay unbacked (`lock verify` reports the missing file).
  */
 async function lockedLedger(ctx: CliContext, lockFile: string, doc: unknown): Promise<LockedReceipts> {
+  return (await lockedInputs(ctx, lockFile, doc)).receipts;
+}
+
+/**
+ * What the capture's lock lists, read once: the receipts `verifyTrace` holds the capture to
+ * ({@link lockedLedger}) and the inputs its review is re-derived from (`recheckCaptureReview`,
+ * src/receipts/capture.ts): the packet's text, and the ledger the lock names — else, for a capture assembled
+ * from a fragment, the one `files` input that is neither the packet, the raw output (its sha256 is
+ * `raw_output_sha256`) nor a ledger. `recheck` is null when the lock cannot be read or lists no packet: the
+ * review is then not re-derived, and the other checks say why.
+ */
+async function lockedInputs(ctx: CliContext, lockFile: string, doc: unknown): Promise<{ receipts: LockedReceipts; recheck: Omit<RecheckReviewInput, 'index' | 'trustedKeys'> | null; error: string | null }> {
   let locked: ReturnType<typeof lockedTrace>;
+  let lockDoc: { files?: unknown; raw_output_sha256?: unknown };
   try {
     // Through the CLI's one input reader: a lock or ledger that is now a FIFO or device is refused on the open
     // handle, never read (a plain readFile would block on a FIFO forever); `lock verify` below reports it.
-    locked = lockedTrace(JSON.parse(await readInputText(ctx, lockFile, 'JSON lock')), lockFile, doc);
+    lockDoc = JSON.parse(await readInputText(ctx, lockFile, 'JSON lock')) as typeof lockDoc;
+    locked = lockedTrace(lockDoc, lockFile, doc);
   } catch {
-    return { ledgers: [], pins: [] };
+    return { receipts: { ledgers: [], pins: [] }, recheck: null, error: null };
   }
+  const receipts = await lockedReceipts(ctx, lockFile, locked);
+  if (!locked.packet) return { receipts, recheck: null, error: null };
+  try {
+    const packetText = await readInputText(ctx, locked.packet.file, 'locked packet (JSON)');
+    // A packet no longer the locked bytes is already the capture's failure (packet_file packet_changed, lock
+    // drift); re-deriving against another packet would only repeat it.
+    if (createHash('sha256').update(packetText, 'utf8').digest('hex') !== locked.packet.sha256) return { receipts, recheck: null, error: null };
+    const recheck: Omit<RecheckReviewInput, 'index' | 'trustedKeys'> = { packetText, packetFile: locked.packet.file };
+    if (receipts.ledgers.length > 0) recheck.source = { kind: 'ledger', text: receipts.ledgers[0]!.text, file: locked.ledger ?? lockFile };
+    else {
+      const fragment = lockedFragment(lockDoc, lockFile, locked.packet.file);
+      if (fragment !== null) recheck.source = { kind: 'fragment', value: parseJsonDocument(await readInputText(ctx, fragment, 'JSON capture fragment'), fragment), file: fragment };
+    }
+    return { receipts, recheck, error: null };
+  } catch (e) {
+    return { receipts, recheck: null, error: `the review could not be re-derived: ${(e as Error).message}${codeOf(e) ? ` [${codeOf(e)}]` : ''}` };
+  }
+}
+
+/** The fragment input of a capture lock: the one `files` input that is not the packet, the raw output or a `.jsonl` ledger; null otherwise. */
+function lockedFragment(lock: { files?: unknown; raw_output_sha256?: unknown }, lockFile: string, packetFile: string): string | null {
+  const rows = (Array.isArray(lock.files) ? lock.files : []) as { path?: unknown; sha256?: unknown; role?: unknown }[];
+  const hits = rows.filter((f) => f.role === 'input' && typeof f.path === 'string' && join(dirname(lockFile), f.path) !== packetFile
+    && f.sha256 !== lock.raw_output_sha256 && !f.path.endsWith('.jsonl'));
+  return hits.length === 1 ? join(dirname(lockFile), hits[0]!.path as string) : null;
+}
+
+/** The verify-trace half of {@link lockedInputs}. */
+async function lockedReceipts(ctx: CliContext, lockFile: string, locked: ReturnType<typeof lockedTrace>): Promise<LockedReceipts> {
   const out: LockedReceipts = { ledgers: [], pins: [] };
   if (locked.policyReceipt) out.policyReceipt = locked.policyReceipt;
   if (locked.packet) {
@@ -249,7 +301,7 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex, truste
   try {
     doc = parseJsonDocument(await readInputText(ctx, file, 'JSON capture'), file);
   } catch (e) {
-    return { file, validation: null, trace: null, lock: null, error: (e as Error).message, error_code: codeOf(e), ok: false, draft: [] };
+    return { file, validation: null, trace: null, lock: null, error: (e as Error).message, error_code: codeOf(e), ok: false, draft: [], review: [] };
   }
   const validation = validateCapture(doc, { file });
   const d = doc as { lore_access?: { research_trace?: unknown[] }; parsed_output?: { research_trace?: unknown[] } };
@@ -258,14 +310,18 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex, truste
   let error: string | null = null;
   let errorCode: string | null = null;
   const lockFile = await findLockFor(file, ctx.cwd);
+  const fromLock = lockFile === null ? null : await lockedInputs(ctx, lockFile, doc);
   if (entries > 0) {
     try {
-      trace = await verifyCaptureTrace(index, doc, file, { ...(lockFile === null ? {} : await lockedLedger(ctx, lockFile, doc)), trustedKeys });
+      trace = await verifyCaptureTrace(index, doc, file, { ...(fromLock?.receipts ?? {}), trustedKeys });
     } catch (e) {
       error = (e as Error).message;
       errorCode = codeOf(e);
     }
   }
+  // The review is the receipts' verdict, not the file's say-so: re-derive it from what the lock lists.
+  const review: Finding[] = fromLock?.recheck ? await recheckCaptureReview(doc, file, { ...fromLock.recheck, index, trustedKeys })
+    : fromLock?.error ? [{ code: 'capture_review_not_rederived', severity: 'error', path: file, pointer: '', message: fromLock.error }] : [];
   let lock: LockVerificationReport | null = null;
   if (lockFile !== null) {
     try {
@@ -277,8 +333,8 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex, truste
       }
     }
   }
-  const ok = error === null && validation.valid && (trace === null || trace.ok) && (lock === null || lock.ok);
-  return { file, validation, trace, lock, error, error_code: errorCode, ok, draft: draftReasons(doc, trace) };
+  const ok = error === null && validation.valid && (trace === null || trace.ok) && (lock === null || lock.ok) && review.length === 0;
+  return { file, validation, trace, lock, error, error_code: errorCode, ok, draft: draftReasons(doc, trace), review };
 }
 
 /** The human form of a `capture check` report. */
@@ -293,6 +349,7 @@ function renderChecks(checks: CaptureCheck[], totals: Record<string, number>): s
     }
     out.push(c.trace ? `  trace: ${c.trace.runner_captured.checked} runner_captured checked, ${c.trace.runner_captured.failed} failed (${Object.entries(c.trace.totals).map(([k, v]) => `${k} ${v}`).join(', ')})` : '  trace: no research_trace entries');
     if (c.trace?.packet_file) out.push(renderPacketFile(c.trace.packet_file));
+    for (const f of c.review) out.push(`  review: ${f.path ?? c.file} ${f.pointer || '/'}: ${f.message} [${f.code}]`);
     if (c.trace && c.trace.ledgers.length > 0) {
       out.push(c.trace.authorship.checked
         ? `  authorship: ${c.trace.ledgers.map((l) => `${l.authorship.status === 'trusted' ? 'signed by trusted key' : l.disposition} ${l.authorship.key_id ?? '(unsigned)'}`).join(', ')}`
@@ -355,6 +412,7 @@ export function register(program: Command, ctx: CliContext): void {
           invalid: checks.filter((c) => c.validation !== null && !c.validation.valid).length,
           trace_failed: checks.filter((c) => c.trace !== null && !c.trace.ok).length,
           lock_drift: checks.filter((c) => c.lock !== null && !c.lock.ok).length,
+          review_mismatch: checks.filter((c) => c.review.length > 0).length,
           unreadable: checks.filter((c) => c.validation === null).length,
         };
         if (opts.json) printJson(ctx, { captures: checks, totals });
