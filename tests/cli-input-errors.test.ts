@@ -86,3 +86,17 @@ describe('verify-trace on a JSON file holding null', () => {
     });
   });
 });
+
+describe('traverse --policy with several shape problems', () => {
+  it('names every problem of the policy in one error, each pointer with what was expected', async () => {
+    const dir = makeVault('P', { 'p.json': '{"max_link_depth": -1, "allowed_prefixes": [], "follow_link_classes": "x", "stop_conditions": []}' });
+    const file = join(dir, 'p.json');
+    expect(await run(['traverse', '--lore', 'lore-fixtures/FixtureLore', '--index-dir', join(dir, '..', 'idx'), '--policy', file, '--query', 'x'])).toEqual({
+      code: 1, stdout: '',
+      stderr: 'loretrace: traversal_policy has 4 problems: traversal_policy is missing /required_seed_refs (expected a list of strings); ' +
+        'traversal_policy /max_link_depth must be an integer ≥ 0 (got -1) (expected an integer from 0 to 9007199254740991); ' +
+        'traversal_policy /follow_link_classes must be a list of strings (got "x") (expected a list of strings); ' +
+        `traversal_policy /allowed_prefixes is empty, so it admits no lore at all (expected at least one prefix such as Namespace:folder/) (${file}, pointer /required_seed_refs) [bad_policy]\n`,
+    });
+  });
+});

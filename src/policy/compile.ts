@@ -293,8 +293,12 @@ export function compileContext(options: CompileOptions): CompileContext {
 
 /**
  * Check the policy's shape: an object with exactly the five fields; `max_link_depth` a safe integer
- * ≥ 0; the four lists lists of non-empty strings; `allowed_prefixes` not empty.
- * @throws LoretraceError `bad_policy` naming the field's (or the list entry's) pointer.
+ * ≥ 0; the four lists lists of non-empty strings; `allowed_prefixes` not empty. Every shape problem is
+ * collected before anything is thrown, so one run names them all (a user fixing them one by one would
+ * otherwise need a run per field).
+ * @throws LoretraceError `bad_policy`: one problem — its own message and pointer; several —
+ *   `traversal_policy has N problems: <message>; <message> …` with the first problem's pointer and every
+ *   problem in `details.data.problems` (`{ pointer, message, expected }`, in the order checked).
  */
 export function readPolicyFields(ctx: CompileContext, policy: TraversalPolicy): PolicyFields {
   const { fail, ptr } = ctx;
@@ -302,25 +306,35 @@ export function readPolicyFields(ctx: CompileContext, policy: TraversalPolicy): 
   if (policy === null || typeof policy !== 'object' || Array.isArray(policy)) {
     fail(base, `traversal_policy at ${base || '/'} must be an object with ${POLICY_KEYS.join(', ')}`, 'a JSON object');
   }
+  const problems: PolicyShapeProblem[] = [];
+  const problem = (pointer: string, message: string, expected: string) => void problems.push({ pointer, message, expected });
   const raw = policy as unknown as Record<string, unknown>;
   for (const k of Object.keys(raw).sort(cmp)) {
     if (!(POLICY_KEYS as readonly string[]).includes(k)) {
-      fail(ptr(k), `traversal_policy has an unknown field ${ptr(k)}; expected only ${POLICY_KEYS.join(', ')}`, POLICY_KEYS.join(', '));
+      problem(ptr(k), `traversal_policy has an unknown field ${ptr(k)}; expected only ${POLICY_KEYS.join(', ')}`, POLICY_KEYS.join(', '));
     }
   }
+  const missing = new Set<string>();
   for (const k of POLICY_KEYS) {
-    if (!(k in raw)) fail(ptr(k), `traversal_policy is missing ${ptr(k)}`, `a ${k === 'max_link_depth' ? 'integer ≥ 0' : 'list of strings'}`);
+    if (!(k in raw)) {
+      missing.add(k);
+      problem(ptr(k), `traversal_policy is missing ${ptr(k)}`, k === 'max_link_depth' ? 'an integer ≥ 0' : 'a list of strings');
+    }
   }
   const depth = raw.max_link_depth;
-  if (typeof depth !== 'number' || !Number.isSafeInteger(depth) || depth < 0) {
+  if (!missing.has('max_link_depth') && (typeof depth !== 'number' || !Number.isSafeInteger(depth) || depth < 0)) {
     const tooBig = typeof depth === 'number' && Number.isInteger(depth) && depth > 0;
-    fail(ptr('max_link_depth'), `traversal_policy ${ptr('max_link_depth')} must be an integer ≥ 0${tooBig ? ` no larger than ${Number.MAX_SAFE_INTEGER}` : ''} (got ${show(depth)})`, `an integer from 0 to ${Number.MAX_SAFE_INTEGER}`);
+    problem(ptr('max_link_depth'), `traversal_policy ${ptr('max_link_depth')} must be an integer ≥ 0${tooBig ? ` no larger than ${Number.MAX_SAFE_INTEGER}` : ''} (got ${show(depth)})`, `an integer from 0 to ${Number.MAX_SAFE_INTEGER}`);
   }
   const strList = (k: (typeof POLICY_KEYS)[number]): string[] => {
+    if (missing.has(k)) return [];
     const v = raw[k];
-    if (!Array.isArray(v)) fail(ptr(k), `traversal_policy ${ptr(k)} must be a list of strings (got ${show(v)})`, 'a list of strings');
+    if (!Array.isArray(v)) {
+      problem(ptr(k), `traversal_policy ${ptr(k)} must be a list of strings (got ${show(v)})`, 'a list of strings');
+      return [];
+    }
     (v as unknown[]).forEach((x, i) => {
-      if (typeof x !== 'string' || x.length === 0) fail(ptr(k, i), `traversal_policy ${ptr(k, i)} must be a non-empty string (got ${show(x)})`, 'a non-empty string');
+      if (typeof x !== 'string' || x.length === 0) problem(ptr(k, i), `traversal_policy ${ptr(k, i)} must be a non-empty string (got ${show(x)})`, 'a non-empty string');
     });
     return v as string[];
   };
@@ -331,10 +345,27 @@ export function readPolicyFields(ctx: CompileContext, policy: TraversalPolicy): 
     follow: strList('follow_link_classes'),
     stops: strList('stop_conditions'),
   };
-  if (fields.prefixes.length === 0) {
-    fail(ptr('allowed_prefixes'), `traversal_policy ${ptr('allowed_prefixes')} is empty, so it admits no lore at all`, 'at least one prefix such as Namespace:folder/');
+  if (!missing.has('allowed_prefixes') && Array.isArray(raw.allowed_prefixes) && fields.prefixes.length === 0) {
+    problem(ptr('allowed_prefixes'), `traversal_policy ${ptr('allowed_prefixes')} is empty, so it admits no lore at all`, 'at least one prefix such as Namespace:folder/');
   }
+  if (problems.length === 1) fail(problems[0]!.pointer, problems[0]!.message, problems[0]!.expected);
+  if (problems.length > 1) throw shapeProblems(ctx, problems);
   return fields;
+}
+
+/** One shape problem of a traversal_policy: its pointer, the sentence naming it, and what was expected. */
+interface PolicyShapeProblem {
+  pointer: string;
+  message: string;
+  expected: string;
+}
+
+/** The one `bad_policy` error listing several shape problems (see {@link readPolicyFields}). */
+function shapeProblems(ctx: CompileContext, problems: readonly PolicyShapeProblem[]): LoretraceError {
+  const first = problems[0]!;
+  return new LoretraceError('bad_policy', `traversal_policy has ${problems.length} problems: ${problems.map((p) => `${p.message} (expected ${p.expected})`).join('; ')}`, {
+    ...(ctx.file ? { file: ctx.file } : {}), pointer: first.pointer, expected: first.expected, data: { problems: problems.map((p) => ({ ...p })) },
+  });
 }
 
 /** The receipt row of `max_link_depth` (always enforced: checkEdge counts hops from the start notes). */
