@@ -2,7 +2,8 @@
  * JSON input documents (src/contracts/json-input.ts): duplicate keys are `duplicate_key` everywhere
  * (pointer + the lines of both occurrences), invalid UTF-8 is `not_utf8` with the byte offset, and a file over
  * the input cap (8 MiB default, LORETRACE_MAX_INPUT_BYTES) is `input_too_large` before a byte is read —
- * through `validate`, `traverse`, `retrieve`, `serve` (openProxySession), the vault config and coverage.
+ * through `validate`, `traverse`, `retrieve`, `serve` (openProxySession), the vault config and coverage; a
+ * document nested deeper than 256 levels is `json_too_deep` (line, column, pointer), a capture's raw output too.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { decodeJsonDocument, firstInvalidUtf8, DEFAULT_MAX_INPUT_BYTES } from '../src/contracts/json-input.js';
+import { MAX_JSON_DEPTH } from '../src/contracts/rules.js';
 import { parseVaultConfig } from '../src/vault/config.js';
 import { recogniseArtifact } from '../src/coverage/artifacts.js';
 import { BIN, FIXTURE_VAULT, PROXY_PACKET, fixtureSession, tempDir } from './helpers/proxy.js';
@@ -48,6 +50,7 @@ function repeatFirstKey(file: string): { text: string; key: string } {
 }
 
 const PREFIXES = '/lore_access/traversal_policy/allowed_prefixes';
+const MARA_PACKET = join(REPO, 'lore-fixtures', 'packets', 'brinefall-intake.turn-01.mara-voss.draft.packet.json');
 
 describe('duplicate keys', () => {
   it('validate packet refuses the narrow-then-wide allowed_prefixes packet, naming the pointer and both lines', async () => {
@@ -173,5 +176,68 @@ describe('the input cap', () => {
       expect(r.stderr.trim().endsWith('[input_too_large]')).toBe(true);
     }
     expect(existsSync(join(tmp.dir, 'huge.jsonl'))).toBe(false);
+  });
+});
+
+describe('nesting depth', () => {
+  const nested = (levels: number) => `{"a":${'['.repeat(levels)}${']'.repeat(levels)}}`;
+
+  it('reads 256 levels and refuses 257 with json_too_deep, naming the file, line, column and pointer', () => {
+    expect(JSON.stringify(decodeJsonDocument(Buffer.from(nested(255)), 'ok.json'))).toBe(nested(255));
+    expect(() => decodeJsonDocument(Buffer.from(nested(256)), 'deep.json')).toThrow(expect.objectContaining({
+      code: 'json_too_deep', exitCode: 2,
+      message: `deep.json nests deeper than ${MAX_JSON_DEPTH} arrays and objects at line 1, column 261 (pointer /a/0/0/0/0/0/…/0/0); expected a document nested at most ${MAX_JSON_DEPTH} levels deep`,
+      details: expect.objectContaining({ file: 'deep.json', line: 1, pointer: `/a${'/0'.repeat(255)}` }),
+    }));
+    // Brackets inside strings do not count.
+    expect(decodeJsonDocument(Buffer.from(JSON.stringify({ s: '['.repeat(5000) })), 'str.json')).toEqual({ s: '['.repeat(5000) });
+  });
+
+  it('capture --allow-invalid refuses a raw output nested 5,000 levels deep (no stack overflow, nothing written)', async () => {
+    const raw = write('deep.raw.json', nested(5000));
+    const out = join(tmp.dir, 'deep.capture.json');
+    const r = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', MARA_PACKET, '--raw-output', raw, '--out', out, '--model-family', 'm', '--reviewer', 'r', '--allow-invalid', '--index-dir', join(tmp.dir, 'idx')]);
+    expect([r.code, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toBe(`loretrace: ${raw} nests deeper than ${MAX_JSON_DEPTH} arrays and objects at line 1, column 261 (pointer /a/0/0/0/0/0/…/0/0); expected a document nested at most ${MAX_JSON_DEPTH} levels deep [json_too_deep]\n`);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('validate refuses a packet nested 5,000 levels deep the same way', async () => {
+    const p = write('deep.packet.json', nested(5000));
+    const r = await run(['validate', 'packet', p]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`loretrace: ${p} nests deeper than ${MAX_JSON_DEPTH} arrays and objects at line 1, column 261 (pointer /a/0/0/0/0/0/…/0/0); expected a document nested at most ${MAX_JSON_DEPTH} levels deep [json_too_deep]\n`);
+  });
+});
+
+describe('values a JavaScript reader would lose', () => {
+  it('refuses a __proto__ key (however escaped) with proto_key, naming the pointer and line, instead of dropping it', () => {
+    const text = '{\n  "a": 1,\n  "b": [{"\\u005f_proto__": {"polluted": true}}]\n}';
+    expect(() => decodeJsonDocument(Buffer.from(text), 'p.json')).toThrow(expect.objectContaining({
+      code: 'proto_key', exitCode: 2, details: expect.objectContaining({ file: 'p.json', pointer: '/b/0/__proto__', line: 3 }),
+      message: 'p.json has a key named __proto__ at /b/0/__proto__ (line 3, column 10); JavaScript readers drop it or take it for the object\'s prototype, so it would be lost; expected no key named __proto__',
+    }));
+    // A string value "__proto__" is data, not a key.
+    expect(decodeJsonDocument(Buffer.from('{"k":"__proto__"}'), 'ok.json')).toEqual({ k: '__proto__' });
+  });
+
+  it('refuses an integer beyond 2^53 - 1 with unsafe_integer instead of rounding it; 2^53 - 1 itself and decimals are kept', () => {
+    expect(() => decodeJsonDocument(Buffer.from('{"max_link_depth": 9007199254740993}'), 'big.json')).toThrow(expect.objectContaining({
+      code: 'unsafe_integer', details: expect.objectContaining({ pointer: '/max_link_depth', line: 1 }),
+      message: 'big.json has the integer 9007199254740993 at /max_link_depth (line 1, column 20), beyond ±9007199254740991 (2^53 − 1); it would be read rounded to 9007199254740992; expected an integer a JSON reader keeps exactly',
+    }));
+    expect(() => decodeJsonDocument(Buffer.from('[1, -90071992547409930]'), 'neg.json')).toThrow(expect.objectContaining({ code: 'unsafe_integer', details: expect.objectContaining({ pointer: '/1' }) }));
+    expect(decodeJsonDocument(Buffer.from('[9007199254740991, -9007199254740991, 12345678901234567.5, "90071992547409930"]'), 'ok.json')).toEqual([9007199254740991, -9007199254740991, 12345678901234567.5, '90071992547409930']);
+  });
+
+  it('validate and capture refuse them through the CLI (exit 2, one line)', async () => {
+    const p = write('proto.packet.json', '{"__proto__": {"packet_id": "x"}}');
+    const v = await run(['validate', 'packet', p]);
+    expect([v.code, v.stderr]).toEqual([2, `loretrace: ${p} has a key named __proto__ at /__proto__ (line 1, column 2); JavaScript readers drop it or take it for the object's prototype, so it would be lost; expected no key named __proto__ [proto_key]\n`]);
+    const raw = write('big.raw.json', '{"spoken_text": "x", "trust": 12345678901234567890}');
+    const out = join(tmp.dir, 'big.capture.json');
+    const c = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', MARA_PACKET, '--raw-output', raw, '--out', out, '--model-family', 'm', '--reviewer', 'r', '--allow-invalid', '--index-dir', join(tmp.dir, 'idx')]);
+    expect([c.code, c.stderr]).toEqual([2, `loretrace: ${raw} has the integer 12345678901234567890 at /trust (line 1, column 31), beyond ±9007199254740991 (2^53 − 1); it would be read rounded to 12345678901234567000; expected an integer a JSON reader keeps exactly [unsafe_integer]\n`]);
+    expect(existsSync(out)).toBe(false);
   });
 });

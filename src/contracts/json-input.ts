@@ -9,16 +9,21 @@
  *    an invalid byte is an error naming its 0-based byte offset (`not_utf8`), never a silent U+FFFD;
  * 3. a leading byte-order mark is ignored (Ghostlight reads with `utf-8-sig`);
  * 4. `JSON.parse`, with syntax errors reported by line and column (`bad_json`);
- * 5. **no duplicate keys** anywhere (`duplicate_key`, with the JSON pointer and the line of both
+ * 5. **at most {@link MAX_JSON_DEPTH} levels** of nested arrays and objects (`json_too_deep`, with the line,
+ *    column and pointer where it goes deeper): every later step that walks the value is recursive;
+ * 6. **nothing a JavaScript reader would lose**: no key named `__proto__` (`proto_key`), no integer beyond
+ *    ±(2^53 − 1) (`unsafe_integer`, which `JSON.parse` would round) — refused with the pointer and line,
+ *    never silently dropped or rounded;
+ * 7. **no duplicate keys** anywhere (`duplicate_key`, with the JSON pointer and the line of both
  *    occurrences): JSON.parse keeps the last value, so a packet listing `allowed_prefixes` twice would be
  *    enforced with the second while a reviewer reads the first. The ledger verifier refuses duplicates
  *    with the same scanner (`jsonDuplicateKey`).
  *
- * All four errors exit 2 in the CLI (the input cannot be read as written).
+ * All these errors exit 2 in the CLI (the input cannot be read as written).
  */
 import fs from 'node:fs';
 import { LoretraceError } from '../errors.js';
-import { jsonDuplicateKey, jsonSyntaxError, lineColumnAt } from './rules.js';
+import { MAX_JSON_DEPTH, jsonDuplicateKey, jsonLossyValue, jsonSyntaxError, jsonTooDeep, lineColumnAt, shortPointer } from './rules.js';
 
 /** Default cap on a JSON input document, in bytes (8 MiB). */
 export const DEFAULT_MAX_INPUT_BYTES = 8 * 1024 * 1024;
@@ -74,7 +79,9 @@ function tooLarge(file: string, size: number, cap: number): LoretraceError {
 
 /**
  * Parse JSON text (BOM ignored), refusing duplicate keys.
- * @throws LoretraceError `bad_json` (exit 2: reason, line and column), `duplicate_key` (exit 2: pointer,
+ * @throws LoretraceError `bad_json` (exit 2: reason, line and column), `json_too_deep` (exit 2: line, column
+ *   and pointer where it nests deeper than {@link MAX_JSON_DEPTH}), `proto_key` / `unsafe_integer` (exit 2:
+ *   pointer, line; {@link lossyValueError}), `duplicate_key` (exit 2: pointer,
  *   the line of the first and of the second occurrence; `details.line` is the second).
  */
 export function parseStrictJson(text: string, file: string): unknown {
@@ -87,9 +94,47 @@ export function parseStrictJson(text: string, file: string): unknown {
     const { line, column } = lineColumnAt(body, bad.offset);
     throw new LoretraceError('bad_json', `${file} is not JSON: ${bad.reason} at line ${line}, column ${column}`, { file, line, expected: 'a JSON document' }, 2);
   }
+  const deep = tooDeepError(body, file);
+  if (deep !== null) throw deep;
   const dup = duplicateKeyError(body, file);
   if (dup !== null) throw dup;
+  const lossy = lossyValueError(body, file);
+  if (lossy !== null) throw lossy;
   return value;
+}
+
+/**
+ * The error (exit 2) for JSON text holding a value JavaScript would not keep as written ({@link jsonLossyValue}),
+ * or null: `proto_key` — a key named `__proto__`, refused rather than dropped or turned into a prototype;
+ * `unsafe_integer` — an integer beyond ±(2^53 − 1), refused rather than rounded. Both name `file`, the
+ * line, the pointer and the token.
+ */
+export function lossyValueError(body: string, file: string): LoretraceError | null {
+  const bad = jsonLossyValue(body);
+  if (bad === null) return null;
+  const { line, column } = lineColumnAt(body, bad.offset);
+  if (bad.kind === 'proto_key') {
+    return new LoretraceError('proto_key', `${file} has a key named __proto__ at ${bad.pointer} (line ${line}, column ${column}); JavaScript readers drop it or take it for the object's prototype, so it would be lost; expected no key named __proto__`, {
+      file, pointer: bad.pointer, line, expected: 'no key named __proto__',
+    }, 2);
+  }
+  return new LoretraceError('unsafe_integer', `${file} has the integer ${bad.token} at ${bad.pointer} (line ${line}, column ${column}), beyond ±${Number.MAX_SAFE_INTEGER} (2^53 − 1); it would be read rounded to ${String(Number(bad.token))}; expected an integer a JSON reader keeps exactly`, {
+    file, pointer: bad.pointer, line, expected: `an integer between -${Number.MAX_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}`,
+  }, 2);
+}
+
+/**
+ * The `json_too_deep` error (exit 2) of JSON text that nests deeper than {@link MAX_JSON_DEPTH} arrays and
+ * objects, or null: the line and column where it opens level 257, and the pointer of that container
+ * (shortened in the message, whole in `details.pointer`). `file` names the document (`the raw output`).
+ */
+export function tooDeepError(body: string, file: string): LoretraceError | null {
+  const deep = jsonTooDeep(body);
+  if (deep === null) return null;
+  const { line, column } = lineColumnAt(body, deep.offset);
+  return new LoretraceError('json_too_deep', `${file} nests deeper than ${MAX_JSON_DEPTH} arrays and objects at line ${line}, column ${column} (pointer ${shortPointer(deep.pointer)}); expected a document nested at most ${MAX_JSON_DEPTH} levels deep`, {
+    file, pointer: deep.pointer, line, expected: `JSON nested at most ${MAX_JSON_DEPTH} levels deep`,
+  }, 2);
 }
 
 /**

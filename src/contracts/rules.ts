@@ -673,6 +673,113 @@ export function jsonDuplicateKey(text: string): { pointer: string; offset: numbe
   return null;
 }
 
+/**
+ * How deep loretrace reads JSON: 256 nested arrays and objects. Ghostlight's documents and loretrace's own
+ * nest under 20; a deeper document is refused (`json_too_deep`) before any recursive step (canonical JSON,
+ * schema validation, writing) could overflow the stack on it.
+ */
+export const MAX_JSON_DEPTH = 256;
+
+/**
+ * The first place where JSON text nests deeper than `max` arrays and objects, or null: the RFC 6901
+ * pointer of the container that opens level `max + 1`, its 0-based character offset and that depth.
+ * Strings are skipped (brackets inside them do not count). Linear, iterative — safe on any depth; run it
+ * on text that parses (on other text the pointer may be approximate).
+ */
+export function jsonTooDeep(text: string, max: number = MAX_JSON_DEPTH): { pointer: string; offset: number; depth: number } | null {
+  type Frame = { obj: boolean; token: string; index: number };
+  const frames: Frame[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      const top = frames[frames.length - 1];
+      // In an object, a string followed by ':' is a key.
+      if (top?.obj) {
+        let k = j + 1;
+        while (k < text.length && (text[k] === ' ' || text[k] === '\n' || text[k] === '\r' || text[k] === '\t')) k++;
+        if (text[k] === ':') {
+          try {
+            top.token = JSON.parse(text.slice(i, j + 1)) as string;
+          } catch {
+            top.token = text.slice(i + 1, j);
+          }
+        }
+      }
+      i = j;
+    } else if (c === '{' || c === '[') {
+      if (frames.length >= max) {
+        return { pointer: frames.map((f) => '/' + escapePointerToken(f.token)).join(''), offset: i, depth: frames.length + 1 };
+      }
+      frames.push({ obj: c === '{', token: c === '[' ? '0' : '', index: 0 });
+    } else if (c === '}' || c === ']') frames.pop();
+    else if (c === ',') {
+      const top = frames[frames.length - 1];
+      if (top && !top.obj) top.token = String(++top.index);
+    }
+  }
+  return null;
+}
+
+/**
+ * The first value of JSON text that a JavaScript reader would not keep as written, or null:
+ * - `proto_key`: a key named `__proto__` (however escaped). `JSON.parse` keeps it as an own property, but
+ *   every later copy by assignment (`Object.assign`, `obj[key] = value`) drops it or sets the prototype;
+ * - `unsafe_integer`: an integer beyond ±(2^53 − 1) (`Number.MAX_SAFE_INTEGER`), which `JSON.parse` rounds
+ *   to the nearest double (`9007199254740993` reads as `9007199254740992`).
+ * Returns the kind, the RFC 6901 pointer (of the key, or of the number), its 0-based offset and the token as
+ * written. Strings are skipped; linear, iterative. Run it on text that parses.
+ */
+export function jsonLossyValue(text: string): { kind: 'proto_key' | 'unsafe_integer'; pointer: string; offset: number; token: string } | null {
+  type Frame = { obj: boolean; token: string; index: number };
+  const frames: Frame[] = [];
+  const here = () => frames.map((f) => '/' + escapePointerToken(f.token)).join('');
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      const top = frames[frames.length - 1];
+      if (top?.obj) {
+        let k = j + 1;
+        while (k < text.length && (text[k] === ' ' || text[k] === '\n' || text[k] === '\r' || text[k] === '\t')) k++;
+        if (text[k] === ':') {
+          let key: string;
+          try {
+            key = JSON.parse(text.slice(i, j + 1)) as string;
+          } catch {
+            key = text.slice(i + 1, j);
+          }
+          top.token = key;
+          if (key === '__proto__') return { kind: 'proto_key', pointer: here(), offset: i, token: text.slice(i, j + 1) };
+        }
+      }
+      i = j;
+    } else if (c === '{' || c === '[') frames.push({ obj: c === '{', token: c === '[' ? '0' : '', index: 0 });
+    else if (c === '}' || c === ']') frames.pop();
+    else if (c === ',') {
+      const top = frames[frames.length - 1];
+      if (top && !top.obj) top.token = String(++top.index);
+    } else if (c === '-' || (c >= '0' && c <= '9')) {
+      let j = i + 1;
+      while (j < text.length && /[0-9.eE+-]/.test(text[j]!)) j++;
+      const token = text.slice(i, j);
+      if (/^-?\d{16,}$/.test(token) && (BigInt(token) > BigInt(Number.MAX_SAFE_INTEGER) || BigInt(token) < -BigInt(Number.MAX_SAFE_INTEGER))) {
+        return { kind: 'unsafe_integer', pointer: here(), offset: i, token };
+      }
+      i = j - 1;
+    }
+  }
+  return null;
+}
+
+/** A long JSON pointer shortened for a message: its first 6 tokens, `…`, and its last 2 (the whole pointer when short). */
+export function shortPointer(pointer: string): string {
+  const tokens = pointer.split('/').slice(1);
+  return tokens.length <= 8 ? pointer : `/${tokens.slice(0, 6).join('/')}/…/${tokens.slice(-2).join('/')}`;
+}
+
 /** Cross-field rules of a responder output capture (see {@link VALIDATION_RULES}). `root` enables the `ref.*` rules. */
 export function captureRules(doc: unknown, root?: string): ValidationIssue[] {
   if (!isObj(doc)) return [];

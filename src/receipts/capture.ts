@@ -31,6 +31,7 @@
  */
 import { createHash } from 'node:crypto';
 import { LoretraceError } from '../errors.js';
+import { lossyValueError, tooDeepError } from '../contracts/json-input.js';
 import type { Finding } from '../errors.js';
 import type { VaultIndex } from '../types.js';
 import type {
@@ -188,6 +189,10 @@ export function rawOutputDuplicateKey(raw: string, file: string): LoretraceError
  * `capture.raw_output_not_json` (line and column inside the raw output), `capture.raw_output_not_object` or
  * `capture.missing_required_field` (one per missing field, pointer `/parsed_output/<field>`). A leading
  * byte-order mark is part of the text and makes it not JSON (the raw output is kept byte for byte).
+ * `file` names the raw output in messages.
+ * @throws LoretraceError `json_too_deep` (exit 2) when the raw output is JSON nested deeper than
+ *   `MAX_JSON_DEPTH` (src/contracts/rules.ts) arrays and objects, naming `file`, the line, column and pointer;
+ *   `proto_key` / `unsafe_integer` (exit 2) for a `__proto__` key or an integer beyond 2^53 − 1 in it.
  */
 export function parseResponderOutput(raw: string, packet: ResponderPacket, file = 'the raw output'): { parsed: unknown; failures: ValidationIssue[] } {
   const bad = jsonSyntaxError(raw);
@@ -196,8 +201,14 @@ export function parseResponderOutput(raw: string, packet: ResponderPacket, file 
     const reason = raw === '' ? 'it is empty' : `${raw.charCodeAt(0) === 0xfeff ? 'it starts with a byte-order mark; ' : ''}${bad!.reason} at line ${line}, column ${column}`;
     return { parsed: undefined, failures: [{ rule: 'capture.raw_output_not_json', pointer: '/raw_output', message: `the raw output is not JSON: ${reason}`, expected: 'one JSON object, as output_contract.response_schema asks' }] };
   }
+  // Refused even with --allow-invalid: parsed_output could be neither validated nor written (both recurse),
+  // nor kept exactly (a __proto__ key or a rounded integer would not be the responder's value).
+  const deep = tooDeepError(raw, file);
+  if (deep !== null) throw deep;
   const dup = rawOutputDuplicateKey(raw, file);
   if (dup !== null) throw dup;
+  const lossy = lossyValueError(raw, file);
+  if (lossy !== null) throw lossy;
   const parsed: unknown = JSON.parse(raw);
   if (!isObj(parsed)) {
     return { parsed, failures: [{ rule: 'capture.raw_output_not_object', pointer: '/parsed_output', message: `the raw output is JSON but not an object (got ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : typeof parsed})`, expected: 'one JSON object' }] };
