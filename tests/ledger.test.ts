@@ -216,6 +216,57 @@ describe('verifyLedger', () => {
     }]);
   });
 
+  it('says a file that is not a ledger is not one, naming the file and line 1 and what line 1 must be (ledger_not_a_ledger)', async () => {
+    const expected = 'expected a SESSION_OPENED record of schema loretrace.ledger.v3 (or loretrace.ledger.v2, loretrace.ledger.v1): {"schema_version":"loretrace.ledger.v3","ledger_id":…,"seq":0,"kind":"SESSION_OPENED",…}';
+    const cases: [string, string, string][] = [
+      ['{"not":"a ledger"}\n{"x":1}\n', 'ledger_not_a_ledger', `notes.jsonl is not a loretrace ledger: line 1 is an object without schema_version (keys "not"); ${expected}`],
+      ['{"schema_version":"ghostlight.responder_packet.v0","packet_id":"p"}\n', 'ledger_not_a_ledger', `notes.jsonl is not a loretrace ledger: line 1 is an object of schema_version "ghostlight.responder_packet.v0"; ${expected}`],
+      ['[1,2]\n', 'ledger_not_a_ledger', `notes.jsonl is not a loretrace ledger: line 1 is a JSON array; ${expected}`],
+      ['hello world\n', 'ledger_bad_json', `line 1 (seq 0) is not JSON; expected one ledger record per line, the first a ${expected.slice('expected a '.length)}`],
+    ];
+    for (const [text, code, message] of cases) {
+      const r = await verifyLedger(text, { file: 'notes.jsonl' });
+      expect(r).toMatchObject({ valid: false, records: 0, first_bad_seq: 0 });
+      expect(r.findings[0]).toMatchObject({ code, severity: 'error', path: 'notes.jsonl', line: 1, message });
+    }
+    writeFileSync(join(tmp.dir, 'notes.jsonl'), cases[0]![0]);
+    const out = await cli(['ledger', 'verify', 'notes.jsonl']);
+    expect(out.code).toBe(1);
+    expect(out.stdout).toContain(`\nnotes.jsonl:1: [ledger_not_a_ledger] ${cases[0]![2]}\n`);
+  });
+
+  it('refuses a record nested 5,000 levels deep as ledger_bad_record naming its line, seq and pointer (no stack overflow)', async () => {
+    const ls = readFileSync(await sessionLedger(), 'utf8').split('\n');
+    const deep = ls[1]!.replace('"arguments":{', `"arguments":{"deep":${'['.repeat(5000)}${']'.repeat(5000)},`);
+    expect(deep).not.toBe(ls[1]);
+    const text = [ls[0], deep, ...ls.slice(2)].join('\n');
+    const r = await verifyLedger(text, { file: 'deep.jsonl' });
+    expect(r).toMatchObject({ valid: false, records: 1, first_bad_seq: 1 });
+    expect(r.findings[0]).toMatchObject({
+      code: 'ledger_bad_record', path: 'deep.jsonl', line: 2, pointer: `/arguments/deep${'/0'.repeat(254)}`,
+      message: `line 2 (seq 1) nests deeper than 256 arrays and objects at column ${deep.indexOf('[') + 1 + 254} (pointer /arguments/deep/0/0/0/0/…/0/0); expected a record of schemas/ledger-record.schema.json`,
+    });
+    writeFileSync(join(tmp.dir, 'deep.jsonl'), text);
+    const out = await cli(['ledger', 'verify', 'deep.jsonl']);
+    expect(out.code).toBe(1);
+    expect(out.stdout).toContain(`\ndeep.jsonl:2: [ledger_bad_record] ${r.findings[0]!.message}\n`);
+    await expect(exportLedger(text, { file: 'deep.jsonl' })).rejects.toMatchObject({ code: 'ledger_invalid', details: { line: 2, data: { code: 'ledger_bad_record' } } });
+  });
+
+  it('refuses an integer beyond 2^53 - 1 and a __proto__ key in a record as ledger_bad_record, never rounding or dropping them', async () => {
+    const ls = readFileSync(await sessionLedger(), 'utf8').split('\n');
+    const big = ls[1]!.replace('"arguments":{', '"arguments":{"limit":9007199254740993,');
+    const r = await verifyLedger([ls[0], big, ...ls.slice(2)].join('\n'), { file: 'big.jsonl' });
+    expect(r.findings[0]).toMatchObject({
+      code: 'ledger_bad_record', line: 2, pointer: '/arguments/limit',
+      message: `line 2 (seq 1): /arguments/limit is the integer 9007199254740993 (column ${big.indexOf('9007199254740993') + 1}), beyond ±9007199254740991 (2^53 − 1): JSON.parse reads it rounded to 9007199254740992, so the record_hash would cover another value than the line shows; expected integers a JSON reader keeps exactly`,
+    });
+    const proto = ls[1]!.replace('"arguments":{', '"arguments":{"__proto__":{"ref":"x"},');
+    const p = await verifyLedger([ls[0], proto, ...ls.slice(2)].join('\n'), { file: 'proto.jsonl' });
+    expect(p.findings[0]).toMatchObject({ code: 'ledger_bad_record', line: 2, pointer: '/arguments/__proto__' });
+    expect(p.findings[0]!.message).toBe(`line 2 (seq 1): /arguments/__proto__ is a key named __proto__ (column ${proto.indexOf('"__proto__"') + 1}), which JavaScript readers drop or take for a prototype; expected a record of schemas/ledger-record.schema.json`);
+  });
+
   it('reports a torn last record and verifies everything before it', async () => {
     const text = readFileSync(await sessionLedger(), 'utf8');
     const cut = text.slice(0, text.length - 40);

@@ -21,7 +21,7 @@ import type { Finding } from '../errors.js';
 import type { VaultIndex } from '../types.js';
 import { readIndexedLines } from '../proxy/safe-read.js';
 import { outputSchema } from '../contracts/schemas.js';
-import { jsonDuplicateKey } from '../contracts/rules.js';
+import { MAX_JSON_DEPTH, jsonDuplicateKey, jsonLossyValue, jsonTooDeep, preview, shortPointer } from '../contracts/rules.js';
 import { sliceLines } from '../notes/lines.js';
 import { sha256Hex } from '../vault/hash.js';
 import {
@@ -303,6 +303,28 @@ function ledgerLines(text: string): { lines: string[]; tornTail: boolean } {
   return { lines: [...parts, last], tornTail: true };
 }
 
+/** What line 1 of every ledger is, for messages. */
+const FIRST_RECORD = `SESSION_OPENED record of schema ${LEDGER_SCHEMA_VERSION} (or ${LEDGER_V2_SCHEMA_VERSION}, ${LEDGER_V1_SCHEMA_VERSION}): {"schema_version":"${LEDGER_SCHEMA_VERSION}","ledger_id":…,"seq":0,"kind":"SESSION_OPENED",…}`;
+
+/** True for a JSON object whose `schema_version` is one of the ledger versions loretrace reads. */
+function isLedgerVersion(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const v = (value as Record<string, unknown>)['schema_version'];
+  return v === LEDGER_SCHEMA_VERSION || v === LEDGER_V2_SCHEMA_VERSION || v === LEDGER_V1_SCHEMA_VERSION;
+}
+
+/** A parsed JSON value described for a message: its type, and for an object its schema_version or first keys. */
+function describeJson(value: unknown): string {
+  if (Array.isArray(value)) return 'a JSON array';
+  if (value === null) return 'JSON null';
+  if (typeof value !== 'object') return `a JSON ${typeof value}`;
+  const o = value as Record<string, unknown>;
+  if (typeof o['schema_version'] === 'string') return `an object of schema_version ${preview(o['schema_version'], 60)}`;
+  const keys = Object.keys(o);
+  if (keys.length === 0) return 'an empty object';
+  return `an object without schema_version (keys ${keys.slice(0, 5).map((k) => preview(k, 40)).join(', ')}${keys.length > 5 ? ', …' : ''})`;
+}
+
 /**
  * Verify a ledger (`loretrace.ledger.v3`, `v2` or `v1`): every line is one JSON record valid against schemas/ledger-record.schema.json; `seq`
  * equals its line number − 1; `prev_hash` equals the previous `record_hash` (64 zeros for seq 0);
@@ -320,7 +342,8 @@ function ledgerLines(text: string): { lines: string[]; tornTail: boolean } {
  * `ledger_lore_missing`; a changed file whose range still matches gives `ledger_lore_file_changed` as a
  * warning; a different snapshot_id gives `ledger_snapshot_changed` as a warning).
  *
- * Finding codes (all `error` unless stated): ledger_empty, ledger_bad_json, ledger_bad_record,
+ * Finding codes (all `error` unless stated): ledger_empty, ledger_bad_json, ledger_not_a_ledger (line 1 is JSON
+ * but no loretrace ledger record: no `schema_version` of a ledger version), ledger_bad_record,
  * ledger_seq_mismatch, ledger_prev_hash_mismatch, ledger_record_hash_mismatch, ledger_torn_record,
  * ledger_id_mismatch (a record of another ledger, or a seq 0 whose ledger_id does not recompute),
  * ledger_version_mixed (records of two format versions),
@@ -376,7 +399,25 @@ export async function verifyLedger(text: string, options: VerifyLedgerOptions = 
       value = JSON.parse(line);
     } catch {
       if (isTail) fail(i, 'ledger_torn_record', `line ${i + 1} (seq ${i}) is an incomplete record with no line break — the writer stopped mid-record; the ledger verifies through seq ${i - 1}`);
+      else if (i === 0) fail(i, 'ledger_bad_json', `line 1 (seq 0) is not JSON; expected one ledger record per line, the first a ${FIRST_RECORD}`);
       else fail(i, 'ledger_bad_json', `line ${i + 1} (seq ${i}) is not JSON; expected one ledger record per line`);
+      break;
+    }
+    // Canonical JSON and the schema check recurse: a record nested deeper than any ledger writes is refused first.
+    const deep = jsonTooDeep(line);
+    if (deep !== null) {
+      fail(i, 'ledger_bad_record', `line ${i + 1} (seq ${i}) nests deeper than ${MAX_JSON_DEPTH} arrays and objects at column ${deep.offset + 1} (pointer ${shortPointer(deep.pointer)}); expected a record of schemas/ledger-record.schema.json`, deep.pointer);
+      break;
+    }
+    const lossy = jsonLossyValue(line);
+    if (lossy !== null) {
+      fail(i, 'ledger_bad_record', lossy.kind === 'proto_key'
+        ? `line ${i + 1} (seq ${i}): ${lossy.pointer} is a key named __proto__ (column ${lossy.offset + 1}), which JavaScript readers drop or take for a prototype; expected a record of schemas/ledger-record.schema.json`
+        : `line ${i + 1} (seq ${i}): ${lossy.pointer} is the integer ${lossy.token} (column ${lossy.offset + 1}), beyond ±${Number.MAX_SAFE_INTEGER} (2^53 − 1): JSON.parse reads it rounded to ${String(Number(lossy.token))}, so the record_hash would cover another value than the line shows; expected integers a JSON reader keeps exactly`, lossy.pointer);
+      break;
+    }
+    if (i === 0 && !isLedgerVersion(value)) {
+      fail(i, 'ledger_not_a_ledger', `${file ?? 'the text'} is not a loretrace ledger: line 1 is ${describeJson(value)}; expected a ${FIRST_RECORD}`, '/schema_version');
       break;
     }
     // JSON.parse keeps the last of two equal keys and the hash covers that parse, so a line with a
@@ -661,16 +702,22 @@ async function recheckLore(view: LedgerView, index: VaultIndex, findings: Findin
 
 /**
  * Parse ledger text into records without checking the chain (use {@link verifyLedger} first).
- * @throws LoretraceError `ledger_bad_json` for a line that is not JSON.
+ * @throws LoretraceError `ledger_bad_json` for a line that is not JSON, `ledger_bad_record` for one nested deeper than `MAX_JSON_DEPTH` (line and pointer).
  */
 export function parseLedger(text: string, file?: string): Record<string, unknown>[] {
   const { lines } = ledgerLines(text);
   return lines.map((line, i) => {
+    let value: Record<string, unknown>;
     try {
-      return JSON.parse(line) as Record<string, unknown>;
+      value = JSON.parse(line) as Record<string, unknown>;
     } catch {
       throw new LoretraceError('ledger_bad_json', `line ${i + 1} of ledger ${file ?? '(text)'} is not JSON`, { ...(file ? { file } : {}), line: i + 1 });
     }
+    const deep = jsonTooDeep(line);
+    if (deep !== null) {
+      throw new LoretraceError('ledger_bad_record', `line ${i + 1} (seq ${i}) of ledger ${file ?? '(text)'} nests deeper than ${MAX_JSON_DEPTH} arrays and objects (pointer ${shortPointer(deep.pointer)}); expected a record of schemas/ledger-record.schema.json`, { ...(file ? { file } : {}), line: i + 1, pointer: deep.pointer });
+    }
+    return value;
   });
 }
 
