@@ -5,7 +5,8 @@
  * never read — on a real proxy session over FixtureLore.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { indexVault } from '../src/indexer/build.js';
@@ -308,6 +309,8 @@ describe('loretrace verify-trace with ledgers', () => {
     writeFileSync(join(tmp.dir, 'notes.jsonl'), '{"not":"a ledger"}\n');
     writeFileSync(join(tmp.dir, 'good.json'), JSON.stringify(fragment));
     writeFileSync(join(tmp.dir, 'forged.json'), JSON.stringify({ ...fragment, research_trace: [{ ...fragment.research_trace[0]!, trace_id: 'trace.forged' }] }));
+    // A FIFO in the folder is never opened (it would block the read) and is listed as skipped, not left out.
+    execFileSync('mkfifo', [join(tmp.dir, 'pipe.json')]);
     const one = await cli(['verify-trace', '--lore', FIXTURE_VAULT, 'good.json', '--ledger', path, '--json']);
     expect(one.code).toBe(0);
     expect(JSON.parse(one.stdout)).toMatchObject({ ok: true, totals: totals({ verified: 2 }) });
@@ -318,8 +321,9 @@ describe('loretrace verify-trace with ledgers', () => {
     expect(set.files.map((f: { file: string; report: { ok: boolean; input_kind: string } }) => [f.file, f.report.input_kind, f.report.ok])).toEqual([
       ['forged.json', 'capture_fragment', false], ['good.json', 'capture_fragment', true], ['session.jsonl', 'proxy_ledger', true],
     ]);
-    expect(set.skipped).toEqual([{ file: 'notes.jsonl', reason: 'a .jsonl file whose first line is not a loretrace ledger record' }]);
-    expect(set.totals).toEqual({ files: 3, ok: 2, failed: 1, skipped: 1, draft: 0, ...totals({ verified: 4, unbacked: 1 }) });
+    expect(set.skipped).toEqual([{ file: 'pipe.json', reason: 'not a regular file (FIFO); never opened' }, { file: 'notes.jsonl', reason: 'a .jsonl file whose first line is not a loretrace ledger record' }]);
+    rmSync(join(tmp.dir, 'pipe.json'));
+    expect(set.totals).toEqual({ files: 3, ok: 2, failed: 1, skipped: 2, draft: 0, ...totals({ verified: 4, unbacked: 1 }) });
     const text = await cli(['verify-trace', '--lore', FIXTURE_VAULT, 'good.json', 'forged.json', '--ledger', path]);
     expect(text.code).toBe(1);
     expect(text.stdout).toContain('2 files: 1 ok, 1 failed, 0 skipped, 0 draft — FAILED\n');

@@ -65,13 +65,15 @@ describe('scanVault', () => {
     ]);
   });
 
-  it('never opens a FIFO named .md', async () => {
-    const v = tempVault({ 'ok.md': 'ok\n' });
+  it('never opens a FIFO, and reports one whatever its name (a note\'s: warning; another file\'s: info)', async () => {
+    const v = tempVault({ 'ok.md': 'ok\n', 'World/x.md': 'x\n' });
     execFileSync('mkfifo', [join(v, 'Pipe.md')]);
+    execFileSync('mkfifo', [join(v, 'World', 'pipe')]);
     const r = await scanVault(v);
-    expect(r.files.map((f) => f.path)).toEqual(['ok.md']);
+    expect(r.files.map((f) => f.path)).toEqual(['World/x.md', 'ok.md']);
     expect(r.findings).toEqual([
       { code: 'not_a_regular_file', severity: 'warning', path: 'Pipe.md', message: 'Pipe.md is not a regular file (FIFO); never opened, skipped' },
+      { code: 'not_a_regular_file', severity: 'info', path: 'World/pipe', message: 'World/pipe is not a regular file (FIFO); never opened, skipped' },
     ]);
   });
 

@@ -39,7 +39,8 @@ export async function lockedPacketFile(ctx: CliContext, packet: NonNullable<Lock
 
 /**
  * Files named by the arguments: files as given, folders walked (dot-entries skipped, names sorted) for files
- * ending in `suffix` (`.capture.json`, `.lock.json`); a file reached twice is listed once, where first reached.
+ * ending in `suffix` (`.capture.json`, `.lock.json`) — a FIFO, socket or device so named too, which the
+ * command's reader then reports as not a regular file; a file reached twice is listed once, where first reached.
  */
 export async function expandInputs(ctx: CliContext, args: readonly string[], suffix: string): Promise<string[]> {
   const out: string[] = [];
@@ -56,7 +57,9 @@ export async function expandInputs(ctx: CliContext, args: readonly string[], suf
     for (const e of entries) {
       if (e.name.startsWith('.')) continue;
       if (e.isDirectory()) await walk(join(dir, e.name), `${shown}/${e.name}`);
-      else if (e.isFile() && e.name.endsWith(suffix)) add(`${shown}/${e.name}`);
+      // A FIFO, socket or device named like an input is listed too, so the command's checked reader reports
+      // it (`not a regular file`, opened without blocking) instead of it vanishing from the report.
+      else if ((e.isFile() || (!e.isSymbolicLink() && !e.isDirectory())) && e.name.endsWith(suffix)) add(`${shown}/${e.name}`);
     }
   };
   for (const a of args) {

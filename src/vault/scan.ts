@@ -181,7 +181,9 @@ export async function scanVault(root: string, options: ScanOptions = {}): Promis
       }
       const note = isNote(path);
       if (!st.isFile()) {
-        if (note) findings.push({ code: 'not_a_regular_file', severity: 'warning', path, message: `${path} is not a regular file (${kindOf(st)}); never opened, skipped` });
+        // Reported whatever its name: a FIFO, socket or device in the vault is never opened (opening a FIFO
+        // blocks), and never left out silently either.
+        findings.push({ code: 'not_a_regular_file', severity: note ? 'warning' : 'info', path, message: `${path} is not a regular file (${kindOf(st)}); never opened, skipped` });
         continue;
       }
       if (note && fileAdmission(st) === 'hard_link') {

@@ -129,14 +129,19 @@ interface Inputs {
   skipped: { file: string; reason: string }[];
 }
 
-/** Every file under a folder, sorted by code unit, recursively (symlinked folders are not entered). */
-async function walk(dir: string): Promise<string[]> {
+/**
+ * Every file under a folder, sorted by code unit, recursively (symlinked folders are not entered). A FIFO,
+ * socket or device is never opened (a FIFO would block the read): it goes to `special` with its kind, for
+ * the report's skipped list.
+ */
+async function walk(dir: string, special: { abs: string; kind: string }[] = []): Promise<string[]> {
   const out: string[] = [];
   const names = (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const d of names) {
     const p = join(dir, d.name);
-    if (d.isDirectory()) out.push(...(await walk(p)));
+    if (d.isDirectory()) out.push(...(await walk(p, special)));
     else if (d.isFile()) out.push(p);
+    else if (!d.isSymbolicLink()) special.push({ abs: p, kind: d.isFIFO() ? 'FIFO' : d.isSocket() ? 'socket' : d.isCharacterDevice() ? 'character device' : d.isBlockDevice() ? 'block device' : 'special file' });
   }
   return out;
 }
@@ -165,7 +170,10 @@ async function collectInputs(ctx: CliContext, args: readonly string[], ledgerOpt
       if (/\.jsonl$/i.test(arg) && !inputs.ledgers.includes(arg)) inputs.ledgers.push(arg);
       continue;
     }
-    for (const abs of await walk(resolve(ctx.cwd, arg))) {
+    const special: { abs: string; kind: string }[] = [];
+    const found = await walk(resolve(ctx.cwd, arg), special);
+    for (const s of special) inputs.skipped.push({ file: join(arg, s.abs.slice(resolve(ctx.cwd, arg).length + 1)), reason: `not a regular file (${s.kind}); never opened` });
+    for (const abs of found) {
       const file = join(arg, abs.slice(resolve(ctx.cwd, arg).length + 1));
       if (/\.lock\.json$/i.test(file)) inputs.locks.push(file);
       else if (/\.jsonl$/i.test(file)) {
