@@ -84,7 +84,7 @@ function tooLarge(file: string, size: number, cap: number): LoretraceError {
  *   pointer, line; {@link lossyValueError}), `duplicate_key` (exit 2: pointer,
  *   the line of the first and of the second occurrence; `details.line` is the second).
  */
-export function parseStrictJson(text: string, file: string): unknown {
+export function parseStrictJson(text: string, file: string, options: { shapeChecks?: boolean } = {}): unknown {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   let value: unknown;
   try {
@@ -94,11 +94,14 @@ export function parseStrictJson(text: string, file: string): unknown {
     const { line, column } = lineColumnAt(body, bad.offset);
     throw new LoretraceError('bad_json', `${file} is not JSON: ${bad.reason} at line ${line}, column ${column}`, { file, line, expected: 'a JSON document' }, 2);
   }
-  const deep = tooDeepError(body, file);
+  // `shapeChecks: false` — a caller that bounds depth and shape itself (the proxy's client messages, which
+  // refuse deep tool arguments as a recorded TOOL_REFUSED) skips the depth and lossy-value checks.
+  const shape = options.shapeChecks !== false;
+  const deep = shape ? tooDeepError(body, file) : null;
   if (deep !== null) throw deep;
   const dup = duplicateKeyError(body, file);
   if (dup !== null) throw dup;
-  const lossy = lossyValueError(body, file);
+  const lossy = shape ? lossyValueError(body, file) : null;
   if (lossy !== null) throw lossy;
   return value;
 }

@@ -50,7 +50,8 @@ function duplicateMessage(bytes: Uint8Array, what: string): string {
  */
 export function readClientJson(bytes: Uint8Array, what: string): ClientJson {
   try {
-    return { ok: true, value: parseStrictJson(decodeUtf8Strict(bytes, what), what) };
+    // Depth and argument shape are the tools' to refuse (a recorded TOOL_REFUSED), not the transport's.
+    return { ok: true, value: parseStrictJson(decodeUtf8Strict(bytes, what), what, { shapeChecks: false }) };
   } catch (e) {
     if (!isLoretraceError(e)) throw e;
     if (e.code === 'duplicate_key') return { ok: false, problem: 'duplicate_key', message: duplicateMessage(bytes, what) };
