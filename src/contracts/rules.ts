@@ -633,6 +633,69 @@ export function jsonSyntaxError(text: string): { offset: number; reason: string 
   }
 }
 
+/** One event of {@link walkJson}: a container opening or closing, an object key, or a number token. */
+type JsonWalkEvent =
+  | { kind: 'open'; obj: boolean; depth: number; offset: number }
+  | { kind: 'close' }
+  | { kind: 'key'; key: string; raw: string; offset: number }
+  | { kind: 'number'; token: string; offset: number };
+
+/**
+ * The one structural walk behind {@link jsonDuplicateKey}, {@link jsonTooDeep} and {@link jsonLossyValue}:
+ * reads JSON text left to right, skipping strings (brackets and digits inside them do not count), and calls
+ * `visit` for every container that opens (`depth` 1-based) or closes, every object key (decoded; `raw` as
+ * written, quotes included) and every number token, with `pointer()` giving the RFC 6901 pointer of the
+ * place — the container being opened, the key, the number. A string is a key when a `:` follows it. The
+ * walk stops at the first non-null answer of `visit` and returns it, else null. Linear and iterative, so
+ * safe on any depth; run it on text that parses (on other text the pointers may be approximate).
+ */
+function walkJson<R>(text: string, visit: (e: JsonWalkEvent, pointer: () => string) => R | null): R | null {
+  type Frame = { obj: boolean; token: string; index: number };
+  const frames: Frame[] = [];
+  const pointer = (): string => frames.map((f) => '/' + escapePointerToken(f.token)).join('');
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    let out: R | null = null;
+    if (c === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      const top = frames[frames.length - 1];
+      if (top?.obj) {
+        let k = j + 1;
+        while (k < text.length && (text[k] === ' ' || text[k] === '\n' || text[k] === '\r' || text[k] === '\t')) k++;
+        if (text[k] === ':') {
+          const raw = text.slice(i, j + 1);
+          let key: string;
+          try {
+            key = JSON.parse(raw) as string;
+          } catch {
+            key = text.slice(i + 1, j);
+          }
+          top.token = key;
+          out = visit({ kind: 'key', key, raw, offset: i }, pointer);
+        }
+      }
+      i = j;
+    } else if (c === '{' || c === '[') {
+      out = visit({ kind: 'open', obj: c === '{', depth: frames.length + 1, offset: i }, pointer);
+      frames.push({ obj: c === '{', token: c === '[' ? '0' : '', index: 0 });
+    } else if (c === '}' || c === ']') {
+      frames.pop();
+      out = visit({ kind: 'close' }, pointer);
+    } else if (c === ',') {
+      const top = frames[frames.length - 1];
+      if (top && !top.obj) top.token = String(++top.index);
+    } else if (c === '-' || (c >= '0' && c <= '9')) {
+      let j = i + 1;
+      while (j < text.length && /[0-9.eE+-]/.test(text[j]!)) j++;
+      out = visit({ kind: 'number', token: text.slice(i, j), offset: i }, pointer);
+      i = j - 1;
+    }
+    if (out !== null) return out;
+  }
+  return null;
+}
+
 /**
  * First duplicate object key in a document that is already known to be valid JSON (call after JSON.parse
  * succeeded). JSON.parse silently keeps the last of two equal keys, so `{"max_link_depth": 1,
@@ -641,36 +704,19 @@ export function jsonSyntaxError(text: string): { offset: number; reason: string 
  * Linear, iterative.
  */
 export function jsonDuplicateKey(text: string): { pointer: string; offset: number; first_offset: number } | null {
-  type Frame = { obj: boolean; keys: Map<string, number>; token: string; expectKey: boolean; index: number };
-  const frames: Frame[] = [];
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (c === '"') {
-      let j = i + 1;
-      while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
-      const top = frames[frames.length - 1];
-      if (top && top.obj && top.expectKey) {
-        const key = JSON.parse(text.slice(i, j + 1)) as string;
-        const first = top.keys.get(key);
-        if (first !== undefined) {
-          const parent = frames.slice(0, -1).map((f) => '/' + escapePointerToken(f.token)).join('');
-          return { pointer: `${parent}/${escapePointerToken(key)}`, offset: i, first_offset: first };
-        }
-        top.keys.set(key, i);
-        top.token = key;
-        top.expectKey = false;
-      }
-      i = j;
-    } else if (c === '{') frames.push({ obj: true, keys: new Map(), token: '', expectKey: true, index: 0 });
-    else if (c === '[') frames.push({ obj: false, keys: new Map(), token: '0', expectKey: false, index: 0 });
-    else if (c === '}' || c === ']') frames.pop();
-    else if (c === ',') {
-      const top = frames[frames.length - 1];
-      if (top?.obj) top.expectKey = true;
-      else if (top) top.token = String(++top.index);
+  // The keys seen so far in each open container (arrays get an empty map that is never used).
+  const keys: Map<string, number>[] = [];
+  return walkJson(text, (e, pointer) => {
+    if (e.kind === 'open') keys.push(new Map());
+    else if (e.kind === 'close') keys.pop();
+    else if (e.kind === 'key') {
+      const seen = keys[keys.length - 1]!;
+      const first = seen.get(e.key);
+      if (first !== undefined) return { pointer: pointer(), offset: e.offset, first_offset: first };
+      seen.set(e.key, e.offset);
     }
-  }
-  return null;
+    return null;
+  });
 }
 
 /**
@@ -687,39 +733,7 @@ export const MAX_JSON_DEPTH = 256;
  * on text that parses (on other text the pointer may be approximate).
  */
 export function jsonTooDeep(text: string, max: number = MAX_JSON_DEPTH): { pointer: string; offset: number; depth: number } | null {
-  type Frame = { obj: boolean; token: string; index: number };
-  const frames: Frame[] = [];
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (c === '"') {
-      let j = i + 1;
-      while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
-      const top = frames[frames.length - 1];
-      // In an object, a string followed by ':' is a key.
-      if (top?.obj) {
-        let k = j + 1;
-        while (k < text.length && (text[k] === ' ' || text[k] === '\n' || text[k] === '\r' || text[k] === '\t')) k++;
-        if (text[k] === ':') {
-          try {
-            top.token = JSON.parse(text.slice(i, j + 1)) as string;
-          } catch {
-            top.token = text.slice(i + 1, j);
-          }
-        }
-      }
-      i = j;
-    } else if (c === '{' || c === '[') {
-      if (frames.length >= max) {
-        return { pointer: frames.map((f) => '/' + escapePointerToken(f.token)).join(''), offset: i, depth: frames.length + 1 };
-      }
-      frames.push({ obj: c === '{', token: c === '[' ? '0' : '', index: 0 });
-    } else if (c === '}' || c === ']') frames.pop();
-    else if (c === ',') {
-      const top = frames[frames.length - 1];
-      if (top && !top.obj) top.token = String(++top.index);
-    }
-  }
-  return null;
+  return walkJson(text, (e, pointer) => (e.kind === 'open' && e.depth > max ? { pointer: pointer(), offset: e.offset, depth: e.depth } : null));
 }
 
 /**
@@ -732,46 +746,15 @@ export function jsonTooDeep(text: string, max: number = MAX_JSON_DEPTH): { point
  * written. Strings are skipped; linear, iterative. Run it on text that parses.
  */
 export function jsonLossyValue(text: string): { kind: 'proto_key' | 'unsafe_integer'; pointer: string; offset: number; token: string } | null {
-  type Frame = { obj: boolean; token: string; index: number };
-  const frames: Frame[] = [];
-  const here = () => frames.map((f) => '/' + escapePointerToken(f.token)).join('');
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (c === '"') {
-      let j = i + 1;
-      while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
-      const top = frames[frames.length - 1];
-      if (top?.obj) {
-        let k = j + 1;
-        while (k < text.length && (text[k] === ' ' || text[k] === '\n' || text[k] === '\r' || text[k] === '\t')) k++;
-        if (text[k] === ':') {
-          let key: string;
-          try {
-            key = JSON.parse(text.slice(i, j + 1)) as string;
-          } catch {
-            key = text.slice(i + 1, j);
-          }
-          top.token = key;
-          if (key === '__proto__') return { kind: 'proto_key', pointer: here(), offset: i, token: text.slice(i, j + 1) };
-        }
-      }
-      i = j;
-    } else if (c === '{' || c === '[') frames.push({ obj: c === '{', token: c === '[' ? '0' : '', index: 0 });
-    else if (c === '}' || c === ']') frames.pop();
-    else if (c === ',') {
-      const top = frames[frames.length - 1];
-      if (top && !top.obj) top.token = String(++top.index);
-    } else if (c === '-' || (c >= '0' && c <= '9')) {
-      let j = i + 1;
-      while (j < text.length && /[0-9.eE+-]/.test(text[j]!)) j++;
-      const token = text.slice(i, j);
-      if (/^-?\d{16,}$/.test(token) && (BigInt(token) > BigInt(Number.MAX_SAFE_INTEGER) || BigInt(token) < -BigInt(Number.MAX_SAFE_INTEGER))) {
-        return { kind: 'unsafe_integer', pointer: here(), offset: i, token };
-      }
-      i = j - 1;
+  return walkJson(text, (e, pointer) => {
+    if (e.kind === 'key' && e.key === '__proto__') return { kind: 'proto_key' as const, pointer: pointer(), offset: e.offset, token: e.raw };
+    if (e.kind === 'number' && /^-?\d{16,}$/.test(e.token)) {
+      const n = BigInt(e.token);
+      const limit = BigInt(Number.MAX_SAFE_INTEGER);
+      if (n > limit || n < -limit) return { kind: 'unsafe_integer' as const, pointer: pointer(), offset: e.offset, token: e.token };
     }
-  }
-  return null;
+    return null;
+  });
 }
 
 /** A long JSON pointer shortened for a message: its first 6 tokens, `…`, and its last 2 (the whole pointer when short). */
