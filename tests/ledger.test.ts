@@ -42,7 +42,7 @@ function lines(path: string): string[] {
 async function cli(argv: string[]) {
   let stdout = '';
   let stderr = '';
-  const code = await main(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), cwd: tmp.dir, env: { ...process.env } });
+  const code = await main(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), cwd: tmp.dir, env: { ...process.env, LORETRACE_INDEX_DIR: join(tmp.dir, 'index-cache') } });
   return { code, stdout, stderr };
 }
 
