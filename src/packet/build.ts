@@ -37,6 +37,7 @@ import { applyResearchSection, loreLabel, mergeSourceSection, parseSourceSection
 import { excerptBudget, requirementOverlap, sceneRequirements, selectWithinBudget, servedRequirement, unmetRequirements } from './requirements.js';
 import type { BudgetCandidate, ExcerptBudget, SceneRequirement, UnmetRequirement } from './requirements.js';
 import { compactExcerpt } from '../excerpts/compact.js';
+import type { CompactPick } from '../excerpts/compact.js';
 import { makeTraceEntry, traceNotePath } from '../excerpts/trace.js';
 import { chunksOf, getNote, outgoingLinks } from '../indexer/lookup.js';
 import { sectionsOf } from '../policy/sections.js';
@@ -712,6 +713,39 @@ function moveChunkId(id: string, from: number, to: number): string {
 }
 
 /**
+ * The budget candidate of a compact pick of `chunk` standing in for the traversal's excerpt `ex` / `trace`:
+ * the excerpt (ref_id and source_ref moved to that chunk, the pick's display text) and a trace entry over
+ * exactly the pick's lines (`text` the exact file lines), with the traversal's query and `used_for`.
+ */
+function pickCandidate(
+  ctx: BuildContext,
+  ex: SourceExcerpt,
+  trace: ResearchTraceEntry,
+  chunk: Chunk,
+  pick: CompactPick,
+  usedFor: string,
+  served: LoreCandidate['served'],
+  seed: boolean,
+): LoreCandidate {
+  const path = traceNotePath(trace.source_path);
+  const rebuilt = makeTraceEntry({
+    trace_id: moveChunkId(trace.trace_id, trace.chunk_index, chunk.chunk_index),
+    origin: trace.origin,
+    query: trace.query,
+    namespace: ctx.ns,
+    path,
+    disk_path: trace.source_path,
+    chunk_index: chunk.chunk_index,
+    line_start: pick.line_start,
+    line_end: pick.line_end,
+    text: pick.exact,
+    used_for: usedFor,
+  });
+  const excerpt = { ref_id: moveChunkId(ex.ref_id, trace.chunk_index, chunk.chunk_index), source_ref: formatRef(ctx.ns, path, { kind: 'chunk', index: chunk.chunk_index }), text: pick.text };
+  return { excerpt, trace: rebuilt, served, seed };
+}
+
+/**
  * Coordinator step c: make one traversal excerpt compact ({@link compactExcerpt}: the most relevant
  * self-contained sentences of the chunk, wikilinks as display text) and rebuild its trace entry over
  * exactly the lines those sentences touch, with a `used_for` from {@link compactUsedFor}; the traversal's own
@@ -752,21 +786,7 @@ function compactCandidate(
       continue;
     }
     const { purpose, served: servedNow } = compactUsedFor(pick.text, trace.query, requirements, ownSeed);
-    const rebuilt = makeTraceEntry({
-      trace_id: moveChunkId(trace.trace_id, trace.chunk_index, chunk.chunk_index),
-      origin: trace.origin,
-      query: trace.query,
-      namespace: ctx.ns,
-      path,
-      disk_path: trace.source_path,
-      chunk_index: chunk.chunk_index,
-      line_start: pick.line_start,
-      line_end: pick.line_end,
-      text: pick.exact,
-      used_for: `${purpose}; reached: ${trace.used_for}`,
-    });
-    const sourceRef = formatRef(ctx.ns, path, { kind: 'chunk', index: chunk.chunk_index });
-    const cand: LoreCandidate = { excerpt: { ref_id: refId, source_ref: sourceRef, text: pick.text }, trace: rebuilt, served: servedNow, seed };
+    const cand = pickCandidate(ctx, ex, trace, chunk, pick, `${purpose}; reached: ${trace.used_for}`, servedNow, seed);
     const reason = withholdReason(cand.excerpt, cand.trace, ctx.draft, ctx.compiled, ctx.index);
     if (reason !== null) {
       firstReason ??= reason;
@@ -819,26 +839,8 @@ function seedPassageCandidate(
     if (pick === null || !pick.self_contained || pick.terms_matched === 0) continue;
     if (toSeed.line < pick.line_start || toSeed.line > pick.line_end) continue;
     const seedRef = formatRef(ctx.ns, seedPath);
-    const rebuilt = makeTraceEntry({
-      trace_id: moveChunkId(trace.trace_id, trace.chunk_index, chunk.chunk_index),
-      origin: trace.origin,
-      query: trace.query,
-      namespace: ctx.ns,
-      path,
-      disk_path: trace.source_path,
-      chunk_index: chunk.chunk_index,
-      line_start: pick.line_start,
-      line_end: pick.line_end,
-      text: pick.exact,
-      used_for: `context for the scene's seed ${seedRef}: the note's passage that links it (line ${toSeed.line}); reached: ${trace.used_for}`,
-    });
-    const sourceRef = formatRef(ctx.ns, path, { kind: 'chunk', index: chunk.chunk_index });
-    const cand: LoreCandidate = {
-      excerpt: { ref_id: refId, source_ref: sourceRef, text: pick.text },
-      trace: rebuilt,
-      served: servedRequirement(pick.text, requirements),
-      seed: false,
-    };
+    const usedFor = `context for the scene's seed ${seedRef}: the note's passage that links it (line ${toSeed.line}); reached: ${trace.used_for}`;
+    const cand = pickCandidate(ctx, ex, trace, chunk, pick, usedFor, servedRequirement(pick.text, requirements), false);
     if (withholdReason(cand.excerpt, cand.trace, ctx.draft, ctx.compiled, ctx.index) !== null) continue;
     return { cand, seedRef };
   }
