@@ -39,6 +39,7 @@ import type { Chunk, NoteRecord, VaultIndex } from '../types.js';
 import type { LeakageAudit, ResponderPacket } from '../contracts/types.js';
 import { RAW_STATE_MARKERS, hiddenTextForm } from '../contracts/rules.js';
 import { isUnderPrefix, parseRef } from '../refs/ref.js';
+import { termPositions } from '../search/phrase.js';
 
 /** A prompt line must be at least this many characters (after trimming) to count as parroted. */
 export const PARROT_MIN_CHARS = 60;
@@ -121,22 +122,12 @@ interface ScannedText {
   splitAt: Map<string, number[]>;
 }
 
-/** Positions of every token of `tokens`. */
-function positions(tokens: readonly string[]): Map<string, number[]> {
-  const at = new Map<string, number[]>();
-  tokens.forEach((t, i) => {
-    const list = at.get(t);
-    if (list) list.push(i);
-    else at.set(t, [i]);
-  });
-  return at;
-}
 
 /** Tokenise the responder's text once for every name and shingle searched. */
 function scanText(text: string): ScannedText {
   const joined = leakTokens(text, '');
   const split = leakTokens(text, ' ');
-  return { joined, split, joinedAt: positions(joined), splitAt: positions(split) };
+  return { joined, split, joinedAt: termPositions(joined), splitAt: termPositions(split) };
 }
 
 /** True when `needle` occurs in `tokens` as consecutive tokens (`at`: positions of each token in `tokens`). */
