@@ -327,13 +327,22 @@ export class ProxySession {
   async call(tool: string, args: unknown, transport: ProxyTransport = 'direct'): Promise<ProxyResponse> {
     if (!this.started) throw new LoretraceError('session_not_started', 'call start() before calling tools');
     if (this.closed) throw new LoretraceError('session_closed', 'the proxy session is closed');
+    return this.serialized(() => this.handle(tool, args, transport));
+  }
+
+  /**
+   * Run `work` after every earlier call (the session's one queue), then make its ledger records durable
+   * ({@link flushLedger}) before resolving with its result; `inFlight` counts it meanwhile, so concurrent
+   * calls share one sync.
+   */
+  private async serialized<T>(work: () => T | Promise<T>): Promise<T> {
     this.inFlight += 1;
     try {
-      const run = this.queue.then(() => this.handle(tool, args, transport));
+      const run = this.queue.then(work);
       this.queue = run.catch(() => undefined);
-      const response = await run;
+      const out = await run;
       await this.flushLedger();
-      return response;
+      return out;
     } finally {
       this.inFlight -= 1;
     }
@@ -354,8 +363,7 @@ export class ProxySession {
    */
   async recordTransportRefusal(tool: string, argumentsSummary: unknown, code: RefusalCode, reason: string, message: string, transport: ProxyTransport): Promise<number> {
     if (this.closed || !this.started) return -1;
-    this.inFlight += 1;
-    const run = this.queue.then(() => {
+    return this.serialized(() => {
       this.totals.tool_calls! += 1;
       this.totals.refused! += 1;
       this.totals[code] = (this.totals[code] ?? 0) + 1;
@@ -367,14 +375,6 @@ export class ProxySession {
       });
       return rec.seq;
     });
-    this.queue = run.catch(() => undefined);
-    try {
-      const seq = await run;
-      await this.flushLedger();
-      return seq;
-    } finally {
-      this.inFlight -= 1;
-    }
   }
 
   /**
