@@ -90,6 +90,34 @@ describe('lore_read of a note over max_file_bytes', () => {
   });
 });
 
+describe('request bodies and empty lists over HTTP', () => {
+  it('refuses a JSON null body like [] or 5 (the arguments must be an object) and records it as sent; no body is {}', async () => {
+    const url = await serve();
+    for (const body of ['null', '[]', '5']) {
+      const r = await send(url, 'POST', '/tools/research_status', body);
+      expect([r.status, r.body]).toEqual([400, { error: { code: 'bad_request', message: 'research_status: argument (arguments) must be an object' } }]);
+    }
+    expect((await send(url, 'POST', '/tools/research_status', '')).status).toBe(200);
+    const records = readLedger(join(tmp.dir, 'http.jsonl'));
+    expect(records.filter((r) => r.kind === 'TOOL_CALL').map((r) => r.arguments)).toEqual([null, [], 5, {}]);
+    expect(records.filter((r) => r.kind === 'TOOL_REFUSED').map((r) => r.outcome)).toEqual([null, [], 5].map(() => ({
+      status: 'refused', code: 'bad_request', reason: 'invalid_arguments', message: 'research_status: argument (arguments) must be an object',
+    })));
+  });
+
+  it('answers [] where docs/PROXY.md documents a list and it is empty, never null', async () => {
+    const url = await serve();
+    const status = await tool(url, 'research_status', {});
+    expect([status.body.consulted_refs, status.body.followed_refs]).toEqual([[], []]);
+    const none = await tool(url, 'lore_search', { query: 'zzqx' });
+    expect([none.status, none.body.results]).toEqual([200, []]);
+    const read = await tool(url, 'lore_read', { ref: `${R.territories}#Brinefall Shelf` });
+    expect(read.body.data.escaped_characters).toEqual({ count: 0, kinds: [] });
+    const links = await tool(url, 'lore_links', { ref: R.territories });
+    expect(links.body.links.every((l: { target_classes: unknown }) => Array.isArray(l.target_classes))).toBe(true);
+  });
+});
+
 describe('parseHostPort', () => {
   it('reads host:port including bracketed IPv6 and refuses anything else as a usage error', () => {
     expect(parseHostPort('127.0.0.1:0')).toEqual({ host: '127.0.0.1', port: 0 });

@@ -96,6 +96,40 @@ describe('openProxySession', () => {
     });
   });
 
+  it('fills limits left out with their defaults: { max_calls: 3 } enforces 3 calls and every other default', async () => {
+    const open = (limits: unknown) => openProxySession({
+      lore: FIXTURE_VAULT, packetPath: PROXY_PACKET, ledgerPath: ledgerPath(), limits: limits as Record<string, number>,
+      indexOptions: { persist: false, workers: false }, clock: fakeClock(),
+    });
+    session = await open({ max_calls: 3, max_k: undefined });
+    expect(session.limits).toEqual({ ...DEFAULT_LIMITS, max_calls: 3 });
+    expect(readLedger(ledgerPath())[0]!.session!.limits).toEqual({ ...DEFAULT_LIMITS, max_calls: 3 });
+    expect(ok(await session.call('lore_read', { ref: R.territories })).data.ref).toBe(R.territories);
+    expect(ok(await session.call('lore_search', { query: 'sanctuary berths' })).k).toBe(DEFAULT_LIMITS.default_k);
+    expect(ok(await session.call('research_status', {})).calls.total).toBe(3);
+    expect(refused(await session.call('research_status', {}))).toEqual({ code: 'budget_exhausted', message: "the session's call budget (3 calls) is spent" });
+  });
+
+  it('refuses a limit that is unknown or not an integer ≥ 1 with bad_option naming it, before anything is written', async () => {
+    const open = (limits: unknown) => openProxySession({
+      lore: FIXTURE_VAULT, packetPath: PROXY_PACKET, ledgerPath: ledgerPath(), limits: limits as Record<string, number>,
+      indexOptions: { persist: false, workers: false }, clock: fakeClock(),
+    });
+    await expect(open({ max_k: 0 })).rejects.toMatchObject({
+      code: 'bad_option', exitCode: 2, message: 'proxy limit max_k must be an integer ≥ 1 (got 0)', details: { expected: 'integer ≥ 1', data: { limit: 'max_k' } },
+    });
+    await expect(open({ rate_burst: '5' })).rejects.toMatchObject({ code: 'bad_option', message: 'proxy limit rate_burst must be an integer ≥ 1 (got "5")' });
+    await expect(open({ max_calls: null })).rejects.toMatchObject({ code: 'bad_option', message: 'proxy limit max_calls must be an integer ≥ 1 (got null)' });
+    await expect(open({ max_query_chars: 2.5 })).rejects.toMatchObject({ code: 'bad_option', message: 'proxy limit max_query_chars must be an integer ≥ 1 (got 2.5)' });
+    await expect(open({ max_cals: 5 })).rejects.toMatchObject({
+      code: 'bad_option',
+      message: `unknown proxy limit "max_cals"; the limits are ${Object.keys(DEFAULT_LIMITS).join(', ')}`,
+      details: { data: { limit: 'max_cals' } },
+    });
+    await expect(open([5])).rejects.toMatchObject({ code: 'bad_option', message: 'proxy limits must be an object of limit names and integers (got an array)' });
+    expect(() => readFileSync(ledgerPath())).toThrow();
+  });
+
   it('refuses a ledger path that already exists (a ledger is never overwritten)', async () => {
     writeFileSync(ledgerPath(), 'keep me\n');
     await expect(fixtureSession({ ledgerPath: ledgerPath() })).rejects.toMatchObject({ code: 'ledger_exists' });

@@ -122,6 +122,38 @@ export function parseLimitOverrides(pairs: readonly string[], base: Readonly<Ser
   return out;
 }
 
+/**
+ * The complete limits of a session from what a caller of `openProxySession` / `new ProxySession` gave:
+ * every key left out (or `undefined`) takes its {@link DEFAULT_LIMITS} value, so `{ max_calls: 50 }` is the
+ * defaults with 50 calls. What is given must be a known limit with a safe integer value ≥ 1, the rule
+ * `--limit name=value` applies ({@link parseLimitOverrides}); `null` or no object at all means the defaults.
+ * @throws LoretraceError `bad_option` naming the key and what was expected: `limits` is not an object, a key
+ *   is no limit (`details.data.limit`, `expected` lists the names), or a value is not an integer ≥ 1.
+ */
+export function resolveLimits(given: Readonly<Partial<ServerLimits>> | null | undefined): ServerLimits {
+  if (given === null || given === undefined) return { ...DEFAULT_LIMITS };
+  if (typeof given !== 'object' || Array.isArray(given)) {
+    throw new LoretraceError('bad_option', `proxy limits must be an object of limit names and integers (got ${Array.isArray(given) ? 'an array' : typeof given})`, {
+      expected: `an object with keys among ${LIMIT_NAMES.join(', ')}`,
+    }, 2);
+  }
+  const out: ServerLimits = { ...DEFAULT_LIMITS };
+  for (const [name, value] of Object.entries(given) as [string, unknown][]) {
+    if (!Object.prototype.hasOwnProperty.call(DEFAULT_LIMITS, name)) {
+      throw new LoretraceError('bad_option', `unknown proxy limit ${JSON.stringify(name.slice(0, 64))}; the limits are ${LIMIT_NAMES.join(', ')}`, {
+        expected: `one of ${LIMIT_NAMES.join(', ')}`, data: { limit: name.slice(0, 64) },
+      }, 2);
+    }
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+      const got = typeof value === 'number' || typeof value === 'boolean' ? String(value) : value === null ? 'null' : typeof value === 'string' ? JSON.stringify(value.slice(0, 32)) : typeof value;
+      throw new LoretraceError('bad_option', `proxy limit ${name} must be an integer ≥ 1 (got ${got})`, { expected: 'integer ≥ 1', data: { limit: name } }, 2);
+    }
+    (out as unknown as Record<string, number>)[name] = value;
+  }
+  return out;
+}
+
 /** A budget value of a policy: a non-negative safe integer, else undefined (= no limit). */
 function budgetField(budgets: PolicyBudgets | undefined, name: keyof PolicyBudgets): number | undefined {
   const v = budgets?.[name];

@@ -42,7 +42,7 @@ import { sliceLines } from '../notes/lines.js';
 import { LedgerWriter } from '../receipts/ledger.js';
 import type { LedgerSigner } from '../receipts/signing.js';
 import type { AdmissionVia, LedgerActor, LedgerOutcome, LedgerRecord, LedgerSessionInfo, ServedRange } from '../receipts/ledger-record.js';
-import { DEFAULT_LIMITS, MAX_ARGUMENT_DEPTH, RateLimiter, mergeBudgets, nestsDeeperThan } from './limits.js';
+import { MAX_ARGUMENT_DEPTH, RateLimiter, mergeBudgets, nestsDeeperThan, resolveLimits } from './limits.js';
 import type { ServerLimits, SessionBudgets } from './limits.js';
 import { REFUSAL_CODES, escapeInvisible, refusalCodeFor, shownInput } from './refusals.js';
 import type { Refusal, RefusalCode } from './refusals.js';
@@ -89,7 +89,8 @@ export interface ProxySessionOptions {
   packetFile?: string | null;
   compiled: CompiledPolicy;
   ledger: LedgerWriter;
-  limits?: ServerLimits;
+  /** Server limits; keys left out take their `DEFAULT_LIMITS` value (`resolveLimits`, src/proxy/limits.ts). */
+  limits?: Partial<ServerLimits>;
   clock?: ProxyClock;
 }
 
@@ -236,7 +237,7 @@ export class ProxySession {
     this.packet = options.packet;
     this.compiled = options.compiled;
     this.ledger = options.ledger;
-    this.limits = options.limits ?? { ...DEFAULT_LIMITS };
+    this.limits = resolveLimits(options.limits);
     this.clock = options.clock ?? SYSTEM_CLOCK;
     this.packetSha256 = options.packetSha256;
     this.packetFile = options.packetFile ?? null;
@@ -478,7 +479,8 @@ export class ProxySession {
     if (nestsDeeperThan(args, MAX_ARGUMENT_DEPTH)) {
       throw new Refuse('bad_request', 'arguments_too_deep', `${tool}: arguments are nested deeper than ${MAX_ARGUMENT_DEPTH} levels`);
     }
-    const parsed = this.inputs[tool].safeParse(args ?? {});
+    // Only absent arguments are `{}`: `null` is refused like any other non-object ("must be an object").
+    const parsed = this.inputs[tool].safeParse(args === undefined ? {} : args);
     if (!parsed.success) throw this.badArguments(tool, parsed.error);
     switch (tool) {
       case 'lore_search':
@@ -934,7 +936,11 @@ export interface OpenProxySessionOptions {
   packetPath: string;
   /** Ledger file to create (must not exist). */
   ledgerPath: string;
-  limits?: ServerLimits;
+  /**
+   * Server limits; keys left out take their `DEFAULT_LIMITS` value, a key that is no limit or a value that
+   * is not an integer ≥ 1 is refused (`bad_option`, src/proxy/limits.ts `resolveLimits`).
+   */
+  limits?: Partial<ServerLimits>;
   /** Passed to `indexVault` (index dir, config …). */
   indexOptions?: IndexOptions;
   /**
@@ -952,11 +958,12 @@ export interface OpenProxySessionOptions {
  * require `lore_access.mode = responder_scoped_repository_search` with a traversal_policy, index the
  * vault, compile the policy, create the ledger and write its `SESSION_OPENED` record.
  *
- * @throws LoretraceError `packet_unreadable`, `input_too_large`, `not_utf8`, `bad_json`, `duplicate_key`, `packet_invalid` (first errors in the message, all
+ * @throws LoretraceError `bad_option` for a bad `limits` entry (checked first), `packet_unreadable`, `input_too_large`, `not_utf8`, `bad_json`, `duplicate_key`, `packet_invalid` (first errors in the message, all
  *   in `details.data.errors`), `packet_wrong_mode`, policy compile errors (`bad_policy` …), indexer errors,
  *   `ledger_exists` / `ledger_unwritable`. Nothing is written when any of these is thrown.
  */
 export async function openProxySession(options: OpenProxySessionOptions): Promise<ProxySession> {
+  const limits = resolveLimits(options.limits);
   const packetFile = options.packetPath;
   let bytes: Buffer;
   try {
@@ -988,7 +995,7 @@ export async function openProxySession(options: OpenProxySessionOptions): Promis
   const compiled = compilePolicy(policy, { index, packet });
   const ledger = LedgerWriter.create(options.ledgerPath, { signer: options.signer ?? null });
   const session = new ProxySession({
-    index, packet, packetSha256, packetFile: basename(packetFile), compiled, ledger, limits: options.limits, clock: options.clock,
+    index, packet, packetSha256, packetFile: basename(packetFile), compiled, ledger, limits, clock: options.clock,
   });
   try {
     await session.start();

@@ -260,7 +260,8 @@ function createHttpApp(session: ProxySession, config: { allowedHosts: Set<string
   app.post('/tools/{*name}', ...strictJsonBody(limits.max_body_bytes, refuse), async (req, res) => {
     const tool = toolOf(req.path) ?? '';
     try {
-      const r = await session.call(tool, req.body ?? {}, 'http');
+      // No body is `{}` (strictJsonBody); a JSON `null` is a body like `[]` or `5`, refused by the tool's schema.
+      const r = await session.call(tool, req.body === undefined ? {} : req.body, 'http');
       res.set('Loretrace-Ledger-Seq', String(r.seq));
       if (r.ok) {
         res.status(200).json(r.result);
