@@ -167,3 +167,26 @@ describe('the walk against an oracle of the allowed link graph (lore-fixtures)',
     }
   });
 });
+
+describe('self-links (lore-fixtures/WalkLore)', () => {
+  it('records a note naming itself as already_visited "links to itself", a seed and a followed note alike', async () => {
+    // Lore notes open by naming themselves ("The [[Tide Wardens]] keep …"): such a link leads nowhere new and
+    // says so, rather than calling the note a start note.
+    const walkIndex = await indexVault(join(FIXTURES, 'WalkLore'), { persist: false });
+    const compiled = compilePolicy({
+      max_link_depth: 2, allowed_prefixes: ['WalkLore:Harbor/'], required_seed_refs: ['WalkLore:Harbor/Quay.md'],
+      follow_link_classes: ['wikilink'], stop_conditions: [],
+    }, { index: walkIndex });
+    const r = traverse(walkIndex, compiled, { queries: ['storm lamps'] });
+    expect(r.followed_refs).toEqual(['WalkLore:Harbor/Tide Wardens.md', 'WalkLore:Harbor/Lamp Guild.md']);
+    expect(r.decisions.map((d) => `${d.from.replace('WalkLore:Harbor/', '')} -> ${d.to.replace('WalkLore:Harbor/', '')} L${d.lines.join(',')} d${d.depth} ${d.reason ?? 'followed'}: ${d.detail}`)).toEqual([
+      'Quay.md -> Quay.md L3 d1 already_visited: Harbor/Quay.md links to itself',
+      'Quay.md -> Tide Wardens.md L3 d1 followed: consulted #2 (score 0.706346 = 0.5 × link 0.470897 + 0.5 × relevance 0.941794, 0 field link(s), 1 mention(s))',
+      'Tide Wardens.md -> Tide Wardens.md L3 d2 already_visited: Harbor/Tide Wardens.md links to itself',
+      'Tide Wardens.md -> Quay.md L3 d2 already_visited: Harbor/Quay.md is a start note, consulted first',
+      'Tide Wardens.md -> Lamp Guild.md L3 d2 followed: consulted #3 (score 0.666308 = 0.5 × link 0.332616 + 0.5 × relevance 1, 0 field link(s), 1 mention(s))',
+      // checkEdge comes first: at the depth limit even a self-link is depth_exceeded.
+      'Lamp Guild.md -> Lamp Guild.md L3 d3 depth_exceeded: depth 3 > max_link_depth 2',
+    ]);
+  });
+});

@@ -625,7 +625,12 @@ function readLinkGraph(w: Walk, seeds: readonly VaultPath[]): void {
         const targetDepth = depthOf.get(target);
         const outward = targetDepth === undefined || targetDepth === depth + 1;
         const linkScore = outward ? round6(parentScore * context * LINK_DECAY) : null;
-        if (target === path || (start.has(target) && !(frontier.get(target)?.tier === 0))) {
+        // A note naming itself (`[[Reality Architects]] are …` in Reality Architects.md) leads nowhere new.
+        if (target === path) {
+          skip('already_visited', `${target} links to itself`, rel, linkScore);
+          continue;
+        }
+        if (start.has(target) && !(frontier.get(target)?.tier === 0)) {
           skip('already_visited', `${target} is a start note, consulted first`, rel, linkScore);
           continue;
         }
