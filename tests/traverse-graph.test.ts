@@ -71,23 +71,28 @@ function startNotes(compiled: CompiledPolicy): string[] {
   return [...compiled.seeds, ...compiled.scope.filter((p) => !compiled.seeds.includes(p))];
 }
 
-function walk(p: TraversalPolicy, queries: readonly string[], packet?: Parameters<typeof compilePolicy>[1]['packet']) {
+function walk(p: TraversalPolicy, queries: readonly string[], packet?: Packet) {
   const compiled = compilePolicy(p, { index, packet });
   return { compiled, r: traverse(index, compiled, { queries }) };
 }
 
-const CASES: [string, TraversalPolicy, string[]][] = [
+type Packet = Parameters<typeof compilePolicy>[1]['packet'];
+const CASES: [string, TraversalPolicy, string[], Packet?][] = [
   ['the world policy (plain-English link classes, depth 2)', WORLD, QUERIES],
   ['all links and backlinks, depth 3, no relevance stops', {
     max_link_depth: 3, allowed_prefixes: ['World/Pre-Elysium/', 'World/Politics/'],
     required_seed_refs: ['World/Pre-Elysium/index.md'], follow_link_classes: ['wikilink', 'markdown_link', 'embed', 'backlink'],
     stop_conditions: ['stop before post-Elysium lore', 'min_relevance:0', 'min_relative_relevance:0', 'min_score_ratio:0'],
   }, ['harbor charter rescue']],
+  ['the world policy with a scope folder (every Politics note a start point at depth 0)', WORLD, QUERIES,
+    { lore_access: { allowed_scope: ['FixtureLore:World/Politics/'] } }],
 ];
 
 describe('the walk against an oracle of the allowed link graph (lore-fixtures)', () => {
-  it.each(CASES)('%s: every edge of every reached note is a decision, refused exactly where checkEdge refuses it, at its depth from the start notes', (_name, p, queries) => {
-    const { compiled, r } = walk(p, queries);
+  it.each(CASES)('%s: every edge of every reached note is a decision, refused exactly where checkEdge refuses it, at its depth from the start notes', (_name, p, queries, packet) => {
+    const { compiled, r } = walk(p, queries, packet);
+    // The scope folder really adds start points: the Politics notes the policy admits.
+    if (packet) expect(compiled.scope).toEqual(['World/Politics/Harbor Neutrality.md', 'World/Politics/Salvage Law.md']);
     const { edges } = expectedGraph(compiled, startNotes(compiled));
     const actual = r.decisions.filter((d) => d.link_class !== 'allowed_scope');
     expect(actual.map((d) => `${strip(d.from)} -> ${strip(d.to)} ${d.link_class}`).sort()).toEqual([...edges.keys()].sort());
@@ -116,8 +121,8 @@ describe('the walk against an oracle of the allowed link graph (lore-fixtures)',
     ]);
   });
 
-  it.each(CASES)('%s: every link score is parent score × passage relevance × LINK_DECAY, every followed score LINK_MIX × best link + (1 − LINK_MIX) × relevance', (_name, p, queries) => {
-    const { compiled, r } = walk(p, queries);
+  it.each(CASES)('%s: every link score is parent score × passage relevance × LINK_DECAY, every followed score LINK_MIX × best link + (1 − LINK_MIX) × relevance', (_name, p, queries, packet) => {
+    const { compiled, r } = walk(p, queries, packet);
     const rel = relevanceTables(index, compiled, queries);
     const { depth } = expectedGraph(compiled, startNotes(compiled));
     const seeds = new Set(compiled.seeds as readonly string[]);
@@ -158,11 +163,11 @@ describe('the walk against an oracle of the allowed link graph (lore-fixtures)',
     expect([r.stats.notes_consulted, r.stats.stopped_by, r.stats.budgets.max_refs]).toEqual([3, 'min_relative_relevance', 12]);
   });
 
-  it.each(CASES)('%s: gives byte-identical results from a rebuilt index, with and without diversity', async (_name, p, queries) => {
+  it.each(CASES)('%s: gives byte-identical results from a rebuilt index, with and without diversity', async (_name, p, queries, packet) => {
     const again = await indexVault(FIXTURE_VAULT, { persist: false });
     for (const diversity of [0, 1]) {
-      const a = traverse(index, compilePolicy(p, { index }), { queries, diversity });
-      const b = traverse(again, compilePolicy(p, { index: again }), { queries, diversity });
+      const a = traverse(index, compilePolicy(p, { index, packet }), { queries, diversity });
+      const b = traverse(again, compilePolicy(p, { index: again, packet }), { queries, diversity });
       expect(JSON.stringify(b)).toBe(JSON.stringify(a));
     }
   });
