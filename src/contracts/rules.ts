@@ -51,7 +51,7 @@ export const VALIDATION_RULES: readonly ValidationRule[] = [
   { id: 'prompt.missing_local_context', kinds: ['packet'], meaning: '`packet_prompt_text` must contain `visible_context.local_context_prompt` verbatim.', source: 'seed 001, Packet Contents: "packet_prompt_text: the exact prompt text sent to the responder"; "local_context_prompt: the projected character-local context"' },
   { id: 'prompt.missing_observed_action', kinds: ['packet'], meaning: '`packet_prompt_text` must contain `visible_context.observed_event.observable_action` verbatim.', source: 'seed 001, Packet Contents: "observed_event: what the character can see or hear from the prior action"' },
   { id: 'prompt.raw_state_marker', kinds: ['packet'], meaning: '`packet_prompt_text` contains a raw-state marker (`current_activation`, `plasticity`, `canonical_state`, `raw state variable`, `raw numeric state`, `dimension score`), compared ignoring case, white-space runs, format characters and compatibility forms (as retrieve does). One error per marker.', source: 'seed 001: "The packet prompt must not expose raw state internals such as current_activation, plasticity, raw dimension scores"' },
-  { id: 'prompt.raw_numeric_state', kinds: ['packet'], meaning: '`packet_prompt_text` carries raw numeric state: a word, optionally followed by `dimension`, `score`, `level`, `value`, `weight` or `activation`, then a number from 0 to 1 written with a decimal point (`fear 0.82`, `trust dimension 0.77`, `Trust: .7`); version numbers (`v0.1`, `0.1.2`, `version 0.5`) are not state. One error per occurrence.', source: 'seed 001: "The packet prompt must not expose raw state internals such as current_activation, plasticity, raw dimension scores"; the packets\' own rule "Do not include raw personality variables or numeric state scores"' },
+  { id: 'prompt.raw_numeric_state', kinds: ['packet'], meaning: '`packet_prompt_text` carries raw numeric state: a word, optionally followed by `dimension`, `score`, `level`, `value`, `weight` or `activation`, then a number from 0 to 1 written with a decimal point, directly or after `:`, `=`, `(`, `is`, `was`, `at` or `of` (`fear 0.82`, `fear=0.82`, `Fear 0.8`, `trust dimension 0.77`, `Trust: .7`, `fear is 0.82`), or a percentage or mark out of 10 / 100 after `:`, `=` or a qualifier (`trust: 77%`, `loyalty: 7/10`, `fear score 82%`; a bare `achieved 85%` is lore, not state); version numbers (`v0.1`, `0.1.2`, `version 0.5`) are not state. One error per occurrence.', source: 'seed 001: "The packet prompt must not expose raw state internals such as current_activation, plasticity, raw dimension scores"; the packets\' own rule "Do not include raw personality variables or numeric state scores"' },
   { id: 'prompt.missing_research_instruction', kinds: ['packet'], meaning: 'For `responder_scoped_repository_search`, `packet_prompt_text` must contain every `lore_access.research_instructions` entry verbatim, line by line for a multi-line entry (one error per missing entry).', source: 'seed 001: "includes visible research instructions in the prompt"' },
   { id: 'prompt.contradicts_repo_access', kinds: ['packet'], meaning: 'A `responder_scoped_repository_search` packet (`no_repo_access: false`) whose `packet_prompt_text` tells the responder it has no repository access (`no repository access`, `no repo access`, `without repository access`, ignoring case). One error per line.', source: 'seed 001: "responder_scoped_repository_search ... sets no_repo_access to false"; a prompt that denies the access the packet grants contradicts it' },
   { id: 'prompt.hidden_ref', kinds: ['packet'], meaning: '`packet_prompt_text` contains an entry of `hidden_context_audit.omitted_context_refs`, compared like `prompt.raw_state_marker`. One error per ref.', source: 'seed 001: "hidden_context_audit: refs and inference classes deliberately omitted"; seed 000 `no_hidden_state_refs: true`' },
@@ -78,26 +78,39 @@ export const VALIDATION_RULES: readonly ValidationRule[] = [
 export const RAW_STATE_MARKERS: readonly string[] = ['current_activation', 'plasticity', 'canonical_state', 'raw state variable', 'raw numeric state', 'dimension score'];
 
 /**
- * Raw numeric state (seed 001: no "raw dimension scores" in a packet prompt): a word of at least three
- * letters, optionally one qualifier (`dimension`, `score`, `level`, `value`, `weight`, `activation`, also
- * two of them: `dimension score`), an optional `:` or `=`, then a number from 0 to 1 with a decimal point
- * (`0.82`, `.7`, `1.0`). Not a version (`v0.1`, `0.1.2`, a word `version` or `v` before it) and not a
- * number that continues (`0.82.1`, `0.82x`).
+ * Raw numeric state (seed 001: no "raw dimension scores" in a packet prompt), in the two ways a state score
+ * is written next to the name of what it measures: a word of at least three letters, optionally one or two
+ * qualifiers (`dimension`, `score`, `level`, `value`, `weight`, `activation`: `dimension score`), then
+ * - {@link RAW_STATE_FRACTION}: a number from 0 to 1 with a decimal point (`0.82`, `.7`, `1.0`), right after
+ *   the word or after `:`, `=`, `(`, `is`, `was`, `at` or `of` (`fear 0.82`, `fear=0.82`, `Fear 0.8`,
+ *   `fear is 0.82`, `trust at 0.77`, `fear (0.82)`);
+ * - {@link RAW_STATE_SCALED}: a percentage (0 to 100, `%`, `percent` or `per cent`) or a mark out of 10 or 100
+ *   (`7/10`, `82/100`), after `:` or `=` or a qualifier (`trust: 77%`, `fear=82%`, `loyalty: 7/10`,
+ *   `trust level 77%`). A bare `word 85%` is not state: lore writes `achieved 85% efficiency` and
+ *   `toward 10% of lightspeed` (AetheriaLore's Fusion and Soliton Drive notes), so the scaled forms need the
+ *   label punctuation or qualifier a state readout has.
+ * Any space character separates (a no-break space too). Not a version (`v0.1`, `0.1.2`, a word `version` or
+ * `v` before it) and not a number that continues (`0.82.1`, `0.82x`).
  */
-const RAW_NUMERIC_STATE = /(?<![\p{L}\p{N}_])(\p{L}{3,})(?:[ \t]+(?:dimension|score|level|value|weight|activation)){0,2}[ \t]*[:=]?[ \t]*(?<![\p{N}.])(?:0?\.\d+|1\.0+)(?![\p{N}.]*[\p{L}\p{N}])(?!\.\d)/giu;
+const RAW_STATE_FRACTION = /(?<![\p{L}\p{N}_])(\p{L}{3,})(?:[\p{Zs}\t]+(?:dimension|score|level|value|weight|activation)){0,2}(?:[\p{Zs}\t]*[:=(][\p{Zs}\t]*|[\p{Zs}\t]+(?:is|was|at|of)[\p{Zs}\t]+|[\p{Zs}\t]*)(?<![\p{N}.])(?:0?\.\d+|1\.0+)(?![\p{N}.]*[\p{L}\p{N}])(?!\.\d)/giu;
+/** The scaled forms of {@link RAW_STATE_FRACTION}'s rule: a percentage or a mark out of 10 / 100 after a label. */
+const RAW_STATE_SCALED = /(?<![\p{L}\p{N}_])(\p{L}{3,})(?:(?:[\p{Zs}\t]+(?:dimension|score|level|value|weight|activation)){1,2}[\p{Zs}\t]*[:=]?|[\p{Zs}\t]*[:=])[\p{Zs}\t]*(?<![\p{N}.])(?:(?:100|\d{1,2})(?:\.\d+)?[\p{Zs}\t]?(?:%|percent\b|per cent\b)|\d{1,3}(?:\.\d+)?[\p{Zs}\t]*\/[\p{Zs}\t]*(?:100|10)(?![\p{N}\/]|\.\d))/giu;
 const NOT_STATE_WORDS = new Set(['version', 'release', 'schema', 'ratio']);
 
 /**
- * Every raw numeric state occurrence in `text` ({@link RAW_NUMERIC_STATE}), as `{ at, text }` (0-based
+ * Every raw numeric state occurrence in `text` ({@link RAW_STATE_FRACTION}, {@link RAW_STATE_SCALED}), as `{ at, text }` (0-based
  * UTF-16 offset, the matched characters), in order.
  */
 export function rawNumericStateIn(text: string): { at: number; text: string }[] {
-  const out: { at: number; text: string }[] = [];
-  RAW_NUMERIC_STATE.lastIndex = 0;
-  for (let m = RAW_NUMERIC_STATE.exec(text); m !== null; m = RAW_NUMERIC_STATE.exec(text)) {
-    if (!NOT_STATE_WORDS.has((m[1] as string).toLowerCase())) out.push({ at: m.index, text: m[0] });
+  const found: { at: number; text: string }[] = [];
+  for (const re of [RAW_STATE_FRACTION, RAW_STATE_SCALED]) {
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+      if (!NOT_STATE_WORDS.has((m[1] as string).toLowerCase())) found.push({ at: m.index, text: m[0] });
+    }
   }
-  return out;
+  // The two forms never overlap on one number, but keep the report in text order whatever they match.
+  return found.sort((a, b) => a.at - b.at);
 }
 
 /** The phrase of a prompt that denies repository access (the wording of Ghostlight's packet_only prompts). */
