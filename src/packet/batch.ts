@@ -52,7 +52,7 @@ export interface RetrieveBatchOptions {
   policyDir?: string;
   /** Lane for every draft (default as `buildPacket`: the draft's mode). */
   lane?: RetrievalLane;
-  /** Refuse policies with advisory clauses. */
+  /** Refuse policies with any clause short of `enforced` (partially enforced or advisory). */
   strictPolicy?: boolean;
   /** Replace existing outputs no lock lists. */
   force?: boolean;

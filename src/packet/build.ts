@@ -107,7 +107,7 @@ export interface BuildPacketOptions {
   policy?: TraversalPolicy;
   /** `allowed_scope` to declare when the draft declares no lore scope (a policy file may carry one). */
   allowedScope?: string[];
-  /** Refuse a policy with advisory (unenforced) clauses (`--strict-policy`, passed to compilePolicy). */
+  /** Refuse a policy with any clause short of `enforced`, partially enforced or advisory (`--strict-policy`, passed to compilePolicy). */
   strictPolicy?: boolean;
   /**
    * Version number in the new `packet_id` (`<draft id>.loretrace-<coordinator|research>.v<version>`),

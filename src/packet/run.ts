@@ -43,7 +43,7 @@ export interface RetrieveRequest {
   policy?: string;
   /** Lane to build (`--lane`); default as `buildPacket`. */
   lane?: RetrievalLane;
-  /** Refuse a policy with advisory clauses (`--strict-policy`). */
+  /** Refuse a policy with any clause short of `enforced`, partially enforced or advisory (`--strict-policy`). */
   strictPolicy?: boolean;
   /** Where the packet goes (`--out`); its lock is `<out without .json>.lock.json` beside it. */
   out: string;

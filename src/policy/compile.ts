@@ -48,7 +48,7 @@ export interface CompileOptions {
   index: VaultIndex;
   /** The packet the policy comes from: its `allowed_scope` gives start points, its hidden refs are denied. */
   packet?: PolicyPacketContext;
-  /** Refuse a policy with any advisory clause (`strict_policy`). */
+  /** Refuse a policy with any clause short of `enforced` — `partially_enforced` or `advisory` (`strict_policy`). */
   strict?: boolean;
   /** Vault config; default `index.config`. */
   config?: VaultConfig;

@@ -284,7 +284,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--lane <lane>', `${RETRIEVAL_LANES.join(' | ')} (default: the draft's mode when it is one of them, else coordinator_scoped_retrieval)`)
     .option('--policy <policy.json>', "traversal policy, used when the draft's lore_access has none (with --batch: for every draft without its own <id>.policy.json or one in --policy-dir)")
     .option('--policy-dir <dir>', 'with --batch: per-draft policies, <dir>/<id>.policy.json, else the policy of the longest dotted prefix of <id> (<scene>.policy.json for every turn of a Ghostlight scene); before --policy')
-    .option('--strict-policy', 'refuse a policy with advisory (unenforced) clauses')
+    .option('--strict-policy', 'refuse a policy with any clause short of enforced (partially enforced or advisory)')
     .option('--out <packet.json>', 'where to write the packet; required without --batch')
     .option('--capture-out <lore_access.json>', 'coordinator lane: where to write the capture fragment (consulted refs, runner_captured research_trace bound to the ledger, snapshot, policy receipt, ledger head)')
     .option('--force', 'replace an existing output that no lock lists (outputs and their <name>.lock.json are otherwise never overwritten)')

@@ -89,11 +89,11 @@ export function register(program: Command, ctx: CliContext): void {
     program
       .command('traverse')
       .description('apply a traversal_policy to a vault: receipt, excerpts, research_trace and decisions')
-      .option('--policy <file>', 'a JSON file holding a bare traversal_policy object (with --packet: used when the packet has none)')
+      .option('--policy <file>', 'a policy file: a bare traversal_policy object, or { traversal_policy, allowed_scope } as retrieve --policy takes (with --packet: used when the packet has none)')
       .option('--packet <file>', 'a responder packet (a draft for retrieve, say); its lore_access.traversal_policy, allowed_scope and hidden_context_audit apply')
       .option('--query <text>', 'a query (scene query or retrieval requirement; repeatable)', collect, [])
       .option('--projected-context <file>', 'projected local context: its runtime_retrieval_requirements become queries')
-      .option('--strict-policy', 'refuse a policy with any advisory clause')
+      .option('--strict-policy', 'refuse a policy with any clause short of enforced (partially enforced or advisory)')
       .option('--receipt-only', 'compile the policy and print only its receipt (no walk)'),
   ).option('--json', 'print the traverse result (with --receipt-only: the policy receipt document) as JSON').action(action(ctx, async (opts: TraverseCliOptions) => {
     const { doc, file } = await loadPolicy(ctx, opts);
