@@ -2,7 +2,8 @@
  * The coordinator lane's lore bullets in the prompt (src/packet/prompt.ts, src/packet/build.ts): each names
  * its note (title › heading) in display form while the trace keeps the exact lines; an excerpt that restates
  * a line the draft already carries is left out (`excerpt_redundant`) and its budget slot goes to the next one;
- * requirements no lore excerpt serves are reported (`requirements_unmet`, `unmet_requirements`).
+ * requirements no lore excerpt serves are reported (`requirements_unmet`, `unmet_requirements`); the excerpt
+ * budget — default or the policy's `max_chunks` / `max_chars` — and what it cut (`excerpt_budget_cut`).
  * Fixture: the Brinefall intake draft over lore-fixtures/FixtureLore.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -10,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexVault } from '../src/indexer/build.js';
-import { buildPacket } from '../src/packet/build.js';
+import { buildPacket, type BuildPacketResult } from '../src/packet/build.js';
 import { loreLabel, renderSourceSection } from '../src/packet/prompt.js';
 import type { ProjectedLocalContext, ResponderPacket, TraversalPolicy } from '../src/contracts/types.js';
 import type { VaultIndex } from '../src/types.js';
@@ -76,5 +77,48 @@ describe('redundant excerpts and unmet requirements (Brinefall intake draft)', (
     expect(r.findings.filter((f) => f.code === 'requirements_unmet').map((f) => [f.severity, f.message])).toEqual([
       ['warning', "draft.json: 1 scene requirement got no lore excerpt that serves it: latent_pressure_requirements[0] turn-01.speech.review (Mara's speech should stay practical and short.)"],
     ]);
+  });
+});
+
+describe('the excerpt budget (Brinefall intake draft)', () => {
+  const withStops = (...stops: string[]): TraversalPolicy => ({ ...policy, stop_conditions: [...policy.stop_conditions, ...stops] });
+  const cutFinding = (r: BuildPacketResult) => r.findings.filter((f) => f.code === 'excerpt_budget_cut').map((f) => [f.severity, f.path, f.pointer, f.message]);
+  const lore = (r: BuildPacketResult) => r.packet.visible_context.source_excerpts.filter((e) => e.source_ref.startsWith('FixtureLore:')).map((e) => [e.ref_id, e.text.length]);
+
+  it('by default (4 excerpts, 600 characters for this draft) cuts Kestrel Route Accord and says so: ref, lines, characters, the budget and its source', async () => {
+    const r = await buildPacket(index, draft, { projectedContext: context, policy, file: 'draft.json' });
+    expect(lore(r)).toEqual([['lore.brinefall_blackout.chunk1', 225], ['lore.meridian_compact.chunk0', 117], ['lore.quiet_hands.chunk1', 98]]);
+    expect(cutFinding(r)).toEqual([[
+      'info', 'draft.json', '/visible_context/source_excerpts',
+      "draft.json: the excerpt budget (4 excerpts, 600 characters; default: 3 requirements + 1 seed; default: 25 % of the draft prompt's 1944 characters (at least 600)) cut 1 lore excerpt, left out of the packet and the capture: FixtureLore:World/Pre-Elysium/Timeline/Events/Kestrel Route Accord.md#chunk0 L6-L7 (219 characters)",
+    ]]);
+    expect(r.stats.excerpts_cut).toBe(1);
+    expect(r.capture!.research_trace.map((t) => t.source_path)).not.toContain('World/Pre-Elysium/Timeline/Events/Kestrel Route Accord.md');
+  });
+
+  it('takes max_chunks / max_chars from the policy instead, and reports what they cut', async () => {
+    const r = await buildPacket(index, draft, { projectedContext: context, policy: withStops('max_chunks:2'), file: 'draft.json' });
+    expect(r.budget).toEqual({ count: 2, chars: 600, count_source: 'stop condition max_chunks:2', chars_source: "default: 25 % of the draft prompt's 1944 characters (at least 600)" });
+    // Each requirement's best excerpt first: the blackout's and the capacity requirement's.
+    expect(lore(r)).toEqual([['lore.brinefall_blackout.chunk1', 225], ['lore.quiet_hands.chunk1', 98]]);
+    expect(cutFinding(r)).toEqual([[
+      'info', 'draft.json', '/visible_context/source_excerpts',
+      "draft.json: the excerpt budget (2 excerpts, 600 characters; stop condition max_chunks:2; default: 25 % of the draft prompt's 1944 characters (at least 600)) cut 2 lore excerpts, left out of the packet and the capture: FixtureLore:World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md#chunk0 L7-L7 (117 characters), FixtureLore:World/Pre-Elysium/Timeline/Events/Kestrel Route Accord.md#chunk0 L6-L7 (219 characters)",
+    ]]);
+    expect(r.stats.excerpts_cut).toBe(2);
+    const wide = await buildPacket(index, draft, { projectedContext: context, policy: withStops('max_chunks:9', 'max_chars:5000'), file: 'draft.json' });
+    expect([wide.budget?.count_source, wide.budget?.chars_source, wide.stats.excerpts_cut]).toEqual(['stop condition max_chunks:9', 'stop condition max_chars:5000', 0]);
+    expect(lore(wide)).toEqual([['lore.brinefall_blackout.chunk1', 225], ['lore.meridian_compact.chunk0', 117], ['lore.quiet_hands.chunk1', 98], ['lore.kestrel_route_accord.chunk0', 219]]);
+  });
+
+  it('bounds the compact excerpts with max_chars, not the walk: a budget below the walk\'s whole-line excerpts still gives lore', async () => {
+    const r = await buildPacket(index, draft, { projectedContext: context, policy: withStops('max_chars:200'), file: 'draft.json' });
+    expect(r.budget?.chars_source).toBe('stop condition max_chars:200');
+    // The walk's own excerpt of the seed alone is longer than 200 characters; the compact ones are not.
+    expect(lore(r)).toEqual([['lore.quiet_hands.chunk1', 98]]);
+    expect(cutFinding(r)).toEqual([[
+      'info', 'draft.json', '/visible_context/source_excerpts',
+      'draft.json: the excerpt budget (4 excerpts, 200 characters; default: 3 requirements + 1 seed; stop condition max_chars:200) cut 3 lore excerpts, left out of the packet and the capture: FixtureLore:World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md#chunk1 L11-L12 (225 characters), FixtureLore:World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md#chunk0 L7-L7 (117 characters), FixtureLore:World/Pre-Elysium/Timeline/Events/Kestrel Route Accord.md#chunk0 L6-L7 (219 characters)',
+    ]]);
   });
 });

@@ -1072,6 +1072,20 @@ function reportUnmet(ctx: BuildContext, requirements: readonly SceneRequirement[
 }
 
 /**
+ * The policy the coordinator lane walks with: the compiled policy without its `max_chunks` / `max_chars`
+ * budgets, which bound the packet's lore excerpts instead ({@link excerptBudget}). Why: the walk's excerpts are
+ * whole lines, longer than the compact excerpts the packet carries, so a `max_chars:200` the packet's
+ * excerpts meet would stop the walk before its first note; and a walk stopped at `max_chunks:2` would leave
+ * the budget nothing to choose from — each requirement's best excerpt first — nor anything to report as cut
+ * (`excerpt_budget_cut`). Every other rule (prefixes, depth, classes, `max_refs`, the relevance floors and
+ * stop, the time budget) applies to the walk unchanged, and the receipt is the compiled one.
+ */
+export function walkPolicy(compiled: CompiledPolicy): CompiledPolicy {
+  if (compiled.budgets.max_chunks === null && compiled.budgets.max_chars === null) return compiled;
+  return { ...compiled, budgets: { ...compiled.budgets, max_chunks: null, max_chars: null } };
+}
+
+/**
  * The coordinator lane's excerpts: keep the draft's non-lore excerpts, run the traversal with the
  * requirement queries, merge its excerpts, and build the capture fragment (runner_captured trace,
  * snapshot, policy receipt). A draft's research_instructions are dropped with a finding.
@@ -1086,7 +1100,7 @@ async function coordinatorExcerpts(ctx: BuildContext, guard: DraftGuard, project
   const verified = outcomes.flatMap((o) => (o.kind === 'verified' ? [o.verified] : []));
   const requirements = sceneRequirements(draft, projected);
   const budget = excerptBudget(draft, requirements, policy.required_seed_refs.length, ctx.compiled.budgets, admitted);
-  const result = await traverse(ctx.index, ctx.compiled, { queries: walkQueries });
+  const result = await traverse(ctx.index, walkPolicy(ctx.compiled), { queries: walkQueries });
   const { added, trace, labels, redundant } = mergeTraversalExcerpts(ctx, guard, result, kept, requirements, budget, stats, verified, replaced);
   reportDraftLore(ctx, replaced, outcomes, added);
   // The ledger records one search per query: the walk's, then each verification search (its paraphrase).
