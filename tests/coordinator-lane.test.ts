@@ -86,6 +86,16 @@ describe('compactExcerpt', () => {
     expect(compactExcerpt(lines, ['nothing matches here'], { maxChars: 90 })?.text).toBe('The strikes began as a work stoppage. Management assumed rotation would break them.');
     expect(compactExcerpt(['### Only a heading', '*"An epigraph."*', '- [[A]], [[B]]'], ['heading epigraph'])).toBeNull();
   });
+  it('never lets a list item that continues its lead-in stand alone: a self-contained sentence with fewer terms wins', () => {
+    const aya = ["Aya's economy centers on:", '', '- shared clinics and rights-oriented research networks', '', 'Aya runs clinics in every habitat ring.'];
+    expect(compactExcerpt(aya, ['clinics research networks'], { lineOffset: 24 })).toEqual({
+      line_start: 28, line_end: 28, exact: 'Aya runs clinics in every habitat ring.', text: 'Aya runs clinics in every habitat ring.', chars: 39, terms_matched: 1, hits: 1, self_contained: true,
+    });
+    // Only the fragment holds a term: it is returned, marked not self-contained (the caller looks elsewhere).
+    expect(compactExcerpt(aya.slice(0, 3), ['clinics'], { lineOffset: 24 })).toMatchObject({ line_start: 26, line_end: 26, text: '- shared clinics and rights-oriented research networks', self_contained: false });
+    // An item that is a sentence of its own stands alone.
+    expect(compactExcerpt(['Aya institutions:', '- The Commons Assemblies fund the clinics.'], ['clinics'])).toMatchObject({ line_start: 2, text: '- The Commons Assemblies fund the clinics.', self_contained: true });
+  });
   it('shows wikilinks as display text while the exact lines keep them', () => {
     const links = [{ line: 1, column: 5, raw: '[[Pallas Species Strikes|strikes]]', syntax: 'wikilink', target: 'Pallas Species Strikes', fragment: null, display: 'strikes' }];
     const pick = compactExcerpt(['The [[Pallas Species Strikes|strikes]] spread through chokepoints.'], ['chokepoints'], { links });
@@ -323,7 +333,11 @@ describe.skipIf(!hasShared)(`every real Ghostlight draft keeps its prompt lines 
       ['lore.ganymede_route_compact.chunk0', 'Ganymede Route Compact.md#chunk0', 'The Compact established rescue obligations, shared hazard ledgers, route-steward representation, and a new legal status for navigator councils in convoy arbitration.'],
       ['lore.lightsail_express.chunk0', 'Lightsail Express.md#chunk0', 'Lightsail Express is the bulk-carrier and convoy management arm most closely associated with the Cetacean Navigators. It makes its money not from glamour but from being the boring answer that still arrives, even across routes where trust has become scarce.'],
     ]);
-    expect(lore.slice(5).map((e) => e.ref_id)).toEqual(['lore.territories.chunk2', 'lore.index.chunk0', 'lore.pan_solar_consortium.chunk1', 'lore.aya_collective.chunk4', 'lore.neuromorphic_firmware.chunk2']);
+    expect(lore.slice(5).map((e) => e.ref_id)).toEqual(['lore.territories.chunk2', 'lore.index.chunk0', 'lore.pan_solar_consortium.chunk1', 'lore.aya_collective.chunk5', 'lore.neuromorphic_firmware.chunk2']);
+    // The seed Aya Collective is cited by a sentence of its own, not by the list fragment "- shared clinics and
+    // rights-oriented research networks" its traversal chunk offered (a piece of "Aya's economy centers on:").
+    expect(lore[8]?.text).toBe('Emergency paper is supposed to pass through the hands that need it, do its work, and lose force before it can become inheritance.');
+    expect(lore.every((e) => !/^- \p{Ll}/u.test(e.text))).toBe(true);
     expect(r.capture!.research_trace.slice(0, 5).map((t) => [t.source_path.split('/').pop(), t.line_start, t.line_end, t.used_for.replace(/, which cites .*: shares/, ': shares')])).toEqual([
       ['Cold Wake Panic.md', 7, 7, 'verifies /visible_context/source_excerpts/3 lore.cold_wake_heat_debt: shares 14 of its 21 terms (5 needed to support it)'],
       ['Cetacean Navigators.md', 40, 40, 'verifies /visible_context/source_excerpts/4 lore.navigator_rescue_ledgers: shares 17 of its 26 terms (6 needed to support it)'],

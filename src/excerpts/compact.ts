@@ -12,7 +12,9 @@
  *   a blank line, a heading or setext underline, an epigraph, a list of links (links, bare URLs and tags
  *   with fewer than three words of the line's own), a navigation line ("See also …", "Related: …"), a
  *   metadata field line (`**Date:** 2719-2724`) or a thematic break. List items may be excerpted, but a
- *   prose window wins over a list window that covers as many query terms.
+ *   prose window wins over a list window that covers as many query terms, and an item that starts with a
+ *   lower-case letter (`- shared clinics and …`: a fragment of its list's lead-in, "Aya's economy centers
+ *   on:") is not self-contained.
  * - Self-contained: a window whose first sentence opens with a word pointing back to text before it
  *   (`opensWithReference`: "Instead …", "They …", "Its …", "Second, …"), or whose last sentence ends with
  *   `:` (a lead-in to a list it does not include: "AU profits from:"), is not self-contained. Every window
@@ -199,6 +201,15 @@ function leadOf(paras: readonly Paragraph[], maxChars: number): { p: Paragraph; 
   return first ? { p: first, a: 0, b: 0, whole: false } : null;
 }
 
+/**
+ * True for a list item that continues its list's lead-in rather than standing alone: its text (after the
+ * list marker and leading markup) starts with a lower-case letter — `- shared clinics and rights-oriented
+ * research networks` under "Aya's economy centers on:" is a fragment of that sentence, not lore of its own.
+ */
+function continuesLeadIn(item: string): boolean {
+  return /^\p{Ll}/u.test(item.replace(/^\s*(?:[-*+]|\d+[.)])\s+/, '').replace(/^[\s*_"“'‘([`]+/u, ''));
+}
+
 /** Window ranking key, compared element by element, larger first (see the module rules). */
 function windowKey(c: { fits: boolean; whole: boolean; distinct: number; prose: boolean; hits: number; chars: number }): number[] {
   return [c.fits ? 1 : 0, c.whole && c.distinct > 0 ? 1 : 0, c.distinct, c.whole ? 1 : 0, c.prose ? 1 : 0, c.hits, -c.chars];
@@ -242,7 +253,7 @@ export function compactExcerpt(lines: readonly string[], queries: readonly strin
       para,
       sentences,
       prose,
-      canStart: sentences.map((x) => !opensWithReference(para.slice(x.start, x.end))),
+      canStart: sentences.map((x) => !opensWithReference(para.slice(x.start, x.end)) && (prose || !continuesLeadIn(para.slice(x.start, x.end)))),
       canEnd: sentences.map((x) => !/:[*_]*$/.test(para.slice(x.start, x.end).trimEnd())),
     };
     if (sentences.length > 0) paras.push(p);
