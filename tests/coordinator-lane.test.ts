@@ -180,6 +180,16 @@ function realDrafts(): { name: string; contextFile: string | null }[] {
     });
 }
 
+/**
+ * Wikilinks as Obsidian's reading view shows them (`[[A|b]]` → `b`, `[[A#B]]` → `A > B`, `[[A]]` → `A`),
+ * written here independently of src/excerpts/compact.ts so the test does not check the code against itself.
+ */
+function shownAsRead(text: string): string {
+  return text.replace(/!?\[\[([^\]|#]*)(?:#([^\]|]*))?(?:\|([^\]]*))?\]\]/g, (_m, target: string, fragment: string | undefined, alias: string | undefined) =>
+    alias !== undefined && alias !== '' ? alias : fragment !== undefined ? (target === '' ? fragment.replace(/#/g, ' > ') : `${target} > ${fragment.replace(/#/g, ' > ')}`) : target,
+  );
+}
+
 /** The quoted lines a finding lists (`"…"` JSON strings; for rewrites, the old line before `→`). */
 function listedLines(result: BuildPacketResult, code: string): string[] {
   const f = result.findings.find((x) => x.code === code);
@@ -236,6 +246,22 @@ describe.skipIf(!hasShared)(`every real Ghostlight draft keeps its prompt lines 
         }
         if (lane === 'coordinator_scoped_retrieval') {
           for (const e of draft.visible_context.source_excerpts.filter((x) => x.source_ref.startsWith('AetheriaLore:'))) expect(r.packet.packet_prompt_text).not.toContain(e.text);
+          // Each lore excerpt is compact and verifiable: its trace entry holds the exact, contiguous file lines,
+          // every one a lore line (never a heading, an epigraph, a field or a list of links); the packet shows
+          // those lines' sentences with wikilinks as display text.
+          const traceByRef = new Map(r.capture!.research_trace.map((t) => [t.source_ref, t]));
+          const lore = r.packet.visible_context.source_excerpts.filter((x) => x.source_ref.startsWith('AetheriaLore:'));
+          expect(lore.length).toBeGreaterThan(0);
+          for (const e of lore) {
+            const t = traceByRef.get(e.source_ref);
+            expect(t, e.source_ref).toBeDefined();
+            const file = readFileSync(join(AETHERIA, t!.source_path), 'utf8').split('\n');
+            expect(t!.extracted_constraint).toBe(file.slice(t!.line_start - 1, t!.line_end).join('\n'));
+            expect(t!.extracted_constraint.split('\n').map((l) => excerptLineKind(l)).filter((k) => k !== 'content' && k !== 'list_item')).toEqual([]);
+            expect(e.text).not.toMatch(/\[\[|\]\]/);
+            expect(shownAsRead(t!.extracted_constraint)).toContain(e.text);
+            expect(e.text.length).toBeLessThanOrEqual(360);
+          }
         }
         expect(packetSchema(JSON.parse(JSON.stringify(r.packet)))).toBe(true);
         expect(validatePacket(r.packet).errors).toEqual([]);

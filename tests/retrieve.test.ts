@@ -225,6 +225,17 @@ describe('buildPacket', () => {
     expect(prompt).toContain('Return a JSON object with these exact keys: responder_agent_id, action_label, visible_action, spoken_text, private_interpretation, intended_effect, state_update_candidates, relationship_update_candidates, unresolved_hooks, consulted_refs, followed_refs, research_trace, research_summary.');
     expect(r.findings.find((f) => f.code === 'prompt_lines_rewritten')?.message).toMatch(/^draft\.json: 3 draft prompt lines contradicted the packet as built and were rewritten: "You are a sandboxed Ghostlight character responder\. You have no conversation context, no repository access, .* \(the packet grants scoped repository research \(no_repo_access: false\)\), "Packet id: .* \(the packet has a new packet_id\), "Return a JSON object .* \(output_contract\.required_fields changed\)$/);
     expect(validatePacket(p).valid).toBe(true);
+    // Every other draft line is kept, byte for byte and in order; the research section follows them.
+    const draftLines = draft.packet_prompt_text.split('\n');
+    const rewritten = new Map([
+      [draftLines[0], 'You are a sandboxed Ghostlight character responder. You have no conversation context, repository access only through the lore search described under Required Lore Research, and no hidden author context. Use only this packet. Output JSON only, with no Markdown fence and no commentary.'],
+      ['Packet id: brinefall-intake.turn-01.mara-voss.packet', 'Packet id: brinefall-intake.turn-01.mara-voss.packet.loretrace-research.v1'],
+      [draftLines.find((l) => l.startsWith('Return a JSON object')), 'Return a JSON object with these exact keys: responder_agent_id, action_label, visible_action, spoken_text, private_interpretation, intended_effect, state_update_candidates, relationship_update_candidates, unresolved_hooks, consulted_refs, followed_refs, research_trace, research_summary.'],
+    ]);
+    const lines = prompt.split('\n');
+    expect(lines.slice(0, draftLines.length)).toEqual(draftLines.map((l) => rewritten.get(l) ?? l));
+    expect(lines.slice(draftLines.length, draftLines.length + 2)).toEqual(['', '## Required Lore Research']);
+    expect(r.findings.filter((f) => f.code.startsWith('prompt_')).map((f) => f.code)).toEqual(['prompt_lines_rewritten']);
   });
 
   it('uses the draft\'s traversal_policy over --policy, with a warning', async () => {

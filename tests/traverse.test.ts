@@ -458,6 +458,16 @@ describe('loretrace traverse (CLI)', () => {
     expect([alone.code, alone.err]).toEqual([0, '']);
     const r = JSON.parse(alone.out) as TraverseResult;
     expect(r.consulted_refs).toEqual([`${F}Pre-Elysium/Timeline/Events/Brinefall Blackout.md`, `${F}Pre-Elysium/Territories.md`]);
+    // A file with only { traversal_policy } walks as the bare policy does, with a draft too (the draft's
+    // placeholder scope is dropped as retrieve drops it, so the policy's seeds are the scope).
+    writeFileSync(file, JSON.stringify({ traversal_policy: policy }));
+    const draftArgs = ['--packet', 'packets/brinefall-intake.turn-01.mara-voss.draft.packet.json', '--query', 'sanctuary berths during the blackout', '--json'];
+    const onlyPolicy = await cli(['traverse', '--lore', 'FixtureLore', ...draftArgs, '--policy', file]);
+    const bare = await cli(['traverse', '--lore', 'FixtureLore', ...draftArgs, '--policy', 'packets/brinefall-intake.policy.json']);
+    expect([onlyPolicy.code, onlyPolicy.err, bare.code]).toEqual([0, '', 0]);
+    const [o, b] = [JSON.parse(onlyPolicy.out) as TraverseResult, JSON.parse(bare.out) as TraverseResult];
+    expect(o.consulted_refs).toEqual([`${F}Pre-Elysium/Timeline/Events/Brinefall Blackout.md`]);
+    expect([o.consulted_refs, o.followed_refs, o.research_trace]).toEqual([b.consulted_refs, b.followed_refs, b.research_trace]);
     writeFileSync(file, JSON.stringify({ traversal_policy: { ...policy, max_link_depth: -1 } }));
     const bad = await cli(['traverse', '--lore', 'FixtureLore', '--packet', 'packets/brinefall-intake.turn-01.mara-voss.draft.packet.json', '--policy', file]);
     expect(bad.code).toBe(1);
