@@ -337,9 +337,11 @@ describe.skipIf(!hasShared)(`indexVault on the real AetheriaLore vault (${hasSha
     const hits = search(index, 'Cold Wake Panic delayed heat dumps', { k: 3 });
     expect(hits.map((h) => [h.ref, h.line_start, h.line_end])).toEqual([
       ['AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Timeline/Events/Cold Wake Panic.md#chunk0', 1, 9],
-      // Both name the event in a row ("Cold Wake Panic": a run of 3 of the 6 query terms, factor 1.8).
-      ['AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Timeline/Existential Collapse.md#chunk2', 11, 17],
-      ['AetheriaLore:Aetheria/Worldbuilding/Pre-Elysium/Historical Events.md#chunk3', 20, 34],
+      // Then the query's other words decide: the name a chunk repeats ("The [[Cold Wake Panic]] reveals …"
+      // elsewhere) is the entity prior's evidence for the event's own note, not phrase evidence for the
+      // chunk, so the sections about delaying and dumping heat come next on their BM25.
+      ['AetheriaLore:Aetheria/Worldbuilding/Politics/Thermal Signature Warfare.md#chunk1', 5, 15],
+      ['AetheriaLore:Aetheria/Brainstorming/Technology/Heat Pumps and Thermal Transport.md#chunk4', 35, 41],
     ]);
   });
 });

@@ -13,7 +13,7 @@ import { exhaustiveSearch, PHRASE_CANDIDATES, search, searchCorpus, type SearchO
 import { kthLargest } from '../src/search/maxscore.js';
 import { STOP_WORDS } from '../src/search/tokenize.js';
 import type { VaultIndex } from '../src/types.js';
-import { AETHERIA, FIXTURE_VAULT, sharedNotice } from './helpers/shared.js';
+import { AETHERIA, FIXTURE_VAULT, FIXTURES, sharedNotice } from './helpers/shared.js';
 import { makeVault } from './helpers/temp-vault.js';
 import { prng } from './helpers/prng.js';
 
@@ -129,6 +129,12 @@ describe('pruned search = exhaustive search', () => {
 
   it('on FixtureLore', () => {
     expect(compareAll(fixture, queriesOf(fixture, 200, 8), 9)).toBeGreaterThan(500);
+  });
+
+  it('on EntityLore, with queries that name entities (entity prior and names not counted as phrase runs)', async () => {
+    const entity = await indexVault(join(FIXTURES, 'EntityLore'), { persist: false });
+    const named = ['Tithe Barges levy dock charter', 'Cetacean Navigators rescue ledgers distress', 'the pod pilots and the lightsail express couriers', 'Cetacean Navigators pilot the deep routes', 'Rescue Ledgers', 'Tithe Barges'];
+    expect(compareAll(entity, [...named, ...queriesOf(entity, 80, 14)], 15)).toBeGreaterThan(150);
   });
 
   it('with every stop word as the query and as part of one', () => {

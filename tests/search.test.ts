@@ -176,7 +176,8 @@ describe('search: phrase re-rank', () => {
     const bag = search(phraseIndex, 'office salt', { k: 3 });
     expect(byName[0]!.ref).toBe('Salt:Weigh House.md#chunk0');
     // The alias is the whole phrase: run 2 of 2 (factor 3) × name match 1.5 × entity prior 1.5 (the alias
-    // occurs in the query); "office salt" names no note, so it is plain BM25.
+    // occurs in the query; a name match keeps its whole run although the run lies within the name);
+    // "office salt" names no note, so it is plain BM25.
     expect(byName[0]!.score).toBe(Math.round(bag.find((h) => h.ref === 'Salt:Weigh House.md#chunk0')!.score * 6.75 * 1e6) / 1e6);
     expect(search(phraseIndex, 'Weigh House', { k: 1 }).map((h) => h.ref)).toEqual(['Salt:Weigh House.md#chunk0']);
     // A one-word name: factor 1.5 without any phrase.

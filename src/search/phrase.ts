@@ -87,6 +87,38 @@ export function occursAsPhrase(terms: readonly string[], phrase: readonly string
 }
 
 /**
+ * Where the query's entity names sit in its phrase: for each phrase term j, the length of the longest
+ * run of phrase terms ending at j that lies within one occurrence of one of `names` (each a name's
+ * terms, {@link nameTerms}) in `query` (all query terms; `phrase` is its first `phrase`-length terms),
+ * 0 when no name covers j. Names of one term are left out (a run of one term is no phrase evidence).
+ * Example: query `['the', 'soliton', 'drive', 'hums']`, names `[['soliton', 'drive']]` → `[0, 1, 2, 0]`.
+ *
+ * Why: a name that occurs in the query is evidence about its note, which the entity prior
+ * ({@link ENTITY_PRIOR}) already carries for every chunk of that note. A chunk that only repeats the name
+ * (the note's own introduction, a heading or the title of the note, a mention in another note) has not
+ * matched the query's wording beyond it; counting that run as phrase evidence would reward the same
+ * words twice and reorder a note's own chunks by where the name is written, against the prior's rule
+ * that it moves whole notes only.
+ */
+export function namedSpans(query: readonly string[], phraseLength: number, names: readonly (readonly string[])[]): Uint8Array {
+  const named = new Uint8Array(phraseLength);
+  const positions = termPositions(query);
+  for (const name of names) {
+    if (name.length < 2) continue;
+    for (const s of positions.get(name[0]!) ?? []) {
+      if (s >= phraseLength) break;
+      if (s + name.length > query.length) break;
+      let ok = true;
+      for (let j = 1; j < name.length && ok; j++) ok = query[s + j] === name[j];
+      if (!ok) continue;
+      const end = Math.min(s + name.length, phraseLength);
+      for (let j = s; j < end; j++) named[j] = Math.max(named[j]!, Math.min(255, j - s + 1));
+    }
+  }
+  return named;
+}
+
+/**
  * Whether `phrase` (normalised query terms, stop words kept) equals the terms of one of `names`.
  * Example: `['soliton', 'drive']` and `['Soliton Drive']` → true; `['drive']` → false.
  */
@@ -111,11 +143,18 @@ export function phraseIsName(phrase: readonly string[], names: readonly string[]
  *
  * Example: phrase `['soliton', 'drive', 'transport']`, texts `['The Soliton Drive hums.']` → 2.
  *
+ * With `named` ({@link namedSpans}), a run lying wholly within an occurrence in `phrase` of a name of
+ * one of the query's entities counts as a run of 1 (`named[j]`: the longest such run that ends at phrase
+ * term j); a run that reaches past the name by any term (a stop word too) counts in full.
+ * Example: phrase `['soliton', 'drive', 'hums']`, named = spans of `Soliton Drive`, texts `['The Soliton
+ * Drive.']` → 1; texts `['the Soliton Drive hums']` → 3.
+ *
  * @param phrase query terms, stop words kept (`phraseTerms`)
  * @param texts the strings a chunk is known by (body text, each heading, for a note's first chunk its title and aliases)
+ * @param named per phrase term, the longest run ending there that lies within a named entity's name (default: none)
  * @returns an integer in `0 … phrase.length` (0: no term of the phrase occurs)
  */
-export function longestPhraseRun(phrase: readonly string[], texts: readonly string[]): number {
+export function longestPhraseRun(phrase: readonly string[], texts: readonly string[], named?: Uint8Array): number {
   const n = phrase.length;
   if (n === 0) return 0;
   const positions = new Map<string, number[]>();
@@ -148,7 +187,9 @@ export function longestPhraseRun(phrase: readonly string[], texts: readonly stri
         const r = j > 0 && at[j - 1] === pos - 1 ? run[j - 1]! + 1 : 1;
         run[j] = r;
         at[j] = pos;
-        if (r > best) best = r;
+        // A run lying within a name the query names is the entity prior's evidence, not phrase evidence:
+        // it counts as one term.
+        if (r > best) best = named === undefined || r > named[j]! ? r : Math.max(best, 1);
       }
       if (best === n) return n;
     }

@@ -12,7 +12,9 @@
  *    found consecutively in the chunk's text, a heading or (first chunk) the note's title or an alias
  *    (the first PHRASE_MAX_TERMS = 32 query terms); every chunk of a note whose title or an alias occurs
  *    in the query as a phrase (all its terms, consecutive, stop words included) is multiplied by the
- *    entity prior ENTITY_PRIOR on top.
+ *    entity prior ENTITY_PRIOR on top. A run lying wholly within such a name where it occurs in the query
+ *    is not counted (`namedSpans`: the name is the prior's evidence, not phrase evidence), except that a
+ *    note's first chunk whose title or an alias is the whole query has run n (the name match).
  *    Only the first PHRASE_CANDIDATES (2,000) exact hits in BM25 order (score, then path, chunk_index;
  *    before filters) are re-ranked; the rest keep their BM25 score, so every hit's score depends on the
  *    query alone (not on k or the filters) and a smaller k returns a prefix of a larger k's hits. Candidates are examined in that order until none
@@ -38,7 +40,7 @@ import { ShardedEngine, type ShardSource } from './engine.js';
 import { roundScore as round, type PruneGate } from './maxscore.js';
 import { FIELD_COUNT, PostingsBuilder, packTokens, type CompactShard, type DocNote, type LoadedMeta } from './postings.js';
 import { hasStemmedField, noteTokens, phraseTerms, queryTerms } from './tokenize.js';
-import { ENTITY_PRIOR, longestPhraseRun, NAME_MATCH_FACTOR, nameTerms, occursAsPhrase, PHRASE_MAX_TERMS, phraseFactor, phraseIsName, termPositions } from './phrase.js';
+import { ENTITY_PRIOR, longestPhraseRun, NAME_MATCH_FACTOR, namedSpans, nameTerms, occursAsPhrase, PHRASE_MAX_TERMS, phraseFactor, phraseIsName, termPositions } from './phrase.js';
 
 /** Options of {@link search}. */
 export interface SearchOptions {
@@ -451,7 +453,8 @@ function phraseRanked(
   const phrase = query.slice(0, PHRASE_MAX_TERMS);
   const n = phrase.length;
   const bound = phraseBound(phrase, terms);
-  const entities = entityNotes(index, st, table, engine, terms, query);
+  const { notes: entities, names: entityNames } = entityNotes(index, st, table, engine, terms, query);
+  const named = namedSpans(query, n, entityNames);
   const priorOf = (id: number) => (entities.has(table.note[id]!) ? ENTITY_PRIOR : 1);
   const maxFactor = phraseFactor(n, n) * NAME_MATCH_FACTOR * (entities.size > 0 ? ENTITY_PRIOR : 1);
   const visit = (id: number, raw: number, mask: number, exact: boolean) => {
@@ -503,12 +506,15 @@ function phraseRanked(
     if (most >= 2 || mayBeName) {
       const names = id === first ? noteNames(index, st, path) : [];
       isName = mayBeName && phraseIsName(phrase, names);
-      if (most >= 2) {
+      // A name match is the whole phrase matched by the note's own name: run n, although the run lies
+      // within the name (which `named` would not count).
+      if (isName) run = n;
+      else if (most >= 2) {
         const chunk = st.chunksOfPath(path)[id - first]!;
         const key = JSON.stringify([chunk.hash, chunk.heading_path, names]);
         let known = runs.get(key);
         if (known === undefined) {
-          known = longestPhraseRun(phrase, [chunk.text, ...chunk.heading_path, ...names]);
+          known = longestPhraseRun(phrase, [chunk.text, ...chunk.heading_path, ...names], named);
           runs.set(key, known);
         }
         run = known;
@@ -561,8 +567,9 @@ const NAME_FIELDS = [0, 1];
 /**
  * The notes (indices into the doc table) whose title or one of whose aliases occurs in the query as a
  * phrase: all of the name's terms, consecutive and in order, among the query's terms (`query`: all of
- * them, stop words and repeats kept). Candidates are the notes with a BM25 term of the query in their
- * title or aliases field (a name made only of stop words is never an entity); only their names are read.
+ * them, stop words and repeats kept), and those names' terms (for `namedSpans`). Candidates are the notes
+ * with a BM25 term of the query in their title or aliases field (a name made only of stop words is never
+ * an entity); only their names are read.
  */
 function entityNotes(
   index: VaultIndex,
@@ -571,18 +578,23 @@ function entityNotes(
   engine: ShardedEngine,
   terms: readonly string[],
   query: readonly string[],
-): Set<number> {
+): { notes: Set<number>; names: string[][] } {
   const candidates = new Set<number>();
   engine.fieldDocs(terms, NAME_FIELDS, (id) => {
     const i = table.note[id]!;
     if (i >= 0) candidates.add(i);
   });
-  const out = new Set<number>();
+  const out = { notes: new Set<number>(), names: [] as string[][] };
   if (candidates.size === 0) return out;
   const positions = termPositions(query);
   for (const i of candidates) {
     const [path] = table.meta.meta.notes[i]!;
-    if (noteNames(index, st, path).some((name) => occursAsPhrase(nameTerms(name), query, positions))) out.add(i);
+    for (const name of noteNames(index, st, path)) {
+      const nt = nameTerms(name);
+      if (!occursAsPhrase(nt, query, positions)) continue;
+      out.notes.add(i);
+      out.names.push(nt);
+    }
   }
   return out;
 }
