@@ -54,8 +54,11 @@ export interface ErrorDetails {
  * `bad_ref`, `seed_not_found`, `bad_policy`, `usage`). `message` is a complete sentence that starts with
  * `loretrace:` is *not* included — the CLI adds that prefix.
  *
- * `exitCode` is the CLI exit code the error maps to: 2 for usage errors (bad arguments, unreadable
- * options), 1 for everything else.
+ * `exitCode` is the CLI exit code the error maps to, by the problem and never by the command (README
+ * "Exit codes"): 2 when nothing could be done — a usage error, a file that cannot be read as a document
+ * (missing, not UTF-8, not JSON, …), an option file that is not what its option takes, an output that would
+ * be overwritten; 1 when the command ran and the answer is no — a document of the wrong shape, a failed
+ * check, a ref that names nothing.
  */
 export class LoretraceError extends Error {
   readonly code: string;

@@ -139,9 +139,9 @@ describe('compilePolicy', () => {
 });
 
 describe('parsePolicyDocument', () => {
-  it('names line and column when the text is not JSON', () => {
-    expect(parseError('{"max_link_depth": 2,\n')).toEqual({ code: 'bad_policy', message: 'p.json is not JSON: unexpected end of input at line 2, column 1', pointer: '', line: 2 });
-    expect(parseError('')).toEqual({ code: 'bad_policy', message: 'p.json is not JSON: unexpected end of input at line 1, column 1', pointer: '', line: 1 });
+  it('names line and column when the text is not JSON (bad_json, the strict reader every input goes through)', () => {
+    expect(parseError('{"max_link_depth": 2,\n')).toEqual({ code: 'bad_json', message: 'p.json is not JSON: unexpected end of input at line 2, column 1', pointer: undefined, line: 2 });
+    expect(parseError('')).toEqual({ code: 'bad_json', message: 'p.json is not JSON: unexpected end of input at line 1, column 1', pointer: undefined, line: 1 });
   });
 
   it('reports 200 000 unclosed brackets as not JSON, not as a stack overflow', () => {

@@ -324,7 +324,7 @@ describe('compilePolicy', () => {
 describe('parsePolicyDocument', () => {
   it('refuses a policy file that is not JSON, naming the file', () => {
     const r = refusal(() => parsePolicyDocument('{ max_link_depth: 2 ', 'broken.policy.json', 'policy'));
-    expect(r.code).toBe('bad_policy');
+    expect(r.code).toBe('bad_json');
     expect(r.message).toMatch(/^broken\.policy\.json is not JSON: /);
   });
 

@@ -163,7 +163,7 @@ describe('retrieve --batch on lore-fixtures/batch', () => {
     expect(s.totals).toEqual({ packets: 5, ok: 0, failed: 5, skipped: 0 });
     expect(s.packets.map((p) => p.error?.['code'])).toEqual(['output_locked', 'output_locked', 'bad_json', 'seed_not_found', 'output_locked']);
     expect(s.packets[0]?.error?.['message']).toBe(
-      `--out ${join(out, 'packets', 'brinefall-intake.turn-01.mara-voss.packet.json')} is listed in the lock ${join(out, 'packets', 'brinefall-intake.turn-01.mara-voss.packet.lock.json')}; a locked file is never overwritten, not even with --force: write a new version under another name (nothing written)`,
+      `the output packet (under --out-dir) ${join(out, 'packets', 'brinefall-intake.turn-01.mara-voss.packet.json')} is listed in the lock ${join(out, 'packets', 'brinefall-intake.turn-01.mara-voss.packet.lock.json')}; a locked file is never overwritten, not even with --force: write a new version under another name (nothing written)`,
     );
     expect(filesUnder(out)).toEqual(files);
   });

@@ -360,12 +360,12 @@ describe('loretrace validate (CLI)', () => {
     );
   });
 
-  it('exits 2 with a clear message for an unknown kind, a missing file and a bad --root, and 1 (invalid input) for a non-JSON file', async () => {
+  it('exits 2 with a clear message for an unknown kind, a missing file, a non-JSON file and a bad --root (README "Exit codes")', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'broken.json'), '{"a": 1,}');
     expect(await cli(['validate', 'pakket', 'x.json'], dir)).toEqual({ code: 2, stdout: '', stderr: 'loretrace: unknown document kind "pakket" (expected packet, capture, projected-context or capture-fragment); see \'loretrace validate --help\' [usage]\n' });
     expect(await cli(['validate', 'packet', 'nope.json'], dir)).toEqual({ code: 2, stdout: '', stderr: 'loretrace: cannot read nope.json: no such file [file_not_found]\n' });
-    expect(await cli(['validate', 'packet', 'broken.json'], dir)).toEqual({ code: 1, stdout: '', stderr: 'loretrace: broken.json is not JSON: expected a property name in double quotes, found "}" at line 1, column 9 [bad_json]\n' });
+    expect(await cli(['validate', 'packet', 'broken.json'], dir)).toEqual({ code: 2, stdout: '', stderr: 'loretrace: broken.json is not JSON: expected a property name in double quotes, found "}" at line 1, column 9 [bad_json]\n' });
     expect(await cli(['validate', 'packet', 'broken.json', '--root', 'missing-dir'], dir)).toEqual({ code: 2, stdout: '', stderr: 'loretrace: --root missing-dir is not a directory; see \'loretrace validate --help\' [usage]\n' });
   });
 

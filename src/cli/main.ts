@@ -53,7 +53,8 @@ async function processStdin(): Promise<Uint8Array> {
 
 /**
  * Run the CLI with `argv` (without `node` and the script name) and resolve to the exit code:
- * 0 ok, 1 findings or invalid input, 2 usage error. Never calls process.exit and never throws.
+ * 0 ok, 1 invalid input or failed checks, 2 usage error or an input that cannot be read (README "Exit
+ * codes"). Never calls process.exit and never throws.
  */
 export async function main(argv: string[], options: MainOptions = {}): Promise<number> {
   const stdout = options.stdout ?? ((t: string) => void process.stdout.write(t));

@@ -18,12 +18,13 @@ export type { OutputTarget } from '../receipts/outputs.js';
 /**
  * Read an input file's exact bytes (for hashing into a lock) with the checks every input gets
  * ({@link readInputFile}: a regular file of at most the input cap — `inputCap`: 8 MiB,
- * `LORETRACE_MAX_INPUT_BYTES` — checked before reading). Returns the absolute path and the bytes.
+ * `LORETRACE_MAX_INPUT_BYTES` — checked before reading; `maxBytes` overrides it, as ledgers do with
+ * `MAX_LEDGER_BYTES`). Returns the absolute path and the bytes.
  * @throws LoretraceError `file_not_found` (exit 2) — `cannot read <file>: no such file` (or the reason);
  *   `input_too_large` (exit 2).
  */
-export async function readInputBytes(ctx: CliContext, file: string, what: string): Promise<{ abs: string; bytes: Buffer }> {
-  return { abs: resolve(ctx.cwd, file), bytes: await readInputFile(ctx, file, what) };
+export async function readInputBytes(ctx: CliContext, file: string, what: string, maxBytes?: number): Promise<{ abs: string; bytes: Buffer }> {
+  return { abs: resolve(ctx.cwd, file), bytes: await readInputFile(ctx, file, what, ...(maxBytes !== undefined ? [maxBytes] : [])) };
 }
 
 /**

@@ -28,7 +28,7 @@ import { decodeUtf8Strict, readInputBytes } from '../contracts/json-input.js';
 import type { VaultIndex } from '../types.js';
 import { writeAllAtomic } from '../receipts/outputs.js';
 import type { RetrievalLane } from './build.js';
-import { checkRetrieveTargets, planRetrieveOutputs, readRetrieveInputs } from './run.js';
+import { BATCH_FILE_LABELS, checkRetrieveTargets, planRetrieveOutputs, readRetrieveInputs } from './run.js';
 import type { RetrieveRequest, RetrieveRunEnv } from './run.js';
 
 /** `schema_version` of the summary {@link retrieveBatch} returns. */
@@ -267,6 +267,7 @@ export async function planBatchEntry(draft: BatchDraft, options: RetrieveBatchOp
     captureOut: posix.join(outBase, `${id}.packet.lore_access.json`),
     force: options.force === true,
     responderLane: 'omit',
+    labels: BATCH_FILE_LABELS,
   };
 }
 

@@ -59,7 +59,36 @@ export interface RetrieveRequest {
    * two outputs are simply not written for it).
    */
   responderLane?: 'refuse' | 'omit';
+  /**
+   * How messages name each file (default: the single command's options, `--out`, `--packet`, …). A batch,
+   * whose user gave `--batch` and `--out-dir`, never `--out`, passes {@link BATCH_FILE_LABELS}.
+   */
+  labels?: RetrieveFileLabels;
 }
+
+/** The words messages use for each file of a {@link RetrieveRequest} (an option name, or a description). */
+export interface RetrieveFileLabels {
+  out: string;
+  captureOut: string;
+  ledger: string;
+  packet: string;
+  projectedContext: string;
+  policy: string;
+}
+
+/** The single command's labels: each file by the option that named it. */
+export const OPTION_FILE_LABELS: RetrieveFileLabels = {
+  out: '--out', captureOut: '--capture-out', ledger: '--ledger', packet: '--packet', projectedContext: '--projected-context', policy: '--policy',
+};
+
+/**
+ * A batch's labels: its outputs are derived under `--out-dir` and its inputs found by naming rules
+ * (docs/RETRIEVE.md "batch"), so a message names what the file is, not an option the user never typed.
+ */
+export const BATCH_FILE_LABELS: RetrieveFileLabels = {
+  out: 'the output packet (under --out-dir)', captureOut: 'the output capture fragment (under --out-dir)', ledger: 'the output ledger (under --out-dir)',
+  packet: 'the draft', projectedContext: 'the projected context', policy: 'the policy',
+};
 
 /** Where a run reads and what it records. */
 export interface RetrieveRunEnv {
@@ -163,16 +192,17 @@ async function fileId(abs: string): Promise<string | null> {
 
 /** The `[option, file]` pairs of a request's outputs (packet, capture fragment, ledger) and inputs. */
 function requestFiles(request: RetrieveRequest): { outputs: [string, string][]; inputs: [string, string][] } {
+  const label = request.labels ?? OPTION_FILE_LABELS;
   return {
     outputs: [
-      ['--out', request.out],
-      ...(request.captureOut !== undefined ? [['--capture-out', request.captureOut] as [string, string]] : []),
-      ['--ledger', request.ledger ?? defaultLedgerPath(request.out)],
+      [label.out, request.out],
+      ...(request.captureOut !== undefined ? [[label.captureOut, request.captureOut] as [string, string]] : []),
+      [label.ledger, request.ledger ?? defaultLedgerPath(request.out)],
     ],
     inputs: [
-      ['--packet', request.packet],
-      ...(request.projectedContext !== undefined ? [['--projected-context', request.projectedContext] as [string, string]] : []),
-      ...(request.policy !== undefined ? [['--policy', request.policy] as [string, string]] : []),
+      [label.packet, request.packet],
+      ...(request.projectedContext !== undefined ? [[label.projectedContext, request.projectedContext] as [string, string]] : []),
+      ...(request.policy !== undefined ? [[label.policy, request.policy] as [string, string]] : []),
     ],
   };
 }
@@ -244,9 +274,10 @@ export async function checkRetrieveTargets(request: RetrieveRequest, env: Retrie
   const outAbs = resolve(env.cwd, request.out);
   // Every output, the ledger included (guardOutputs does not cover it: LedgerWriter refuses an existing one).
   refuseLockLikeNames([...outputs.map(([option, file]) => ({ abs: resolve(env.cwd, file), option })), { abs: lockPathFor(outAbs), option: 'the lock file' }]);
+  const label = request.labels ?? OPTION_FILE_LABELS;
   await guardOutputs([
-    { abs: outAbs, option: '--out' },
-    ...(request.captureOut !== undefined ? [{ abs: resolve(env.cwd, request.captureOut), option: '--capture-out' }] : []),
+    { abs: outAbs, option: label.out },
+    ...(request.captureOut !== undefined ? [{ abs: resolve(env.cwd, request.captureOut), option: label.captureOut }] : []),
     { abs: lockPathFor(outAbs), option: 'the lock file' },
   ], request.force === true);
 }
@@ -302,7 +333,7 @@ function checkLaneOutputs(request: RetrieveRequest, result: BuildPacketResult): 
  * fragment bound to it; the lock beside the packet over all of them and the inputs. Pure apart from the
  * ledger-exists check and the clock.
  * @throws what `buildPacket` throws (`invalid_draft`, `no_policy`, `seed_not_found`, …); `usage` (exit 2)
- *   from {@link checkLaneOutputs}; `ledger_exists` (exit 1).
+ *   from {@link checkLaneOutputs}; `ledger_exists` (exit 2, an output refused as `output_exists` is).
  */
 export async function planRetrieveOutputs(index: VaultIndex, inputs: RetrieveInputs, request: RetrieveRequest, env: RetrieveRunEnv): Promise<RetrievePlan> {
   const result = await buildPacket(index, inputs.draft.value, {
@@ -314,14 +345,15 @@ export async function planRetrieveOutputs(index: VaultIndex, inputs: RetrieveInp
   });
   checkLaneOutputs(request, result);
   const outAbs = resolve(env.cwd, request.out);
-  const targets: OutputTarget[] = [{ abs: outAbs, text: documentText(result.packet), option: '--out' }];
+  const label = request.labels ?? OPTION_FILE_LABELS;
+  const targets: OutputTarget[] = [{ abs: outAbs, text: documentText(result.packet), option: label.out }];
   let recorded: ReturnType<typeof recordRetrieval> | null = null;
   let ledgerAbs: string | null = null;
   if (result.capture) {
     const ledgerFile = request.ledger ?? defaultLedgerPath(request.out);
     ledgerAbs = resolve(env.cwd, ledgerFile);
     if (await fileId(ledgerAbs) !== null) {
-      throw new LoretraceError('ledger_exists', `ledger ${ledgerFile} already exists; a ledger is never appended to or overwritten — choose a new file with --ledger (nothing written)`, { file: ledgerFile, expected: 'a path that does not exist yet' }, 1);
+      throw new LoretraceError('ledger_exists', `ledger ${ledgerFile} already exists; a ledger is never appended to or overwritten — choose a new file${request.labels === undefined ? ' with --ledger' : ''} (nothing written)`, { file: ledgerFile, expected: 'a path that does not exist yet' }, 2);
     }
     // The ledger pins the packet this run writes (the one the responder is handed), so `capture --ledger`
     // binds a capture to it as it binds one to a proxy session's packet; `packet_file` is relative to the
@@ -331,8 +363,8 @@ export async function planRetrieveOutputs(index: VaultIndex, inputs: RetrieveInp
       packetId: result.packet.packet_id, packetSha256, packetFile: relative(dirname(ledgerAbs), outAbs).split(sep).join('/'), ...(env.now ? { now: env.now } : {}),
       signer: env.signer ?? null,
     });
-    targets.push({ abs: ledgerAbs, text: recorded.ledgerText, option: '--ledger' });
-    if (request.captureOut !== undefined) targets.push({ abs: resolve(env.cwd, request.captureOut), text: documentText(recorded.capture), option: '--capture-out' });
+    targets.push({ abs: ledgerAbs, text: recorded.ledgerText, option: label.ledger });
+    if (request.captureOut !== undefined) targets.push({ abs: resolve(env.cwd, request.captureOut), text: documentText(recorded.capture), option: label.captureOut });
   }
   targets.push(lockTarget(outAbs, {
     status: 'ready_for_next_role',

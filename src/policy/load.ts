@@ -5,8 +5,7 @@
  */
 import { LoretraceError } from '../errors.js';
 import type { TraversalPolicy } from '../contracts/types.js';
-import { jsonSyntaxError, lineColumnAt } from '../contracts/rules.js';
-import { duplicateKeyError } from '../contracts/json-input.js';
+import { parseStrictJson } from '../contracts/json-input.js';
 import type { PolicyPacketContext } from './compile.js';
 
 /**
@@ -27,26 +26,17 @@ export interface PolicyDocument {
  * @param kind `policy`: a policy file — a bare traversal_policy (a `$schema` key is ignored), or the
  *   `lore_access` shape `{ traversal_policy, allowed_scope? }` that `retrieve --policy` also accepts;
  *   `packet`: a responder packet.
- * @throws LoretraceError `bad_policy` (exit 1) when the text is not JSON (message names the file, the
- *   reason and the line and column, e.g. `p.json is not JSON: unexpected end of input at line 1, column 13`),
- *   a policy file that is not an object or whose `/allowed_scope` is not a list of non-empty strings,
- *   or a packet has no `/lore_access/traversal_policy`; `duplicate_key` (exit 2) when an object has the
- *   same key twice (JSON.parse would silently keep the last value; pointer = the duplicate, the lines of
- *   both occurrences in the message).
+ * @throws LoretraceError from the strict JSON reader (`parseStrictJson`, src/contracts/json-input.ts; all
+ *   exit 2, the file could not be read as a document): `bad_json` naming the file, the reason and the line
+ *   and column (`p.json is not JSON: unexpected end of input at line 1, column 13`), `duplicate_key` (pointer
+ *   and the lines of both occurrences), `json_too_deep`, `proto_key`, `unsafe_integer`; `bad_policy` (exit 1,
+ *   the document is not a policy) for a policy file that is not an object or whose `/allowed_scope` is not a
+ *   list of non-empty strings, or a packet with no `/lore_access/traversal_policy`.
  */
 export function parsePolicyDocument(text: string, file: string, kind: 'policy' | 'packet'): PolicyDocument {
-  let doc: unknown;
-  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-  try {
-    doc = JSON.parse(body);
-  } catch {
-    // Position and reason from the validators' scanner (stable across Node versions, never recursive).
-    const bad = jsonSyntaxError(body) ?? { offset: 0, reason: 'invalid JSON' };
-    const { line, column } = lineColumnAt(body, bad.offset);
-    throw new LoretraceError('bad_policy', `${file} is not JSON: ${bad.reason} at line ${line}, column ${column}`, { file, line, pointer: '', expected: `a JSON ${kind === 'policy' ? 'traversal_policy object' : 'responder packet'}` });
-  }
-  const dup = duplicateKeyError(body, file);
-  if (dup) throw dup;
+  // The one strict JSON reader every input goes through (BOM ignored; duplicate keys, nesting deeper than
+  // 256, __proto__ keys and unsafe integers refused), so `traverse --policy` reads a file as `retrieve --policy` does.
+  const doc = parseStrictJson(text, file);
   if (kind === 'policy') return policyFileDocument(doc, file);
   const la = (doc as { lore_access?: { traversal_policy?: unknown } } | null)?.lore_access;
   if (doc === null || typeof doc !== 'object' || !la || typeof la !== 'object' || la.traversal_policy === undefined) {

@@ -94,7 +94,7 @@ export class LedgerWriter {
       if (e instanceof LoretraceError) throw e;
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EEXIST') {
-        throw new LoretraceError('ledger_exists', `ledger ${path} already exists; a ledger is never appended to or overwritten — choose a new file`, { file: path, expected: 'a path that does not exist yet' });
+        throw new LoretraceError('ledger_exists', `ledger ${path} already exists; a ledger is never appended to or overwritten — choose a new file`, { file: path, expected: 'a path that does not exist yet' }, 2);
       }
       throw new LoretraceError('ledger_unwritable', `cannot create ledger ${path}: ${(e as Error).message}`, { file: path });
     }

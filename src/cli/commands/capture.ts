@@ -33,6 +33,7 @@ import type { LedgerHeadPin, TraceLedgerInput } from '../../receipts/trace-ledge
 import { parseJsonDocument, validateCapture } from '../../contracts/validate.js';
 import type { ValidationReport } from '../../contracts/types.js';
 import type { VaultIndex } from '../../types.js';
+import { decodeUtf8Strict } from '../../contracts/json-input.js';
 import type { CliContext } from '../context.js';
 import { action, plural, printJson } from '../context.js';
 import { MAX_LEDGER_BYTES, addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
@@ -56,6 +57,14 @@ interface CaptureOptions extends VaultCliOptions {
   allowInvalid?: boolean;
   force?: boolean;
   trustKey?: string[];
+}
+
+/**
+ * How messages and the capture's review notes name the raw output: the path as given, or `<stdin>` for
+ * `--raw-output -` (the name Node and most tools give standard input; a bare `-` reads as a stray dash).
+ */
+function rawOutputName(rawOutput: string): string {
+  return rawOutput === '-' ? '<stdin>' : rawOutput;
 }
 
 /** Decode the raw output's bytes as UTF-8 exactly (a BOM is kept as U+FEFF); invalid UTF-8 is refused. */
@@ -110,22 +119,24 @@ async function runCapture(ctx: CliContext, opts: CaptureOptions): Promise<number
   await guardOutputs([{ abs: outAbs, option: '--out' }, { abs: lockAbs, option: 'the lock file' }], opts.force === true);
   const trustedKeys = await trustedKeysFromOptions(ctx, opts);
   const packetIn = await readInputBytes(ctx, opts.packet, 'JSON responder packet');
-  const packetText = packetIn.bytes.toString('utf8');
+  // Strict UTF-8 as every input (a lossy decode would turn a bad byte into U+FFFD and call it "not JSON").
+  const packetText = decodeUtf8Strict(packetIn.bytes, opts.packet);
   const packet = parseJsonDocument(packetText, opts.packet);
+  const rawName = rawOutputName(opts.rawOutput);
   const rawIn = opts.rawOutput === '-' ? { abs: null, bytes: Buffer.from(await ctx.readStdin()) } : await readInputBytes(ctx, opts.rawOutput, 'responder raw output');
-  const rawOutput = decodeRawOutput(rawIn.bytes, opts.rawOutput);
+  const rawOutput = decodeRawOutput(rawIn.bytes, rawName);
   let source: CaptureLoreSource | undefined;
   let sourceIn: { abs: string; bytes: Buffer } | undefined;
   if (opts.ledger !== undefined) {
-    sourceIn = await readInputBytes(ctx, opts.ledger, 'ledger (JSONL)');
-    source = { kind: 'ledger', text: sourceIn.bytes.toString('utf8'), file: opts.ledger };
+    sourceIn = await readInputBytes(ctx, opts.ledger, 'ledger (JSONL)', MAX_LEDGER_BYTES);
+    source = { kind: 'ledger', text: decodeUtf8Strict(sourceIn.bytes, opts.ledger), file: opts.ledger };
   } else if (opts.fragment !== undefined) {
     sourceIn = await readInputBytes(ctx, opts.fragment, 'JSON capture fragment');
-    source = { kind: 'fragment', value: parseJsonDocument(sourceIn.bytes.toString('utf8'), opts.fragment), file: opts.fragment };
+    source = { kind: 'fragment', value: parseJsonDocument(decodeUtf8Strict(sourceIn.bytes, opts.fragment), opts.fragment), file: opts.fragment };
   }
   const index = await openIndex(ctx, opts);
   const result = await assembleCapture({
-    index, packet, packetText, packetRef: opts.packet, rawOutput, rawOutputFile: opts.rawOutput,
+    index, packet, packetText, packetRef: opts.packet, rawOutput, rawOutputFile: rawName,
     ...(source ? { source } : {}), modelFamily: opts.modelFamily, reviewer: opts.reviewer, allowInvalid: opts.allowInvalid === true, trustedKeys,
   });
   const captureTarget: OutputTarget = { abs: outAbs, text: documentText(result.capture), option: '--out' };

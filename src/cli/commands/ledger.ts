@@ -20,6 +20,7 @@ import type { CliContext } from '../context.js';
 import { action, plural, printJson } from '../context.js';
 import { MAX_LEDGER_BYTES, addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
 import { lockPathFor } from '../../receipts/lock.js';
+import { decodeUtf8Strict } from '../../contracts/json-input.js';
 import { documentText, guardOutputs, lockTarget, readInputBytes, writeAllAtomic } from '../outputs.js';
 import { addTrustKeyOption, trustedKeysFromOptions } from '../keys.js';
 import { authorshipCode } from '../../receipts/signing.js';
@@ -137,8 +138,9 @@ export function register(program: Command, ctx: CliContext): void {
       action(ctx, async (file: string, opts: Partial<VaultCliOptions> & { out: string; head?: string; force?: boolean }) => {
         const outAbs = resolve(ctx.cwd, opts.out);
         await guardOutputs([{ abs: outAbs, option: '--out' }, { abs: lockPathFor(outAbs), option: 'the lock file' }], opts.force === true);
-        const ledgerIn = await readInputBytes(ctx, file, 'proxy ledger (JSONL)');
-        const text = ledgerIn.bytes.toString('utf8');
+        // The same cap and strict UTF-8 as `ledger verify` (readLedgerFile): one ledger, one reading of it.
+        const ledgerIn = await readInputBytes(ctx, file, 'proxy ledger (JSONL)', MAX_LEDGER_BYTES);
+        const text = decodeUtf8Strict(ledgerIn.bytes, file);
         const index = opts.lore !== undefined ? await openIndex(ctx, { ...opts, lore: opts.lore }) : undefined;
         const fragment = await exportLedger(text, { file, ...(index ? { index } : {}), ...(opts.head !== undefined ? { head: opts.head } : {}) });
         const report = await verifyLedger(text, { file });

@@ -1,9 +1,9 @@
 /**
  * `loretrace validate packet|capture|projected-context|capture-fragment <files...> [--lenient] [--root <dir>] [--json]`
  *
- * Thin shell over src/contracts/validate.ts: reads and parses every file first (a missing file is
- * `file_not_found`, exit 2, as for every command; a file that is not JSON is `bad_json` with its line and
- * column, exit 1 — the answer to "is this a valid document?" is no — both before anything is validated),
+ * Thin shell over src/contracts/validate.ts: reads and parses every file first, with the one strict reader
+ * every command uses (a file that cannot be read as a JSON document — missing, a directory, not UTF-8, not
+ * JSON, a key twice — stops the run with its coded error, exit 2, as in every command: README "Exit codes"),
  * validates each, prints one line per error
  * (`file: pointer: [rule] message (expected …)`) and a summary with totals, or with `--json` the reports plus
  * totals. Exit 0 when every file is valid, 1 when any is invalid, 2 on usage errors.
@@ -11,7 +11,7 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { LoretraceError, isLoretraceError } from '../../errors.js';
+import { LoretraceError } from '../../errors.js';
 import { validateDocument } from '../../contracts/validate.js';
 import { VALIDATION_RULES } from '../../contracts/rules.js';
 import type { DocumentKind, ValidationIssue, ValidationReport } from '../../contracts/types.js';
@@ -58,20 +58,6 @@ function line(file: string, i: ValidationIssue, warning = false): string {
   return `${file}: ${i.pointer === '' ? '/' : i.pointer}: [${i.rule}] ${i.message}${exp}${warning ? ' [warning]' : ''}\n`;
 }
 
-/**
- * Read and parse one file to validate: as {@link readJsonFile}, except that a file that is not JSON is an
- * invalid document (exit 1, the README's code for invalid input), not a usage error.
- * @throws LoretraceError `file_not_found` (exit 2); `bad_json` (exit 1) naming the file, line and column.
- */
-async function readDocument(ctx: CliContext, file: string, kind: DocumentKind): Promise<unknown> {
-  try {
-    return await readJsonFile(ctx, file, kind);
-  } catch (e) {
-    if (isLoretraceError(e) && e.code === 'bad_json') throw new LoretraceError(e.code, e.message, e.details, 1);
-    throw e;
-  }
-}
-
 /** Register `loretrace validate` on `program`; output goes to `ctx` (see the file comment for behaviour and exit codes). */
 export function register(program: Command, ctx: CliContext): void {
   program
@@ -100,7 +86,7 @@ export function register(program: Command, ctx: CliContext): void {
           if (!isDir) throw new LoretraceError('usage', `--root ${opts.root} is not a directory`, { file: opts.root, expected: 'an existing directory' }, 2);
         }
         const docs: { file: string; value: unknown }[] = [];
-        for (const file of files) docs.push({ file, value: await readDocument(ctx, file, kind) });
+        for (const file of files) docs.push({ file, value: await readJsonFile(ctx, file, kind) });
         const reports = docs.map(({ file, value }) => validateDocument(kind, value, { file, lenient: opts.lenient === true, ...(root !== undefined ? { root } : {}) }));
         const totals = totalsOf(kind, reports);
         if (opts.json) {

@@ -30,7 +30,7 @@ import { parseJsonDocument } from '../../contracts/validate.js';
 import { exportLedger } from '../../receipts/ledger-export.js';
 import { findLockFor, lockListsOutput, lockedTrace, openingSession } from '../../receipts/lock.js';
 import { lockedPacketFile } from '../outputs.js';
-import { addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
+import { MAX_LEDGER_BYTES, addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
 import { reportWithErrors } from './retrieve.js';
 import { addTrustKeyOption, trustedKeysFromOptions } from '../keys.js';
 import type { TrustedKey } from '../../receipts/signing.js';
@@ -148,7 +148,7 @@ async function walk(dir: string, special: { abs: string; kind: string }[] = []):
 
 /** True when a file's first line is a loretrace ledger record (a BOM is ignored here; the ledger check reports it). */
 async function startsAsLedger(ctx: CliContext, file: string): Promise<boolean> {
-  const text = await readInputText(ctx, file, 'ledger (JSONL)');
+  const text = await readInputText(ctx, file, 'ledger (JSONL)', MAX_LEDGER_BYTES);
   try {
     return isLedgerRecord(JSON.parse((text.split('\n', 1)[0] ?? '').replace(/^\uFEFF/, '')));
   } catch {
@@ -341,6 +341,11 @@ export function register(program: Command, ctx: CliContext): void {
           const trustedKeys = await trustedKeysFromOptions(ctx, opts);
           const index = await openIndex(ctx, opts);
           const inputs = await collectInputs(ctx, files, opts.ledger ?? [], opts.lock ?? []);
+          // As `capture check` and `lock verify`: named folders holding nothing to check are a usage error, not an all-zero "failed" report.
+          if (inputs.traces.length === 0) {
+            const skipped = inputs.skipped.length ? `; skipped ${plural(inputs.skipped.length, 'file')} (first: ${inputs.skipped[0]!.file}: ${inputs.skipped[0]!.reason})` : '';
+            throw new LoretraceError('usage', `nothing to verify in ${files.join(', ')}: folders are searched for *.json and *.jsonl trace inputs and found none${skipped}`, {}, 2);
+          }
           const pins: LedgerHeadPin[] = opts.head !== undefined ? [{ head: opts.head, source: '--head' }] : [];
           const explicit = (opts.ledger ?? []).length > 0 || (opts.lock ?? []).length > 0 || opts.head !== undefined;
           const found = explicit ? [] : await findLocks(ctx, files, inputs);
@@ -353,7 +358,7 @@ export function register(program: Command, ctx: CliContext): void {
           }
           const lockFor = (file: string) => lockOf(ctx, held, file, opts.lock ?? [], single);
           const ledgers: TraceLedgerInput[] = [];
-          for (const l of inputs.ledgers) ledgers.push({ file: l, text: await readInputText(ctx, l, 'ledger (JSONL)') });
+          for (const l of inputs.ledgers) ledgers.push({ file: l, text: await readInputText(ctx, l, 'ledger (JSONL)', MAX_LEDGER_BYTES) });
           if (single) {
             const report = await verifyOne(ctx, files[0]!, index, ledgers, pins, lockFor(files[0]!), trustedKeys);
             if (opts.json) printJson(ctx, found.length > 0 ? { ...report, found_locks: found } : report);

@@ -1,0 +1,207 @@
+/**
+ * README "Exit codes": the same input problem gets the same exit code and error code from every command
+ * that reads a file — `2` with the strict reader's code for a file that cannot be read as a document
+ * (missing, a directory, not UTF-8, not JSON, a key twice), `1` for JSON of the wrong shape, a failed check
+ * or a report that lists an unusable input, `2` for a folder holding nothing to check and for an output
+ * that would be overwritten. Exact exit codes, error codes and messages; in-process runs of the CLI.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { main } from '../src/cli/main.js';
+import { FIXTURE_VAULT, REPO } from './helpers/shared.js';
+
+const T = mkdtempSync(join(tmpdir(), 'lt-exit-'));
+const IDX = join(T, 'index');
+const L = ['--lore', FIXTURE_VAULT, '--index-dir', IDX];
+const DRAFT = 'lore-fixtures/packets/brinefall-intake.turn-01.mara-voss.draft.packet.json';
+const RESEARCH = 'lore-fixtures/packets/proxy-fixture-research.packet.json';
+const POLICY = 'lore-fixtures/packets/brinefall-intake.policy.json';
+const RAW = 'lore-fixtures/captures/mara-voss.turn-01.raw.json';
+const RESEARCH_RAW = 'lore-fixtures/captures/dock-warden-ilse.research.raw.json';
+
+/** One bad input of each kind, by name: its path and its bytes (a directory for `dir`, nothing for `missing`). */
+const BAD: Record<string, { file: string; bytes?: Buffer | string; dir?: true }> = {
+  missing: { file: join(T, 'missing.json') },
+  dir: { file: join(T, 'a-folder'), dir: true },
+  not_utf8: { file: join(T, 'latin1.json'), bytes: Buffer.from('{"a": "caf\xe9"}', 'latin1') },
+  empty: { file: join(T, 'empty.json'), bytes: '' },
+  not_json: { file: join(T, 'torn.json'), bytes: '{"a": 1' },
+  key_twice: { file: join(T, 'twice.json'), bytes: '{"a": 1,\n"a": 2}' },
+  wrong_shape: { file: join(T, 'array.json'), bytes: '[1]' },
+};
+for (const b of Object.values(BAD)) {
+  if (b.dir) mkdirSync(b.file, { recursive: true });
+  else if (b.bytes !== undefined) writeFileSync(b.file, b.bytes);
+}
+
+/** What the strict reader answers for each unreadable kind: the message after `loretrace: `. */
+const READER: Record<string, (f: string) => string> = {
+  missing: (f) => `cannot read ${f}: no such file [file_not_found]`,
+  dir: (f) => `cannot read ${f}: is a directory [file_not_found]`,
+  not_utf8: (f) => `${f} is not UTF-8: invalid byte 0xe9 at byte offset 10 [not_utf8]`,
+  empty: (f) => `${f} is not JSON: unexpected end of input at line 1, column 1 [bad_json]`,
+  not_json: (f) => `${f} is not JSON: unexpected end of input at line 1, column 8 [bad_json]`,
+  key_twice: (f) => `${f} has the key /a twice (line 1 and line 2); JSON readers keep only the last value, so the document would not be applied as a reviewer reads it; expected each key once per object [duplicate_key]`,
+};
+
+let outN = 0;
+/** A fresh output path under the temp folder. */
+const out = (ext = '.json') => join(T, `out-${outN++}${ext}`);
+
+async function run(argv: string[], stdin: Buffer = Buffer.alloc(0)) {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(argv, {
+    stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), env: {}, cwd: REPO, isTTY: false, readStdin: async () => stdin,
+  });
+  return { code, stdout, stderr };
+}
+
+/** Every command's JSON input, as a function of the file to put there. */
+const JSON_INPUTS: [string, (f: string) => string[]][] = [
+  ['validate packet <file>', (f) => ['validate', 'packet', f]],
+  ['traverse --policy', (f) => ['traverse', ...L, '--policy', f]],
+  ['traverse --packet', (f) => ['traverse', ...L, '--packet', f]],
+  ['traverse --projected-context', (f) => ['traverse', ...L, '--policy', POLICY, '--projected-context', f]],
+  ['retrieve --packet', (f) => ['retrieve', ...L, '--packet', f, '--policy', POLICY, '--out', out()]],
+  ['retrieve --policy', (f) => ['retrieve', ...L, '--packet', DRAFT, '--policy', f, '--out', out()]],
+  ['retrieve --projected-context', (f) => ['retrieve', ...L, '--packet', DRAFT, '--policy', POLICY, '--projected-context', f, '--out', out()]],
+  ['verify-trace <file>', (f) => ['verify-trace', ...L, f]],
+  ['serve --packet', (f) => ['serve', ...L, '--packet', f, '--ledger', out('.jsonl'), '--http', '127.0.0.1:0']],
+  ['capture --packet', (f) => ['capture', ...L, '--packet', f, '--raw-output', RAW, '--out', out(), '--model-family', 'm', '--reviewer', 'r']],
+  ['capture --fragment', (f) => ['capture', ...L, '--packet', RESEARCH, '--raw-output', RESEARCH_RAW, '--fragment', f, '--out', out(), '--model-family', 'm', '--reviewer', 'r']],
+];
+
+/** Inputs that are text but not JSON documents (ledgers, keys): only the file-level problems apply. */
+const TEXT_INPUTS: [string, (f: string) => string[]][] = [
+  ['ledger verify <file>', (f) => ['ledger', 'verify', f]],
+  ['ledger export <file>', (f) => ['ledger', 'export', f, ...L, '--out', out()]],
+  ['capture --ledger', (f) => ['capture', ...L, '--packet', RESEARCH, '--raw-output', RESEARCH_RAW, '--ledger', f, '--out', out(), '--model-family', 'm', '--reviewer', 'r']],
+  ['verify-trace --ledger', (f) => ['verify-trace', ...L, 'lore-fixtures/artifacts', '--ledger', f]],
+  ['retrieve --signing-key', (f) => ['retrieve', ...L, '--packet', DRAFT, '--policy', POLICY, '--signing-key', f, '--out', out()]],
+  ['verify-trace --trust-key', (f) => ['verify-trace', ...L, DRAFT, '--trust-key', f]],
+];
+
+describe('a JSON input that cannot be read as a document: exit 2 and the strict reader\'s code, in every command', () => {
+  for (const [name, argv] of JSON_INPUTS) {
+    it(name, async () => {
+      const got: Record<string, unknown> = {};
+      const want: Record<string, unknown> = {};
+      for (const [kind, message] of Object.entries(READER)) {
+        // verify-trace walks a folder it is given (a folder with nothing to check: below).
+        if (kind === 'dir' && name.startsWith('verify-trace')) continue;
+        const f = BAD[kind]!.file;
+        got[kind] = await run(argv(f));
+        want[kind] = { code: 2, stdout: '', stderr: `loretrace: ${message(f)}\n` };
+      }
+      expect(got).toEqual(want);
+    });
+  }
+});
+
+describe('a text input (ledger, key) that cannot be read: exit 2, the same codes', () => {
+  for (const [name, argv] of TEXT_INPUTS) {
+    it(name, async () => {
+      const got: Record<string, unknown> = {};
+      const want: Record<string, unknown> = {};
+      for (const kind of ['missing', 'dir', 'not_utf8'] as const) {
+        const f = BAD[kind]!.file;
+        got[kind] = await run(argv(f));
+        want[kind] = { code: 2, stdout: '', stderr: `loretrace: ${READER[kind]!(f)}\n` };
+      }
+      expect(got).toEqual(want);
+    });
+  }
+
+  it('--config: the same codes, the message naming the config file', async () => {
+    const index = (f: string) => run(['index', ...L, '--config', f]);
+    const f = BAD.not_utf8!.file;
+    expect(await index(f)).toEqual({ code: 2, stdout: '', stderr: `loretrace: config file ${READER.not_utf8!(f)}\n` });
+    const e = BAD.empty!.file;
+    expect(await index(e)).toEqual({ code: 2, stdout: '', stderr: `loretrace: config file ${READER.empty!(e)}\n` });
+  });
+});
+
+describe('JSON of the wrong shape: exit 1, naming the pointer and what was expected', () => {
+  const f = BAD.wrong_shape!.file;
+  const cases: [string, string[], string][] = [
+    ['traverse --policy', ['traverse', ...L, '--policy', f], `${f}: a policy file must be a JSON object (a traversal_policy, or { traversal_policy, allowed_scope? }) [bad_policy]`],
+    ['traverse --packet', ['traverse', ...L, '--packet', f], `${f} has no /lore_access/traversal_policy to apply [bad_policy]`],
+    ['traverse --projected-context', ['traverse', ...L, '--policy', POLICY, '--projected-context', f], `projected context / must be a JSON object (got an array) (${f}, pointer /) [bad_input]`],
+    ['retrieve --packet', ['retrieve', ...L, '--packet', f, '--policy', POLICY, '--out', out()], `${f}: the draft violates the responder packet contract (1 error): / [schema.type] the document is of type array [invalid_draft]\n  / [schema.type] the document is of type array (expected object)`],
+    ['retrieve --policy', ['retrieve', ...L, '--packet', DRAFT, '--policy', f, '--out', out()], `${f}: a policy file must be a JSON object (a traversal_policy, or { traversal_policy, allowed_scope? }) [bad_policy]`],
+    ['verify-trace', ['verify-trace', ...L, f], `${f}: expected a JSON object (a responder output capture, a capture fragment, a traverse result or a ledger export), got an array [bad_trace_input]`],
+    ['capture --packet', ['capture', ...L, '--packet', f, '--raw-output', RAW, '--out', out(), '--model-family', 'm', '--reviewer', 'r'], `${f} is not a valid responder packet (1 error; first at /: the document is of type array); nothing assembled [invalid_packet]\n  / [schema.type] the document is of type array (expected object)`],
+  ];
+  for (const [name, argv, message] of cases) {
+    it(name, async () => {
+      expect(await run(argv)).toEqual({ code: 1, stdout: '', stderr: `loretrace: ${message}\n` });
+    });
+  }
+
+  it('validate reports the file invalid with its rule', async () => {
+    expect(await run(['validate', 'packet', f])).toEqual({
+      code: 1,
+      stdout: `${f}: /: [schema.type] the document is of type array (expected object)\n1 packet: 0 valid, 1 invalid; 1 error (schema.type: 1); 0 warnings\n`,
+      stderr: '',
+    });
+  });
+});
+
+describe('commands that check many inputs list an unusable one in their report and exit 1', () => {
+  const f = BAD.missing!.file;
+  it('capture check and lock verify count it unreadable', async () => {
+    const check = await run(['capture', 'check', ...L, f]);
+    expect([check.code, check.stdout.trimEnd().split('\n').pop()]).toEqual([1, 'totals: captures 1, ok 0, failed 1, invalid 0, trace_failed 0, lock_drift 0, review_mismatch 0, unreadable 1']);
+    const lock = await run(['lock', 'verify', f]);
+    expect([lock.code, lock.stdout.trimEnd().split('\n').pop()]).toEqual([1, 'totals: 1 lock, ok 0, drift 0, unreadable 1, files_unchanged 0, files_changed 0, files_missing 0, snapshot_unchanged 0, snapshot_changed 0, snapshot_not_checked 0, snapshot_other_vault 0, snapshot_not_recorded 0, authorship_failed 0']);
+  });
+});
+
+describe('a folder holding nothing to check is a usage error (exit 2)', () => {
+  const d = BAD.dir!.file;
+  it('verify-trace, capture check and lock verify', async () => {
+    expect(await run(['verify-trace', ...L, d])).toEqual({ code: 2, stdout: '', stderr: `loretrace: nothing to verify in ${d}: folders are searched for *.json and *.jsonl trace inputs and found none; see 'loretrace verify-trace --help' [usage]\n` });
+    expect(await run(['capture', 'check', ...L, d])).toEqual({ code: 2, stdout: '', stderr: `loretrace: no capture found in ${d} (folders are searched for *.capture.json); see 'loretrace capture check --help' [usage]\n` });
+    expect(await run(['lock', 'verify', d])).toEqual({ code: 2, stdout: '', stderr: `loretrace: no lock file found in ${d} (folders are searched for *.lock.json); see 'loretrace lock verify --help' [usage]\n` });
+  });
+});
+
+describe('an output that would be overwritten: exit 2 in every command', () => {
+  it('an existing ledger is ledger_exists (serve, retrieve), as an existing output is output_exists', async () => {
+    const ledger = join(T, 'existing.ledger.jsonl');
+    writeFileSync(ledger, '');
+    expect(await run(['serve', ...L, '--packet', RESEARCH, '--ledger', ledger, '--http', '127.0.0.1:0'])).toEqual({
+      code: 2, stdout: '', stderr: `loretrace: ledger ${ledger} already exists; a ledger is never appended to or overwritten — choose a new file [ledger_exists]\n`,
+    });
+    expect(await run(['retrieve', ...L, '--packet', DRAFT, '--policy', POLICY, '--out', out(), '--ledger', ledger])).toEqual({
+      code: 2, stdout: '', stderr: `loretrace: ledger ${ledger} already exists; a ledger is never appended to or overwritten — choose a new file with --ledger (nothing written) [ledger_exists]\n`,
+    });
+    const existing = BAD.empty!.file;
+    expect(await run(['ledger', 'export', 'lore-fixtures/ledgers/none.jsonl', ...L, '--out', existing])).toEqual({
+      code: 2, stdout: '', stderr: `loretrace: --out ${existing} already exists; outputs are never overwritten silently: pass --force to replace an unlocked file, or choose a new name (nothing written) [output_exists]\n`,
+    });
+  });
+});
+
+describe('files named by what they are, not by an option the user did not give', () => {
+  it('capture --raw-output - names standard input <stdin>', async () => {
+    const capture = (stdin: Buffer) => run(['capture', ...L, '--packet', DRAFT, '--raw-output', '-', '--out', out(), '--model-family', 'm', '--reviewer', 'r'], stdin);
+    expect(await capture(Buffer.from([0x7b, 0xff, 0x7d]))).toEqual({
+      code: 1, stdout: '', stderr: 'loretrace: <stdin> is not UTF-8 text; the raw output is kept byte for byte in a JSON string, which holds only Unicode text [raw_output_not_utf8]\n',
+    });
+    const notJson = await capture(Buffer.from('hello'));
+    expect([notJson.code, notJson.stderr.split(' breaks ')[0]]).toEqual([1, 'loretrace: <stdin>']);
+  });
+
+  it('retrieve --batch names a derived output path "the output packet (under --out-dir)", never --out', async () => {
+    const outDir = join(T, 'batch');
+    const taken = join(outDir, 'packets', 'brinefall-intake.turn-01.mara-voss.packet.json');
+    mkdirSync(taken, { recursive: true });
+    const r = await run(['retrieve', ...L, '--batch', 'lore-fixtures/batch', '--policy', POLICY, '--out-dir', outDir]);
+    const line = r.stdout.split('\n').find((l) => l.includes('turn-01'));
+    expect([r.code, line]).toEqual([1, `  failed   lore-fixtures/batch/packets/brinefall-intake.turn-01.mara-voss.draft.packet.json: the output packet (under --out-dir) ${taken} is a directory; expected the path of a JSON file to write (nothing written) [usage]`]);
+  });
+});
