@@ -664,6 +664,9 @@ export class ProxySession {
       range = resolveRef(this.index, onDisk);
     } catch (e) {
       if (isLoretraceError(e) && e.code === 'not_found') throw new Refuse('not_found', 'fragment_not_found', e.message, notFoundMessage(shown));
+      // An admitted note kept without text: resolveRef's binary_file / not_utf8, answered as a bad request
+      // naming the finding (the note is there, its bytes are not text), never an empty read.
+      if (isLoretraceError(e) && (e.code === 'binary_file' || e.code === 'not_utf8')) throw new Refuse('bad_request', e.code, `lore_read: ${e.message}`);
       throw e;
     }
     const sections = sectionsOf(this.compiled, note.path);
@@ -676,7 +679,10 @@ export class ProxySession {
     const refEnd = view.toView(range.line_end);
     const viewStart = args.line_start ?? refStart;
     const viewEnd = args.line_end ?? refEnd;
-    if (viewStart < refStart || viewEnd > refEnd || viewStart > viewEnd) {
+    if (viewStart > viewEnd) {
+      throw new Refuse('bad_request', 'lines_reversed', `lore_read: line_start ${viewStart} is after line_end ${viewEnd}; expected line_start ≤ line_end, both inside ${shown} (lines ${refStart}-${refEnd})`);
+    }
+    if (viewStart < refStart || viewEnd > refEnd) {
       throw new Refuse('bad_request', 'lines_outside_ref', `lore_read: lines ${viewStart}-${viewEnd} are not inside ${shown} (lines ${refStart}-${refEnd}); expected ${refStart} ≤ line_start ≤ line_end ≤ ${refEnd}`);
     }
     const start = args.line_start === undefined ? range.line_start : view.firstDisk(viewStart);

@@ -7,7 +7,7 @@
  */
 import { LoretraceError } from '../errors.js';
 import type { Chunk, NoteRecord, VaultIndex, VaultPath } from '../types.js';
-import { chunksOf, getNote, overCapNote, type OverCapNote } from '../indexer/lookup.js';
+import { assertNoteHasText, chunksOf, getNote, overCapNote, type OverCapNote } from '../indexer/lookup.js';
 import { formatRef, parseRef, type ParsedRef } from './grammar.js';
 
 export { formatRef, isUnderPrefix, parseRef } from './grammar.js';
@@ -18,7 +18,10 @@ export interface ResolvedRef {
   path: VaultPath;
   /** The chunk the fragment names or starts in; null for a whole note or a range spanning chunks. */
   chunk_index: number | null;
-  /** 1-based inclusive lines in the original file. A whole empty note gives 1..0. */
+  /**
+   * 1-based inclusive lines in the original file. A whole empty text note gives 1..0; a note kept without
+   * text (binary, not UTF-8) gives no range at all ({@link resolveRef} refuses it).
+   */
   line_start: number;
   line_end: number;
 }
@@ -35,7 +38,9 @@ export interface ResolvedRef {
  *
  * @throws LoretraceError `bad_ref` (see {@link parseRef}), `not_found` when the note, chunk, heading,
  *   block or line range does not exist, naming which; `note_too_large` for any other ref of an over-cap
- *   note (docs/PARSING.md "Big notes").
+ *   note (docs/PARSING.md "Big notes"); `binary_file` / `not_utf8` (exit 1) for any ref of a note the notes
+ *   stage listed without text (a NUL byte; a byte that is not UTF-8, `details.line` its line), with the
+ *   indexer's finding — the answer `loretrace show` gives for it (src/indexer/lookup.ts `assertNoteHasText`).
  */
 export function resolveRef(index: VaultIndex, ref: string | ParsedRef): ResolvedRef {
   const parsed = typeof ref === 'string' ? parseRef(ref, { namespace: index.namespace }) : ref;
@@ -49,6 +54,9 @@ export function resolveRef(index: VaultIndex, ref: string | ParsedRef): Resolved
     if (big) return overCapRange(big, parsed, shown);
   }
   if (!note) throw new LoretraceError('not_found', `ref ${shown}: no note ${parsed.path} in vault ${index.namespace}`, { data: { ref: shown } });
+  // A note the notes stage kept as non-text (a NUL byte, a byte that is not UTF-8) has no lines to name:
+  // refused with the indexer's own finding, as `show` answers it, never the empty range 1..0 of a text note.
+  assertNoteHasText(index, note.path, shown);
   const chunks = chunksOfNote(index, note.path);
   const f = parsed.fragment;
   if (f === null) return { path: note.path, chunk_index: null, line_start: 1, line_end: note.line_count };

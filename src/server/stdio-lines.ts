@@ -7,8 +7,10 @@
  * - passed to the MCP server (a well-formed message it can answer);
  * - an error answer written here, and the rejection handed to `onRejected` (the server records it in the
  *   ledger before the answer is written):
- *   - `-32700` parse error — the line is not UTF-8 JSON, or an object of it has a key twice (the project's
- *     strict JSON reader, src/server/strict-json.ts; id `null`: none can be read, or none can be trusted);
+ *   - `-32700` parse error — the line is not UTF-8 (the bad byte and its offset), not JSON (the reason, its
+ *     column and the line's first characters), or an object of it has a key twice (the project's strict JSON
+ *     reader, src/server/strict-json.ts; id `null`: none can be read, or none can be trusted); each message
+ *     says what was received and what was expected;
  *   - `-32600` invalid request — JSON, but not a JSON-RPC 2.0 message (a batch array, no `"jsonrpc":"2.0"`,
  *     a bad id), or a frame over `maxFrameBytes` (its bytes are skipped up to the next newline, never
  *     buffered; the id is read from the frame's first 4 KiB when it can be, so the caller's request settles);
@@ -26,6 +28,9 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from '../proxy/limits.js';
 import { shownInput } from '../proxy/refusals.js';
 import { readClientJson } from './strict-json.js';
+
+/** What a parse error says the server expected: MCP's stdio transport carries one JSON-RPC message per line, UTF-8 encoded. */
+const STDIO_EXPECTED = 'expected one JSON-RPC 2.0 message per line, as UTF-8 JSON (MCP stdio transport)';
 
 /** JSON-RPC error codes used here (JSON-RPC 2.0 §5.1). */
 export const JSONRPC_PARSE_ERROR = -32700;
@@ -177,8 +182,10 @@ export class LineStdioTransport implements Transport {
     const read = readClientJson(frame, 'the line');
     if (!read.ok) {
       // A repeated key parses, but JSON.parse would keep only its last value: refused like bytes that do not parse.
-      const message = read.problem !== 'bad_json' ? `parse error: ${read.message} (${bytes} bytes)`
-        : `parse error: the line is not UTF-8 JSON (${bytes} bytes, starting ${shownInput(frame.subarray(0, 256).toString('utf8'), 32)})`;
+      // What was received (the reader's reason, the size, the start of a line that decodes) and what was expected.
+      const message = read.problem === 'duplicate_key' ? `parse error: ${read.message} (${bytes} bytes)`
+        : read.problem === 'not_utf8' ? `parse error: ${read.message} (${bytes} bytes); ${STDIO_EXPECTED}`
+          : `parse error: ${read.message} (${bytes} bytes, starting ${shownInput(frame.subarray(0, 256).toString('utf8'), 32)}); ${STDIO_EXPECTED}`;
       this.reject({ reason: 'parse_error', code: JSONRPC_PARSE_ERROR, id: null, method: null, bytes, message, params: { $omitted: 'frame', bytes } });
       return;
     }

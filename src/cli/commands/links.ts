@@ -11,11 +11,11 @@
 import type { Command } from 'commander';
 import { LoretraceError, isLoretraceError } from '../../errors.js';
 import { backlinks, getNote, notePathOnDisk, outgoingLinks, overCapNote } from '../../indexer/lookup.js';
-import { formatRef } from '../../refs/ref.js';
+import { formatRef, parseRef } from '../../refs/ref.js';
 import type { ParsedRef } from '../../refs/grammar.js';
 import type { ResolvedRef } from '../../refs/ref.js';
 import { resolveRefOrName } from '../../refs/names.js';
-import type { LinkRecord, LinkResolution, VaultIndex } from '../../types.js';
+import type { LinkRecord, LinkResolution, VaultIndex, VaultPath } from '../../types.js';
 import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
 import { addVaultOptions, openIndex, type VaultCliOptions } from '../vault-options.js';
@@ -37,8 +37,10 @@ function classesOf(index: VaultIndex, r: LinkResolution): string[] {
 /**
  * The note `links` reports on, found as `show` finds it ({@link resolveRefOrName}: a ref, else a title, alias,
  * file name or extension-less path, with "did you mean …?" suggestions when nothing matches). A note over
- * `max_file_bytes` was never parsed, so none of its links are known: `note_too_large` for any ref of it.
- * @throws LoretraceError `not_found`, `ambiguous_ref`, `bad_ref` (as `resolveRefOrName`), `note_too_large` (exit 1).
+ * `max_file_bytes` was never parsed, so none of its links are known: `note_too_large` for any ref of it. A
+ * note kept without text answers its whole-note ref (no outgoing links; its backlinks) and refuses a fragment.
+ * @throws LoretraceError `not_found`, `ambiguous_ref`, `bad_ref` (as `resolveRefOrName`), `note_too_large`,
+ *   `binary_file` / `not_utf8` for a fragment of a textless note (exit 1).
  */
 function resolveLinksRef(index: VaultIndex, input: string): { parsed: ParsedRef; range: ResolvedRef } {
   const tooLarge = (path: string, bytes: number) => new LoretraceError('note_too_large', `${index.namespace}:${path} is ${bytes} bytes, over max_file_bytes, so it is not indexed and its links are not known; read its lines with loretrace show "<note>#L1-L50"`, { file: path });
@@ -48,6 +50,12 @@ function resolveLinksRef(index: VaultIndex, input: string): { parsed: ParsedRef;
   } catch (e) {
     const big = isLoretraceError(e) && e.code === 'note_too_large' && typeof e.details.file === 'string' ? overCapNote(index, e.details.file) : undefined;
     if (big) throw tooLarge(big.path, big.bytes);
+    // A note kept without text (binary, not UTF-8) has no outgoing links but may be linked to: its whole-note
+    // ref lists its backlinks; a fragment of it names lines it does not have (resolveRef's refusal stands).
+    if (isLoretraceError(e) && (e.code === 'binary_file' || e.code === 'not_utf8') && typeof e.details.file === 'string' && !input.includes('#')) {
+      const path = e.details.file as VaultPath;
+      return { parsed: parseRef(formatRef(index.namespace, path, null), { namespace: index.namespace }), range: { path, chunk_index: null, line_start: 1, line_end: 0 } };
+    }
     throw e;
   }
   const big = overCapNote(index, found.range.path);

@@ -16,6 +16,7 @@
  * `not_utf8` finding (exit 1), never an empty note.
  */
 import type { Command } from 'commander';
+import { isLoretraceError } from '../../errors.js';
 import { assertNoteHasText, overCapNote, readNoteLines, readOverCapLines } from '../../indexer/lookup.js';
 import { sliceLines } from '../../notes/lines.js';
 import { formatRef, parseRef, type ParsedRef } from '../../refs/ref.js';
@@ -35,6 +36,8 @@ function resolveNoteWithText(index: VaultIndex, ref: string): ReturnType<typeof 
   try {
     resolved = resolveRefOrName(index, ref);
   } catch (e) {
+    // resolveRef refuses a textless note naming the canonical ref; the message names the ref as typed.
+    if (isLoretraceError(e) && (e.code === 'binary_file' || e.code === 'not_utf8') && e.details.file !== undefined) assertNoteHasText(index, e.details.file, ref);
     const parsed = parsedOrNull(index, ref);
     if (parsed !== null) assertNoteHasText(index, parsed.path, ref);
     throw e;
