@@ -419,6 +419,17 @@ describe('auditLeakage (automated first pass)', () => {
     ]);
   });
 
+  it('holds an answer to the prompt rule on numeric state: percentages and marks out of 10 are raw_state_soup too', () => {
+    const r = audit({ spoken_text: 'My trust: 77% says no, loyalty: 7/10, and fear 0.82 is showing.' });
+    expect(r.audit.raw_state_soup).toBe(true);
+    expect(r.hits.map((h) => [h.flag, h.matched, h.source])).toEqual([
+      ['raw_state_soup', 'fear 0.82', 'numeric dimension score'],
+      ['raw_state_soup', 'trust: 77%', 'numeric state score (prompt.raw_numeric_state)'],
+      ['raw_state_soup', 'loyalty: 7/10', 'numeric state score (prompt.raw_numeric_state)'],
+    ]);
+    expect(audit({ spoken_text: 'The reactors achieved 85% efficiency before the strike.' }).hits).toEqual([]);
+  });
+
   it('sets prompt_parroting for a long prompt line repeated verbatim', () => {
     const line = 'The sanctuary berth is a raft deck of cots under tarpaulin, a galley stove, a repair bench and the chalk capacity board. Nine of fourteen cots are taken. The old tower light is burning on the shelf.';
     const r = audit({ spoken_text: line });

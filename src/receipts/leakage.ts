@@ -26,7 +26,9 @@
  *   `source_excerpts`: what the responder was shown may be repeated).
  * - `raw_state_soup`: a raw-state marker of {@link RAW_STATE_MARKERS} (`current_activation`, `plasticity`, …)
  *   or a numeric dimension score (`trust 0.77`, `fear: .4`, `stress=1.0`: a word, then an optional `:` or
- *   `=`, then a decimal number from 0 to 1 with 1-3 decimals).
+ *   `=`, then a decimal number from 0 to 1 with 1-3 decimals), or any other form the validator's
+ *   `prompt.raw_numeric_state` reads as state (`rawNumericStateIn`: `trust: 77%`, `loyalty: 7/10`,
+ *   `fear is 0.82`), so an answer is held to the rule its packet's prompt is held to.
  * - `prompt_parroting`: a long line of `packet_prompt_text` (at least {@link PARROT_MIN_CHARS} characters and
  *   {@link PARROT_MIN_WORDS} words once list markers and `#` are stripped) appears verbatim.
  *
@@ -37,7 +39,7 @@
  */
 import type { Chunk, NoteRecord, VaultIndex } from '../types.js';
 import type { LeakageAudit, ResponderPacket } from '../contracts/types.js';
-import { RAW_STATE_MARKERS, hiddenTextForm } from '../contracts/rules.js';
+import { RAW_STATE_MARKERS, hiddenTextForm, rawNumericStateIn } from '../contracts/rules.js';
 import { isUnderPrefix, parseRef } from '../refs/ref.js';
 import { termPositions } from '../search/phrase.js';
 
@@ -287,11 +289,20 @@ function rawStateHits(text: string, form: string): LeakageHit[] {
     if (form.includes(hiddenTextForm(marker))) hits.push({ flag: 'raw_state_soup', matched: marker, source: 'raw-state marker (seed 001)' });
   }
   const seen = new Set<string>();
-  for (const m of text.normalize('NFKC').matchAll(DIMENSION_SCORE)) {
+  const spans: [number, number][] = [];
+  const folded = text.normalize('NFKC');
+  for (const m of folded.matchAll(DIMENSION_SCORE)) {
     const value = Number(m[2]);
     if (!(value >= 0 && value <= 1) || seen.has(m[0])) continue;
     seen.add(m[0]);
+    spans.push([m.index, m.index + m[0].length]);
     hits.push({ flag: 'raw_state_soup', matched: m[0], source: 'numeric dimension score' });
+  }
+  // The validator's forms (percentages, marks out of 10 / 100, "fear is 0.82"), where no score above covers them.
+  for (const m of rawNumericStateIn(folded)) {
+    if (seen.has(m.text) || spans.some(([a, b]) => m.at < b && a < m.at + m.text.length)) continue;
+    seen.add(m.text);
+    hits.push({ flag: 'raw_state_soup', matched: m.text, source: 'numeric state score (prompt.raw_numeric_state)' });
   }
   return hits;
 }
