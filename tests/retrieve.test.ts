@@ -258,6 +258,20 @@ describe('buildPacket', () => {
     });
   });
 
+  it('refuses under strictPolicy a policy whose link-class phrase is only partially enforced, naming the words it drops', async () => {
+    const partial = { ...policy, follow_link_classes: ['wikilink', 'resident harbor factions'] };
+    await expect(buildPacket(index, draft, { projectedContext: context, policy: partial, strictPolicy: true, file: 'draft.json' })).rejects.toMatchObject({
+      code: 'strict_policy',
+      exitCode: 1,
+      message: '--strict-policy refuses this policy: 1 clause is not fully enforced: /follow_link_classes/1 "resident harbor factions" (partially_enforced)',
+      details: { pointer: '/follow_link_classes/1' },
+    });
+    // Without strict the packet is built and its receipt says which words are not enforced.
+    const r = await buildPacket(index, draft, { projectedContext: context, policy: partial, file: 'draft.json' });
+    const row = r.capture!.policy_receipt.find((x) => x.pointer === '/follow_link_classes/1');
+    expect([row?.disposition, row?.rule.endsWith('not enforced: resident, harbor (every note of these classes is followed, whatever it says)')]).toEqual(['partially_enforced', true]);
+  });
+
   it('refuses without a policy (exit code 2)', async () => {
     await expect(buildPacket(index, draft, { file: 'draft.json' })).rejects.toMatchObject({
       code: 'no_policy',
