@@ -186,6 +186,14 @@ describe('an output that would be overwritten: exit 2 in every command', () => {
   });
 });
 
+describe('an output folder that is a file: exit 2, nothing written', () => {
+  it('coverage --out names the file and what was expected, never the system\'s ENOTDIR on a temp name', async () => {
+    const file = BAD.empty!.file;
+    const r = await run(['coverage', ...L, BAD.wrong_shape!.file, '--out', file]);
+    expect([r.code, r.stderr]).toEqual([2, `loretrace: cannot write the coverage report into ${file}: it exists and is not a folder; expected a folder, or a path that does not exist yet (nothing written) [coverage_unwritable]\n`]);
+  });
+});
+
 describe('files named by what they are, not by an option the user did not give', () => {
   it('capture --raw-output - names standard input <stdin>', async () => {
     const capture = (stdin: Buffer) => run(['capture', ...L, '--packet', DRAFT, '--raw-output', '-', '--out', out(), '--model-family', 'm', '--reviewer', 'r'], stdin);

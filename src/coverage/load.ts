@@ -4,6 +4,7 @@
  */
 import { writeFileNoFollow, assertNoSymlinkOnPath } from '../safe-write.js';
 import { join } from 'node:path';
+import { stat } from 'node:fs/promises';
 import { LoretraceError, isLoretraceError } from '../errors.js';
 import { readNoteLines } from '../indexer/lookup.js';
 import type { VaultIndex } from '../types.js';
@@ -47,11 +48,17 @@ export interface CoverageFiles {
  * Never written through a symlink (src/safe-write.ts): the folder, a folder above it or one of the three
  * files being a symlink is `output_symlink` (exit 2) before anything is written.
  *
- * @throws LoretraceError `output_symlink`; `coverage_unwritable` naming the folder when it cannot be created or written.
+ * @throws LoretraceError `output_symlink`; `coverage_unwritable` naming the folder when it exists and is not a
+ *   folder (exit 2, nothing written) or cannot be created or written (exit 1).
  */
 export async function writeCoverageFiles(report: CoverageReport, outDir: string, context: CoverageHtmlContext = {}): Promise<CoverageFiles> {
   const files: CoverageFiles = { json: join(outDir, 'coverage.json'), md: join(outDir, 'coverage.md'), html: join(outDir, 'coverage.html') };
   for (const f of [outDir, files.json, files.md, files.html]) assertNoSymlinkOnPath(f);
+  // A file where the folder goes is refused as a bad --out (exit 2, README "Exit codes"), not reported as the
+  // system's ENOTDIR on a temp file name.
+  if (await stat(outDir).then((st) => !st.isDirectory(), () => false)) {
+    throw new LoretraceError('coverage_unwritable', `cannot write the coverage report into ${outDir}: it exists and is not a folder; expected a folder, or a path that does not exist yet (nothing written)`, { file: outDir, expected: 'a writable folder' }, 2);
+  }
   try {
     await writeFileNoFollow(files.json, JSON.stringify(report, null, 2) + '\n');
     await writeFileNoFollow(files.md, renderCoverageMarkdown(report));
