@@ -173,6 +173,19 @@ describe('resolveLink', () => {
     });
   });
 
+  it("keeps each folder's own order when links from several folders share one cached name", () => {
+    const fresh = buildLinkLookup(
+      [note('long/folder/Dup.md'), note('zzzz/Dup.md'), note('x/Dup.md'), note('long/folder/A.md'), note('zzzz/B.md'), note('Lore/C.md')],
+      {},
+    );
+    const order = (from: string) => (resolveLink(from, 'Dup', null, fresh) as { candidates: string[] }).candidates;
+    for (let round = 0; round < 2; round++) {
+      expect(order('zzzz/B.md')).toEqual(['zzzz/Dup.md', 'x/Dup.md', 'long/folder/Dup.md']);
+      expect(order('Lore/C.md')).toEqual(['x/Dup.md', 'zzzz/Dup.md', 'long/folder/Dup.md']);
+      expect(order('long/folder/A.md')).toEqual(['long/folder/Dup.md', 'x/Dup.md', 'zzzz/Dup.md']);
+    }
+  });
+
   it('resolves markdown links relative to the source folder first, then vault-wide', () => {
     expect(resolveLink('a/b/Note.md', '../../Note.md', null, lookup, { markdown: true })).toEqual({ status: 'resolved', path: 'Note.md' });
     expect(resolveLink('zzzz/deep/Other.md', 'Café Noir.md', null, lookup, { markdown: true })).toEqual({ status: 'resolved', path: 'Lore/Café Noir.md' });

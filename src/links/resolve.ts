@@ -160,21 +160,40 @@ function byName(
   }
   if (matches.length === 0) return null;
   if (matches.length === 1) return { path: matches[0] as VaultPath, candidates: null, note };
+  // The source note's own folder wins: a reordered copy, shared by every link from that folder. The
+  // order is cached per (key, folder) before the folder scan, so a name with N candidates costs N
+  // comparisons once per folder, not once per link (links × N for a vault copied N times).
   const folder = folderOf(fromPath);
-  const own = matches.findIndex((p) => folderOf(p) === folder);
-  if (own <= 0) return { path: matches[0] as VaultPath, candidates: matches as VaultPath[], note };
-  // The source note's own folder wins: a reordered copy, shared by every link from that folder.
   const cacheKey = `${suffix}\u0000${folder}`;
-  let reordered = matchCache.get(byNameMap)?.get(cacheKey);
-  if (reordered === undefined) {
-    reordered = Object.freeze([matches[own] as VaultPath, ...matches.slice(0, own), ...matches.slice(own + 1)]);
-    matchCache.get(byNameMap)?.set(cacheKey, reordered);
+  const perFolder = matchCache.get(byNameMap);
+  let ordered = perFolder?.get(cacheKey);
+  if (ordered === undefined) {
+    const own = folderIndex(matches).get(folder) ?? -1;
+    ordered = own <= 0 ? matches : Object.freeze([matches[own] as VaultPath, ...matches.slice(0, own), ...matches.slice(own + 1)]);
+    perFolder?.set(cacheKey, ordered);
   }
-  return { path: reordered[0] as VaultPath, candidates: reordered as VaultPath[], note };
+  return { path: ordered[0] as VaultPath, candidates: ordered as VaultPath[], note };
 }
 
 /** Per name-table cache of name matches (see byName); weak, so it lives exactly as long as its lookup. */
 const matchCache = new WeakMap<Map<string, VaultPath[]>, Map<string, readonly VaultPath[]>>();
+
+/** Folder → index of its first candidate, per candidate list (see byName); built once per list. */
+const folderIndexCache = new WeakMap<readonly VaultPath[], Map<string, number>>();
+
+/** The index of the first candidate of `matches` in each folder, so the own-folder lookup is O(1). */
+function folderIndex(matches: readonly VaultPath[]): Map<string, number> {
+  let index = folderIndexCache.get(matches);
+  if (!index) {
+    index = new Map();
+    for (let i = 0; i < matches.length; i++) {
+      const f = folderOf(matches[i] as VaultPath);
+      if (!index.has(f)) index.set(f, i);
+    }
+    folderIndexCache.set(matches, index);
+  }
+  return index;
+}
 
 function findPath(fromPath: VaultPath, target: string, lookup: LinkLookup, markdown: boolean): PathHit | null | 'unresolved' {
   const t = target.normalize('NFC');
