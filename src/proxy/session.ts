@@ -212,6 +212,8 @@ export class ProxySession {
   private readonly rate: RateLimiter;
   private readonly packetSha256: string;
   private readonly packetFile: string | null;
+  /** `actor` of a tool record: the responder the packet names (who asked; the transport does not authenticate it). Built once. */
+  private readonly agent: LedgerActor;
   private readonly inputs: ReturnType<typeof toolInputSchemas>;
   private readonly admitted = new Map<string, Admission>();
   private readonly consulted: string[] = [];
@@ -241,6 +243,7 @@ export class ProxySession {
     this.clock = options.clock ?? SYSTEM_CLOCK;
     this.packetSha256 = options.packetSha256;
     this.packetFile = options.packetFile ?? null;
+    this.agent = Object.freeze({ kind: 'agent', id: this.packet.responder_agent_id });
     this.budgets = mergeBudgets(this.limits, this.compiled.budgets);
     this.rate = new RateLimiter(this.limits.rate_burst, this.limits.rate_per_second, () => this.clock.monotonic());
     this.inputs = toolInputSchemas(this.limits);
@@ -305,10 +308,6 @@ export class ProxySession {
     return record;
   }
 
-  /** `actor` of a tool record: the responder the packet names (who asked; the transport does not authenticate it). */
-  private get agent(): LedgerActor {
-    return { kind: 'agent', id: this.packet.responder_agent_id };
-  }
 
   /** Number of admitted notes (seeds, scope and followed). */
   get admittedCount(): number {

@@ -293,8 +293,9 @@ class NotPlain {}
  * compares both on random values and real records): keys sorted by UTF-16 code units (`sort()`),
  * primitives and keys as `JSON.stringify` writes them (RFC 8785 §3.2.2 is ECMAScript's serialisation),
  * `undefined` members left out and `undefined` array items written `null`. The package checks every
- * string character by character in JavaScript; here one native regular-expression test does it, which
- * halves what a proxy call spends hashing its ledger record and answer.
+ * string character by character in JavaScript; here the output of `JSON.stringify` is scanned for the escape
+ * of a lone surrogate ({@link plainString}), which halves what a proxy call spends hashing its ledger record
+ * and answer (docs/PERFORMANCE.md, rounds 3 and 5).
  */
 export function plainCanonicalJson(value: unknown): string | undefined {
   try {
@@ -305,11 +306,24 @@ export function plainCanonicalJson(value: unknown): string | undefined {
   }
 }
 
+/**
+ * A string as `JSON.stringify` writes it, which for a well-formed string is its RFC 8785 form (§3.2.2.2).
+ * `JSON.stringify` writes a lone surrogate as a lower-case `\udXXX` escape (ECMAScript's well-formed
+ * JSON.stringify), so a text without `\ud` had none and is returned as it is; only a text with one (a lone
+ * surrogate, or a backslash before `ud` in the value) is checked character by character. One native scan of
+ * the output instead of a regular-expression pass over every string: the lore text of a `lore_read` answer is
+ * most of what a call hashes.
+ */
+function plainString(value: string): string {
+  const text = JSON.stringify(value);
+  if (text.includes('\\ud') && HAS_LONE_SURROGATE.test(value)) throw new NotPlain();
+  return text;
+}
+
 function plainText(value: unknown, depth: number): string {
   switch (typeof value) {
     case 'string':
-      if (HAS_LONE_SURROGATE.test(value)) throw new NotPlain();
-      return JSON.stringify(value);
+      return plainString(value);
     case 'number':
       if (!Number.isFinite(value)) throw new NotPlain();
       return JSON.stringify(value);
@@ -333,8 +347,7 @@ function plainText(value: unknown, depth: number): string {
       for (const key of Object.keys(record).sort()) {
         const item = record[key];
         if (item === undefined || typeof item === 'symbol') continue;
-        if (HAS_LONE_SURROGATE.test(key)) throw new NotPlain();
-        out += (first ? '' : ',') + JSON.stringify(key) + ':' + plainText(item, depth + 1);
+        out += (first ? '' : ',') + plainString(key) + ':' + plainText(item, depth + 1);
         first = false;
       }
       return out + '}';
@@ -366,6 +379,12 @@ export function ledgerIdOf(occurredOn: string, session: unknown): string {
 export interface LedgerChainOptions {
   /** Sign the `SESSION_CLOSED` record with this runner key (src/receipts/signing.ts); none: unsigned. */
   signer?: LedgerSigner | null;
+  /**
+   * Keep every committed record in {@link LedgerChain.records} (default true: retrieve reads them back and
+   * writes {@link LedgerChain.text} at the end). The file writer passes false: its records are on disk, and a
+   * proxy session of 2,000 calls would otherwise hold them all (≈ 10 KB a call) in its heap.
+   */
+  keepRecords?: boolean;
 }
 
 /**
@@ -379,10 +398,13 @@ export class LedgerChain {
   private seq = 0;
   private prev = GENESIS_HASH;
   private readonly signer: LedgerSigner | null;
+  private readonly keepRecords: boolean;
+  /** The committed records, in seq order (empty when the chain was made with `keepRecords: false`). */
   readonly records: LedgerRecord[] = [];
 
   constructor(options: LedgerChainOptions = {}) {
     this.signer = options.signer ?? null;
+    this.keepRecords = options.keepRecords ?? true;
   }
 
   /** `key_id` of the key that signs the closing record, or null for an unsigned chain. */
@@ -448,7 +470,7 @@ export class LedgerChain {
     this.ledgerId = record.ledger_id;
     this.seq = record.seq + 1;
     this.prev = record.record_hash;
-    this.records.push(record);
+    if (this.keepRecords) this.records.push(record);
   }
 
   /** {@link next} then {@link commit}. */

@@ -72,7 +72,7 @@ export class LedgerWriter {
 
   private constructor(readonly path: string, fd: number, signer: LedgerSigner | null) {
     this.fd = fd;
-    this.chain = new LedgerChain({ signer });
+    this.chain = new LedgerChain({ signer, keepRecords: false });
   }
 
   /** `key_id` of the runner key that signs the closing record, or null when the ledger is unsigned. */

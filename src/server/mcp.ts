@@ -20,7 +20,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListResourcesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema, isJSONRPCErrorResponse, isJSONRPCNotification, isJSONRPCRequest, isJSONRPCResultResponse } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListResourcesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult, JSONRPCMessage, ListResourcesResult, ReadResourceResult, Resource, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ProxySession } from '../proxy/session.js';
 import { LORE_DATA_NOTICE, TOOL_DESCRIPTIONS, TOOL_NAMES, toolJsonSchemas } from '../proxy/tools.js';
@@ -220,6 +220,27 @@ async function recordRejection(session: ProxySession, r: FrameRejection): Promis
 }
 
 /**
+ * The JSON-RPC id of a message that is a request (`method` and `id`) or, with `kind` `response`, a response
+ * (`result` or `error`, and `id`); else undefined. Messages here have passed the SDK's `JSONRPCMessageSchema`
+ * (frames read by `LineStdioTransport`) or were built by the SDK's own protocol (answers), so their members
+ * tell their kind (JSON-RPC 2.0 §4, §5). The SDK's `isJSONRPCRequest` / `isJSONRPCResultResponse` guards would
+ * parse every message again with zod — an answer with its lore text twice (text and structuredContent) on
+ * every call (docs/PERFORMANCE.md, round 5).
+ */
+function messageId(message: JSONRPCMessage, kind: 'request' | 'response'): string | number | undefined {
+  const m = message as { id?: unknown; method?: unknown; result?: unknown; error?: unknown };
+  if (typeof m.id !== 'string' && typeof m.id !== 'number') return undefined;
+  if (kind === 'request') return typeof m.method === 'string' ? m.id : undefined;
+  return m.method === undefined && (m.result !== undefined || m.error !== undefined) ? m.id : undefined;
+}
+
+/** The `requestId` of a `notifications/cancelled` message (no `id`, that method), else undefined. */
+function cancelledRequestId(message: JSONRPCMessage): unknown {
+  const m = message as { id?: unknown; method?: unknown; params?: { requestId?: unknown } };
+  return m.id === undefined && m.method === 'notifications/cancelled' ? (m.params?.requestId ?? null) : undefined;
+}
+
+/**
  * Serve the session over stdio (newline-delimited JSON-RPC, framed by `LineStdioTransport`). Nothing else
  * may write to `stdout`. Every line gets an answer or is a notification: a line that is not JSON is
  * answered `-32700`, a non-object `params` or a string `arguments` `-32602`, an unknown method `-32601`, a
@@ -259,7 +280,8 @@ export async function serveMcpStdio(session: ProxySession, io: McpStdioOptions =
   const send = transport.send.bind(transport);
   transport.send = async (message: JSONRPCMessage) => {
     await send(message);
-    if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id !== undefined) settle(message.id);
+    const id = messageId(message, 'response');
+    if (id !== undefined) settle(id);
   };
 
   let draining: Promise<void> | null = null;
@@ -279,10 +301,11 @@ export async function serveMcpStdio(session: ProxySession, io: McpStdioOptions =
   // After connect (which installs the protocol's handler): count each request as it is dispatched.
   const dispatch = transport.onmessage;
   transport.onmessage = (message: JSONRPCMessage) => {
-    if (isJSONRPCRequest(message)) inFlight.set(message.id, (inFlight.get(message.id) ?? 0) + 1);
+    const requestId = messageId(message, 'request');
+    if (requestId !== undefined) inFlight.set(requestId, (inFlight.get(requestId) ?? 0) + 1);
     dispatch?.(message);
-    if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
-      const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
+    const id = cancelledRequestId(message);
+    if (id !== undefined) {
       if ((typeof id === 'string' || typeof id === 'number') && inFlight.has(id)) {
         inFlight.delete(id);
         if (inFlight.size === 0) idle?.();
