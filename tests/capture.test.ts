@@ -658,6 +658,63 @@ describe('capture check re-derives the review from the receipts (a hand-promoted
     ]);
     expect(check.review[2].message).toBe('leakage_audit.author_only_leak is false but the re-run leakage audit gives true');
   });
+
+  it('fails a capture promoted to accepted_for_training true (or given interventions), whatever its review_status; validate capture refuses the rejected one', async () => {
+    const made = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'ilse.packet.json', '--raw-output', 'ilse.raw.json', '--ledger', 'ilse.jsonl', '--out', 'train.capture.json', '--model-family', 't', '--reviewer', 'r', '--json']);
+    expect(made.code).toBe(0);
+    expect(JSON.parse(made.out)).toMatchObject({ review_status: 'accepted_as_draft', failure_labels: [] });
+    promote('train.capture.json', (c) => {
+      c.coordinator_review.accepted_for_training = true;
+    });
+    const lines = (out: string) => out.split('\n').filter((l) => l.startsWith('train.capture.json') || l.startsWith('  review:'));
+    const promoted = [
+      'train.capture.json: FAILED',
+      '  review: train.capture.json /coordinator_review/accepted_for_training: accepted_for_training is true but the re-derived review gives false (loretrace never accepts a capture for training; the re-derived review_status is accepted_as_draft) [capture_review_mismatch]',
+    ];
+    const r = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'train.capture.json']);
+    expect([r.code, lines(r.out)]).toEqual([1, promoted]);
+    // Ghostlight's own accepted captures look like this one (accepted_as_draft, no label, true): valid on its own.
+    expect((await run(['validate', 'capture', 'train.capture.json'])).code).toBe(0);
+
+    promote('train.capture.json', (c) => {
+      c.review_status = 'rejected';
+      c.coordinator_review.coordinator_interventions = [{ field: 'spoken_text', reason: 'tidied' }];
+    });
+    const rejected = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'train.capture.json', '--json']);
+    expect(rejected.code).toBe(1);
+    expect(JSON.parse(rejected.out).captures[0].review.map((f: { code: string; pointer: string; message: string }) => [f.code, f.pointer, f.message])).toEqual([
+      ['capture_review_mismatch', '/coordinator_review/accepted_for_training', 'accepted_for_training is true but the re-derived review gives false (loretrace never accepts a capture for training; the re-derived review_status is accepted_as_draft)'],
+      ['capture_review_mismatch', '/coordinator_review/coordinator_interventions', 'coordinator_interventions is a list of 1 intervention but the re-derived review gives [] (the raw output is the responder\'s text byte for byte; loretrace edits nothing)'],
+    ]);
+    const v = await run(['validate', 'capture', 'train.capture.json', '--json']);
+    expect(v.code).toBe(1);
+    expect(JSON.parse(v.out).reports[0].errors.filter((e: { rule: string }) => e.rule === 'capture.training_unaccepted').map((e: { pointer: string; message: string }) => [e.pointer, e.message])).toEqual([
+      ['/coordinator_review/accepted_for_training', 'accepted_for_training is true on a capture that is not accepted (review_status rejected)'],
+    ]);
+  });
+
+  it('fails a draft capture (its ledger cut before the closing record) promoted to accepted_for_training true, with and without --trust-key', async () => {
+    const keys = join(tmp.dir, 'train-keys');
+    expect((await run(['keygen', '--out', `${keys}/`])).code).toBe(0);
+    await ilseLedger(join(tmp.dir, 'cut.jsonl'), { close: false });
+    const made = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'ilse.packet.json', '--raw-output', 'ilse.raw.json', '--ledger', 'cut.jsonl', '--out', 'cut.capture.json', '--model-family', 't', '--reviewer', 'r', '--json']);
+    expect(made.code).toBe(0);
+    expect(JSON.parse(made.out)).toMatchObject({ review_status: 'draft', failure_labels: ['ledger_not_closed'] });
+    promote('cut.capture.json', (c) => {
+      c.coordinator_review.accepted_for_training = true;
+    });
+    const want = 'accepted_for_training is true but the re-derived review gives false (loretrace never accepts a capture for training; the re-derived review_status is draft, failure_labels ledger_not_closed)';
+    for (const trust of [[], ['--trust-key', join(keys, 'runner.pub.pem')]]) {
+      const r = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'cut.capture.json', ...trust, '--json']);
+      expect(r.code).toBe(1);
+      const review = JSON.parse(r.out).captures[0].review.map((f: { pointer: string; message: string }) => [f.pointer, f.message]);
+      expect(review).toContainEqual(['/coordinator_review/accepted_for_training', trust.length ? want.replace('ledger_not_closed', 'ledger_not_closed, ledger_unsigned') : want]);
+    }
+    const v = await run(['validate', 'capture', 'cut.capture.json', '--json']);
+    expect(JSON.parse(v.out).reports[0].errors.map((e: { rule: string; pointer: string; message: string }) => [e.rule, e.pointer, e.message])).toEqual([
+      ['capture.training_unaccepted', '/coordinator_review/accepted_for_training', 'accepted_for_training is true on a capture that is not accepted (review_status draft; failure_labels ledger_not_closed)'],
+    ]);
+  });
 });
 
 describe('loretrace capture check on FIFOs (refused on the open handle, never blocking)', () => {

@@ -162,6 +162,7 @@ const CASES: Case[] = [
     mutate: (d) => {
       d.leakage_audit.author_only_leak = true;
       d.coordinator_review.failure_labels = ['author_only_leak'];
+      d.coordinator_review.accepted_for_training = false; // else capture.training_unaccepted fires too
     },
   },
   {
@@ -171,6 +172,17 @@ const CASES: Case[] = [
     mutate: (d) => {
       d.leakage_audit.prompt_parroting = true;
       d.review_status = 'draft';
+      d.coordinator_review.accepted_for_training = false; // else capture.training_unaccepted fires too
+    },
+  },
+  {
+    rule: 'capture.training_unaccepted',
+    base: 'capture',
+    pointer: '/coordinator_review/accepted_for_training',
+    mutate: (d) => {
+      d.review_status = 'draft';
+      d.coordinator_review.failure_labels = ['ledger_not_closed'];
+      d.coordinator_review.accepted_for_training = true;
     },
   },
   { rule: 'capture.agent_mismatch', base: 'capture', pointer: '/parsed_output/responder_agent_id', mutate: (d) => (d.responder_agent_id = 'someone_else') },

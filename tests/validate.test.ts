@@ -282,7 +282,7 @@ describe('VALIDATION_RULES', () => {
   it('are all documented in docs/VALIDATE.md with their id', () => {
     const doc = readFileSync(join(REPO, 'docs', 'VALIDATE.md'), 'utf8');
     expect(VALIDATION_RULES.map((r) => r.id).filter((id) => !doc.includes(`| \`${id}\` |`))).toEqual([]);
-    expect(VALIDATION_RULES).toHaveLength(44);
+    expect(VALIDATION_RULES).toHaveLength(45);
   });
 
   it('are documented row for row as the data says (id, kinds, meaning, source)', () => {
@@ -395,6 +395,7 @@ describe('loretrace validate (CLI)', () => {
         'capture.origin_mismatch': 0,
         'capture.raw_output_mismatch': 0,
         'capture.raw_output_not_json': 0,
+        'capture.training_unaccepted': 0,
         'lane.packet_only_requires_curated_excerpts': 0,
         'lane.retrieval_augmented_requires_scoped_mode': 0,
         'ref.not_found': 0,

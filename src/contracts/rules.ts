@@ -62,6 +62,7 @@ export const VALIDATION_RULES: readonly ValidationRule[] = [
   { id: 'capture.hidden_ref_consulted', kinds: ['capture'], meaning: 'A `lore_access.consulted_refs` / `followed_refs` entry or a `lore_access.research_trace[].source_ref` names an `isolation.hidden_context_refs` entry: the same note (its fragment ignored), a note under a hidden folder (`Ns:folder/`), or — for a hidden `Note.md#Heading` — that exact ref. One error per ref.', source: 'seed 001: "hidden_context_audit: refs and inference classes deliberately omitted" — research that consulted them is not the packet\'s; seed 000 `no_hidden_state_refs: true`' },
   { id: 'capture.leakage_accepted', kinds: ['capture'], meaning: '`review_status` is `accepted` or `accepted_as_draft` while a `leakage_audit` flag (`private_state_leak`, `author_only_leak`, `future_branch_leak`, `raw_state_soup`, `prompt_parroting`, `body_or_object_omniscience`) is true. One error per flag set, pointer /review_status.', source: 'seed 001, Output Captures: the leakage audit is part of the review — a capture whose own audit found a leak is not accepted; `loretrace capture` writes such a capture as `draft` (docs/RECEIPTS.md "Capture assembly", step 8)' },
   { id: 'capture.leakage_unlabelled', kinds: ['capture'], meaning: '`coordinator_review.failure_labels` is empty while a `leakage_audit` flag is true (pointer /coordinator_review/failure_labels; one error, naming every flag set).', source: 'seed 001, Output Captures: failure labels record why a sample is not accepted; `loretrace capture` writes every set leakage flag as a failure label (docs/RECEIPTS.md "Capture assembly", step 8)' },
+  { id: 'capture.training_unaccepted', kinds: ['capture'], meaning: '`coordinator_review.accepted_for_training` is true while the capture is not accepted: `review_status` is not `accepted` or `accepted_as_draft`, or `coordinator_review.failure_labels` is not empty, or a `leakage_audit` flag is true. One error naming every reason, pointer /coordinator_review/accepted_for_training.', source: 'seed 001, Training Use: only accepted gold captures train; `loretrace capture` always writes `accepted_for_training: false` (docs/RECEIPTS.md "Capture assembly", step 8), and a sample labelled with a failure or left draft is not accepted' },
   { id: 'trace.duplicate_id', kinds: ['capture', 'capture-fragment'], meaning: 'A `trace_id` occurs twice in one research_trace array (`lore_access.research_trace` or `parsed_output.research_trace` of a capture, `research_trace` of a fragment); pointer = the later one.', source: 'Ghostlight validate_responder_outputs.py: "trace_id is duplicated"' },
   { id: 'trace.line_range', kinds: ['capture', 'capture-fragment'], meaning: 'A research_trace entry has `line_end < line_start` (lines are 1-based inclusive).', source: 'Ghostlight validate_responder_outputs.py: "line_end must be >= line_start"; seed 001: each entry records "line range"' },
   { id: 'trace.accepted_requires_trace', kinds: ['capture'], meaning: 'An accepted retrieval_augmented capture (`coordinator_review.accepted_for_training: true` or `review_status: accepted`) needs a non-empty `lore_access.research_trace`.', source: 'seed 001, Training Use: "the output capture must list consulted refs and trace entries"' },
@@ -807,6 +808,7 @@ export function captureRules(doc: unknown, root?: string): ValidationIssue[] {
 
   const review = isObj(doc.coordinator_review) ? doc.coordinator_review : undefined;
   out.push(...leakageReviewRules(doc, review));
+  out.push(...trainingAcceptedRules(doc, review));
   const accepted = doc.review_status === 'accepted' || review?.accepted_for_training === true;
   if (la && doc.generation_lane === 'retrieval_augmented' && accepted) {
     const why = doc.review_status === 'accepted' ? 'review_status accepted' : 'coordinator_review.accepted_for_training true';
@@ -851,6 +853,25 @@ function leakageReviewRules(doc: Record<string, unknown>, review: Record<string,
     out.push(issue('capture.leakage_unlabelled', '/coordinator_review/failure_labels', `coordinator_review.failure_labels is empty while leakage_audit sets ${set.join(', ')}`, `a failure label for each leakage flag set (${set.join(', ')})`));
   }
   return out;
+}
+
+/**
+ * `capture.training_unaccepted` (pointer /coordinator_review/accepted_for_training): `accepted_for_training:
+ * true` on a capture that is not accepted — its `review_status` is neither `accepted` nor `accepted_as_draft`,
+ * it carries a failure label, or its `leakage_audit` sets a flag. One issue naming every reason. Ghostlight's
+ * accepted captures (`accepted_as_draft`, no label, no flag, `accepted_for_training: true`) pass.
+ */
+function trainingAcceptedRules(doc: Record<string, unknown>, review: Record<string, unknown> | undefined): ValidationIssue[] {
+  if (review?.accepted_for_training !== true) return [];
+  const why: string[] = [];
+  if (doc.review_status !== 'accepted' && doc.review_status !== 'accepted_as_draft') why.push(`review_status ${isStr(doc.review_status) ? doc.review_status : preview(doc.review_status)}`);
+  const labels = Array.isArray(review.failure_labels) ? review.failure_labels : [];
+  if (labels.length > 0) why.push(`failure_labels ${labels.map((l) => (isStr(l) ? l : preview(l))).join(', ')}`);
+  const audit = isObj(doc.leakage_audit) ? doc.leakage_audit : {};
+  const set = LEAKAGE_AUDIT_FLAGS.filter((f) => audit[f] === true);
+  if (set.length > 0) why.push(`leakage_audit sets ${set.join(', ')}`);
+  if (why.length === 0) return [];
+  return [issue('capture.training_unaccepted', '/coordinator_review/accepted_for_training', `accepted_for_training is true on a capture that is not accepted (${why.join('; ')})`, 'accepted_for_training false unless review_status is accepted or accepted_as_draft with no failure label and no leakage flag')];
 }
 
 /**

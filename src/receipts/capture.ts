@@ -747,8 +747,16 @@ const STRICTER_STATUSES = new Set(['draft', 'useful_needs_revision', 'rejected',
  *   ({@link CAPTURE_FAILURE_LABELS}) it carries that the derivation does not give — except
  *   `body_or_object_omniscience` (never decided automatically) and, when the check has no trusted keys, the
  *   authorship labels `ledger_unsigned` / `ledger_untrusted_signer` (they are only derived with keys);
+ * - `/coordinator_review/accepted_for_training`: anything but the derived `false` (step 8: acceptance for
+ *   training is never derived; a capture promoted to `true` by hand, its lock re-hashed, is refused here
+ *   whatever its review_status);
+ * - `/coordinator_review/coordinator_interventions`: anything but the derived `[]` (loretrace edits nothing;
+ *   `raw_output` is re-assembled byte for byte, so there is no edit an intervention could record);
  * - `/leakage_audit/<flag>`: a flag the re-run audit sets that the capture clears, or one it sets that the
  *   audit does not (but `body_or_object_omniscience`, a person's call).
+ * Not compared: `reviewer` and `isolation.worker_model_family` (inputs of the re-assembly, taken from the
+ * capture), and the prose of `review_notes` and `leakage_audit.notes` (they name files as the run was given
+ * them and a person may add to them; every machine-readable verdict they describe is compared above).
  * And `capture_review_not_rederived` (error, pointer ''): the re-assembly itself failed (the receipts no
  * longer fit the packet, a ledger that does not verify, a raw output with a key twice, …), its code and
  * message quoted. Returns [] when everything matches. Async: reads the cited lines.
@@ -788,6 +796,15 @@ function compareReview(stored: Obj, derived: AssembledCapture, file: string, key
   const extra = labels.filter((l) => (CAPTURE_FAILURE_LABELS as readonly string[]).includes(l) && !wanted.includes(l as CaptureFailureLabel) && !personal.has(l));
   if (missing.length || extra.length) {
     mismatch('/coordinator_review/failure_labels', `failure_labels ${JSON.stringify(labels)} differ from the re-derived ${JSON.stringify(wanted)}${missing.length ? `: missing ${missing.join(', ')}` : ''}${extra.length ? `${missing.length ? ';' : ':'} not derived ${extra.join(', ')}` : ''}`);
+  }
+  // Derived as false and [] on every capture (step 8: acceptance for training is a person's decision and
+  // loretrace edits nothing): anything else claims more than the receipts give.
+  if (review.accepted_for_training !== derived.coordinator_review.accepted_for_training) {
+    mismatch('/coordinator_review/accepted_for_training', `accepted_for_training is ${JSON.stringify(review.accepted_for_training)} but the re-derived review gives false (loretrace never accepts a capture for training; the re-derived review_status is ${want}${wanted.length ? `, failure_labels ${wanted.join(', ')}` : ''})`);
+  }
+  const interventions = review.coordinator_interventions;
+  if (!Array.isArray(interventions) || interventions.length !== derived.coordinator_review.coordinator_interventions.length) {
+    mismatch('/coordinator_review/coordinator_interventions', `coordinator_interventions is ${Array.isArray(interventions) ? `a list of ${count(interventions.length, 'intervention')}` : JSON.stringify(interventions)} but the re-derived review gives [] (the raw output is the responder's text byte for byte; loretrace edits nothing)`);
   }
   const audit = isObj(stored.leakage_audit) ? stored.leakage_audit : {};
   for (const flag of LEAKAGE_FLAGS) {
