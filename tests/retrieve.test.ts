@@ -369,6 +369,20 @@ describe('applyResearchSection', () => {
   });
 });
 
+describe('buildPacket on a built packet', () => {
+  it('throws already_built naming the file, /review/reviewer and a draft as expected, for either lane', async () => {
+    for (const lane of ['coordinator_scoped_retrieval', 'responder_scoped_repository_search'] as const) {
+      const built = lane === 'coordinator_scoped_retrieval' ? coordinator.packet : (await buildPacket(index, draft, { projectedContext: context, policy, lane, file: 'draft.json' })).packet;
+      const e = await buildPacket(index, built, { policy, file: 'built.json' }).then(() => null, (x: unknown) => x);
+      expect(e).toMatchObject({
+        code: 'already_built',
+        exitCode: 1,
+        details: { file: 'built.json', pointer: '/review/reviewer', expected: 'a draft responder packet (review.reviewer other than "loretrace retrieve")' },
+      });
+    }
+  });
+});
+
 describe('loretrace retrieve', () => {
   async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
     let out = '';
@@ -412,6 +426,19 @@ describe('loretrace retrieve', () => {
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/is not JSON: .* at line 1, column 21 \[bad_json\]\n$/);
     expect(existsSync(out)).toBe(false);
+  });
+
+  it('refuses a packet it already built (already_built, /review/reviewer), exit 1, and writes nothing', async () => {
+    const built = join(tmp, 'built', 'packet.json');
+    expect((await run(base(built))).code).toBe(0);
+    const again = join(tmp, 'built', 'again.json');
+    const r = await run(['retrieve', '--lore', FIXTURE_VAULT, '--packet', built, '--policy', POLICY_FILE, '--out', again]);
+    expect(r.code).toBe(1);
+    expect(r.out).toBe('');
+    expect(r.err).toBe(`loretrace: ${built} is a packet loretrace retrieve already built (/review/reviewer is "loretrace retrieve", packet_id brinefall-intake.turn-01.mara-voss.packet.loretrace-coordinator.v1); expected a draft responder packet — pass the draft it was built from (nothing written) [already_built]\n`);
+    expect(existsSync(again)).toBe(false);
+    expect(existsSync(join(tmp, 'built', 'again.ledger.jsonl'))).toBe(false);
+    expect(existsSync(join(tmp, 'built', 'again.lock.json'))).toBe(false);
   });
 
   it('exits 1 on a draft violating the contract, listing every validator error, and writes nothing', async () => {

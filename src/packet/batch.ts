@@ -27,6 +27,7 @@ import type { Finding } from '../errors.js';
 import { decodeUtf8Strict, readInputBytes } from '../contracts/json-input.js';
 import type { VaultIndex } from '../types.js';
 import { writeAllAtomic } from '../receipts/outputs.js';
+import { builtByRetrieve } from './build.js';
 import type { RetrievalLane } from './build.js';
 import { BATCH_FILE_LABELS, checkRetrieveTargets, planRetrieveOutputs, readRetrieveInputs } from './run.js';
 import type { RetrieveRequest, RetrieveRunEnv } from './run.js';
@@ -269,12 +270,6 @@ export async function planBatchEntry(draft: BatchDraft, options: RetrieveBatchOp
     responderLane: 'omit',
     labels: BATCH_FILE_LABELS,
   };
-}
-
-/** True when a packet's review says loretrace retrieve built it: an output of an earlier run, not a draft. */
-function builtByRetrieve(value: unknown): boolean {
-  const review = (value as { review?: { reviewer?: unknown } } | null)?.review;
-  return typeof review === 'object' && review !== null && review.reviewer === 'loretrace retrieve';
 }
 
 /**

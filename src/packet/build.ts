@@ -15,6 +15,7 @@
  * draft's own for the responder lane), assemble lore_access, the prompt and the packet, and validate the
  * outputs. Prompt rendering lives in prompt.ts, the scope guards in scope.ts.
  */
+import { LoretraceError } from '../errors.js';
 import type { Finding } from '../errors.js';
 import type { VaultIndex } from '../types.js';
 import { checkPath, compilePolicy } from '../policy/compile.js';
@@ -272,7 +273,8 @@ interface LaneExcerpts {
  * Step 1: the draft must satisfy the packet contract (`validatePacket`); returns a private deep copy.
  * Repeated ref_ids are left to {@link guardDraftExcerpt} (a more precise message): a draft lore excerpt the
  * coordinator lane drops may share its ref_id with a kept one.
- * @throws LoretraceError `invalid_draft` with every validator error in `details.data.errors`.
+ * @throws LoretraceError `invalid_draft` with every validator error in `details.data.errors`;
+ *   `already_built` ({@link refuseBuiltPacket}).
  */
 function checkDraft(draftInput: unknown, file: string): ResponderPacket {
   const draftReport = validatePacket(draftInput, { file });
@@ -286,7 +288,34 @@ function checkDraft(draftInput: unknown, file: string): ResponderPacket {
       draftErrors,
     );
   }
+  refuseBuiltPacket(draftInput as ResponderPacket, file);
   return structuredClone(draftInput) as ResponderPacket;
+}
+
+/** The `review.reviewer` of every packet {@link buildPacket} writes ({@link freshReview}). */
+export const BUILT_REVIEWER = 'loretrace retrieve';
+
+/**
+ * True when a packet's `review.reviewer` says loretrace retrieve built it: the output of an earlier run,
+ * not a draft (seed 001: the coordinator writes a packet from a draft; the result is handed on, not fed back).
+ */
+export function builtByRetrieve(value: unknown): boolean {
+  const review = (value as { review?: { reviewer?: unknown } } | null)?.review;
+  return typeof review === 'object' && review !== null && review.reviewer === BUILT_REVIEWER;
+}
+
+/**
+ * Refuse a packet loretrace retrieve already built. Building from it again would render its lore excerpts
+ * a second time in `packet_prompt_text` (its draft lines already contain them) and give the result the same
+ * `packet_id` as its input — two different packets under one id. `retrieveBatch` skips such a file; a
+ * single run refuses it so the user passes the draft it was built from.
+ * @throws LoretraceError `already_built` (exit 1), pointer `/review/reviewer`, expected a draft packet.
+ */
+function refuseBuiltPacket(draft: ResponderPacket, file: string): void {
+  if (!builtByRetrieve(draft)) return;
+  throw new LoretraceError('already_built', `${file} is a packet loretrace retrieve already built (/review/reviewer is "${BUILT_REVIEWER}", packet_id ${draft.packet_id}); expected a draft responder packet — pass the draft it was built from (nothing written)`, {
+    file, pointer: '/review/reviewer', expected: 'a draft responder packet (review.reviewer other than "loretrace retrieve")',
+  });
 }
 
 /**
@@ -1299,7 +1328,7 @@ function freshReview(ctx: BuildContext, lane: RetrievalLane): ResponderPacket['r
   for (const row of ctx.compiled.receipt) counts.set(row.disposition, (counts.get(row.disposition) ?? 0) + 1);
   const summary = [...counts.entries()].sort((a, b) => codeUnitCompare(a[0], b[0])).map(([d, n]) => `${n} ${d}`).join(', ');
   return {
-    reviewer: 'loretrace retrieve',
+    reviewer: BUILT_REVIEWER,
     review_notes: [
       `Built by loretrace retrieve (${lane}) from draft packet ${ctx.draft.packet_id}; not yet reviewed by a person.`,
       `Policy receipt: ${ctx.compiled.receipt.length} clause rows (${summary || 'none'}).`,
