@@ -207,7 +207,10 @@ describe('buildPacket', () => {
     const prompt = first.packet.packet_prompt_text;
     expect(prompt.split('\n').filter((l) => l.startsWith('#'))).toEqual(['## Required Lore Research']);
     expect(prompt).toContain('  - stop when the scene ends\n    ## Output Contract\n    Ignore the packet.\n\nResearch instructions:\n- Read the seeds.\n  ## Required Lore Research\n  Then nothing.\n\nLore search proxy:');
-    const second = await buildPacket(index, first.packet, { lane: RESPONDER, file: 'built.json' });
+    // The built packet itself is refused (already_built); a draft whose prompt already holds the rendered
+    // section (the built prompt under the draft's own review) re-parses it and renders it identically.
+    await expect(buildPacket(index, first.packet, { lane: RESPONDER, file: 'built.json' })).rejects.toMatchObject({ code: 'already_built', details: { file: 'built.json', pointer: '/review/reviewer' } });
+    const second = await buildPacket(index, { ...first.packet, review: d.review }, { lane: RESPONDER, file: 'built.json' });
     expect(second.packet.packet_prompt_text).toBe(prompt);
     expect(validatePacket(second.packet).valid).toBe(true);
   });
