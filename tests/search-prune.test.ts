@@ -148,6 +148,43 @@ describe('pruned search = exhaustive search', () => {
 
 });
 
+/**
+ * A vault of copies, as the bench scales one (byte-identical notes in folders c00/ … c11/, 2,880 chunks:
+ * the re-rank pool fills with copies of the same chunks), plus the cases where one copy must not stand
+ * for another: the same bytes under another file name (the title, and so the first chunk's name match
+ * and phrase run, differ) and another note's bytes under a copy's file name.
+ */
+function copiedFiles(): Record<string, string> {
+  const base = Object.entries(generatedFiles()).slice(0, 80);
+  const files: Record<string, string> = {};
+  for (let c = 0; c < 12; c++) for (const [path, body] of base) files[`c${String(c).padStart(2, '0')}/${path}`] = body;
+  for (const [path, body] of base.slice(0, 20)) {
+    const name = path.slice(path.lastIndexOf('/') + 1);
+    files[`renamed/${path.replace(/\.md$/, ' Soliton Drive.md')}`] = body;
+    files[`swapped/${name}`] = base[(base.findIndex(([p]) => p === path) + 7) % base.length]![1];
+  }
+  return files;
+}
+
+describe('pruned search = exhaustive search on a vault of copies', () => {
+  it('same refs, order and scores when most candidates are copies of one chunk', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lt-prune-copies-'));
+    try {
+      const vault = makeVault('CopyLore', copiedFiles());
+      await indexVault(vault, { indexDir: dir });
+      const index = await indexVault(vault, { indexDir: dir }); // warm: records read one note at a time
+      expect(index.chunks.length).toBeGreaterThan(PHRASE_CANDIDATES);
+      const titles = [...new Set(index.notes.map((n) => n.title))];
+      const rand = prng(31);
+      const names = Array.from({ length: 60 }, () => pick(rand, titles));
+      const queries = [...queriesOf(index, 240, 32), ...names, 'Soliton Drive', 'the soliton drive', 'storm pilot of the guild'];
+      expect(compareAll(index, queries, 33)).toBeGreaterThan(1000);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
 describe.skipIf(!existsSync(AETHERIA))(`pruned search = exhaustive search on AetheriaLore${existsSync(AETHERIA) ? '' : ` (${sharedNotice})`}`, () => {
   it('for seeded queries cut from its notes', async () => {
     const real = await indexVault(AETHERIA, { persist: false });

@@ -241,7 +241,7 @@ async function build(input: BuildInput): Promise<VaultIndex> {
     namespace, root: scan.root, snapshot, manifestFiles, config, files, assets: scan.assets, tooLarge: scan.too_large, indexDir,
     families: stored.families, head: [...input.findings, ...scan.findings], tail,
   });
-  attachSearchSource(index, stored.source, chunkReaders.get(index), namesReaders.get(index));
+  attachSearchSource(index, stored.source, chunkReaders.get(index), namesReaders.get(index), bytesHashReaderOf(manifestFiles));
   attachStats(index, {
     notes: files.length, chunks: stored.counts.chunks, links: stored.counts.links, unresolved: 0, ambiguous: 0, broken_fragments: 0,
     parsed: plan.toParse.length, reused: plan.reused, removed: plan.removedPaths.length, rebuilt: input.rebuilt, index_dir: indexDir, threads,
@@ -1017,6 +1017,16 @@ function namesReaderOf(p: LazyInput, records: LazyRecords, index: VaultIndex): (
     }
     return list;
   };
+}
+
+/**
+ * Path → SHA-256 (hex) of the bytes a note's records were parsed from: the manifest's `sha256` (the scan's
+ * hash, or the stat cache's for an unchanged file, whose records were kept for exactly that hash). Mapped
+ * on first use; the search shares phrase checks among notes with the same bytes by it.
+ */
+function bytesHashReaderOf(files: readonly ManifestEntry[]): (path: VaultPath) => string | undefined {
+  let byPath: Map<string, string> | null = null;
+  return (path) => (byPath ??= new Map(files.map((f) => [f.path, f.sha256]))).get(path);
 }
 
 const byPathCache = new WeakMap<Chunk[], Map<string, Chunk[]>>();

@@ -119,6 +119,8 @@ interface SearchState {
   namesOfPath?: (path: VaultPath) => readonly string[];
   /** Path → title and aliases from `index.notes`, built on first use when there is no `namesOfPath`. */
   names?: Map<string, string[]>;
+  /** SHA-256 (hex) of the bytes a note's records were parsed from, by path: the phrase memo's key ({@link phraseKey}). */
+  bytesHashOf?: (path: VaultPath) => string | undefined;
 }
 
 /** Doc id → note (index into meta.notes) and ordinal (position in `VaultIndex.chunks`). */
@@ -126,6 +128,14 @@ interface DocTable {
   meta: LoadedMeta;
   note: Int32Array;
   ord: Int32Array;
+  /** Doc id → its position among its note's chunks (its `chunk_index` in the note's chunk list). */
+  position: Int32Array;
+  /** Largest chunk count of a note (≥ 1): the stride of the phrase memo's integer keys. */
+  maxChunks: number;
+  /** Note → its content class ({@link contentClass}), filled on first use; −1 not known yet, −2 none. */
+  content?: Int32Array;
+  /** Content class ids by `sha256 file-name`. */
+  contentIds?: Map<string, number>;
 }
 
 const states = new WeakMap<VaultIndex, SearchState>();
@@ -133,7 +143,10 @@ const states = new WeakMap<VaultIndex, SearchState>();
 /**
  * Attach a shard source to an index (called by indexVault). `chunksOfPath` returns a note's chunks and
  * `namesOfPath` its title then aliases (the indexer reads both lazily from its store, one note at a time,
- * so a search never loads every chunk or note record). Without a source,
+ * so a search never loads every chunk or note record). `bytesHashOf` gives the SHA-256 (lower-case hex)
+ * of the bytes each note's records were parsed from (the manifest's `sha256`), or undefined for a path it
+ * does not know: the phrase re-rank then shares one phrase check among the chunks of notes with the same
+ * bytes and file name without reading their records ({@link phraseKey}). Without a source,
  * the first search builds the shards in memory from `index.notes` and `index.chunks` — same tokens, same
  * scores.
  */
@@ -142,11 +155,13 @@ export function attachSearchSource(
   source: ShardSource,
   chunksOfPath?: (path: VaultPath) => readonly Chunk[],
   namesOfPath?: (path: VaultPath) => readonly string[],
+  bytesHashOf?: (path: VaultPath) => string | undefined,
 ): void {
   states.set(index, {
     engine: new ShardedEngine(source, () => memorySource(index.notes, index.chunks, hasStemmedField(index.config))),
     chunksOfPath: chunksOfPath ?? defaultChunks(index),
     namesOfPath,
+    bytesHashOf,
   });
 }
 
@@ -222,7 +237,7 @@ function corpusState(st: SearchState, given: Iterable<VaultPath> | SearchCorpus)
   const corpora = (st.corpora ??= new Map());
   let sub = corpora.get(key);
   if (sub) corpora.delete(key);
-  else sub = { engine: st.engine.restrictedTo(corpus.paths, corpus.withheld), chunksOfPath: st.chunksOfPath, namesOfPath: st.namesOfPath, names: st.names };
+  else sub = { engine: st.engine.restrictedTo(corpus.paths, corpus.withheld), chunksOfPath: st.chunksOfPath, namesOfPath: st.namesOfPath, names: st.names, bytesHashOf: st.bytesHashOf };
   corpora.set(key, sub);
   while (corpora.size > CORPUS_CACHE) corpora.delete(corpora.keys().next().value!);
   return sub;
@@ -234,14 +249,18 @@ function docTable(st: SearchState): DocTable {
   const n = meta.meta.next_id;
   const note = new Int32Array(n).fill(-1);
   const ord = new Int32Array(n).fill(-1);
+  const position = new Int32Array(n).fill(-1);
   let o = 0;
+  let maxChunks = 1;
   meta.meta.notes.forEach(([, first, count], i) => {
+    if (count > maxChunks) maxChunks = count;
     for (let c = 0; c < count; c++) {
       note[first + c] = i;
       ord[first + c] = o++;
+      position[first + c] = c;
     }
   });
-  st.docs = { meta, note, ord };
+  st.docs = { meta, note, ord, position, maxChunks };
   return st.docs;
 }
 
@@ -478,7 +497,7 @@ function phraseRanked(
   const inPool = (score: number, ord: number) => edge === null || score > edge.score || (score === edge.score && ord <= edge.ord);
   const order = new CandidateHeap(ids, scores, table.ord);
   const heap = new TopK(k);
-  const runs = new Map<string, number>();
+  const evidenceOf = phraseEvidence(index, st, table, phrase, named, prune);
   while (order.size > 0) {
     const i = order.peek();
     const bm25 = scores[i]!;
@@ -492,11 +511,11 @@ function phraseRanked(
       heap.push(id, bm25, ord);
       continue;
     }
-    const [path, first] = table.meta.meta.notes[table.note[id]!]!;
+    const position = table.position[id]!;
     // What the BM25 pass already tells: the longest stretch of phrase terms this chunk can have (from the
     // query terms it matched), hence the largest factor it can get, before any text is read.
     const most = bound(masks[i]!);
-    const mayBeName = id === first && most === n && query.length === n;
+    const mayBeName = position === 0 && most === n && query.length === n;
     const prior = priorOf(id);
     // The bound and the factor multiply the same three parts in the same order, each part of the bound
     // at least the actual one, so (rounding being monotonic) the bound is never below the score.
@@ -504,27 +523,88 @@ function phraseRanked(
     let run = 0;
     let isName = false;
     if (most >= 2 || mayBeName) {
-      const names = id === first ? noteNames(index, st, path) : [];
-      isName = mayBeName && phraseIsName(phrase, names);
+      [run, isName] = evidenceOf(id, most >= 2, mayBeName);
       // A name match is the whole phrase matched by the note's own name: run n, although the run lies
       // within the name (which `named` would not count).
       if (isName) run = n;
-      else if (most >= 2) {
-        const chunk = st.chunksOfPath(path)[id - first]!;
-        const key = JSON.stringify([chunk.hash, chunk.heading_path, names]);
-        let known = runs.get(key);
-        if (known === undefined) {
-          known = longestPhraseRun(phrase, [chunk.text, ...chunk.heading_path, ...names], named);
-          runs.set(key, known);
-        }
-        run = known;
-      }
     }
     const factor = phraseFactor(run, n) * (isName ? NAME_MATCH_FACTOR : 1) * prior;
     const score = round(bm25 * factor);
     if (heap.accepts(score, ord)) heap.push(id, score, ord);
   }
   return heap.sorted();
+}
+
+/**
+ * The phrase evidence of candidate chunks for one query, as `(id, needRun, needName) → [run, isName]`:
+ * the chunk's longest phrase run (`longestPhraseRun` over its text, its headings and, for a note's first
+ * chunk, the note's title and aliases, runs within the query's entity names `named` not counted) when
+ * `needRun`, else 0; whether the whole query is its note's
+ * title or an alias when `needName` (a note's first chunk only), else false. With `memo` (the pruned
+ * search), chunks of one content class ({@link contentClass}) at the same position share one
+ * computation, and a chunk whose class and position were seen is answered without reading its chunk or
+ * note record — at ×1000 the pool holds a thousand copies of each top chunk. Without it (the exhaustive
+ * reference search) every candidate is computed from its own records.
+ */
+function phraseEvidence(
+  index: VaultIndex,
+  st: SearchState,
+  table: DocTable,
+  phrase: readonly string[],
+  named: Uint8Array,
+  memo: boolean,
+): (id: number, needRun: boolean, needName: boolean) => [number, boolean] {
+  const byClass = new Map<number, { run?: number; isName?: boolean }>();
+  const byText = new Map<string, { run?: number; isName?: boolean }>();
+  return (id, needRun, needName) => {
+    const note = table.note[id]!;
+    const position = table.position[id]!;
+    const path = () => table.meta.meta.notes[note]![0];
+    let chunk: Chunk | undefined;
+    const chunkOf = () => (chunk ??= st.chunksOfPath(path())[position]!);
+    let names: readonly string[] | undefined;
+    const namesOf = () => (names ??= position === 0 ? noteNames(index, st, path()) : []);
+    let entry: { run?: number; isName?: boolean } | undefined = {};
+    if (memo) {
+      const cls = contentClass(st, table, note);
+      // Without a content class (an index not built by indexVault), chunks with the same text, headings
+      // and names share one computation, as their records tell.
+      const map: Map<number | string, { run?: number; isName?: boolean }> = cls >= 0 ? byClass : byText;
+      const key = cls >= 0 ? cls * table.maxChunks + position : JSON.stringify([chunkOf().hash, chunkOf().heading_path, namesOf()]);
+      const known = map.get(key);
+      if (known) entry = known;
+      else map.set(key, entry);
+    }
+    if (needName && entry.isName === undefined) entry.isName = phraseIsName(phrase, namesOf());
+    if (needRun && entry.run === undefined) entry.run = longestPhraseRun(phrase, [chunkOf().text, ...chunkOf().heading_path, ...namesOf()], named);
+    return [needRun ? entry.run! : 0, needName ? entry.isName! : false];
+  };
+}
+
+/**
+ * The content class of a note of the doc table: one small integer per (SHA-256 of the note's bytes,
+ * file name), interned per table, from the index's `bytesHashOf` (the manifest); −2 when the index gives
+ * no hash for the note (an index not built by indexVault). Two notes of one class have the same chunks at
+ * every position and the same names, so the same phrase evidence for every query: a note's chunks (text
+ * and heading path, in order) are a function of its bytes and the index's config (`parseNote`,
+ * src/notes/parse.ts), its names of its bytes and file name (frontmatter `title`, else the file name
+ * without `.md`; frontmatter `aliases`). Known without reading any record; one hash lookup per note.
+ */
+function contentClass(st: SearchState, table: DocTable, note: number): number {
+  const content = (table.content ??= new Int32Array(table.meta.meta.notes.length).fill(-1));
+  let cls = content[note]!;
+  if (cls !== -1) return cls;
+  const path = table.meta.meta.notes[note]![0];
+  const sha = st.bytesHashOf?.(path);
+  if (sha === undefined) cls = -2;
+  else {
+    const ids = (table.contentIds ??= new Map());
+    const key = `${sha} ${path.slice(path.lastIndexOf('/') + 1)}`;
+    cls = ids.get(key) ?? ids.size;
+    if (cls === ids.size) ids.set(key, cls);
+  }
+  content[note] = cls;
+  return cls;
 }
 
 /**
