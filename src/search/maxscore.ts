@@ -87,16 +87,21 @@ export function runMax(run: Omit<PostingRun, 'max'>, lengths: Uint32Array, field
 }
 
 /**
- * Reusable arrays: per document (sized to the doc id range) and per seen document (grown on demand and
- * kept, so a query allocates nothing in proportion to its postings).
+ * Reusable arrays: per document (sized to the doc id range) and per seen document, by its slot (the order
+ * it was first seen in; grown on demand and kept, so a query allocates nothing in proportion to its
+ * postings). The running sums sit by slot, so the passes over seen documents read them in order.
  */
 export interface PruneScratch {
+  /** Per document: the query stamp it was last seen in. */
   mark: Uint32Array;
+  /** Per document: its slot in the current query (valid when `mark` holds the query's stamp). */
   slot: Int32Array;
+  /** Per slot: the running sum of the document's weights. */
   acc: Float64Array;
+  /** Per slot: the query terms found so far (bit i = term i). */
   mask: Uint32Array;
   stamp: number;
-  /** Seen documents, in the order first seen. */
+  /** Per slot: the document (seen documents in the order first seen). */
   seen: Int32Array;
   /** Per seen document, its weight in each (term, field) cell (0 when absent). */
   values: Float64Array;
@@ -107,7 +112,7 @@ export interface PruneScratch {
 /** A scratch for documents `0 … n − 1`. */
 export function pruneScratch(n: number): PruneScratch {
   return {
-    mark: new Uint32Array(n), slot: new Int32Array(n), acc: new Float64Array(n), mask: new Uint32Array(n), stamp: 0,
+    mark: new Uint32Array(n), slot: new Int32Array(n), acc: new Float64Array(1024), mask: new Uint32Array(1024), stamp: 0,
     seen: new Int32Array(1024), values: new Float64Array(1024 * 16), work: new Float64Array(1024),
   };
 }
@@ -115,10 +120,17 @@ export function pruneScratch(n: number): PruneScratch {
 /** Grow the per-seen arrays of `sc` to hold `count` documents of `width` cells. */
 function reserve(sc: PruneScratch, count: number, width: number): void {
   if (sc.seen.length < count) {
-    const seen = new Int32Array(Math.max(count, sc.seen.length * 2));
+    const size = Math.max(count, sc.seen.length * 2);
+    const seen = new Int32Array(size);
     seen.set(sc.seen);
     sc.seen = seen;
-    sc.work = new Float64Array(seen.length);
+    const acc = new Float64Array(size);
+    acc.set(sc.acc);
+    sc.acc = acc;
+    const mask = new Uint32Array(size);
+    mask.set(sc.mask);
+    sc.mask = mask;
+    sc.work = new Float64Array(size);
   }
   if (sc.values.length < count * width) {
     const values = new Float64Array(Math.max(count * width, sc.values.length * 2));
@@ -173,22 +185,18 @@ export function prunedExact(
         slot = count++;
         slots[d] = slot;
         seen[slot] = d;
-        values.fill(0, slot * width, (slot + 1) * width);
-        acc[d] = 0;
-        mask[d] = 0;
+        // A loop, not values.fill: a built-in call per new document costs more than its few cells.
+        for (let c = slot * width, end = c + width; c < end; c++) values[c] = 0;
+        acc[slot] = 0;
+        mask[slot] = 0;
       } else slot = slots[d]!;
       const w = postingWeight(run, run.tfs[j]!, lengths[d * fieldCount + run.field]!);
       values[slot * width + cell] = w;
-      acc[d] = acc[d]! + w;
-      mask[d] = (mask[d]! | bit) >>> 0;
+      acc[slot] = acc[slot]! + w;
+      mask[slot] = (mask[slot]! | bit) >>> 0;
     }
   }
   reportSurvivors(count, width, fieldCount, order, gate, sc, visit);
-  for (let s = 0; s < count; s++) {
-    const d = sc.seen[s]!;
-    sc.acc[d] = 0;
-    sc.mask[d] = 0;
-  }
 }
 
 /** Per start position i of the sorted runs: bounds of a document found only in runs i … end. */
@@ -225,25 +233,24 @@ function suffixBounds(sorted: readonly PostingRun[]): SuffixBounds {
 function unseenCannotMatter(suffix: SuffixBounds, i: number, count: number, sc: PruneScratch, gate: PruneGate): boolean {
   const ubRaw = suffix.maxSum[i]! * suffix.terms[i]! * (1 + SLACK);
   // The partial sum over the runs seen so far, times the terms seen so far: a lower bound of the score.
-  const { theta, edge } = thresholds(count, sc, gate, (d) => sc.acc[d]! * popcount(sc.mask[d]!) * (1 - SLACK));
+  const { theta, edge } = thresholds(count, sc, gate, (s) => sc.acc[s]! * popcount(sc.mask[s]!) * (1 - SLACK));
   return droppable(roundScore(ubRaw), gate.factor(suffix.masks[i]!, -1), theta, edge, gate.maxFactor);
 }
 
 /**
  * θ (the k-th best of `lower` over seen documents that pass the filters) and E (the pool-th best over
- * every seen document; −∞ without a pool or with fewer documents), `lower(d)` being a lower bound of
- * document d's unrounded score.
+ * every seen document; −∞ without a pool or with fewer documents), `lower(s)` being a lower bound of
+ * the unrounded score of the document in slot s.
  */
-function thresholds(count: number, sc: PruneScratch, gate: PruneGate, lower: (d: number) => number): { theta: number; edge: number } {
+function thresholds(count: number, sc: PruneScratch, gate: PruneGate, lower: (s: number) => number): { theta: number; edge: number } {
   const work = sc.work.subarray(0, count);
   let kept = 0;
   for (let s = 0; s < count; s++) {
-    const d = sc.seen[s]!;
-    if (gate.keep(d)) work[kept++] = roundScore(lower(d));
+    if (gate.keep(sc.seen[s]!)) work[kept++] = roundScore(lower(s));
   }
   const theta = kthLargest(work.subarray(0, kept), gate.k);
   if (gate.pool === 0 || count < gate.pool) return { theta, edge: -Infinity };
-  for (let s = 0; s < count; s++) work[s] = roundScore(lower(sc.seen[s]!));
+  for (let s = 0; s < count; s++) work[s] = roundScore(lower(s));
   return { theta, edge: kthLargest(work, gate.pool) };
 }
 
@@ -267,11 +274,11 @@ function reportSurvivors(
   visit: (id: number, raw: number, mask: number) => void,
 ): void {
   const { seen, values, acc, mask: masks } = sc;
-  const { theta, edge } = thresholds(count, sc, gate, (d) => acc[d]! * popcount(masks[d]!) * (1 - SLACK));
+  const { theta, edge } = thresholds(count, sc, gate, (s) => acc[s]! * popcount(masks[s]!) * (1 - SLACK));
   for (let s = 0; s < count; s++) {
     const d = seen[s]!;
-    const mask = masks[d]!;
-    if (droppable(roundScore(acc[d]! * popcount(mask) * (1 + SLACK)), gate.factor(mask, d), theta, edge, gate.maxFactor)) continue;
+    const mask = masks[s]!;
+    if (droppable(roundScore(acc[s]! * popcount(mask) * (1 + SLACK)), gate.factor(mask, d), theta, edge, gate.maxFactor)) continue;
     const base = s * width;
     let raw = 0;
     let terms = 0;

@@ -633,9 +633,9 @@ function factorGate(
     factor: (mask, id) => {
       const most = bound(mask);
       const note = id >= 0 ? table.note[id]! : -1;
-      const first = note < 0 || table.meta.meta.notes[note]![1] === id;
-      const mayBeName = first && most === n && query.length === n;
-      const prior = id < 0 ? anyPrior : entities.has(note) ? ENTITY_PRIOR : 1;
+      // A name match needs the whole query and a note's first chunk (position 0; any chunk when unknown).
+      const mayBeName = most === n && query.length === n && (note < 0 || table.position[id]! === 0);
+      const prior = id < 0 ? anyPrior : entities.size > 0 && entities.has(note) ? ENTITY_PRIOR : 1;
       return phraseFactor(most, n) * (mayBeName ? NAME_MATCH_FACTOR : 1) * prior;
     },
   };
