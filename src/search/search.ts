@@ -119,7 +119,7 @@ interface SearchState {
   namesOfPath?: (path: VaultPath) => readonly string[];
   /** Path → title and aliases from `index.notes`, built on first use when there is no `namesOfPath`. */
   names?: Map<string, string[]>;
-  /** SHA-256 (hex) of the bytes a note's records were parsed from, by path: the phrase memo's key ({@link phraseKey}). */
+  /** SHA-256 (hex) of the bytes a note's records were parsed from, by path: the phrase memo's key ({@link contentClass}). */
   bytesHashOf?: (path: VaultPath) => string | undefined;
 }
 
@@ -146,7 +146,7 @@ const states = new WeakMap<VaultIndex, SearchState>();
  * so a search never loads every chunk or note record). `bytesHashOf` gives the SHA-256 (lower-case hex)
  * of the bytes each note's records were parsed from (the manifest's `sha256`), or undefined for a path it
  * does not know: the phrase re-rank then shares one phrase check among the chunks of notes with the same
- * bytes and file name without reading their records ({@link phraseKey}). Without a source,
+ * bytes and file name without reading their records ({@link contentClass}). Without a source,
  * the first search builds the shards in memory from `index.notes` and `index.chunks` — same tokens, same
  * scores.
  */
@@ -564,7 +564,7 @@ function phraseEvidence(
     const chunkOf = () => (chunk ??= st.chunksOfPath(path())[position]!);
     let names: readonly string[] | undefined;
     const namesOf = () => (names ??= position === 0 ? noteNames(index, st, path()) : []);
-    let entry: { run?: number; isName?: boolean } | undefined = {};
+    let entry: { run?: number; isName?: boolean } = {};
     if (memo) {
       const cls = contentClass(st, table, note);
       // Without a content class (an index not built by indexVault), chunks with the same text, headings
