@@ -31,10 +31,15 @@ const HIDDEN: [string, string, string][] = [
   ['Author Dash.md', 'author-only', 'its frontmatter marks it author-only: true'],
   ['Author Under.md', 'author_only', 'its frontmatter marks it author_only: yes?'],
   ['Authoronly.md', 'authoronly', 'its frontmatter marks it authoronly: YES'],
+  ['Displaced.md', 'frontmatter', 'its text opens with blank lines and then a `---` block (displaced_frontmatter): Obsidian does not read it as frontmatter, but it may be meant to mark the note author-only; denied until the blank lines are removed (fail closed)'],
   ['Dup Private.md', 'visibility', 'its frontmatter repeats a visibility key, so one of its values may mark it author-only; denied until the repeat is removed (fail closed)'],
   ['GM Only.md', 'gm_only', 'its frontmatter marks it gm_only: 1'],
   ['Hidden On.md', 'hidden', 'its frontmatter marks it hidden: on'],
   ['Hidden One.md', 'hidden', 'its frontmatter marks it hidden: 1'],
+  ['Merge Key.md', 'visibility', 'its frontmatter marks it visibility: author-only'],
+  ['Merge Override.md', 'visibility', 'its frontmatter repeats a visibility key, so one of its values may mark it author-only; denied until the repeat is removed (fail closed)'],
+  ['Nested List.md', 'notes/1/secret', 'its frontmatter marks it notes.1.secret: yes'],
+  ['Nested Meta.md', 'meta/visibility', 'its frontmatter marks it meta.visibility: author-only'],
   ['Private.md', 'private', 'its frontmatter marks it private: On'],
   ['Secret.md', 'secret', 'its frontmatter marks it secret: true'],
   ['Tag GM.md', 'tags', 'its frontmatter tags it tags: gm-only'],
@@ -46,8 +51,8 @@ const HIDDEN: [string, string, string][] = [
   ['Vis Secret.md', 'visibility', 'its frontmatter marks it visibility: secret'],
 ];
 const HIDDEN_NAMES = HIDDEN.map(([f]) => f.replace(/\.md$/, ''));
-/** The notes marked visible (`visibility: Public`, a list of public values, false markers, a look-alike tag) and the seed. */
-const VISIBLE = ['Harbor Board', 'Not Hidden', 'Players', 'Public Note', 'Tagged'];
+/** The notes marked visible (`visibility: Public`, a list of public values, false markers, a look-alike tag, public nested keys) and the seed. */
+const VISIBLE = ['Harbor Board', 'Nested Public', 'Not Hidden', 'Players', 'Public Note', 'Tagged'];
 
 let index: VaultIndex;
 let tmp: string;
@@ -64,6 +69,20 @@ describe('compilePolicy: hidden_note rows for every marker spelling', () => {
     expect(rows).toEqual(HIDDEN.map(([f, key, why]) => [`Harbor/${f}`, `#/frontmatter/Harbor~1${f}/${key}`, `never consult Harbor/${f} (${why})`]));
     for (const name of VISIBLE) expect(checkPath(c, `Harbor/${name}.md` as never).ok).toBe(true);
     for (const [f] of HIDDEN) expect(checkPath(c, `Harbor/${f}` as never)).toMatchObject({ ok: false, reason: 'hidden_ref' });
+  });
+});
+
+describe('notes stage: merge keys resolved, a merge that repeats a key and a displaced block reported', () => {
+  it('reads `<<` merges into the mapping and gives the exact findings', () => {
+    const note = (f: string) => index.notes.find((n) => n.path === `Harbor/${f}`)!;
+    expect(note('Merge Key.md').frontmatter).toEqual({ visibility: 'author-only' });
+    expect(note('Merge Override.md').frontmatter).toEqual({ visibility: 'public' });
+    expect(note('Displaced.md').frontmatter).toBeNull();
+    const findings = index.findings.filter((f) => ['Harbor/Merge Override.md', 'Harbor/Displaced.md', 'Harbor/Merge Key.md'].includes(f.path ?? '')).map((f) => [f.code, f.line, f.message]);
+    expect(findings).toEqual([
+      ['displaced_frontmatter', 3, 'Harbor/Displaced.md:3: a `---` block after 2 blank lines at the top of the note is not frontmatter (Obsidian reads frontmatter only from the first line), so its keys are body text; remove the blank lines to make it frontmatter'],
+      ['duplicate_frontmatter_key', 3, 'Harbor/Merge Override.md:3: frontmatter key "visibility" is repeated (set in its mapping and by the `<<` merge key on this line); the mapping\'s own value is kept (YAML merge keys)'],
+    ]);
   });
 });
 

@@ -2,7 +2,8 @@
  * YAML frontmatter (parsed with the `yaml` package) and the note fields read from it.
  * Internal helpers of the notes stage; findings use codes `bad_frontmatter` and `duplicate_frontmatter_key`.
  */
-import { isMap, isScalar, parseDocument, visit } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, parseDocument, visit } from 'yaml';
+import type { Document, Node as YamlNode, YAMLMap } from 'yaml';
 import type { Finding } from '../errors.js';
 
 /** Result of reading a frontmatter block. */
@@ -22,17 +23,23 @@ export interface FrontmatterResult {
  *   parse or is not a mapping. Empty frontmatter is null without a finding. A repeated key alone is not
  *   an error: the last value wins (as in Obsidian) and each repeat gets a `duplicate_frontmatter_key`
  *   warning naming its file line and the key. An alias bomb (more than 100 alias expansions) is refused.
+ *   `<<` merge keys are resolved (YAML 1.1 merge, the `yaml` package's `merge` option; Obsidian and PyYAML
+ *   read them so): `<<: {visibility: author-only}` is the key `visibility`. A key the mapping sets itself and
+ *   a merge sets too keeps the mapping's value and gets a `duplicate_frontmatter_key` warning like a repeat;
+ *   a merge of a scalar (`<<: author-only`) cannot become JSON and is `bad_frontmatter`.
  */
 export function readFrontmatter(path: string, yamlText: string, firstLine: number): FrontmatterResult {
   const findings: Finding[] = [];
   if (yamlText.trim() === '') return { data: null, findings };
-  let doc = parseDocument(yamlText, { prettyErrors: true });
+  // `merge: true`: a `<<` key merges its map(s) into the mapping (YAML 1.1 merge keys), as Obsidian's and
+  // PyYAML's readers do — without it `<<: {visibility: author-only}` would hide the marker under a key `<<`.
+  let doc = parseDocument(yamlText, { prettyErrors: true, merge: true });
   const duplicates = doc.errors.filter((e) => e.code === 'DUPLICATE_KEY');
   const errors = doc.errors.filter((e) => e.code !== 'DUPLICATE_KEY');
   if (errors.length === 0 && duplicates.length > 0) {
     // Obsidian keeps the last value of a repeated key; so do we, with a warning per repeat. Any other
     // YAML error still drops the whole block (below), and the alias cap still applies in toJS.
-    doc = parseDocument(yamlText, { prettyErrors: true, uniqueKeys: false });
+    doc = parseDocument(yamlText, { prettyErrors: true, uniqueKeys: false, merge: true });
     const keyAt = new Map<number, string>();
     visit(doc, {
       Pair(_, pair) {
@@ -81,6 +88,7 @@ export function readFrontmatter(path: string, yamlText: string, firstLine: numbe
     });
     return { data: null, findings };
   }
+  findings.push(...mergeOverrides(doc, yamlText, path, firstLine));
   try {
     const js: unknown = doc.toJS({ maxAliasCount: 100 });
     return { data: JSON.parse(JSON.stringify(js)) as Record<string, unknown>, findings };
@@ -94,6 +102,47 @@ export function readFrontmatter(path: string, yamlText: string, firstLine: numbe
     });
     return { data: null, findings };
   }
+}
+
+/** Whether a pair's key is the YAML merge key `<<` (the `yaml` package gives it as a symbol with `merge: true`). */
+function isMergeKey(key: unknown): boolean {
+  const v = isScalar(key) ? key.value : key;
+  return v === '<<' || (typeof v === 'symbol' && v.description === '<<');
+}
+
+/** The keys a `<<` merge source gives (a map, an alias of one, or a list of those; nested merges included). */
+function mergeSourceKeys(source: unknown, doc: Document, depth = 0): string[] {
+  if (depth > 16) return [];
+  const node = isAlias(source) ? (source.resolve(doc) as YamlNode | undefined) : source;
+  if (isSeq(node)) return node.items.flatMap((item) => mergeSourceKeys(item, doc, depth + 1));
+  if (!isMap(node)) return [];
+  return (node as YAMLMap).items.flatMap((pair) => (isMergeKey(pair.key) ? mergeSourceKeys(pair.value, doc, depth + 1) : [isScalar(pair.key) ? String(pair.key.value) : String(pair.key)]));
+}
+
+/**
+ * `duplicate_frontmatter_key` warnings for keys a mapping sets both itself and through a `<<` merge key:
+ * YAML keeps the mapping's own value, so the merged one is dropped silently — two answers to one key, which
+ * the hidden-note rule reads fail closed like any repeated key (src/policy/compile.ts). The message names the
+ * key as a repeat does (`frontmatter key "visibility" is repeated …`) and the file line of the merge key.
+ */
+function mergeOverrides(doc: Document, yamlText: string, path: string, firstLine: number): Finding[] {
+  const out: Finding[] = [];
+  visit(doc, {
+    Map(_, map) {
+      const own = map.items.filter((p) => !isMergeKey(p.key)).map((p) => (isScalar(p.key) ? String(p.key.value) : String(p.key)));
+      for (const pair of map.items) {
+        if (!isMergeKey(pair.key)) continue;
+        const range = (pair.key as { range?: [number, number, number] } | null)?.range;
+        const line = firstLine + (range ? yamlText.slice(0, range[0]).split('\n').length - 1 : 0);
+        for (const k of new Set(mergeSourceKeys(pair.value, doc))) {
+          if (!own.includes(k)) continue;
+          const key = k.length > 100 ? `${k.slice(0, 100)}…` : k;
+          out.push({ code: 'duplicate_frontmatter_key', severity: 'warning', message: `${path}:${line}: frontmatter key ${JSON.stringify(key)} is repeated (set in its mapping and by the \`<<\` merge key on this line); the mapping's own value is kept (YAML merge keys)`, path, line });
+        }
+      }
+    },
+  });
+  return out;
 }
 
 /** A string or list-of-strings property as a list (numbers are stringified; other values dropped). */

@@ -106,12 +106,39 @@ function fileTitle(path: string): string {
 }
 
 /**
+ * A `displaced_frontmatter` warning, or null: the note's text opens with one or more blank lines and then a
+ * `---` … `---` block whose YAML is a mapping. Obsidian (like micromark's frontmatter extension) reads
+ * frontmatter only from the file's first line, so the block is body text and its keys are no properties —
+ * but it was likely meant as frontmatter, and it may mark the note author-only: the policy denies such a note
+ * under `allowed_prefixes`, fail closed (docs/TRAVERSAL.md `hidden_note`). `line` is the opening `---` (1-based).
+ */
+function displacedFrontmatter(path: VaultPath, text: string): Finding | null {
+  const lines = text.replace(/^\uFEFF/, '').split(/\r\n|\r|\n/);
+  let open = 0;
+  while (open < lines.length && lines[open]!.trim() === '') open += 1;
+  if (open === 0 || open >= lines.length || !/^---[ \t]*$/.test(lines[open]!)) return null;
+  let close = open + 1;
+  while (close < lines.length && !/^(---|\.\.\.)[ \t]*$/.test(lines[close]!)) close += 1;
+  if (close >= lines.length) return null;
+  const parsed = readFrontmatter(path, lines.slice(open + 1, close).join('\n'), open + 2);
+  if (parsed.data === null) return null;
+  return {
+    code: 'displaced_frontmatter',
+    severity: 'warning',
+    message: `${path}:${open + 1}: a \`---\` block after ${open} blank line${open === 1 ? '' : 's'} at the top of the note is not frontmatter (Obsidian reads frontmatter only from the first line), so its keys are body text; remove the blank lines to make it frontmatter`,
+    path,
+    line: open + 1,
+  };
+}
+
+/**
  * The note's syntax and frontmatter: one mdast parse, then the YAML of its `---` block. A block that is
  * not valid frontmatter (a `bad_frontmatter` finding: YAML that does not parse, is not a mapping, or
  * cannot become JSON) is not frontmatter at all: the text is parsed again with frontmatter recognition
  * off, so those lines are body markdown — chunked, searchable, their links extracted — and every line
  * of the file belongs to valid frontmatter, a chunk, or a blank edge (docs/PARSING.md, "Frontmatter").
- * Findings: `pathological_markdown` per exceeded threshold, then the frontmatter findings.
+ * Findings: `pathological_markdown` per exceeded threshold, then the frontmatter findings (and
+ * `displaced_frontmatter`, {@link displacedFrontmatter}, for a block after blank lines).
  */
 function readSyntax(path: VaultPath, text: string): { syntax: MarkdownSyntax; frontmatter: Record<string, unknown> | null; findings: Finding[] } {
   let syntax = parseMarkdown(path, text);
@@ -123,6 +150,10 @@ function readSyntax(path: VaultPath, text: string): { syntax: MarkdownSyntax; fr
     frontmatter = fm.data;
     frontmatterFindings.push(...fm.findings);
     if (fm.findings.some((f) => f.code === 'bad_frontmatter')) syntax = parseMarkdown(path, text, { frontmatter: false });
+  }
+  if (!syntax.frontmatter) {
+    const displaced = displacedFrontmatter(path, text);
+    if (displaced) frontmatterFindings.push(displaced);
   }
   for (const hit of syntax.pathology) {
     findings.push({ code: 'pathological_markdown', severity: 'warning', message: pathologyMessage(path, hit), path, line: hit.line });

@@ -631,12 +631,15 @@ function shownValue(v: unknown): string {
 
 /**
  * Notes whose frontmatter cannot be trusted to say "visible": a block that does not parse
- * (`bad_frontmatter`: invalid YAML, duplicate keys, an alias bomb) and a repeated key the hidden-note rule
- * reads (`visibility`, a marker key, `tags`). A repeated key keeps its last value (as Obsidian does), but two
+ * (`bad_frontmatter`: invalid YAML, duplicate keys, an alias bomb), a repeated key the hidden-note rule
+ * reads (`visibility`, a marker key, `tags`; also one a `<<` merge key sets again), and a
+ * `displaced_frontmatter` block (after blank lines at the top: Obsidian reads it as body text, its author
+ * likely meant frontmatter). A repeated key keeps its last value (as Obsidian does), but two
  * contradicting answers to "is this note hidden?" must not resolve to visible.
  */
-function failClosedFrontmatter(index: VaultIndex): { bad: Set<string>; repeatedVisibility: Set<string> } {
+function failClosedFrontmatter(index: VaultIndex): { bad: Set<string>; repeatedVisibility: Set<string>; displaced: Set<string> } {
   const bad = new Set(index.findings.filter((f) => f.code === 'bad_frontmatter' && typeof f.path === 'string').map((f) => f.path as string));
+  const displaced = new Set(index.findings.filter((f) => f.code === 'displaced_frontmatter' && typeof f.path === 'string').map((f) => f.path as string));
   const repeatedVisibility = new Set(
     index.findings
       .filter((f) => {
@@ -646,7 +649,7 @@ function failClosedFrontmatter(index: VaultIndex): { bad: Set<string>; repeatedV
       })
       .map((f) => f.path as string),
   );
-  return { bad, repeatedVisibility };
+  return { bad, repeatedVisibility, displaced };
 }
 
 /** The first value of a `visibility` key (a list is read item by item) that is not a public one, or undefined. */
@@ -676,15 +679,18 @@ function tagsOf(value: unknown): string[] {
  *   `gm_only`) with any value but a false one (`false`, `no`, `off`, `0`, empty);
  * - a tag `author-only`, `hidden`, `secret` or `gm-only` (also with `_`, `#` or a `/sub` tag below it) in
  *   `tags` / `tag`;
- * - under `allowed_prefixes`, frontmatter that repeats one of those keys or does not parse: it may say the
- *   note is author-only, so it is denied — a parse error must never turn hidden lore visible. (Outside the
+ * - any of those keys in a nested mapping, or a mapping inside a list ({@link markerIn}); `<<` merge keys
+ *   are resolved by the notes stage before (src/notes/frontmatter.ts);
+ * - under `allowed_prefixes`, frontmatter that repeats one of those keys (also through a `<<` merge), does
+ *   not parse, or is displaced below blank lines (`displaced_frontmatter`): it may say the note is
+ *   author-only, so it is denied — a parse error must never turn hidden lore visible. (Outside the
  *   prefixes the prefix rule refuses it anyway.)
  * @returns `key`: the frontmatter key as written (the receipt pointer names it); `why`: the rule's words,
  *   naming the key and its value.
  */
 export function authorOnlyReason(
   n: NoteRecord,
-  failClosed: { bad: ReadonlySet<string>; repeatedVisibility: ReadonlySet<string> },
+  failClosed: { bad: ReadonlySet<string>; repeatedVisibility: ReadonlySet<string>; displaced?: ReadonlySet<string> },
   allowed: readonly string[],
 ): { key: string; why: string } | null {
   const fm = n.frontmatter;
@@ -698,22 +704,50 @@ export function authorOnlyReason(
     if (failClosed.bad.has(n.path) && inside()) {
       return { key: 'frontmatter', why: 'its frontmatter block cannot be parsed (bad_frontmatter), so it may be marked author-only; denied until it parses (fail closed)' };
     }
+    if (failClosed.displaced?.has(n.path) && inside()) {
+      return { key: 'frontmatter', why: 'its text opens with blank lines and then a `---` block (displaced_frontmatter): Obsidian does not read it as frontmatter, but it may be meant to mark the note author-only; denied until the blank lines are removed (fail closed)' };
+    }
     return null;
   }
-  for (const key of Object.keys(fm)) {
+  return markerIn(fm, []);
+}
+
+/**
+ * The first marker of the hidden-note rule in a frontmatter mapping, searched depth first in key order: a
+ * top-level key, then the keys of every nested mapping and of the mappings inside lists (`meta: {visibility:
+ * author-only}`, `notes: [{secret: yes}]`). A nested marker hides the note like a top-level one (fail closed:
+ * a reader cannot know which level its author meant Obsidian or a plugin to read). `key` is the path of keys
+ * and list indices joined by `/` (`meta/visibility`), as the receipt pointer names it.
+ */
+function markerIn(map: Record<string, unknown>, at: string[], depth = 0): { key: string; why: string } | null {
+  for (const key of Object.keys(map)) {
     const name = markerName(key);
-    const value = fm[key];
+    const value = map[key];
+    const path = [...at, key].join('/');
+    const where = at.length === 0 ? key : `${path.replace(/\//g, '.')}`;
     if (name === 'visibility') {
       const bad = nonPublicVisibility(value);
-      if (bad !== undefined) return { key, why: `its frontmatter marks it ${key}: ${shownValue(bad)}` };
+      if (bad !== undefined) return { key: path, why: `its frontmatter marks it ${where}: ${shownValue(bad)}` };
     } else if (MARKER_KEYS.includes(name)) {
-      if (!isFalseMarker(value)) return { key, why: `its frontmatter marks it ${key}: ${shownValue(value)}` };
+      if (!isFalseMarker(value)) return { key: path, why: `its frontmatter marks it ${where}: ${shownValue(value)}` };
     } else if (name === 'tags' || name === 'tag') {
       const tag = tagsOf(value).find((t) => HIDING_TAGS.includes(markerName(t.split('/')[0]!)));
-      if (tag !== undefined) return { key, why: `its frontmatter tags it ${key}: ${shownValue(tag)}` };
+      if (tag !== undefined) return { key: path, why: `its frontmatter tags it ${where}: ${shownValue(tag)}` };
+    }
+    if (depth >= 32) continue;
+    const nested = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : isRecord(value) ? [['', value] as const] : [];
+    for (const [i, v] of nested) {
+      if (!isRecord(v)) continue;
+      const hit = markerIn(v, i === '' ? [...at, key] : [...at, key, i], depth + 1);
+      if (hit !== null) return hit;
     }
   }
   return null;
+}
+
+/** A plain frontmatter mapping (not a list, not null). */
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /**
