@@ -308,6 +308,19 @@ describe('ProxySession.call lore_follow', () => {
     expect(readLedger(ledgerPath())[r.seq]!.outcome).toMatchObject({ reason: 'depth_exceeded' });
   });
 
+  it('lists a link beyond max_link_depth to a note already admitted at depth 1 as already_admitted, not depth_exceeded', async () => {
+    session = await fixtureSession({ ledgerPath: ledgerPath() });
+    ok(await session.call('lore_follow', { from_ref: R.factions, target: R.meridian }));
+    expect(ok(await session.call('lore_follow', { from_ref: R.meridian, target: 'Quiet Hands' })).admitted.depth).toBe(2);
+    const links = ok(await session.call('lore_links', { ref: R.quietHands }));
+    expect(links.links.map((l: { target: string; admitted_depth: number | null; follow: unknown }) => [l.target, l.admitted_depth, l.follow])).toEqual([
+      ['Open Ledger Society', null, { allowed: false, code: 'depth_exceeded', depth: 3 }],
+      ['Meridian Compact', 1, { allowed: false, code: 'already_admitted', depth: 3 }],
+    ]);
+    expect(refused(await session.call('lore_follow', { from_ref: R.quietHands, target: 'Meridian Compact' })).code).toBe('depth_exceeded');
+    expect((await session.call('lore_read', { ref: R.meridian })).ok).toBe(true);
+  });
+
   it('refuses a link whose target class is not in follow_link_classes with class_not_allowed', async () => {
     session = await fixtureSession({ ledgerPath: ledgerPath() });
     const r = refused(await session.call('lore_follow', { from_ref: R.preIndex, target: 'World/Pre-Elysium/Territories' }));

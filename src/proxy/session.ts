@@ -794,11 +794,15 @@ export class ProxySession {
       const targetNote = target && !hiddenOrMissing ? this.notes.get(target) : undefined;
       const targetRef = targetNote ? this.noteRef(targetNote.path) : null;
       const adm = targetNote ? this.admitted.get(targetNote.path) : undefined;
+      // A target the session already admitted (at a shallower depth) is readable whatever this hop's depth:
+      // `depth_exceeded` would misstate it, so the code says `already_admitted` (lore_follow still refuses
+      // the hop itself; the ledger records the policy's own decision).
+      const code = decision.ok ? null : decision.code === 'depth_exceeded' && adm ? 'already_admitted' : decision.code;
       out.push({
         line: this.viewOf(note).toView(l.line), column: l.column, syntax: l.syntax, position: l.position, target: l.target, fragment: l.fragment,
         target_ref: targetRef, target_classes: targetNote ? targetNote.classes : [],
         admitted_depth: adm ? adm.depth : null,
-        follow: { allowed: decision.ok, code: decision.ok ? null : decision.code, depth: admission.depth + 1 },
+        follow: { allowed: decision.ok, code, depth: admission.depth + 1 },
       });
       recorded.push({ line: l.line, column: l.column, target_ref: targetRef, follow: decision.ok ? 'ok' : `${decision.code}:${decision.reason}` });
     }
