@@ -149,6 +149,29 @@ describe('capture --ledger on the ledger retrieve wrote (coordinator lane, Fixtu
     expect(held.totals).toEqual(totals({ ledger_untrusted: 3, ledger_unsigned: 1 }));
   });
 
+  it('verify-trace holds its input to the lock it found: a fragment re-saved after the run is input_file changed (DRIFT), exit 1, as lock verify reports it', async () => {
+    const original = read(at('mara.lore_access.json'));
+    const locked = sha256(original);
+    try {
+      const resaved = JSON.stringify(JSON.parse(original)) + '\n';
+      writeFileSync(at('mara.lore_access.json'), resaved);
+      const v = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'mara.lore_access.json']);
+      expect(v.code).toBe(1);
+      const lines = v.out.split('\n');
+      expect(lines[1]).toBe('  lock: mara.packet.lock.json lists mara.lore_access.json as an output; its ledger mara.packet.ledger.jsonl is used (no --ledger, --lock or --head given)');
+      expect(lines).toContain(`  input: DRIFT              mara.lore_access.json has sha256 ${sha256(resaved)}, lock mara.packet.lock.json records ${locked}: the output changed after the run (write a new version instead)`);
+      expect(lines.at(-2)).toBe('runner_captured: 3 checked, 3 ledger-backed, 0 failed — FAILED (input_file changed)');
+      const j = JSON.parse((await run(['verify-trace', '--lore', FIXTURE_VAULT, 'mara.lore_access.json', '--json'])).out);
+      expect(j.ok).toBe(false);
+      expect(j.totals).toEqual(totals({ verified: 3 }));
+      expect(j.input_file).toEqual({ file: 'mara.lore_access.json', source: 'lock mara.packet.lock.json', locked_sha256: locked, sha256: sha256(resaved), disposition: 'changed' });
+    } finally {
+      writeFileSync(at('mara.lore_access.json'), original);
+    }
+    const back = JSON.parse((await run(['verify-trace', '--lore', FIXTURE_VAULT, 'mara.lore_access.json', '--json'])).out);
+    expect([back.ok, back.input_file.disposition]).toEqual([true, 'unchanged']);
+  });
+
   it('verify-trace reports retrieve\'s fragment as a capture_fragment and its raw ledger as a retrieve_ledger', async () => {
     const v = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'mara.lore_access.json', 'mara.packet.ledger.jsonl', '--json']);
     expect(v.code).toBe(0);

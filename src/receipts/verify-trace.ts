@@ -203,7 +203,7 @@ export interface TraceVerificationReport {
    * True when at least one entry was checked, every runner_captured entry is verified and ledger-backed,
    * no entry is `unbacked`, no responder_reported entry fails a vault check (`isFailedResponderEntry`),
    * no required seed is unread, no given ledger is broken or fails its authorship, and the packet file a
-   * lock lists (when given) is `unchanged`.
+   * lock lists (when given) is `unchanged`, and so is the input file itself when a lock lists it as an output.
    */
   ok: boolean;
   /** True when a given ledger is `ledger_not_closed`: whatever `ok` says, a capture it backs is a draft. */
@@ -211,6 +211,8 @@ export interface TraceVerificationReport {
   entries: TraceEntryVerdict[];
   /** Present when the caller gave the packet file a lock lists ({@link VerifyTraceOptions.packetFile}). */
   packet_file?: TracePacketFileCheck;
+  /** Present when the caller gave the sha256 a lock records for the input itself ({@link VerifyTraceOptions.inputFile}). */
+  input_file?: TraceInputFileCheck;
 }
 
 /**
@@ -266,6 +268,13 @@ export interface VerifyTraceOptions {
    */
   packetFile?: { file: string; locked_sha256: string; sha256: string | null; source: string };
   /**
+   * The input file itself, when a lock lists it as an output (seed 002: a locked file is checked by its
+   * hash, as `lock verify` and `capture check` do): `file` as given, `locked_sha256` the sha256 the lock
+   * records, `sha256` the sha256 of the bytes read now, `source` the lock. Reported as `input_file`; an
+   * input whose bytes are no longer the locked ones (`changed`) fails the report.
+   */
+  inputFile?: { file: string; locked_sha256: string; sha256: string; source: string };
+  /**
    * Runner public keys (`--trust-key`, src/receipts/signing.ts): given, a ledger must be signed by one of
    * them to back anything. Absent or empty: authorship is not checked, and `report.authorship` says so.
    */
@@ -283,6 +292,18 @@ export interface TracePacketFileCheck {
   locked_sha256: string;
   sha256: string | null;
   disposition: 'unchanged' | 'packet_changed' | 'packet_missing';
+}
+
+/**
+ * The input file a lock lists as an output, checked against the sha256 the lock records: `unchanged`, or
+ * `changed` (lock verify's disposition: the output was edited after the run; write a new version instead).
+ */
+export interface TraceInputFileCheck {
+  file: string;
+  source: string;
+  locked_sha256: string;
+  sha256: string;
+  disposition: 'unchanged' | 'changed';
 }
 
 /** The packet a ledger must pin to back an entry of the input (see {@link VerifyTraceOptions.packet}). */
@@ -890,6 +911,8 @@ function summarise(r: {
     file: pf.file, source: pf.source, locked_sha256: pf.locked_sha256, sha256: pf.sha256,
     disposition: pf.sha256 === null ? 'packet_missing' : pf.sha256 === pf.locked_sha256 ? 'unchanged' : 'packet_changed',
   };
+  const inf = r.options.inputFile;
+  const inputFile: TraceInputFileCheck | null = inf === undefined ? null : { ...inf, disposition: inf.sha256 === inf.locked_sha256 ? 'unchanged' : 'changed' };
   const responderFailed = entries.some(isFailedResponderEntry);
   return {
     schema_version: 'loretrace.trace_verification.v1',
@@ -915,9 +938,10 @@ function summarise(r: {
     authorship: { checked: trusted.length > 0, trusted_key_ids: trusted.map((k) => k.key_id), note: trusted.length > 0 ? null : AUTHORSHIP_NOT_CHECKED },
     totals,
     runner_captured: { checked: runner.length, failed, ledger_backed: runner.length - failed },
-    ok: entries.length > 0 && failed === 0 && totals.unbacked === 0 && totals.seed_not_consulted === 0 && !broken && !responderFailed && (packetFile === null || packetFile.disposition === 'unchanged'),
+    ok: entries.length > 0 && failed === 0 && totals.unbacked === 0 && totals.seed_not_consulted === 0 && !broken && !responderFailed && (packetFile === null || packetFile.disposition === 'unchanged') && (inputFile === null || inputFile.disposition === 'unchanged'),
     draft: totals.ledger_not_closed > 0,
     entries,
     ...(packetFile !== null ? { packet_file: packetFile } : {}),
+    ...(inputFile !== null ? { input_file: inputFile } : {}),
   };
 }

@@ -16,6 +16,7 @@
  * `--trust-key` (src/cli/keys.ts) makes every ledger prove its runner (docs/RECEIPTS.md "Authorship");
  * without it each report with a ledger says `authorship not checked (no --trust-key)`.
  */
+import { createHash } from 'node:crypto';
 import { readdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -73,6 +74,14 @@ export function renderPacketFile(pf: NonNullable<TraceVerificationReport['packet
     : `  packet: ${pf.disposition.padEnd(17)} ${pf.file}: ${pf.sha256 === null ? 'cannot be read' : `sha256 now ${pf.sha256}`}, ${pf.source} records ${pf.locked_sha256} — the packet was swapped or edited under its lock`;
 }
 
+/**
+ * The line of a report's `input_file` when it drifted: the input re-hashed against the lock that lists it as
+ * an output, worded as `lock verify` words a changed output (both sha256s).
+ */
+export function renderInputFile(f: NonNullable<TraceVerificationReport['input_file']>): string {
+  return `  input: DRIFT              ${f.file} has sha256 ${f.sha256}, ${f.source} records ${f.locked_sha256}: the output changed after the run (write a new version instead)`;
+}
+
 /** The human form of a report: a header, one line per entry, ledgers and seeds, totals, verdict. */
 export function renderVerification(report: TraceVerificationReport): string {
   const lines: string[] = [];
@@ -103,6 +112,7 @@ export function renderVerification(report: TraceVerificationReport): string {
   }
   if (report.ledgers.length > 0) lines.push(report.authorship.checked ? `  authorship: checked against --trust-key ${report.authorship.trusted_key_ids.join(', ')}` : `  ${report.authorship.note}`);
   if (report.packet_file) lines.push(renderPacketFile(report.packet_file));
+  if (report.input_file && report.input_file.disposition !== 'unchanged') lines.push(renderInputFile(report.input_file));
   for (const s of report.seeds) if (s.disposition === 'seed_not_consulted') lines.push(`  seed_not_consulted ${s.ref}: required seed never read in ledger ${s.ledger_id}`);
   for (const e of report.entries) {
     const sim = e.similarity !== null && e.disposition !== 'verified' ? ` similarity ${e.similarity}` : '';
@@ -115,6 +125,7 @@ export function renderVerification(report: TraceVerificationReport): string {
   // read, a broken ledger): name it on the verdict line, so "0 failed — FAILED" never stands alone.
   const outside = TRACE_DISPOSITIONS.filter((d) => d !== 'verified' && report.totals[d] > 0).map((d) => `${d} ${report.totals[d]}`);
   if (report.packet_file && report.packet_file.disposition !== 'unchanged') outside.push(`packet_file ${report.packet_file.disposition}`);
+  if (report.input_file && report.input_file.disposition !== 'unchanged') outside.push(`input_file ${report.input_file.disposition}`);
   const failed = report.entries.length === 0 ? 'FAILED (no entries: nothing was verified)' : rc.failed === 0 && outside.length > 0 ? `FAILED (${outside.join(', ')})` : 'FAILED';
   const verdict = report.ok ? (report.draft ? 'ok (draft: a ledger is not closed)' : 'ok') : failed;
   lines.push(`runner_captured: ${rc.checked} checked, ${rc.ledger_backed} ledger-backed, ${rc.failed} failed — ${verdict}`);
@@ -272,19 +283,30 @@ function lockOf(ctx: CliContext, locks: readonly HeldLock[], file: string, named
  * is re-hashed (`packet_file`: a packet swapped under its lock fails the report). `ledgers` are the ledger
  * texts read for the run; the lock's own is among them (a fragment's packet is its session's `packet_file`).
  */
-async function lockOptions(ctx: CliContext, lock: HeldLock | null, doc: unknown, ledgers: readonly TraceLedgerInput[]): Promise<Pick<VerifyTraceOptions, 'policyReceipt' | 'packet' | 'packetFile'>> {
+async function lockOptions(ctx: CliContext, lock: HeldLock | null, doc: unknown, ledgers: readonly TraceLedgerInput[], input: { file: string; sha256: string }): Promise<Pick<VerifyTraceOptions, 'policyReceipt' | 'packet' | 'packetFile' | 'inputFile'>> {
   if (lock === null) return {};
   // A fragment's packet is the file the lock's ledger session names (packet_file): read that session first.
   const named = lockedTrace(lock.doc, lock.file, doc).ledger;
   const ledger = named === null ? undefined : ledgers.find((l) => typeof l.file === 'string' && resolve(ctx.cwd, l.file) === resolve(ctx.cwd, named));
   const locked = lockedTrace(lock.doc, lock.file, doc, ledger === undefined ? null : openingSession(ledger.text));
-  const out: Pick<VerifyTraceOptions, 'policyReceipt' | 'packet' | 'packetFile'> = {};
+  const out: Pick<VerifyTraceOptions, 'policyReceipt' | 'packet' | 'packetFile' | 'inputFile'> = {};
+  const lockedSha256 = lockedOutputSha256(ctx, lock, input.file);
+  if (lockedSha256 !== null) out.inputFile = { file: input.file, locked_sha256: lockedSha256, sha256: input.sha256, source: `lock ${lock.file}` };
   if (locked.policyReceipt) out.policyReceipt = locked.policyReceipt;
   if (locked.packet) {
     out.packet = { packet_id: locked.packet.packet_id, packet_sha256: locked.packet.sha256, source: locked.packet.source };
     out.packetFile = await lockedPacketFile(ctx, locked.packet, lock.file);
   }
   return out;
+}
+
+/** The sha256 a lock records for `file` as one of its outputs (`files[]`, role output), or null when it lists none. */
+function lockedOutputSha256(ctx: CliContext, lock: HeldLock, file: string): string | null {
+  const files = (lock.doc as { files?: unknown } | null)?.files;
+  if (!Array.isArray(files)) return null;
+  const target = resolve(ctx.cwd, file);
+  const row = (files as { path?: unknown; role?: unknown; sha256?: unknown }[]).find((f) => f.role === 'output' && typeof f.path === 'string' && typeof f.sha256 === 'string' && resolve(ctx.cwd, dirname(lock.file), f.path) === target);
+  return row ? (row.sha256 as string) : null;
 }
 
 /** One file's outcome in a many-file run. */
@@ -300,7 +322,9 @@ async function verifyOne(ctx: CliContext, file: string, index: VaultIndex, ledge
     const inputKind = exported.mode === 'coordinator_scoped_retrieval' ? 'retrieve_ledger' : 'proxy_ledger';
     return verifyTrace(index, exported, { file, inputKind, ledgers: own, pins, trustedKeys });
   }
-  return verifyTrace(index, input.doc, { file, ledgers, pins, ...(await lockOptions(ctx, lock, input.doc, ledgers)), trustedKeys });
+  // Strict UTF-8 text read with its BOM kept re-encodes to the exact bytes read: their sha256 is the file's.
+  const sha256 = createHash('sha256').update(text, 'utf8').digest('hex');
+  return verifyTrace(index, input.doc, { file, ledgers, pins, ...(await lockOptions(ctx, lock, input.doc, ledgers, { file, sha256 })), trustedKeys });
 }
 
 /** Totals over every file: files by outcome, then every disposition (zeros included). */
