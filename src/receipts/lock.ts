@@ -467,12 +467,21 @@ export function openingSession(text: string): Record<string, unknown> | null {
 }
 
 /**
+ * The row of a lock's `files[]` that lists `file` (a path as the caller reads it) as an output — `path`
+ * relative to the lock's folder, `sha256` as the lock records it (not checked here) — or null.
+ */
+export function lockedOutput(lock: unknown, lockFile: string, file: string): { path: string; sha256?: unknown } | null {
+  const files = (lock as { files?: unknown } | null)?.files;
+  if (!Array.isArray(files)) return null;
+  const target = resolve(file);
+  const row = (files as { path?: unknown; role?: unknown; sha256?: unknown }[]).find((f) => f.role === 'output' && typeof f.path === 'string' && resolve(dirname(lockFile), f.path) === target);
+  return row ? (row as { path: string; sha256?: unknown }) : null;
+}
+
+/**
  * True when a lock lists `file` (a path as the caller reads it) among its outputs: the lock written with
  * that trace, capture or fragment.
  */
 export function lockListsOutput(lock: unknown, lockFile: string, file: string): boolean {
-  const files = (lock as { files?: unknown } | null)?.files;
-  if (!Array.isArray(files)) return false;
-  const target = resolve(file);
-  return (files as { path?: unknown; role?: unknown }[]).some((f) => f.role === 'output' && typeof f.path === 'string' && resolve(dirname(lockFile), f.path) === target);
+  return lockedOutput(lock, lockFile, file) !== null;
 }

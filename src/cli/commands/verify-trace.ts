@@ -29,7 +29,7 @@ import { action, plural, printJson } from '../context.js';
 import { LoretraceError, isLoretraceError } from '../../errors.js';
 import { parseJsonDocument } from '../../contracts/validate.js';
 import { exportLedger } from '../../receipts/ledger-export.js';
-import { findLockFor, lockListsOutput, lockedTrace, openingSession } from '../../receipts/lock.js';
+import { findLockFor, lockListsOutput, lockedOutput, lockedTrace, openingSession } from '../../receipts/lock.js';
 import { lockedPacketFile } from '../outputs.js';
 import { MAX_LEDGER_BYTES, addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
 import { reportWithErrors } from './retrieve.js';
@@ -300,13 +300,10 @@ async function lockOptions(ctx: CliContext, lock: HeldLock | null, doc: unknown,
   return out;
 }
 
-/** The sha256 a lock records for `file` as one of its outputs (`files[]`, role output), or null when it lists none. */
+/** The sha256 a lock records for `file` as one of its outputs (`lockedOutput`), or null when it lists none. */
 function lockedOutputSha256(ctx: CliContext, lock: HeldLock, file: string): string | null {
-  const files = (lock.doc as { files?: unknown } | null)?.files;
-  if (!Array.isArray(files)) return null;
-  const target = resolve(ctx.cwd, file);
-  const row = (files as { path?: unknown; role?: unknown; sha256?: unknown }[]).find((f) => f.role === 'output' && typeof f.path === 'string' && typeof f.sha256 === 'string' && resolve(ctx.cwd, dirname(lock.file), f.path) === target);
-  return row ? (row.sha256 as string) : null;
+  const sha256 = lockedOutput(lock.doc, resolve(ctx.cwd, lock.file), resolve(ctx.cwd, file))?.sha256;
+  return typeof sha256 === 'string' ? sha256 : null;
 }
 
 /** One file's outcome in a many-file run. */
