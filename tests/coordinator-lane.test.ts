@@ -13,6 +13,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { compactExcerpt, displayLine, excerptLineKind, wikilinkDisplay } from '../src/excerpts/compact.js';
 import { excerptBudget, sceneRequirements, selectWithinBudget, servedRequirement } from '../src/packet/requirements.js';
 import { mergeSourceSection, reconcileLaneLines } from '../src/packet/prompt.js';
+import { repositoryAccessDenials } from '../src/contracts/rules.js';
 import { buildPacket, builtPacketId } from '../src/packet/build.js';
 import type { BuildPacketResult } from '../src/packet/build.js';
 import { indexVault } from '../src/indexer/build.js';
@@ -134,6 +135,43 @@ describe('requirements and the excerpt budget', () => {
     const candidates = [c(100, null, 0, true, 'seed.md'), c(100, 0, 2), c(100, 0, 4), c(100, 1, 2), c(500, null, 0)];
     expect(selectWithinBudget(candidates, 2, { count: 3, chars: 1000, count_source: '', chars_source: '' })).toEqual([0, 2, 3]);
     expect(selectWithinBudget(candidates, 2, { count: 9, chars: 250, count_source: '', chars_source: '' })).toEqual([2, 3]);
+  });
+});
+
+describe('repositoryAccessDenials', () => {
+  const lane = { repoAccess: true, draftFields: [], fields: [], draftPacketId: 'p.1', packetId: 'p.1' };
+  const granted = 'repository access only through the lore search described under Required Lore Research';
+  it('rewrites a denial of repository access however it is phrased, clause by clause', () => {
+    const cases: [string, string][] = [
+      ['You cannot access the repository.', `You have ${granted}.`],
+      ['You do not have access to the repo.', `You have ${granted}.`],
+      ['No repository access.', `R${granted.slice(1)}.`],
+      ["- You can't search the vault or read the lore files.", `- You have ${granted}.`],
+      ['You act without repo access.', `You act with ${granted}.`],
+      ['You have no conversation context, no repository access, and no hidden author context.', `You have no conversation context, ${granted}, and no hidden author context.`],
+      ['Stay in voice; you are unable to consult the lore notes.', `Stay in voice; you have ${granted}.`],
+    ];
+    for (const [from, to] of cases) {
+      expect(repositoryAccessDenials(from)).toHaveLength(1);
+      expect(reconcileLaneLines(from, lane).prompt).toBe(to);
+      // The rewritten line no longer denies anything: a second run changes nothing.
+      expect(reconcileLaneLines(to, lane)).toEqual({ prompt: to, rewritten: [] });
+    }
+    expect(repositoryAccessDenials('You have no conversation context, no repository access, and no hidden author context.')).toEqual([{ start: 33, end: 54 }]);
+  });
+  it('leaves knowledge limits and negations of other verbs alone', () => {
+    for (const line of [
+      "You cannot access Mara's private intent.",
+      'You cannot know Mara, Juno, feed ops, or security private intent.',
+      "Treat retrieved lore as world constraint and cultural pressure, not as access to another character's hidden intent.",
+      'Never reveal what you read in the vault.',
+      "You cannot read Mara's lore.",
+      'Do not use research to learn hidden character state, author-only answers or future branches.',
+      'Your only lore access is the loretrace search proxy.',
+    ]) {
+      expect(repositoryAccessDenials(line)).toEqual([]);
+      expect(reconcileLaneLines(line, lane)).toEqual({ prompt: line, rewritten: [] });
+    }
   });
 });
 

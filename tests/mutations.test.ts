@@ -125,6 +125,9 @@ const CASES: Case[] = [
   { rule: 'prompt.raw_numeric_state', variant: 'mark out of 10', base: 'packet', pointer: '/packet_prompt_text', mutate: (d) => (d.packet_prompt_text += '\nLoyalty: 7/10.') },
   { rule: 'prompt.missing_research_instruction', base: 'research', pointer: '/packet_prompt_text', mutate: (d) => d.lore_access.research_instructions.push('Inspect the harbour ledgers before anything else.') },
   { rule: 'prompt.contradicts_repo_access', base: 'research', pointer: '/packet_prompt_text', mutate: (d) => (d.packet_prompt_text = `You have no conversation context and no repository access.\n${d.packet_prompt_text}`) },
+  { rule: 'prompt.contradicts_repo_access', variant: 'cannot access the repository', base: 'research', pointer: '/packet_prompt_text', mutate: (d) => (d.packet_prompt_text = `You cannot access the repository.\n${d.packet_prompt_text}`) },
+  { rule: 'prompt.contradicts_repo_access', variant: 'do not have access to the repo', base: 'research', pointer: '/packet_prompt_text', mutate: (d) => (d.packet_prompt_text = `You do not have access to the repo.\n${d.packet_prompt_text}`) },
+  { rule: 'prompt.contradicts_repo_access', variant: 'No repository access.', base: 'research', pointer: '/packet_prompt_text', mutate: (d) => (d.packet_prompt_text = `No repository access.\n${d.packet_prompt_text}`) },
   { rule: 'prompt.hidden_ref', base: 'packet', pointer: '/packet_prompt_text', mutate: (d) => (d.packet_prompt_text += `\nSee ${d.hidden_context_audit.omitted_context_refs[0].toUpperCase()}.`) },
   // Odd spellings: compared in hiddenTextForm, the comparison retrieve (buildPacket) refuses them in.
   { rule: 'prompt.raw_state_marker', variant: 'double space', base: 'packet', pointer: '/packet_prompt_text', mutate: (d) => (d.packet_prompt_text += '\nA raw  numeric state leaked.') },

@@ -53,7 +53,7 @@ export const VALIDATION_RULES: readonly ValidationRule[] = [
   { id: 'prompt.raw_state_marker', kinds: ['packet'], meaning: '`packet_prompt_text` contains a raw-state marker (`current_activation`, `plasticity`, `canonical_state`, `raw state variable`, `raw numeric state`, `dimension score`), compared ignoring case, white-space runs, format characters and compatibility forms (as retrieve does). One error per marker.', source: 'seed 001: "The packet prompt must not expose raw state internals such as current_activation, plasticity, raw dimension scores"' },
   { id: 'prompt.raw_numeric_state', kinds: ['packet'], meaning: '`packet_prompt_text` carries raw numeric state: a word, optionally followed by `dimension`, `score`, `level`, `value`, `weight` or `activation`, then a number from 0 to 1 written with a decimal point, directly or after `:`, `=`, `(`, `is`, `was`, `at` or `of` (`fear 0.82`, `fear=0.82`, `Fear 0.8`, `trust dimension 0.77`, `Trust: .7`, `fear is 0.82`), or a percentage or mark out of 10 / 100 after `:`, `=` or a qualifier (`trust: 77%`, `loyalty: 7/10`, `fear score 82%`; a bare `achieved 85%` is lore, not state); version numbers (`v0.1`, `0.1.2`, `version 0.5`) are not state. One error per occurrence.', source: 'seed 001: "The packet prompt must not expose raw state internals such as current_activation, plasticity, raw dimension scores"; the packets\' own rule "Do not include raw personality variables or numeric state scores"' },
   { id: 'prompt.missing_research_instruction', kinds: ['packet'], meaning: 'For `responder_scoped_repository_search`, `packet_prompt_text` must contain every `lore_access.research_instructions` entry verbatim, line by line for a multi-line entry (one error per missing entry).', source: 'seed 001: "includes visible research instructions in the prompt"' },
-  { id: 'prompt.contradicts_repo_access', kinds: ['packet'], meaning: 'A `responder_scoped_repository_search` packet (`no_repo_access: false`) whose `packet_prompt_text` tells the responder it has no repository access (`no repository access`, `no repo access`, `without repository access`, ignoring case). One error per line.', source: 'seed 001: "responder_scoped_repository_search ... sets no_repo_access to false"; a prompt that denies the access the packet grants contradicts it' },
+  { id: 'prompt.contradicts_repo_access', kinds: ['packet'], meaning: 'A `responder_scoped_repository_search` packet (`no_repo_access: false`) whose `packet_prompt_text` tells the responder it has no repository access: a clause (of a line, split at `,` `;` `:` `!` `?` and a sentence-ending `.`) where a negation (`no`, `not`, `never`, `without`, `cannot`, `unable`, `lack`, `…n\'t`) governs an access word (`access`, `search`, `read`, `browse`, `open`, `consult`, `query`, `look up`) at most two words on, and a repository term (`repository`, `repo`, `vault`, `codebase`, `lore files`/`notes`/`docs`/`folder`/`vault`, `lore access`, `lore search`) follows the negation; ignoring case. `You cannot access the repository` and `No repository access.` are caught; `You cannot access Mara\'s private intent` is not. One error per line.', source: 'seed 001: "responder_scoped_repository_search ... sets no_repo_access to false"; a prompt that denies the access the packet grants contradicts it' },
   { id: 'prompt.hidden_ref', kinds: ['packet'], meaning: '`packet_prompt_text` contains an entry of `hidden_context_audit.omitted_context_refs`, compared like `prompt.raw_state_marker`. One error per ref.', source: 'seed 001: "hidden_context_audit: refs and inference classes deliberately omitted"; seed 000 `no_hidden_state_refs: true`' },
   { id: 'excerpt.duplicate_ref_id', kinds: ['packet'], meaning: 'Two `visible_context.source_excerpts` entries share a `ref_id` (exact comparison); pointer = the later one\'s ref_id, the message names the first.', source: `${SEED000}, \`$defs/source_excerpt\`: excerpts are addressed by \`ref_id\` (the prompt and the responder cite them by it); buildPacket refuses the same (\`duplicate_ref_id\`)` },
   { id: 'capture.raw_output_not_json', kinds: ['capture'], meaning: '`raw_output` is not JSON (message gives line and column of the syntax error inside raw_output).', source: 'seed 001, Output Captures: "The raw output must parse to the reviewed parsed_output exactly."' },
@@ -114,8 +114,63 @@ export function rawNumericStateIn(text: string): { at: number; text: string }[] 
   return found.sort((a, b) => a.at - b.at);
 }
 
-/** The phrase of a prompt that denies repository access (the wording of Ghostlight's packet_only prompts). */
-export const NO_REPO_ACCESS_PHRASE = /\b(?:no|without) (?:repository|repo) access\b/i;
+/**
+ * A word that negates what follows it in a clause: `no`, `not` (`do not`, `may not`, `are not allowed
+ * to`), `never`, `without`, `cannot`, `unable`, `lack(s)` and any `…n't` contraction (straight or curly
+ * apostrophe).
+ */
+const NEGATION = String.raw`(?:no|not|never|without|cannot|unable|lacks?|\p{L}+n['’]t)`;
+
+/** A verb or noun of reaching stored text: access, search, read, browse, open, consult, query, look up/through/into. */
+const ACCESS = String.raw`(?:access(?:es|ed|ing)?|search(?:es|ed|ing)?|read(?:s|ing)?|brows(?:e|es|ed|ing)|open(?:s|ed|ing)?|consult(?:s|ed|ing)?|quer(?:y|ies|ied|ying)|look(?:s|ed|ing)? (?:up|through|into))`;
+
+/**
+ * The negation governing the access word: the negation, at most two words, then the access word (`cannot
+ * access`, `do not have access`, `no repository access`, `have no direct access`). Two words is the reach
+ * of a verb group; a longer gap (`never reveal what you read`) negates another verb.
+ */
+const NEGATED_ACCESS = new RegExp(String.raw`\b${NEGATION}(?:\s+[\p{L}'’-]+){0,2}?\s+${ACCESS}\b`, 'iu');
+
+/**
+ * What the access is to for the denial to be about the repository: the repository, repo, vault, codebase,
+ * lore files/notes/docs/documents/folder/vault, or `lore access`/`lore search` (lore qualifying the access
+ * itself). Bare `lore` is not one: `you cannot read Mara's lore` may be a character's limit.
+ */
+const REPOSITORY_TERM = /\b(?:repositor(?:y|ies)|repos?|vaults?|codebase|lore (?:files?|notes?|docs?|documents?|folders?|vault|access|search))\b/iu;
+
+/**
+ * Clause boundaries inside a prompt line: `,`, `;`, `:`, `!`, `?`, and `.` followed by white space or the
+ * line's end (so `repo.md` and `v0.turn-01` stay whole).
+ */
+const CLAUSE_BREAK = /[,;:!?]|\.(?=\s|$)/gu;
+
+/**
+ * The clauses of one prompt line that deny the responder repository access, as 0-based UTF-16 offsets
+ * `{ start, end }` (end exclusive) into `line`, in order. The rule, not a list of exact sentences: a clause
+ * denies repository access when a negation governs an access word ({@link NEGATED_ACCESS}) and a
+ * repository term ({@link REPOSITORY_TERM}) follows the negation in the same clause. So `You have no
+ * repository access`, `No repository access.`, `You cannot access the repository`, `You do not have access
+ * to the repo` and `you can't search the vault` are denials; `You cannot access Mara's private intent` (no
+ * repository term: a character's knowledge limit), `not as access to another character's hidden intent`
+ * (Ghostlight's research packet) and `Never reveal what you read in the vault` (the negation governs
+ * `reveal`) are not. A denial phrased with the repository first and the negation after (`Repository
+ * access is not available`) is not caught; Ghostlight's packet_only prompts deny it negation first
+ * (`You have no conversation context, no repository access, …`). The one rule behind the validator's
+ * `prompt.contradicts_repo_access` and the builder's `prompt_lines_rewritten`, so a line one flags the
+ * other rewrites. Source: seed 001, "responder_scoped_repository_search ... sets no_repo_access to false".
+ */
+export function repositoryAccessDenials(line: string): { start: number; end: number }[] {
+  const out: { start: number; end: number }[] = [];
+  let start = 0;
+  const ends = [...line.matchAll(CLAUSE_BREAK)].map((m) => m.index as number);
+  for (const end of [...ends, line.length]) {
+    const clause = line.slice(start, end);
+    const negated = NEGATED_ACCESS.exec(clause);
+    if (negated && REPOSITORY_TERM.test(clause.slice(negated.index))) out.push({ start, end });
+    start = end + 1;
+  }
+  return out;
+}
 
 /**
  * The form in which hidden text is looked for: NFKC (fullwidth and other compatibility letters fold to
@@ -400,7 +455,7 @@ export function packetRules(doc: unknown, root?: string): ValidationIssue[] {
       });
       if (iso && iso.no_repo_access === false) {
         prompt.split('\n').forEach((line, i) => {
-          if (NO_REPO_ACCESS_PHRASE.test(line)) {
+          if (repositoryAccessDenials(line).length > 0) {
             out.push(issue('prompt.contradicts_repo_access', '/packet_prompt_text', `packet_prompt_text line ${i + 1} ${preview(line, 120)} denies the repository access that no_repo_access: false grants`, 'no line saying the responder has no repository access'));
           }
         });

@@ -6,7 +6,7 @@
  * The renderers are exported so that a reviewer (or a test) can re-render a packet's prompt and compare.
  */
 import type { SourceExcerpt, TraversalPolicy } from '../contracts/types.js';
-import { NO_REPO_ACCESS_PHRASE } from '../contracts/rules.js';
+import { repositoryAccessDenials } from '../contracts/rules.js';
 
 /**
  * How a prompt lays out its sections. `markdown`: `## Heading` lines (Ghostlight's research packets);
@@ -333,11 +333,52 @@ export interface LaneLineInput {
 
 const REPO_ACCESS_ONLY_THROUGH = 'repository access only through the lore search described under Required Lore Research';
 
+/** `no repository access` / `without repo access` …: a denial phrased as a noun phrase, rewritten in place. */
+const NO_ACCESS_NOUN_PHRASE = /\b(no|without) (?:repository|repo|vault|lore) access\b/iu;
+
+/** `- `, `* `, `1. ` and the white space before a clause's words, kept when the clause is rewritten. */
+const CLAUSE_LEAD = /^\s*(?:[-*+]\s+|\d+[.)]\s+)?/u;
+
+/**
+ * Rewrite every clause of `line` that denies repository access ({@link repositoryAccessDenials}, the
+ * validator's `prompt.contradicts_repo_access` rule) to say the access goes through the research proxy.
+ * A noun phrase is rewritten in place (`no repository access` → `repository access only through the lore
+ * search described under Required Lore Research`, `without …` → `with …`), so `You have no conversation
+ * context, no repository access, …` keeps its other clauses; any other denying clause (`You cannot access
+ * the repository`) becomes `You have repository access only through …`, its list marker, leading white
+ * space and first letter's case kept. The rest of the line is unchanged.
+ */
+function grantRepositoryAccess(line: string): string {
+  let out = line;
+  // Right to left, so the earlier spans' offsets stay valid.
+  for (const { start, end } of repositoryAccessDenials(line).reverse()) {
+    const clause = line.slice(start, end);
+    const lead = (CLAUSE_LEAD.exec(clause) as RegExpExecArray)[0];
+    const body = clause.slice(lead.length).replace(/\s+$/u, '');
+    const trail = clause.slice(lead.length + body.length);
+    const noun = NO_ACCESS_NOUN_PHRASE.exec(body);
+    let rewritten: string;
+    if (noun) {
+      const phrase = (noun[1] as string).toLowerCase() === 'without' ? `with ${REPO_ACCESS_ONLY_THROUGH}` : REPO_ACCESS_ONLY_THROUGH;
+      rewritten = body.slice(0, noun.index) + sameCase(noun[0], phrase) + body.slice(noun.index + noun[0].length);
+    } else {
+      rewritten = sameCase(body, `you have ${REPO_ACCESS_ONLY_THROUGH}`);
+    }
+    out = out.slice(0, start) + lead + rewritten + trail + out.slice(end);
+  }
+  return out;
+}
+
+/** `text` with its first letter upper-cased when `like` starts with an upper-case letter. */
+function sameCase(like: string, text: string): string {
+  return /^\p{Lu}/u.test(like) ? text.charAt(0).toUpperCase() + text.slice(1) : text;
+}
+
 /**
  * Rewrite the draft prompt lines that contradict the packet as built — the only draft lines the builder
- * may change — and list each. A line that denies repository access (`You have no … repository access …`)
- * in a packet that grants scoped research; a key list (`… exact keys: a, b.` / `Required fields: a, b`)
- * naming exactly the draft's required_fields when the built packet requires others; a `Packet id: <draft
+ * may change — and list each. A line that denies repository access (`You have no … repository access …`,
+ * `You cannot access the repository`: {@link grantRepositoryAccess}) in a packet that grants scoped
+ * research; a key list (`… exact keys: a, b.` / `Required fields: a, b`) naming exactly the draft's required_fields when the built packet requires others; a `Packet id: <draft
  * id>` line when the packet got a new id. Everything else is kept byte for byte.
  */
 export function reconcileLaneLines(prompt: string, input: LaneLineInput): { prompt: string; rewritten: RewrittenLine[] } {
@@ -347,8 +388,8 @@ export function reconcileLaneLines(prompt: string, input: LaneLineInput): { prom
   const out = prompt.split('\n').map((line) => {
     let to = line;
     const reasons: string[] = [];
-    if (input.repoAccess && NO_REPO_ACCESS_PHRASE.test(to)) {
-      to = to.replace(new RegExp(NO_REPO_ACCESS_PHRASE.source, 'gi'), REPO_ACCESS_ONLY_THROUGH);
+    if (input.repoAccess && repositoryAccessDenials(to).length > 0) {
+      to = grantRepositoryAccess(to);
       reasons.push('the packet grants scoped repository research (no_repo_access: false)');
     }
     if (fieldsChanged && draftList !== '' && to.includes(draftList) && /\b(?:keys|fields)\b/i.test(to)) {
