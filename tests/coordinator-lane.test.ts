@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { compactExcerpt, displayLine, excerptLineKind, wikilinkDisplay } from '../src/excerpts/compact.js';
+import { compactExcerpt, displayLine, excerptLineKind, opensWithReference, wikilinkDisplay } from '../src/excerpts/compact.js';
 import { excerptBudget, sceneRequirements, selectWithinBudget, servedRequirement } from '../src/packet/requirements.js';
 import { mergeSourceSection, reconcileLaneLines } from '../src/packet/prompt.js';
 import { repositoryAccessDenials } from '../src/contracts/rules.js';
@@ -299,6 +299,8 @@ describe.skipIf(!hasShared)(`every real Ghostlight draft keeps its prompt lines 
             expect(e.text).not.toMatch(/\[\[|\]\]/);
             expect(shownAsRead(t!.extracted_constraint)).toContain(e.text);
             expect(e.text.length).toBeLessThanOrEqual(360);
+            // Self-contained: it does not open pointing back ("First, …", "In this way, …", "They …").
+            expect(opensWithReference(e.text), e.text).toBe(false);
           }
         }
         expect(packetSchema(JSON.parse(JSON.stringify(r.packet)))).toBe(true);
@@ -318,6 +320,13 @@ describe.skipIf(!hasShared)(`every real Ghostlight draft keeps its prompt lines 
       });
     }
   }
+
+  it("takes every lore excerpt Ghostlight's authors wrote as self-contained (no false alarm of opensWithReference on human picks)", () => {
+    const sella = readJson<ResponderPacket>(join(GHOSTLIGHT, 'packets', 'scene-02-sanctuary-intake.sella_ren.packet.research.v0.json'));
+    const lore = sella.visible_context.source_excerpts.filter((x) => x.source_ref.startsWith('AetheriaLore:'));
+    expect(lore).toHaveLength(4);
+    expect(lore.filter((e) => opensWithReference(e.text)).map((e) => e.text)).toEqual([]);
+  });
 
   it('finds no draft lore excerpt to verify in the Pallas and Lucent drafts (their excerpts cite Ghostlight files, not the vault)', () => {
     for (const name of ['pallas-training-loop-v0.turn-01.nara-7.packet.json', 'pallas-training-loop-v0.turn-02.ilya-marne.packet.json', 'lucent-hostage-feed-v0.turn-06.sol-vant.packet.json', 'lucent-hostage-feed-v0.turn-14.sol-vant.packet.json']) {

@@ -46,6 +46,21 @@ describe('opensWithReference', () => {
   it('flags pronoun- and connective-initial sentences, not definite descriptions or existentials', () => {
     const cases = ['They hold the keys.', 'Its ledgers record.', 'Second, the gates close.', 'Instead the action spread.', 'Even the guild pays.', '*This* tide', 'The guild settles.', 'There are three steps.', 'Itself a ruin.', 'Thesis one.'];
     expect(cases.filter(opensWithReference)).toEqual(['They hold the keys.', 'Its ledgers record.', 'Second, the gates close.', 'Instead the action spread.', 'Even the guild pays.', '*This* tide']);
+  });  it('flags an enumeration ordinal only with its comma, and a preposition whose object is a demonstrative', () => {
+    const cases = [
+      'First, a keeper hears both crews.', 'Firstly the guild pays.', 'Last, the docks close.', 'Second, the gates close.',
+      'First contact came in 2700.', 'Second Compact War began.', 'Last year the docks closed.',
+      'During this period, three factions emerged.', 'In this way, fusion power spread.', 'At this point the guild votes.', 'Because of that split focus, the movement aligns.', 'To this end, the guild votes.', 'In these rare cases, gravity helps.',
+      'In 2700 the Compact formed.', 'Within the Compact, rules hold.', 'For thirty years the gates held.',
+    ];
+    expect(cases.filter(opensWithReference)).toEqual([
+      'First, a keeper hears both crews.', 'Firstly the guild pays.', 'Last, the docks close.', 'Second, the gates close.',
+      'During this period, three factions emerged.', 'In this way, fusion power spread.', 'At this point the guild votes.', 'Because of that split focus, the movement aligns.', 'To this end, the guild votes.', 'In these rare cases, gravity helps.',
+    ]);
+  });
+  it('takes "It" in an extraposition or cleft as no reference, any other "It" as one', () => {
+    const cases = ['It is said that the Veil sings.', 'It is widely believed that the gates hold.', 'It was here that the guild formed.', 'It is unclear whether the docks reopen.', 'It is a port that handles grain.', 'It was built to last.', 'It holds the keys.'];
+    expect(cases.filter(opensWithReference)).toEqual(['It is a port that handles grain.', 'It was built to last.', 'It holds the keys.']);
   });
 });
 
@@ -54,20 +69,22 @@ describe('compactExcerpt: self-contained picks', () => {
     const pick = compactExcerpt(lines, ['keys to the tide gates and convoy consent']);
     expect(pick).toMatchObject({ line_start: 5, line_end: 5, exact: line(5), text: line(5), self_contained: true, terms_matched: 5 });
   });
-  it('picks another sentence when the antecedent is not in the paragraph ("Its ledgers …" opens its paragraph)', () => {
+  it('picks another sentence when the antecedent is not in the paragraph ("Its ledgers …" opens its paragraph), extending "First, …" back over its lead-in', () => {
     const pick = compactExcerpt(lines, ['ledgers of berth and rescue']);
     expect(pick).toMatchObject({
       line_start: 11,
       line_end: 11,
-      text: 'First, a keeper of the gate in question hears both crews at the lock itself and writes down what each one says the other owes, berth by berth and hour by hour.',
+      text: 'The guild settles quarrels in three steps. First, a keeper of the gate in question hears both crews at the lock itself and writes down what each one says the other owes, berth by berth and hour by hour.',
       self_contained: true,
       terms_matched: 1,
     });
+    // Too narrow for the lead-in: "First, …" alone is not self-contained, so the best window overall is taken, flagged.
+    expect(compactExcerpt(lines, ['ledgers of berth and rescue'], { maxChars: 180 })).toMatchObject({ line_start: 7, line_end: 7, text: 'Its ledgers record every berth rented and every rescue owed.', terms_matched: 3, self_contained: false });
   });
-  it('extends "Second, …" back to its "First, …" when that fits, else returns it flagged not self-contained', () => {
+  it('extends "Second, …" back over its "First, …" and their lead-in when that fits, else returns it flagged not self-contained', () => {
     const wide = compactExcerpt(lines, ['tide gates close to crews until the debt']);
     expect(wide?.text).toBe(
-      'First, a keeper of the gate in question hears both crews at the lock itself and writes down what each one says the other owes, berth by berth and hour by hour. Second, the tide gates close to both crews until the debt is paid.',
+      'The guild settles quarrels in three steps. First, a keeper of the gate in question hears both crews at the lock itself and writes down what each one says the other owes, berth by berth and hour by hour. Second, the tide gates close to both crews until the debt is paid.',
     );
     expect(wide?.self_contained).toBe(true);
     const narrow = compactExcerpt(lines, ['tide gates close to crews until the debt'], { maxChars: 120 });

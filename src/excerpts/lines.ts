@@ -23,8 +23,11 @@
  * sentence-initial personal, possessive or demonstrative pronoun or determiner ({@link REFERENCE_OPENERS}) —
  * and *conjunction* — a sentence-initial discourse connective, taken from the explicit connectives of the
  * Penn Discourse TreeBank 2.0 annotation manual (Prasad et al. 2007) that relate a sentence to the previous
- * one, the enumeration ordinals and the additive focus particle "Even" ({@link CONNECTIVE_OPENERS}). "There is …" (existential) and "The …"
- * (a definite description) are not cues.
+ * one, and the additive focus particle "Even" ({@link CONNECTIVE_OPENERS}); an enumeration ordinal set off
+ * by a comma ({@link ORDINAL_OPENERS}: "First, infrastructure sabotage…"); and a sentence-initial
+ * preposition whose object is a demonstrative ({@link PREPOSITIONS}: "During this period…", "In this way…").
+ * "There is …" (existential), "The …" (a definite description) and the `It` of an extraposition or cleft
+ * ("It is said that…") are not cues.
  */
 
 /** What a line of a note is, for excerpt picking (see the module rules). */
@@ -133,17 +136,58 @@ export const CONNECTIVE_OPENERS: readonly string[] = [
   'similarly', 'conversely', 'by contrast', 'in contrast', 'on the other hand', 'rather', 'alternatively',
   'then', 'later', 'afterward', 'afterwards', 'after that', 'by then', 'since then', 'until then',
   'in turn', 'indeed', 'in fact', 'for example', 'for instance', 'in particular', 'at the same time',
-  'finally', 'lastly', 'next', 'second', 'secondly', 'third', 'thirdly', 'fourth', 'fifth', 'even',
+  'finally', 'lastly', 'next', 'firstly', 'first of all', 'secondly', 'thirdly', 'to begin with', 'even',
+];
+
+/**
+ * Enumeration ordinals, connectives only when set off by a comma: `First, …` is the first item of an
+ * enumeration its lead-in announced ("The guild settles quarrels in three steps."), `Second, …` continues
+ * a `First, …`; but `First contact …`, `Second Compact War …` and `Third Ring …` are noun phrases that
+ * stand alone.
+ */
+export const ORDINAL_OPENERS: readonly string[] = ['first', 'second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth', 'ninth', 'tenth', 'last'];
+
+/**
+ * Prepositions (simple and complex) that open a sentence-initial adverbial; followed by a demonstrative
+ * (`this`, `that`, `these`, `those`, `such`) the phrase refers back (Halliday & Hasan's demonstrative
+ * reference inside a connective phrase, the PDTB's "alternative lexicalizations": `After that, …`,
+ * `Because of this, …`, `During this period, …`, `In this way, …`, `At this point …`, `For that reason …`).
+ */
+export const PREPOSITIONS: readonly string[] = [
+  'about', 'after', 'against', 'along with', 'amid', 'among', 'apart from', 'as a result of', 'as of', 'aside from',
+  'at', 'because of', 'before', 'besides', 'beyond', 'by', 'despite', 'due to', 'during', 'following', 'for',
+  'from', 'given', 'in', 'in addition to', 'in response to', 'in spite of', 'into', 'like', 'on', 'owing to',
+  'over', 'since', 'thanks to', 'through', 'throughout', 'to', 'under', 'unlike', 'until', 'upon', 'with',
+  'within', 'without',
 ];
 
 const OPENERS = [...REFERENCE_OPENERS, ...CONNECTIVE_OPENERS].sort((a, b) => b.length - a.length);
 
+const escapeRe = (w: string): string => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const ORDINAL_RE = new RegExp(`^(?:${ORDINAL_OPENERS.map(escapeRe).join('|')})\\s*,`, 'u');
+const DEMONSTRATIVE_PHRASE_RE = new RegExp(`^(?:${[...PREPOSITIONS].sort((a, b) => b.length - a.length).map(escapeRe).join('|')})\\s+(?:this|that|these|those|such)(?![\\p{L}\\p{N}])`, 'u');
+
+/**
+ * `It` in an extraposition or cleft — `It is said that …`, `It was here that …`, `It is widely believed
+ * that …` — is a placeholder for the clause that follows, not a reference back: the copula or a raising
+ * verb, an optional `not`/`also` and `-ly` adverb, one word that is not a determiner, then `that` or
+ * `whether`. (`It is a port that …` has a determiner: the `that` is a relative pronoun and `It` refers
+ * back. An `It is … to …` infinitive is not told apart from a purpose clause, `It was built to …`, so it
+ * counts as a reference: the safe side, since a window that only might point back loses nothing but rank.)
+ */
+const EXTRAPOSED_IT_RE = /^it\s+(?:is|was|has been|had been|seems|seemed|appears|appeared|remains|remained)\s+(?:(?:not|also)\s+)?(?:\p{L}+ly\s+)?(?!(?:a|an|the|this|that|these|those|its|their|his|her|our|one|some|no)\s)[\p{L}-]+\s+(?:that|whether)(?![\p{L}\p{N}])/u;
+
 /**
  * True when `sentence` opens with a word that points back to text before it ({@link REFERENCE_OPENERS},
- * {@link CONNECTIVE_OPENERS}): list marker, leading markup (`*`, `_`, quotes, brackets) and white space are
- * skipped, then the opener must be followed by a non-letter (so "Thesis" or "Itself" is not "This"/"It").
+ * {@link CONNECTIVE_OPENERS}, an {@link ORDINAL_OPENERS} entry followed by `,`, one of the
+ * {@link PREPOSITIONS} followed by `this`/`that`/`these`/`those`/`such`), unless it is an extraposed or
+ * cleft `It` (`It is said that …`): list marker, leading markup (`*`, `_`, quotes, brackets) and white
+ * space are skipped, then the opener must be followed by a non-letter (so "Thesis" or "Itself" is not
+ * "This"/"It").
  */
 export function opensWithReference(sentence: string): boolean {
   const lower = sentence.replace(LIST_MARKER_RE, '').replace(/^[\s*_"“'‘([]+/u, '').toLowerCase();
+  if (EXTRAPOSED_IT_RE.test(lower)) return false;
+  if (ORDINAL_RE.test(lower) || DEMONSTRATIVE_PHRASE_RE.test(lower)) return true;
   return OPENERS.some((w) => lower.startsWith(w) && !/[\p{L}\p{N}]/u.test(lower.charAt(w.length)));
 }
