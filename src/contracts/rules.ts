@@ -10,6 +10,7 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import type { DocumentKind, ValidationIssue } from './types.js';
+import { isJsonObject } from './json-object.js';
 
 /** A row of the rule table: id, the document kinds it applies to, what it means, and where it comes from. */
 export interface ValidationRule {
@@ -307,7 +308,6 @@ const MODES = new Set(['curated_excerpts_only', ...SCOPED_MODES]);
 const TRACE_STATUSES = new Set(['none', 'responder_reported', 'coordinator_reconstructed', 'runner_captured']);
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isStr = (v: unknown): v is string => typeof v === 'string';
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
 
@@ -381,7 +381,7 @@ function issue(rule: string, pointer: string, message: string, expected?: string
 function laneRules(doc: Obj): ValidationIssue[] {
   const out: ValidationIssue[] = [];
   const la = doc.lore_access;
-  if (!isObj(la) || !isStr(la.mode) || !MODES.has(la.mode)) return out;
+  if (!isJsonObject(la) || !isStr(la.mode) || !MODES.has(la.mode)) return out;
   if (doc.generation_lane === 'packet_only' && la.mode !== 'curated_excerpts_only') {
     out.push(issue('lane.packet_only_requires_curated_excerpts', '/lore_access/mode', `generation_lane is packet_only but lore_access.mode is ${la.mode}`, 'curated_excerpts_only'));
   }
@@ -400,7 +400,7 @@ function refRules(doc: Obj, root: string, fields: (string | number)[][]): Valida
   const base = resolve(root);
   for (const path of fields) {
     let v: unknown = doc;
-    for (const t of path) v = isObj(v) ? v[t] : undefined;
+    for (const t of path) v = isJsonObject(v) ? v[t] : undefined;
     if (!isStr(v) || v === '') continue;
     const pointer = pointerOf(...path);
     const rel = v.split('#')[0] ?? '';
@@ -417,13 +417,13 @@ function refRules(doc: Obj, root: string, fields: (string | number)[][]): Valida
 
 /** Cross-field rules of a responder packet (see {@link VALIDATION_RULES}). `root` enables the `ref.*` rules. */
 export function packetRules(doc: unknown, root?: string): ValidationIssue[] {
-  if (!isObj(doc)) return [];
+  if (!isJsonObject(doc)) return [];
   const out = laneRules(doc);
-  const la = isObj(doc.lore_access) ? doc.lore_access : undefined;
+  const la = isJsonObject(doc.lore_access) ? doc.lore_access : undefined;
   const mode = la && isStr(la.mode) && MODES.has(la.mode) ? la.mode : undefined;
-  const iso = isObj(doc.isolation_requirements) ? doc.isolation_requirements : undefined;
+  const iso = isJsonObject(doc.isolation_requirements) ? doc.isolation_requirements : undefined;
   const prompt = isStr(doc.packet_prompt_text) ? doc.packet_prompt_text : undefined;
-  const vc = isObj(doc.visible_context) ? doc.visible_context : undefined;
+  const vc = isJsonObject(doc.visible_context) ? doc.visible_context : undefined;
 
   if (mode === 'responder_scoped_repository_search' && la) {
     if (Array.isArray(la.allowed_scope) && la.allowed_scope.length === 0) {
@@ -460,7 +460,7 @@ export function packetRules(doc: unknown, root?: string): ValidationIssue[] {
           }
         });
       }
-      const tp = isObj(la.traversal_policy) ? la.traversal_policy : undefined;
+      const tp = isJsonObject(la.traversal_policy) ? la.traversal_policy : undefined;
       (tp && Array.isArray(tp.allowed_prefixes) ? tp.allowed_prefixes : []).forEach((prefix, i) => {
         if (isStr(prefix) && prefix !== '' && !prompt.includes(prefix)) {
           out.push(issue('prompt.missing_allowed_prefix', '/packet_prompt_text', `packet_prompt_text does not contain allowed prefix ${pointerOf('lore_access', 'traversal_policy', 'allowed_prefixes', i)} ${preview(prefix, 120)}`, 'every traversal_policy.allowed_prefixes entry, verbatim'));
@@ -475,7 +475,7 @@ export function packetRules(doc: unknown, root?: string): ValidationIssue[] {
     if (vc && isStr(vc.local_context_prompt) && vc.local_context_prompt !== '' && !prompt.includes(vc.local_context_prompt)) {
       out.push(issue('prompt.missing_local_context', '/packet_prompt_text', 'packet_prompt_text does not contain visible_context.local_context_prompt verbatim', 'the whole local_context_prompt inside packet_prompt_text'));
     }
-    const ev = vc && isObj(vc.observed_event) ? vc.observed_event : undefined;
+    const ev = vc && isJsonObject(vc.observed_event) ? vc.observed_event : undefined;
     if (ev && isStr(ev.observable_action) && ev.observable_action !== '' && !prompt.includes(ev.observable_action)) {
       out.push(issue('prompt.missing_observed_action', '/packet_prompt_text', 'packet_prompt_text does not contain visible_context.observed_event.observable_action verbatim', 'the observable_action inside packet_prompt_text'));
     }
@@ -491,7 +491,7 @@ export function packetRules(doc: unknown, root?: string): ValidationIssue[] {
     for (const found of rawNumericStateIn(prompt)) {
       out.push(issue('prompt.raw_numeric_state', '/packet_prompt_text', `packet_prompt_text exposes raw numeric state ${preview(found.text, 80)} at character ${found.at}`, 'no numeric state scores (describe pressure in words)'));
     }
-    const audit = isObj(doc.hidden_context_audit) ? doc.hidden_context_audit : undefined;
+    const audit = isJsonObject(doc.hidden_context_audit) ? doc.hidden_context_audit : undefined;
     (audit && Array.isArray(audit.omitted_context_refs) ? audit.omitted_context_refs : []).forEach((ref, i) => {
       if (!isStr(ref)) return;
       const at = hidden.find(hiddenTextForm(ref).trim());
@@ -504,7 +504,7 @@ export function packetRules(doc: unknown, root?: string): ValidationIssue[] {
   if (vc && Array.isArray(vc.source_excerpts)) {
     const firstOf = new Map<string, number>();
     vc.source_excerpts.forEach((ex, i) => {
-      if (!isObj(ex) || !isStr(ex.ref_id) || ex.ref_id === '') return;
+      if (!isJsonObject(ex) || !isStr(ex.ref_id) || ex.ref_id === '') return;
       const first = firstOf.get(ex.ref_id);
       if (first === undefined) firstOf.set(ex.ref_id, i);
       else out.push(issue('excerpt.duplicate_ref_id', pointerOf('visible_context', 'source_excerpts', i, 'ref_id'), `ref_id ${preview(ex.ref_id, 120)} repeats ${pointerOf('visible_context', 'source_excerpts', first, 'ref_id')}`, 'ref_id values unique within visible_context.source_excerpts'));
@@ -532,7 +532,7 @@ export function firstDifference(a: unknown, b: unknown, at = ''): string | null 
       const n = Math.min(x.length, y.length);
       if (x.length !== y.length) stack.push({ diff: `${p}/${n}` });
       for (let i = n - 1; i >= 0; i--) stack.push({ a: x[i], b: y[i], at: `${p}/${i}` });
-    } else if (isObj(x) && isObj(y)) {
+    } else if (isJsonObject(x) && isJsonObject(y)) {
       const keys = [...new Set([...Object.keys(x), ...Object.keys(y)])].sort((u, v) => (u < v ? -1 : u > v ? 1 : 0));
       for (let i = keys.length - 1; i >= 0; i--) {
         const k = keys[i]!;
@@ -553,7 +553,7 @@ function valueAt(v: unknown, relPointer: string): unknown {
   for (const raw of relPointer.slice(1).split('/')) {
     const t = raw.replace(/~1/g, '/').replace(/~0/g, '~');
     if (Array.isArray(v)) v = v[Number(t)];
-    else if (isObj(v)) v = Object.prototype.hasOwnProperty.call(v, t) ? v[t] : undefined;
+    else if (isJsonObject(v)) v = Object.prototype.hasOwnProperty.call(v, t) ? v[t] : undefined;
     else return undefined;
   }
   return v;
@@ -565,7 +565,7 @@ function traceArrayRules(trace: unknown, base: string[]): ValidationIssue[] {
   if (!Array.isArray(trace)) return out;
   const seen = new Map<string, number>();
   trace.forEach((entry, i) => {
-    if (!isObj(entry)) return;
+    if (!isJsonObject(entry)) return;
     if (isStr(entry.trace_id) && entry.trace_id !== '') {
       const first = seen.get(entry.trace_id);
       if (first !== undefined) {
@@ -834,10 +834,10 @@ export function shortPointer(pointer: string): string {
 
 /** Cross-field rules of a responder output capture (see {@link VALIDATION_RULES}). `root` enables the `ref.*` rules. */
 export function captureRules(doc: unknown, root?: string): ValidationIssue[] {
-  if (!isObj(doc)) return [];
+  if (!isJsonObject(doc)) return [];
   const out = laneRules(doc);
-  const la = isObj(doc.lore_access) ? doc.lore_access : undefined;
-  const parsed = isObj(doc.parsed_output) ? doc.parsed_output : undefined;
+  const la = isJsonObject(doc.lore_access) ? doc.lore_access : undefined;
+  const parsed = isJsonObject(doc.parsed_output) ? doc.parsed_output : undefined;
 
   if (isStr(doc.raw_output) && doc.raw_output !== '') {
     const bad = jsonSyntaxError(doc.raw_output);
@@ -857,11 +857,11 @@ export function captureRules(doc: unknown, root?: string): ValidationIssue[] {
   }
   if (la) out.push(...traceArrayRules(la.research_trace, ['lore_access', 'research_trace']));
   if (la) out.push(...statusOriginRules(la, ['lore_access'], 'capture.origin_mismatch'));
-  const isolation = isObj(doc.isolation) ? doc.isolation : undefined;
+  const isolation = isJsonObject(doc.isolation) ? doc.isolation : undefined;
   if (la && isolation && Array.isArray(isolation.hidden_context_refs)) out.push(...hiddenRefConsultedRules(la, isolation.hidden_context_refs.filter(isStr)));
   if (parsed) out.push(...traceArrayRules(parsed.research_trace, ['parsed_output', 'research_trace']));
 
-  const review = isObj(doc.coordinator_review) ? doc.coordinator_review : undefined;
+  const review = isJsonObject(doc.coordinator_review) ? doc.coordinator_review : undefined;
   out.push(...leakageReviewRules(doc, review));
   out.push(...trainingAcceptedRules(doc, review));
   const accepted = doc.review_status === 'accepted' || review?.accepted_for_training === true;
@@ -896,7 +896,7 @@ const LEAKAGE_AUDIT_FLAGS = ['private_state_leak', 'author_only_leak', 'future_b
  * accepted nor without failure labels. Fires only on a `leakage_audit` object with boolean flags.
  */
 function leakageReviewRules(doc: Record<string, unknown>, review: Record<string, unknown> | undefined): ValidationIssue[] {
-  const audit = isObj(doc.leakage_audit) ? doc.leakage_audit : undefined;
+  const audit = isJsonObject(doc.leakage_audit) ? doc.leakage_audit : undefined;
   if (!audit) return [];
   const set = LEAKAGE_AUDIT_FLAGS.filter((f) => audit[f] === true);
   if (set.length === 0) return [];
@@ -922,7 +922,7 @@ function trainingAcceptedRules(doc: Record<string, unknown>, review: Record<stri
   if (doc.review_status !== 'accepted' && doc.review_status !== 'accepted_as_draft') why.push(`review_status ${isStr(doc.review_status) ? doc.review_status : preview(doc.review_status)}`);
   const labels = Array.isArray(review.failure_labels) ? review.failure_labels : [];
   if (labels.length > 0) why.push(`failure_labels ${labels.map((l) => (isStr(l) ? l : preview(l))).join(', ')}`);
-  const audit = isObj(doc.leakage_audit) ? doc.leakage_audit : {};
+  const audit = isJsonObject(doc.leakage_audit) ? doc.leakage_audit : {};
   const set = LEAKAGE_AUDIT_FLAGS.filter((f) => audit[f] === true);
   if (set.length > 0) why.push(`leakage_audit sets ${set.join(', ')}`);
   if (why.length === 0) return [];
@@ -947,7 +947,7 @@ function hiddenRefConsultedRules(la: Record<string, unknown>, hiddenRefs: readon
     const list = la[field];
     if (Array.isArray(list)) list.forEach((ref, i) => check(ref, ['lore_access', field, i]));
   }
-  if (Array.isArray(la.research_trace)) la.research_trace.forEach((t, i) => check(isObj(t) ? t.source_ref : undefined, ['lore_access', 'research_trace', i, 'source_ref']));
+  if (Array.isArray(la.research_trace)) la.research_trace.forEach((t, i) => check(isJsonObject(t) ? t.source_ref : undefined, ['lore_access', 'research_trace', i, 'source_ref']));
   return out;
 }
 
@@ -961,7 +961,7 @@ function statusOriginRules(block: Record<string, unknown>, at: (string | number)
   const out: ValidationIssue[] = [];
   if (block.research_trace_status !== 'runner_captured' || !Array.isArray(block.research_trace)) return out;
   block.research_trace.forEach((entry, i) => {
-    if (isObj(entry) && (entry.origin === 'coordinator_reconstructed' || entry.origin === 'responder_reported')) {
+    if (isJsonObject(entry) && (entry.origin === 'coordinator_reconstructed' || entry.origin === 'responder_reported')) {
       out.push(issue(rule, pointerOf(...at, 'research_trace', i, 'origin'), `research_trace_status is runner_captured but entry ${i} has origin ${entry.origin}`, 'origin runner_captured on every entry'));
     }
   });
@@ -975,7 +975,7 @@ function statusOriginRules(block: Record<string, unknown>, at: (string | number)
  * Whether each entry matches the vault is `verify-trace`'s job, not the validator's.
  */
 export function captureFragmentRules(doc: unknown): ValidationIssue[] {
-  if (!isObj(doc)) return [];
+  if (!isJsonObject(doc)) return [];
   const out = traceArrayRules(doc.research_trace, ['research_trace']);
   out.push(...statusOriginRules(doc, [], 'fragment.origin_mismatch'));
   if (doc.mode === 'responder_scoped_repository_search' && Array.isArray(doc.consulted_refs) && doc.consulted_refs.length === 0) {
@@ -986,6 +986,6 @@ export function captureFragmentRules(doc: unknown): ValidationIssue[] {
 
 /** Cross-field rules of a projected local context: only the `ref.*` rules, with `root`. */
 export function projectedContextRules(doc: unknown, root?: string): ValidationIssue[] {
-  if (!isObj(doc) || root === undefined) return [];
+  if (!isJsonObject(doc) || root === undefined) return [];
   return refRules(doc, root, [['input', 'fixture_ref'], ['input', 'annotation_ref']]);
 }

@@ -12,11 +12,10 @@ import { COVERAGE_SCHEMA_VERSION } from './types.js';
 import { LOCK_SCHEMA_VERSION } from '../receipts/lock.js';
 import { parseStrictJson } from '../contracts/json-input.js';
 import { isLoretraceError } from '../errors.js';
+import { isJsonObject } from '../contracts/json-object.js';
 
-type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
-type Obj = { [k: string]: Json };
+type Obj = Record<string, unknown>;
 
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
 
 /** RFC 6901 escaping of one pointer segment. */
@@ -58,7 +57,7 @@ function parseJson(file: string, text: string): { ok: true; value: unknown } | {
 }
 
 /** A JSON value in words, for messages: `null`, `a number`, `an array`, `an empty string`, … */
-function kindWord(v: Json | undefined): string {
+function kindWord(v: unknown): string {
   if (v === undefined) return 'absent';
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
@@ -67,13 +66,13 @@ function kindWord(v: Json | undefined): string {
 }
 
 /** A JSON value as shown in a report (at most 80 characters). */
-function shown(v: Json | undefined): string {
+function shown(v: unknown): string {
   const t = v === undefined ? 'absent' : JSON.stringify(v);
   return t.length > 80 ? t.slice(0, 79) + '…' : t;
 }
 
 /** An occurrence for an entry that is not a ref (reported in `rejected_refs`). */
-function notARef(role: RefOccurrence['role'], pointer: string, value: Json | undefined, reason: string): RefOccurrence {
+function notARef(role: RefOccurrence['role'], pointer: string, value: unknown, reason: string): RefOccurrence {
   return { role, pointer, ref: shown(value), not_a_ref: reason };
 }
 
@@ -99,14 +98,14 @@ function setRange(occ: RefOccurrence, node: Obj, singleLine = false): boolean {
 }
 
 /** Reject a list field that is present but not an array (nothing inside it can be read). */
-function notAList(list: Json | undefined, role: RefOccurrence['role'], pointer: string, out: RefOccurrence[]): boolean {
+function notAList(list: unknown, role: RefOccurrence['role'], pointer: string, out: RefOccurrence[]): boolean {
   if (list === undefined || Array.isArray(list)) return false;
   out.push(notARef(role, pointer, list, `${pointer.slice(pointer.lastIndexOf('/') + 1)} is ${kindWord(list)}; expected an array`));
   return true;
 }
 
-function refsFromTraceEntry(entry: Json, pointer: string, out: RefOccurrence[]): void {
-  if (!isObj(entry)) {
+function refsFromTraceEntry(entry: unknown, pointer: string, out: RefOccurrence[]): void {
+  if (!isJsonObject(entry)) {
     out.push(notARef('research_trace', pointer, entry, `research_trace entry is ${kindWord(entry)}; expected an object with source_ref`));
     return;
   }
@@ -123,7 +122,7 @@ function refsFromTraceEntry(entry: Json, pointer: string, out: RefOccurrence[]):
   out.push(occ);
 }
 
-function refList(list: Json | undefined, role: RefOccurrence['role'], pointer: string, out: RefOccurrence[]): void {
+function refList(list: unknown, role: RefOccurrence['role'], pointer: string, out: RefOccurrence[]): void {
   if (notAList(list, role, pointer, out) || !Array.isArray(list)) return;
   list.forEach((item, i) => {
     const parts = typeof item === 'string' ? splitRefList(item) : [];
@@ -135,22 +134,22 @@ function refList(list: Json | undefined, role: RefOccurrence['role'], pointer: s
   });
 }
 
-function excerptRefs(list: Json | undefined, pointer: string, out: RefOccurrence[]): void {
+function excerptRefs(list: unknown, pointer: string, out: RefOccurrence[]): void {
   if (notAList(list, 'source_excerpt', pointer, out) || !Array.isArray(list)) return;
   list.forEach((ex, i) => {
-    const parts = isObj(ex) && typeof ex.source_ref === 'string' ? splitRefList(ex.source_ref) : [];
+    const parts = isJsonObject(ex) && typeof ex.source_ref === 'string' ? splitRefList(ex.source_ref) : [];
     if (parts.length === 0) {
-      const why = isObj(ex) ? `source_ref is ${kindWord(ex.source_ref)}` : `the excerpt is ${kindWord(ex)}`;
-      out.push(notARef('source_excerpt', `${pointer}/${i}${isObj(ex) ? '/source_ref' : ''}`, isObj(ex) ? ex.source_ref : ex, `source excerpt without a ref: ${why}; expected a source_ref string`));
+      const why = isJsonObject(ex) ? `source_ref is ${kindWord(ex.source_ref)}` : `the excerpt is ${kindWord(ex)}`;
+      out.push(notARef('source_excerpt', `${pointer}/${i}${isJsonObject(ex) ? '/source_ref' : ''}`, isJsonObject(ex) ? ex.source_ref : ex, `source excerpt without a ref: ${why}; expected a source_ref string`));
       return;
     }
     // The excerpt's text locates the exact lines it quotes; with several refs in one source_ref it cannot be attributed to one.
-    const text = isObj(ex) && typeof ex.text === 'string' && ex.text.trim() !== '' && parts.length === 1 ? ex.text : undefined;
+    const text = isJsonObject(ex) && typeof ex.text === 'string' && ex.text.trim() !== '' && parts.length === 1 ? ex.text : undefined;
     for (const part of parts) out.push({ role: 'source_excerpt', pointer: `${pointer}/${i}/source_ref`, ref: part, ...(text !== undefined ? { excerpt_text: text } : {}) });
   });
 }
 
-function traceRefs(list: Json | undefined, pointer: string, out: RefOccurrence[]): void {
+function traceRefs(list: unknown, pointer: string, out: RefOccurrence[]): void {
   if (notAList(list, 'research_trace', pointer, out) || !Array.isArray(list)) return;
   list.forEach((entry, i) => refsFromTraceEntry(entry, `${pointer}/${i}`, out));
 }
@@ -175,15 +174,15 @@ function snapshotOf(v: Obj): string | null {
  * depth-first (array items in order, object keys in code-unit order). Iterative, so a hostile, deeply
  * nested outcome cannot overflow the call stack.
  */
-function ledgerResults(root: Json, rootPointer: string, out: RefOccurrence[], line: number): void {
-  const stack: { node: Json; pointer: string }[] = [{ node: root, pointer: rootPointer }];
+function ledgerResults(root: unknown, rootPointer: string, out: RefOccurrence[], line: number): void {
+  const stack: { node: unknown; pointer: string }[] = [{ node: root, pointer: rootPointer }];
   while (stack.length > 0) {
     const { node, pointer } = stack.pop()!;
     if (Array.isArray(node)) {
       for (let i = node.length - 1; i >= 0; i--) stack.push({ node: node[i]!, pointer: `${pointer}/${i}` });
       continue;
     }
-    if (!isObj(node)) continue;
+    if (!isJsonObject(node)) continue;
     const ref = typeof node.ref === 'string' ? node.ref : typeof node.source_ref === 'string' ? node.source_ref : null;
     if (ref !== null && ref.trim()) {
       const occ: RefOccurrence = { role: 'ledger_result', pointer, record_line: line, ref: ref.trim() };
@@ -199,13 +198,13 @@ function ledgerResults(root: Json, rootPointer: string, out: RefOccurrence[], li
       continue;
     }
     const keys = Object.keys(node).sort();
-    for (let i = keys.length - 1; i >= 0; i--) stack.push({ node: node[keys[i]!] as Json, pointer: `${pointer}/${seg(keys[i]!)}` });
+    for (let i = keys.length - 1; i >= 0; i--) stack.push({ node: node[keys[i]!], pointer: `${pointer}/${seg(keys[i]!)}` });
   }
 }
 
 /** True when a ledger outcome records a refusal rather than returned lore. */
-function isRefusal(outcome: Json | undefined): boolean {
-  if (!isObj(outcome)) return false;
+function isRefusal(outcome: unknown): boolean {
+  if (!isJsonObject(outcome)) return false;
   if (outcome.refused === true || outcome.admitted === false || outcome.ok === false) return true;
   if (typeof outcome.status === 'string' && /refus|error|denied/.test(outcome.status)) return true;
   return 'refusal' in outcome || 'error' in outcome;
@@ -218,7 +217,7 @@ function isRefusal(outcome: Json | undefined): boolean {
  */
 function ledgerLane(first: Obj): 'proxy_ledger' | 'retrieve_ledger' {
   const session = first.session;
-  if (!isObj(session)) return 'proxy_ledger';
+  if (!isJsonObject(session)) return 'proxy_ledger';
   return session.runner === 'retrieve' || session.mode === 'coordinator_scoped_retrieval' ? 'retrieve_ledger' : 'proxy_ledger';
 }
 
@@ -232,7 +231,7 @@ function recogniseLedger(file: string, text: string): CoverageArtifact | Skipped
     if (!parsed.ok) {
       return { file, reason: 'not_json', message: `${file}: line ${i + 1} is not a JSON record (${parsed.message.replace(/^.*?not JSON(?: at line \d+, column \d+)?: /, '').replace(/; expected .*$/, '')}); expected one JSON object per line` };
     }
-    if (!isObj(parsed.value)) return { file, reason: 'unrecognised', message: `${file}: line ${i + 1} is not a JSON object; expected one ledger record per line` };
+    if (!isJsonObject(parsed.value)) return { file, reason: 'unrecognised', message: `${file}: line ${i + 1} is not a JSON object; expected one ledger record per line` };
     records.push({ line: i + 1, value: parsed.value });
   }
   if (records.length === 0) return { file, reason: 'unrecognised', message: `${file}: empty JSONL file; expected proxy ledger records` };
@@ -247,7 +246,7 @@ function recogniseLedger(file: string, text: string): CoverageArtifact | Skipped
     if (schemaVersion === null && typeof value.schema_version === 'string') schemaVersion = value.schema_version;
     if (snapshot === null) {
       snapshot = snapshotOf(value);
-      if (snapshot === null) for (const k of Object.keys(value).sort()) { const v = value[k]; if (isObj(v) && snapshotOf(v)) { snapshot = snapshotOf(v); break; } }
+      if (snapshot === null) for (const k of Object.keys(value).sort()) { const v = value[k]; if (isJsonObject(v) && snapshotOf(v)) { snapshot = snapshotOf(v); break; } }
     }
     const tool = typeof value.tool === 'string' ? value.tool : null;
     if (tool === null || !LEDGER_READING_TOOLS.has(tool)) continue;
@@ -264,16 +263,16 @@ function recogniseLedger(file: string, text: string): CoverageArtifact | Skipped
  * reading it as a lore-grounding digest would count the same citations twice.
  */
 function isLoretraceSummary(v: Obj): boolean {
-  return typeof v.ok === 'boolean' && (isObj(v.stats) || Array.isArray(v.written) || isObj(v.written) || isObj(v.totals));
+  return typeof v.ok === 'boolean' && (isJsonObject(v.stats) || Array.isArray(v.written) || isJsonObject(v.written) || isJsonObject(v.totals));
 }
 
 /** The fixtures and subjects of a Ghostlight corpus coverage ledger (`entries[]`); malformed entries are left out. */
 function corpusInput(v: Obj): NonNullable<CoverageArtifact['corpus']> {
   const fixtures: NonNullable<CoverageArtifact['corpus']>['fixtures'] = [];
   for (const e of Array.isArray(v.entries) ? v.entries : []) {
-    if (!isObj(e) || typeof e.fixture_id !== 'string' || e.fixture_id.trim() === '') continue;
+    if (!isJsonObject(e) || typeof e.fixture_id !== 'string' || e.fixture_id.trim() === '') continue;
     const subjects: { name: string; role: CorpusSubjectRole }[] = [];
-    const add = (x: Json | undefined, role: CorpusSubjectRole): void => {
+    const add = (x: unknown, role: CorpusSubjectRole): void => {
       if (typeof x === 'string' && x.trim()) subjects.push({ name: x.trim(), role });
     };
     for (const x of Array.isArray(e.primary_subjects) ? e.primary_subjects : []) add(x, 'primary');
@@ -302,11 +301,11 @@ function kindOf(v: Obj): ArtifactKind | { skip: string } | null {
   }
   if (typeof v.$schema === 'string') return { skip: 'a JSON Schema document, not an artifact' };
   // Shapes, when schema_version does not say.
-  if (isObj(v.visible_context) && isObj(v.lore_access)) return 'responder_packet';
-  if (isObj(v.lore_access) && ('raw_output' in v || 'parsed_output' in v)) return 'responder_capture';
+  if (isJsonObject(v.visible_context) && isJsonObject(v.lore_access)) return 'responder_packet';
+  if (isJsonObject(v.lore_access) && ('raw_output' in v || 'parsed_output' in v)) return 'responder_capture';
   if (Array.isArray(v.decisions) && Array.isArray(v.research_trace) && Array.isArray(v.source_excerpts)) return 'traverse_result';
   if (typeof v.mode === 'string' && Array.isArray(v.consulted_refs)) return 'capture_fragment';
-  if (Array.isArray(v.source_refs) && v.source_refs.some((r) => typeof r === 'string' || (isObj(r) && typeof r.path === 'string'))) {
+  if (Array.isArray(v.source_refs) && v.source_refs.some((r) => typeof r === 'string' || (isJsonObject(r) && typeof r.path === 'string'))) {
     return 'lore_grounding_digest';
   }
   return null;
@@ -342,7 +341,7 @@ export function recogniseArtifact(file: string, text: string): CoverageArtifact 
   }
   if (/\.jsonl$/i.test(file)) return recogniseLedger(file, body);
   const v = parsed.value;
-  if (!isObj(v)) {
+  if (!isJsonObject(v)) {
     return { file, reason: 'unrecognised', message: `${file}: top level is ${Array.isArray(v) ? 'an array' : v === null ? 'null' : `a ${typeof v}`}; expected a JSON object: ${EXPECTED}` };
   }
   // A ledger holding only its first record parses as one JSON object whatever the file is called.
@@ -356,11 +355,11 @@ export function recogniseArtifact(file: string, text: string): CoverageArtifact 
   const refs: RefOccurrence[] = [];
   switch (kind) {
     case 'responder_packet':
-      if (isObj(v.visible_context)) excerptRefs(v.visible_context.source_excerpts, '/visible_context/source_excerpts', refs);
+      if (isJsonObject(v.visible_context)) excerptRefs(v.visible_context.source_excerpts, '/visible_context/source_excerpts', refs);
       break;
     case 'responder_capture': {
-      const la = isObj(v.lore_access) ? v.lore_access : {};
-      loreAccessRefs(la, '/lore_access', refs, isObj(v.parsed_output) ? { block: v.parsed_output, pointer: '/parsed_output' } : undefined);
+      const la = isJsonObject(v.lore_access) ? v.lore_access : {};
+      loreAccessRefs(la, '/lore_access', refs, isJsonObject(v.parsed_output) ? { block: v.parsed_output, pointer: '/parsed_output' } : undefined);
       break;
     }
     case 'traverse_result':
@@ -377,9 +376,9 @@ export function recogniseArtifact(file: string, text: string): CoverageArtifact 
             for (const part of parts) refs.push({ role: 'digest_source_ref', pointer, ref: part });
             return;
           }
-          const ref = !isObj(r) ? null : typeof r.path === 'string' ? r.path : typeof r.ref === 'string' ? r.ref : typeof r.source_ref === 'string' ? r.source_ref : null;
+          const ref = !isJsonObject(r) ? null : typeof r.path === 'string' ? r.path : typeof r.ref === 'string' ? r.ref : typeof r.source_ref === 'string' ? r.source_ref : null;
           if (ref === null || !ref.trim()) {
-            refs.push(notARef('digest_source_ref', pointer, r, isObj(r) ? `source_refs item has no path (path is ${kindWord(r.path)}); expected { path, line_start, line_end }` : `source_refs item is ${kindWord(r)}; expected { path, line_start, line_end }`));
+            refs.push(notARef('digest_source_ref', pointer, r, isJsonObject(r) ? `source_refs item has no path (path is ${kindWord(r.path)}); expected { path, line_start, line_end }` : `source_refs item is ${kindWord(r)}; expected { path, line_start, line_end }`));
             return;
           }
           const occ: RefOccurrence = { role: 'digest_source_ref', pointer, ref: ref.trim() };

@@ -31,6 +31,7 @@ import type {
   VaultGaps,
 } from './types.js';
 import { COVERAGE_SCHEMA_VERSION, STALE_STATUSES } from './types.js';
+import { isJsonObject } from '../contracts/json-object.js';
 
 /** Options of {@link coverageReport}. */
 export interface CoverageOptions {
@@ -166,8 +167,6 @@ function describeValue(v: unknown): string {
   return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /**
  * Check the arguments of {@link coverageReport} before anything is computed, so a wrong call (file paths
  * where artifacts belong, say) says what was expected instead of failing with a bare TypeError.
@@ -177,26 +176,26 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v ===
  */
 function checkCoverageArguments(index: unknown, artifacts: unknown, options: unknown): void {
   const bad = (message: string, expected: string) => new LoretraceError('bad_options', `coverageReport: ${message}`, { expected }, 2);
-  if (!isPlainObject(index) || typeof index['namespace'] !== 'string' || typeof index['snapshot_id'] !== 'string' || !Array.isArray(index['notes']) || !Array.isArray(index['chunks']) || !Array.isArray(index['links'])) {
+  if (!isJsonObject(index) || typeof index['namespace'] !== 'string' || typeof index['snapshot_id'] !== 'string' || !Array.isArray(index['notes']) || !Array.isArray(index['chunks']) || !Array.isArray(index['links'])) {
     throw bad(`index must be a vault index as indexVault returns it (got ${describeValue(index)})`, 'a VaultIndex from indexVault');
   }
   const artifactHelp = 'recognised artifacts ({ file, kind, schema_version, snapshot_id, refs }) as readArtifacts(...).artifacts returns them; pass file and folder paths to readArtifacts first';
   if (!Array.isArray(artifacts)) throw bad(`artifacts must be an array of ${artifactHelp} (got ${describeValue(artifacts)})`, 'an array of CoverageArtifact');
   artifacts.forEach((a: unknown, i) => {
-    if (!isPlainObject(a) || typeof a['file'] !== 'string' || typeof a['kind'] !== 'string' || !Array.isArray(a['refs'])) {
+    if (!isJsonObject(a) || typeof a['file'] !== 'string' || typeof a['kind'] !== 'string' || !Array.isArray(a['refs'])) {
       throw bad(`artifacts[${i}] is ${describeValue(a)}; expected one of the ${artifactHelp}`, 'a CoverageArtifact');
     }
     if (a['snapshot_id'] !== null && typeof a['snapshot_id'] !== 'string') throw bad(`artifacts[${i}].snapshot_id must be a string or null (got ${describeValue(a['snapshot_id'])})`, 'a snapshot_id or null');
     (a['refs'] as unknown[]).forEach((r, j) => {
-      if (!isPlainObject(r) || typeof r['ref'] !== 'string' || typeof r['pointer'] !== 'string') {
+      if (!isJsonObject(r) || typeof r['ref'] !== 'string' || typeof r['pointer'] !== 'string') {
         throw bad(`artifacts[${i}].refs[${j}] must be a ref occurrence { role, pointer, ref, … } (got ${describeValue(r)})`, 'a RefOccurrence');
       }
     });
   });
-  if (!isPlainObject(options)) throw bad(`options must be an object (got ${describeValue(options)})`, '{ noteLines?, skipped? }');
+  if (!isJsonObject(options)) throw bad(`options must be an object (got ${describeValue(options)})`, '{ noteLines?, skipped? }');
   if (options['skipped'] !== undefined && !Array.isArray(options['skipped'])) throw bad(`options.skipped must be an array of skipped inputs (got ${describeValue(options['skipped'])})`, 'readArtifacts(...).skipped');
   const nl = options['noteLines'];
-  if (nl !== undefined && !(nl instanceof Map) && !isPlainObject(nl)) throw bad(`options.noteLines must be a Map or an object of lines per vault path (got ${describeValue(nl)})`, 'loadNoteLines(index)');
+  if (nl !== undefined && !(nl instanceof Map) && !isJsonObject(nl)) throw bad(`options.noteLines must be a Map or an object of lines per vault path (got ${describeValue(nl)})`, 'loadNoteLines(index)');
 }
 
 /**

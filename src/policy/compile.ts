@@ -22,6 +22,7 @@ import { DEFAULT_MIN_RELATIVE_RELEVANCE, DEFAULT_MIN_RELEVANCE, DEFAULT_MIN_SCOR
 import type { StopEffect } from './stop-conditions.js';
 import type { Budgets, CheckResult, CompiledPolicy, DenyRule, Disposition, EdgeSkipReason, FollowRules, HiddenSection, PolicyReceiptRow, ReceiptTotals } from './types.js';
 import { hiddenSectionOf } from './sections.js';
+import { isJsonObject } from '../contracts/json-object.js';
 
 /** Syntax class names a `follow_link_classes` entry may use directly. */
 export const SYNTAX_CLASSES: readonly LinkSyntax[] = ['wikilink', 'markdown_link', 'embed', 'heading_link', 'block_link'];
@@ -735,19 +736,14 @@ function markerIn(map: Record<string, unknown>, at: string[], depth = 0): { key:
       if (tag !== undefined) return { key: path, why: `its frontmatter tags it ${where}: ${shownValue(tag)}` };
     }
     if (depth >= 32) continue;
-    const nested = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : isRecord(value) ? [['', value] as const] : [];
+    const nested = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : isJsonObject(value) ? [['', value] as const] : [];
     for (const [i, v] of nested) {
-      if (!isRecord(v)) continue;
+      if (!isJsonObject(v)) continue;
       const hit = markerIn(v, i === '' ? [...at, key] : [...at, key, i], depth + 1);
       if (hit !== null) return hit;
     }
   }
   return null;
-}
-
-/** A plain frontmatter mapping (not a list, not null). */
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /**

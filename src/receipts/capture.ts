@@ -51,6 +51,7 @@ import { auditLeakage, LEAKAGE_FLAGS } from './leakage.js';
 import type { LeakageHit } from './leakage.js';
 import { AUTHORSHIP_CODES } from './signing.js';
 import type { AuthorshipStatus, TrustedKey } from './signing.js';
+import { isJsonObject } from '../contracts/json-object.js';
 
 /** Where a retrieval-lane capture's receipts come from: a ledger's JSONL text, or a parsed capture fragment. */
 export type CaptureLoreSource =
@@ -146,7 +147,6 @@ export const CAPTURE_FAILURE_LABELS = [
 export type CaptureFailureLabel = (typeof CAPTURE_FAILURE_LABELS)[number];
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 const short = (hex: string | null): string => (hex === null ? '?' : hex.slice(0, 12));
 const count = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
@@ -210,7 +210,7 @@ export function parseResponderOutput(raw: string, packet: ResponderPacket, file 
   const lossy = lossyValueError(raw, file);
   if (lossy !== null) throw lossy;
   const parsed: unknown = JSON.parse(raw);
-  if (!isObj(parsed)) {
+  if (!isJsonObject(parsed)) {
     return { parsed, failures: [{ rule: 'capture.raw_output_not_object', pointer: '/parsed_output', message: `the raw output is JSON but not an object (got ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : typeof parsed})`, expected: 'one JSON object' }] };
   }
   const missing = packet.output_contract.required_fields.filter((f) => !Object.prototype.hasOwnProperty.call(parsed, f));
@@ -335,7 +335,7 @@ export interface ClaimComparison {
  */
 export function compareClaims(parsed: unknown, receipts: Pick<LoreReceipts, 'consulted' | 'followed' | 'trace'>, namespace: string): ClaimComparison {
   const out: ClaimComparison = { claimed_not_read: [], read_not_claimed: [], unbacked_runner_claims: [] };
-  if (!isObj(parsed)) return out;
+  if (!isJsonObject(parsed)) return out;
   const readPaths = new Set([...receipts.consulted, ...receipts.followed].map((r) => notePath(r, namespace)).filter((p): p is string => p !== null));
   const claimed: string[] = [];
   for (const key of ['consulted_refs', 'followed_refs']) {
@@ -344,7 +344,7 @@ export function compareClaims(parsed: unknown, receipts: Pick<LoreReceipts, 'con
   }
   const trace = Array.isArray(parsed.research_trace) ? parsed.research_trace : [];
   trace.forEach((e, i) => {
-    if (!isObj(e)) return;
+    if (!isJsonObject(e)) return;
     if (typeof e.source_ref === 'string') claimed.push(e.source_ref);
     if (e.origin === 'runner_captured' && !backedByReceipt(e, receipts.trace)) out.unbacked_runner_claims.push(`/parsed_output/research_trace/${i}`);
   });
@@ -377,7 +377,7 @@ function backedByReceipt(claim: Obj, trace: readonly ResearchTraceEntry[]): bool
  * lines of each runner_captured entry). `from` says which, for a review note.
  */
 export function researchSummary(parsed: unknown, receipts: LoreReceipts, packet: ResponderPacket, unconsulted: readonly string[]): { summary: string; from: 'responder' | 'receipts' } {
-  if (isObj(parsed) && typeof parsed.research_summary === 'string' && parsed.research_summary.trim() !== '') return { summary: parsed.research_summary, from: 'responder' };
+  if (isJsonObject(parsed) && typeof parsed.research_summary === 'string' && parsed.research_summary.trim() !== '') return { summary: parsed.research_summary, from: 'responder' };
   if (receipts.kind === 'none') {
     return { summary: `No lore research: a ${packet.generation_lane} packet with curated_excerpts_only; the responder saw only the packet (${count(packet.visible_context.source_excerpts.length, 'curated source excerpt')}).`, from: 'receipts' };
   }
@@ -454,7 +454,7 @@ export type CaptureTraceReceipts = Pick<VerifyTraceOptions, 'ledgers' | 'pins' |
  */
 export async function verifyCaptureTrace(index: VaultIndex, capture: unknown, file: string | undefined, receipts: CaptureTraceReceipts = {}): Promise<TraceVerificationReport> {
   const { recordedSnapshot, ...options } = receipts;
-  const doc = typeof recordedSnapshot === 'string' && isObj(capture) ? { ...capture, snapshot_id: recordedSnapshot } : capture;
+  const doc = typeof recordedSnapshot === 'string' && isJsonObject(capture) ? { ...capture, snapshot_id: recordedSnapshot } : capture;
   return verifyTrace(index, doc, { ...(file !== undefined ? { file } : {}), ...options });
 }
 
@@ -474,7 +474,7 @@ export function refusalsByCode(text: string, file?: string): { calls: number; re
   let refused = 0;
   for (const r of parseLedger(text, file)) {
     const outcome = r['outcome'];
-    if (!isObj(outcome)) continue;
+    if (!isJsonObject(outcome)) continue;
     calls += 1;
     if (outcome['status'] !== 'refused') continue;
     refused += 1;
@@ -762,9 +762,9 @@ const STRICTER_STATUSES = new Set(['draft', 'useful_needs_revision', 'rejected',
  * message quoted. Returns [] when everything matches. Async: reads the cited lines.
  */
 export async function recheckCaptureReview(capture: unknown, file: string, input: RecheckReviewInput): Promise<Finding[]> {
-  if (!isObj(capture) || typeof capture.raw_output !== 'string') return [];
-  const isolation = isObj(capture.isolation) ? capture.isolation : {};
-  const review = isObj(capture.coordinator_review) ? capture.coordinator_review : {};
+  if (!isJsonObject(capture) || typeof capture.raw_output !== 'string') return [];
+  const isolation = isJsonObject(capture.isolation) ? capture.isolation : {};
+  const review = isJsonObject(capture.coordinator_review) ? capture.coordinator_review : {};
   const text = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v : 'unknown');
   let derived: AssembleCaptureResult;
   try {
@@ -788,7 +788,7 @@ function compareReview(stored: Obj, derived: AssembledCapture, file: string, key
   const got = stored.review_status;
   const allowed = got === want || (typeof got === 'string' && STRICTER_STATUSES.has(got)) || (got === 'accepted' && want === 'accepted_as_draft');
   if (!allowed) mismatch('/review_status', `review_status is ${JSON.stringify(got)} but the receipts and the re-run leakage audit give ${want}${derived.coordinator_review.failure_labels.length ? ` (${derived.coordinator_review.failure_labels.join(', ')})` : ''}`);
-  const review = isObj(stored.coordinator_review) ? stored.coordinator_review : {};
+  const review = isJsonObject(stored.coordinator_review) ? stored.coordinator_review : {};
   const labels = Array.isArray(review.failure_labels) ? review.failure_labels.filter((l): l is string => typeof l === 'string') : [];
   const wanted = derived.coordinator_review.failure_labels;
   const missing = wanted.filter((l) => !labels.includes(l));
@@ -806,7 +806,7 @@ function compareReview(stored: Obj, derived: AssembledCapture, file: string, key
   if (!Array.isArray(interventions) || interventions.length !== derived.coordinator_review.coordinator_interventions.length) {
     mismatch('/coordinator_review/coordinator_interventions', `coordinator_interventions is ${Array.isArray(interventions) ? `a list of ${count(interventions.length, 'intervention')}` : JSON.stringify(interventions)} but the re-derived review gives [] (the raw output is the responder's text byte for byte; loretrace edits nothing)`);
   }
-  const audit = isObj(stored.leakage_audit) ? stored.leakage_audit : {};
+  const audit = isJsonObject(stored.leakage_audit) ? stored.leakage_audit : {};
   for (const flag of LEAKAGE_FLAGS) {
     const set = derived.leakage_audit[flag];
     if (audit[flag] === set || (flag === 'body_or_object_omniscience' && audit[flag] === true)) continue;

@@ -23,6 +23,7 @@ import { parseJsonDocument } from '../contracts/validate.js';
 import { verifyLedger } from './ledger.js';
 import { AUTHORSHIP_CODES, AUTHORSHIP_NOT_CHECKED, authorshipCode } from './signing.js';
 import type { AuthorshipStatus, TrustedKey } from './signing.js';
+import { isJsonObject } from '../contracts/json-object.js';
 
 /** `schema_version` of a lock written by this version. */
 export const LOCK_SCHEMA_VERSION = 'loretrace.lock.v1';
@@ -460,7 +461,7 @@ export function openingSession(text: string): Record<string, unknown> | null {
   try {
     const first = JSON.parse((text.split('\n', 1)[0] ?? '').replace(/^\uFEFF/, '')) as { session?: unknown } | null;
     const session = first?.session;
-    return typeof session === 'object' && session !== null && !Array.isArray(session) ? (session as Record<string, unknown>) : null;
+    return isJsonObject(session) ? session : null;
   } catch {
     return null;
   }

@@ -13,6 +13,7 @@ import { hiddenSectionOf } from '../policy/sections.js';
 import { isUnderPrefix, parseRef } from '../refs/ref.js';
 import { parseStopCondition } from '../policy/stop-conditions.js';
 import { preview } from '../contracts/rules.js';
+import { isJsonObject } from '../contracts/json-object.js';
 
 /** A `policy_receipt` value found in a document, with its pointer (or a words-and-pointer label). */
 export interface ReceiptAt {
@@ -30,11 +31,6 @@ export interface ReadReceiptOptions {
   where: string;
   /** Error code thrown for a receipt that cannot be read (`bad_trace_input`, `ledger_bad_record`). */
   code: string;
-}
-
-/** True for a plain JSON object. */
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** A receipt row that denies paths, with the test it applies (mirrors `checkPath`, src/policy/compile.ts). */
@@ -103,7 +99,7 @@ export function readReceiptRules(at: ReceiptAt | null, options: ReadReceiptOptio
   };
   rows.forEach((r, i) => {
     const row = `${at.pointer}/${i}`;
-    if (!isObject(r) || typeof r['clause'] !== 'string' || typeof r['kind'] !== 'string' || typeof r['disposition'] !== 'string') {
+    if (!isJsonObject(r) || typeof r['clause'] !== 'string' || typeof r['kind'] !== 'string' || typeof r['disposition'] !== 'string') {
       bad(row, `${row} must be a policy receipt row with string clause, kind and disposition (got ${preview(r, 100)})`, 'a row of schemas/policy-receipt.schema.json ($defs/row)');
     }
     const { clause, kind, disposition } = r as { clause: string; kind: string; disposition: string };

@@ -23,6 +23,7 @@ import { readReceiptRules, receiptDenial } from './receipt-rules.js';
 import type { ReceiptAt, ReceiptRules } from './receipt-rules.js';
 import { AUTHORSHIP_CODES, AUTHORSHIP_NOT_CHECKED } from './signing.js';
 import type { TrustedKey } from './signing.js';
+import { isJsonObject } from '../contracts/json-object.js';
 
 
 /**
@@ -333,11 +334,6 @@ interface Located {
   entry: Record<string, unknown>;
 }
 
-/** True for a plain JSON object. */
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /**
  * Classify the input document and list its trace arrays with their pointers.
  * - capture (`ghostlight.responder_output.v0`, or an object with `parsed_output` and `lore_access`):
@@ -357,7 +353,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
  */
 function packetIsNoTrace(doc: Record<string, unknown>, schemaVersion: string, where: string): LoretraceError {
   const la = doc['lore_access'];
-  const mode = isObject(la) && typeof la['mode'] === 'string' ? la['mode'] : null;
+  const mode = isJsonObject(la) && typeof la['mode'] === 'string' ? la['mode'] : null;
   const instead = mode === 'responder_scoped_repository_search'
     ? 'pass its capture or the ledger (loretrace serve --ledger)'
     : 'pass its capture or the capture fragment (loretrace retrieve --capture-out)';
@@ -382,7 +378,7 @@ function statusOf(doc: unknown, kind: TraceInputKind): StatusAt {
   const d = doc as Record<string, unknown>;
   const head = typeof d['ledger_head'] === 'string' ? (d['ledger_head'] as string) : null;
   if (kind === 'capture') {
-    const la = isObject(d['lore_access']) ? d['lore_access'] : {};
+    const la = isJsonObject(d['lore_access']) ? d['lore_access'] : {};
     const st = la['research_trace_status'];
     return { status: typeof st === 'string' ? st : null, statusPointer: '/lore_access/research_trace/', ledgerHead: head };
   }
@@ -392,7 +388,7 @@ function statusOf(doc: unknown, kind: TraceInputKind): StatusAt {
 
 function locateTrace(doc: unknown, file: string): { kind: TraceInputKind; recorded: string | null; found: Located[]; receipt: ReceiptAt | null } {
   const where = file || 'input';
-  if (!isObject(doc)) {
+  if (!isJsonObject(doc)) {
     throw new LoretraceError(
       'bad_trace_input',
       `${where}: expected a JSON object (a responder output capture, a capture fragment, a traverse result or a ledger export), got ${Array.isArray(doc) ? 'an array' : doc === null ? 'null' : typeof doc}`,
@@ -404,16 +400,16 @@ function locateTrace(doc: unknown, file: string): { kind: TraceInputKind; record
   let recorded: unknown = doc['snapshot_id'];
   let receipt: ReceiptAt | null = 'policy_receipt' in doc ? { pointer: '/policy_receipt', value: doc['policy_receipt'] } : null;
   const schemaVersion = typeof doc['schema_version'] === 'string' ? (doc['schema_version'] as string) : '';
-  if (schemaVersion === 'ghostlight.responder_output.v0' || (isObject(doc['parsed_output']) && isObject(doc['lore_access']))) {
+  if (schemaVersion === 'ghostlight.responder_output.v0' || (isJsonObject(doc['parsed_output']) && isJsonObject(doc['lore_access']))) {
     kind = 'capture';
     const la = doc['lore_access'];
     const po = doc['parsed_output'];
-    if (isObject(la)) {
+    if (isJsonObject(la)) {
       if ('research_trace' in la) arrays.push({ pointer: '/lore_access/research_trace', value: la['research_trace'] });
       if (recorded === undefined) recorded = la['snapshot_id'];
       if (receipt === null && 'policy_receipt' in la) receipt = { pointer: '/lore_access/policy_receipt', value: la['policy_receipt'] };
     }
-    if (isObject(po) && 'research_trace' in po) arrays.push({ pointer: '/parsed_output/research_trace', value: po['research_trace'] });
+    if (isJsonObject(po) && 'research_trace' in po) arrays.push({ pointer: '/parsed_output/research_trace', value: po['research_trace'] });
   } else if ('decisions' in doc && 'stats' in doc) {
     kind = 'traverse_result';
     if ('research_trace' in doc) arrays.push({ pointer: '/research_trace', value: doc['research_trace'] });
@@ -424,9 +420,9 @@ function locateTrace(doc: unknown, file: string): { kind: TraceInputKind; record
     } else if (Array.isArray(doc['records'])) {
       const found: Located[] = [];
       (doc['records'] as unknown[]).forEach((rec, i) => {
-        if (!isObject(rec)) return;
+        if (!isJsonObject(rec)) return;
         for (const key of ['trace_entry', 'research_trace_entry']) {
-          if (isObject(rec[key])) found.push({ pointer: `/records/${i}/${key}`, entry: rec[key] as Record<string, unknown> });
+          if (isJsonObject(rec[key])) found.push({ pointer: `/records/${i}/${key}`, entry: rec[key] as Record<string, unknown> });
         }
       });
       if (found.length > 0 || 'records' in doc) {
@@ -456,7 +452,7 @@ function locateTrace(doc: unknown, file: string): { kind: TraceInputKind; record
       });
     }
     value.forEach((entry, i) => {
-      if (!isObject(entry)) {
+      if (!isJsonObject(entry)) {
         throw new LoretraceError('bad_trace_entry', `${where}: ${pointer}/${i} must be a research_trace entry object`, {
           file: where,
           pointer: `${pointer}/${i}`,

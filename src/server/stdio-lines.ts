@@ -28,6 +28,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from '../proxy/limits.js';
 import { shownInput } from '../proxy/refusals.js';
 import { readClientJson } from './strict-json.js';
+import { isJsonObject } from '../contracts/json-object.js';
 
 /** What a parse error says the server expected: MCP's stdio transport carries one JSON-RPC message per line, UTF-8 encoded. */
 const STDIO_EXPECTED = 'expected one JSON-RPC 2.0 message per line, as UTF-8 JSON (MCP stdio transport)';
@@ -76,10 +77,6 @@ const ID_SNIFF_BYTES = 4096;
 /** A JSON-RPC id as JSON-RPC 2.0 allows it (string or number; null is not an id to answer with). */
 function isId(v: unknown): v is string | number {
   return typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** The `"id"` of a frame too large to parse, read from its first bytes (a number or a short string), or null. */
@@ -197,7 +194,7 @@ export class LineStdioTransport implements Transport {
     }
     const parsed = JSONRPCMessageSchema.safeParse(value);
     if (!parsed.success) {
-      const id = isPlainObject(value) && isId(value.id) ? value.id : null;
+      const id = isJsonObject(value) && isId(value.id) ? value.id : null;
       this.reject({ reason: 'invalid_request', code: JSONRPC_INVALID_REQUEST, id, method: null, bytes, message: 'invalid request: not a JSON-RPC 2.0 request, notification or response', params: { $omitted: 'frame', bytes } });
       return;
     }
@@ -208,7 +205,7 @@ export class LineStdioTransport implements Transport {
   private requestProblem(value: unknown, bytes: number): FrameRejection | null {
     const at = (reason: FrameRejectionReason, code: number, id: string | number | null, method: string | null, message: string, params: unknown): FrameRejection =>
       ({ reason, code, id, method, bytes, message, params });
-    if (!isPlainObject(value)) {
+    if (!isJsonObject(value)) {
       return at('invalid_request', JSONRPC_INVALID_REQUEST, null, null, `invalid request: expected one JSON-RPC 2.0 object per line, got ${Array.isArray(value) ? 'an array (batches are not accepted)' : `a JSON ${value === null ? 'null' : typeof value}`}`, null);
     }
     const id = isId(value.id) ? value.id : null;
@@ -222,7 +219,7 @@ export class LineStdioTransport implements Transport {
     if (nestsDeeperThan(value.params, MAX_ARGUMENT_DEPTH + 1)) {
       return at('invalid_params', JSONRPC_INVALID_PARAMS, id, method, `invalid params: "params" of ${shownInput(method, 64)} are nested deeper than ${MAX_ARGUMENT_DEPTH + 1} levels (tool arguments at most ${MAX_ARGUMENT_DEPTH})`, { $omitted: 'nested', levels_over: MAX_ARGUMENT_DEPTH + 1 });
     }
-    if (value.params !== undefined && !isPlainObject(value.params)) {
+    if (value.params !== undefined && !isJsonObject(value.params)) {
       return at('invalid_params', JSONRPC_INVALID_PARAMS, id, method, `invalid params: "params" of ${shownInput(method, 64)} must be an object, not ${Array.isArray(value.params) ? 'an array' : value.params === null ? 'null' : `a ${typeof value.params}`}`, value.params);
     }
     const offered = this.options.methods();
@@ -232,7 +229,7 @@ export class LineStdioTransport implements Transport {
     if (method === 'tools/call') {
       const p = (value.params ?? {}) as Record<string, unknown>;
       if (typeof p.name !== 'string') return at('invalid_params', JSONRPC_INVALID_PARAMS, id, method, 'invalid params: tools/call needs "name", a string (the tool to call)', value.params ?? null);
-      if (p.arguments !== undefined && !isPlainObject(p.arguments)) {
+      if (p.arguments !== undefined && !isJsonObject(p.arguments)) {
         return at('invalid_params', JSONRPC_INVALID_PARAMS, id, method, `invalid params: "arguments" of tools/call must be an object, not ${Array.isArray(p.arguments) ? 'an array' : p.arguments === null ? 'null' : `a ${typeof p.arguments}`}`, value.params);
       }
     }

@@ -47,6 +47,7 @@ import { sectionsOf, visibleLinks, withheldChunks } from '../policy/sections.js'
 import { formatRef, resolveRef } from '../refs/ref.js';
 import { excerptRefId, pickExcerptLines } from '../excerpts/excerpt.js';
 import { makeTraceEntry } from '../excerpts/trace.js';
+import { isJsonObject } from '../contracts/json-object.js';
 
 /** Version of the traverse result shape (schemas/traverse-result.schema.json). */
 export const TRAVERSE_RESULT_VERSION = 'loretrace.traverse_result.v1';
@@ -929,8 +930,6 @@ function badShape(doc: string, pointer: string, expected: string, got: unknown):
   const shown = typeof got === 'string' ? JSON.stringify(got.length > 60 ? got.slice(0, 59) + '…' : got) : got === null ? 'null' : Array.isArray(got) ? 'an array' : typeof got;
   return new LoretraceError('bad_input', `${doc} ${pointer} must be ${expected} (got ${shown})`, { pointer, expected });
 }
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /**
  * Default queries for a packet (used by `loretrace traverse --packet` when no `--query` is given):
  * the observed event's `observable_action` and `spoken_text`, then the text of each
@@ -943,13 +942,13 @@ export function packetQueries(packet: {
   visible_context?: { observed_event?: { observable_action?: string; spoken_text?: string }; source_excerpts?: { ref_id: string; text: string }[] };
 }): { text: string; used_for: string }[] {
   const out: { text: string; used_for: string }[] = [];
-  if (!isPlainObject(packet)) throw badShape('packet', '/', 'a JSON object', packet);
+  if (!isJsonObject(packet)) throw badShape('packet', '/', 'a JSON object', packet);
   const vc: unknown = packet.visible_context;
   if (vc === undefined) return out;
-  if (!isPlainObject(vc)) throw badShape('packet', '/visible_context', 'an object', vc);
+  if (!isJsonObject(vc)) throw badShape('packet', '/visible_context', 'an object', vc);
   const ev: unknown = vc.observed_event;
   if (ev !== undefined) {
-    if (!isPlainObject(ev)) throw badShape('packet', '/visible_context/observed_event', 'an object', ev);
+    if (!isJsonObject(ev)) throw badShape('packet', '/visible_context/observed_event', 'an object', ev);
     for (const k of ['observable_action', 'spoken_text'] as const) {
       const t = ev[k];
       if (t !== undefined && typeof t !== 'string') throw badShape('packet', `/visible_context/observed_event/${k}`, 'a string', t);
@@ -960,7 +959,7 @@ export function packetQueries(packet: {
   if (se === undefined) return out;
   if (!Array.isArray(se)) throw badShape('packet', '/visible_context/source_excerpts', 'a list of excerpt objects', se);
   se.forEach((e: unknown, i) => {
-    if (!isPlainObject(e)) throw badShape('packet', `/visible_context/source_excerpts/${i}`, 'an excerpt object', e);
+    if (!isJsonObject(e)) throw badShape('packet', `/visible_context/source_excerpts/${i}`, 'an excerpt object', e);
     if (e.text !== undefined && typeof e.text !== 'string') throw badShape('packet', `/visible_context/source_excerpts/${i}/text`, 'a string', e.text);
     if (e.text) out.push({ text: e.text, used_for: `visible_context.source_excerpts[${i}] ${typeof e.ref_id === 'string' ? e.ref_id : ''}`.trimEnd() });
   });
@@ -978,16 +977,16 @@ export function requirementQueries(context: {
   context?: { runtime_retrieval_requirements?: { requirement_id: string; trigger: string; compact_fact: string }[] };
 }): { text: string; used_for: string }[] {
   const doc = 'projected context';
-  if (!isPlainObject(context)) throw badShape(doc, '/', 'a JSON object', context);
+  if (!isJsonObject(context)) throw badShape(doc, '/', 'a JSON object', context);
   const ctx: unknown = context.context;
   if (ctx === undefined) return [];
-  if (!isPlainObject(ctx)) throw badShape(doc, '/context', 'an object', ctx);
+  if (!isJsonObject(ctx)) throw badShape(doc, '/context', 'an object', ctx);
   const reqs: unknown = ctx.runtime_retrieval_requirements;
   if (reqs === undefined) return [];
   if (!Array.isArray(reqs)) throw badShape(doc, '/context/runtime_retrieval_requirements', 'a list of requirement objects', reqs);
   return reqs.map((r: unknown, i) => {
     const at = `/context/runtime_retrieval_requirements/${i}`;
-    if (!isPlainObject(r)) throw badShape(doc, at, 'a requirement object', r);
+    if (!isJsonObject(r)) throw badShape(doc, at, 'a requirement object', r);
     for (const k of ['trigger', 'compact_fact'] as const) {
       if (typeof r[k] !== 'string') throw badShape(doc, `${at}/${k}`, 'a string', r[k]);
     }

@@ -26,6 +26,7 @@ import type { PolicyReceiptRow, ReceiptTotals } from '../../policy/types.js';
 import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
 import { addVaultOptions, openIndex, readInputText, readJsonFile, type VaultCliOptions } from '../vault-options.js';
+import { isJsonObject } from '../../contracts/json-object.js';
 
 interface TraverseCliOptions extends VaultCliOptions {
   policy?: string;
@@ -74,7 +75,7 @@ async function loadPolicy(ctx: CliContext, opts: TraverseCliOptions): Promise<{ 
     // allowed_scope, else the policy's seeds). The policy's shape is checked first, as retrieve's
     // compilePolicy would, so a malformed policy is a bad_policy naming its clause.
     const la = (packet as { lore_access?: unknown }).lore_access;
-    const loreAccess = typeof la === 'object' && la !== null && !Array.isArray(la) ? (la as Record<string, unknown>) : {};
+    const loreAccess = isJsonObject(la) ? la : {};
     const policy = file.policy as unknown as Record<string, unknown> | null;
     const lists = policy !== null && typeof policy === 'object' && Array.isArray(policy.required_seed_refs) && Array.isArray(policy.allowed_prefixes);
     const allowedScope = lists ? retrievalScope(loreAccess as Parameters<typeof retrievalScope>[0], file.policy, file.allowed_scope ?? undefined) : [];
