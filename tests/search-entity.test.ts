@@ -110,7 +110,7 @@ describe('search: entity prior', () => {
     // in the text; "rescue ledgers: who answered a distress" breaks it), while a quote of the name and the
     // next word does: "navigators rescue" is not within one name.
     const past = 'Cetacean Navigators pilot the deep routes';
-    const bm25Past = search(vault, past, { k: 1, phrase: false })[0]!;
+    const bm25Past = search(vault, past, { k: 1, phrase: false, commonTerms: true })[0]!;
     const gotPast = search(vault, past, { k: 1 })[0]!;
     expect(gotPast.ref).toBe('EntityLore:Cetacean Navigators.md#chunk0');
     // "who pilot the deep routes" in its text: run 4 of 6 (pilot the deep routes), past the name.
@@ -143,7 +143,7 @@ describe('search: entity prior', () => {
 
 /** Every exact hit re-ranked from the definitions (no pool: these vaults have far fewer than 2,000 hits). */
 function bruteForce(index: VaultIndex, q: string): [string, number][] {
-  const bm25 = search(index, q, { k: 100_000, phrase: false, expand: false });
+  const bm25 = search(index, q, { k: 100_000, phrase: false, commonTerms: true, expand: false });
   const all = phraseTerms(q);
   const phrase = all.slice(0, PHRASE_MAX_TERMS);
   const n = phrase.length;

@@ -67,10 +67,12 @@ function queriesOf(index: VaultIndex, count: number, seed: number): string[] {
   return out;
 }
 
-/** Random options: k, phrase on or off, and sometimes a prefix, a path set or a corpus. */
+/** Random options: k, phrase on or off (off: common terms scored for an even k), and sometimes a prefix, a path set or a corpus. */
 function optionsOf(index: VaultIndex, rand: () => number): SearchOptions {
   const o: SearchOptions = { k: pick(rand, [1, 2, 5, 10, 40]) };
   if (rand() < 0.25) o.phrase = false;
+  // Plain BM25 with the common terms scored (the scores the re-rank multiplies), without another draw.
+  if (o.phrase === false && o.k! % 2 === 0) o.commonTerms = true;
   const r = rand();
   const paths = index.notes.map((n) => n.path);
   if (r < 0.15) o.prefixes = [paths[Math.floor(rand() * paths.length)]!.split('/')[0]! + '/'];
@@ -135,6 +137,12 @@ describe('pruned search = exhaustive search', () => {
     const entity = await indexVault(join(FIXTURES, 'EntityLore'), { persist: false });
     const named = ['Tithe Barges levy dock charter', 'Cetacean Navigators rescue ledgers distress', 'the pod pilots and the lightsail express couriers', 'Cetacean Navigators pilot the deep routes', 'Rescue Ledgers', 'Tithe Barges'];
     expect(compareAll(entity, [...named, ...queriesOf(entity, 80, 14)], 15)).toBeGreaterThan(150);
+  });
+
+  it('on CommonTermLore, with fragments whose stop words are common terms', async () => {
+    const common = await indexVault(join(FIXTURES, 'CommonTermLore'), { persist: false });
+    const fragments = ['Sentience is not', 'is a standing that', 'the guild is not answerable to the river courts', 'is not'];
+    expect(compareAll(common, [...fragments, ...queriesOf(common, 60, 21)], 22)).toBeGreaterThan(60);
   });
 
   it('with every stop word as the query and as part of one', () => {

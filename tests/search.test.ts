@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexVault } from '../src/indexer/build.js';
 import { search } from '../src/search/search.js';
-import { processTerm, queryTerms, tokenize } from '../src/search/tokenize.js';
+import { commonTerms, processTerm, queryTerms, tokenize } from '../src/search/tokenize.js';
 import { longestPhraseRun, PHRASE_MAX_TERMS, PHRASE_WEIGHT, phraseFactor, phraseIsName } from '../src/search/phrase.js';
 import type { VaultIndex } from '../src/types.js';
-import { FIXTURE_VAULT } from './helpers/shared.js';
+import { FIXTURE_VAULT, FIXTURES } from './helpers/shared.js';
 
 let index: VaultIndex;
 let memory: VaultIndex;
@@ -162,12 +162,18 @@ describe('search: phrase re-rank', () => {
     expect(phrased[2]!.score).toBe(bm25.get('Salt:Weigh House.md#chunk0'));
   });
 
-  it('counts stop words in the phrase although BM25 ignores them', () => {
+  it('counts stop words in the phrase, and in BM25 as common terms only', () => {
     const withStop = search(phraseIndex, 'carried the brine', { k: 1 });
-    const bag = search(phraseIndex, 'brine carried', { k: 5 });
     expect(queryTerms('carried the brine')).toEqual(['carried', 'brine']);
+    expect(commonTerms('carried the brine')).toEqual(['the']);
     expect(withStop[0]!.ref).toBe('Salt:Harbour Log.md#chunk1');
-    expect(withStop[0]!.score).toBe(Math.round(bag.find((h) => h.ref === withStop[0]!.ref)!.score * 3 * 1e6) / 1e6);
+    // The phrase factor (run 3 of 3) multiplies the BM25 score with the common term "the" scored.
+    const common = search(phraseIndex, 'carried the brine', { k: 5, phrase: false, commonTerms: true });
+    expect(withStop[0]!.score).toBe(Math.round(common.find((h) => h.ref === withStop[0]!.ref)!.score * 3 * 1e6) / 1e6);
+    // Without common terms (plain BM25, phrase: false's default) "the" adds nothing: the scores of the bag of
+    // content words.
+    const bag = search(phraseIndex, 'brine carried', { k: 5, phrase: false });
+    expect(search(phraseIndex, 'carried the brine', { k: 5, phrase: false })).toEqual(bag);
   });
 
   it("finds a note by its exact title or alias first (name match × 1.5 on the note's first chunk, entity prior × 1.5 on all its chunks)", () => {
@@ -244,5 +250,41 @@ describe('phraseIsName', () => {
     expect(phraseIsName(['drive'], ['Soliton Drive'])).toBe(false);
     expect(phraseIsName(['soliton', 'drive', 'x'], ['Soliton Drive'])).toBe(false);
     expect(phraseIsName([], [''])).toBe(false);
+  });
+});
+
+// lore-fixtures/CommonTermLore: Sentience Rebellion has "sentience" in its title (every chunk carries it in
+// the title field) and its text; Machine Rights says "Sentience is not a property …" in its Tests section;
+// Foundry Towns says "is not" without "sentience".
+describe('search: common terms (stop words score only chunks a content term found)', () => {
+  let common: VaultIndex;
+  beforeAll(async () => {
+    common = await indexVault(join(FIXTURES, 'CommonTermLore'), { persist: false });
+  });
+
+  it('finds the paragraph a fragment with stop words was cut from, above the note whose title holds its one rare word', () => {
+    const hits = search(common, 'Sentience is not', { k: 10 });
+    // Only chunks with "sentience" are hits: Foundry Towns' "the guild is not answerable" matches "is not" alone.
+    expect(hits.map((h) => [h.ref, h.line_start, h.line_end])).toEqual([
+      ['CommonTermLore:Machine Rights.md#chunk1', 5, 7],
+      ['CommonTermLore:Sentience Rebellion.md#chunk0', 1, 3],
+      ['CommonTermLore:Sentience Rebellion.md#chunk1', 5, 7],
+      ['CommonTermLore:Sentience Rebellion.md#chunk2', 9, 11],
+    ]);
+    // Machine Rights' score is its BM25 over "sentience", "is" and "not" (× 3 matched terms) times the phrase
+    // factor of a run of 3 of 3; without the common terms it was below the title note's chunks.
+    const bm25 = search(common, 'Sentience is not', { k: 10, phrase: false, commonTerms: true });
+    expect(hits[0]!.score).toBe(Math.round(bm25.find((h) => h.ref === hits[0]!.ref)!.score * 3 * 1e6) / 1e6);
+    const contentOnly = search(common, 'Sentience is not', { k: 10, phrase: false });
+    expect(contentOnly.map((h) => h.ref)[0]).toBe('CommonTermLore:Sentience Rebellion.md#chunk0');
+    expect(contentOnly.find((h) => h.ref === hits[0]!.ref)!.score * 3).toBeLessThan(contentOnly[0]!.score);
+  });
+
+  it('leaves plain BM25 (phrase: false) over the content terms, and a query of stop words only as it was', () => {
+    expect(search(common, 'Sentience is not', { k: 10, phrase: false })).toEqual(search(common, 'sentience', { k: 10, phrase: false }));
+    expect(commonTerms('is not')).toEqual([]);
+    expect(queryTerms('is not')).toEqual(['is', 'not']);
+    // Both chunks say "is not" (phrase factor 3); Machine Rights' introduction has "is" alone.
+    expect(search(common, 'is not', { k: 3 }).map((h) => h.ref)).toEqual(['CommonTermLore:Foundry Towns.md#chunk1', 'CommonTermLore:Machine Rights.md#chunk1', 'CommonTermLore:Machine Rights.md#chunk0']);
   });
 });

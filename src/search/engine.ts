@@ -208,15 +208,18 @@ export class ShardedEngine {
    * `stemWeight` (≥ 0, default 0 = off) adds each term's stemmed-copy score at that weight (module doc);
    * a document with only the stemmed form of `terms[i]` is visited but gets no bit i (the mask says which
    * exact terms are there, which is what the phrase bound needs), and `exact` is false for a document
-   * that has no exact term at all (only stemmed forms).
+   * that has no exact term at all (only stemmed forms). `scoreOnly` (terms of `terms`, default none): the
+   * common terms (docs/INDEX.md "Common terms"), scored and counted only in documents another term of
+   * `terms` found (exactly or, with a stem weight, by its stem); they never add a document, nor make one exact.
    */
-  exact(terms: readonly string[], visit: (id: number, score: number, mask: number, exact: boolean) => void, stemWeight = 0): void {
+  exact(terms: readonly string[], visit: (id: number, score: number, mask: number, exact: boolean) => void, stemWeight = 0, scoreOnly: ReadonlySet<string> = NO_TERMS): void {
     const groups = groupTerms(terms);
     const { meta, lengths } = this.meta();
     const N = meta.document_count;
     if (N === 0) return;
     const avg = meta.length_sums.map((s) => s / N);
     const sc = this.scratchArrays();
+    const matched = scoreOnly.size > 0 ? this.matchedBy(terms.filter((t) => !scoreOnly.has(t)), stemWeight) : null;
     const position = new Map<string, number>();
     terms.forEach((t, i) => {
       if (i < 32 && !position.has(t)) position.set(t, i);
@@ -234,6 +237,7 @@ export class ShardedEngine {
         if (ti === undefined && stemWeight === 0) continue;
         const qi = position.get(t) ?? -1;
         const bit = qi >= 0 && qi < 32 ? (1 << qi) >>> 0 : 0;
+        const only = matched !== null && scoreOnly.has(t);
         termDocs.length = 0;
         const stamp = ++sc.stamp;
         // The exact term's postings at weight 1, then its stemmed term's at the stem weight;
@@ -255,6 +259,7 @@ export class ShardedEngine {
             const avgF = avg[f]!;
             for (let j = a; j < b; j++) {
               const d = sh.docs[j]!;
+              if (only && matched![d] === 0) continue;
               const tf = sh.tfs[j]!;
               const fieldLength = lengths[d * FIELD_COUNT + f]!;
               const raw = idf * (BM25.d + tf * (BM25.k + 1) / (tf + BM25.k * (1 - BM25.b + BM25.b * fieldLength / avgF)));
@@ -273,7 +278,7 @@ export class ShardedEngine {
           const d = termDocs[x]!;
           if (x < exactCount) {
             sc.mask[d] = (sc.mask[d]! | bit) >>> 0;
-            sc.exact[d] = 1;
+            if (!only) sc.exact[d] = 1;
           }
           if (sc.gq[d] === 0) {
             sc.group[d] = sc.term[d]!;
@@ -303,6 +308,27 @@ export class ShardedEngine {
     }
   }
 
+  /** Per document, 1 when it has one of `terms` (exactly, or its stemmed form with a stem weight). */
+  private matchedBy(terms: readonly string[], stemWeight: number): Uint8Array {
+    const out = new Uint8Array(this.meta().meta.next_id);
+    for (const [key, group] of groupTerms(terms)) {
+      const shard = this.shard(key);
+      if (!shard) continue;
+      const lookup = shardLookup(shard);
+      for (const t of group) {
+        const runs: [CompactShard, number][] = [];
+        const ti = lookup.get(t);
+        if (ti !== undefined) runs.push([shard, ti]);
+        const stem = stemWeight > 0 ? this.stemRun(t) : null;
+        if (stem) runs.push(stem);
+        for (const [sh, si] of runs) {
+          for (let j = sh.offsets[si * FIELD_COUNT]!; j < sh.offsets[(si + 1) * FIELD_COUNT]!; j++) out[sh.docs[j]!] = 1;
+        }
+      }
+    }
+    return out;
+  }
+
   /**
    * The postings of the stemmed term of `term` (its shard and term index), or null when the term has no
    * stem ({@link stemTerm}) or no chunk has it. A stem keeps its word's first letter, so it sits in the
@@ -322,11 +348,12 @@ export class ShardedEngine {
    * `visit` is called only for the documents that can still be among the top `gate.k` after the
    * factors `gate` bounds, or that decide the re-rank pool; for them `score` and `mask` are exactly
    * those of {@link exact} with stem weight 0 (every document visited has an exact term). Queries of more
-   * than 32 terms (no mask bit for the rest) are not pruned.
+   * than 32 terms (no mask bit for the rest) are not pruned. `scoreOnly`: as for {@link exact}; their runs
+   * are scanned last, for documents already found only.
    */
-  exactPruned(terms: readonly string[], gate: PruneGate, visit: (id: number, score: number, mask: number, exact: boolean) => void): void {
+  exactPruned(terms: readonly string[], gate: PruneGate, visit: (id: number, score: number, mask: number, exact: boolean) => void, scoreOnly: ReadonlySet<string> = NO_TERMS): void {
     if (terms.length > 32) {
-      this.exact(terms, visit);
+      this.exact(terms, visit, 0, scoreOnly);
       return;
     }
     const { meta, lengths } = this.meta();
@@ -353,7 +380,7 @@ export class ShardedEngine {
           const df = b - a;
           const run = {
             term: qi, field: f, docs: shard.docs, tfs: shard.tfs, start: a, end: b,
-            idf: Math.log(1 + (N - df + 0.5) / (df + 0.5)), boost: BOOSTS[f]!, avgLength: avg[f]!, max: 0,
+            idf: Math.log(1 + (N - df + 0.5) / (df + 0.5)), boost: BOOSTS[f]!, avgLength: avg[f]!, max: 0, scoreOnly: scoreOnly.has(t),
           };
           let max = maxima[ti * FIELD_COUNT + f]!;
           if (Number.isNaN(max)) {
@@ -470,6 +497,8 @@ export class ShardedEngine {
     return ms;
   }
 }
+
+const NO_TERMS: ReadonlySet<string> = new Set();
 
 const identityTokenize = (s: string): string[] => s.split(' ');
 const identityTerm = (t: string): string => t;

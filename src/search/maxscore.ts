@@ -65,6 +65,11 @@ export interface PostingRun {
   avgLength: number;
   /** The largest `weight` of any posting of the run. */
   max: number;
+  /**
+   * A run of a common term (a query stop word, docs/INDEX.md "Common terms"): it scores only documents
+   * another run found, never a document of its own.
+   */
+  scoreOnly?: boolean;
 }
 
 const BM25 = { k: 1.2, b: 0.7, d: 0.5 };
@@ -166,11 +171,15 @@ export function prunedExact(
   const width = termCount * fieldCount;
   const stamp = ++sc.stamp;
   let count = 0;
-  const sorted = runs.map((r, i) => ({ r, i })).sort((a, b) => b.r.max - a.r.max || a.i - b.i).map((x) => x.r);
+  // Common-term runs come last: they find no document, so once they are reached only seen documents
+  // are scanned; the suffix bounds of the runs before them include them (a document still unseen may
+  // have the common terms too).
+  const sorted = runs.map((r, i) => ({ r, i })).sort((a, b) => Number(a.r.scoreOnly === true) - Number(b.r.scoreOnly === true) || b.r.max - a.r.max || a.i - b.i).map((x) => x.r);
   const suffix = suffixBounds(sorted);
   let onlySeen = false;
   for (let i = 0; i < sorted.length; i++) {
     const run = sorted[i]!;
+    if (!onlySeen && run.scoreOnly === true) onlySeen = true;
     if (!onlySeen && i > 0 && suffix.postings[i]! > count && unseenCannotMatter(suffix, i, count, sc, gate)) onlySeen = true;
     const bit = (1 << run.term) >>> 0;
     const cell = run.term * fieldCount + run.field;

@@ -4,8 +4,10 @@
  * deterministic order.
  *
  * Ranking rules (docs/INDEX.md "Search"):
- * 1. Query terms are tokenised and folded like the index (diacritics, apostrophes, case); stop words are
- *    dropped from the BM25 terms unless the query has nothing else.
+ * 1. Query terms are tokenised and folded like the index (diacritics, apostrophes, case); stop words never
+ *    make a chunk a hit unless the query has nothing else. With the phrase re-rank they are *common terms*
+ *    (`commonTerms`, docs/INDEX.md "Common terms"): scored by BM25 and counted in its coordination factor,
+ *    but only in chunks another query term found (Lucene's CommonTermsQuery rule).
  * 2. Exact terms first: an OR query of the exact terms, scored by BM25. When the query has two or more
  *    terms (stop words counted), each exact hit's score is multiplied by its phrase factor
  *    (src/search/phrase.ts): `1 + 2 × (run − 1) / (n − 1)` for the longest run of consecutive query terms
@@ -39,7 +41,7 @@ import { compareCodeUnits } from '../vault/scan.js';
 import { ShardedEngine, type ShardSource } from './engine.js';
 import { roundScore as round, type PruneGate } from './maxscore.js';
 import { FIELD_COUNT, PostingsBuilder, packTokens, type CompactShard, type DocNote, type LoadedMeta } from './postings.js';
-import { hasStemmedField, noteTokens, phraseTerms, queryTerms } from './tokenize.js';
+import { commonTerms, hasStemmedField, noteTokens, phraseTerms, queryTerms } from './tokenize.js';
 import { ENTITY_PRIOR, longestPhraseRun, NAME_MATCH_FACTOR, namedSpans, nameTerms, occursAsPhrase, PHRASE_MAX_TERMS, phraseFactor, phraseIsName, termPositions } from './phrase.js';
 
 /** Options of {@link search}. */
@@ -79,6 +81,13 @@ export interface SearchOptions {
    * BM25 scores (docs/TRAVERSAL.md).
    */
   phrase?: boolean;
+  /**
+   * Score the query's stop words ({@link commonTerms}) as BM25 terms in the chunks its other terms found
+   * — never a hit of their own (docs/INDEX.md "Common terms"). Default: true with the phrase re-rank, false
+   * with `phrase: false`, so that plain BM25 (traversal relevance, a policy's `min_relevance`) stays over the
+   * content terms. With `phrase: false` and `commonTerms: true`: the BM25 scores the re-rank multiplies.
+   */
+  commonTerms?: boolean;
   /**
    * Weight of the stemmed field beside the exact one (docs/INDEX.md "Stemmed field"): each query term's
    * Porter stem is scored over the stemmed copy of the headings and text fields, times this, and added to
@@ -359,8 +368,11 @@ function searchWith(index: VaultIndex, query: string, options: SearchOptions, pr
   const keepStemOnly = (id: number, score: number, ord: number) => {
     if (stemOnly.accepts(score, ord) && filter(id)) stemOnly.push(id, score, ord);
   };
+  const common = (options.commonTerms ?? options.phrase !== false) ? commonTerms(query) : [];
   if (options.phrase === false) {
     const heap = new TopK(k);
+    const bm25Terms = [...terms, ...common];
+    const scoreOnly = new Set(common);
     const visit = (id: number, raw: number, _mask: number, exact: boolean) => {
       const score = round(raw);
       const ord = table.ord[id]!;
@@ -368,11 +380,11 @@ function searchWith(index: VaultIndex, query: string, options: SearchOptions, pr
       else if (heap.accepts(score, ord) && filter(id)) heap.push(id, score, ord);
     };
     // Pruning covers the exact fields only; with the stemmed field every document is scored.
-    if (prune && stemWeight === 0) engine.exactPruned(terms, { k, pool: 0, keep: filter, factor: () => 1, maxFactor: 1 }, visit);
-    else engine.exact(terms, visit, stemWeight);
+    if (prune && stemWeight === 0) engine.exactPruned(bm25Terms, { k, pool: 0, keep: filter, factor: () => 1, maxFactor: 1 }, visit, scoreOnly);
+    else engine.exact(bm25Terms, visit, stemWeight, scoreOnly);
     ranked = heap.sorted();
   } else {
-    ranked = phraseRanked(index, st, table, engine, terms, phraseTerms(query), k, filter, stemWeight, keepStemOnly, prune);
+    ranked = phraseRanked(index, st, table, engine, terms, common, phraseTerms(query), k, filter, stemWeight, keepStemOnly, prune);
   }
   if (ranked.length < k) ranked = appendBelow(ranked, stemOnly.sorted(), table);
   if (ranked.length < k && options.expand !== false) {
@@ -454,7 +466,8 @@ function phraseRanked(
   st: SearchState,
   table: DocTable,
   engine: ShardedEngine,
-  terms: readonly string[],
+  content: readonly string[],
+  common: readonly string[],
   query: readonly string[],
   k: number,
   filter: (id: number) => boolean,
@@ -471,8 +484,12 @@ function phraseRanked(
   const masks: number[] = [];
   const phrase = query.slice(0, PHRASE_MAX_TERMS);
   const n = phrase.length;
+  // The BM25 terms: the content terms, then the common terms, which score only chunks a content term
+  // found (engine.ts `exact`, `scoreOnly`).
+  const terms = [...content, ...common];
+  const scoreOnly = new Set(common);
   const bound = phraseBound(phrase, terms);
-  const { notes: entities, names: entityNames } = entityNotes(index, st, table, engine, terms, query);
+  const { notes: entities, names: entityNames } = entityNotes(index, st, table, engine, content, query);
   const named = namedSpans(query, n, entityNames);
   const priorOf = (id: number) => (entities.has(table.note[id]!) ? ENTITY_PRIOR : 1);
   const maxFactor = phraseFactor(n, n) * NAME_MATCH_FACTOR * (entities.size > 0 ? ENTITY_PRIOR : 1);
@@ -491,8 +508,8 @@ function phraseRanked(
     }
   };
   // Pruning covers the exact fields only; with the stemmed field every document is scored.
-  if (prune && stemWeight === 0) engine.exactPruned(terms, factorGate(table, k, filter, phrase, query, bound, entities, maxFactor), visit);
-  else engine.exact(terms, visit, stemWeight);
+  if (prune && stemWeight === 0) engine.exactPruned(terms, factorGate(table, k, filter, phrase, query, bound, entities, maxFactor), visit, scoreOnly);
+  else engine.exact(terms, visit, stemWeight, scoreOnly);
   const edge = poolEdge.full() ? poolEdge.min() : null;
   const inPool = (score: number, ord: number) => edge === null || score > edge.score || (score === edge.score && ord <= edge.ord);
   const order = new CandidateHeap(ids, scores, table.ord);

@@ -6,8 +6,9 @@
  *   `` ` ``), so `Kel'dar` and `Keldar` give the same term.
  * - Tokens are split at whitespace, punctuation and symbols (Unicode `Z`, `P`, `S`).
  * - A term is lower-cased, NFD-decomposed and stripped of combining marks, so `Framgång` → `framgang`.
- * - Stop words (English function words) are kept in the index but dropped from queries that have
- *   other terms (speed and quality: measured 55 → 11 ms p50 on prose queries; docs/PERFORMANCE.md).
+ * - Stop words (English function words) are kept in the index; in a query that has other terms they never
+ *   make a chunk a hit (speed and quality: measured 55 → 11 ms p50 on prose queries; docs/PERFORMANCE.md),
+ *   and `search()` scores them only in chunks its other terms found ({@link commonTerms}).
  * - With a config `stem_weight` above 0 ({@link hasStemmedField}), the headings and text fields also
  *   carry a *stemmed copy*: each content term of plain ASCII letters
  *   (3 or more, not a stop word) adds its Porter stem (package `stemmer`, M. F. Porter, "An algorithm for
@@ -51,7 +52,7 @@ export function processTerm(token: string): string | null {
   return term.length > 0 ? term : null;
 }
 
-/** English function words dropped from queries (never from the index). */
+/** English function words: never a query's hit-making terms when it has others ({@link queryTerms}); kept in the index. */
 export const STOP_WORDS: ReadonlySet<string> = new Set(
   ('a an and are as at be been being but by can could did do does for from had has have he her his how i if in into is it its ' +
     'may me might must my no not of on or our over shall she should so such than that the their them then there these they ' +
@@ -172,6 +173,26 @@ export function queryTerms(query: string): string[] {
   const terms = [...seen];
   const content = terms.filter((t) => !STOP_WORDS.has(t));
   return content.length > 0 ? content : terms;
+}
+
+/**
+ * The common terms of a query: its stop words ({@link STOP_WORDS}), distinct, in first-seen order, when it
+ * has other terms too (a query of stop words only has them as its {@link queryTerms}), else none.
+ * `search()` scores them like any term, but only in chunks that one of the query's other terms found
+ * (docs/INDEX.md "Common terms"): the rule of Lucene's CommonTermsQuery and Elasticsearch's `common`
+ * terms query, where high-frequency terms are used for scoring only, so IDF down-weights them and they
+ * never make a chunk a hit on their own. Example: `Sentience is not` → `['is', 'not']`; `the of` → `[]`.
+ */
+export function commonTerms(query: string): string[] {
+  const seen = new Set<string>();
+  let content = false;
+  for (const token of tokenize(query)) {
+    const term = processTerm(token);
+    if (term === null) continue;
+    if (STOP_WORDS.has(term)) seen.add(term);
+    else content = true;
+  }
+  return content ? [...seen] : [];
 }
 
 /**
