@@ -194,6 +194,19 @@ describe('loretrace search', () => {
     expect(await run(['search', 'salt', ...V(), '--k', 'ten'])).toEqual({ code: 2, stdout: '', stderr: 'loretrace: option --k must be an integer ≥ 1 (got "ten"); see \'loretrace search --help\' [usage]\n' });
   });
 
+  it("names a chunk before the note's first heading by the note's file name and (introduction)", async () => {
+    // lore-fixtures/NameLookupLore/Vellacourt.md opens with an epigraph and a paragraph, no H1: chunk 0 has no heading path.
+    const r = await run(['search', 'Vellacourt', '--lore', join(REPO, 'lore-fixtures', 'NameLookupLore'), '--index-dir', freshDir(), '--k', '2']);
+    const score = (i: number) => [...r.stdout.matchAll(/score ([\d.]+)/g)][i]![1];
+    expect(r.stdout).toBe(
+      `1. NameLookupLore:Vellacourt.md#chunk0  (score ${score(0)})\n   lines 1-3 · Vellacourt (introduction)\n` +
+        '   │ *"Pay the river, and the river lets you pass."*\n' +
+        '   │ [[Vellacourt]] is the toll city of the lower river, where every barge is weighed and taxed before i…\n' +
+        `2. NameLookupLore:Vellacourt.md#chunk1  (score ${score(1)})\n   lines 5-7 · A Life in Vellacourt\n` +
+        '   │ ### A Life in Vellacourt\n   │ Children in Vellacourt grow up on the quays, and every Vellacourt family keeps a toll book.\n',
+    );
+  });
+
   it('prints numbered human results', async () => {
     const r = await run(['search', 'tides', ...V(), '--k', '1']);
     expect(r.stdout).toBe('1. Isles:Brine.md#chunk1  (score ' + r.stdout.match(/score ([\d.]+)/)![1] + ')\n   lines 5-7 · Brine › Tides\n   │ ## Tides\n   │ Tides rise twice.\n');

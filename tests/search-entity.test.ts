@@ -164,6 +164,13 @@ function bruteForce(index: VaultIndex, q: string): [string, number][] {
     const factor = phraseFactor(run, n) * (isName ? NAME_MATCH_FACTOR : 1) * (entity ? ENTITY_PRIOR : 1);
     return { ref: h.ref, path: h.path, chunk: h.chunk_index, score: Math.round(h.score * factor * 1e6) / 1e6 };
   });
+  // A name lookup: the named note's first chunk takes the best score of its note's chunks (it wins the tie).
+  const best = new Map<string, number>();
+  for (const s of scored) best.set(s.path, Math.max(best.get(s.path) ?? -Infinity, s.score));
+  for (const s of scored) {
+    const note = notes.get(s.path)!;
+    if (s.chunk === 0 && all.length === n && phraseIsName(phrase, [note.title, ...note.aliases])) s.score = best.get(s.path)!;
+  }
   scored.sort((a, b) => b.score - a.score || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0) || a.chunk - b.chunk);
   return scored.map((s) => [s.ref, s.score]);
 }

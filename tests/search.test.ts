@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexVault } from '../src/indexer/build.js';
-import { search } from '../src/search/search.js';
+import { search, searchCorpus } from '../src/search/search.js';
 import { commonTerms, processTerm, queryTerms, tokenize } from '../src/search/tokenize.js';
 import { longestPhraseRun, PHRASE_MAX_TERMS, PHRASE_WEIGHT, phraseFactor, phraseIsName } from '../src/search/phrase.js';
 import type { VaultIndex } from '../src/types.js';
@@ -286,5 +286,37 @@ describe('search: common terms (stop words score only chunks a content term foun
     expect(queryTerms('is not')).toEqual(['is', 'not']);
     // Both chunks say "is not" (phrase factor 3); Machine Rights' introduction has "is" alone.
     expect(search(common, 'is not', { k: 3 }).map((h) => h.ref)).toEqual(['CommonTermLore:Foundry Towns.md#chunk1', 'CommonTermLore:Machine Rights.md#chunk1', 'CommonTermLore:Machine Rights.md#chunk0']);
+  });
+});
+
+// lore-fixtures/NameLookupLore: Vellacourt.md has no H1 (an epigraph, then the introduction naming
+// [[Vellacourt]]), and a section headed "A Life in Vellacourt" that says the name twice more.
+describe('search: a name lookup finds the named note at its introduction', () => {
+  let names: VaultIndex;
+  beforeAll(async () => {
+    names = await indexVault(join(FIXTURES, 'NameLookupLore'), { persist: false });
+  });
+
+  it("ranks the note's first chunk before its other chunks, with the best of their scores", () => {
+    const hits = search(names, 'Vellacourt', { k: 4 });
+    expect(hits.map((h) => [h.ref, h.line_start, h.line_end, h.heading_path])).toEqual([
+      ['NameLookupLore:Vellacourt.md#chunk0', 1, 3, []],
+      ['NameLookupLore:Vellacourt.md#chunk1', 5, 7, ['A Life in Vellacourt']],
+      ['NameLookupLore:Vellacourt.md#chunk2', 9, 11, ['Trade']],
+      ['NameLookupLore:River Courts.md#chunk0', 1, 3, ['River Courts']],
+    ]);
+    // The section's heading field holds the name: by its own score (name match × 1.5, prior × 1.5) the
+    // introduction was second; it now takes the section's score.
+    expect(hits[0]!.score).toBe(hits[1]!.score);
+    const bm25 = new Map(search(names, 'Vellacourt', { k: 4, phrase: false }).map((h) => [h.ref, h.score]));
+    expect(bm25.get('NameLookupLore:Vellacourt.md#chunk1')! * 1.5).toBeGreaterThan(bm25.get('NameLookupLore:Vellacourt.md#chunk0')! * 1.5 * 1.5);
+    // k = 1: the introduction enters although its own score is below the section's.
+    expect(search(names, 'vellacourt', { k: 1 }).map((h) => h.ref)).toEqual(['NameLookupLore:Vellacourt.md#chunk0']);
+  });
+
+  it('applies to whole-name queries only, and not to a first chunk the corpus withholds', () => {
+    expect(search(names, 'Vellacourt toll', { k: 2 }).map((h) => h.ref)).toEqual(['NameLookupLore:Vellacourt.md#chunk1', 'NameLookupLore:Vellacourt.md#chunk0']);
+    const withheld = searchCorpus(names.notes.map((n) => n.path), [['Vellacourt.md', [0]]]);
+    expect(search(names, 'Vellacourt', { k: 2, corpus: withheld }).map((h) => h.ref)).toEqual(['NameLookupLore:Vellacourt.md#chunk1', 'NameLookupLore:Vellacourt.md#chunk2']);
   });
 });

@@ -41,6 +41,8 @@ export interface ShardSource {
   meta(): LoadedMeta;
   /** A shard, or null when it cannot be loaded (the caller then rebuilds in memory). */
   load(key: string): CompactShard | null;
+  /** Whether the document is in this source (default: every document of the doc table is). */
+  holds?(id: number): boolean;
 }
 
 /** Raw engine result: document id, combined score (not rounded). */
@@ -67,6 +69,14 @@ export class ShardedEngine {
 
   constructor(source: ShardSource, private readonly fallback: () => ShardSource) {
     this.source = source;
+  }
+
+  /**
+   * Whether document `id` of the doc table is in this engine: false for a chunk a corpus withholds
+   * ({@link restrictedTo}), true otherwise.
+   */
+  holds(id: number): boolean {
+    return this.source.holds?.(id) ?? true;
   }
 
   /** Meta and doc table of the current source. */
@@ -160,6 +170,7 @@ export class ShardedEngine {
       };
       return {
         meta: () => state().loaded,
+        holds: (id) => state().removed[id] === 0,
         load: (key) => {
           const { removed } = state();
           const shard = current() ? load(key) : null;

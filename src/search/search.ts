@@ -16,7 +16,9 @@
  *    in the query as a phrase (all its terms, consecutive, stop words included) is multiplied by the
  *    entity prior ENTITY_PRIOR on top. A run lying wholly within such a name where it occurs in the query
  *    is not counted (`namedSpans`: the name is the prior's evidence, not phrase evidence), except that a
- *    note's first chunk whose title or an alias is the whole query has run n (the name match).
+ *    note's first chunk whose title or an alias is the whole query has run n (the name match), and ranks
+ *    immediately before its note's best-ranked other chunk, with that chunk's score, when that one ranks
+ *    above it (a name lookup opens the note at its introduction; `introductionFirst`).
  *    Only the first PHRASE_CANDIDATES (2,000) exact hits in BM25 order (score, then path, chunk_index;
  *    before filters) are re-ranked; the rest keep their BM25 score, so every hit's score depends on the
  *    query alone (not on k or the filters) and a smaller k returns a prefix of a larger k's hits. Candidates are examined in that order until none
@@ -549,7 +551,46 @@ function phraseRanked(
     const score = round(bm25 * factor);
     if (heap.accepts(score, ord)) heap.push(id, score, ord);
   }
-  return heap.sorted();
+  const lookups = query.length === n ? namedNotes(index, st, table, entities, phrase) : [];
+  return introductionFirst(heap.sorted(), lookups, table, engine);
+}
+
+/**
+ * The notes (doc-table indices, ascending) among `entities` one of whose names (title or an alias) is the
+ * whole query phrase — a lookup by name of that note.
+ */
+function namedNotes(index: VaultIndex, st: SearchState, table: DocTable, entities: ReadonlySet<number>, phrase: readonly string[]): number[] {
+  const out: number[] = [];
+  for (const i of entities) if (phraseIsName(phrase, noteNames(index, st, table.meta.meta.notes[i]![0]))) out.push(i);
+  return out.sort((a, b) => a - b);
+}
+
+/**
+ * The name-lookup rule (docs/INDEX.md "Search"): when the whole query is the name of a note, that note's
+ * first chunk (its introduction, what the name stands for; Obsidian opens a note found by name at its top)
+ * ranks immediately before the best-ranked other chunk of its note, with that chunk's score, whenever that
+ * chunk ranks above it — a section headed by the name ("A Life in Framgång") would otherwise outrank the
+ * introduction, since the name match's × 1.5 does not outweigh a heading field holding the name. As scores:
+ * the first chunk scores the best score of its note's chunks (ties go to it: it is the note's first by
+ * path and chunk_index), so the order stays score, then path, then chunk_index. Exact on the top k:
+ * `ranked` is the top k by the other scores, and the first chunk only ever moves to just before a hit
+ * of `ranked` (its note's best, which is at least as good as anything the first chunk can be lifted to);
+ * when it was not among them it enters and the last hit leaves. A first chunk the search does not hold (a
+ * corpus withholds it) is not moved.
+ */
+function introductionFirst(ranked: Ranked[], notes: readonly number[], table: DocTable, engine: ShardedEngine): Ranked[] {
+  if (notes.length === 0) return ranked;
+  const out = [...ranked];
+  for (const note of notes) {
+    const first = table.meta.meta.notes[note]![1];
+    if (!engine.holds(first)) continue;
+    const best = out.findIndex((h) => table.note[h.id] === note);
+    if (best < 0 || out[best]!.id === first) continue;
+    const at = out.findIndex((h) => h.id === first);
+    if (at >= 0) out.splice(at, 1);
+    out.splice(best, 0, { id: first, score: out[best]!.score, ord: table.ord[first]! });
+  }
+  return out.slice(0, ranked.length);
 }
 
 /**

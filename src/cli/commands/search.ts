@@ -12,7 +12,7 @@
  * that the ref grammar refuses (`bad_ref`, see {@link prefixPath}) or an empty `--class` (`usage`).
  */
 import type { Command } from 'commander';
-import { search } from '../../search/search.js';
+import { search, type SearchHit } from '../../search/search.js';
 import { overCapNotes, type OverCapNote } from '../../indexer/lookup.js';
 import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
@@ -119,11 +119,23 @@ export function register(program: Command, ctx: CliContext): void {
     let out = '';
     results.forEach((h, i) => {
       out += `${i + 1}. ${h.ref}  (score ${h.score})\n`;
-      out += `   lines ${h.line_start}-${h.line_end}${h.heading_path.length ? ` · ${h.heading_path.join(' › ')}` : ''}\n`;
+      out += `   lines ${h.line_start}-${h.line_end} · ${hitHeading(h)}\n`;
       const preview = h.text.split('\n').filter((l) => l.trim() !== '').slice(0, 3);
       for (const l of preview) out += `   │ ${l.length > 100 ? `${l.slice(0, 99)}…` : l}\n`;
     });
     ctx.stdout(out + skippedLine);
     return 0;
   }));
+}
+
+/**
+ * Where a hit sits in its note, for the human output: its heading path (`Brine › Tides`), or for a chunk
+ * before the note's first heading (empty heading path) the note's file name without `.md` and
+ * `(introduction)` — `Framgång (introduction)`: the file name is what Obsidian shows at the top of a note
+ * (its inline title), and the line would otherwise name nothing.
+ */
+export function hitHeading(hit: Pick<SearchHit, 'path' | 'heading_path'>): string {
+  if (hit.heading_path.length > 0) return hit.heading_path.join(' › ');
+  const name = hit.path.slice(hit.path.lastIndexOf('/') + 1).replace(/\.md$/i, '');
+  return `${name} (introduction)`;
 }
