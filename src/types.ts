@@ -222,6 +222,12 @@ export interface VaultConfig {
    * at this weight unless its `stemWeight` option says otherwise; 0: no copy, exact terms only.
    */
   stem_weight?: number;
+  /**
+   * Trusted runner public keys (SPKI PEM files, `loretrace keygen`'s `.pub.pem`), each path relative to the
+   * config file's folder (docs/RECEIPTS.md "Authorship"): the commands that verify ledgers use them when no
+   * `--trust-key` and no `LORETRACE_TRUSTED_KEYS` is given. Not part of the index (changing them rebuilds nothing).
+   */
+  trusted_keys?: string[];
 }
 
 /**

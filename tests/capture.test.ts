@@ -203,7 +203,7 @@ describe('assembleCapture in responder_scoped_repository_search (a real ProxySes
     rawOutput: read(ILSE_RAW), rawOutputFile: 'ilse.raw.json', source: { kind: 'ledger', text: read(join(tmp.dir, 'ilse.jsonl')), file: 'ilse.jsonl' }, ...over,
   });
 
-  it('mirrors the ledger into lore_access, keeps the responder\'s research fields in parsed_output, and accepts as draft', async () => {
+  it('mirrors the ledger into lore_access, keeps the responder\'s research fields in parsed_output, and without a trusted key stays draft (ledger_authorship_not_checked)', async () => {
     const r = await assembleCapture(ilse());
     const exported = await exportLedger(read(join(tmp.dir, 'ilse.jsonl')), { index });
     const c = r.capture;
@@ -225,15 +225,16 @@ describe('assembleCapture in responder_scoped_repository_search (a real ProxySes
     expect(r.trace!.totals).toEqual({ verified: 3, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, missing_file: 0, policy_violation: 0, drifted: 0, unverifiable: 2, unbacked: 0, ledger_mismatch: 0, ledger_broken: 0, ledger_untrusted: 0, seed_not_consulted: 0, ledger_not_closed: 0, ledger_unsigned: 0, ledger_untrusted_signer: 0, ledger_signature_invalid: 0 });
     expect(r.trace!.runner_captured).toEqual({ checked: 3, failed: 0, ledger_backed: 3 });
     expect(r.ledger).toMatchObject({ valid: true, closed: true, records: 10 });
-    expect(c.review_status).toBe('accepted_as_draft');
-    expect(c.coordinator_review.failure_labels).toEqual([]);
+    // Every receipt check passed, but nobody checked who wrote the (unsigned) ledger: a draft, never accepted.
+    expect(c.review_status).toBe('draft');
+    expect(c.coordinator_review.failure_labels).toEqual(['ledger_authorship_not_checked']);
     expect(c.coordinator_review.accepted_for_training).toBe(false);
-    expect(c.coordinator_review.review_notes.at(-1)).toBe('review_status accepted_as_draft: every runner_captured entry is ledger-backed and verified, every required seed was read, no claim is unbacked and no leakage flag is set. accepted_for_training stays false: acceptance is a person\'s decision.');
+    expect(c.coordinator_review.review_notes.at(-1)).toBe('review_status draft: ledger_authorship_not_checked. accepted_for_training stays false.');
     expect(c.coordinator_review.review_notes).toContain('research_summary is the responder\'s own (parsed_output.research_summary).');
     expect(r.findings).toEqual([]);
     expect(r.valid).toBe(true);
     expect(r.receipts.ledger).toEqual({ file: 'ilse.jsonl', head: exported.ledger_head, records: 10, closed: true, valid: true, signer_key_id: null, authorship: 'not_checked' });
-    expect(c.coordinator_review.review_notes).toContain('Authorship not checked (no --trust-key): the chain shows the records hang together, not who wrote them (the ledger is unsigned); whoever can write the file could have written it.');
+    expect(c.coordinator_review.review_notes).toContain('Authorship not checked (no --trust-key): the chain shows the records hang together, not who wrote them (the ledger is unsigned); whoever can write the file could have written it, so the capture stays draft (ledger_authorship_not_checked) — pass --trust-key (or trusted_keys in the config) to make authorship, and acceptance, possible.');
   });
 
   it('reports refs the responder claims but the ledger never shows read, by name, and stays draft', async () => {
@@ -241,7 +242,7 @@ describe('assembleCapture in responder_scoped_repository_search (a real ProxySes
     raw.consulted_refs.push('FixtureLore:World/Politics/Harbor Neutrality.md');
     const r = await assembleCapture(ilse({ rawOutput: JSON.stringify(raw) }));
     expect(r.capture.review_status).toBe('draft');
-    expect(r.capture.coordinator_review.failure_labels).toEqual(['claimed_not_read']);
+    expect(r.capture.coordinator_review.failure_labels).toEqual(['ledger_authorship_not_checked', 'claimed_not_read']);
     expect(r.findings).toEqual([{ code: 'claimed_not_read', severity: 'warning', message: 'the responder claims refs the receipts never show read: FixtureLore:World/Politics/Harbor Neutrality.md', path: 'ilse.packet.json', pointer: '/parsed_output' }]);
     expect(r.capture.coordinator_review.review_notes).toContain('The responder claims refs the receipts never show read: FixtureLore:World/Politics/Harbor Neutrality.md.');
     expect(r.capture.parsed_output).toEqual(raw);
@@ -253,7 +254,7 @@ describe('assembleCapture in responder_scoped_repository_search (a real ProxySes
     raw.research_trace.push({ ...raw.research_trace[0], trace_id: 'ilse.exact', line_start: 8, line_end: 8, extracted_constraint: 'Salvage rights on the shelf are sold by the hour, and a crew that overstays pays in fuel.' });
     const r = await assembleCapture(ilse({ rawOutput: JSON.stringify(raw) }));
     expect(r.findings.map((f) => [f.code, f.pointer])).toEqual([['responder_claims_runner_captured', '/parsed_output/research_trace/0']]);
-    expect(r.capture.coordinator_review.failure_labels).toEqual(['responder_claims_runner_captured']);
+    expect(r.capture.coordinator_review.failure_labels).toEqual(['ledger_authorship_not_checked', 'responder_claims_runner_captured']);
     expect(r.capture.review_status).toBe('draft');
   });
 
@@ -285,7 +286,7 @@ describe('assembleCapture in responder_scoped_repository_search (a real ProxySes
     raw.research_trace[1].extracted_constraint = 'the harbor council swore every frozen crew one free berth plus fuel until spring came back';
     const r = await assembleCapture(ilse({ rawOutput: JSON.stringify(raw) }));
     expect(r.capture.review_status).toBe('draft');
-    expect(r.capture.coordinator_review.failure_labels).toEqual(['responder_trace_not_verified']);
+    expect(r.capture.coordinator_review.failure_labels).toEqual(['ledger_authorship_not_checked', 'responder_trace_not_verified']);
     expect(r.trace!.totals).toMatchObject({ verified: 3, text_mismatch: 1, unverifiable: 1 });
     const bad = r.trace!.entries.find((e) => e.trace_id === 'ilse.blackout_promise')!;
     expect([bad.pointer, bad.disposition, bad.similarity]).toEqual(['/parsed_output/research_trace/1', 'text_mismatch', 0.25]);
@@ -294,7 +295,7 @@ describe('assembleCapture in responder_scoped_repository_search (a real ProxySes
       message: '/parsed_output/research_trace/1 (ilse.blackout_promise) is text_mismatch: responder_reported entry: lines 11-12 of World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md do not hold its extracted_constraint (token containment 0.25); expected a quote of those lines (every word in them); the capture stays draft',
     }]);
     expect(r.capture.coordinator_review.review_notes).toContain('responder_reported entries whose cited lines do not hold their text: /parsed_output/research_trace/1 (ilse.blackout_promise, text_mismatch, token containment 0.25).');
-    expect(r.capture.coordinator_review.review_notes.at(-1)).toBe('review_status draft: responder_trace_not_verified. accepted_for_training stays false.');
+    expect(r.capture.coordinator_review.review_notes.at(-1)).toBe('review_status draft: ledger_authorship_not_checked, responder_trace_not_verified. accepted_for_training stays false.');
   });
 
   it('summarises the refused tool calls of the session in the review notes, counts by code', async () => {
@@ -311,7 +312,7 @@ describe('assembleCapture in responder_scoped_repository_search (a real ProxySes
     const r = await assembleCapture(ilse({ source: { kind: 'ledger', text: read(path), file: 'ilse-refused.jsonl' } }));
     expect(r.refusals).toEqual({ calls: 7, refused: 3, codes: [['not_reached', 2], ['out_of_scope', 1]] });
     expect(r.capture.coordinator_review.review_notes).toContain('Refused tool calls: 3 of 7 (not_reached 2, out_of_scope 1); the ledger records each one\'s true reason.');
-    expect(r.capture.review_status).toBe('accepted_as_draft');
+    expect(r.capture.coordinator_review.failure_labels).toEqual(['ledger_authorship_not_checked']);
     const clean = await assembleCapture(ilse());
     expect(clean.refusals).toEqual({ calls: 4, refused: 0, codes: [] });
     expect(clean.capture.coordinator_review.review_notes.some((n) => n.startsWith('Refused tool calls'))).toBe(false);
@@ -324,7 +325,7 @@ describe('assembleCapture in responder_scoped_repository_search (a real ProxySes
     raw.consulted_refs = [R.territories];
     const r = await assembleCapture(ilse({ rawOutput: JSON.stringify(raw), source: { kind: 'ledger', text: read(ledger), file: 'ilse-one-seed.jsonl' } }));
     expect(r.findings).toContainEqual({ code: 'seed_not_consulted', severity: 'error', message: `required seed ${R.factions} was never read according to the receipts`, path: 'ilse.packet.json' });
-    expect(r.capture.coordinator_review.failure_labels).toEqual(['seed_not_consulted']);
+    expect(r.capture.coordinator_review.failure_labels).toEqual(['ledger_authorship_not_checked', 'seed_not_consulted']);
     expect(r.capture.coordinator_review.review_notes).toContain(`Required seeds never read: ${R.factions}.`);
   });
 
@@ -334,7 +335,7 @@ describe('assembleCapture in responder_scoped_repository_search (a real ProxySes
     const r = await assembleCapture(ilse({ source: { kind: 'ledger', text: read(ledger), file: 'ilse-open.jsonl' } }));
     expect(r.ledger).toMatchObject({ valid: true, closed: false, records: 9 });
     expect(r.capture.review_status).toBe('draft');
-    expect(r.capture.coordinator_review.failure_labels).toEqual(['ledger_not_closed']);
+    expect(r.capture.coordinator_review.failure_labels).toEqual(['ledger_not_closed', 'ledger_authorship_not_checked']);
     expect(r.findings.map((f) => f.code)).toEqual(['ledger_not_closed']);
   });
 
@@ -520,7 +521,8 @@ describe('loretrace capture (CLI)', () => {
     const r = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'ilse.packet.json', '--raw-output', 'ilse.raw.json', '--ledger', 'ilse.jsonl', '--out', 'ilse.capture.json', '--model-family', 'fixture model', '--reviewer', 'fixture reviewer']);
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
-    expect(r.out).toContain('review_status accepted_as_draft');
+    expect(r.out).toContain('review_status draft');
+    expect(r.out).toContain('  failure_labels: ledger_authorship_not_checked\n');
     expect(r.out).toContain('research_trace: 3 runner_captured entries, 0 failed');
     written.push(join(tmp.dir, 'ilse.capture.json'));
     const lock = JSON.parse(read(join(tmp.dir, 'ilse.capture.lock.json')));
@@ -544,18 +546,18 @@ describe('loretrace capture (CLI)', () => {
       '  authorship not checked (no --trust-key); the ledger is unsigned',
       `  research_trace: 3 runner_captured entries, 0 failed (${totals})`,
       '  leakage (automated first pass): no flag set',
-      '  failure_labels: responder_trace_not_verified',
+      '  failure_labels: ledger_authorship_not_checked, responder_trace_not_verified',
     ]);
     written.push(join(tmp.dir, 'ilse-invented.capture.json'));
     const check = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'ilse-invented.capture.json']);
     expect(check.code).toBe(1);
     expect(check.out.split('\n').slice(0, 3)).toEqual([
-      'ilse-invented.capture.json: FAILED (draft: review_status draft, failure_label responder_trace_not_verified)',
+      'ilse-invented.capture.json: FAILED (draft: review_status draft, failure_label ledger_authorship_not_checked, failure_label responder_trace_not_verified)',
       '  validation: valid',
-      `  trace: 3 runner_captured checked, 0 failed (${totals})`,
+      `  trace: 3 runner_captured entries: 3 ledger-backed and verified, 0 failed; other entries: text_mismatch 1 (${totals})`,
     ]);
     const clean = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'ilse.capture.json']);
-    expect(clean.out.split('\n')[2]).toBe('  trace: 3 runner_captured checked, 0 failed (verified 3, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 2, unbacked 0, ledger_mismatch 0, ledger_broken 0, ledger_untrusted 0, seed_not_consulted 0, ledger_not_closed 0, ledger_unsigned 0, ledger_untrusted_signer 0, ledger_signature_invalid 0)');
+    expect(clean.out.split('\n')[2]).toBe('  trace: 3 runner_captured entries: 3 ledger-backed and verified, 0 failed (verified 3, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 2, unbacked 0, ledger_mismatch 0, ledger_broken 0, ledger_untrusted 0, seed_not_consulted 0, ledger_not_closed 0, ledger_unsigned 0, ledger_untrusted_signer 0, ledger_signature_invalid 0)');
   });
 
   it('assembles the coordinator lane from retrieve --capture-out (not ledger-backed: draft, summary built from the receipts)', async () => {
@@ -582,14 +584,16 @@ describe('loretrace capture (CLI)', () => {
 describe('loretrace capture check (many files, one report)', () => {
   it('checks every capture of a folder and its lock, with totals, and fails on a swapped packet', async () => {
     const ok = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'ilse.capture.json', 'mara.capture.json', '--json']);
-    expect(ok.code).toBe(0);
-    expect(JSON.parse(ok.out).totals).toEqual({ captures: 2, ok: 2, failed: 0, invalid: 0, trace_failed: 0, lock_drift: 0, review_mismatch: 0, unreadable: 0 });
+    // ilse's ledger is unsigned and no key is given: integrity only (exit 1); mara's packet-only capture has no ledger.
+    expect(ok.code).toBe(1);
+    expect(JSON.parse(ok.out).totals).toEqual({ captures: 2, ok: 1, integrity_only: 1, failed: 0, invalid: 0, trace_failed: 0, lock_drift: 0, review_mismatch: 0, unreadable: 0 });
+    expect((await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'ilse.capture.json', 'mara.capture.json', '--integrity-only'])).code).toBe(0);
     writeFileSync(join(tmp.dir, 'mara.packet.json'), read(PROXY_PACKET));
     const bad = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'ilse.capture.json', 'mara.capture.json']);
     expect(bad.code).toBe(1);
     expect(bad.out).toContain('mara.capture.json: FAILED');
     expect(bad.out).toContain('  lock mara.capture.lock.json (capture, ready_for_next_role): DRIFT');
-    expect(bad.out.trimEnd().split('\n').at(-1)).toBe('totals: captures 2, ok 1, failed 1, invalid 0, trace_failed 0, lock_drift 1, review_mismatch 0, unreadable 0');
+    expect(bad.out.trimEnd().split('\n').at(-1)).toBe('totals: captures 2, ok 0, integrity_only 1, failed 1, invalid 0, trace_failed 0, lock_drift 1, review_mismatch 0, unreadable 0');
     copyFileSync(MARA_PACKET, join(tmp.dir, 'mara.packet.json'));
   });
 
@@ -620,10 +624,10 @@ describe('capture check re-derives the review from the receipts (a hand-promoted
     writeFileSync(join(tmp.dir, 'leak.raw.json'), read(ILSE_RAW).replace(/"spoken_text": *"[^"]*"/, '"spoken_text": "Heard of Brinefall Truth? Nobody should."'));
     const made = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'ilse.packet.json', '--raw-output', 'leak.raw.json', '--ledger', 'ilse.jsonl', '--out', 'leak.capture.json', '--model-family', 't', '--reviewer', 'r', '--json']);
     expect(made.code).toBe(0);
-    expect(JSON.parse(made.out)).toMatchObject({ review_status: 'draft', failure_labels: ['author_only_leak'] });
-    const honest = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'leak.capture.json']);
+    expect(JSON.parse(made.out)).toMatchObject({ review_status: 'draft', failure_labels: ['ledger_authorship_not_checked', 'author_only_leak'] });
+    const honest = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'leak.capture.json', '--integrity-only']);
     expect(honest.code).toBe(0);
-    expect(honest.out.split('\n')[0]).toBe('leak.capture.json: ok (draft: review_status draft, failure_label author_only_leak)');
+    expect(honest.out.split('\n')[0]).toBe('leak.capture.json: INTEGRITY ONLY (--integrity-only) — chain and hashes intact, authorship not checked (no trusted key): anyone can write such a ledger (draft: review_status draft, failure_label ledger_authorship_not_checked, failure_label author_only_leak)');
 
     promote('leak.capture.json', (c) => {
       c.review_status = 'accepted_as_draft';
@@ -633,10 +637,10 @@ describe('capture check re-derives the review from the receipts (a hand-promoted
     expect(r.code).toBe(1);
     expect(r.out.split('\n').filter((l) => l.startsWith('leak.capture.json') || l.startsWith('  review:'))).toEqual([
       'leak.capture.json: FAILED',
-      '  review: leak.capture.json /review_status: review_status is "accepted_as_draft" but the receipts and the re-run leakage audit give draft (author_only_leak) [capture_review_mismatch]',
-      '  review: leak.capture.json /coordinator_review/failure_labels: failure_labels [] differ from the re-derived ["author_only_leak"]: missing author_only_leak [capture_review_mismatch]',
+      '  review: leak.capture.json /review_status: review_status is "accepted_as_draft" but the receipts and the re-run leakage audit give draft (ledger_authorship_not_checked, author_only_leak) [capture_review_mismatch]',
+      '  review: leak.capture.json /coordinator_review/failure_labels: failure_labels [] differ from the re-derived ["ledger_authorship_not_checked","author_only_leak"]: missing author_only_leak [capture_review_mismatch]',
     ]);
-    expect(r.out.trimEnd().split('\n').at(-1)).toBe('totals: captures 1, ok 0, failed 1, invalid 1, trace_failed 0, lock_drift 0, review_mismatch 1, unreadable 0');
+    expect(r.out.trimEnd().split('\n').at(-1)).toBe('totals: captures 1, ok 0, integrity_only 0, failed 1, invalid 1, trace_failed 0, lock_drift 0, review_mismatch 1, unreadable 0');
     const v = await run(['validate', 'capture', 'leak.capture.json', '--json']);
     expect(v.code).toBe(1);
     expect(JSON.parse(v.out).reports[0].errors.map((e: { rule: string; pointer: string }) => [e.rule, e.pointer])).toEqual([
@@ -662,14 +666,17 @@ describe('capture check re-derives the review from the receipts (a hand-promoted
   it('fails a capture promoted to accepted_for_training true (or given interventions), whatever its review_status; validate capture refuses the rejected one', async () => {
     const made = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'ilse.packet.json', '--raw-output', 'ilse.raw.json', '--ledger', 'ilse.jsonl', '--out', 'train.capture.json', '--model-family', 't', '--reviewer', 'r', '--json']);
     expect(made.code).toBe(0);
-    expect(JSON.parse(made.out)).toMatchObject({ review_status: 'accepted_as_draft', failure_labels: [] });
+    expect(JSON.parse(made.out)).toMatchObject({ review_status: 'draft', failure_labels: ['ledger_authorship_not_checked'] });
     promote('train.capture.json', (c) => {
+      c.review_status = 'accepted_as_draft';
+      c.coordinator_review.failure_labels = [];
       c.coordinator_review.accepted_for_training = true;
     });
     const lines = (out: string) => out.split('\n').filter((l) => l.startsWith('train.capture.json') || l.startsWith('  review:'));
     const promoted = [
       'train.capture.json: FAILED',
-      '  review: train.capture.json /coordinator_review/accepted_for_training: accepted_for_training is true but the re-derived review gives false (loretrace never accepts a capture for training; the re-derived review_status is accepted_as_draft) [capture_review_mismatch]',
+      '  review: train.capture.json /review_status: review_status is "accepted_as_draft" but the receipts and the re-run leakage audit give draft (ledger_authorship_not_checked) [capture_review_mismatch]',
+      '  review: train.capture.json /coordinator_review/accepted_for_training: accepted_for_training is true but the re-derived review gives false (loretrace never accepts a capture for training; the re-derived review_status is draft, failure_labels ledger_authorship_not_checked) [capture_review_mismatch]',
     ];
     const r = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'train.capture.json']);
     expect([r.code, lines(r.out)]).toEqual([1, promoted]);
@@ -683,7 +690,7 @@ describe('capture check re-derives the review from the receipts (a hand-promoted
     const rejected = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'train.capture.json', '--json']);
     expect(rejected.code).toBe(1);
     expect(JSON.parse(rejected.out).captures[0].review.map((f: { code: string; pointer: string; message: string }) => [f.code, f.pointer, f.message])).toEqual([
-      ['capture_review_mismatch', '/coordinator_review/accepted_for_training', 'accepted_for_training is true but the re-derived review gives false (loretrace never accepts a capture for training; the re-derived review_status is accepted_as_draft)'],
+      ['capture_review_mismatch', '/coordinator_review/accepted_for_training', 'accepted_for_training is true but the re-derived review gives false (loretrace never accepts a capture for training; the re-derived review_status is draft, failure_labels ledger_authorship_not_checked)'],
       ['capture_review_mismatch', '/coordinator_review/coordinator_interventions', 'coordinator_interventions is a list of 1 intervention but the re-derived review gives [] (the raw output is the responder\'s text byte for byte; loretrace edits nothing)'],
     ]);
     const v = await run(['validate', 'capture', 'train.capture.json', '--json']);
@@ -699,20 +706,20 @@ describe('capture check re-derives the review from the receipts (a hand-promoted
     await ilseLedger(join(tmp.dir, 'cut.jsonl'), { close: false });
     const made = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'ilse.packet.json', '--raw-output', 'ilse.raw.json', '--ledger', 'cut.jsonl', '--out', 'cut.capture.json', '--model-family', 't', '--reviewer', 'r', '--json']);
     expect(made.code).toBe(0);
-    expect(JSON.parse(made.out)).toMatchObject({ review_status: 'draft', failure_labels: ['ledger_not_closed'] });
+    expect(JSON.parse(made.out)).toMatchObject({ review_status: 'draft', failure_labels: ['ledger_not_closed', 'ledger_authorship_not_checked'] });
     promote('cut.capture.json', (c) => {
       c.coordinator_review.accepted_for_training = true;
     });
-    const want = 'accepted_for_training is true but the re-derived review gives false (loretrace never accepts a capture for training; the re-derived review_status is draft, failure_labels ledger_not_closed)';
+    const want = 'accepted_for_training is true but the re-derived review gives false (loretrace never accepts a capture for training; the re-derived review_status is draft, failure_labels ledger_not_closed, ledger_authorship_not_checked)';
     for (const trust of [[], ['--trust-key', join(keys, 'runner.pub.pem')]]) {
       const r = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'cut.capture.json', ...trust, '--json']);
       expect(r.code).toBe(1);
       const review = JSON.parse(r.out).captures[0].review.map((f: { pointer: string; message: string }) => [f.pointer, f.message]);
-      expect(review).toContainEqual(['/coordinator_review/accepted_for_training', trust.length ? want.replace('ledger_not_closed', 'ledger_not_closed, ledger_unsigned') : want]);
+      expect(review).toContainEqual(['/coordinator_review/accepted_for_training', trust.length ? want.replace('ledger_authorship_not_checked', 'ledger_unsigned') : want]);
     }
     const v = await run(['validate', 'capture', 'cut.capture.json', '--json']);
     expect(JSON.parse(v.out).reports[0].errors.map((e: { rule: string; pointer: string; message: string }) => [e.rule, e.pointer, e.message])).toEqual([
-      ['capture.training_unaccepted', '/coordinator_review/accepted_for_training', 'accepted_for_training is true on a capture that is not accepted (review_status draft; failure_labels ledger_not_closed)'],
+      ['capture.training_unaccepted', '/coordinator_review/accepted_for_training', 'accepted_for_training is true on a capture that is not accepted (review_status draft; failure_labels ledger_not_closed, ledger_authorship_not_checked)'],
     ]);
   });
 });
@@ -736,7 +743,7 @@ describe('loretrace capture check on FIFOs (refused on the open handle, never bl
     ]);
     const ilse = report.captures[2];
     expect(ilse.lock.files.find((f: { path: string }) => f.path === 'ilse.jsonl')).toMatchObject({ disposition: 'changed', actual_sha256: null, detail: 'ilse.jsonl is not a regular file (a FIFO, device or folder now stands where the input was): it was not read' });
-    expect(report.totals).toEqual({ captures: 3, ok: 0, failed: 3, invalid: 0, trace_failed: 1, lock_drift: 1, review_mismatch: 1, unreadable: 1 });
+    expect(report.totals).toEqual({ captures: 3, ok: 0, integrity_only: 0, failed: 3, invalid: 0, trace_failed: 1, lock_drift: 1, review_mismatch: 1, unreadable: 1 });
     const text = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'fifo/pipe.capture.json']);
     expect(text.out.split('\n').slice(0, 2)).toEqual(['fifo/pipe.capture.json: FAILED', '  error: cannot read fifo/pipe.capture.json: not a regular file [file_not_found]']);
     rmSync(dir, { recursive: true });
@@ -775,12 +782,12 @@ describe('a capture held to its lock: verify-trace --lock and capture check', ()
   it('verify-trace --lock holds the backed entries to the lock\'s policy_receipt and re-hashes the packet it lists: a packet swapped under the lock is packet_changed', async () => {
     const packet = read(at('ilse.packet.json'));
     const args = ['verify-trace', '--lore', FIXTURE_VAULT, 'locked/ilse.capture.json', '--lock', 'locked/ilse.capture.lock.json'];
-    const ok = await run([...args, '--json']);
+    const ok = await run([...args, '--json', '--integrity-only']);
     expect(ok.code).toBe(0);
     const report = JSON.parse(ok.out);
     expect(report.policy).toMatchObject({ receipt: 'lock locked/ilse.capture.lock.json /policy_receipt', checked: true });
     expect(report.packet_file).toEqual({ file: 'locked/ilse.packet.json', source: 'lock locked/ilse.capture.lock.json', locked_sha256: sha(packet), sha256: sha(packet), disposition: 'unchanged' });
-    expect([report.ok, report.runner_captured]).toEqual([true, { checked: 3, failed: 0, ledger_backed: 3 }]);
+    expect([report.integrity_ok, report.verdict, report.runner_captured]).toEqual([true, 'integrity_only', { checked: 3, failed: 0, ledger_backed: 3 }]);
     const swapped = packet.replace('Two sanctuary berths remain', 'Three sanctuary berths remain');
     expect(swapped).not.toBe(packet);
     writeFileSync(at('ilse.packet.json'), swapped);
@@ -801,7 +808,7 @@ describe('a capture held to its lock: verify-trace --lock and capture check', ()
   it('capture check re-hashes the packet the capture\'s lock lists and reports packet_file: unchanged, packet_changed, packet_missing', async () => {
     const packet = read(at('ilse.packet.json'));
     const args = ['capture', 'check', '--lore', FIXTURE_VAULT, 'locked/ilse.capture.json'];
-    const ok = await run([...args, '--json']);
+    const ok = await run([...args, '--json', '--integrity-only']);
     expect(ok.code).toBe(0);
     expect(JSON.parse(ok.out).captures[0].trace.packet_file).toEqual({ file: 'locked/ilse.packet.json', source: 'lock locked/ilse.capture.lock.json', locked_sha256: sha(packet), sha256: sha(packet), disposition: 'unchanged' });
     expect((await run(args)).out).toContain(`\n  packet: unchanged         locked/ilse.packet.json (sha256 ${sha(packet).slice(0, 12)} as lock locked/ilse.capture.lock.json records it)\n`);
@@ -829,14 +836,14 @@ describe('a capture held to its lock: verify-trace --lock and capture check', ()
     const packet = read(f('m.packet.json'));
     const args = ['verify-trace', '--lore', FIXTURE_VAULT, 'fraglocked/m.lore_access.json'];
     const ok = JSON.parse((await run([...args, '--json'])).out);
-    expect([ok.ok, ok.policy.receipt]).toEqual([true, '/policy_receipt']);
+    expect([ok.integrity_ok, ok.policy.receipt]).toEqual([true, '/policy_receipt']);
     expect(ok.packet_file).toEqual({ file: 'fraglocked/m.packet.json', source: 'lock fraglocked/m.packet.lock.json', locked_sha256: sha(packet), sha256: sha(packet), disposition: 'unchanged' });
     writeFileSync(f('m.packet.json'), `${packet} `);
     try {
       const bad = await run(args);
       expect(bad.code).toBe(1);
       expect(bad.out).toContain(`\n  packet: packet_changed    fraglocked/m.packet.json: sha256 now ${sha(`${packet} `)}, lock fraglocked/m.packet.lock.json records ${sha(packet)} — the packet was swapped or edited under its lock\n`);
-      expect(bad.out).toContain('runner_captured: 1 checked, 1 ledger-backed, 0 failed — FAILED (packet_file packet_changed)\n');
+      expect(bad.out).toContain('runner_captured: 1 entry: 1 ledger-backed and verified, 0 failed; session: packet_file packet_changed — FAILED\n');
       rmSync(f('m.packet.json'));
       const gone = JSON.parse((await run([...args, '--json'])).out);
       expect([gone.ok, gone.packet_file.disposition, gone.packet_file.sha256]).toEqual([false, 'packet_missing', null]);
@@ -858,7 +865,7 @@ describe('a capture held to its lock: verify-trace --lock and capture check', ()
       const r = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'locked/ilse.capture.json', '--json']);
       expect(r.code).toBe(1);
       const report = JSON.parse(r.out);
-      expect(report.totals).toEqual({ captures: 1, ok: 0, failed: 1, invalid: 0, trace_failed: 1, lock_drift: 1, review_mismatch: 1, unreadable: 0 });
+      expect(report.totals).toEqual({ captures: 1, ok: 0, integrity_only: 0, failed: 1, invalid: 0, trace_failed: 1, lock_drift: 1, review_mismatch: 1, unreadable: 0 });
       const trace = report.captures[0].trace;
       expect(trace.totals).toEqual(totals({ unbacked: 3, unverifiable: 2 }));
       expect(trace.ledgers.map((l: { disposition: string; pin_source: string }) => [l.disposition, l.pin_source])).toEqual([['ledger_broken', 'lock locked/ilse.capture.lock.json']]);

@@ -154,9 +154,9 @@ describe('commands that check many inputs list an unusable one in their report a
   const f = BAD.missing!.file;
   it('capture check and lock verify count it unreadable', async () => {
     const check = await run(['capture', 'check', ...L, f]);
-    expect([check.code, check.stdout.trimEnd().split('\n').pop()]).toEqual([1, 'totals: captures 1, ok 0, failed 1, invalid 0, trace_failed 0, lock_drift 0, review_mismatch 0, unreadable 1']);
+    expect([check.code, check.stdout.trimEnd().split('\n').pop()]).toEqual([1, 'totals: captures 1, ok 0, integrity_only 0, failed 1, invalid 0, trace_failed 0, lock_drift 0, review_mismatch 0, unreadable 1']);
     const lock = await run(['lock', 'verify', f]);
-    expect([lock.code, lock.stdout.trimEnd().split('\n').pop()]).toEqual([1, 'totals: 1 lock, ok 0, drift 0, unreadable 1, files_unchanged 0, files_changed 0, files_missing 0, snapshot_unchanged 0, snapshot_changed 0, snapshot_not_checked 0, snapshot_other_vault 0, snapshot_not_recorded 0, authorship_failed 0']);
+    expect([lock.code, lock.stdout.trimEnd().split('\n').pop()]).toEqual([1, 'totals: 1 lock, ok 0, integrity_only 0, drift 0, unreadable 1, files_unchanged 0, files_changed 0, files_missing 0, snapshot_unchanged 0, snapshot_changed 0, snapshot_not_checked 0, snapshot_other_vault 0, snapshot_not_recorded 0, authorship_failed 0']);
   });
 });
 

@@ -61,7 +61,7 @@ describe('addVaultOptions', () => {
 
   it('requires --lore for every vault command but ledger verify', async () => {
     expect(await run(['verify-trace', 'x.json'])).toEqual({ code: 2, stdout: '', stderr: "loretrace: required option '--lore <dir>' not specified; see 'loretrace verify-trace --help' [usage]\n" });
-    const r = await run(['ledger', 'verify', join(FIXTURES, 'artifacts', 'ledger.harbor.jsonl')]);
+    const r = await run(['ledger', 'verify', join(FIXTURES, 'artifacts', 'ledger.harbor.jsonl'), '--integrity-only']);
     expect(r.code).toBe(0);
   });
 });
@@ -206,7 +206,7 @@ describe('count wording', () => {
 
   it('verify-trace labels a raw .jsonl ledger proxy_ledger', async () => {
     const file = join(FIXTURES, 'artifacts', 'ledger.harbor.jsonl');
-    const r = await run(['verify-trace', '--lore', FIXTURE_VAULT, file]);
+    const r = await run(['verify-trace', '--lore', FIXTURE_VAULT, file, '--integrity-only']);
     expect([r.code, r.stdout.split('\n')[0]]).toEqual([0, `verify-trace: ${file} (proxy_ledger) against FixtureLore snapshot 3e69bbc3a488`]);
   });
 

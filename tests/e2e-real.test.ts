@@ -53,7 +53,7 @@ describe.skipIf(!hasShared)(`retrieve + verify-trace on the real Pallas packet (
     retrieveOut = r.out;
     packet = JSON.parse(readFileSync(join(tmp, 'pallas.packet.json'), 'utf8')) as ResponderPacket;
     capture = JSON.parse(readFileSync(join(tmp, 'pallas.lore_access.json'), 'utf8')) as CaptureFragment;
-    const v = await run(['verify-trace', '--lore', AETHERIA, join(tmp, 'pallas.lore_access.json'), '--ledger', join(tmp, 'pallas.packet.ledger.jsonl'), '--json']);
+    const v = await run(['verify-trace', '--lore', AETHERIA, join(tmp, 'pallas.lore_access.json'), '--ledger', join(tmp, 'pallas.packet.ledger.jsonl'), '--json', '--integrity-only']);
     verifyCode = v.code;
     report = JSON.parse(v.out) as TraceVerificationReport;
   });

@@ -562,7 +562,7 @@ describe('exportLedger', () => {
       [`${pr.ledger_id}:5:${ids[5]}`, `${R.blackout}#chunk1`, `lore_read ${R.blackout}#chunk1`],
     ]);
     const verdict = await verifyTrace(index, fragment, { file: 'fragment.json', ledgers: [{ file: 'ledger.ilse.v2.jsonl', text: proxy }] });
-    expect([verdict.ok, verdict.runner_captured]).toEqual([true, { checked: 3, failed: 0, ledger_backed: 3 }]);
+    expect([verdict.integrity_ok, verdict.verdict, verdict.runner_captured]).toEqual([true, 'integrity_only', { checked: 3, failed: 0, ledger_backed: 3 }]);
     const retrieve = readFileSync(join(REPO, 'lore-fixtures/ledgers/ledger.mara-retrieve.v2.jsonl'), 'utf8');
     const rr = await verifyLedger(retrieve, { file: 'ledger.mara-retrieve.v2.jsonl', index });
     expect(rr).toMatchObject({ valid: true, schema_version: 'loretrace.ledger.v2', records: 8, closed: true, totals: { tool_calls: 6, ok: 6, refused: 0, unanswered: 0 }, findings: [] });
@@ -584,14 +584,14 @@ describe('exportLedger', () => {
 });
 
 describe('loretrace ledger', () => {
-  it('verify prints ok and exits 0; --json gives the report', async () => {
+  it('verify of an unsigned ledger without a trusted key prints UNAUTHENTICATED and exits 1 (0 with --integrity-only); --json gives the report', async () => {
     const path = await sessionLedger();
     const text = await cli(['ledger', 'verify', path]);
-    expect(text.code).toBe(0);
-    expect(text.stdout).toMatch(new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: ok — 10 records \\(seq 0-9\\), chain intact, closed by SESSION_CLOSED; head [0-9a-f]{64}\\n`));
-    const json = await cli(['ledger', 'verify', path, '--json', '--lore', FIXTURE_VAULT]);
+    expect(text.code).toBe(1);
+    expect(text.stdout).toMatch(new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: UNAUTHENTICATED — chain and hashes intact, authorship not checked \\(no trusted key\\): anyone can write such a ledger; 10 records \\(seq 0-9\\), chain intact, closed by SESSION_CLOSED; head [0-9a-f]{64}\\n`));
+    const json = await cli(['ledger', 'verify', path, '--json', '--lore', FIXTURE_VAULT, '--integrity-only']);
     expect(json.code).toBe(0);
-    expect(JSON.parse(json.stdout)).toMatchObject({ valid: true, records: 10, lore: { ranges: 3, matched: 3 } });
+    expect(JSON.parse(json.stdout)).toMatchObject({ valid: true, verdict: 'integrity_only', records: 10, lore: { ranges: 3, matched: 3 } });
   });
 
   it('verify exits 1 and names the first bad seq of a tampered ledger; a missing file is a usage error', async () => {
@@ -633,7 +633,7 @@ describe('loretrace ledger', () => {
     const ls = lines(path);
     const head = JSON.parse(ls[5]!).record_hash as string;
     writeFileSync(path, ls.slice(0, 3).join('\n') + '\n');
-    const plain = await cli(['ledger', 'verify', path]);
+    const plain = await cli(['ledger', 'verify', path, '--integrity-only']);
     expect(plain.code).toBe(0);
     expect(plain.stdout).toContain('[ledger_not_closed]');
     const pinned = await cli(['ledger', 'verify', path, '--head', head]);

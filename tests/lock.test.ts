@@ -137,22 +137,22 @@ describe('findLockFor', () => {
 describe('loretrace lock verify', () => {
   it("says a lock of another vault is of another vault, not a drifted snapshot", async () => {
     const other = join(FIXTURES, 'MarkdownLore');
-    const r = await run(['lock', 'verify', 'p.lock.json', '--lore', other, '--index-dir', join(tmp.dir, 'other-index'), '--json']);
+    const r = await run(['lock', 'verify', 'p.lock.json', '--lore', other, '--index-dir', join(tmp.dir, 'other-index'), '--json', '--integrity-only']);
     expect(r.code).toBe(0);
     const report = JSON.parse(r.out).locks[0];
     expect(report.snapshot).toEqual({ disposition: 'other_vault', recorded: snapshot, current: null, namespace: 'FixtureLore', current_namespace: 'MarkdownLore' });
-    expect(report.ok).toBe(true);
+    expect([report.verdict, report.integrity_ok]).toEqual(['integrity_only', true]);
     const text = await run(['lock', 'verify', 'p.lock.json', '--lore', other, '--index-dir', join(tmp.dir, 'other-index')]);
     expect(text.out).toContain("  snapshot other_vault (the lock is of vault FixtureLore, --lore is MarkdownLore: not compared; pass the lock's own vault)\n");
     expect(text.out).toContain('snapshot_other_vault 1');
   });
 
-  it('reports every file unchanged and the snapshot unchanged (with --lore), totals with zeros', async () => {
+  it('reports every file unchanged and the snapshot unchanged (with --lore), totals with zeros; its unsigned ledger, unchecked, makes it UNAUTHENTICATED (exit 1)', async () => {
     const r = await run(['lock', 'verify', 'p.lock.json', '--lore', FIXTURE_VAULT]);
     expect(r.err).toBe('');
-    expect(r.code).toBe(0);
+    expect(r.code).toBe(1);
     expect(r.out).toBe([
-      'lock p.lock.json (retrieve, ready_for_next_role): ok',
+      'lock p.lock.json (retrieve, ready_for_next_role): UNAUTHENTICATED — files and hashes intact, authorship not checked (no trusted key): anyone can write such a ledger',
       '  unchanged output p.json',
       '  unchanged output p.ledger.jsonl',
       '  unchanged output c.json',
@@ -161,13 +161,13 @@ describe('loretrace lock verify', () => {
       `  snapshot unchanged (recorded ${snapshot.slice(0, 12)}, vault now ${snapshot.slice(0, 12)})`,
       '  authorship not checked (no --trust-key); the lock records no signer',
       '  files: unchanged 5, changed 0, missing 0',
-      'totals: 1 lock, ok 1, drift 0, unreadable 0, files_unchanged 5, files_changed 0, files_missing 0, snapshot_unchanged 1, snapshot_changed 0, snapshot_not_checked 0, snapshot_other_vault 0, snapshot_not_recorded 0, authorship_failed 0',
+      'totals: 1 lock, ok 0, integrity_only 1, drift 0, unreadable 0, files_unchanged 5, files_changed 0, files_missing 0, snapshot_unchanged 1, snapshot_changed 0, snapshot_not_checked 0, snapshot_other_vault 0, snapshot_not_recorded 0, authorship_failed 0',
       '',
     ].join('\n'));
   });
 
   it('without --lore the snapshot is not_checked', async () => {
-    const r = await run(['lock', 'verify', 'p.lock.json', '--json']);
+    const r = await run(['lock', 'verify', 'p.lock.json', '--json', '--integrity-only']);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.out).locks[0].snapshot).toEqual({ disposition: 'not_checked', recorded: snapshot, current: null, namespace: 'FixtureLore', current_namespace: null });
   });
@@ -223,15 +223,15 @@ describe('loretrace lock verify', () => {
   });
 
   it('takes many locks and folders in one call with one report', async () => {
-    const r = await run(['lock', 'verify', 'p.lock.json', 'p.v2.lock.json', '--json']);
+    const r = await run(['lock', 'verify', 'p.lock.json', 'p.v2.lock.json', '--json', '--integrity-only']);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.out).totals).toEqual({ locks: 2, ok: 2, drift: 0, unreadable: 0, files_unchanged: 9, files_changed: 0, files_missing: 0, snapshot_unchanged: 0, snapshot_changed: 0, snapshot_not_checked: 2, snapshot_other_vault: 0, snapshot_not_recorded: 0, authorship_failed: 0 });
+    expect(JSON.parse(r.out).totals).toEqual({ locks: 2, ok: 0, integrity_only: 2, drift: 0, unreadable: 0, files_unchanged: 9, files_changed: 0, files_missing: 0, snapshot_unchanged: 0, snapshot_changed: 0, snapshot_not_checked: 2, snapshot_other_vault: 0, snapshot_not_recorded: 0, authorship_failed: 0 });
     const folder = await run(['lock', 'verify', 'swap', '.', '--json']);
     expect(folder.code).toBe(1);
     const totals = JSON.parse(folder.out).totals;
     // `.` holds swap/ too: each lock is reported once.
-    expect(JSON.parse(folder.out).locks.map((l: { file: string; ok: boolean }) => [l.file, l.ok])).toEqual([['swap/p.lock.json', false], ['./p.lock.json', true], ['./p.v2.lock.json', true]]);
-    expect([totals.locks, totals.ok, totals.drift, totals.files_changed, totals.files_missing]).toEqual([3, 2, 1, 1, 1]);
+    expect(JSON.parse(folder.out).locks.map((l: { file: string; verdict: string }) => [l.file, l.verdict])).toEqual([['swap/p.lock.json', 'failed'], ['./p.lock.json', 'integrity_only'], ['./p.v2.lock.json', 'integrity_only']]);
+    expect([totals.locks, totals.ok, totals.integrity_only, totals.drift, totals.files_changed, totals.files_missing]).toEqual([3, 0, 2, 1, 1, 1]);
   });
 
   it('says not_recorded for a lock that records no snapshot, even when a vault is given', async () => {
@@ -253,17 +253,17 @@ describe('loretrace lock verify', () => {
     expect(r.code).toBe(1);
     const out = JSON.parse(r.out);
     expect(out.locks.map((l: { file: string; ok: boolean; error?: { code: string } }) => [l.file, l.ok, l.error?.code ?? null])).toEqual([
-      ['onebad/a.lock.json', false, 'bad_lock'], ['onebad/b.lock.json', false, 'bad_json'], ['onebad/p.lock.json', true, null],
+      ['onebad/a.lock.json', false, 'bad_lock'], ['onebad/b.lock.json', false, 'bad_json'], ['onebad/p.lock.json', false, null],
     ]);
     expect(out.locks[1].error.message).toBe('onebad/b.lock.json is not JSON: unexpected end of input at line 1, column 19');
-    expect(out.totals).toEqual({ locks: 3, ok: 1, drift: 0, unreadable: 2, files_unchanged: 5, files_changed: 0, files_missing: 0, snapshot_unchanged: 0, snapshot_changed: 0, snapshot_not_checked: 1, snapshot_other_vault: 0, snapshot_not_recorded: 0, authorship_failed: 0 });
+    expect(out.totals).toEqual({ locks: 3, ok: 0, integrity_only: 1, drift: 0, unreadable: 2, files_unchanged: 5, files_changed: 0, files_missing: 0, snapshot_unchanged: 0, snapshot_changed: 0, snapshot_not_checked: 1, snapshot_other_vault: 0, snapshot_not_recorded: 0, authorship_failed: 0 });
     const text = await run(['lock', 'verify', 'onebad']);
     expect(text.code).toBe(1);
     expect(text.out.split('\n').filter((l) => l.startsWith('lock ') || l.startsWith('totals:'))).toEqual([
       "lock onebad/a.lock.json: UNREADABLE — onebad/a.lock.json is not a loretrace lock: / must have required property 'status' [bad_lock]",
       'lock onebad/b.lock.json: UNREADABLE — onebad/b.lock.json is not JSON: unexpected end of input at line 1, column 19 [bad_json]',
-      'lock onebad/p.lock.json (retrieve, ready_for_next_role): ok',
-      'totals: 3 locks, ok 1, drift 0, unreadable 2, files_unchanged 5, files_changed 0, files_missing 0, snapshot_unchanged 0, snapshot_changed 0, snapshot_not_checked 1, snapshot_other_vault 0, snapshot_not_recorded 0, authorship_failed 0',
+      'lock onebad/p.lock.json (retrieve, ready_for_next_role): UNAUTHENTICATED — files and hashes intact, authorship not checked (no trusted key): anyone can write such a ledger',
+      'totals: 3 locks, ok 0, integrity_only 1, drift 0, unreadable 2, files_unchanged 5, files_changed 0, files_missing 0, snapshot_unchanged 0, snapshot_changed 0, snapshot_not_checked 1, snapshot_other_vault 0, snapshot_not_recorded 0, authorship_failed 0',
     ]);
     rmSync(dir, { recursive: true }); // the folder-scan tests count the locks under tmp.dir
   });

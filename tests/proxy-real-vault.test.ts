@@ -109,7 +109,7 @@ describe.skipIf(!hasShared)(`ProxySession on AetheriaLore with the Sella researc
     // Management (followed from it at depth 2, never read); the refused hops admitted nothing.
     expect(fragment.followed_refs).toEqual([A('Pre-Elysium/Factions/Powers/Major/Cryonix.md'), A('Pre-Elysium/Technology/Thermal Management.md')]);
     const verdict = await verifyTrace(session.index, fragment, { ledgers: [{ file: 'sella.jsonl', text }] });
-    expect(verdict.ok).toBe(true);
+    expect([verdict.integrity_ok, verdict.verdict]).toEqual([true, 'integrity_only']);
     expect(verdict.runner_captured.failed).toBe(0);
     expect(verdict.runner_captured.ledger_backed).toBe(fragment.research_trace.length);
     expect([verdict.ledgers[0]!.disposition, verdict.ledgers[0]!.pin_source, verdict.totals.seed_not_consulted]).toEqual(['intact', 'the input /ledger_head', 0]);

@@ -147,12 +147,12 @@ describe('retrieve --batch on lore-fixtures/batch', () => {
     }
     for (const id of ['brinefall-intake.turn-01.mara-voss', 'brinefall-intake.turn-02.mara-voss']) {
       const base = join(out, 'packets', `${id}.packet`);
-      const v = await run(['verify-trace', '--lore', FIXTURE_VAULT, `${base}.lore_access.json`, '--ledger', `${base}.ledger.jsonl`, '--json'], env);
+      const v = await run(['verify-trace', '--lore', FIXTURE_VAULT, `${base}.lore_access.json`, '--ledger', `${base}.ledger.jsonl`, '--json', '--integrity-only'], env);
       expect(v.code).toBe(0);
       const report = JSON.parse(v.out) as { runner_captured: unknown };
       expect(report.runner_captured).toEqual(id.includes('turn-01') ? { checked: 3, failed: 0, ledger_backed: 3 } : { checked: 2, failed: 0, ledger_backed: 2 });
     }
-    const locks = await run(['lock', 'verify', out, '--lore', FIXTURE_VAULT], env);
+    const locks = await run(['lock', 'verify', out, '--lore', FIXTURE_VAULT, '--integrity-only'], env);
     expect(locks.code).toBe(0);
   });
 

@@ -271,8 +271,10 @@ describe('loretrace ledger verify --trust-key', () => {
     expect(other.code).toBe(1);
     expect(other.stdout.split('\n')[0]).toBe('session.jsonl: INVALID — chain intact, authorship ledger_untrusted_signer; 8 records verify (seq 0-7)');
     expect(other.stdout).toContain('session.jsonl:8: [ledger_untrusted_signer] the ledger is signed by key 34750f98bd59fcfc, which is none of the trusted keys (6a3803d5f059902a)');
+    // Without any trusted key a signed ledger is still integrity only: a key anyone can make proves nothing.
     const none = await cli(['ledger', 'verify', 'session.jsonl']);
-    expect(none.code).toBe(0);
+    expect(none.code).toBe(1);
+    expect(none.stdout.split('\n')[0]).toMatch(/^session\.jsonl: UNAUTHENTICATED — chain and hashes intact, authorship not checked \(no trusted key\): anyone can write such a ledger; 8 records \(seq 0-7\), chain intact, closed by SESSION_CLOSED; head [0-9a-f]{64}$/);
     expect(none.stdout.split('\n')[3]).toBe('  authorship not checked (no --trust-key); signed by key 34750f98bd59fcfc, signature valid');
     // LORETRACE_TRUSTED_KEYS is a path list; --trust-key replaces it.
     const env = await cli(['ledger', 'verify', 'session.jsonl', '--json'], { LORETRACE_TRUSTED_KEYS: `${k2.publicPath}:${k1.publicPath}` });
@@ -280,6 +282,34 @@ describe('loretrace ledger verify --trust-key', () => {
     expect((JSON.parse(env.stdout) as { authorship: unknown }).authorship).toEqual({ checked: true, status: 'trusted', key_id: '34750f98bd59fcfc', detail: `signed by trusted key 34750f98bd59fcfc (${k1.publicPath})` });
     const flag = await cli(['ledger', 'verify', 'session.jsonl', '--json', '--trust-key', k2.publicPath], { LORETRACE_TRUSTED_KEYS: k1.publicPath });
     expect(flag.code).toBe(1);
+  });
+
+  it('takes trusted keys from the config (trusted_keys, paths relative to the config file) when no flag or variable gives any', async () => {
+    writeTestKey(tmp.dir, 1);
+    const k2 = writeTestKey(tmp.dir, 2);
+    await sessionLedger(KEY1.signer);
+    mkdirSync(join(tmp.dir, 'conf'));
+    writeFileSync(join(tmp.dir, 'conf', 'trust.json'), JSON.stringify({ trusted_keys: ['../key1.pub.pem'] }));
+    const ok = await cli(['ledger', 'verify', 'session.jsonl', '--config', 'conf/trust.json']);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout.split('\n')[3]).toBe(`  authorship: signed by trusted key 34750f98bd59fcfc (${join(tmp.dir, 'key1.pub.pem')})`);
+    // The flag and the variable replace the config's keys, as the flag replaces the variable.
+    const flag = await cli(['ledger', 'verify', 'session.jsonl', '--config', 'conf/trust.json', '--trust-key', k2.publicPath]);
+    expect([flag.code, flag.stdout.split('\n')[0]]).toEqual([1, 'session.jsonl: INVALID — chain intact, authorship ledger_untrusted_signer; 8 records verify (seq 0-7)']);
+    const env = await cli(['ledger', 'verify', 'session.jsonl', '--config', 'conf/trust.json'], { LORETRACE_TRUSTED_KEYS: k2.publicPath });
+    expect(env.code).toBe(1);
+    // Bad entries name the config file and the entry's pointer.
+    writeFileSync(join(tmp.dir, 'conf', 'missing.json'), JSON.stringify({ trusted_keys: ['../key1.pub.pem', 'nope.pub.pem'] }));
+    const missing = await cli(['ledger', 'verify', 'session.jsonl', '--config', 'conf/missing.json']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(new RegExp(`^loretrace: config file ${join(tmp.dir, 'conf', 'missing.json')} /trusted_keys/1: cannot read trusted key "nope\\.pub\\.pem" \\(${join(tmp.dir, 'conf', 'nope.pub.pem')}\\): .*no such file.* \\[bad_config\\]\n$`));
+    writeFileSync(join(tmp.dir, 'conf', 'private.json'), JSON.stringify({ trusted_keys: ['../key1.key.pem'] }));
+    const priv = await cli(['ledger', 'verify', 'session.jsonl', '--config', 'conf/private.json']);
+    expect(priv.code).toBe(2);
+    expect(priv.stderr).toBe(`loretrace: config file ${join(tmp.dir, 'conf', 'private.json')} /trusted_keys/0: ${join(tmp.dir, 'key1.key.pem')} is a private key; --trust-key takes the public key (the .pub.pem loretrace keygen wrote beside it) — keep the private key with the runner [bad_trust_key]\n`);
+    writeFileSync(join(tmp.dir, 'conf', 'typed.json'), JSON.stringify({ trusted_keys: 'key1.pub.pem' }));
+    const typed = await cli(['ledger', 'verify', 'session.jsonl', '--config', 'conf/typed.json']);
+    expect([typed.code, typed.stderr]).toEqual([2, `loretrace: config file ${join(tmp.dir, 'conf', 'typed.json')} is invalid at /trusted_keys: expected an array [bad_config]\n`]);
   });
 
   it('refuses a private key given as --trust-key (exit 2)', async () => {
@@ -385,7 +415,8 @@ describe('receipts checked with --trust-key', () => {
     expect([ok.ok, ok.totals.verified, ok.ledgers[0]!.disposition, ok.ledgers[0]!.authorship.status]).toEqual([true, 3, 'intact', 'trusted']);
     expect(ok.authorship).toEqual({ checked: true, trusted_key_ids: ['34750f98bd59fcfc'], note: null });
     const plain = await verifyTrace(index, fragment, { file: 'f.json', ledgers: [{ file: 'ilse.jsonl', text }] });
-    expect([plain.ok, plain.authorship.note]).toEqual([true, 'authorship not checked (no --trust-key)']);
+    // Without trusted keys even the runner's own signed ledger is integrity only.
+    expect([plain.ok, plain.integrity_ok, plain.verdict, plain.authorship.note]).toEqual([false, true, 'integrity_only', 'authorship not checked (no --trust-key)']);
     // The same records re-hashed by hand without a signature, and re-signed with another key.
     for (const [forged, code] of [[rechain(readLedger(join(tmp.dir, 'ilse.jsonl')), null), 'ledger_unsigned'], [rechain(readLedger(join(tmp.dir, 'ilse.jsonl')), KEY2.signer), 'ledger_untrusted_signer']] as const) {
       const f = await exportLedger(forged, { index });
@@ -396,8 +427,9 @@ describe('receipts checked with --trust-key', () => {
       expect(r.totals.ledger_untrusted).toBe(3);
       expect(r.entries.map((e) => e.disposition)).toEqual(['ledger_untrusted', 'ledger_untrusted', 'ledger_untrusted']);
       expect(r.entries[0]!.detail).toMatch(new RegExp(`^ledger forged\\.jsonl is not signed by a trusted runner key: \\[${code}\\] `));
-      // Without --trust-key the forgery passes: that is what "authorship not checked" means.
-      expect((await verifyTrace(index, f, { file: 'f.json', ledgers: [{ file: 'forged.jsonl', text: forged }] })).ok).toBe(true);
+      // Without --trust-key the forgery keeps its integrity, and the verdict says that is all it has.
+      const unkeyed = await verifyTrace(index, f, { file: 'f.json', ledgers: [{ file: 'forged.jsonl', text: forged }] });
+      expect([unkeyed.ok, unkeyed.integrity_ok, unkeyed.verdict]).toEqual([false, true, 'integrity_only']);
     }
   });
 
@@ -416,7 +448,9 @@ describe('receipts checked with --trust-key', () => {
     expect(unsigned.findings.map((f) => f.code)).toContain('ledger_unsigned');
     const unchecked = await capture(signed);
     expect(unchecked.receipts.ledger).toMatchObject({ signer_key_id: '34750f98bd59fcfc', authorship: 'not_checked' });
-    expect(unchecked.capture.coordinator_review.review_notes).toContain('Authorship not checked (no --trust-key): the chain shows the records hang together, not who wrote them (signed by key 34750f98bd59fcfc, not checked against a trusted key); whoever can write the file could have written it.');
+    // Without trusted keys nobody checked who wrote the ledger: the capture stays a draft, and says why.
+    expect([unchecked.capture.review_status, unchecked.capture.coordinator_review.failure_labels]).toEqual(['draft', ['ledger_authorship_not_checked']]);
+    expect(unchecked.capture.coordinator_review.review_notes).toContain('Authorship not checked (no --trust-key): the chain shows the records hang together, not who wrote them (signed by key 34750f98bd59fcfc, not checked against a trusted key); whoever can write the file could have written it, so the capture stays draft (ledger_authorship_not_checked) — pass --trust-key (or trusted_keys in the config) to make authorship, and acceptance, possible.');
   });
 
   it('capture --trust-key records the signer key id in the lock; lock verify and capture check --trust-key hold it to the key', async () => {
@@ -439,8 +473,13 @@ describe('receipts checked with --trust-key', () => {
     expect(report.locks[0]).toMatchObject({ ok: false, drift: false, ledger_authorship: { checked: true, status: 'untrusted_signer', recorded_key_id: '34750f98bd59fcfc', key_id: '34750f98bd59fcfc' } });
     expect([report.totals['drift'], report.totals['authorship_failed']]).toEqual([0, 1]);
     const unchecked = await cli(['lock', 'verify', 'ilse.capture.lock.json'], env);
-    expect(unchecked.code).toBe(0);
+    expect(unchecked.code).toBe(1);
     expect(unchecked.stdout).toContain('\n  authorship not checked (no --trust-key); the lock records signer key 34750f98bd59fcfc\n');
+    expect(unchecked.stdout.split('\n')[0]).toBe('lock ilse.capture.lock.json (capture, ready_for_next_role): UNAUTHENTICATED — files and hashes intact, authorship not checked (no trusted key): anyone can write such a ledger');
+    // A capture accepted with the key, checked without one: its acceptance cannot be re-derived (review mismatch).
+    const keyless = await cli(['capture', 'check', '--lore', FIXTURE_VAULT, 'ilse.capture.json', '--integrity-only'], env);
+    expect(keyless.code).toBe(1);
+    expect(keyless.stdout).toContain('\n  review: ilse.capture.json /review_status: review_status is "accepted_as_draft" but the receipts and the re-run leakage audit give draft (ledger_authorship_not_checked) [capture_review_mismatch]\n');
     const checked = await cli(['capture', 'check', '--lore', FIXTURE_VAULT, 'ilse.capture.json', '--trust-key', k1.publicPath], env);
     expect(checked.code).toBe(0);
     expect(checked.stdout).toContain('\n  authorship: signed by trusted key 34750f98bd59fcfc\n');

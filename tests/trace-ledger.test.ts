@@ -58,7 +58,9 @@ describe('verifyTrace against the ledger', () => {
     const { path, text, fragment } = await session();
     const r = await verifyTrace(index, fragment, { file: 'f.json', ledgers: [{ file: path, text }] });
     expect(r.totals).toEqual(totals({ verified: 2 }));
-    expect([r.ok, r.draft, r.runner_captured]).toEqual([true, false, { checked: 2, failed: 0, ledger_backed: 2 }]);
+    expect([r.integrity_ok, r.draft, r.runner_captured]).toEqual([true, false, { checked: 2, failed: 0, ledger_backed: 2 }]);
+    // Every check passed, but nobody checked who wrote the ledger: integrity only, never plain ok.
+    expect([r.verdict, r.ok]).toEqual(['integrity_only', false]);
     const id = fragment.research_trace[0]!.trace_id.split(':')[0]!;
     // Each entry names the TOOL_RESULT that served it (seq 2, 4), not the TOOL_CALL before it (seq 1, 3).
     expect(r.entries.map((e) => [e.disposition, e.ledger_record, e.text_verified])).toEqual([['verified', `${id}:2`, true], ['verified', `${id}:4`, true]]);
@@ -120,7 +122,7 @@ describe('verifyTrace against the ledger', () => {
     const { ledger_head: _h, ...unpinned } = fragment;
     const open = await verifyTrace(index, unpinned, { ledgers: [{ file: path, text: cut }] });
     expect(open.totals).toEqual(totals({ verified: 2, ledger_not_closed: 1 }));
-    expect([open.ok, open.draft, open.ledgers[0]!.disposition]).toEqual([true, true, 'ledger_not_closed']);
+    expect([open.integrity_ok, open.verdict, open.draft, open.ledgers[0]!.disposition]).toEqual([true, 'integrity_only', true, 'ledger_not_closed']);
     // A pin from elsewhere (--head, a lock) fails it too.
     const viaHead = await verifyTrace(index, unpinned, { ledgers: [{ file: path, text: cut }], pins: [{ head: fragment.ledger_head, source: '--head' }] });
     expect(viaHead.totals).toEqual(totals({ ledger_broken: 2 }));
@@ -162,7 +164,8 @@ describe('verifyTrace against the ledger', () => {
     expect(r.ok).toBe(false);
     expect(r.seeds.map((s) => [s.ref, s.disposition])).toEqual([[R.territories, 'consulted'], [R.factions, 'seed_not_consulted']]);
     // The verdict line names the cause when every entry passed: never a bare "0 failed — FAILED".
-    expect(renderVerification(r).split('\n').at(-2)).toBe('runner_captured: 1 checked, 1 ledger-backed, 0 failed — FAILED (seed_not_consulted 1)');
+    expect([r.verdict, r.integrity_ok]).toEqual(['failed', false]);
+    expect(renderVerification(r).split('\n').at(-2)).toBe('runner_captured: 1 entry: 1 ledger-backed and verified, 0 failed; session: seed_not_consulted 1 — FAILED');
   });
 });
 
@@ -292,7 +295,7 @@ describe('verifyTrace holds a backing ledger to the trace: its packet, its polic
     expect(d.totals).toEqual(totals({ verified: 2, ledger_mismatch: 1 }));
     expect(d.entries[2]!.detail).toBe(`duplicate binding: piece 0 of record ${a.trace_id.split(':').slice(0, 2).join(':')} already backs /research_trace/0; each served piece backs one entry of a trace`);
     const dropped = await verifyTrace(index, { ...fragment, research_trace: [b] }, { ledgers: [{ file: path, text }] });
-    expect([dropped.totals, dropped.ok]).toEqual([totals({ verified: 1 }), true]);
+    expect([dropped.totals, dropped.integrity_ok]).toEqual([totals({ verified: 1 }), true]);
   });
 });
 
@@ -311,22 +314,22 @@ describe('loretrace verify-trace with ledgers', () => {
     writeFileSync(join(tmp.dir, 'forged.json'), JSON.stringify({ ...fragment, research_trace: [{ ...fragment.research_trace[0]!, trace_id: 'trace.forged' }] }));
     // A FIFO in the folder is never opened (it would block the read) and is listed as skipped, not left out.
     execFileSync('mkfifo', [join(tmp.dir, 'pipe.json')]);
-    const one = await cli(['verify-trace', '--lore', FIXTURE_VAULT, 'good.json', '--ledger', path, '--json']);
+    const one = await cli(['verify-trace', '--lore', FIXTURE_VAULT, 'good.json', '--ledger', path, '--json', '--integrity-only']);
     expect(one.code).toBe(0);
-    expect(JSON.parse(one.stdout)).toMatchObject({ ok: true, totals: totals({ verified: 2 }) });
+    expect(JSON.parse(one.stdout)).toMatchObject({ verdict: 'integrity_only', ok: false, integrity_ok: true, totals: totals({ verified: 2 }) });
     const many = await cli(['verify-trace', '--lore', FIXTURE_VAULT, '.', '--json']);
     expect(many.code).toBe(1);
     const set = JSON.parse(many.stdout);
     expect(set.files.filter((f: { error?: unknown }) => f.error)).toEqual([]);
-    expect(set.files.map((f: { file: string; report: { ok: boolean; input_kind: string } }) => [f.file, f.report.input_kind, f.report.ok])).toEqual([
-      ['forged.json', 'capture_fragment', false], ['good.json', 'capture_fragment', true], ['session.jsonl', 'proxy_ledger', true],
+    expect(set.files.map((f: { file: string; report: { verdict: string; input_kind: string } }) => [f.file, f.report.input_kind, f.report.verdict])).toEqual([
+      ['forged.json', 'capture_fragment', 'failed'], ['good.json', 'capture_fragment', 'integrity_only'], ['session.jsonl', 'proxy_ledger', 'integrity_only'],
     ]);
     expect(set.skipped).toEqual([{ file: 'pipe.json', reason: 'not a regular file (FIFO); never opened' }, { file: 'notes.jsonl', reason: 'a .jsonl file whose first line is not a loretrace ledger record' }]);
     rmSync(join(tmp.dir, 'pipe.json'));
-    expect(set.totals).toEqual({ files: 3, ok: 2, failed: 1, skipped: 2, draft: 0, ...totals({ verified: 4, unbacked: 1 }) });
+    expect(set.totals).toEqual({ files: 3, ok: 0, integrity_only: 2, failed: 1, skipped: 2, draft: 0, ...totals({ verified: 4, unbacked: 1 }) });
     const text = await cli(['verify-trace', '--lore', FIXTURE_VAULT, 'good.json', 'forged.json', '--ledger', path]);
     expect(text.code).toBe(1);
-    expect(text.stdout).toContain('2 files: 1 ok, 1 failed, 0 skipped, 0 draft — FAILED\n');
+    expect(text.stdout).toContain('2 files: 0 ok, 1 integrity-only, 1 failed, 0 skipped, 0 draft — FAILED\n');
     expect(text.stdout).toContain('totals: verified 2, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 0, unbacked 1, ledger_mismatch 0, ledger_broken 0, ledger_untrusted 0, seed_not_consulted 0, ledger_not_closed 0, ledger_unsigned 0, ledger_untrusted_signer 0, ledger_signature_invalid 0\n');
   });
 });

@@ -6,15 +6,19 @@
  *   `SESSION_CLOSED` record;
  * - `--trust-key <public.pem>` (repeatable; `ledger verify`, `verify-trace`, `capture`, `capture check`,
  *   `lock verify`; else `LORETRACE_TRUSTED_KEYS`, a list of files separated by the platform's path
- *   delimiter, `:` on POSIX): the public keys whose signature proves who wrote a ledger. Flags replace the
- *   variable, they do not add to it.
+ *   delimiter, `:` on POSIX; else the config's `trusted_keys`): the public keys whose signature proves who
+ *   wrote a ledger. Flags replace the variable, and the variable the config; they do not add up;
+ * - `--integrity-only`: without any trusted key, accept a report whose checks passed but whose ledger
+ *   authorship was not checked (exit 0); its verdict still says so.
  */
 import { statSync } from 'node:fs';
-import { delimiter, resolve } from 'node:path';
+import { delimiter, dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { readSigningKey, readTrustedKey } from '../receipts/signing.js';
-import type { LedgerSigner, TrustedKey } from '../receipts/signing.js';
+import type { LedgerSigner, TrustedKey, VerificationVerdict } from '../receipts/signing.js';
 import type { CliContext } from './context.js';
+import { LoretraceError, isLoretraceError } from '../errors.js';
+import { loadVaultConfig } from '../vault/config.js';
 import { readInputText } from './vault-options.js';
 
 /** Largest key file read, in bytes: a PEM key is a few hundred bytes. */
@@ -55,14 +59,80 @@ export async function signerFromOptions(ctx: CliContext, opts: { signingKey?: st
 }
 
 /**
- * The trusted keys of `--trust-key` (else `LORETRACE_TRUSTED_KEYS`), in the order given; [] when none.
- * @throws LoretraceError `file_not_found` (exit 2), `bad_trust_key` (exit 2).
+ * The trusted keys of `--trust-key`, else `LORETRACE_TRUSTED_KEYS`, else the config's `trusted_keys` (the
+ * `--config` file, else `<--lore>/loretrace.config.json` when present; src/vault/config.ts), in the order given;
+ * [] when none. Each source replaces the ones after it, they do not add up.
+ * @throws LoretraceError `file_not_found` (exit 2), `bad_trust_key` (exit 2) for a flag's or the variable's file;
+ *   for a config entry `bad_config` (exit 2: the key file cannot be read) or `bad_trust_key` (exit 2: not an
+ *   Ed25519 public key), both naming the config file and the entry's JSON pointer (`/trusted_keys/0`); and
+ *   whatever loading the config throws (`config_not_found`, `bad_config`, `bad_json`, …).
  */
-export async function trustedKeysFromOptions(ctx: CliContext, opts: { trustKey?: string[] }): Promise<TrustedKey[]> {
+export async function trustedKeysFromOptions(ctx: CliContext, opts: { trustKey?: string[]; config?: string; lore?: string }): Promise<TrustedKey[]> {
   const files = opts.trustKey && opts.trustKey.length > 0
     ? opts.trustKey
     : (ctx.env['LORETRACE_TRUSTED_KEYS'] ?? '').split(delimiter).filter((f) => f !== '');
+  if (files.length === 0) return configTrustedKeys(ctx, opts);
   const keys: TrustedKey[] = [];
   for (const file of files) keys.push(readTrustedKey(await readInputText(ctx, file, 'PEM public key', MAX_KEY_BYTES), file));
   return keys;
+}
+
+/**
+ * The config's `trusted_keys`, each path resolved against the config file's folder; [] when there is no config
+ * (no `--config`, and no `--lore` or no `loretrace.config.json` in it) or it lists none.
+ * @throws LoretraceError as {@link trustedKeysFromOptions} for a config entry.
+ */
+async function configTrustedKeys(ctx: CliContext, opts: { config?: string; lore?: string }): Promise<TrustedKey[]> {
+  if (opts.config === undefined && opts.lore === undefined) return [];
+  const vault = resolve(ctx.cwd, opts.lore ?? '.');
+  const { config, file } = await loadVaultConfig(vault, { ...(opts.config !== undefined ? { configPath: opts.config } : {}), cwd: ctx.cwd });
+  if (file === null || !config.trusted_keys) return [];
+  const keys: TrustedKey[] = [];
+  for (const [i, entry] of config.trusted_keys.entries()) {
+    const pointer = `/trusted_keys/${i}`;
+    const path = resolve(dirname(file), entry);
+    let pem: string;
+    try {
+      pem = await readInputText(ctx, path, 'PEM public key', MAX_KEY_BYTES);
+    } catch (e) {
+      const why = isLoretraceError(e) ? e.message : String(e);
+      throw new LoretraceError('bad_config', `config file ${file} ${pointer}: cannot read trusted key ${JSON.stringify(entry)} (${path}): ${why}`, { file, pointer, expected: 'a readable PEM public key file, its path relative to the config file' }, 2);
+    }
+    try {
+      keys.push(readTrustedKey(pem, path));
+    } catch (e) {
+      if (!isLoretraceError(e)) throw e;
+      throw new LoretraceError('bad_trust_key', `config file ${file} ${pointer}: ${e.message}`, { file, pointer, expected: e.details.expected ?? 'an Ed25519 PEM public key' }, 2);
+    }
+  }
+  return keys;
+}
+
+/**
+ * Add `--integrity-only` to a command that verifies ledgers (`verify-trace`, `capture check`, `lock verify`,
+ * `ledger verify`): without a trusted key from any source, a report whose every check passed is
+ * `integrity_only` (src/receipts/signing.ts `VerificationVerdict`) and exits 1; with this flag it exits 0,
+ * and its verdict still says integrity only.
+ */
+export function addIntegrityOnlyOption(cmd: Command): Command {
+  return cmd.option('--integrity-only', 'accept integrity-only checking when no trusted key is given (exit 0; the verdict still says authorship was not checked)');
+}
+
+/** The options {@link addIntegrityOnlyOption} adds. */
+export interface IntegrityOnlyOption {
+  integrityOnly?: boolean;
+}
+
+/**
+ * The verdict text of an `integrity_only` report (docs/RECEIPTS.md "Authorship"): never plain "ok", whether or
+ * not `--integrity-only` accepted it. `intact` says what was checked (`chain and hashes intact`, a lock's
+ * `files and hashes intact`).
+ */
+export function integrityOnlyVerdict(accepted: boolean, intact = 'chain and hashes intact'): string {
+  return `${accepted ? 'INTEGRITY ONLY (--integrity-only)' : 'UNAUTHENTICATED'} — ${intact}, authorship not checked (no trusted key): anyone can write such a ledger`;
+}
+
+/** True when a verdict passes the command: `verified`, or `integrity_only` accepted with `--integrity-only`. */
+export function verdictPasses(verdict: VerificationVerdict, opts: IntegrityOnlyOption): boolean {
+  return verdict === 'verified' || (verdict === 'integrity_only' && opts.integrityOnly === true);
 }

@@ -153,7 +153,10 @@ export async function indexVault(root: string, options: IndexOptions = {}): Prom
   const namespace = options.namespace ?? config.namespace ?? basename(realRoot).normalize('NFC');
   const persist = options.persist !== false;
   const indexDir = persist ? resolvePath(cwd, options.indexDir ?? defaultIndexDir(realRoot, namespace, env)) : null;
-  const optionsHash = canonicalHash({ schema_version: INDEX_SCHEMA_VERSION, tokenizer: TOKENIZER_VERSION, parser: PARSER_VERSION, namespace, config });
+  // The trusted keys say who may have written a ledger, nothing about the index: they are not hashed, so
+  // adding one rebuilds nothing.
+  const { trusted_keys: _trustedKeys, ...indexed } = config;
+  const optionsHash = canonicalHash({ schema_version: INDEX_SCHEMA_VERSION, tokenizer: TOKENIZER_VERSION, parser: PARSER_VERSION, namespace, config: indexed });
   const findings: Finding[] = [];
 
   // Previous index (if usable).

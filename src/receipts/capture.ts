@@ -23,9 +23,9 @@
  * 7. `auditLeakage` (src/receipts/leakage.ts) — the automated first pass of `leakage_audit`;
  * 8. {@link decideReview} — `accepted_as_draft` only when every runner_captured entry is ledger-backed and
  *    verified, no responder_reported entry fails its vault check, no seed is unconsulted, no claim is
- *    unbacked and no leakage flag is set, and — when trusted keys are given (`trustedKeys`,
- *    src/receipts/signing.ts) — the ledger is signed by one of them; else `draft`. Without trusted keys the
- *    review notes say authorship was not checked.
+ *    unbacked and no leakage flag is set, and a ledger source is signed by one of the trusted keys
+ *    (`trustedKeys`, src/receipts/signing.ts); else `draft`. Without trusted keys a ledger's authorship is not
+ *    checked: the capture is `draft` with `ledger_authorship_not_checked`, and the review notes say why.
  *    `accepted_for_training` is always false: acceptance is a person's decision;
  * 9. the capture is validated with the capture schema and cross-field rules (src/contracts/).
  */
@@ -83,7 +83,9 @@ export interface AssembleCaptureInput {
   /**
    * Runner public keys (`--trust-key`): given, a ledger source must be signed by one of them for the
    * capture to reach `accepted_as_draft` (else `ledger_unsigned` / `ledger_untrusted_signer`). Absent or
-   * empty: authorship is not checked, and a review note says so plainly. Ignored for fragments.
+   * empty: authorship is not checked, so a ledger source leaves the capture `draft` with the label
+   * `ledger_authorship_not_checked` (anyone can write a consistent chain), and a review note says so plainly.
+   * Ignored for fragments (never ledger-backed: draft anyway).
    */
   trustedKeys?: readonly TrustedKey[];
 }
@@ -139,7 +141,7 @@ export interface AssembleCaptureResult {
 /** The failure labels {@link assembleCapture} writes into `coordinator_review.failure_labels`, in this order. */
 export const CAPTURE_FAILURE_LABELS = [
   'raw_output_not_json', 'missing_required_fields', 'parsed_output_invalid',
-  'ledger_invalid', 'ledger_not_closed', 'ledger_unsigned', 'ledger_untrusted_signer', 'trace_not_ledger_backed', 'trace_not_verified',
+  'ledger_invalid', 'ledger_not_closed', 'ledger_unsigned', 'ledger_untrusted_signer', 'ledger_authorship_not_checked', 'trace_not_ledger_backed', 'trace_not_verified',
   'responder_trace_not_verified', 'hidden_ref_consulted', 'seed_not_consulted', 'claimed_not_read', 'responder_claims_runner_captured',
   'private_state_leak', 'author_only_leak', 'future_branch_leak', 'raw_state_soup', 'prompt_parroting', 'body_or_object_omniscience',
 ] as const;
@@ -514,6 +516,9 @@ export function decideReview(r: ReviewInputs): { status: 'draft' | 'accepted_as_
   const authorship = r.receipts.ledger?.authorship;
   if (authorship?.status === 'unsigned') labels.add('ledger_unsigned');
   else if (authorship?.status === 'untrusted_signer') labels.add('ledger_untrusted_signer');
+  // Without trusted keys a verified chain is integrity only: anyone can write such a ledger and re-hash it,
+  // so it cannot make the research accepted (seed 001: without a machine-verifiable transcript, draft).
+  else if (r.receipts.ledger && chainVerifies(r.receipts.ledger) && authorship?.status === 'not_checked') labels.add('ledger_authorship_not_checked');
   if (r.receipts.kind !== 'none' && !r.receipts.ledgerBacked) labels.add('trace_not_ledger_backed');
   // An entry that is only unbacked because the receipts are a fragment is trace_not_ledger_backed, not a
   // second failure, and one only untrusted because of the ledger's signer is the authorship label above;
@@ -546,7 +551,7 @@ function reviewNotes(input: AssembleCaptureInput, packetSha: string, rawSha: str
     notes.push(`Receipts from ledger ${rc.file}: ${chainVerifies(l) ? 'verifies' : 'does NOT verify'} (${count(l.records, 'record')}, ${l.closed ? 'closed' : 'NOT closed'}, head ${l.head_hash ?? 'none'}); it pins this packet's id and sha256.`);
     const a = l.authorship;
     notes.push(!a.checked
-      ? `Authorship not checked (no --trust-key): the chain shows the records hang together, not who wrote them (${a.key_id ? `signed by key ${a.key_id}, not checked against a trusted key` : 'the ledger is unsigned'}); whoever can write the file could have written it.`
+      ? `Authorship not checked (no --trust-key): the chain shows the records hang together, not who wrote them (${a.key_id ? `signed by key ${a.key_id}, not checked against a trusted key` : 'the ledger is unsigned'}); whoever can write the file could have written it, so the capture stays draft (ledger_authorship_not_checked) — pass --trust-key (or trusted_keys in the config) to make authorship, and acceptance, possible.`
       : a.status === 'trusted' ? `Authorship: the ledger is ${a.detail}.` : `Authorship FAILED: ${a.detail}.`);
     const f = r.refusals;
     if (f && f.refused > 0) notes.push(`Refused tool calls: ${f.refused} of ${f.calls} (${f.codes.map(([c, n]) => `${c} ${n}`).join(', ')}); the ledger records each one's true reason.`);
@@ -746,7 +751,9 @@ const STRICTER_STATUSES = new Set(['draft', 'useful_needs_revision', 'rejected',
  * - `/coordinator_review/failure_labels`: a derived label the capture lacks, or a loretrace label
  *   ({@link CAPTURE_FAILURE_LABELS}) it carries that the derivation does not give — except
  *   `body_or_object_omniscience` (never decided automatically) and, when the check has no trusted keys, the
- *   authorship labels `ledger_unsigned` / `ledger_untrusted_signer` (they are only derived with keys);
+ *   authorship labels `ledger_unsigned` / `ledger_untrusted_signer` (they are only derived with keys), and
+ *   `ledger_authorship_not_checked` either way (it records what the assembly could not check; a check without
+ *   keys re-derives `draft`, so a capture accepted with keys is held through `/review_status` instead);
  * - `/coordinator_review/accepted_for_training`: anything but the derived `false` (step 8: acceptance for
  *   training is never derived; a capture promoted to `true` by hand, its lock re-hashed, is refused here
  *   whatever its review_status);
@@ -791,8 +798,11 @@ function compareReview(stored: Obj, derived: AssembledCapture, file: string, key
   const review = isJsonObject(stored.coordinator_review) ? stored.coordinator_review : {};
   const labels = Array.isArray(review.failure_labels) ? review.failure_labels.filter((l): l is string => typeof l === 'string') : [];
   const wanted = derived.coordinator_review.failure_labels;
-  const missing = wanted.filter((l) => !labels.includes(l));
-  const personal = new Set<string>(['body_or_object_omniscience', ...(keysGiven ? [] : ['ledger_unsigned', 'ledger_untrusted_signer'])]);
+  // `ledger_authorship_not_checked` says what the assembly could not check: true of a capture assembled without
+  // keys whoever checks it later, and absent from one assembled with keys (a check without keys then holds its
+  // acceptance through /review_status, which it re-derives as draft).
+  const personal = new Set<string>(['body_or_object_omniscience', 'ledger_authorship_not_checked', ...(keysGiven ? [] : ['ledger_unsigned', 'ledger_untrusted_signer'])]);
+  const missing = wanted.filter((l) => !labels.includes(l) && l !== 'ledger_authorship_not_checked');
   const extra = labels.filter((l) => (CAPTURE_FAILURE_LABELS as readonly string[]).includes(l) && !wanted.includes(l as CaptureFailureLabel) && !personal.has(l));
   if (missing.length || extra.length) {
     mismatch('/coordinator_review/failure_labels', `failure_labels ${JSON.stringify(labels)} differ from the re-derived ${JSON.stringify(wanted)}${missing.length ? `: missing ${missing.join(', ')}` : ''}${extra.length ? `${missing.length ? ';' : ':'} not derived ${extra.join(', ')}` : ''}`);

@@ -25,4 +25,4 @@ export { recordRetrieval } from './retrieve-ledger.js';
 export type { RetrievalRun, RecordRetrievalOptions, RecordedRetrieval } from './retrieve-ledger.js';
 export type { LedgerHeadPin, TraceLedgerInput, TraceLedgerVerdict, LedgerDisposition, SeedVerdict } from './trace-ledger.js';
 export { readSigningKey, readTrustedKey, generateRunnerKey } from './signing.js';
-export type { LedgerSignature, LedgerSigner, TrustedKey, LedgerAuthorship, AuthorshipStatus, GeneratedRunnerKey } from './signing.js';
+export type { LedgerSignature, LedgerSigner, TrustedKey, LedgerAuthorship, AuthorshipStatus, GeneratedRunnerKey, VerificationVerdict } from './signing.js';

@@ -29,8 +29,8 @@ import {
   serialiseRecord, viewLedger,
 } from './ledger-record.js';
 import type { LedgerEntry, LedgerRecord, LedgerView } from './ledger-record.js';
-import { checkLedgerAuthorship } from './signing.js';
-import type { LedgerAuthorship, LedgerSigner, TrustedKey } from './signing.js';
+import { checkLedgerAuthorship, verificationVerdict } from './signing.js';
+import type { LedgerAuthorship, LedgerSigner, TrustedKey, VerificationVerdict } from './signing.js';
 import { readReceiptRules, receiptDenial } from './receipt-rules.js';
 import type { ReceiptRules } from './receipt-rules.js';
 
@@ -261,8 +261,18 @@ export interface LoreCheckTotals {
 /** Result of {@link verifyLedger}. */
 export interface LedgerVerifyReport {
   file: string | null;
-  /** True when every line is a well-formed record in an intact chain (and the lore re-check, if any, matched). */
+  /**
+   * True when every line is a well-formed record in an intact chain that keeps its session's rules (and the
+   * lore re-check, if any, matched), and — with trusted keys — the ledger is signed by one of them. Without
+   * trusted keys `valid` is integrity only: read `verdict`.
+   */
   valid: boolean;
+  /**
+   * What `valid` rests on — read this first (src/receipts/signing.ts `VerificationVerdict`): `verified` when
+   * the ledger is valid and signed by a trusted key; `integrity_only` when it is valid but no trusted key
+   * was given (its authorship was not checked: anyone can write such a chain); `failed` when it is not valid.
+   */
+  verdict: VerificationVerdict;
   /** Lines that parsed as complete records before the first bad one. */
   records: number;
   /** seq of the last record whose chain verified (null when none did). */
@@ -365,7 +375,7 @@ export async function verifyLedger(text: string, options: VerifyLedgerOptions = 
   const findings: Finding[] = [];
   const at = (line: number): Pick<Finding, 'path' | 'line'> => ({ ...(file ? { path: file } : {}), line });
   const report: LedgerVerifyReport = {
-    file, valid: false, records: 0, verified_through_seq: null, first_bad_seq: null, head_hash: null, closed: false,
+    file, valid: false, verdict: 'failed', records: 0, verified_through_seq: null, first_bad_seq: null, head_hash: null, closed: false,
     schema_version: null, ledger_id: null, packet_id: null, packet_sha256: null, snapshot_id: null,
     totals: { tool_calls: 0, ok: 0, refused: 0, unanswered: 0 }, lore: null,
     authorship: { checked: (options.trustedKeys ?? []).length > 0, status: 'not_checked', key_id: null, detail: 'authorship not checked: the chain does not verify' },
@@ -517,6 +527,7 @@ export async function verifyLedger(text: string, options: VerifyLedgerOptions = 
   }
   if (options.index && good.length > 0) report.lore = await recheckLore(viewLedger(good), options.index, findings, file);
   report.valid = !findings.some((f) => f.severity === 'error');
+  report.verdict = verificationVerdict(report.valid, !report.authorship.checked);
   if (report.first_bad_seq === null && !report.valid) {
     // The chain is intact but a record breaks a rule of the session (a call's outcome, the policy): the
     // first such record is the first bad seq.

@@ -21,8 +21,8 @@ import { LoretraceError } from '../errors.js';
 import { outputSchema } from '../contracts/schemas.js';
 import { parseJsonDocument } from '../contracts/validate.js';
 import { verifyLedger } from './ledger.js';
-import { AUTHORSHIP_CODES, AUTHORSHIP_NOT_CHECKED, authorshipCode } from './signing.js';
-import type { AuthorshipStatus, TrustedKey } from './signing.js';
+import { AUTHORSHIP_CODES, AUTHORSHIP_NOT_CHECKED, authorshipCode, verificationVerdict } from './signing.js';
+import type { AuthorshipStatus, TrustedKey, VerificationVerdict } from './signing.js';
 import { isJsonObject } from '../contracts/json-object.js';
 
 /** `schema_version` of a lock written by this version. */
@@ -180,8 +180,17 @@ export interface LockVerificationReport {
   ledger_authorship: LockLedgerAuthorship | null;
   /** True when some file changed or is missing, or the snapshot changed. */
   drift: boolean;
-  /** True when nothing drifted and, with trusted keys, the ledger is signed by one of them. */
+  /**
+   * What the report's success rests on — read this first (src/receipts/signing.ts `VerificationVerdict`):
+   * `verified` when `integrity_ok` and the lock names no ledger or trusted keys were given; `integrity_only`
+   * when `integrity_ok` but the lock names a ledger and no trusted key was given (the files hash as locked,
+   * and anyone can write such a ledger and re-hash its lock); `failed` otherwise.
+   */
+  verdict: VerificationVerdict;
+  /** True only when `verdict` is `verified`. */
   ok: boolean;
+  /** Nothing drifted and, with trusted keys, the ledger is signed by one of them (authorship unchecked aside). */
+  integrity_ok: boolean;
 }
 
 /**
@@ -268,11 +277,12 @@ export async function verifyLock(text: string, file: string, options: { currentS
   for (const v of files) totals[v.disposition] += 1;
   const drift = totals.changed > 0 || totals.missing > 0 || snap === 'changed';
   const authorship = lock.ledger ? await lockLedgerAuthorship(lock.ledger, folder, file, options.trustedKeys ?? []) : null;
+  const integrityOk = !drift && (authorship === null || !authorship.checked || authorship.status === 'trusted');
+  const verdict = verificationVerdict(integrityOk, authorship !== null && !authorship.checked);
   return {
     schema_version: 'loretrace.lock_verification.v1', file, command: lock.command, status: lock.status, files,
     snapshot: { disposition: snap, recorded, current: snap === 'other_vault' ? null : current, namespace, current_namespace: currentNamespace }, totals,
-    ledger_authorship: authorship, drift,
-    ok: !drift && (authorship === null || !authorship.checked || authorship.status === 'trusted'),
+    ledger_authorship: authorship, drift, verdict, ok: verdict === 'verified', integrity_ok: integrityOk,
   };
 }
 

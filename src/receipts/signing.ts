@@ -196,6 +196,27 @@ export function authorshipCode(status: AuthorshipStatus): AuthorshipCode | null 
 /** The sentence every report prints when no trusted key was given. */
 export const AUTHORSHIP_NOT_CHECKED = 'authorship not checked (no --trust-key)';
 
+/**
+ * The verdict of a verification that may rest on a ledger (`verifyTrace`, `verifyLock`, `verifyLedger`), the
+ * field a caller reads before anything else:
+ * - `verified` — every check passed and every ledger it rests on is signed by a trusted key (or it rests on
+ *   no ledger at all);
+ * - `integrity_only` — every check passed, but no trusted key was given, so the authorship of a ledger it
+ *   rests on was not checked: the chain and hashes are intact, and anyone who can write the file can write
+ *   such a ledger (seed 001: "a receipt that anyone could write by hand is worthless");
+ * - `failed` — a check failed.
+ * Only `verified` is a success; `integrity_only` is one only when the caller opts in (`--integrity-only`).
+ */
+export type VerificationVerdict = 'verified' | 'integrity_only' | 'failed';
+
+/**
+ * The {@link VerificationVerdict} of a check whose every other test passed (`integrityOk`) and whose ledger
+ * authorship was left unchecked (`authorshipUnchecked`: a ledger is relied on and no trusted key was given).
+ */
+export function verificationVerdict(integrityOk: boolean, authorshipUnchecked: boolean): VerificationVerdict {
+  return !integrityOk ? 'failed' : authorshipUnchecked ? 'integrity_only' : 'verified';
+}
+
 /** Does `signature` verify over `record`? Returns why not, or null. Never throws. */
 function signatureProblem(record: Record<string, unknown>, signature: LedgerSignature): string | null {
   const raw = Buffer.from(signature.public_key, 'base64url');

@@ -21,8 +21,8 @@ import type { LedgerHeadPin, SeedVerdict, TraceLedgerInput, TraceLedgerVerdict }
 import { entryWording, parseTraceId } from './ledger-export.js';
 import { readReceiptRules, receiptDenial } from './receipt-rules.js';
 import type { ReceiptAt, ReceiptRules } from './receipt-rules.js';
-import { AUTHORSHIP_CODES, AUTHORSHIP_NOT_CHECKED } from './signing.js';
-import type { TrustedKey } from './signing.js';
+import { AUTHORSHIP_CODES, AUTHORSHIP_NOT_CHECKED, verificationVerdict } from './signing.js';
+import type { TrustedKey, VerificationVerdict } from './signing.js';
 import { isJsonObject } from '../contracts/json-object.js';
 
 
@@ -201,12 +201,23 @@ export interface TraceVerificationReport {
   /** runner_captured entries checked, how many of them did not pass, and how many are ledger-backed. */
   runner_captured: { checked: number; failed: number; ledger_backed: number };
   /**
-   * True when at least one entry was checked, every runner_captured entry is verified and ledger-backed,
-   * no entry is `unbacked`, no responder_reported entry fails a vault check (`isFailedResponderEntry`),
-   * no required seed is unread, no given ledger is broken or fails its authorship, and the packet file a
-   * lock lists (when given) is `unchanged`, and so is the input file itself when a lock lists it as an output.
+   * What the report's success rests on — read this first (src/receipts/signing.ts `VerificationVerdict`):
+   * `verified` when `integrity_ok` and, if any ledger was given, trusted keys were given (so every ledger is
+   * signed by one of them: one that is not fails `integrity_ok`); `integrity_only` when `integrity_ok` but a
+   * ledger was given and no trusted key (`authorship.checked` false: anyone can write such a ledger);
+   * `failed` otherwise.
    */
+  verdict: VerificationVerdict;
+  /** True only when `verdict` is `verified`: a hand-written, re-hashed ledger checked without a trusted key is not ok. */
   ok: boolean;
+  /**
+   * Every check but authorship passed: at least one entry was checked, every runner_captured entry is
+   * verified and ledger-backed, no entry is `unbacked`, no responder_reported entry fails a vault check
+   * (`isFailedResponderEntry`), no required seed is unread, no given ledger is broken or fails its
+   * authorship, and the packet file a lock lists (when given) is `unchanged`, and so is the input file
+   * itself when a lock lists it as an output.
+   */
+  integrity_ok: boolean;
   /** True when a given ledger is `ledger_not_closed`: whatever `ok` says, a capture it backs is a draft. */
   draft: boolean;
   entries: TraceEntryVerdict[];
@@ -910,6 +921,10 @@ function summarise(r: {
   const inf = r.options.inputFile;
   const inputFile: TraceInputFileCheck | null = inf === undefined ? null : { ...inf, disposition: inf.sha256 === inf.locked_sha256 ? 'unchanged' : 'changed' };
   const responderFailed = entries.some(isFailedResponderEntry);
+  const integrityOk = entries.length > 0 && failed === 0 && totals.unbacked === 0 && totals.seed_not_consulted === 0 && !broken && !responderFailed && (packetFile === null || packetFile.disposition === 'unchanged') && (inputFile === null || inputFile.disposition === 'unchanged');
+  // A receipt anyone could write by hand is worthless (seed 001): a report that rests on a ledger whose
+  // authorship nobody checked is integrity-only, never plain verified.
+  const verdict = verificationVerdict(integrityOk, r.ledgers.length > 0 && trusted.length === 0);
   return {
     schema_version: 'loretrace.trace_verification.v1',
     file: r.options.file ?? null,
@@ -934,7 +949,9 @@ function summarise(r: {
     authorship: { checked: trusted.length > 0, trusted_key_ids: trusted.map((k) => k.key_id), note: trusted.length > 0 ? null : AUTHORSHIP_NOT_CHECKED },
     totals,
     runner_captured: { checked: runner.length, failed, ledger_backed: runner.length - failed },
-    ok: entries.length > 0 && failed === 0 && totals.unbacked === 0 && totals.seed_not_consulted === 0 && !broken && !responderFailed && (packetFile === null || packetFile.disposition === 'unchanged') && (inputFile === null || inputFile.disposition === 'unchanged'),
+    verdict,
+    ok: verdict === 'verified',
+    integrity_ok: integrityOk,
     draft: totals.ledger_not_closed > 0,
     entries,
     ...(packetFile !== null ? { packet_file: packetFile } : {}),

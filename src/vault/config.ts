@@ -55,6 +55,7 @@ export const VAULT_CONFIG_SCHEMA = {
       additionalProperties: { type: 'array', items: { type: 'string', minLength: 1 } },
     },
     stem_weight: { type: 'number', minimum: 0, maximum: 1 },
+    trusted_keys: { type: 'array', items: { type: 'string', minLength: 1 } },
   },
 } as const;
 

@@ -1,11 +1,13 @@
 /**
  * `loretrace capture --packet <packet.json> --raw-output <file|-> [--ledger <ledger.jsonl> | --fragment <lore_access.json>]
  *   --lore <dir> --out <capture.json> --model-family <x> --reviewer <name> [--trust-key <public.pem>]... [--allow-invalid] [--force] [--json]`
- * and `loretrace capture check <captures or folders...> --lore <dir> [--trust-key <public.pem>]... [--json]`.
+ * and `loretrace capture check <captures or folders...> --lore <dir> [--trust-key <public.pem>]... [--integrity-only] [--json]`.
  *
- * `--trust-key` (src/cli/keys.ts): given, a ledger-backed capture reaches `accepted_as_draft` only when its
- * ledger is signed by one of these keys; without it the output and the review notes say `authorship not
- * checked (no --trust-key)` (docs/RECEIPTS.md "Authorship").
+ * Trusted keys (`--trust-key`, else `LORETRACE_TRUSTED_KEYS`, else the config's `trusted_keys`; src/cli/keys.ts):
+ * a ledger-backed capture reaches `accepted_as_draft` only when its ledger is signed by one of them; without
+ * any it is `draft` (`ledger_authorship_not_checked`) and the output and the review notes say `authorship not
+ * checked (no --trust-key)` (docs/RECEIPTS.md "Authorship"). `capture check` without any trusted key says
+ * `UNAUTHENTICATED` for a capture whose checks pass on an unchecked ledger and exits 1, unless `--integrity-only`.
  *
  * Thin shell over `assembleCapture` (src/receipts/capture.ts): read the packet, the raw output (bytes, UTF-8),
  * the receipts, index the vault, assemble, then write the capture and `<name>.lock.json` beside it (both or
@@ -16,7 +18,7 @@
  * `check` runs, per capture: the capture schema and cross-field rules, `verifyCaptureTrace` (the count `capture` makes) on its research_trace
  * entries (when it has any) and `verifyLock` on the lock that lists it (`findLockFor`: its own
  * `<name>.lock.json`, else the lock of its folder that lists it as an output); one report, totals
- * with zeros, exit 1 when any capture fails.
+ * with zeros, exit 1 when any capture fails or (without `--integrity-only`) is only integrity-checked.
  */
 import { createHash } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -41,10 +43,12 @@ import { documentText, expandInputs, guardOutputs, lockTarget, lockedPacketFile,
 import type { OutputTarget } from '../outputs.js';
 import { reportWithErrors, shownPath } from './retrieve.js';
 import { renderLockReport } from './lock.js';
-import { renderPacketFile } from './verify-trace.js';
+import { problemsOutsideEntries, renderPacketFile } from './verify-trace.js';
 import { authorshipLine } from './ledger.js';
-import { addTrustKeyOption, trustedKeysFromOptions } from '../keys.js';
-import type { TrustedKey } from '../../receipts/signing.js';
+import { addTrustKeyOption, integrityOnlyVerdict, trustedKeysFromOptions } from '../keys.js';
+import type { IntegrityOnlyOption } from '../keys.js';
+import { verificationVerdict } from '../../receipts/signing.js';
+import type { TrustedKey, VerificationVerdict } from '../../receipts/signing.js';
 
 interface CaptureOptions extends VaultCliOptions {
   packet: string;
@@ -186,6 +190,13 @@ export interface CaptureCheck {
    * null when there is no error (or for an error without a code).
    */
   error_code: string | null;
+  /**
+   * The capture's verdict (src/receipts/signing.ts `VerificationVerdict`): `failed` when any check failed;
+   * `integrity_only` when every check passed but its trace or lock rests on a ledger whose authorship was not
+   * checked (no trusted key); else `verified`.
+   */
+  verdict: VerificationVerdict;
+  /** True only when `verdict` is `verified`. */
   ok: boolean;
   /**
    * Why the capture is a draft, not ready for the next role (empty when it is not): its
@@ -312,7 +323,7 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex, truste
   try {
     doc = parseJsonDocument(await readInputText(ctx, file, 'JSON capture'), file);
   } catch (e) {
-    return { file, validation: null, trace: null, lock: null, error: (e as Error).message, error_code: codeOf(e), ok: false, draft: [], review: [] };
+    return { file, validation: null, trace: null, lock: null, error: (e as Error).message, error_code: codeOf(e), verdict: 'failed', ok: false, draft: [], review: [] };
   }
   const validation = validateCapture(doc, { file });
   const d = doc as { lore_access?: { research_trace?: unknown[] }; parsed_output?: { research_trace?: unknown[] } };
@@ -344,21 +355,36 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex, truste
       }
     }
   }
-  const ok = error === null && validation.valid && (trace === null || trace.ok) && (lock === null || lock.ok) && review.length === 0;
-  return { file, validation, trace, lock, error, error_code: errorCode, ok, draft: draftReasons(doc, trace), review };
+  const integrityOk = error === null && validation.valid && (trace === null || trace.integrity_ok) && (lock === null || lock.integrity_ok) && review.length === 0;
+  const verdict = verificationVerdict(integrityOk, trace?.verdict === 'integrity_only' || lock?.verdict === 'integrity_only');
+  return { file, validation, trace, lock, error, error_code: errorCode, verdict, ok: verdict === 'verified', draft: draftReasons(doc, trace), review };
+}
+
+/**
+ * The trace line of one capture: runner_captured entry counts, then — kept apart from them — failing entries of
+ * other origins and session-level problems (`problemsOutsideEntries`, as `verify-trace` words them), then the
+ * totals of every disposition.
+ */
+function traceSummary(t: TraceVerificationReport): string {
+  const { entries, session } = problemsOutsideEntries(t);
+  const parts = [`${plural(t.runner_captured.checked, 'runner_captured entry', 'runner_captured entries')}: ${t.runner_captured.ledger_backed} ledger-backed and verified, ${t.runner_captured.failed} failed`];
+  if (entries.length > 0) parts.push(`other entries: ${entries.join(', ')}`);
+  if (session.length > 0) parts.push(`session: ${session.join(', ')}`);
+  return `${parts.join('; ')} (${Object.entries(t.totals).map(([k, v]) => `${k} ${v}`).join(', ')})`;
 }
 
 /** The human form of a `capture check` report. */
-function renderChecks(checks: CaptureCheck[], totals: Record<string, number>): string {
+function renderChecks(checks: CaptureCheck[], totals: Record<string, number>, integrityOnly: boolean): string {
   const out: string[] = [];
   for (const c of checks) {
-    out.push(`${c.file}: ${c.ok ? 'ok' : 'FAILED'}${c.draft.length > 0 ? ` (draft: ${c.draft.join(', ')})` : ''}`);
+    const verdict = c.verdict === 'verified' ? 'ok' : c.verdict === 'integrity_only' ? integrityOnlyVerdict(integrityOnly) : 'FAILED';
+    out.push(`${c.file}: ${verdict}${c.draft.length > 0 ? ` (draft: ${c.draft.join(', ')})` : ''}`);
     if (c.error) out.push(`  error: ${c.error}${c.error_code ? ` [${c.error_code}]` : ''}`);
     if (c.validation) {
       out.push(`  validation: ${c.validation.valid ? 'valid' : `invalid (${plural(c.validation.errors.length, 'error')})`}`);
       for (const e of c.validation.errors) out.push(`    ${e.pointer || '/'} [${e.rule}] ${e.message}`);
     }
-    out.push(c.trace ? `  trace: ${c.trace.runner_captured.checked} runner_captured checked, ${c.trace.runner_captured.failed} failed (${Object.entries(c.trace.totals).map(([k, v]) => `${k} ${v}`).join(', ')})` : '  trace: no research_trace entries');
+    out.push(c.trace ? `  trace: ${traceSummary(c.trace)}` : '  trace: no research_trace entries');
     if (c.trace?.packet_file) out.push(renderPacketFile(c.trace.packet_file));
     for (const f of c.review) out.push(`  review: ${f.path ?? c.file} ${f.pointer || '/'}: ${f.message} [${f.code}]`);
     if (c.trace && c.trace.ledgers.length > 0) {
@@ -366,7 +392,7 @@ function renderChecks(checks: CaptureCheck[], totals: Record<string, number>): s
         ? `  authorship: ${c.trace.ledgers.map((l) => `${l.authorship.status === 'trusted' ? 'signed by trusted key' : l.disposition} ${l.authorship.key_id ?? '(unsigned)'}`).join(', ')}`
         : `  ${c.trace.authorship.note}`);
     }
-    if (c.lock) out.push(...renderLockReport(c.lock).trimEnd().split('\n').map((l) => `  ${l}`));
+    if (c.lock) out.push(...renderLockReport(c.lock, integrityOnly).trimEnd().split('\n').map((l) => `  ${l}`));
     else out.push('  lock: none beside it');
   }
   out.push(`totals: ${Object.entries(totals).map(([k, v]) => `${k} ${v}`).join(', ')}`);
@@ -405,12 +431,13 @@ export function register(program: Command, ctx: CliContext): void {
     .description('check captures in one report: schema and cross-field rules, research_trace against the vault, and the lock beside each')
     .argument('<paths...>', 'capture files, or folders searched for *.capture.json'), { required: false })
     .option('--json', 'print { captures, totals } as JSON')
+    .option('--integrity-only', 'accept integrity-only checking when no trusted key is given (exit 0; the verdict still says authorship was not checked)')
     .option('--trust-key <public.pem>', 'trusted runner public key (repeatable; default: LORETRACE_TRUSTED_KEYS)', (v: string, p: string[]) => [...p, v], [] as string[])
     .action(
-      action(ctx, async (paths: string[], own: Partial<VaultCliOptions> & { trustKey?: string[] }) => {
+      action(ctx, async (paths: string[], own: Partial<VaultCliOptions> & IntegrityOnlyOption & { trustKey?: string[] }) => {
         // commander hands options written after `check` that `capture` also defines (--lore, --json, --trust-key, …) to `capture`.
         const parent = capture.opts() as { trustKey?: string[] };
-        const opts = { ...parent, ...own, trustKey: [...(parent.trustKey ?? []), ...(own.trustKey ?? [])] } as Partial<VaultCliOptions> & { trustKey: string[] };
+        const opts = { ...parent, ...own, trustKey: [...(parent.trustKey ?? []), ...(own.trustKey ?? [])] } as Partial<VaultCliOptions> & IntegrityOnlyOption & { trustKey: string[] };
         if (opts.lore === undefined) throw new LoretraceError('usage', "required option '--lore <dir>' not specified", {}, 2);
         const files = await expandInputs(ctx, paths, '.capture.json');
         if (files.length === 0) throw new LoretraceError('usage', `no capture found in ${paths.join(', ')} (folders are searched for *.capture.json)`, {}, 2);
@@ -419,16 +446,17 @@ export function register(program: Command, ctx: CliContext): void {
         const checks: CaptureCheck[] = [];
         for (const f of files) checks.push(await checkOne(ctx, f, index, trustedKeys));
         const totals = {
-          captures: checks.length, ok: checks.filter((c) => c.ok).length, failed: checks.filter((c) => !c.ok).length,
+          captures: checks.length, ok: checks.filter((c) => c.verdict === 'verified').length,
+          integrity_only: checks.filter((c) => c.verdict === 'integrity_only').length, failed: checks.filter((c) => c.verdict === 'failed').length,
           invalid: checks.filter((c) => c.validation !== null && !c.validation.valid).length,
-          trace_failed: checks.filter((c) => c.trace !== null && !c.trace.ok).length,
-          lock_drift: checks.filter((c) => c.lock !== null && !c.lock.ok).length,
+          trace_failed: checks.filter((c) => c.trace !== null && !c.trace.integrity_ok).length,
+          lock_drift: checks.filter((c) => c.lock !== null && !c.lock.integrity_ok).length,
           review_mismatch: checks.filter((c) => c.review.length > 0).length,
           unreadable: checks.filter((c) => c.validation === null).length,
         };
         if (opts.json) printJson(ctx, { captures: checks, totals });
-        else ctx.stdout(renderChecks(checks, totals));
-        return totals.failed > 0 ? 1 : 0;
+        else ctx.stdout(renderChecks(checks, totals, opts.integrityOnly === true));
+        return totals.failed > 0 || (totals.integrity_only > 0 && opts.integrityOnly !== true) ? 1 : 0;
       }),
     );
 }

@@ -1,5 +1,5 @@
 /**
- * `loretrace ledger verify <ledger.jsonl> [--lore <dir>] [--head <hash>] [--trust-key <public.pem>]... [--json]` and
+ * `loretrace ledger verify <ledger.jsonl> [--lore <dir>] [--head <hash>] [--trust-key <public.pem>]... [--integrity-only] [--json]` and
  * `loretrace ledger export <ledger.jsonl> --lore <dir> --out <lore_access.json> [--head <hash>] [--json]`.
  *
  * Thin shell over src/receipts/ledger.ts. `verify` exits 0 when the ledger verifies (warnings such as
@@ -9,7 +9,8 @@
  * the vault (`--lore`; required for a loretrace.ledger.v2 ledger, which records text hashes, not text),
  * writes the capture fragment and exits 0, or 1 when the ledger does not verify or the vault no longer
  * holds the served text (nothing is written). `verify --trust-key` (src/cli/keys.ts) also checks who wrote
- * the ledger (docs/RECEIPTS.md "Authorship"); without it the report says `authorship not checked (no --trust-key)`.
+ * the ledger (docs/RECEIPTS.md "Authorship"); without any trusted key the report says `authorship not checked (no
+ * --trust-key)` and a valid ledger is `UNAUTHENTICATED`, exit 1 (exit 0 with `--integrity-only`, same wording).
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -22,7 +23,8 @@ import { MAX_LEDGER_BYTES, addVaultOptions, openIndex, readInputText, type Vault
 import { lockPathFor } from '../../receipts/lock.js';
 import { decodeUtf8Strict } from '../../contracts/json-input.js';
 import { documentText, guardOutputs, lockTarget, readInputBytes, writeAllAtomic } from '../outputs.js';
-import { addTrustKeyOption, trustedKeysFromOptions } from '../keys.js';
+import { addIntegrityOnlyOption, addTrustKeyOption, integrityOnlyVerdict, trustedKeysFromOptions, verdictPasses } from '../keys.js';
+import type { IntegrityOnlyOption } from '../keys.js';
 import { authorshipCode } from '../../receipts/signing.js';
 import type { LedgerAuthorship } from '../../receipts/signing.js';
 
@@ -76,9 +78,10 @@ function headVerdict(name: string, r: LedgerVerifyReport, pinned: PinnedHeadLoca
 /**
  * Human-readable verify report. `pinned` (from `--head`) words the verdict when the head check is what failed:
  * the pinned head was not found, or names an earlier record, and where the ledger ends — not a "first bad seq"
- * past the last record.
+ * past the last record. A valid ledger checked without a trusted key gets the integrity-only verdict
+ * (src/cli/keys.ts `integrityOnlyVerdict`; `integrityOnly` is `--integrity-only`), never plain "ok".
  */
-export function renderLedgerReport(r: LedgerVerifyReport, pinned?: PinnedHeadLocation): string {
+export function renderLedgerReport(r: LedgerVerifyReport, pinned?: PinnedHeadLocation, integrityOnly = false): string {
   const name = r.file ?? 'ledger';
   const out: string[] = [];
   const range = r.verified_through_seq === null ? 'no record verifies' : `seq 0-${r.verified_through_seq}`;
@@ -86,7 +89,8 @@ export function renderLedgerReport(r: LedgerVerifyReport, pinned?: PinnedHeadLoc
   if (!r.valid && pinned !== undefined && firstError?.code === 'ledger_head_mismatch') {
     out.push(headVerdict(name, r, pinned));
   } else if (r.valid) {
-    out.push(`${name}: ok — ${plural(r.records, 'record')} (${range}), chain intact, ${r.closed ? `closed by ${closing(r)}` : `not closed (no ${closing(r)})`}; head ${r.head_hash}`);
+    const verdict = r.verdict === 'integrity_only' ? `${integrityOnlyVerdict(integrityOnly)};` : 'ok —';
+    out.push(`${name}: ${verdict} ${plural(r.records, 'record')} (${range}), chain intact, ${r.closed ? `closed by ${closing(r)}` : `not closed (no ${closing(r)})`}; head ${r.head_hash}`);
   } else {
     const authorship = authorshipCode(r.authorship.status);
     const where = r.first_bad_seq !== null ? `first bad seq ${r.first_bad_seq}` : authorship !== null ? `chain intact, authorship ${authorship}` : 'first bad seq (lore re-check)';
@@ -105,14 +109,14 @@ export function renderLedgerReport(r: LedgerVerifyReport, pinned?: PinnedHeadLoc
 /** Register `loretrace ledger` on the program; its action writes to `ctx` and sets `ctx.exitCode`. */
 export function register(program: Command, ctx: CliContext): void {
   const ledger = program.command('ledger').description('verify or export a research-proxy ledger (hash-chained JSONL)');
-  addTrustKeyOption(addVaultOptions(ledger
+  addIntegrityOnlyOption(addTrustKeyOption(addVaultOptions(ledger
     .command('verify')
     .description('check every record of a ledger (seq, hash chain, schema); with --lore re-check every returned range against the vault; with --trust-key check who signed it')
     .argument('<ledger>', 'ledger file (JSONL)'), { required: false })
     .option('--head <hash>', 'expected record_hash of the last record (detects records cut off at the end)')
-    .option('--json', 'print the verification report as JSON'))
+    .option('--json', 'print the verification report as JSON')))
     .action(
-      action(ctx, async (file: string, opts: Partial<VaultCliOptions> & { head?: string; trustKey?: string[] }) => {
+      action(ctx, async (file: string, opts: Partial<VaultCliOptions> & IntegrityOnlyOption & { head?: string; trustKey?: string[] }) => {
         const trustedKeys = await trustedKeysFromOptions(ctx, opts);
         const text = await readLedgerFile(ctx, file);
         let index;
@@ -121,9 +125,9 @@ export function register(program: Command, ctx: CliContext): void {
         if (opts.json) printJson(ctx, report);
         else {
           const headFailed = opts.head !== undefined && report.findings.some((f) => f.code === 'ledger_head_mismatch');
-          ctx.stdout(renderLedgerReport(report, headFailed ? locatePinnedHead(text, opts.head!, file) : undefined));
+          ctx.stdout(renderLedgerReport(report, headFailed ? locatePinnedHead(text, opts.head!, file) : undefined, opts.integrityOnly === true));
         }
-        return report.valid ? 0 : 1;
+        return verdictPasses(report.verdict, opts) ? 0 : 1;
       }),
     );
   addVaultOptions(ledger

@@ -1,5 +1,5 @@
 /**
- * `loretrace lock verify <locks or folders...> [--lore <dir>] [--trust-key <public.pem>]... [--json]`
+ * `loretrace lock verify <locks or folders...> [--lore <dir>] [--trust-key <public.pem>]... [--integrity-only] [--json]`
  *
  * Thin shell over `verifyLock` (src/receipts/lock.ts): for every lock (folders are searched for
  * `*.lock.json`), re-hash each listed file and, with `--lore`, compare the vault's snapshot with the one the
@@ -10,7 +10,9 @@
  * changed, a lock could not be verified or (with `--trust-key`) a lock's ledger is not signed by a trusted key,
  * 2 on usage errors (no lock found).
  * With `--trust-key` (src/cli/keys.ts) the ledger a lock names must be signed by a trusted runner key (else
- * exit 1, `authorship_failed`); without it a lock with a ledger says `authorship not checked (no --trust-key)`.
+ * exit 1, `authorship_failed`); without any trusted key (flag, `LORETRACE_TRUSTED_KEYS`, the config's `trusted_keys`)
+ * a lock with a ledger says `authorship not checked (no --trust-key)` and is `UNAUTHENTICATED` (exit 1; exit 0
+ * with `--integrity-only`, whose verdict still says integrity only).
  */
 import type { Command } from 'commander';
 import { LoretraceError, isLoretraceError } from '../../errors.js';
@@ -22,7 +24,8 @@ import type { CliContext } from '../context.js';
 import { action, plural, printJson } from '../context.js';
 import { addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
 import { expandInputs } from '../outputs.js';
-import { addTrustKeyOption, trustedKeysFromOptions } from '../keys.js';
+import { addIntegrityOnlyOption, addTrustKeyOption, integrityOnlyVerdict, trustedKeysFromOptions } from '../keys.js';
+import type { IntegrityOnlyOption } from '../keys.js';
 
 /**
  * A lock that could not be verified at all — unreadable (missing, a FIFO or device, over the input cap), not
@@ -44,10 +47,21 @@ export function isLockFailure(r: LockReportEntry): r is LockFailure {
   return 'error' in r;
 }
 
+/**
+ * The verdict of one lock's report: `ok` (`verified`), the integrity-only wording when the lock names a ledger
+ * and no trusted key was given (src/cli/keys.ts `integrityOnlyVerdict`, never plain "ok"; `integrityOnly` is
+ * `--integrity-only`), `DRIFT`, or `FAILED (ledger authorship)`.
+ */
+export function lockVerdict(r: LockVerificationReport, integrityOnly = false): string {
+  if (r.verdict === 'verified') return 'ok';
+  if (r.verdict === 'integrity_only') return integrityOnlyVerdict(integrityOnly, 'files and hashes intact');
+  return r.drift ? 'DRIFT' : 'FAILED (ledger authorship)';
+}
+
 /** The human form of one lock's verification: a header line, one line per file, the snapshot line. */
-export function renderLockReport(r: LockVerificationReport): string {
+export function renderLockReport(r: LockVerificationReport, integrityOnly = false): string {
   const out: string[] = [];
-  out.push(`lock ${r.file} (${r.command}, ${r.status}): ${r.ok ? 'ok' : r.drift ? 'DRIFT' : 'FAILED (ledger authorship)'}`);
+  out.push(`lock ${r.file} (${r.command}, ${r.status}): ${lockVerdict(r, integrityOnly)}`);
   for (const f of r.files) {
     out.push(`  ${f.disposition.padEnd(9)} ${f.role.padEnd(6)} ${f.path}`);
     if (f.detail) out.push(`            ${f.detail}`);
@@ -68,12 +82,13 @@ export function renderLockFailure(r: LockFailure): string {
 
 /**
  * Totals over many lock reports, every key present (zeros included): `locks` (all of them, failures included),
- * `ok`, `drift` (a file or the snapshot drifted), `unreadable` (locks that could not be verified), then the file
- * and snapshot dispositions of the verified ones, then `authorship_failed` (with --trust-key, locks whose ledger
- * is not signed by a trusted key).
+ * `ok` (verdict `verified`), `integrity_only` (nothing drifted, but the lock names a ledger and no trusted key
+ * was given), `drift` (a file or the snapshot drifted), `unreadable` (locks that could not be verified), then the
+ * file and snapshot dispositions of the verified ones, then `authorship_failed` (with trusted keys, locks whose
+ * ledger is not signed by one of them).
  */
 export function lockTotals(reports: readonly LockReportEntry[]): Record<string, number> {
-  const totals: Record<string, number> = { locks: reports.length, ok: 0, drift: 0, unreadable: 0 };
+  const totals: Record<string, number> = { locks: reports.length, ok: 0, integrity_only: 0, drift: 0, unreadable: 0 };
   for (const d of LOCK_FILE_DISPOSITIONS) totals[`files_${d}`] = 0;
   for (const s of LOCK_SNAPSHOT_DISPOSITIONS) totals[`snapshot_${s}`] = 0;
   totals['authorship_failed'] = 0;
@@ -82,7 +97,8 @@ export function lockTotals(reports: readonly LockReportEntry[]): Record<string, 
       totals['unreadable']! += 1;
       continue;
     }
-    if (r.ok) totals['ok']! += 1;
+    if (r.verdict === 'verified') totals['ok']! += 1;
+    if (r.verdict === 'integrity_only') totals['integrity_only']! += 1;
     if (r.drift) totals['drift']! += 1;
     const a = r.ledger_authorship;
     if (a && a.checked && a.status !== 'trusted') totals['authorship_failed']! += 1;
@@ -109,13 +125,13 @@ async function verifyOneLock(ctx: CliContext, file: string, index: VaultIndex | 
 /** Register `loretrace lock verify` on the program. */
 export function register(program: Command, ctx: CliContext): void {
   const lock = program.command('lock').description('verify the lock files loretrace writes beside its outputs (seed 002 packet.lock.json)');
-  addTrustKeyOption(addVaultOptions(lock
+  addIntegrityOnlyOption(addTrustKeyOption(addVaultOptions(lock
     .command('verify')
     .description('re-hash every file a lock lists and (with --lore) compare the vault snapshot; one report, exit 1 on any drift')
     .argument('<paths...>', 'lock files, or folders searched for *.lock.json'), { required: false })
-    .option('--json', 'print { locks, totals } as JSON'))
+    .option('--json', 'print { locks, totals } as JSON')))
     .action(
-      action(ctx, async (paths: string[], opts: Partial<VaultCliOptions> & { trustKey?: string[] }) => {
+      action(ctx, async (paths: string[], opts: Partial<VaultCliOptions> & IntegrityOnlyOption & { trustKey?: string[] }) => {
         const trustedKeys = await trustedKeysFromOptions(ctx, opts);
         const files = await expandInputs(ctx, paths, '.lock.json');
         if (files.length === 0) throw new LoretraceError('usage', `no lock file found in ${paths.join(', ')} (folders are searched for *.lock.json)`, {}, 2);
@@ -125,10 +141,11 @@ export function register(program: Command, ctx: CliContext): void {
         const totals = lockTotals(reports);
         if (opts.json) printJson(ctx, { locks: reports, totals });
         else {
-          for (const r of reports) ctx.stdout(isLockFailure(r) ? renderLockFailure(r) : renderLockReport(r));
+          for (const r of reports) ctx.stdout(isLockFailure(r) ? renderLockFailure(r) : renderLockReport(r, opts.integrityOnly === true));
           ctx.stdout(`totals: ${plural(totals.locks!, 'lock')}, ${Object.entries(totals).filter(([k]) => k !== 'locks').map(([k, v]) => `${k} ${v}`).join(', ')}\n`);
         }
-        return totals.locks !== totals.ok ? 1 : 0;
+        const passed = totals.ok! + (opts.integrityOnly === true ? totals.integrity_only! : 0);
+        return totals.locks !== passed ? 1 : 0;
       }),
     );
 }

@@ -1,6 +1,6 @@
 /**
  * `loretrace verify-trace --lore <dir> <files or folders...> [--ledger <ledger.jsonl>]... [--head <hash>]
- *   [--lock <lock.json>]... [--trust-key <public.pem>]... [--json]`
+ *   [--lock <lock.json>]... [--trust-key <public.pem>]... [--integrity-only] [--json]`
  *
  * Thin shell over `verifyTrace` (src/receipts/verify-trace.ts): index the vault once, read every capture,
  * capture fragment, traverse result, ledger export or raw ledger (.jsonl, exported first), check every
@@ -11,16 +11,18 @@
  * (packets, projected contexts, locks) are listed as skipped. With no `--ledger`, `--lock` or `--head`, a trace
  * input named on the command line gets the ledger of the lock that lists it (`findLockFor`, the rule
  * `capture check` uses: `retrieve` locks its packet, ledger and fragment together), and the output names that
- * lock (`found_locks` in the JSON). Exit 0 when every file passes; 1 when any
- * fails (or on invalid input); 2 on usage errors (unreadable: `file_not_found`, non-JSON: `bad_json`).
- * `--trust-key` (src/cli/keys.ts) makes every ledger prove its runner (docs/RECEIPTS.md "Authorship");
- * without it each report with a ledger says `authorship not checked (no --trust-key)`.
+ * lock (`found_locks` in the JSON). Exit 0 when every file passes with established authorship; 1 when any
+ * fails (or on invalid input), or when a file passes only on integrity — it rests on a ledger and no trusted
+ * key was given (`UNAUTHENTICATED`; `--integrity-only` accepts it with exit 0, its verdict still saying so);
+ * 2 on usage errors (unreadable: `file_not_found`, non-JSON: `bad_json`). The trusted keys (`--trust-key`, else
+ * `LORETRACE_TRUSTED_KEYS`, else the config's `trusted_keys`; src/cli/keys.ts) make every ledger prove its runner
+ * (docs/RECEIPTS.md "Authorship"); without them each report with a ledger says `authorship not checked (no --trust-key)`.
  */
 import { createHash } from 'node:crypto';
 import { readdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { TRACE_DISPOSITIONS, verifyTrace } from '../../receipts/verify-trace.js';
+import { TRACE_DISPOSITIONS, isFailedResponderEntry, verifyTrace } from '../../receipts/verify-trace.js';
 import type { TraceDisposition, TraceVerificationReport, VerifyTraceOptions } from '../../receipts/verify-trace.js';
 import type { LedgerHeadPin, TraceLedgerInput } from '../../receipts/trace-ledger.js';
 import type { CliContext } from '../context.js';
@@ -33,8 +35,9 @@ import { findLockFor, lockListsOutput, lockedOutput, lockedTrace, openingSession
 import { lockedPacketFile } from '../outputs.js';
 import { MAX_LEDGER_BYTES, addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
 import { reportWithErrors } from './retrieve.js';
-import { addTrustKeyOption, trustedKeysFromOptions } from '../keys.js';
-import type { TrustedKey } from '../../receipts/signing.js';
+import { addIntegrityOnlyOption, addTrustKeyOption, integrityOnlyVerdict, trustedKeysFromOptions, verdictPasses } from '../keys.js';
+import type { IntegrityOnlyOption } from '../keys.js';
+import type { TrustedKey, VerificationVerdict } from '../../receipts/signing.js';
 
 /** True when a parsed JSON value is a ledger record (a one-record ledger is a single JSON line). */
 function isLedgerRecord(v: unknown): boolean {
@@ -82,8 +85,53 @@ export function renderInputFile(f: NonNullable<TraceVerificationReport['input_fi
   return `  input: DRIFT              ${f.file} has sha256 ${f.sha256}, ${f.source} records ${f.locked_sha256}: the output changed after the run (write a new version instead)`;
 }
 
+/** Options of {@link renderVerification}: `integrityOnly` is `--integrity-only` (the verdict line's wording). */
+export interface RenderVerificationOptions {
+  integrityOnly?: boolean;
+}
+
+/**
+ * What failed outside the runner_captured entries, as `<what> <count>` items: `entries` — entries of other
+ * origins that fail (a responder quote not in its lines, an entry of a runner_captured trace that is not the
+ * runner's); `session` — what belongs to the run, not to one entry: required seeds never read, ledgers that are
+ * broken or fail their authorship, and the packet or input file a lock holds when it drifted.
+ */
+export function problemsOutsideEntries(report: TraceVerificationReport): { entries: string[]; session: string[] } {
+  const other = new Map<string, number>();
+  for (const e of report.entries) {
+    if (e.origin !== 'runner_captured' && (isFailedResponderEntry(e) || e.disposition === 'unbacked')) other.set(e.disposition, (other.get(e.disposition) ?? 0) + 1);
+  }
+  const session: string[] = [];
+  if (report.totals.seed_not_consulted > 0) session.push(`seed_not_consulted ${report.totals.seed_not_consulted}`);
+  const ledgers = new Map<string, number>();
+  for (const l of report.ledgers) if (l.disposition !== 'intact' && l.disposition !== 'ledger_not_closed') ledgers.set(l.disposition, (ledgers.get(l.disposition) ?? 0) + 1);
+  for (const [d, n] of ledgers) session.push(`${d} ${n}`);
+  if (report.packet_file && report.packet_file.disposition !== 'unchanged') session.push(`packet_file ${report.packet_file.disposition}`);
+  if (report.input_file && report.input_file.disposition !== 'unchanged') session.push(`input_file ${report.input_file.disposition}`);
+  return { entries: [...other].map(([d, n]) => `${d} ${n}`), session };
+}
+
+/**
+ * The last line of a report: the runner_captured entry counts, then — kept apart, so "0 failed" never
+ * stands beside a FAILED it did not cause — other entries that fail and the session-level problems, then the
+ * verdict: `ok`, the integrity-only wording (src/cli/keys.ts `integrityOnlyVerdict`; never plain "ok") when no
+ * trusted key was given, or `FAILED`; `(draft: a ledger is not closed)` follows a passing verdict of a draft.
+ */
+export function verdictLine(report: TraceVerificationReport, options: RenderVerificationOptions = {}): string {
+  const rc = report.runner_captured;
+  const { entries, session } = problemsOutsideEntries(report);
+  const parts = [`runner_captured: ${plural(rc.checked, 'entry', 'entries')}: ${rc.ledger_backed} ledger-backed and verified, ${rc.failed} failed`];
+  if (entries.length > 0) parts.push(`other entries: ${entries.join(', ')}`);
+  if (session.length > 0) parts.push(`session: ${session.join(', ')}`);
+  const draft = report.draft ? ' (draft: a ledger is not closed)' : '';
+  const verdict = report.entries.length === 0 ? 'FAILED (no entries: nothing was verified)'
+    : report.verdict === 'verified' ? `ok${draft}`
+      : report.verdict === 'integrity_only' ? `${integrityOnlyVerdict(options.integrityOnly === true)}${draft}` : 'FAILED';
+  return `${parts.join('; ')} — ${verdict}`;
+}
+
 /** The human form of a report: a header, one line per entry, ledgers and seeds, totals, verdict. */
-export function renderVerification(report: TraceVerificationReport): string {
+export function renderVerification(report: TraceVerificationReport, options: RenderVerificationOptions = {}): string {
   const lines: string[] = [];
   lines.push(
     `verify-trace: ${report.file ?? 'input'} (${report.input_kind}) against ${report.namespace} snapshot ${report.snapshot.current.slice(0, 12)}`,
@@ -120,15 +168,7 @@ export function renderVerification(report: TraceVerificationReport): string {
     if (e.detail) lines.push(`                 ${e.detail}`);
   }
   lines.push(`totals: ${TRACE_DISPOSITIONS.map((d) => `${d} ${report.totals[d]}`).join(', ')}`);
-  const rc = report.runner_captured;
-  // When every entry passed but the report still fails, the cause is outside the entries (a required seed never
-  // read, a broken ledger): name it on the verdict line, so "0 failed — FAILED" never stands alone.
-  const outside = TRACE_DISPOSITIONS.filter((d) => d !== 'verified' && report.totals[d] > 0).map((d) => `${d} ${report.totals[d]}`);
-  if (report.packet_file && report.packet_file.disposition !== 'unchanged') outside.push(`packet_file ${report.packet_file.disposition}`);
-  if (report.input_file && report.input_file.disposition !== 'unchanged') outside.push(`input_file ${report.input_file.disposition}`);
-  const failed = report.entries.length === 0 ? 'FAILED (no entries: nothing was verified)' : rc.failed === 0 && outside.length > 0 ? `FAILED (${outside.join(', ')})` : 'FAILED';
-  const verdict = report.ok ? (report.draft ? 'ok (draft: a ledger is not closed)' : 'ok') : failed;
-  lines.push(`runner_captured: ${rc.checked} checked, ${rc.ledger_backed} ledger-backed, ${rc.failed} failed — ${verdict}`);
+  lines.push(verdictLine(report, options));
   return lines.join('\n') + '\n';
 }
 
@@ -324,11 +364,19 @@ async function verifyOne(ctx: CliContext, file: string, index: VaultIndex, ledge
   return verifyTrace(index, input.doc, { file, ledgers, pins, ...(await lockOptions(ctx, lock, input.doc, ledgers, { file, sha256 })), trustedKeys });
 }
 
-/** Totals over every file: files by outcome, then every disposition (zeros included). */
-function setTotals(outcomes: readonly FileOutcome[], skipped: number): { files: number; ok: number; failed: number; skipped: number; draft: number } & Record<TraceDisposition, number> {
-  const totals = { files: outcomes.length, ok: 0, failed: 0, skipped, draft: 0, ...Object.fromEntries(TRACE_DISPOSITIONS.map((d) => [d, 0])) } as { files: number; ok: number; failed: number; skipped: number; draft: number } & Record<TraceDisposition, number>;
+/** Totals of a many-file run: see {@link setTotals}. */
+type SetTotals = { files: number; ok: number; integrity_only: number; failed: number; skipped: number; draft: number } & Record<TraceDisposition, number>;
+
+/**
+ * Totals over every file: files by verdict — `ok` (`verified`), `integrity_only` (every check passed, authorship
+ * not checked: no trusted key), `failed` (a check failed, or the file could not be verified) — then skipped and
+ * draft files, then every disposition (zeros included, seed 003).
+ */
+function setTotals(outcomes: readonly FileOutcome[], skipped: number): SetTotals {
+  const totals = { files: outcomes.length, ok: 0, integrity_only: 0, failed: 0, skipped, draft: 0, ...Object.fromEntries(TRACE_DISPOSITIONS.map((d) => [d, 0])) } as SetTotals;
   for (const o of outcomes) {
-    if ('error' in o || !o.report.ok) totals.failed += 1;
+    if ('error' in o || o.report.verdict === 'failed') totals.failed += 1;
+    else if (o.report.verdict === 'integrity_only') totals.integrity_only += 1;
     else totals.ok += 1;
     if ('report' in o) {
       if (o.report.draft) totals.draft += 1;
@@ -338,7 +386,12 @@ function setTotals(outcomes: readonly FileOutcome[], skipped: number): { files: 
   return totals;
 }
 
-interface VerifyTraceCliOptions extends VaultCliOptions {
+/** The verdict of a many-file run: `failed` when a file failed (or none was checked), else `integrity_only` when one is, else `verified`. */
+function setVerdict(totals: SetTotals): VerificationVerdict {
+  return totals.failed > 0 || totals.files === 0 ? 'failed' : totals.integrity_only > 0 ? 'integrity_only' : 'verified';
+}
+
+interface VerifyTraceCliOptions extends VaultCliOptions, IntegrityOnlyOption {
   ledger?: string[];
   head?: string;
   lock?: string[];
@@ -347,14 +400,14 @@ interface VerifyTraceCliOptions extends VaultCliOptions {
 
 /** Register `verify-trace` on the program. */
 export function register(program: Command, ctx: CliContext): void {
-  addTrustKeyOption(addVaultOptions(program
+  addIntegrityOnlyOption(addTrustKeyOption(addVaultOptions(program
     .command('verify-trace')
     .description('check every research_trace entry (capture, capture fragment, traverse result, ledger export or raw ledger .jsonl) line by line against the vault, and runner_captured entries against the ledger that served them')
     .argument('<files...>', 'captures, capture fragments, traverse results, ledger exports (JSON), ledgers (.jsonl), or folders of them'))
     .option('--ledger <ledger.jsonl...>', 'ledger(s) that back the runner_captured entries (repeatable)')
     .option('--head <hash>', 'pinned record_hash of the last ledger record (a ledger cut off at the end then fails)')
     .option('--lock <lock.json...>', 'lock file(s) whose ledger entry pins a ledger head (repeatable)')
-    .option('--json', 'print the verification report as JSON'))
+    .option('--json', 'print the verification report as JSON')))
     .action(
       action(ctx, async (files: string[], opts: VerifyTraceCliOptions) => {
         const single = files.length === 1 && !(await stat(resolve(ctx.cwd, files[0]!)).then((s) => s.isDirectory()).catch(() => false));
@@ -383,8 +436,8 @@ export function register(program: Command, ctx: CliContext): void {
           if (single) {
             const report = await verifyOne(ctx, files[0]!, index, ledgers, pins, lockFor(files[0]!), trustedKeys);
             if (opts.json) printJson(ctx, found.length > 0 ? { ...report, found_locks: found } : report);
-            else ctx.stdout(withFoundLock(renderVerification(report), files[0]!, found));
-            return report.ok ? 0 : 1;
+            else ctx.stdout(withFoundLock(renderVerification(report, opts), files[0]!, found));
+            return verdictPasses(report.verdict, opts) ? 0 : 1;
           }
           const outcomes: FileOutcome[] = [];
           for (const file of inputs.traces) {
@@ -398,16 +451,18 @@ export function register(program: Command, ctx: CliContext): void {
             }
           }
           const totals = setTotals(outcomes, inputs.skipped.length);
-          const ok = totals.failed === 0 && totals.files > 0;
+          const verdict = setVerdict(totals);
+          const ok = verdict === 'verified';
           if (opts.json) {
-            printJson(ctx, { schema_version: 'loretrace.trace_verification_set.v1', ok, totals, skipped: inputs.skipped, ...(found.length > 0 ? { found_locks: found } : {}), files: outcomes });
+            printJson(ctx, { schema_version: 'loretrace.trace_verification_set.v1', verdict, ok, totals, skipped: inputs.skipped, ...(found.length > 0 ? { found_locks: found } : {}), files: outcomes });
           } else {
-            for (const o of outcomes) ctx.stdout('report' in o ? withFoundLock(renderVerification(o.report), o.file, found) : `verify-trace: ${o.file}: ERROR [${o.error.code}] ${o.error.message}\n`);
+            for (const o of outcomes) ctx.stdout('report' in o ? withFoundLock(renderVerification(o.report, opts), o.file, found) : `verify-trace: ${o.file}: ERROR [${o.error.code}] ${o.error.message}\n`);
             for (const s of inputs.skipped) ctx.stdout(`skipped ${s.file}: ${s.reason}\n`);
-            ctx.stdout(`${plural(totals.files, 'file')}: ${totals.ok} ok, ${totals.failed} failed, ${totals.skipped} skipped, ${totals.draft} draft — ${ok ? 'ok' : 'FAILED'}\n`);
+            const said = verdict === 'verified' ? 'ok' : verdict === 'integrity_only' ? integrityOnlyVerdict(opts.integrityOnly === true) : 'FAILED';
+            ctx.stdout(`${plural(totals.files, 'file')}: ${totals.ok} ok, ${totals.integrity_only} integrity-only, ${totals.failed} failed, ${totals.skipped} skipped, ${totals.draft} draft — ${said}\n`);
             ctx.stdout(`totals: ${TRACE_DISPOSITIONS.map((d) => `${d} ${totals[d]}`).join(', ')}\n`);
           }
-          return ok ? 0 : 1;
+          return verdictPasses(verdict, opts) ? 0 : 1;
         } catch (e) {
           return reportWithErrors(ctx, e, opts.json === true);
         }
