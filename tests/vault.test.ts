@@ -65,6 +65,16 @@ describe('scanVault', () => {
     ]);
   });
 
+  it('walks real folders by their readdir type, and never a symlink to a folder inside the vault', async () => {
+    const v = tempVault({ 'Lore/Deep/Kel.md': '# Kel\n', 'Lore/Top.md': '# Top\n' });
+    symlinkSync(join(v, 'Lore', 'Deep'), join(v, 'Shortcut'));
+    const r = await scanVault(v);
+    expect(r.files.map((f) => f.path)).toEqual(['Lore/Deep/Kel.md', 'Lore/Top.md']);
+    expect(r.findings).toEqual([
+      { code: 'symlink_inside_vault', severity: 'info', path: 'Shortcut', message: 'symbolic link Shortcut points to Lore/Deep inside the vault; indexed once under the target\'s own path' },
+    ]);
+  });
+
   it('never opens a FIFO, and reports one whatever its name (a note\'s: warning; another file\'s: info)', async () => {
     const v = tempVault({ 'ok.md': 'ok\n', 'World/x.md': 'x\n' });
     execFileSync('mkfifo', [join(v, 'Pipe.md')]);

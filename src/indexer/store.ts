@@ -19,7 +19,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -154,7 +154,7 @@ export class CorruptIndexError extends Error {
 export async function readManifest(indexDir: string): Promise<IndexManifest | null> {
   let text: string;
   try {
-    text = await readFile(join(indexDir, 'index.json'), 'utf8');
+    text = readFileSync(join(indexDir, 'index.json'), 'utf8');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw new CorruptIndexError(`cannot read ${join(indexDir, 'index.json')}: ${(e as Error).message}`);
@@ -266,7 +266,7 @@ export async function commitManifest(indexDir: string, manifest: IndexManifest, 
 /** Read the stat cache; null when absent or unreadable (then every note is re-hashed). */
 export async function readState(indexDir: string): Promise<StatState | null> {
   try {
-    const v = JSON.parse(await readFile(join(indexDir, 'state.json'), 'utf8')) as StatState;
+    const v = JSON.parse(readFileSync(join(indexDir, 'state.json'), 'utf8')) as StatState;
     return typeof v.scan_started_ms === 'number' && v.files && typeof v.files === 'object' ? v : null;
   } catch {
     return null;

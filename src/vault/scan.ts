@@ -135,11 +135,16 @@ export async function scanVault(root: string, options: ScanOptions = {}): Promis
       .filter((e) => !e.name.startsWith('.') && e.name !== 'node_modules')
       .map((e) => {
         const name = ASCII_NAME.test(e.name) ? e.name : e.name.normalize('NFC');
-        return { abs: dirAbs + sep + e.name, path: dirPath === '' ? name : `${dirPath}/${name}` };
+        return { abs: dirAbs + sep + e.name, path: dirPath === '' ? name : `${dirPath}/${name}`, folder: e.isDirectory() };
       })
       .filter((e) => !isExcluded(e.path))
       .sort((a, b) => compareCodeUnits(a.path, b.path));
+    // A folder is walked without an lstat of its own: the entry's type from readdir (d_type; Node lstats an
+    // entry whose type the file system does not report) already says it is a real folder, never a symlink,
+    // and nothing else of a folder's lstat is used. Every other entry is lstat'ed (type, size, times, inode,
+    // links: the identity that tells an edited file, see FileIdentity).
     const stats = kept.map((e) => {
+      if (e.folder) return null;
       try {
         return lstatSync(e.abs);
       } catch (err) {
@@ -147,7 +152,11 @@ export async function scanVault(root: string, options: ScanOptions = {}): Promis
       }
     });
     for (let i = 0; i < kept.length; i++) {
-      const { abs, path } = kept[i]!;
+      const { abs, path, folder } = kept[i]!;
+      if (folder) {
+        walk(abs, path);
+        continue;
+      }
       const st = stats[i]!;
       if (!(st instanceof Stats)) {
         findings.push({ code: 'unreadable_file', severity: 'warning', path, message: `cannot stat ${path}: ${st.code ?? st.message}; skipped` });
