@@ -213,3 +213,16 @@ describe('files named by what they are, not by an option the user did not give',
     expect([r.code, line]).toEqual([1, `  failed   lore-fixtures/batch/packets/brinefall-intake.turn-01.mara-voss.draft.packet.json: the output packet (under --out-dir) ${taken} is a directory; expected the path of a JSON file to write (nothing written) [usage]`]);
   });
 });
+
+describe('a check that passes only on integrity (a ledger, no trusted key) exits 1; --integrity-only makes it 0', () => {
+  // README "Exit codes": the command ran and the answer is no — nobody checked who wrote the ledger.
+  const ledger = join(REPO, 'lore-fixtures', 'artifacts', 'ledger.harbor.jsonl');
+  it('ledger verify and verify-trace', async () => {
+    for (const argv of [['ledger', 'verify', ledger], ['verify-trace', ...L, ledger]]) {
+      const plain = await run(argv);
+      expect([plain.code, plain.stderr, plain.stdout.includes('UNAUTHENTICATED — chain and hashes intact, authorship not checked (no trusted key): anyone can write such a ledger')]).toEqual([1, '', true]);
+      const opted = await run([...argv, '--integrity-only']);
+      expect([opted.code, opted.stdout.includes('INTEGRITY ONLY (--integrity-only) — chain and hashes intact'), / — ok$/m.test(opted.stdout)]).toEqual([0, true, false]);
+    }
+  });
+});

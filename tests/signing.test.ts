@@ -16,7 +16,7 @@ import type { LedgerSigner, TrustedKey } from '../src/receipts/signing.js';
 import { exportLedger } from '../src/receipts/ledger-export.js';
 import { verifyTrace } from '../src/receipts/verify-trace.js';
 import { assembleCapture } from '../src/receipts/capture.js';
-import { indexVault } from '../src/indexer/build.js';
+import { indexStats, indexVault } from '../src/indexer/build.js';
 import type { VaultIndex } from '../src/types.js';
 import { main } from '../src/cli/main.js';
 import { BIN, FIXTURE_VAULT, PROXY_PACKET, R, fixtureSession, readLedger, tempDir } from './helpers/proxy.js';
@@ -307,6 +307,11 @@ describe('loretrace ledger verify --trust-key', () => {
     const priv = await cli(['ledger', 'verify', 'session.jsonl', '--config', 'conf/private.json']);
     expect(priv.code).toBe(2);
     expect(priv.stderr).toBe(`loretrace: config file ${join(tmp.dir, 'conf', 'private.json')} /trusted_keys/0: ${join(tmp.dir, 'key1.key.pem')} is a private key; --trust-key takes the public key (the .pub.pem loretrace keygen wrote beside it) — keep the private key with the runner [bad_trust_key]\n`);
+    // The keys are not part of the index: a config that adds them reuses the index built without them.
+    const idx = join(tmp.dir, 'trust-idx');
+    await indexVault(FIXTURE_VAULT, { indexDir: idx, config: {} });
+    const again = await indexVault(FIXTURE_VAULT, { indexDir: idx, config: { trusted_keys: ['../key1.pub.pem'] } });
+    expect([indexStats(again)?.rebuilt, indexStats(again)?.parsed]).toEqual([false, 0]);
     writeFileSync(join(tmp.dir, 'conf', 'typed.json'), JSON.stringify({ trusted_keys: 'key1.pub.pem' }));
     const typed = await cli(['ledger', 'verify', 'session.jsonl', '--config', 'conf/typed.json']);
     expect([typed.code, typed.stderr]).toEqual([2, `loretrace: config file ${join(tmp.dir, 'conf', 'typed.json')} is invalid at /trusted_keys: expected an array [bad_config]\n`]);
