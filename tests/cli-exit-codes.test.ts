@@ -226,3 +226,11 @@ describe('a check that passes only on integrity (a ledger, no trusted key) exits
     }
   });
 });
+
+describe('a ref the grammar refuses: exit 1 as the argument asked about, exit 2 as an option value', () => {
+  it('show and links answer bad_ref (1); search --prefix is a bad option value, bad_option (2)', async () => {
+    expect(await run(['show', '../x', ...L])).toEqual({ code: 1, stdout: '', stderr: 'loretrace: ref "../x" is not a valid lore ref: it contains a ".." segment [bad_ref]\n' });
+    expect(await run(['links', '../x', ...L])).toEqual({ code: 1, stdout: '', stderr: 'loretrace: ref "../x" is not a valid lore ref: it contains a ".." segment [bad_ref]\n' });
+    expect(await run(['search', 'Fences', ...L, '--prefix', '../x'])).toEqual({ code: 2, stdout: '', stderr: 'loretrace: --prefix "../x" is not a valid lore ref: it contains a ".." segment [bad_option]\n' });
+  });
+});

@@ -113,15 +113,15 @@ describe('loretrace search', () => {
     ['%45dge/', 'it contains percent-encoding'],
     ['Edge/../World/', 'it contains a ".." segment'],
     ['', 'it is empty'],
-  ])('refuses --prefix %j with exit 2 bad_ref naming it', async (prefix, why) => {
+  ])('refuses --prefix %j with exit 2 bad_option naming it', async (prefix, why) => {
     expect(await run([...S, '--prefix', prefix])).toEqual({
-      code: 2, stdout: '', stderr: `loretrace: --prefix ${JSON.stringify(prefix)} is not a valid lore ref: ${why} [bad_ref]\n`,
+      code: 2, stdout: '', stderr: `loretrace: --prefix ${JSON.stringify(prefix)} is not a valid lore ref: ${why} [bad_option]\n`,
     });
   });
 
   it('refuses a --prefix with a fragment', async () => {
     expect(await run([...S, '--prefix', 'Edge/Fences.md#chunk1'])).toEqual({
-      code: 2, stdout: '', stderr: 'loretrace: --prefix "Edge/Fences.md#chunk1" is not a vault path prefix: it has a fragment after "#" [bad_ref]\n',
+      code: 2, stdout: '', stderr: 'loretrace: --prefix "Edge/Fences.md#chunk1" is not a vault path prefix: it has a fragment after "#" [bad_option]\n',
     });
   });
 

@@ -9,7 +9,7 @@
  * `Not searched (over max_file_bytes, not indexed): …` line. A `--prefix` or `--class` that matches no note of the vault is
  * named: in the "No results" line when nothing was found, else (and always with `--json`) as a
  * `loretrace: warning: …` line on stderr. Exit 0 (also with no results), 2 on usage errors: a `--prefix`
- * that the ref grammar refuses (`bad_ref`, see {@link prefixPath}) or an empty `--class` (`usage`).
+ * that the ref grammar refuses (`bad_option`, see {@link prefixPath}) or an empty `--class` (`usage`).
  */
 import type { Command } from 'commander';
 import { search, type SearchHit } from '../../search/search.js';
@@ -49,20 +49,22 @@ export function unmatchedFilters(index: VaultIndex, prefixes: readonly string[],
  * path or folder (`World/Politics/`, `Edge`), optionally with this vault's namespace
  * (`FixtureLore:Edge/`). Returned NFC, without the namespace.
  *
- * @throws LoretraceError `bad_ref` (exit 2) naming the prefix for everything parseRef refuses (`../`,
- *   `/Edge`, `Other:Edge/`, `%45dge/`, `Edge/../World/`, an empty value, …) and for a fragment
- *   (`Edge/Links.md#chunk0`): a typo must not silently filter every hit away.
+ * @throws LoretraceError `bad_option` (exit 2) naming the prefix and the ref grammar's reason for everything
+ *   parseRef refuses (`../`, `/Edge`, `Other:Edge/`, `%45dge/`, `Edge/../World/`, an empty value, …) and
+ *   for a fragment (`Edge/Links.md#chunk0`): a typo must not silently filter every hit away.
  */
 export function prefixPath(namespace: string, value: string): string {
   let parsed;
   try {
     parsed = parseRef(value, { namespace, label: '--prefix' });
   } catch (e) {
-    if (isLoretraceError(e)) throw new LoretraceError(e.code, e.message, e.details, 2);
+    // A bad option value, not a ref asked about: `bad_option`, exit 2, as every other bad option value
+    // (README "Exit codes": one error code, one exit code); `show`/`links` answer a bad ref argument `bad_ref`, exit 1.
+    if (isLoretraceError(e)) throw new LoretraceError(e.code === 'bad_ref' ? 'bad_option' : e.code, e.message, e.details, 2);
     throw e;
   }
   if (parsed.fragment !== null) {
-    throw new LoretraceError('bad_ref', `--prefix ${JSON.stringify(value)} is not a vault path prefix: it has a fragment after "#"`, { expected: 'a folder (World/Politics/) or note path, without #fragment', data: { ref: value } }, 2);
+    throw new LoretraceError('bad_option', `--prefix ${JSON.stringify(value)} is not a vault path prefix: it has a fragment after "#"`, { expected: 'a folder (World/Politics/) or note path, without #fragment', data: { ref: value } }, 2);
   }
   return parsed.path;
 }
