@@ -34,7 +34,7 @@ import type {
 import { validateCaptureFragment, validatePacket, validateProjectedContext } from '../contracts/validate.js';
 import { hiddenTextForm, hiddenTextIn } from '../contracts/rules.js';
 import { formatRef, isUnderPrefix } from '../refs/ref.js';
-import { applyResearchSection, loreLabel, mergeSourceSection, parseSourceSection, reconcileLaneLines, renderResearchSection, researchSectionLines, RESEARCH_OUTPUT_FIELDS } from './prompt.js';
+import { applyResearchSection, loreLabel, mergeSourceSection, parseSourceSection, reconcileLaneLines, renderResearchSection, renderSourceSection, researchSectionLines, RESEARCH_OUTPUT_FIELDS } from './prompt.js';
 import { excerptBudget, requirementOverlap, sceneRequirements, selectWithinBudget, servedRequirement, unmetRequirements } from './requirements.js';
 import type { BudgetCandidate, ExcerptBudget, SceneRequirement, UnmetRequirement } from './requirements.js';
 import { compactExcerpt } from '../excerpts/compact.js';
@@ -1248,7 +1248,8 @@ function assemblePrompt(ctx: BuildContext, lane: RetrievalLane, lanes: LaneExcer
       pointer: '/packet_prompt_text',
     });
   }
-  if (research) return { prompt: researchPrompt(ctx, reconciled, lanes.researchInstructions ?? []), localContext };
+  const required = requiredPromptLines(ctx, lanes, reconciled, localContext, built.fields);
+  if (research) return { prompt: assertMergeKept(ctx, reconciled, researchPrompt(ctx, reconciled, lanes.researchInstructions ?? []), required), localContext };
   const gone = researchSectionLines(reconciled);
   if (gone.length > 0) {
     findings.push({
@@ -1259,7 +1260,45 @@ function assemblePrompt(ctx: BuildContext, lane: RetrievalLane, lanes: LaneExcer
       pointer: '/packet_prompt_text',
     });
   }
-  return { prompt: applyResearchSection(reconciled, null), localContext };
+  return { prompt: assertMergeKept(ctx, reconciled, applyResearchSection(reconciled, null), required), localContext };
+}
+
+/**
+ * The prompt lines the research-section step must keep: the lines the validator or the responder needs
+ * from the draft — each line of the local context (`prompt.missing_local_context`), the observed action's
+ * lines (`prompt.missing_observed_action`), the action-label line (`Allowed action labels: …`), the
+ * output-contract header and the line naming the required fields — and the lines of the excerpt
+ * rendering the source merge just inserted ({@link renderSourceSection} of the added excerpts).
+ */
+function requiredPromptLines(ctx: BuildContext, lanes: LaneExcerpts, merged: string, localContext: string, fields: readonly string[]): string[] {
+  const observed = ctx.draft.visible_context.observed_event?.observable_action;
+  const style = parseSourceSection(merged)?.style ?? (/^## /m.test(merged) ? 'markdown' : 'plain');
+  const contract = merged.split('\n').filter((l) => /^(?:##\s+)?(?:Output contract|Allowed action labels)\b/i.test(l) || (fields.length > 0 && l.includes(fields.join(', '))));
+  return [
+    ...(localContext === '' ? [] : localContext.split('\n')),
+    ...(typeof observed === 'string' && observed !== '' ? observed.split('\n') : []),
+    ...contract,
+    ...renderSourceSection(lanes.added, style, lanes.labels),
+  ].filter((l) => l.trim() !== '');
+}
+
+/**
+ * Guard of the research-section step ({@link applyResearchSection}): `after` must keep every line of
+ * `required` ({@link requiredPromptLines}) that `before` had. The step may only replace or remove the
+ * section's own lines; if it would drop one of these, loretrace's merge (not the draft) is at fault, and
+ * the build is refused rather than written with a prompt that lost its contract (hostile trial s8 §1).
+ * @throws LoretraceError `prompt_merge_dropped_lines` (exit 1; `details.data.lines` lists them).
+ */
+function assertMergeKept(ctx: BuildContext, before: string, after: string, required: readonly string[]): string {
+  const had = new Set(before.split('\n'));
+  const kept = new Set(after.split('\n'));
+  const lost = [...new Set(required)].filter((l) => had.has(l) && !kept.has(l));
+  if (lost.length === 0) return after;
+  throw new LoretraceError(
+    'prompt_merge_dropped_lines',
+    `${ctx.file}: loretrace's merge of the "## Required Lore Research" section would drop ${lost.length} line${lost.length === 1 ? '' : 's'} the packet needs (local context, observed action, action labels, output contract or the lore excerpts just inserted); this is a fault in loretrace's merge, not in the draft, so nothing is written: ${lost.map((l) => JSON.stringify(l)).join(', ')}`,
+    { file: ctx.file, pointer: '/packet_prompt_text', expected: 'a research section that ends before the lines of the next draft section', data: { lines: lost } },
+  );
 }
 
 /**

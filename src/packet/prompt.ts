@@ -477,31 +477,66 @@ export function renderResearchSection(input: ResearchSectionInput): string[] {
 }
 
 /**
- * The lines of the prompt's `## Required Lore Research` section (heading to the line before the next
- * `#`/`##` heading, trailing blank lines left out), or [] when it has none.
+ * The first line of each blank-line-separated block of loretrace's own research section after its opening
+ * paragraph ({@link renderResearchSection}), so that a plain prompt's section keeps its own blocks.
+ */
+const RESEARCH_BLOCK_LABELS: ReadonlySet<string> = new Set(['Seed research scope:', 'Traversal policy:', 'Research instructions:', 'Lore search proxy:']);
+
+/** A markdown ATX heading line of any level (`# `, `## ` … `###### `). */
+const ANY_HEADING = /^#{1,6}\s/;
+
+/**
+ * End (0-based, exclusive) of the `## Required Lore Research` section whose heading is line `at`: the
+ * section ends at the next boundary the draft itself uses between sections —
+ * - the next heading of the same or a higher level (`# ` or `## `), in any prompt;
+ * - in a plain prompt (no heading line besides the research heading: sections are `Label:` lines, as in
+ *   Ghostlight's packet_only prompts), also the next blank-line-separated block, unless that block starts
+ *   with one of the labels of loretrace's own research section ({@link RESEARCH_BLOCK_LABELS}: a section
+ *   loretrace rendered is one section on a second run); the first block after the heading is the section's.
+ * Without this second boundary a plain prompt's section ran to the end of the prompt, and replacing or
+ * removing it deleted the draft's action labels, source constraints and output contract (hostile trial s8 §1).
+ */
+function researchSectionEnd(lines: readonly string[], at: number): number {
+  const plain = !lines.some((l, k) => k !== at && ANY_HEADING.test(l));
+  let end = at + 1;
+  // The first block after the heading is the section's own, even after a blank line.
+  let body = false;
+  while (end < lines.length) {
+    const line = lines[end] as string;
+    if (/^#{1,2} /.test(line)) break;
+    if (plain && body && line.trim() !== '' && lines[end - 1] === '' && !RESEARCH_BLOCK_LABELS.has(line.trim())) break;
+    if (line.trim() !== '') body = true;
+    end++;
+  }
+  return end;
+}
+
+/**
+ * The lines of the prompt's `## Required Lore Research` section (heading to the section's end,
+ * {@link researchSectionEnd}, trailing blank lines left out), or [] when it has none.
  */
 export function researchSectionLines(prompt: string): string[] {
   const lines = prompt.split('\n');
   const at = findLine(lines, RESEARCH_HEADER);
   if (at < 0) return [];
-  let end = at + 1;
-  while (end < lines.length && !/^#{1,2} /.test(lines[end] as string)) end++;
+  let end = researchSectionEnd(lines, at);
   while (end > at + 1 && lines[end - 1] === '') end--;
   return lines.slice(at, end);
 }
 
 /**
- * Replace (or insert) the `## Required Lore Research` section. The section runs from its heading to the
- * next `#`/`##` heading or the end of the prompt. Without one: in a markdown prompt it goes right before
- * the first `## ` heading; in a plain prompt it is appended at the end (so its end stays unambiguous).
+ * Replace (or insert) the `## Required Lore Research` section; `section` null removes it. The section runs
+ * from its heading to its end ({@link researchSectionEnd}: the next `#`/`##` heading, or in a plain prompt
+ * the next blank-line-separated block of the draft's own); only those lines are replaced or removed, every
+ * other line is kept. Without one: in a markdown prompt it goes right before the first `## ` heading; in a
+ * plain prompt it is appended at the end.
  */
 export function applyResearchSection(prompt: string, section: readonly string[] | null): string {
   const lines = prompt.split('\n');
   const at = findLine(lines, RESEARCH_HEADER);
   if (at >= 0) {
-    let end = at + 1;
-    while (end < lines.length && !/^#{1,2} /.test(lines[end] as string)) end++;
-    // keep one blank line before the next heading
+    const end = researchSectionEnd(lines, at);
+    // keep the blank line(s) before the next section
     let stop = end;
     while (stop > at + 1 && lines[stop - 1] === '') stop--;
     if (section === null) {

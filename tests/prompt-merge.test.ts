@@ -1,0 +1,109 @@
+/**
+ * The packet builder may change only its own lines of a draft's prompt (promise 2; seed 001: retrieval can
+ * make a packet worse). Drafts derived from lore-fixtures/packets/brinefall-intake.turn-01.mara-voss.draft
+ * by inserting the lines a hostile trial used (s8 §1): a `## Required Lore Research` heading in a plain
+ * prompt, whose sections are `Label:` lines.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { indexVault } from '../src/indexer/build.js';
+import { applyResearchSection, buildPacket, renderResearchSection } from '../src/packet/build.js';
+import { researchSectionLines } from '../src/packet/prompt.js';
+import type { ResponderPacket, TraversalPolicy } from '../src/contracts/types.js';
+import { validatePacket } from '../src/contracts/validate.js';
+import { LoretraceError } from '../src/errors.js';
+import type { VaultIndex } from '../src/types.js';
+import { FIXTURES, FIXTURE_VAULT } from './helpers/shared.js';
+
+const PACKETS = join(FIXTURES, 'packets');
+const readJson = <T>(f: string): T => JSON.parse(readFileSync(f, 'utf8')) as T;
+const DRAFT: ResponderPacket = readJson(join(PACKETS, 'brinefall-intake.turn-01.mara-voss.draft.packet.json'));
+const POLICY: TraversalPolicy = readJson(join(PACKETS, 'brinefall-intake.policy.json'));
+const LANES = ['coordinator_scoped_retrieval', 'responder_scoped_repository_search'] as const;
+
+/** The fixture draft with its prompt edited by `edit` (local context and observed event unchanged). */
+function derived(edit: (prompt: string) => string): ResponderPacket {
+  const d = structuredClone(DRAFT);
+  d.packet_prompt_text = edit(d.packet_prompt_text);
+  return d;
+}
+
+/** The draft lines from `from` (a line's start) to the end of the prompt. */
+function tail(prompt: string, from: string): string[] {
+  const lines = prompt.split('\n');
+  return lines.slice(lines.findIndex((l) => l.startsWith(from)));
+}
+
+let tmp: string;
+let index: VaultIndex;
+beforeAll(async () => {
+  tmp = mkdtempSync(join(tmpdir(), 'loretrace-prompt-merge-'));
+  index = await indexVault(FIXTURE_VAULT, { indexDir: join(tmp, 'index') });
+});
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+describe('a Required Lore Research heading in a plain prompt ends at the draft\'s next block', () => {
+  const heading = derived((p) => p.replace('Allowed action labels:', '## Required Lore Research\nMara always checks the tide tables before promising a berth.\n\nAllowed action labels:'));
+  const draftTail = tail(DRAFT.packet_prompt_text, 'Allowed action labels:');
+
+  it('reads the section as the heading and its own block only', () => {
+    expect(researchSectionLines(heading.packet_prompt_text)).toEqual(['## Required Lore Research', 'Mara always checks the tide tables before promising a berth.']);
+    // The first block after the heading is the section's own, even after a blank line.
+    expect(researchSectionLines('Intro:\nx\n\n## Required Lore Research\n\nOwn line.\n\nNext: y')).toEqual(['## Required Lore Research', '', 'Own line.']);
+  });
+
+  it('coordinator lane: removes only the section; the action labels, source constraints and output contract stay', async () => {
+    const r = await buildPacket(index, heading, { lane: 'coordinator_scoped_retrieval', policy: POLICY, file: 'draft4.json' });
+    const prompt = r.packet.packet_prompt_text;
+    expect(prompt).not.toContain('Required Lore Research');
+    expect(prompt).not.toContain('Mara always checks');
+    const lines = tail(prompt, 'Allowed action labels:');
+    expect(lines.slice(0, 3)).toEqual(draftTail.slice(0, 3));
+    expect(lines.slice(-5)).toEqual(draftTail.slice(-5));
+    expect(lines).toContain('- Brinefall Blackout › Aftermath: Halcyon Mutual rewrote its storm clauses to price thermal posture, and the Meridian Compact promised sanctuary berths to any crew caught in a blackout.');
+    expect(r.findings.find((f) => f.code === 'prompt_research_section_removed')?.message).toBe(
+      'draft4.json: the draft prompt\'s "## Required Lore Research" section (2 lines) was removed: in coordinator_scoped_retrieval the responder has no repository access and does not research; removed lines: "## Required Lore Research", "Mara always checks the tide tables before promising a berth."',
+    );
+    expect(validatePacket(r.packet).valid).toBe(true);
+  });
+
+  it('research lane: replaces only the section, and a second build of the result\'s prompt finds the same section', async () => {
+    const r = await buildPacket(index, heading, { lane: 'responder_scoped_repository_search', policy: POLICY, file: 'draft4.json' });
+    const prompt = r.packet.packet_prompt_text;
+    const section = renderResearchSection({ allowed_scope: r.packet.lore_access.allowed_scope, traversal_policy: r.packet.lore_access.traversal_policy as TraversalPolicy, research_instructions: r.packet.lore_access.research_instructions ?? [] });
+    const lines = prompt.split('\n');
+    const at = lines.indexOf('## Required Lore Research');
+    expect(lines.slice(at, at + section.length + 2)).toEqual([...section, '', 'Allowed action labels: speak, gesture, set_condition, refuse, inspect_object, wait']);
+    expect(lines.at(-1)).toBe("Keep the response grounded in observable action and speech. Do not reveal anything you could not know. Do not describe anyone else's private thoughts.");
+    expect(lines).toContain('Output contract:');
+    expect(r.findings.find((f) => f.code === 'prompt_research_section_replaced')?.message).toMatch(/replaced lines: "Mara always checks the tide tables before promising a berth\."$/);
+    expect(researchSectionLines(prompt)).toEqual(section);
+    expect(applyResearchSection(prompt, section)).toBe(prompt);
+    expect(validatePacket(r.packet).valid).toBe(true);
+  });
+
+  it('a heading before Local context: no longer refused as the draft\'s fault', async () => {
+    const early = derived((p) => p.replace('Local context:', '## Required Lore Research\nMara always checks the tide tables before promising a berth.\n\nLocal context:'));
+    for (const lane of LANES) {
+      const r = await buildPacket(index, early, { lane, policy: POLICY, file: 'draft3.json' });
+      expect(r.packet.packet_prompt_text).toContain(`Local context:\n${DRAFT.visible_context.local_context_prompt}\n`);
+      expect(validatePacket(r.packet).valid).toBe(true);
+    }
+  });
+});
+
+describe('the research-section step refuses to drop lines the packet needs', () => {
+  it('blames loretrace\'s merge, naming the lines, when the section would take the action labels with it', async () => {
+    // No blank line between the section and the next label: the step cannot tell them apart.
+    const glued = derived((p) => p.replace('Allowed action labels:', '## Required Lore Research\nAllowed action labels:'));
+    for (const lane of LANES) {
+      const err = await buildPacket(index, glued, { lane, policy: POLICY, file: 'glued.json' }).then(() => null, (e: unknown) => e);
+      expect(err).toBeInstanceOf(LoretraceError);
+      expect((err as LoretraceError).code).toBe('prompt_merge_dropped_lines');
+      expect((err as LoretraceError).details.data).toEqual({ lines: ['Allowed action labels: speak, gesture, set_condition, refuse, inspect_object, wait'] });
+      expect((err as LoretraceError).message).toMatch(/^glued\.json: loretrace's merge of the "## Required Lore Research" section would drop 1 line the packet needs .*; this is a fault in loretrace's merge, not in the draft, so nothing is written: "Allowed action labels: speak/);
+    }
+  });
+});
