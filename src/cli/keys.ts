@@ -6,8 +6,8 @@
  *   `SESSION_CLOSED` record;
  * - `--trust-key <public.pem>` (repeatable; `ledger verify`, `verify-trace`, `capture`, `capture check`,
  *   `lock verify`; else `LORETRACE_TRUSTED_KEYS`, a list of files separated by the platform's path
- *   delimiter, `:` on POSIX; else the config's `trusted_keys`): the public keys whose signature proves who
- *   wrote a ledger. Flags replace the variable, and the variable the config; they do not add up;
+ *   delimiter, `:` on POSIX, unset when empty, an empty entry refused; else the config's `trusted_keys`): the
+ *   public keys whose signature proves who wrote a ledger, one key per file. Flags replace the variable, and the variable the config; they do not add up;
  * - `--integrity-only`: without any trusted key, accept a report whose checks passed but whose ledger
  *   authorship was not checked (exit 0); its verdict still says so.
  */
@@ -62,19 +62,53 @@ export async function signerFromOptions(ctx: CliContext, opts: { signingKey?: st
  * The trusted keys of `--trust-key`, else `LORETRACE_TRUSTED_KEYS`, else the config's `trusted_keys` (the
  * `--config` file, else `<--lore>/loretrace.config.json` when present; src/vault/config.ts), in the order given;
  * [] when none. Each source replaces the ones after it, they do not add up.
- * @throws LoretraceError `file_not_found` (exit 2), `bad_trust_key` (exit 2) for a flag's or the variable's file;
+ * @throws LoretraceError `file_not_found` (exit 2), `bad_trust_key` (exit 2) for a flag's or the variable's file
+ *   (a variable's, its message starting `LORETRACE_TRUSTED_KEYS entry <n> of <m>: `); `bad_option` (exit 2) for
+ *   a variable with an empty entry ({@link envTrustedKeyFiles});
  *   for a config entry `bad_config` (exit 2: the key file cannot be read) or `bad_trust_key` (exit 2: not an
  *   Ed25519 public key), both naming the config file and the entry's JSON pointer (`/trusted_keys/0`); and
  *   whatever loading the config throws (`config_not_found`, `bad_config`, `bad_json`, …).
  */
 export async function trustedKeysFromOptions(ctx: CliContext, opts: { trustKey?: string[]; config?: string; lore?: string }): Promise<TrustedKey[]> {
-  const files = opts.trustKey && opts.trustKey.length > 0
-    ? opts.trustKey
-    : (ctx.env['LORETRACE_TRUSTED_KEYS'] ?? '').split(delimiter).filter((f) => f !== '');
+  if (opts.trustKey && opts.trustKey.length > 0) {
+    const keys: TrustedKey[] = [];
+    for (const file of opts.trustKey) keys.push(readTrustedKey(await readInputText(ctx, file, 'PEM public key', MAX_KEY_BYTES), file));
+    return keys;
+  }
+  const files = envTrustedKeyFiles(ctx.env[TRUSTED_KEYS_VARIABLE]);
   if (files.length === 0) return configTrustedKeys(ctx, opts);
   const keys: TrustedKey[] = [];
-  for (const file of files) keys.push(readTrustedKey(await readInputText(ctx, file, 'PEM public key', MAX_KEY_BYTES), file));
+  for (const [i, file] of files.entries()) {
+    try {
+      keys.push(readTrustedKey(await readInputText(ctx, file, 'PEM public key', MAX_KEY_BYTES), file));
+    } catch (e) {
+      if (!isLoretraceError(e)) throw e;
+      // The same code and exit, the message naming where the file came from: no flag names it.
+      throw new LoretraceError(e.code, `${TRUSTED_KEYS_VARIABLE} entry ${i + 1} of ${files.length}: ${e.message}`, e.details, e.exitCode);
+    }
+  }
   return keys;
+}
+
+/** The environment variable that lists trusted key files when no `--trust-key` is given. */
+const TRUSTED_KEYS_VARIABLE = 'LORETRACE_TRUSTED_KEYS';
+
+/**
+ * The key files `LORETRACE_TRUSTED_KEYS` lists, split on the platform's path delimiter (`:` on POSIX, `;` on
+ * Windows, as `PATH`). Unset or the empty string gives [] (the config's `trusted_keys` then apply): `VAR= cmd`
+ * is how a shell clears a variable for one command, and `LORETRACE_SIGNING_KEY` and `SOURCE_DATE_EPOCH` read
+ * `''` the same way. A non-empty value with an empty entry (`":"`, `"a.pem:"`, `"a.pem::b.pem"`) is refused:
+ * it names no file where one was written, and dropping it would quietly check fewer keys than were meant.
+ * @throws LoretraceError `bad_option` (exit 2) naming the variable and the empty entry.
+ */
+function envTrustedKeyFiles(value: string | undefined): string[] {
+  if (value === undefined || value === '') return [];
+  const files = value.split(delimiter);
+  const empty = files.findIndex((f) => f === '');
+  if (empty >= 0) {
+    throw new LoretraceError('bad_option', `${TRUSTED_KEYS_VARIABLE}=${JSON.stringify(value)}: entry ${empty + 1} of ${files.length} is empty; expected public-key PEM files separated by ${JSON.stringify(delimiter)}, each non-empty (unset the variable, or set it to "", to use the config's trusted_keys)`, { expected: `public-key PEM file paths separated by ${JSON.stringify(delimiter)}` }, 2);
+  }
+  return files;
 }
 
 /**

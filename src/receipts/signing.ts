@@ -118,13 +118,78 @@ export function generateRunnerKey(): GeneratedRunnerKey {
   };
 }
 
+/** One PEM block of a key file (RFC 7468 §2): its label (`PUBLIC KEY`) and its 1-based inclusive lines. */
+interface PemBlock {
+  label: string;
+  line_start: number;
+  /** The `-----END …-----` line, or null when the file ends inside the block. */
+  line_end: number | null;
+}
+
+/**
+ * The PEM blocks of a key file's text and the first non-blank line outside every block (1-based, or null).
+ * Lines are split on LF or CRLF; a block runs from its `-----BEGIN <label>-----` line to the next
+ * `-----END <label>-----` line.
+ */
+function pemBlocks(pem: string): { blocks: PemBlock[]; strayLine: number | null } {
+  const blocks: PemBlock[] = [];
+  let strayLine: number | null = null;
+  let open: PemBlock | null = null;
+  pem.split(/\r?\n/).forEach((text, i) => {
+    const line = i + 1;
+    if (open !== null) {
+      if (/^-----END [A-Z0-9 ]+-----\s*$/.test(text)) {
+        open.line_end = line;
+        open = null;
+      }
+      return;
+    }
+    const begin = /^-----BEGIN ([A-Z0-9 ]+)-----\s*$/.exec(text);
+    if (begin) {
+      open = { label: begin[1]!, line_start: line, line_end: null };
+      blocks.push(open);
+    } else if (text.trim() !== '' && strayLine === null) {
+      strayLine = line;
+    }
+  });
+  return { blocks, strayLine };
+}
+
+/**
+ * Refuse a key file that is not exactly one PEM block: more than one block, or non-blank text before or after
+ * it. node:crypto (as OpenSSL) reads the first block and ignores the rest, so a file holding two keys would
+ * silently mean its first one, and other tools read such bundles differently; one file holding one key is what
+ * `loretrace keygen` writes and what a report naming the file (`signed by trusted key … (file)`) means. A file
+ * with no block at all is left to the key parser (it is "not a PEM … key").
+ * @param role `trusted` (`--trust-key`, `bad_trust_key`) or `signing` (`--signing-key`, `bad_signing_key`).
+ * @throws LoretraceError `bad_trust_key` / `bad_signing_key` (exit 2) naming the file, the block count and lines,
+ *   or the line of the stray text.
+ */
+function requireOnePemBlock(pem: string, file: string, role: 'trusted' | 'signing'): void {
+  const { blocks, strayLine } = pemBlocks(pem);
+  const [code, option, kind] = role === 'trusted' ? ['bad_trust_key', '--trust-key', 'public'] as const : ['bad_signing_key', '--signing-key', 'private'] as const;
+  const expected = `exactly one PEM ${kind} key block and nothing else in the file`;
+  const lines = (b: PemBlock) => `lines ${b.line_start}-${b.line_end ?? 'end of file'}`;
+  if (blocks.length > 1) {
+    const label = blocks.every((b) => b.label === blocks[0]!.label) ? `${blocks[0]!.label.toLowerCase()}s` : 'PEM blocks';
+    const where = blocks.map((b) => (label === 'PEM blocks' ? `${b.label} ${lines(b)}` : lines(b))).join(', ');
+    throw new LoretraceError(code, `${file} holds ${blocks.length} ${label} (${where}); a ${role} key file holds exactly one key — give each key its own file${role === 'trusted' ? ' and its own --trust-key (or trusted_keys entry)' : ''}`, { file, line: blocks[1]!.line_start, expected }, 2);
+  }
+  if (blocks.length === 1 && strayLine !== null) {
+    const side = strayLine < blocks[0]!.line_start ? `before its -----BEGIN ${blocks[0]!.label}----- line` : `after its -----END ${blocks[0]!.label}----- line`;
+    throw new LoretraceError(code, `${file} line ${strayLine}: text ${side}; ${option} takes a file holding one PEM ${kind} key and nothing else (as loretrace keygen writes it)`, { file, line: strayLine, expected }, 2);
+  }
+}
+
 /**
  * The signer of a private key file's text (PKCS #8 PEM of an Ed25519 key, as `loretrace keygen` writes).
  * @param file the key file, named in messages (its text is never put in one).
  * @throws LoretraceError `bad_signing_key` (exit 2) when the text is not a private key PEM, or the key is
- *   not Ed25519 (a public key given where the private one belongs is named as such).
+ *   not Ed25519 (a public key given where the private one belongs is named as such), or the file holds more
+ *   than one PEM block or text outside it ({@link requireOnePemBlock}: which key would sign is ambiguous).
  */
 export function readSigningKey(pem: string, file: string): LedgerSigner {
+  requireOnePemBlock(pem, file, 'signing');
   let key: KeyObject;
   try {
     key = createPrivateKey({ key: pem, format: 'pem' });
@@ -141,13 +206,15 @@ export function readSigningKey(pem: string, file: string): LedgerSigner {
 /**
  * A trusted key from a public key file's text (SPKI PEM, as `loretrace keygen` writes beside the private key).
  * A private key is refused: a trust list is handed around, a private key must not be.
- * @throws LoretraceError `bad_trust_key` (exit 2) for a private key, text that is not a PEM public key, or a
- *   key that is not Ed25519.
+ * @throws LoretraceError `bad_trust_key` (exit 2) for a private key (anywhere in the file), text that is not
+ *   a PEM public key, a key that is not Ed25519, or a file holding more than one PEM block (`holds 2 public
+ *   keys`) or text outside its one block ({@link requireOnePemBlock}).
  */
 export function readTrustedKey(pem: string, file: string): TrustedKey {
   if (/-----BEGIN (?:[A-Z0-9 ]+ )?PRIVATE KEY-----/.test(pem)) {
     throw new LoretraceError('bad_trust_key', `${file} is a private key; --trust-key takes the public key (the .pub.pem loretrace keygen wrote beside it) — keep the private key with the runner`, { file, expected: 'a PEM public key (-----BEGIN PUBLIC KEY-----)' }, 2);
   }
+  requireOnePemBlock(pem, file, 'trusted');
   let key: KeyObject;
   try {
     key = createPublicKey({ key: pem, format: 'pem' });
