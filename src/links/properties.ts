@@ -28,7 +28,7 @@ import { parseWikiLinkContent } from '../notes/wikilink.js';
  */
 export function propertyLinks(path: VaultPath, yamlText: string, firstLine: number): LinkRecord[] {
   if (!yamlText.includes('[[')) return [];
-  const doc = parseDocument(yamlText, { uniqueKeys: false });
+  const doc = parseDocument(yamlText, { uniqueKeys: false, logLevel: 'silent' });
   if (doc.errors.length > 0) return [];
   const starts = lineStartOffsets(yamlText);
   const links: LinkRecord[] = [];

@@ -26,20 +26,20 @@ export interface FrontmatterResult {
  *   `<<` merge keys are resolved (YAML 1.1 merge, the `yaml` package's `merge` option; Obsidian and PyYAML
  *   read them so): `<<: {visibility: author-only}` is the key `visibility`. A key the mapping sets itself and
  *   a merge sets too keeps the mapping's value and gets a `duplicate_frontmatter_key` warning like a repeat;
- *   a merge of a scalar (`<<: author-only`) cannot become JSON and is `bad_frontmatter`.
+ *   a merge of a scalar (`<<: author-only`) cannot become JSON and is `bad_frontmatter`, and so is a key that
+ *   is a collection (`? [visibility]`, {@link collectionKey}). The `yaml` package prints nothing
+ *   ({@link YAML_OPTIONS}).
  */
 export function readFrontmatter(path: string, yamlText: string, firstLine: number): FrontmatterResult {
   const findings: Finding[] = [];
   if (yamlText.trim() === '') return { data: null, findings };
-  // `merge: true`: a `<<` key merges its map(s) into the mapping (YAML 1.1 merge keys), as Obsidian's and
-  // PyYAML's readers do — without it `<<: {visibility: author-only}` would hide the marker under a key `<<`.
-  let doc = parseDocument(yamlText, { prettyErrors: true, merge: true });
+  let doc = parseDocument(yamlText, YAML_OPTIONS);
   const duplicates = doc.errors.filter((e) => e.code === 'DUPLICATE_KEY');
   const errors = doc.errors.filter((e) => e.code !== 'DUPLICATE_KEY');
   if (errors.length === 0 && duplicates.length > 0) {
     // Obsidian keeps the last value of a repeated key; so do we, with a warning per repeat. Any other
     // YAML error still drops the whole block (below), and the alias cap still applies in toJS.
-    doc = parseDocument(yamlText, { prettyErrors: true, uniqueKeys: false, merge: true });
+    doc = parseDocument(yamlText, { ...YAML_OPTIONS, uniqueKeys: false });
     const keyAt = new Map<number, string>();
     visit(doc, {
       Pair(_, pair) {
@@ -88,6 +88,11 @@ export function readFrontmatter(path: string, yamlText: string, firstLine: numbe
     });
     return { data: null, findings };
   }
+  const complex = collectionKey(doc, yamlText, path, firstLine);
+  if (complex) {
+    findings.push(complex);
+    return { data: null, findings };
+  }
   findings.push(...mergeOverrides(doc, yamlText, path, firstLine));
   try {
     const js: unknown = doc.toJS({ maxAliasCount: 100 });
@@ -102,6 +107,47 @@ export function readFrontmatter(path: string, yamlText: string, firstLine: numbe
     });
     return { data: null, findings };
   }
+}
+
+/**
+ * Options of every frontmatter parse. `merge: true`: a `<<` key merges its map(s) into the mapping (YAML 1.1
+ * merge keys), as Obsidian's and PyYAML's readers do — without it `<<: {visibility: author-only}` would hide
+ * the marker under a key `<<`. `logLevel: 'silent'`: the `yaml` package would otherwise print warnings (such
+ * as "Keys with collection values will be stringified") to stderr itself; library code never prints, and
+ * what those warnings mean is reported as findings here.
+ */
+export const YAML_OPTIONS = Object.freeze({ prettyErrors: true, merge: true, logLevel: 'silent' as const });
+
+/**
+ * A `bad_frontmatter` finding for the first key that is a collection (YAML's complex key, `? [visibility]`
+ * then `: author-only`), or null. JSON keys are strings, so the `yaml` package would stringify it
+ * (`"[ visibility ]"`) and the value would sit under a key nobody wrote; the block is instead not frontmatter
+ * (its lines are body text, and the policy denies the note under `allowed_prefixes`, fail closed, as for any
+ * block that does not parse). `line` is the file line of the key's `?` or first character.
+ */
+function collectionKey(doc: Document, yamlText: string, path: string, firstLine: number): Finding | null {
+  let found: { range?: [number, number, number] } | null = null;
+  visit(doc, {
+    Pair(_, pair) {
+      const key = isAlias(pair.key) ? (pair.key.resolve(doc) as YamlNode | undefined) : pair.key;
+      if (isMap(key) || isSeq(key)) {
+        found = pair.key as { range?: [number, number, number] };
+        return visit.BREAK;
+      }
+      return undefined;
+    },
+  });
+  if (found === null) return null;
+  const range = (found as { range?: [number, number, number] }).range;
+  const before = range ? yamlText.slice(0, range[0]) : '';
+  const keyLine = firstLine + (before.split('\n').length - 1);
+  return {
+    code: 'bad_frontmatter',
+    severity: 'warning',
+    message: `${path}:${keyLine}: frontmatter has a key that is a collection (a YAML complex key, \`? [...]\` or \`? {...}\`), which has no JSON form; its lines are indexed as body text (chunked, searchable, with their links), without frontmatter fields`,
+    path,
+    line: keyLine,
+  };
 }
 
 /** Whether a pair's key is the YAML merge key `<<` (the `yaml` package gives it as a symbol with `merge: true`). */

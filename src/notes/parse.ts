@@ -106,29 +106,32 @@ function fileTitle(path: string): string {
 }
 
 /**
- * A `displaced_frontmatter` warning, or null: the note's text opens with one or more blank lines and then a
- * `---` … `---` block whose YAML is a mapping. Obsidian (like micromark's frontmatter extension) reads
- * frontmatter only from the file's first line, so the block is body text and its keys are no properties —
- * but it was likely meant as frontmatter, and it may mark the note author-only: the policy denies such a note
- * under `allowed_prefixes`, fail closed (docs/TRAVERSAL.md `hidden_note`). `line` is the opening `---` (1-based).
+ * A `displaced_frontmatter` warning, or null, for a `---` block that looks like frontmatter (its YAML is a
+ * mapping) but that Obsidian does not read as frontmatter, so its keys are body text and no properties:
+ * - the note's text opens with one or more blank lines and then a `---` … `---` (or `...`) block — Obsidian
+ *   (like micromark's frontmatter extension) reads frontmatter only from the file's first line; `line` is
+ *   the opening `---` (1-based);
+ * - the block opens on line 1 but is closed by the YAML document-end marker `...` instead of `---` —
+ *   Obsidian and micromark close frontmatter only with `---`; `line` is 1.
+ * Either may have been meant as frontmatter and may mark the note author-only: the policy denies such a
+ * note under `allowed_prefixes`, fail closed (docs/TRAVERSAL.md `hidden_note`).
  */
 function displacedFrontmatter(path: VaultPath, text: string): Finding | null {
   const lines = text.replace(/^\uFEFF/, '').split(/\r\n|\r|\n/);
   let open = 0;
   while (open < lines.length && lines[open]!.trim() === '') open += 1;
-  if (open === 0 || open >= lines.length || !/^---[ \t]*$/.test(lines[open]!)) return null;
+  if (open >= lines.length || !/^---[ \t]*$/.test(lines[open]!)) return null;
   let close = open + 1;
   while (close < lines.length && !/^(---|\.\.\.)[ \t]*$/.test(lines[close]!)) close += 1;
   if (close >= lines.length) return null;
+  // On line 1 a `---` close is frontmatter (or bad_frontmatter, reported already); only `...` is displaced.
+  if (open === 0 && lines[close]!.startsWith('---')) return null;
   const parsed = readFrontmatter(path, lines.slice(open + 1, close).join('\n'), open + 2);
   if (parsed.data === null) return null;
-  return {
-    code: 'displaced_frontmatter',
-    severity: 'warning',
-    message: `${path}:${open + 1}: a \`---\` block after ${open} blank line${open === 1 ? '' : 's'} at the top of the note is not frontmatter (Obsidian reads frontmatter only from the first line), so its keys are body text; remove the blank lines to make it frontmatter`,
-    path,
-    line: open + 1,
-  };
+  const message = open === 0
+    ? `${path}:1: a \`---\` block at the top of the note closed by the YAML document-end marker \`...\` (line ${close + 1}) is not frontmatter (Obsidian closes frontmatter only with \`---\`), so its keys are body text; close it with \`---\` to make it frontmatter`
+    : `${path}:${open + 1}: a \`---\` block after ${open} blank line${open === 1 ? '' : 's'} at the top of the note is not frontmatter (Obsidian reads frontmatter only from the first line), so its keys are body text; remove the blank lines to make it frontmatter`;
+  return { code: 'displaced_frontmatter', severity: 'warning', message, path, line: open + 1 };
 }
 
 /**

@@ -578,10 +578,11 @@ export function compileHidden(ctx: CompileContext, allowed: readonly string[]): 
     rows.push({ clause: h, kind: 'hidden_prefix', pointer, disposition: 'enforced', rule: `never consult ${r.path} (vault config: author-only lore)`, matches: m });
   });
   const failClosed = failClosedFrontmatter(index);
+  const bodyTags = bodyTagsByNote(index);
   for (const n of index.notes) {
-    const hit = authorOnlyReason(n, failClosed, allowed);
+    const hit = authorOnlyReason(n, failClosed, allowed, bodyTags.get(n.path) ?? []);
     if (hit === null) continue;
-    const pointer = `#/frontmatter/${tok(n.path)}/${hit.key}`;
+    const pointer = hit.body ? `#/tags/${tok(n.path)}/${tok(hit.key)}` : `#/frontmatter/${tok(n.path)}/${hit.key}`;
     hidden.push({ prefix: n.path, pointer });
     rows.push({ clause: n.path, kind: 'hidden_note', pointer, disposition: 'enforced', rule: `never consult ${n.path} (${hit.why})`, matches: 1 });
   }
@@ -599,9 +600,19 @@ export const PUBLIC_VISIBILITY_VALUES: readonly string[] = ['public', 'visible',
 /**
  * Frontmatter keys that mark a note hidden when their value is anything but a false one
  * ({@link FALSE_MARKER_VALUES}), compared with case, `-`, `_` and spaces removed: `hidden`, `author_only`,
- * `author-only`, `authorOnly`, `authoronly`, `private`, `secret`, `gm_only` (and `gm-only`, `gmOnly`).
+ * `author-only`, `authorOnly`, `authoronly`, `private`, `secret`, `spoiler`, `gm_only` (and `gm-only`,
+ * `gmOnly`) — the words of the hidden stop condition (src/policy/stop-conditions.ts `HIDDEN_KEYWORD_RE`).
  */
-const MARKER_KEYS: readonly string[] = ['hidden', 'authoronly', 'private', 'secret', 'gmonly'];
+const MARKER_KEYS: readonly string[] = ['hidden', 'authoronly', 'private', 'secret', 'spoiler', 'gmonly'];
+
+/**
+ * Values of the `publish` key that leave the note visible: YAML `true`, `1`, and the strings `true`, `yes`,
+ * `on`, `1` (case-insensitive). `publish: false` is Obsidian Publish's opt-out (the note is ignored when
+ * publishing; Obsidian help, Obsidian Publish → "Publish and unpublish notes" → Ignore notes): the author
+ * says the note is not for readers, so it is hidden like an author-only note; any other value (an empty one,
+ * `draft`) hides too (fail closed).
+ */
+const TRUE_PUBLISH_VALUES: readonly string[] = ['true', 'yes', 'on', '1'];
 
 /**
  * Values of a {@link MARKER_KEYS} key that leave the note visible: YAML `false`, `0`, null, and the strings
@@ -610,8 +621,34 @@ const MARKER_KEYS: readonly string[] = ['hidden', 'authoronly', 'private', 'secr
  */
 const FALSE_MARKER_VALUES: readonly string[] = ['false', 'no', 'off', '0', ''];
 
-/** Tags (frontmatter `tags` / `tag`, a list or a comma- or space-separated string) that hide a note, compared as keys are. */
-const HIDING_TAGS: readonly string[] = ['authoronly', 'hidden', 'secret', 'gmonly'];
+/**
+ * Tags that hide a note, compared as keys are, at any segment of a nested tag (`lore/hidden`,
+ * `status/secret`, `hidden/draft`): the words of the hidden stop condition (`author-only`, `hidden`,
+ * `secret`, `spoiler(s)`, `gm-only`, `private`; src/policy/stop-conditions.ts `HIDDEN_KEYWORD_RE`). A
+ * `spoilers` tag says the note holds spoilers, so it hides; `secrets` is a topic (lore about secrets) and
+ * does not.
+ * Read in frontmatter `tags` / `tag` (a list or a comma- or space-separated string) and in the body's
+ * inline `#tags`, which Obsidian counts as the note's tags (its tag pane and `tag:` search); a `#tag` in a
+ * code span, a code block or a `%%comment%%` is no tag (src/links/extract.ts).
+ */
+const HIDING_TAGS: readonly string[] = ['authoronly', 'hidden', 'secret', 'spoiler', 'spoilers', 'gmonly', 'private'];
+
+/** Whether a tag (as written, `#` optional) hides its note: one of its `/` segments is a {@link HIDING_TAGS} word. */
+function isHidingTag(tag: string): boolean {
+  return tag.replace(/^#/, '').split('/').some((seg) => HIDING_TAGS.includes(markerName(seg)));
+}
+
+/** The body's `#tag` records of each note (syntax `tag`, in file order), as the notes stage extracted them. */
+function bodyTagsByNote(index: VaultIndex): Map<string, LinkRecord[]> {
+  const out = new Map<string, LinkRecord[]>();
+  for (const l of index.links) {
+    if (l.syntax !== 'tag' || l.position === 'property') continue;
+    const list = out.get(l.source_path);
+    if (list) list.push(l);
+    else out.set(l.source_path, [l]);
+  }
+  return out;
+}
 
 /** A frontmatter key or tag as compared: lower case, without `-`, `_`, spaces or a leading `#`. */
 function markerName(name: string): string {
@@ -621,7 +658,7 @@ function markerName(name: string): string {
 /** Whether a frontmatter key (as written) is one the hidden-note rule reads: visibility, a marker key, tags. */
 function isVisibilityKey(key: string): boolean {
   const k = markerName(key);
-  return k === 'visibility' || k === 'tags' || k === 'tag' || MARKER_KEYS.includes(k);
+  return k === 'visibility' || k === 'tags' || k === 'tag' || k === 'publish' || MARKER_KEYS.includes(k);
 }
 
 /** A frontmatter value as the receipt shows it: strings as written, anything else as JSON; cut to 64 characters. */
@@ -638,9 +675,9 @@ function shownValue(v: unknown): string {
  * likely meant frontmatter). A repeated key keeps its last value (as Obsidian does), but two
  * contradicting answers to "is this note hidden?" must not resolve to visible.
  */
-function failClosedFrontmatter(index: VaultIndex): { bad: Set<string>; repeatedVisibility: Set<string>; displaced: Set<string> } {
+function failClosedFrontmatter(index: VaultIndex): { bad: Set<string>; repeatedVisibility: Set<string>; displaced: Map<string, number> } {
   const bad = new Set(index.findings.filter((f) => f.code === 'bad_frontmatter' && typeof f.path === 'string').map((f) => f.path as string));
-  const displaced = new Set(index.findings.filter((f) => f.code === 'displaced_frontmatter' && typeof f.path === 'string').map((f) => f.path as string));
+  const displaced = new Map(index.findings.filter((f) => f.code === 'displaced_frontmatter' && typeof f.path === 'string').map((f) => [f.path as string, f.line ?? 0] as const));
   const repeatedVisibility = new Set(
     index.findings
       .filter((f) => {
@@ -657,6 +694,13 @@ function failClosedFrontmatter(index: VaultIndex): { bad: Set<string>; repeatedV
 function nonPublicVisibility(value: unknown): unknown {
   const items = Array.isArray(value) ? (value.length === 0 ? [value] : value) : [value];
   return items.find((v) => typeof v !== 'string' || !PUBLIC_VISIBILITY_VALUES.includes(v.trim().toLowerCase()));
+}
+
+/** Whether a `publish` value leaves the note visible ({@link TRUE_PUBLISH_VALUES}; a list: every item). */
+function isTruePublish(value: unknown): boolean {
+  if (Array.isArray(value)) return value.length > 0 && value.every(isTruePublish);
+  if (value === true || value === 1) return true;
+  return typeof value === 'string' && TRUE_PUBLISH_VALUES.includes(value.trim().toLowerCase());
 }
 
 /** Whether a marker key's value leaves the note visible (a false value, or a list of only false values). */
@@ -678,22 +722,28 @@ function tagsOf(value: unknown): string[] {
  * - `visibility` with any value that is not one of {@link PUBLIC_VISIBILITY_VALUES} (a list: any item);
  * - a marker key (`hidden`, `author_only` / `author-only` / `authorOnly` / `authoronly`, `private`, `secret`,
  *   `gm_only`) with any value but a false one (`false`, `no`, `off`, `0`, empty);
- * - a tag `author-only`, `hidden`, `secret` or `gm-only` (also with `_`, `#` or a `/sub` tag below it) in
- *   `tags` / `tag`;
+ * - `publish` with any value but a true one (`publish: false`, Obsidian Publish's opt-out; {@link TRUE_PUBLISH_VALUES});
+ * - a tag of {@link HIDING_TAGS} (also with `_`, `#`, as any segment of a nested tag: `lore/hidden`,
+ *   `hidden/draft`) in `tags` / `tag`, or as an inline `#tag` of the body (`bodyTags`; Obsidian counts
+ *   them as the note's tags);
  * - any of those keys in a nested mapping, or a mapping inside a list ({@link markerIn}); `<<` merge keys
  *   are resolved by the notes stage before (src/notes/frontmatter.ts);
  * - under `allowed_prefixes`, frontmatter that repeats one of those keys (also through a `<<` merge), does
  *   not parse, or is displaced below blank lines (`displaced_frontmatter`): it may say the note is
  *   author-only, so it is denied — a parse error must never turn hidden lore visible. (Outside the
- *   prefixes the prefix rule refuses it anyway.)
- * @returns `key`: the frontmatter key as written (the receipt pointer names it); `why`: the rule's words,
- *   naming the key and its value.
+ *   prefixes the prefix rule refuses it anyway.) A `displaced` entry maps the note to the line of its
+ *   `---`: line 1 is a block closed by the YAML end marker `...`, a later line one after blank lines.
+ * @param bodyTags the note's inline `#tag` records (syntax `tag`), in file order; none when omitted.
+ * @returns `key`: the frontmatter key as written, or for a body tag the tag (the receipt pointer names it,
+ *   `#/frontmatter/<path>/<key>` or, `body` set, `#/tags/<path>/<tag>`); `why`: the rule's words, naming the
+ *   key and its value (a body tag: the tag and its line).
  */
 export function authorOnlyReason(
   n: NoteRecord,
-  failClosed: { bad: ReadonlySet<string>; repeatedVisibility: ReadonlySet<string>; displaced?: ReadonlySet<string> },
+  failClosed: { bad: ReadonlySet<string>; repeatedVisibility: ReadonlySet<string>; displaced?: ReadonlyMap<string, number> },
   allowed: readonly string[],
-): { key: string; why: string } | null {
+  bodyTags: readonly LinkRecord[] = [],
+): { key: string; why: string; body?: true } | null {
   const fm = n.frontmatter;
   const inside = () => allowed.some((a) => isUnderPrefix(n.path, a));
   if (failClosed.repeatedVisibility.has(n.path) && inside()) {
@@ -705,12 +755,18 @@ export function authorOnlyReason(
     if (failClosed.bad.has(n.path) && inside()) {
       return { key: 'frontmatter', why: 'its frontmatter block cannot be parsed (bad_frontmatter), so it may be marked author-only; denied until it parses (fail closed)' };
     }
-    if (failClosed.displaced?.has(n.path) && inside()) {
+    const displacedAt = failClosed.displaced?.get(n.path);
+    if (displacedAt === 1 && inside()) {
+      return { key: 'frontmatter', why: 'its `---` block at the top is closed by the YAML end marker `...` (displaced_frontmatter): Obsidian does not read it as frontmatter, but it may be meant to mark the note author-only; denied until it is closed with `---` (fail closed)' };
+    }
+    if (displacedAt !== undefined && inside()) {
       return { key: 'frontmatter', why: 'its text opens with blank lines and then a `---` block (displaced_frontmatter): Obsidian does not read it as frontmatter, but it may be meant to mark the note author-only; denied until the blank lines are removed (fail closed)' };
     }
-    return null;
   }
-  return markerIn(fm, []);
+  const hit = fm ? markerIn(fm, []) : null;
+  if (hit !== null) return hit;
+  const tag = bodyTags.find((t) => isHidingTag(t.target));
+  return tag ? { key: tag.target, why: `its body tags it #${tag.target} (line ${tag.line})`, body: true } : null;
 }
 
 /**
@@ -731,8 +787,10 @@ function markerIn(map: Record<string, unknown>, at: string[], depth = 0): { key:
       if (bad !== undefined) return { key: path, why: `its frontmatter marks it ${where}: ${shownValue(bad)}` };
     } else if (MARKER_KEYS.includes(name)) {
       if (!isFalseMarker(value)) return { key: path, why: `its frontmatter marks it ${where}: ${shownValue(value)}` };
+    } else if (name === 'publish') {
+      if (!isTruePublish(value)) return { key: path, why: `its frontmatter marks it ${where}: ${shownValue(value)} (Obsidian Publish's opt-out)` };
     } else if (name === 'tags' || name === 'tag') {
-      const tag = tagsOf(value).find((t) => HIDING_TAGS.includes(markerName(t.split('/')[0]!)));
+      const tag = tagsOf(value).find(isHidingTag);
       if (tag !== undefined) return { key: path, why: `its frontmatter tags it ${where}: ${shownValue(tag)}` };
     }
     if (depth >= 32) continue;
