@@ -134,6 +134,8 @@ describe('JSON of the wrong shape: exit 1, naming the pointer and what was expec
     ['retrieve --policy', ['retrieve', ...L, '--packet', DRAFT, '--policy', f, '--out', out()], `${f}: a policy file must be a JSON object (a traversal_policy, or { traversal_policy, allowed_scope? }) [bad_policy]`],
     ['verify-trace', ['verify-trace', ...L, f], `${f}: expected a JSON object (a responder output capture, a capture fragment, a traverse result or a ledger export), got an array [bad_trace_input]`],
     ['capture --packet', ['capture', ...L, '--packet', f, '--raw-output', RAW, '--out', out(), '--model-family', 'm', '--reviewer', 'r'], `${f} is not a valid responder packet (1 error; first at /: the document is of type array); nothing assembled [invalid_packet]\n  / [schema.type] the document is of type array (expected object)`],
+    // One error, said in the singular (never "1 error(s)").
+    ['serve --packet', ['serve', ...L, '--packet', f, '--ledger', out('.jsonl'), '--mcp'], `packet ${f} is not a valid responder packet (1 error: /: the document is of type array); the proxy serves only valid packets [packet_invalid]`],
   ];
   for (const [name, argv, message] of cases) {
     it(name, async () => {

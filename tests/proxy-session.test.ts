@@ -79,7 +79,7 @@ describe('openProxySession', () => {
     writeFileSync(file, JSON.stringify(bad));
     await expect(fixtureSession({ ledgerPath: ledgerPath(), packetPath: file })).rejects.toMatchObject({
       code: 'packet_invalid',
-      message: expect.stringContaining('is not a valid responder packet'),
+      message: `packet ${file} is not a valid responder packet (1 error: /lore_access/research_instructions: responder_scoped_repository_search has no lore_access.research_instructions); the proxy serves only valid packets`,
     });
     expect(() => readFileSync(ledgerPath())).toThrow();
   });

@@ -985,8 +985,10 @@ export async function openProxySession(options: OpenProxySessionOptions): Promis
   const value = decodeJsonDocument(bytes, packetFile, { maxBytes: options.maxInputBytes });
   const report = validatePacket(value, { file: packetFile });
   if (!report.valid) {
+    const n = report.errors.length;
     const first = report.errors.slice(0, 3).map((e) => `${e.pointer || '/'}: ${e.message}`).join('; ');
-    throw new LoretraceError('packet_invalid', `packet ${packetFile} is not a valid responder packet (${report.errors.length} error(s): ${first}); the proxy serves only valid packets`, {
+    const more = n > 3 ? `; and ${n - 3} more` : '';
+    throw new LoretraceError('packet_invalid', `packet ${packetFile} is not a valid responder packet (${n} ${n === 1 ? 'error' : 'errors'}: ${first}${more}); the proxy serves only valid packets`, {
       file: packetFile, pointer: report.errors[0]?.pointer, data: { errors: report.errors },
     });
   }
