@@ -189,6 +189,14 @@ describe('an output that would be overwritten: exit 2 in every command', () => {
 });
 
 describe('an output folder that is a file: exit 2, nothing written', () => {
+  it('--index-dir that is a file, or under one, names the path and what is there, never the system\'s ENOTDIR', async () => {
+    const file = out('.txt');
+    writeFileSync(file, 'not a folder');
+    expect(await run(['index', '--lore', FIXTURE_VAULT, '--index-dir', file])).toEqual({ code: 2, stdout: '', stderr: `loretrace: index directory ${file} is not a directory: it is a file [index_dir_not_a_directory]\n` });
+    expect(await run(['search', 'Fences', '--lore', FIXTURE_VAULT, '--index-dir', join(file, 'sub', 'deeper')])).toEqual({
+      code: 2, stdout: '', stderr: `loretrace: index directory ${join(file, 'sub', 'deeper')} is not a directory: ${file} is a file [index_dir_not_a_directory]\n`,
+    });
+  });
   it('coverage --out names the file and what was expected, never the system\'s ENOTDIR on a temp name', async () => {
     const file = BAD.empty!.file;
     const r = await run(['coverage', ...L, BAD.wrong_shape!.file, '--out', file]);

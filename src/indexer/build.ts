@@ -16,7 +16,8 @@
  *   rebuild with a warning finding `index_rebuilt` — never a crash, never stale results.
  */
 import { readFileSync } from 'node:fs';
-import { basename, resolve as resolvePath, sep } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { basename, dirname, resolve as resolvePath, sep } from 'node:path';
 import { LoretraceError, type Finding } from '../errors.js';
 import type { Chunk, LinkRecord, ManifestEntry, NoteRecord, VaultConfig, VaultIndex, VaultPath } from '../types.js';
 import { resolveLinks } from '../links/resolve.js';
@@ -142,7 +143,8 @@ function refText(indexDir: string | null, ref: ShardRef): string {
  * Index the vault at `root` (incrementally, when a persisted index exists) and return the in-memory index.
  *
  * @throws LoretraceError `vault_not_found` / `vault_not_a_directory` (exit 2), `config_not_found` /
- *   `bad_config` (exit 2). Problems with single files or the persisted index are findings, never throws.
+ *   `bad_config` (exit 2), `index_dir_not_a_directory` (exit 2, {@link checkIndexDir}). Other problems with
+ *   single files or the persisted index are findings, never throws.
  */
 export async function indexVault(root: string, options: IndexOptions = {}): Promise<VaultIndex> {
   const cwd = options.cwd ?? process.cwd();
@@ -153,6 +155,7 @@ export async function indexVault(root: string, options: IndexOptions = {}): Prom
   const namespace = options.namespace ?? config.namespace ?? basename(realRoot).normalize('NFC');
   const persist = options.persist !== false;
   const indexDir = persist ? resolvePath(cwd, options.indexDir ?? defaultIndexDir(realRoot, namespace, env)) : null;
+  if (indexDir) await checkIndexDir(indexDir);
   // The trusted keys say who may have written a ledger, nothing about the index: they are not hashed, so
   // adding one rebuilds nothing.
   const { trusted_keys: _trustedKeys, ...indexed } = config;
@@ -186,6 +189,32 @@ export async function indexVault(root: string, options: IndexOptions = {}): Prom
     const retry = findings.filter((f) => f.code !== 'index_rebuilt');
     retry.unshift(rebuiltFinding(indexDir, e.message));
     return build({ absRoot, config, namespace, optionsHash, indexDir, prev: null, state: null, findings: retry, rebuilt: true, options });
+  }
+}
+
+/**
+ * Refuse an index directory that can never hold an index: the path, or the nearest part of it that
+ * exists, is not a directory (a file, say, where `--index-dir` or `LORETRACE_INDEX_DIR` points). Unlike an
+ * unwritable directory (`index_not_saved`, a warning: the results are still right), this is a wrong
+ * option value, refused before the vault is read, naming the path and what is there.
+ *
+ * @throws LoretraceError `index_dir_not_a_directory` (exit 2) with `file` = `indexDir`.
+ */
+async function checkIndexDir(indexDir: string): Promise<void> {
+  for (let at = indexDir; ; at = dirname(at)) {
+    // ENOTDIR: a part of the path above is a file; the walk up reaches it.
+    const st = await stat(at).catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' || e.code === 'ENOTDIR' ? null : Promise.reject(e)));
+    if (st === null) {
+      if (dirname(at) === at) return;
+      continue;
+    }
+    if (st.isDirectory()) return;
+    const kind = st.isFile() ? 'a file' : st.isFIFO() ? 'a FIFO' : st.isSocket() ? 'a socket' : 'a device';
+    const what = at === indexDir ? `it is ${kind}` : `${at} is ${kind}`;
+    throw new LoretraceError('index_dir_not_a_directory', `index directory ${indexDir} is not a directory: ${what}`, {
+      file: indexDir,
+      expected: 'a directory for the persisted index (created when missing), or a path under one',
+    }, 2);
   }
 }
 
