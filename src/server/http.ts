@@ -16,7 +16,8 @@
  * - DNS-rebinding guard: the `Host` header must name the bound address with the bound port (on a loopback
  *   bind also `localhost`/`127.0.0.1`/`[::1]`; on a wildcard bind `0.0.0.0`/`::` the address of any local
  *   interface or `localhost`; see {@link acceptedHostNames}) or one of `allowedHosts`; an `Origin` header,
- *   when present, must be `http://<accepted host>`.
+ *   when present, must be `http://<accepted host>`; an absolute-form target's authority must be one too
+ *   (RFC 9112 §3.2.2). More than one `Authorization` header is `400` (`duplicate_authorization`).
  * - Size limits: request target ≤ `max_url_chars` (414), JSON body ≤ `max_body_bytes` (413, collected by
  *   express's raw body reader with that limit), headers ≤ Node's default 16 KiB. The body is read with the
  *   project's strict JSON reader: invalid UTF-8 and duplicate keys are refused `400` (reason `bad_json`).
@@ -29,6 +30,7 @@
 import { timingSafeEqual, createHash, randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server as NodeHttpServer, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { networkInterfaces } from 'node:os';
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
@@ -133,8 +135,10 @@ export const MCP_HTTP_PATH = '/mcp';
 const MCP_LEDGER_TOOL = 'mcp';
 
 /**
- * MCP sessions one server holds at once (each an SDK transport and server in memory); an `initialize`
- * past it is refused with `503` until a client ends its session (`DELETE /mcp`).
+ * MCP sessions one server holds at once (each an SDK transport and server in memory). An `initialize` past
+ * it closes the least-recently-used session that is not serving a request (its client then gets `404
+ * unknown_mcp_session` and, as MCP says, initializes again), so no client can lock later ones out by
+ * opening sessions and leaving them; only when every session is serving a request is it refused `503`.
  */
 export const MAX_MCP_SESSIONS = 64;
 
@@ -143,6 +147,7 @@ export const MAX_MCP_SESSIONS = 64;
  * `mcp` for `/mcp`, or null for any other path (not recorded).
  */
 function toolOf(path: string): string | null {
+  // Routing is case-sensitive (createHttpApp), so `/TOOLS/x` is no tool route and is recorded as none.
   if (path === MCP_HTTP_PATH) return MCP_LEDGER_TOOL;
   if (!path.startsWith('/tools/')) return null;
   const raw = path.slice('/tools/'.length);
@@ -175,6 +180,9 @@ interface HttpApp {
  */
 function createHttpApp(session: ProxySession, config: { allowedHosts: Set<string>; token?: string }): HttpApp {
   const app = express();
+  // `/TOOLS/lore_read` is not `/tools/lore_read`: express would route it case-insensitively while the ledger
+  // (toolOf) and the docs name the lower-case path; it gets the 404 that names the path it was given.
+  app.set('case sensitive routing', true);
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', false);
@@ -208,9 +216,18 @@ function createHttpApp(session: ProxySession, config: { allowedHosts: Set<string
       void refuse(req, res, 414, 'bad_request', 'url_too_long', `the request target is longer than ${limits.max_url_chars} characters`);
       return;
     }
+    const target = absoluteTargetAuthority(req.originalUrl);
+    if (target !== null && !config.allowedHosts.has(target.toLowerCase())) {
+      void refuse(req, res, 403, 'bad_request', 'bad_host', `the request target's authority ${JSON.stringify(target.slice(0, 100))} is not this server's address (RFC 9112 §3.2.2: it replaces the Host header)`);
+      return;
+    }
     const host = req.headers.host ?? '';
     if (!config.allowedHosts.has(host.toLowerCase())) {
       void refuse(req, res, 403, 'bad_request', 'bad_host', `Host header ${JSON.stringify(host.slice(0, 100))} is not this server's address`);
+      return;
+    }
+    if (headerCount(req.rawHeaders, 'authorization') > 1) {
+      void refuse(req, res, 400, 'bad_request', 'duplicate_authorization', 'the request has more than one Authorization header; send one');
       return;
     }
     const origin = req.headers.origin;
@@ -296,6 +313,29 @@ function createHttpApp(session: ProxySession, config: { allowedHosts: Set<string
   return { app, mcp };
 }
 
+/**
+ * The authority (`host:port`, as written) of an absolute-form request target (`POST http://h:p/tools/x`),
+ * or null for the origin form (`/tools/x`) and the asterisk form. RFC 9112 §3.2.2: a server that receives
+ * the absolute form must ignore `Host` and use the target's authority, so that authority is checked like a
+ * `Host` header; a target that is neither form, or an absolute form that does not parse, gives `""` (refused).
+ */
+export function absoluteTargetAuthority(url: string): string | null {
+  if (url.startsWith('/') || url === '*') return null;
+  try {
+    const u = new URL(url);
+    return u.protocol === 'http:' && u.username === '' && u.password === '' ? u.host : '';
+  } catch {
+    return '';
+  }
+}
+
+/** How many times a header occurs in node's `rawHeaders` (name, value, name, value, …; names compared case-insensitively). */
+function headerCount(rawHeaders: readonly string[], name: string): number {
+  let n = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === name) n += 1;
+  return n;
+}
+
 /** How {@link mountMcp} refuses a request before the MCP server sees it (recorded, see `refuse` above). */
 type Refuser = (req: Request, res: Response, status: number, code: RefusalCode, reason: string, message: string) => Promise<void>;
 
@@ -351,11 +391,13 @@ function strictJsonBody(maxBytes: number, refuse: Refuser): express.RequestHandl
  * messages, `GET` the server's SSE stream, `DELETE` ends the MCP session, not the research session);
  * anything else is refused and recorded: no id on a non-initialize request `400`, an unknown id `404` (the
  * session was closed or never existed; MCP says the client then starts a new one), a method other than
- * those three `405`, a body that is not JSON `415`, more than {@link MAX_MCP_SESSIONS} sessions `503`.
+ * those three `405`, a body that is not JSON `415`; an `initialize` with {@link MAX_MCP_SESSIONS} sessions open
+ * closes the least-recently-used idle one, and is `503` only when all of them are serving a request.
  * The Host/Origin/token checks and the size limits ran before (the app's first middleware).
  */
 function mountMcp(app: express.Express, session: ProxySession, refuse: Refuser): McpSessions {
   const transports = new Map<string, StreamableHTTPServerTransport>();
+  const use = new McpSessionUse();
   const limits = session.limits;
 
   app.all(MCP_HTTP_PATH, (req, res, next) => {
@@ -385,11 +427,20 @@ function mountMcp(app: express.Express, session: ProxySession, refuse: Refuser):
         return;
       }
       if (transports.size >= MAX_MCP_SESSIONS) {
-        await refuse(req, res, 503, 'bad_request', 'too_many_mcp_sessions', `this server holds ${MAX_MCP_SESSIONS} MCP sessions; end one (DELETE ${MCP_HTTP_PATH}) before opening another`);
-        return;
+        const idle = use.leastRecentlyUsedIdle(transports.keys());
+        if (idle === null) {
+          await refuse(req, res, 503, 'bad_request', 'too_many_mcp_sessions', `this server holds ${MAX_MCP_SESSIONS} MCP sessions, each serving a request; retry when one has answered`);
+          return;
+        }
+        const evicted = transports.get(idle)!;
+        transports.delete(idle);
+        use.forget(idle);
+        await evicted.close();
       }
-      transport = await openMcpSession(session, transports);
+      transport = await openMcpSession(session, transports, use);
     }
+    const active = transport.sessionId;
+    if (active !== undefined) use.begin(active, res);
     await transport.handleRequest(req as IncomingMessage, res as ServerResponse, req.body);
   });
 
@@ -404,20 +455,73 @@ function mountMcp(app: express.Express, session: ProxySession, refuse: Refuser):
 }
 
 /**
+ * When each MCP session was last used and how many of its requests are being served, to pick the session
+ * to close when {@link MAX_MCP_SESSIONS} are open. "Last used" is an order (a counter), not a clock, so the
+ * choice is the same on every run of the same requests.
+ */
+class McpSessionUse {
+  private tick = 0;
+  private readonly last = new Map<string, number>();
+  private readonly busy = new Map<string, number>();
+
+  /** Mark a session used now. */
+  touch(id: string): void {
+    this.last.set(id, ++this.tick);
+  }
+
+  /** A request of session `id` starts; it ends when its response finishes or its connection closes. */
+  begin(id: string, res: Response): void {
+    this.touch(id);
+    this.busy.set(id, (this.busy.get(id) ?? 0) + 1);
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      const n = (this.busy.get(id) ?? 1) - 1;
+      if (n > 0) this.busy.set(id, n);
+      else this.busy.delete(id);
+      if (this.last.has(id)) this.touch(id);
+    };
+    res.once('finish', end);
+    res.once('close', end);
+  }
+
+  /** Forget a closed session. */
+  forget(id: string): void {
+    this.last.delete(id);
+    this.busy.delete(id);
+  }
+
+  /** The open session used least recently that serves no request (an open SSE stream counts as one), or null. */
+  leastRecentlyUsedIdle(ids: Iterable<string>): string | null {
+    let best: string | null = null;
+    for (const id of ids) {
+      if (this.busy.has(id)) continue;
+      if (best === null || (this.last.get(id) ?? 0) < (this.last.get(best) ?? 0)) best = id;
+    }
+    return best;
+  }
+}
+
+/**
  * One new MCP session: an SDK transport that registers itself under its id once `initialize` has been
  * answered and removes itself when closed (`DELETE`, or the server stopping), connected to a new MCP server
  * over the shared research session.
  */
-async function openMcpSession(session: ProxySession, transports: Map<string, StreamableHTTPServerTransport>): Promise<StreamableHTTPServerTransport> {
+async function openMcpSession(session: ProxySession, transports: Map<string, StreamableHTTPServerTransport>, use: McpSessionUse): Promise<StreamableHTTPServerTransport> {
   const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
     sessionIdGenerator: () => randomUUID(),
     enableJsonResponse: true,
     onsessioninitialized: (id) => {
       transports.set(id, transport);
+      use.touch(id);
     },
   });
   transport.onclose = () => {
-    if (transport.sessionId !== undefined) transports.delete(transport.sessionId);
+    if (transport.sessionId !== undefined) {
+      transports.delete(transport.sessionId);
+      use.forget(transport.sessionId);
+    }
   };
   await createMcpServer(session).connect(transport);
   return transport;
@@ -442,6 +546,25 @@ export function assertHttpBindAllowed(host: string, options: Pick<HttpServerOpti
 }
 
 /**
+ * Answer a request node's HTTP parser refused before express saw it (both `Content-Length` and
+ * `Transfer-Encoding`, a bad chunk, headers over 16 KiB, a header timeout) with the same JSON error body as
+ * every other refusal, instead of node's bare `400` without a body: `431` for headers too large, `408` for a
+ * timeout, else `400`, code `bad_request`, the message naming the parser's reason. Not recorded: the request
+ * was never parsed, so no tool is known. A reset or unwritable socket is just closed.
+ */
+function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const text = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
+  const reason = (err.message ?? '').replace(/^Parse Error:\s*/, '').slice(0, 200);
+  const body = JSON.stringify({ error: { code: 'bad_request', message: `the request is not valid HTTP/1.1 (${err.code ?? 'parse error'}: ${reason})` } });
+  socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`);
+}
+
+/**
  * Start the HTTP server of a session.
  *
  * @throws LoretraceError `usage` (exit 2) for a non-loopback host without `allowRemote`, `allowRemote`
@@ -460,6 +583,7 @@ export async function startHttpServer(session: ProxySession, options: HttpServer
   }).catch((e: Error) => {
     throw new LoretraceError('listen_failed', `cannot listen on ${hostLabel(host)}:${options.port ?? 0}: ${e.message}`);
   }) as NodeHttpServer;
+  server.on('clientError', answerClientError);
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
   server.maxConnections = 256;
