@@ -5,12 +5,13 @@
  * or a report that lists an unusable input, `2` for a folder holding nothing to check and for an output
  * that would be overwritten. Exact exit codes, error codes and messages; in-process runs of the CLI.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { FIXTURE_VAULT, REPO } from './helpers/shared.js';
+import { writeTestKey } from './helpers/keys.js';
 
 const T = mkdtempSync(join(tmpdir(), 'lt-exit-'));
 const IDX = join(T, 'index');
@@ -242,5 +243,33 @@ describe('a ref the grammar refuses: exit 1 as the argument asked about, exit 2 
     expect(await run(['show', '../x', ...L])).toEqual({ code: 1, stdout: '', stderr: 'loretrace: ref "../x" is not a valid lore ref: it contains a ".." segment [bad_ref]\n' });
     expect(await run(['links', '../x', ...L])).toEqual({ code: 1, stdout: '', stderr: 'loretrace: ref "../x" is not a valid lore ref: it contains a ".." segment [bad_ref]\n' });
     expect(await run(['search', 'Fences', ...L, '--prefix', '../x'])).toEqual({ code: 2, stdout: '', stderr: 'loretrace: --prefix "../x" is not a valid lore ref: it contains a ".." segment [bad_option]\n' });
+  });
+});
+
+describe('capture check --require-accepted: a draft that passes every check exits 1 with the option, 0 without', () => {
+  // README "Exit codes": a draft is the checks holding and the capture saying it is not final (exit 0); a CI
+  // gate that must stop leaked captures asks for --require-accepted.
+  it('a capture flagged by the leakage audit is named with its status and labels', async () => {
+    const dir = mkdtempSync(join(T, 'accept-'));
+    const { privatePath, publicPath } = writeTestKey(dir, 7);
+    const packet = join(dir, 'mara.packet.json');
+    const retrieved = await run(['retrieve', ...L, '--packet', DRAFT, '--projected-context', 'lore-fixtures/packets/brinefall-intake.turn-01.mara-voss.projected-context.json', '--policy', POLICY, '--out', packet, '--signing-key', privatePath]);
+    expect(retrieved.code).toBe(0);
+    const raw = JSON.parse(readFileSync(join(REPO, RAW), 'utf8')) as Record<string, unknown>;
+    raw.private_interpretation = 'I know the brinefall truth: the Compact staged the blackout. trust 0.77';
+    const rawFile = join(dir, 'leak.raw.json');
+    writeFileSync(rawFile, JSON.stringify(raw));
+    const capture = join(dir, 'leak.capture.json');
+    const made = await run(['capture', ...L, '--packet', packet, '--raw-output', rawFile, '--ledger', join(dir, 'mara.packet.ledger.jsonl'), '--out', capture, '--model-family', 'm', '--reviewer', 'r', '--trust-key', publicPath]);
+    expect([made.code, made.stdout.split('\n')[0]]).toEqual([0, 'capture: brinefall-intake.turn-01.mara-voss.packet.loretrace-coordinator.v1.capture (coordinator_scoped_retrieval) review_status draft']);
+    const plain = await run(['capture', 'check', ...L, capture, '--trust-key', publicPath]);
+    expect([plain.code, plain.stdout.split('\n')[0], plain.stdout.trimEnd().split('\n').pop()]).toEqual([0,
+      `${capture}: ok (draft: review_status draft, failure_label author_only_leak, failure_label raw_state_soup)`,
+      'totals: captures 1, ok 1, integrity_only 0, failed 0, invalid 0, trace_failed 0, lock_drift 0, review_mismatch 0, unreadable 0']);
+    const gated = await run(['capture', 'check', ...L, capture, '--trust-key', publicPath, '--require-accepted']);
+    expect([gated.code, ...gated.stdout.split('\n').slice(0, 2), gated.stdout.trimEnd().split('\n').pop()]).toEqual([1,
+      `${capture}: ok (draft: review_status draft, failure_label author_only_leak, failure_label raw_state_soup)`,
+      '  not accepted: review_status draft (failure_labels author_only_leak, raw_state_soup) — FAILED (--require-accepted)',
+      'totals: captures 1, ok 1, integrity_only 0, failed 0, invalid 0, trace_failed 0, lock_drift 0, review_mismatch 0, unreadable 0, not_accepted 1']);
   });
 });

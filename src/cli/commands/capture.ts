@@ -211,6 +211,23 @@ export interface CaptureCheck {
    * or `capture_review_not_rederived`; empty when it matches or when no lock lists a packet for it.
    */
   review: Finding[];
+  /** {@link notAcceptedReason} of the capture: what `--require-accepted` fails it for, or null. */
+  not_accepted: string | null;
+}
+
+/**
+ * Why `capture check --require-accepted` refuses a capture, or null when it passes that gate: its
+ * `review_status` is neither `accepted` nor `accepted_as_draft` (seed 001: only a reviewed capture moves on),
+ * named with its `coordinator_review.failure_labels` — e.g. `not accepted: review_status draft (failure_labels
+ * author_only_leak, raw_state_soup)`. A capture that is not JSON has no status: `review_status missing`.
+ */
+export function notAcceptedReason(doc: unknown): string | null {
+  const d = doc as { review_status?: unknown; coordinator_review?: { failure_labels?: unknown } } | null;
+  const status = d?.review_status;
+  if (status === 'accepted' || status === 'accepted_as_draft') return null;
+  const labels = Array.isArray(d?.coordinator_review?.failure_labels) ? (d.coordinator_review.failure_labels as unknown[]).map(String) : [];
+  const named = typeof status === 'string' ? `review_status ${status}` : 'review_status missing';
+  return `not accepted: ${named} (${labels.length > 0 ? `failure_labels ${labels.join(', ')}` : 'no failure_labels'})`;
 }
 
 /** The reasons of {@link CaptureCheck.draft}. */
@@ -323,7 +340,7 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex, truste
   try {
     doc = parseJsonDocument(await readInputText(ctx, file, 'JSON capture'), file);
   } catch (e) {
-    return { file, validation: null, trace: null, lock: null, error: (e as Error).message, error_code: codeOf(e), verdict: 'failed', ok: false, draft: [], review: [] };
+    return { file, validation: null, trace: null, lock: null, error: (e as Error).message, error_code: codeOf(e), verdict: 'failed', ok: false, draft: [], review: [], not_accepted: notAcceptedReason(undefined) };
   }
   const validation = validateCapture(doc, { file });
   const d = doc as { lore_access?: { research_trace?: unknown[] }; parsed_output?: { research_trace?: unknown[] } };
@@ -357,7 +374,7 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex, truste
   }
   const integrityOk = error === null && validation.valid && (trace === null || trace.integrity_ok) && (lock === null || lock.integrity_ok) && review.length === 0;
   const verdict = verificationVerdict(integrityOk, trace?.verdict === 'integrity_only' || lock?.verdict === 'integrity_only');
-  return { file, validation, trace, lock, error, error_code: errorCode, verdict, ok: verdict === 'verified', draft: draftReasons(doc, trace), review };
+  return { file, validation, trace, lock, error, error_code: errorCode, verdict, ok: verdict === 'verified', draft: draftReasons(doc, trace), review, not_accepted: notAcceptedReason(doc) };
 }
 
 /**
@@ -374,12 +391,13 @@ function traceSummary(t: TraceVerificationReport): string {
 }
 
 /** The human form of a `capture check` report. */
-function renderChecks(checks: CaptureCheck[], totals: Record<string, number>, integrityOnly: boolean): string {
+function renderChecks(checks: CaptureCheck[], totals: Record<string, number>, integrityOnly: boolean, requireAccepted: boolean): string {
   const out: string[] = [];
   for (const c of checks) {
     const verdict = c.verdict === 'verified' ? 'ok' : c.verdict === 'integrity_only' ? integrityOnlyVerdict(integrityOnly) : 'FAILED';
     out.push(`${c.file}: ${verdict}${c.draft.length > 0 ? ` (draft: ${c.draft.join(', ')})` : ''}`);
     if (c.error) out.push(`  error: ${c.error}${c.error_code ? ` [${c.error_code}]` : ''}`);
+    if (requireAccepted && c.not_accepted !== null) out.push(`  ${c.not_accepted} — FAILED (--require-accepted)`);
     if (c.validation) {
       out.push(`  validation: ${c.validation.valid ? 'valid' : `invalid (${plural(c.validation.errors.length, 'error')})`}`);
       for (const e of c.validation.errors) out.push(`    ${e.pointer || '/'} [${e.rule}] ${e.message}`);
@@ -432,12 +450,14 @@ export function register(program: Command, ctx: CliContext): void {
     .argument('<paths...>', 'capture files, or folders searched for *.capture.json'), { required: false })
     .option('--json', 'print { captures, totals } as JSON')
     .option('--integrity-only', 'accept integrity-only checking when no trusted key is given (exit 0; the verdict still says authorship was not checked)')
+    .option('--require-accepted', 'also exit 1 for a capture whose review_status is not accepted or accepted_as_draft (a draft that passes every check is exit 0 without it); names its status and failure_labels')
     .option('--trust-key <public.pem>', 'trusted runner public key (repeatable; default: LORETRACE_TRUSTED_KEYS)', (v: string, p: string[]) => [...p, v], [] as string[])
     .action(
-      action(ctx, async (paths: string[], own: Partial<VaultCliOptions> & IntegrityOnlyOption & { trustKey?: string[] }) => {
+      action(ctx, async (paths: string[], own: Partial<VaultCliOptions> & IntegrityOnlyOption & { trustKey?: string[]; requireAccepted?: boolean }) => {
         // commander hands options written after `check` that `capture` also defines (--lore, --json, --trust-key, …) to `capture`.
         const parent = capture.opts() as { trustKey?: string[] };
-        const opts = { ...parent, ...own, trustKey: [...(parent.trustKey ?? []), ...(own.trustKey ?? [])] } as Partial<VaultCliOptions> & IntegrityOnlyOption & { trustKey: string[] };
+        const opts = { ...parent, ...own, trustKey: [...(parent.trustKey ?? []), ...(own.trustKey ?? [])] } as Partial<VaultCliOptions> & IntegrityOnlyOption & { trustKey: string[]; requireAccepted?: boolean };
+        const requireAccepted = opts.requireAccepted === true;
         if (opts.lore === undefined) throw new LoretraceError('usage', "required option '--lore <dir>' not specified", {}, 2);
         const files = await expandInputs(ctx, paths, '.capture.json');
         if (files.length === 0) throw new LoretraceError('usage', `no capture found in ${paths.join(', ')} (folders are searched for *.capture.json)`, {}, 2);
@@ -453,10 +473,12 @@ export function register(program: Command, ctx: CliContext): void {
           lock_drift: checks.filter((c) => c.lock !== null && !c.lock.integrity_ok).length,
           review_mismatch: checks.filter((c) => c.review.length > 0).length,
           unreadable: checks.filter((c) => c.validation === null).length,
+          // Counted only under the option it gates, so the default report keeps its documented shape.
+          ...(requireAccepted ? { not_accepted: checks.filter((c) => c.not_accepted !== null).length } : {}),
         };
         if (opts.json) printJson(ctx, { captures: checks, totals });
-        else ctx.stdout(renderChecks(checks, totals, opts.integrityOnly === true));
-        return totals.failed > 0 || (totals.integrity_only > 0 && opts.integrityOnly !== true) ? 1 : 0;
+        else ctx.stdout(renderChecks(checks, totals, opts.integrityOnly === true, requireAccepted));
+        return totals.failed > 0 || (totals.integrity_only > 0 && opts.integrityOnly !== true) || (totals.not_accepted ?? 0) > 0 ? 1 : 0;
       }),
     );
 }
