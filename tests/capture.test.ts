@@ -472,7 +472,7 @@ describe('loretrace capture (CLI)', () => {
     expect(lock.files.map((f: { path: string; role: string }) => [f.path, f.role])).toEqual([['mara.capture.json', 'output'], ['mara.packet.json', 'input'], ['mara.raw.json', 'input']]);
     const again = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'mara.packet.json', '--raw-output', 'mara.raw.json', '--out', 'mara.capture.json', '--model-family', 'm', '--reviewer', 'r']);
     expect(again.code).toBe(2);
-    expect(again.err).toBe(`loretrace: --out ${join(tmp.dir, 'mara.capture.json')} is listed in the lock ${join(tmp.dir, 'mara.capture.lock.json')}; a locked file is never overwritten, not even with --force: write a new version under another name (nothing written) [output_locked]\n`);
+    expect(again.err).toBe(`loretrace: --out ${join(tmp.dir, 'mara.capture.json')} is listed in the lock ${join(tmp.dir, 'mara.capture.lock.json')}; a locked file is never overwritten, not even with --force: write the new version elsewhere (a new --out or --out-dir), or delete the earlier run's outputs together with the lock ${join(tmp.dir, 'mara.capture.lock.json')} (nothing written) [output_locked]\n`);
     writeFileSync(join(tmp.dir, 'plain.capture.json'), '{}\n');
     const exists = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'mara.packet.json', '--raw-output', 'mara.raw.json', '--out', 'plain.capture.json', '--model-family', 'm', '--reviewer', 'r']);
     expect(exists.code).toBe(2);

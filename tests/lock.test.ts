@@ -101,7 +101,7 @@ describe('retrieve writes a lock', () => {
   it('never overwrites: an existing output needs --force, a locked one is refused even then', async () => {
     const again = await run(['retrieve', '--lore', FIXTURE_VAULT, '--packet', 'draft.json', '--policy', 'policy.json', '--out', 'p.json', '--force']);
     expect(again.code).toBe(2);
-    expect(again.err).toBe(`loretrace: --out ${join(tmp.dir, 'p.json')} is listed in the lock ${join(tmp.dir, 'p.lock.json')}; a locked file is never overwritten, not even with --force: write a new version under another name (nothing written) [output_locked]\n`);
+    expect(again.err).toBe(`loretrace: --out ${join(tmp.dir, 'p.json')} is listed in the lock ${join(tmp.dir, 'p.lock.json')}; a locked file is never overwritten, not even with --force: write the new version elsewhere (a new --out or --out-dir), or delete the earlier run's outputs together with the lock ${join(tmp.dir, 'p.lock.json')} (nothing written) [output_locked]\n`);
     const input = await run(['retrieve', '--lore', FIXTURE_VAULT, '--packet', 'draft.json', '--policy', 'policy.json', '--out', 'p2.json', '--capture-out', 'draft.json']);
     expect(input.code).toBe(2);
     const v2 = await run(['retrieve', '--lore', FIXTURE_VAULT, '--packet', 'draft.json', '--policy', 'policy.json', '--out', 'p.v2.json']);

@@ -163,9 +163,18 @@ describe('retrieve --batch on lore-fixtures/batch', () => {
     expect(s.totals).toEqual({ packets: 5, ok: 0, failed: 5, skipped: 0 });
     expect(s.packets.map((p) => p.error?.['code'])).toEqual(['output_locked', 'output_locked', 'bad_json', 'seed_not_found', 'output_locked']);
     expect(s.packets[0]?.error?.['message']).toBe(
-      `the output packet (under --out-dir) ${join(out, 'packets', 'brinefall-intake.turn-01.mara-voss.packet.json')} is listed in the lock ${join(out, 'packets', 'brinefall-intake.turn-01.mara-voss.packet.lock.json')}; a locked file is never overwritten, not even with --force: write a new version under another name (nothing written)`,
+      `the output packet (under --out-dir) ${join(out, 'packets', 'brinefall-intake.turn-01.mara-voss.packet.json')} is listed in the lock ${join(out, 'packets', 'brinefall-intake.turn-01.mara-voss.packet.lock.json')}; a locked file is never overwritten, not even with --force: write the new version elsewhere (a new --out or --out-dir), or delete the earlier run's outputs together with the lock ${join(out, 'packets', 'brinefall-intake.turn-01.mara-voss.packet.lock.json')} (nothing written)`,
     );
     expect(filesUnder(out)).toEqual(files);
+  });
+
+  it('names the file an error belongs to in the text line, as the single run does: the policy beside the draft for seed_not_found', async () => {
+    const r = await run(['retrieve', '--lore', FIXTURE_VAULT, '--batch', CORPUS, '--out-dir', out, '--policy', POLICY], env);
+    const lines = r.out.split('\n');
+    expect([r.code, lines.find((l) => l.includes('turn-04')), lines.find((l) => l.includes('turn-03'))]).toEqual([1,
+      `  failed   ${P}/brinefall-intake.turn-04.mara-voss.draft.packet.json: required seed FixtureLore:World/Politics/Drowned Archive.md (/required_seed_refs/0) is not in vault FixtureLore: no note World/Politics/Drowned Archive.md (${P}/brinefall-intake.turn-04.mara-voss.policy.json, pointer /required_seed_refs/0) [seed_not_found]`,
+      // The error's file is the draft, which the line already names: not repeated.
+      `  failed   ${P}/brinefall-intake.turn-03.mara-voss.draft.packet.json is not JSON: control character in string, found "\\n" at line 8, column 92 [bad_json]`]);
   });
 
   it('runs a list file in its order: a missing path fails with file_not_found, a path listed twice and a built packet are skipped', async () => {

@@ -88,17 +88,27 @@ export function action<A extends unknown[]>(ctx: CliContext, fn: (...args: A) =>
 }
 
 /**
+ * Where an error points, as the CLI appends it to the message: ` (<file>, pointer <p>, line <n>)`, or `''`
+ * when the error names no file or its message already names it. Takes the details of a `LoretraceError` or
+ * of its `toJSON()` record (a batch summary's `error`), so a batch line names the file as a single run does.
+ */
+export function errorWhere(message: string, details: { file?: unknown; pointer?: unknown; line?: unknown }): string {
+  const file = typeof details.file === 'string' ? details.file : undefined;
+  const where = [file, details.pointer ? `pointer ${String(details.pointer)}` : undefined, details.line ? `line ${String(details.line)}` : undefined]
+    .filter(Boolean)
+    .join(', ');
+  return where && !message.includes(file ?? '\u0000') ? ` (${where})` : '';
+}
+
+/**
  * Print an error the CLI way and return its exit code: one line
  * `loretrace: <message> (<file>, pointer <p>, line <n>) [<code>]`; a `usage` error also points at the
  * command's help (`loretrace: <message>; see 'loretrace <command> --help' [usage]`).
  */
 export function reportError(ctx: CliContext, e: unknown): number {
   if (isLoretraceError(e)) {
-    const where = [e.details.file, e.details.pointer ? `pointer ${e.details.pointer}` : undefined, e.details.line ? `line ${e.details.line}` : undefined]
-      .filter(Boolean)
-      .join(', ');
     const hint = e.code === 'usage' ? usageHint(ctx.command) : '';
-    ctx.stderr(`loretrace: ${e.message}${where && !e.message.includes(e.details.file ?? '\u0000') ? ` (${where})` : ''}${hint} [${e.code}]\n`);
+    ctx.stderr(`loretrace: ${e.message}${errorWhere(e.message, e.details)}${hint} [${e.code}]\n`);
     return e.exitCode;
   }
   const msg = e instanceof Error ? e.message : String(e);

@@ -64,7 +64,9 @@ export async function guardOutputs(targets: readonly { abs: string; option: stri
     const lock = listed.get(t.abs);
     if (lock !== undefined) {
       const what = lock === t.abs ? 'is a lock file' : `is listed in the lock ${lock}`;
-      throw new LoretraceError('output_locked', `${t.option} ${t.abs} ${what}; a locked file is never overwritten, not even with --force: write a new version under another name (nothing written)`, { file: t.abs, expected: 'an output path no lock lists' }, 2);
+      // A rerun of the same command lands here (every output is in the lock beside it), so say what works:
+      // seed 002 — a locked run is kept, the next one is a new version.
+      throw new LoretraceError('output_locked', `${t.option} ${t.abs} ${what}; a locked file is never overwritten, not even with --force: write the new version elsewhere (a new --out or --out-dir), or delete the earlier run's outputs together with the lock ${lock} (nothing written)`, { file: t.abs, expected: 'an output path no lock lists' }, 2);
     }
     let exists = false;
     try {

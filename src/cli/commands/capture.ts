@@ -430,7 +430,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--model-family <name>', 'isolation.worker_model_family: the model family that produced the raw output (required)')
     .option('--reviewer <name>', 'coordinator_review.reviewer (required)')
     .option('--allow-invalid', 'write a draft capture with a failure label when the raw output breaks its contract, instead of refusing')
-    .option('--force', 'replace an existing output that no lock lists')
+    .option('--force', 'replace an existing output that no lock lists (a file another tool wrote, or one whose lock was deleted); never a rerun\'s locked output: use a new --out')
     .option('--json', 'print a JSON summary instead of text');
   addTrustKeyOption(capture).action(
       action(ctx, async (opts: Partial<CaptureOptions> & VaultCliOptions) => {

@@ -136,7 +136,7 @@ export function register(program: Command, ctx: CliContext): void {
     .argument('<ledger>', 'ledger file (JSONL)'), { required: false })
     .requiredOption('--out <file>', 'where to write the fragment (JSON); its lock goes to <name>.lock.json beside it')
     .option('--head <hash>', 'expected record_hash of the last record (refuse a ledger cut off at the end)')
-    .option('--force', 'replace an existing output that no lock lists')
+    .option('--force', 'replace an existing output that no lock lists (a file another tool wrote, or one whose lock was deleted); never a rerun\'s locked output: use a new --out')
     .option('--json', 'print a summary as JSON')
     .action(
       action(ctx, async (file: string, opts: Partial<VaultCliOptions> & { out: string; head?: string; force?: boolean }) => {

@@ -41,7 +41,7 @@ import type { BatchSummary } from '../../packet/batch.js';
 import type { ValidationIssue } from '../../contracts/types.js';
 import type { VaultIndex } from '../../types.js';
 import type { CliContext } from '../context.js';
-import { action, plural, printJson, reportError } from '../context.js';
+import { action, errorWhere, plural, printJson, reportError } from '../context.js';
 import { addVaultOptions, inputCap, openIndex, progressStream, type VaultCliOptions } from '../vault-options.js';
 import { writeAllAtomic } from '../outputs.js';
 import { addSigningKeyOption, signerFromOptions } from '../keys.js';
@@ -184,7 +184,9 @@ function batchText(summary: BatchSummary): string {
       for (const f of p.findings ?? []) if (f.code === 'policy_seed_off_scene') lines.push(`           ${f.severity} ${f.code}: ${f.message}`);
     } else if (p.status === 'failed') {
       const message = String(p.error?.['message'] ?? '');
-      lines.push(`  failed   ${message.includes(p.packet) ? message : `${p.packet}: ${message}`} [${String(p.error?.['code'] ?? '')}]`);
+      // The file the error belongs to (a policy beside the draft, say) is named as the single run names it.
+      const text = message.includes(p.packet) ? message : `${p.packet}: ${message}`;
+      lines.push(`  failed   ${text}${errorWhere(text, p.error ?? {})} [${String(p.error?.['code'] ?? '')}]`);
     } else {
       lines.push(`  skipped  ${p.packet}: ${p.reason ?? ''}`);
     }
@@ -287,7 +289,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--strict-policy', 'refuse a policy with any clause short of enforced (partially enforced or advisory)')
     .option('--out <packet.json>', 'where to write the packet; required without --batch')
     .option('--capture-out <lore_access.json>', 'coordinator lane: where to write the capture fragment (consulted refs, runner_captured research_trace bound to the ledger, snapshot, policy receipt, ledger head)')
-    .option('--force', 'replace an existing output that no lock lists (outputs and their <name>.lock.json are otherwise never overwritten)')
+    .option('--force', 'replace an existing output that no lock lists: a file another tool wrote, or an output whose lock was deleted. It never applies to a rerun into the same place (every output is listed in the lock beside it: output_locked); use a new --out/--out-dir instead')
     .option('--ledger <ledger.jsonl>', "coordinator lane: where to write the hash-chained ledger of retrieve's own lookups (default: beside --out, <out>.ledger.jsonl); never overwritten")
     .option('--batch <dir-or-list>', 'every draft of a corpus: a folder searched recursively for *.packet.json, or a list file of draft paths (one a line); projected contexts and per-draft policies found by name (docs/RETRIEVE.md)')
     .option('--out-dir <dir>', "with --batch: where every draft's outputs go (<id>.packet.json, .packet.lore_access.json, .packet.ledger.jsonl, .packet.lock.json), mirroring the corpus folders")
