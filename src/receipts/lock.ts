@@ -18,6 +18,7 @@ import { constants } from 'node:fs';
 import { open, readdir } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { LoretraceError } from '../errors.js';
+import type { Finding } from '../errors.js';
 import { outputSchema } from '../contracts/schemas.js';
 import { parseJsonDocument } from '../contracts/validate.js';
 import { verifyLedger } from './ledger.js';
@@ -178,7 +179,13 @@ export interface LockVerificationReport {
   totals: Record<LockFileDisposition, number>;
   /** Who signed the ledger the lock names (null when it names none): see {@link LockLedgerAuthorship}. */
   ledger_authorship: LockLedgerAuthorship | null;
-  /** True when some file changed or is missing, or the snapshot changed. */
+  /**
+   * What the lock binds that its file hashes alone do not show ({@link lockBindingProblems}): the packet the
+   * ledger's `SESSION_OPENED` pins against the lock's entry for it, and a capture's `raw_output` against the
+   * lock's `raw_output_sha256` and its locked raw-output input. Empty when they agree.
+   */
+  bindings: Finding[];
+  /** True when some file changed or is missing, the snapshot changed, or a binding disagrees. */
   drift: boolean;
   /**
    * What the report's success rests on — read this first (src/receipts/signing.ts `VerificationVerdict`):
@@ -256,9 +263,11 @@ export async function verifyLock(text: string, file: string, options: { currentS
   const lock = parseLock(text, file);
   const folder = dirname(resolve(options.cwd ?? process.cwd(), file));
   const files: LockFileVerdict[] = [];
+  const contents = new Map<string, Buffer>();
   for (const [i, f] of lock.files.entries()) {
     if (isAbsolute(f.path)) throw new LoretraceError('bad_lock', `${file}: /files/${i}/path ${JSON.stringify(f.path)} is absolute; expected a path relative to the lock's folder`, { file, pointer: `/files/${i}/path` });
     const read = await readListedFile(resolve(folder, f.path));
+    if (read !== null && read !== 'not_regular') contents.set(resolve(folder, f.path), read);
     const actual = read === null || read === 'not_regular' ? null : sha256(read);
     const disposition: LockFileDisposition = read === 'not_regular' ? 'changed' : actual === null ? 'missing' : actual === f.sha256 ? 'unchanged' : 'changed';
     const detail = read === 'not_regular' ? `${f.path} is not a regular file (a FIFO, device or folder now stands where the ${f.role} was): it was not read`
@@ -275,15 +284,134 @@ export async function verifyLock(text: string, file: string, options: { currentS
       : recorded === current ? 'unchanged' : 'changed';
   const totals = Object.fromEntries(LOCK_FILE_DISPOSITIONS.map((d) => [d, 0])) as Record<LockFileDisposition, number>;
   for (const v of files) totals[v.disposition] += 1;
-  const drift = totals.changed > 0 || totals.missing > 0 || snap === 'changed';
+  const bindings = await lockBindingProblems(lock, file, folder, contents);
+  const drift = totals.changed > 0 || totals.missing > 0 || snap === 'changed' || bindings.length > 0;
   const authorship = lock.ledger ? await lockLedgerAuthorship(lock.ledger, folder, file, options.trustedKeys ?? []) : null;
   const integrityOk = !drift && (authorship === null || !authorship.checked || authorship.status === 'trusted');
   const verdict = verificationVerdict(integrityOk, authorship !== null && !authorship.checked);
   return {
     schema_version: 'loretrace.lock_verification.v1', file, command: lock.command, status: lock.status, files,
     snapshot: { disposition: snap, recorded, current: snap === 'other_vault' ? null : current, namespace, current_namespace: currentNamespace }, totals,
-    ledger_authorship: authorship, drift, verdict, ok: verdict === 'verified', integrity_ok: integrityOk,
+    ledger_authorship: authorship, bindings, drift, verdict, ok: verdict === 'verified', integrity_ok: integrityOk,
   };
+}
+
+/** The packet a ledger's `SESSION_OPENED` pins, as {@link pinnedPacketRow} finds it among a lock's files. */
+export type PinnedPacketLookup =
+  | { kind: 'not_pinned' }
+  | { kind: 'found'; path: string; sha256: string; pinned_sha256: string; pinned_id: string | null }
+  | { kind: 'not_listed'; pinned_file: string | null; pinned_sha256: string };
+
+/**
+ * Find, among a lock's `files`, the packet a ledger session pins (`session.packet_sha256`, `packet_file`,
+ * `packet_id`: src/receipts/ledger-record.ts). `retrieve` records `packet_file` relative to the ledger's folder,
+ * `serve` its file name: the entry at that path wins, else the one entry with that file name, else the one
+ * entry whose sha256 is the pinned one (a packet renamed but byte for byte the pinned one). The lookup never
+ * reads the capture's own `packet_ref`, so spacing or renaming it cannot hide the packet (docs/RECEIPTS.md
+ * "The packet the ledger pins"). `not_pinned` when the session pins no sha256 (a ledger of no packet).
+ * `lockFolder` and `ledgerAbs` are absolute. Pure.
+ */
+export function pinnedPacketRow(files: readonly { path?: unknown; sha256?: unknown }[], lockFolder: string, ledgerAbs: string, session: Record<string, unknown> | null): PinnedPacketLookup {
+  const pinnedSha = session?.['packet_sha256'];
+  if (typeof pinnedSha !== 'string' || pinnedSha === '') return { kind: 'not_pinned' };
+  const named = typeof session?.['packet_file'] === 'string' && session['packet_file'] !== '' ? session['packet_file'] : null;
+  const rows = files.filter((f): f is { path: string; sha256: string } => typeof f.path === 'string' && typeof f.sha256 === 'string' && resolve(lockFolder, f.path) !== ledgerAbs);
+  const exact = named === null ? [] : rows.filter((f) => resolve(lockFolder, f.path) === resolve(dirname(ledgerAbs), named));
+  const byName = named === null ? [] : rows.filter((f) => basename(f.path) === basename(named));
+  const bySha = rows.filter((f) => f.sha256 === pinnedSha);
+  const hit = exact.length === 1 ? exact[0] : byName.length === 1 ? byName[0] : bySha.length === 1 ? bySha[0] : undefined;
+  const id = typeof session?.['packet_id'] === 'string' ? session['packet_id'] : null;
+  return hit === undefined ? { kind: 'not_listed', pinned_file: named, pinned_sha256: pinnedSha } : { kind: 'found', path: hit.path, sha256: hit.sha256, pinned_sha256: pinnedSha, pinned_id: id };
+}
+
+/**
+ * The step of {@link verifyLock} that holds a lock's bindings, each a drift finding (error, `path` = the lock):
+ * - `lock_packet_not_listed` (pointer `/files`): a `retrieve` or `capture` lock names a ledger whose
+ *   `SESSION_OPENED` pins a packet, but lists no file that is it ({@link pinnedPacketRow}) — dropping the
+ *   packet's entry must not turn off the checks that read it;
+ * - `lock_packet_mismatch` (pointer `/files/<i>/sha256`): the lock records another sha256 for that packet
+ *   than the ledger pins, or the file's `packet_id` is not the pinned one (seed 004: the ledger's hashes are
+ *   the receipt; a packet re-hashed into the lock after the signed run is not the packet the run wrote);
+ * - `lock_raw_output_mismatch` (pointer `/raw_output_sha256`): a `capture` lock's `raw_output_sha256` is not
+ *   the sha256 of the capture's `raw_output` (UTF-8), or the lock lists a raw-output input file and none of
+ *   its inputs has that sha256 (seed 001: the raw output is the responder's text byte for byte).
+ * `contents` holds the listed files' bytes by absolute path (what was hashed). An unreadable ledger or
+ * output adds nothing here: the file check reports it.
+ */
+async function lockBindingProblems(lock: LockDocument, file: string, folder: string, contents: ReadonlyMap<string, Buffer>): Promise<Finding[]> {
+  const out: Finding[] = [];
+  const problem = (code: string, pointer: string, message: string) => out.push({ code, severity: 'error', path: file, pointer, message });
+  let packetRow: string | null = null;
+  if (lock.ledger && (lock.command === 'retrieve' || lock.command === 'capture') && !isAbsolute(lock.ledger.path)) {
+    const ledgerAbs = resolve(folder, lock.ledger.path);
+    const bytes = contents.get(ledgerAbs) ?? await readListedFile(ledgerAbs);
+    const session = bytes === null || bytes === 'not_regular' ? null : openingSession(bytes.toString('utf8'));
+    const found = pinnedPacketRow(lock.files, folder, ledgerAbs, session);
+    if (found.kind === 'not_listed') {
+      problem('lock_packet_not_listed', '/files', `the ledger ${lock.ledger.path} pins packet ${found.pinned_file ?? '(no file name)'} sha256 ${found.pinned_sha256}, but the lock lists no such file: a lock must list the packet its ledger's session pins`);
+    } else if (found.kind === 'found') {
+      packetRow = found.path;
+      const i = lock.files.findIndex((f) => f.path === found.path);
+      if (found.sha256 !== found.pinned_sha256) {
+        problem('lock_packet_mismatch', `/files/${i}/sha256`, `the lock records sha256 ${found.sha256} for the packet ${found.path}, but its ledger ${lock.ledger.path} pins sha256 ${found.pinned_sha256}: the packet is not the one the run wrote`);
+      } else {
+        const text = contents.get(resolve(folder, found.path));
+        const id = text === undefined ? null : packetIdOf(text);
+        if (text !== undefined && found.pinned_id !== null && id !== found.pinned_id) problem('lock_packet_mismatch', `/files/${i}/path`, `the packet ${found.path} has packet_id ${JSON.stringify(id)}, but the ledger ${lock.ledger.path} pins packet_id ${found.pinned_id}`);
+      }
+    }
+  }
+  if (lock.command === 'capture' && typeof lock.raw_output_sha256 === 'string') rawOutputProblems(lock, folder, contents, packetRow, problem);
+  return out;
+}
+
+/** The `lock_raw_output_mismatch` half of {@link lockBindingProblems}. */
+function rawOutputProblems(lock: LockDocument, folder: string, contents: ReadonlyMap<string, Buffer>, packetRow: string | null, problem: (code: string, pointer: string, message: string) => void): void {
+  const pinned = lock.raw_output_sha256!;
+  for (const f of lock.files.filter((r) => r.role === 'output')) {
+    const bytes = contents.get(resolve(folder, f.path));
+    let raw: unknown;
+    try {
+      raw = bytes === undefined ? undefined : (JSON.parse(bytes.toString('utf8')) as { raw_output?: unknown } | null)?.raw_output;
+    } catch {
+      raw = undefined;
+    }
+    if (typeof raw === 'string' && sha256(raw) !== pinned) problem('lock_raw_output_mismatch', '/raw_output_sha256', `${f.path} has a raw_output of sha256 ${sha256(raw)}, but the lock records raw_output_sha256 ${pinned}: the responder's raw output was replaced after the run`);
+  }
+  // A capture lock's inputs are the packet, the raw output (absent when read from stdin) and the receipts
+  // (a ledger, or a fragment): the one input left over beyond the receipts is the raw output file.
+  const packetPath = packetRow ?? lockedPacketGuess(lock, folder, contents);
+  const others = lock.files.filter((f) => f.role === 'input' && f.path !== packetPath && (lock.ledger === null || resolve(folder, f.path) !== resolve(folder, lock.ledger.path)));
+  const receiptFiles = lock.ledger !== null ? 0 : packetPath !== null && packetModeOf(contents.get(resolve(folder, packetPath))) === 'curated_excerpts_only' ? 0 : 1;
+  if (others.length > receiptFiles && !others.some((f) => f.sha256 === pinned)) {
+    problem('lock_raw_output_mismatch', '/raw_output_sha256', `the lock records raw_output_sha256 ${pinned}, but none of its inputs (${others.map((f) => f.path).join(', ')}) has that sha256: the locked raw-output file is not the raw output the capture holds`);
+  }
+}
+
+/** A capture lock's packet input when no ledger pins it: the input whose file parses to a packet (`packet_id` and `lore_access`), if exactly one. */
+function lockedPacketGuess(lock: LockDocument, folder: string, contents: ReadonlyMap<string, Buffer>): string | null {
+  const hits = lock.files.filter((f) => f.role === 'input' && packetModeOf(contents.get(resolve(folder, f.path))) !== null);
+  return hits.length === 1 ? hits[0]!.path : null;
+}
+
+/** `lore_access.mode` of a packet file's bytes (null when not a packet-shaped JSON object). */
+function packetModeOf(bytes: Buffer | undefined): string | null {
+  try {
+    const d = bytes === undefined ? null : JSON.parse(bytes.toString('utf8')) as { packet_id?: unknown; lore_access?: { mode?: unknown } } | null;
+    return typeof d?.packet_id === 'string' && typeof d.lore_access?.mode === 'string' ? d.lore_access.mode : null;
+  } catch {
+    return null;
+  }
+}
+
+/** `packet_id` of a packet file's bytes, or null. */
+function packetIdOf(bytes: Buffer): string | null {
+  try {
+    const id = (JSON.parse(bytes.toString('utf8')) as { packet_id?: unknown } | null)?.packet_id;
+    return typeof id === 'string' ? id : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -396,6 +524,13 @@ export interface LockedTrace {
    * or the lock lists no single such file (a `ledger export` lock lists no packet).
    */
   packet: { packet_id: string; file: string; sha256: string; source: string } | null;
+  /**
+   * Why a capture's packet could not be held to its ledger, or null: the lock names a ledger whose
+   * `SESSION_OPENED` pins a packet ({@link pinnedPacketRow}) but lists no such file (`capture_packet_not_locked`),
+   * or lists it with another sha256 than the ledger pins (`capture_packet_mismatch`). The caller must treat
+   * either as a failure: the review cannot be re-derived against the packet the run answered.
+   */
+  packetProblem: { code: 'capture_packet_not_locked' | 'capture_packet_mismatch'; message: string } | null;
 }
 
 /** A lock's `files` entry as read (fields unchecked). */
@@ -417,7 +552,7 @@ export function lockedTrace(lock: unknown, lockFile: string, trace: unknown, led
   }
   const l = lock as { ledger?: unknown; policy_receipt?: unknown; files?: unknown };
   const folder = dirname(lockFile);
-  const out: LockedTrace = { ledger: null, head: null, policyReceipt: null, packet: null };
+  const out: LockedTrace = { ledger: null, head: null, policyReceipt: null, packet: null, packetProblem: null };
   if (l.ledger !== null && l.ledger !== undefined) {
     const ledger = l.ledger as Record<string, unknown>;
     if (typeof ledger !== 'object' || typeof ledger['path'] !== 'string' || (ledger['head'] !== null && typeof ledger['head'] !== 'string')) {
@@ -428,15 +563,36 @@ export function lockedTrace(lock: unknown, lockFile: string, trace: unknown, led
   }
   if (Array.isArray(l.policy_receipt)) out.policyReceipt = { pointer: `lock ${lockFile} /policy_receipt`, value: l.policy_receipt };
   const files = (Array.isArray(l.files) ? l.files : []) as LockedFileRow[];
-  out.packet = capturePacket(trace, files, folder, lockFile) ?? fragmentPacket(trace, files, folder, lockFile, out.ledger, ledgerSession);
+  const pinned = isCapture(trace) && out.ledger !== null && isJsonObject(ledgerSession)
+    ? pinnedPacketRow(files.filter((f) => f.role === 'input'), resolve(folder), resolve(out.ledger), ledgerSession) : { kind: 'not_pinned' as const };
+  if (pinned.kind === 'not_pinned') {
+    out.packet = capturePacket(trace, files, folder, lockFile) ?? fragmentPacket(trace, files, folder, lockFile, out.ledger, ledgerSession);
+    return out;
+  }
+  if (pinned.kind === 'not_listed') {
+    out.packetProblem = { code: 'capture_packet_not_locked', message: `the ledger ${out.ledger} pins packet ${pinned.pinned_file ?? '(no file name)'} sha256 ${pinned.pinned_sha256}, but lock ${lockFile} lists no such input: the review cannot be re-derived against the packet the run answered` };
+    return out;
+  }
+  const packetId = (trace as { capture_id: string }).capture_id.slice(0, -'.capture'.length);
+  out.packet = { packet_id: packetId, file: join(folder, pinned.path), sha256: pinned.sha256, source: `${basename(pinned.path)} as lock ${lockFile} records it` };
+  if (pinned.sha256 !== pinned.pinned_sha256) out.packetProblem = { code: 'capture_packet_mismatch', message: `lock ${lockFile} records sha256 ${pinned.sha256} for the packet ${pinned.path}, but the ledger ${out.ledger} pins sha256 ${pinned.pinned_sha256}` };
   return out;
 }
 
-/** {@link LockedTrace.packet} of a capture: the one `files` input named like its `packet_ref`; null otherwise. */
+/** True for a capture document: a `capture_id` ending in `.capture`. */
+function isCapture(trace: unknown): boolean {
+  const id = (trace as { capture_id?: unknown } | null)?.capture_id;
+  return typeof id === 'string' && id.endsWith('.capture');
+}
+
+/**
+ * {@link LockedTrace.packet} of a capture whose lock's ledger pins no packet: the one `files` input named
+ * like its `packet_ref` (spacing around the ref trimmed, so a padded ref does not dodge the lookup); null otherwise.
+ */
 function capturePacket(trace: unknown, files: readonly LockedFileRow[], folder: string, lockFile: string): LockedTrace['packet'] {
   const d = trace as { capture_id?: unknown; packet_ref?: unknown } | null;
   if (typeof d?.capture_id !== 'string' || !d.capture_id.endsWith('.capture') || typeof d.packet_ref !== 'string') return null;
-  const name = basename(d.packet_ref);
+  const name = basename(d.packet_ref.trim());
   const inputs = files.filter((f) => f.role === 'input' && typeof f.path === 'string' && basename(f.path) === name && typeof f.sha256 === 'string');
   if (inputs.length !== 1) return null;
   return { packet_id: d.capture_id.slice(0, -'.capture'.length), file: join(folder, inputs[0]!.path as string), sha256: inputs[0]!.sha256 as string, source: `${name} as lock ${lockFile} records it` };

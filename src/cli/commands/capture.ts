@@ -28,7 +28,7 @@ import { assembleCapture, recheckCaptureReview, verifyCaptureTrace } from '../..
 import type { AssembleCaptureResult, CaptureLoreSource, RecheckReviewInput } from '../../receipts/capture.js';
 import type { Finding } from '../../errors.js';
 import { LEAKAGE_FLAGS } from '../../receipts/leakage.js';
-import { findLockFor, lockPathFor, lockedTrace, verifyLock } from '../../receipts/lock.js';
+import { findLockFor, lockPathFor, lockedTrace, openingSession, verifyLock } from '../../receipts/lock.js';
 import type { LockVerificationReport } from '../../receipts/lock.js';
 import type { TraceVerificationReport, VerifyTraceOptions } from '../../receipts/verify-trace.js';
 import type { LedgerHeadPin, TraceLedgerInput } from '../../receipts/trace-ledger.js';
@@ -262,7 +262,7 @@ interface LockedReceipts {
  * without a readable ledger its entries stay unbacked (`lock verify` reports the missing file).
  */
 async function lockedLedger(ctx: CliContext, lockFile: string, doc: unknown): Promise<LockedReceipts> {
-  return (await lockedInputs(ctx, lockFile, doc)).receipts;
+  return (await lockedInputs(ctx, lockFile, doc, lockFile)).receipts;
 }
 
 /**
@@ -273,34 +273,49 @@ async function lockedLedger(ctx: CliContext, lockFile: string, doc: unknown): Pr
  * `raw_output_sha256`) nor a ledger. `recheck` is null when the lock cannot be read or lists no packet: the
  * review is then not re-derived, and the other checks say why.
  */
-async function lockedInputs(ctx: CliContext, lockFile: string, doc: unknown): Promise<{ receipts: LockedReceipts; recheck: Omit<RecheckReviewInput, 'index' | 'trustedKeys'> | null; error: string | null }> {
+async function lockedInputs(ctx: CliContext, lockFile: string, doc: unknown, file: string): Promise<{ receipts: LockedReceipts; recheck: Omit<RecheckReviewInput, 'index' | 'trustedKeys'> | null; problem: Finding | null }> {
   let locked: ReturnType<typeof lockedTrace>;
   let lockDoc: { files?: unknown; raw_output_sha256?: unknown };
+  let session: Record<string, unknown> | null = null;
   try {
     // Through the CLI's one input reader: a lock or ledger that is now a FIFO or device is refused on the open
     // handle, never read (a plain readFile would block on a FIFO forever); `lock verify` below reports it.
     lockDoc = JSON.parse(await readInputText(ctx, lockFile, 'JSON lock')) as typeof lockDoc;
-    locked = lockedTrace(lockDoc, lockFile, doc);
+    // The packet is the one the ledger's SESSION_OPENED pins (never a name the capture could respell).
+    const ledger = lockedTrace(lockDoc, lockFile, doc).ledger;
+    if (ledger !== null) session = await readInputText(ctx, ledger, 'ledger (JSONL)', MAX_LEDGER_BYTES).then(openingSession, () => null);
+    locked = lockedTrace(lockDoc, lockFile, doc, session);
   } catch {
-    return { receipts: { ledgers: [], pins: [] }, recheck: null, error: null };
+    return { receipts: { ledgers: [], pins: [] }, recheck: null, problem: null };
   }
   const receipts = await lockedReceipts(ctx, lockFile, locked);
-  if (!locked.packet) return { receipts, recheck: null, error: null };
+  const fail = (code: string, message: string): Finding => ({ code, severity: 'error', path: file, pointer: '/packet_ref', message });
+  if (locked.packetProblem) return { receipts, recheck: null, problem: fail(locked.packetProblem.code, locked.packetProblem.message) };
+  if (!locked.packet) return { receipts, recheck: null, problem: null };
   try {
     const packetText = await readInputText(ctx, locked.packet.file, 'locked packet (JSON)');
-    // A packet no longer the locked bytes is already the capture's failure (packet_file packet_changed, lock
-    // drift); re-deriving against another packet would only repeat it.
-    if (createHash('sha256').update(packetText, 'utf8').digest('hex') !== locked.packet.sha256) return { receipts, recheck: null, error: null };
+    const sha = createHash('sha256').update(packetText, 'utf8').digest('hex');
+    const pinned = typeof session?.['packet_sha256'] === 'string' ? session['packet_sha256'] : null;
+    // A ledger-backed capture's review is always re-derived: a packet that is not the pinned bytes is a
+    // failure of its own, never a reason to skip. Otherwise a packet no longer the locked bytes is already the
+    // capture's failure (packet_file packet_changed, lock drift); re-deriving would only repeat it.
+    if (pinned !== null && sha !== pinned) return { receipts, recheck: null, problem: fail('capture_packet_mismatch', `the packet ${locked.packet.file} has sha256 ${sha}, but the ledger ${locked.ledger} pins sha256 ${pinned}: the review cannot be re-derived against the packet the run answered`) };
+    if (sha !== locked.packet.sha256) return { receipts, recheck: null, problem: null };
     const recheck: Omit<RecheckReviewInput, 'index' | 'trustedKeys'> = { packetText, packetFile: locked.packet.file };
     if (receipts.ledgers.length > 0) recheck.source = { kind: 'ledger', text: receipts.ledgers[0]!.text, file: locked.ledger ?? lockFile };
     else {
       const fragment = lockedFragment(lockDoc, lockFile, locked.packet.file);
       if (fragment !== null) recheck.source = { kind: 'fragment', value: parseJsonDocument(await readInputText(ctx, fragment, 'JSON capture fragment'), fragment), file: fragment };
     }
-    return { receipts, recheck, error: null };
+    return { receipts, recheck, problem: null };
   } catch (e) {
-    return { receipts, recheck: null, error: `the review could not be re-derived: ${(e as Error).message}${codeOf(e) ? ` [${codeOf(e)}]` : ''}` };
+    return { receipts, recheck: null, problem: { code: pinsPacket(session) ? 'capture_packet_not_locked' : 'capture_review_not_rederived', severity: 'error', path: file, pointer: '', message: `the review could not be re-derived: ${(e as Error).message}${codeOf(e) ? ` [${codeOf(e)}]` : ''}` } };
   }
+}
+
+/** True when a ledger session pins a packet sha256. */
+function pinsPacket(session: Record<string, unknown> | null): boolean {
+  return typeof session?.['packet_sha256'] === 'string';
 }
 
 /** The fragment input of a capture lock: the one `files` input that is not the packet, the raw output or a `.jsonl` ledger; null otherwise. */
@@ -349,7 +364,7 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex, truste
   let error: string | null = null;
   let errorCode: string | null = null;
   const lockFile = await findLockFor(file, ctx.cwd);
-  const fromLock = lockFile === null ? null : await lockedInputs(ctx, lockFile, doc);
+  const fromLock = lockFile === null ? null : await lockedInputs(ctx, lockFile, doc, file);
   if (entries > 0) {
     try {
       trace = await verifyCaptureTrace(index, doc, file, { ...(fromLock?.receipts ?? {}), trustedKeys });
@@ -360,7 +375,7 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex, truste
   }
   // The review is the receipts' verdict, not the file's say-so: re-derive it from what the lock lists.
   const review: Finding[] = fromLock?.recheck ? await recheckCaptureReview(doc, file, { ...fromLock.recheck, index, trustedKeys })
-    : fromLock?.error ? [{ code: 'capture_review_not_rederived', severity: 'error', path: file, pointer: '', message: fromLock.error }] : [];
+    : fromLock?.problem ? [fromLock.problem] : [];
   let lock: LockVerificationReport | null = null;
   if (lockFile !== null) {
     try {

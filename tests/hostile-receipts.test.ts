@@ -1,0 +1,157 @@
+/**
+ * Receipt forgeries (docs/RECEIPTS.md "What a lock binds" and "capture check"): a capture or packet edited
+ * after a ledger-backed run, its entry in the lock re-hashed as a forger with write access would, must fail
+ * `capture check` and `lock verify` — a promoted leak whose lock lost the packet's entry or whose
+ * `packet_ref` was respelled, a swapped raw output, a packet edited after `retrieve`. Built in a temp dir from
+ * lore-fixtures only.
+ */
+import { createHash } from 'node:crypto';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../src/cli/main.js';
+import { fakeClock, fixtureSession, PROXY_PACKET, R, tempDir } from './helpers/proxy.js';
+import { FIXTURES, FIXTURE_VAULT } from './helpers/shared.js';
+
+const PACKETS = join(FIXTURES, 'packets');
+const ILSE_RAW = join(FIXTURES, 'captures', 'dock-warden-ilse.research.raw.json');
+const MARA_RAW = join(FIXTURES, 'captures', 'mara-voss.turn-01.raw.json');
+const read = (f: string): string => readFileSync(f, 'utf8');
+const sha256 = (t: string): string => createHash('sha256').update(t).digest('hex');
+
+let tmp: { dir: string; cleanup: () => void };
+const at = (name: string): string => join(tmp.dir, name);
+
+async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await main(argv, {
+    stdout: (t) => void (out += t), stderr: (t) => void (err += t), env: { LORETRACE_INDEX_DIR: join(tmp.dir, 'index') }, cwd: tmp.dir,
+    readStdin: async () => Buffer.from('', 'utf8'),
+  });
+  return { code, out, err };
+}
+
+/** Edit a JSON file, then re-hash its entry (and only it) in `lockName`; `dropPacket` also removes the lock's entries ending in that name. */
+function forge(name: string, lockName: string, edit: (doc: Record<string, any>) => void, dropPacket?: string): void { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const doc = JSON.parse(read(at(name)));
+  edit(doc);
+  const text = JSON.stringify(doc, null, 2) + '\n';
+  writeFileSync(at(name), text);
+  const lock = JSON.parse(read(at(lockName)));
+  const row = lock.files.find((f: { path: string }) => f.path === name);
+  row.sha256 = sha256(text);
+  row.bytes = Buffer.byteLength(text);
+  if (dropPacket !== undefined) lock.files = lock.files.filter((f: { path: string }) => !f.path.endsWith(dropPacket));
+  writeFileSync(at(lockName), JSON.stringify(lock, null, 2) + '\n');
+}
+
+/** The promotion of a leaking capture to accepted for training, every leakage flag cleared. */
+const promote = (c: Record<string, any>): void => { // eslint-disable-line @typescript-eslint/no-explicit-any
+  c.review_status = 'accepted';
+  c.coordinator_review.failure_labels = [];
+  c.coordinator_review.accepted_for_training = true;
+  for (const k of Object.keys(c.leakage_audit)) if (typeof c.leakage_audit[k] === 'boolean') c.leakage_audit[k] = false;
+};
+
+const capture = (raw: string, out: string) => run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'ilse.packet.json', '--raw-output', raw, '--ledger', 'ilse.jsonl', '--out', out, '--model-family', 't', '--reviewer', 'r', '--json']);
+const check = async (file: string) => {
+  const r = await run(['capture', 'check', '--lore', FIXTURE_VAULT, file, '--json']);
+  const c = JSON.parse(r.out).captures[0];
+  return { code: r.code, review: c.review.map((f: { code: string; pointer: string }) => [f.code, f.pointer]), bindings: c.lock.bindings.map((f: { code: string; pointer: string }) => [f.code, f.pointer]) };
+};
+const lockVerify = async (file: string) => {
+  const r = await run(['lock', 'verify', file, '--json']);
+  return { code: r.code, bindings: JSON.parse(r.out).locks[0].bindings.map((f: { code: string; pointer: string }) => [f.code, f.pointer]) };
+};
+
+beforeAll(async () => {
+  tmp = tempDir('loretrace-receipt-forgery-');
+  copyFileSync(PROXY_PACKET, at('ilse.packet.json'));
+  copyFileSync(ILSE_RAW, at('ilse.raw.json'));
+  writeFileSync(at('leak.raw.json'), read(ILSE_RAW).replace(/"spoken_text": *"[^"]*"/, '"spoken_text": "I know the Brinefall Truth: the Compact staged the blackout."'));
+  const s = await fixtureSession({ ledgerPath: at('ilse.jsonl'), clock: fakeClock() });
+  await s.call('lore_read', { ref: `${R.territories}#Brinefall Shelf` });
+  await s.call('lore_read', { ref: `${R.factions}#Movements` });
+  await s.call('lore_follow', { from_ref: R.territories, target: 'Brinefall Blackout' });
+  await s.call('lore_read', { ref: `${R.blackout}#chunk1` });
+  await s.close();
+});
+afterAll(() => tmp?.cleanup());
+
+describe('a promoted leak cannot dodge the re-derived review (the packet the ledger pins is always found)', () => {
+  it('the lock lost the packet entry: capture check fails with capture_packet_not_locked, lock verify with lock_packet_not_listed', async () => {
+    const made = await capture('leak.raw.json', 'drop.capture.json');
+    expect([made.code, JSON.parse(made.out).failure_labels]).toEqual([0, ['author_only_leak']]);
+    forge('drop.capture.json', 'drop.capture.lock.json', promote, 'ilse.packet.json');
+    expect(await check('drop.capture.json')).toEqual({ code: 1, review: [['capture_packet_not_locked', '/packet_ref']], bindings: [['lock_packet_not_listed', '/files']] });
+    expect(await lockVerify('drop.capture.lock.json')).toEqual({ code: 1, bindings: [['lock_packet_not_listed', '/files']] });
+  });
+
+  it('packet_ref padded with a space (the lock intact): the packet is found through the ledger and the review is re-derived', async () => {
+    expect((await capture('leak.raw.json', 'pad.capture.json')).code).toBe(0);
+    forge('pad.capture.json', 'pad.capture.lock.json', (c) => {
+      promote(c);
+      c.packet_ref = `${c.packet_ref} `;
+    });
+    const r = await check('pad.capture.json');
+    expect(r).toEqual({
+      code: 1, bindings: [],
+      review: [
+        ['capture_review_mismatch', '/review_status'], ['capture_review_mismatch', '/coordinator_review/failure_labels'],
+        ['capture_review_mismatch', '/coordinator_review/accepted_for_training'], ['capture_review_mismatch', '/leakage_audit/author_only_leak'],
+      ],
+    });
+  });
+
+  it('the honest capture still passes both checks', async () => {
+    expect((await capture('ilse.raw.json', 'honest.capture.json')).code).toBe(0);
+    expect(await check('honest.capture.json')).toEqual({ code: 0, review: [], bindings: [] });
+    expect(await lockVerify('honest.capture.lock.json')).toEqual({ code: 0, bindings: [] });
+  });
+});
+
+describe('a swapped raw output fails against the lock\'s raw_output_sha256', () => {
+  it('capture check and lock verify fail with lock_raw_output_mismatch', async () => {
+    expect((await capture('ilse.raw.json', 'swap.capture.json')).code).toBe(0);
+    forge('swap.capture.json', 'swap.capture.lock.json', (c) => {
+      const p = JSON.parse(c.raw_output);
+      p.spoken_text = 'No berths. Not for the Compact, not for anyone. Go.';
+      c.raw_output = JSON.stringify(p, null, 2);
+      c.parsed_output = JSON.parse(c.raw_output);
+    });
+    expect(await check('swap.capture.json')).toEqual({ code: 1, review: [], bindings: [['lock_raw_output_mismatch', '/raw_output_sha256']] });
+    expect(await lockVerify('swap.capture.lock.json')).toEqual({ code: 1, bindings: [['lock_raw_output_mismatch', '/raw_output_sha256']] });
+  });
+
+  it('raw_output_sha256 re-written too: the locked raw-output input file still contradicts it', async () => {
+    expect((await capture('ilse.raw.json', 'swap2.capture.json')).code).toBe(0);
+    let raw = '';
+    forge('swap2.capture.json', 'swap2.capture.lock.json', (c) => {
+      c.raw_output = c.raw_output.replace('"spoken_text":', '"spoken_text" :');
+      c.parsed_output = JSON.parse(c.raw_output);
+      raw = c.raw_output;
+    });
+    const lock = JSON.parse(read(at('swap2.capture.lock.json')));
+    lock.raw_output_sha256 = sha256(raw);
+    writeFileSync(at('swap2.capture.lock.json'), JSON.stringify(lock, null, 2) + '\n');
+    expect(await lockVerify('swap2.capture.lock.json')).toEqual({ code: 1, bindings: [['lock_raw_output_mismatch', '/raw_output_sha256']] });
+  });
+});
+
+describe('a packet edited after retrieve fails lock verify against the ledger\'s pin', () => {
+  it('lock_packet_mismatch on the packet\'s entry, exit 1', async () => {
+    copyFileSync(MARA_RAW, at('mara.raw.json'));
+    const r = await run([
+      'retrieve', '--lore', FIXTURE_VAULT, '--packet', join(PACKETS, 'brinefall-intake.turn-01.mara-voss.draft.packet.json'),
+      '--projected-context', join(PACKETS, 'brinefall-intake.turn-01.mara-voss.projected-context.json'),
+      '--policy', join(PACKETS, 'brinefall-intake.policy.json'), '--out', 'm.packet.json', '--capture-out', 'm.lore_access.json',
+    ]);
+    expect(r.code).toBe(0);
+    expect(await lockVerify('m.packet.lock.json')).toEqual({ code: 0, bindings: [] });
+    forge('m.packet.json', 'm.packet.lock.json', (p) => {
+      p.packet_prompt_text += '\nAlso: the Brinefall blackout was staged by the Compact.';
+    });
+    expect(await lockVerify('m.packet.lock.json')).toEqual({ code: 1, bindings: [['lock_packet_mismatch', '/files/0/sha256']] });
+  });
+});
