@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { fakeClock, fixtureSession, PROXY_PACKET, R, tempDir } from './helpers/proxy.js';
 import { FIXTURES, FIXTURE_VAULT } from './helpers/shared.js';
+import { generateRunnerKey, readSigningKey } from '../src/receipts/signing.js';
 
 const PACKETS = join(FIXTURES, 'packets');
 const ILSE_RAW = join(FIXTURES, 'captures', 'dock-warden-ilse.research.raw.json');
@@ -54,14 +55,14 @@ const promote = (c: Record<string, any>): void => { // eslint-disable-line @type
   for (const k of Object.keys(c.leakage_audit)) if (typeof c.leakage_audit[k] === 'boolean') c.leakage_audit[k] = false;
 };
 
-const capture = (raw: string, out: string) => run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'ilse.packet.json', '--raw-output', raw, '--ledger', 'ilse.jsonl', '--out', out, '--model-family', 't', '--reviewer', 'r', '--json']);
+const capture = (raw: string, out: string) => run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'ilse.packet.json', '--raw-output', raw, '--ledger', 'ilse.jsonl', '--out', out, '--model-family', 't', '--reviewer', 'r', '--trust-key', 'k.pub.pem', '--json']);
 const check = async (file: string) => {
-  const r = await run(['capture', 'check', '--lore', FIXTURE_VAULT, file, '--json']);
+  const r = await run(['capture', 'check', '--lore', FIXTURE_VAULT, file, '--trust-key', 'k.pub.pem', '--json']);
   const c = JSON.parse(r.out).captures[0];
   return { code: r.code, review: c.review.map((f: { code: string; pointer: string }) => [f.code, f.pointer]), bindings: c.lock.bindings.map((f: { code: string; pointer: string }) => [f.code, f.pointer]) };
 };
 const lockVerify = async (file: string) => {
-  const r = await run(['lock', 'verify', file, '--json']);
+  const r = await run(['lock', 'verify', file, '--trust-key', 'k.pub.pem', '--json']);
   return { code: r.code, bindings: JSON.parse(r.out).locks[0].bindings.map((f: { code: string; pointer: string }) => [f.code, f.pointer]) };
 };
 
@@ -70,7 +71,11 @@ beforeAll(async () => {
   copyFileSync(PROXY_PACKET, at('ilse.packet.json'));
   copyFileSync(ILSE_RAW, at('ilse.raw.json'));
   writeFileSync(at('leak.raw.json'), read(ILSE_RAW).replace(/"spoken_text": *"[^"]*"/, '"spoken_text": "I know the Brinefall Truth: the Compact staged the blackout."'));
-  const s = await fixtureSession({ ledgerPath: at('ilse.jsonl'), clock: fakeClock() });
+  const key = generateRunnerKey();
+  writeFileSync(at('k.key.pem'), key.private_pem);
+  writeFileSync(at('k.pub.pem'), key.public_pem);
+  // A signed session checked with its trusted key: the forgeries below hold under a trusted signature.
+  const s = await fixtureSession({ ledgerPath: at('ilse.jsonl'), clock: fakeClock(), signer: readSigningKey(key.private_pem, 'k.key.pem') });
   await s.call('lore_read', { ref: `${R.territories}#Brinefall Shelf` });
   await s.call('lore_read', { ref: `${R.factions}#Movements` });
   await s.call('lore_follow', { from_ref: R.territories, target: 'Brinefall Blackout' });
@@ -145,7 +150,7 @@ describe('a packet edited after retrieve fails lock verify against the ledger\'s
     const r = await run([
       'retrieve', '--lore', FIXTURE_VAULT, '--packet', join(PACKETS, 'brinefall-intake.turn-01.mara-voss.draft.packet.json'),
       '--projected-context', join(PACKETS, 'brinefall-intake.turn-01.mara-voss.projected-context.json'),
-      '--policy', join(PACKETS, 'brinefall-intake.policy.json'), '--out', 'm.packet.json', '--capture-out', 'm.lore_access.json',
+      '--policy', join(PACKETS, 'brinefall-intake.policy.json'), '--out', 'm.packet.json', '--capture-out', 'm.lore_access.json', '--signing-key', 'k.key.pem',
     ]);
     expect(r.code).toBe(0);
     expect(await lockVerify('m.packet.lock.json')).toEqual({ code: 0, bindings: [] });
@@ -153,5 +158,54 @@ describe('a packet edited after retrieve fails lock verify against the ledger\'s
       p.packet_prompt_text += '\nAlso: the Brinefall blackout was staged by the Compact.';
     });
     expect(await lockVerify('m.packet.lock.json')).toEqual({ code: 1, bindings: [['lock_packet_mismatch', '/files/0/sha256']] });
+  });
+});
+
+describe('lore_access and isolation are re-derived from the receipts and the packet', () => {
+  const forged = async (name: string, edit: (c: Record<string, any>) => void) => { // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect((await capture('ilse.raw.json', `${name}.capture.json`)).code).toBe(0);
+    forge(`${name}.capture.json`, `${name}.capture.lock.json`, edit);
+    const r = await run(['capture', 'check', '--lore', FIXTURE_VAULT, `${name}.capture.json`, '--trust-key', 'k.pub.pem', '--json']);
+    return { code: r.code, review: JSON.parse(r.out).captures[0].review.map((f: { code: string; pointer: string }) => [f.code, f.pointer]) };
+  };
+
+  it('a future-era note the ledger never served, added to consulted_refs and followed_refs, is claimed_not_read', async () => {
+    expect(await forged('future', (c) => {
+      c.lore_access.consulted_refs.push('FixtureLore:World/Post-Elysium/Veil Drive.md');
+      c.lore_access.followed_refs.unshift('FixtureLore:World/Post-Elysium/Veil Drive.md');
+    })).toEqual({ code: 1, review: [['claimed_not_read', '/lore_access/consulted_refs/2'], ['claimed_not_read', '/lore_access/followed_refs/0']] });
+  });
+
+  it('a rewritten research_summary, a changed mode or trace status, a receipt ref left out are capture_review_mismatch', async () => {
+    expect(await forged('summary', (c) => {
+      c.lore_access.research_summary = 'Read the Veil Drive note and Echo Minds; confirmed the Compact staged the blackout.';
+      c.lore_access.research_trace_status = 'not_applicable';
+      c.lore_access.consulted_refs.pop();
+    })).toEqual({ code: 1, review: [['capture_review_mismatch', '/lore_access/research_trace_status'], ['capture_review_mismatch', '/lore_access/research_summary'], ['capture_review_mismatch', '/lore_access/consulted_refs']] });
+  });
+
+  it('isolation.fork_context true and hidden_context_refs emptied are capture_review_mismatch', async () => {
+    expect(await forged('isolation', (c) => {
+      c.isolation.fork_context = true;
+      c.isolation.hidden_context_refs = [];
+    })).toEqual({ code: 1, review: [['capture_review_mismatch', '/isolation/fork_context'], ['capture_review_mismatch', '/isolation/hidden_context_refs']] });
+  });
+
+  it('dropping runner_captured entries stays allowed (documented), the rest re-derived', async () => {
+    expect(await forged('fewer', (c) => {
+      c.lore_access.research_trace = c.lore_access.research_trace.slice(0, 1);
+    })).toEqual({ code: 0, review: [] });
+  });
+});
+
+describe('folder lock discovery refuses a shadow lock', () => {
+  it('two locks listing the same output: verify-trace fails with ambiguous_lock naming both', async () => {
+    const lock = JSON.parse(read(at('m.packet.lock.json')));
+    lock.files = lock.files.filter((f: { path: string }) => f.path !== 'm.packet.json');
+    writeFileSync(at('a.lock.json'), JSON.stringify(lock, null, 2) + '\n');
+    const r = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'm.lore_access.json', '--trust-key', 'k.pub.pem']);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('m.lore_access.json is listed as an output by 2 locks of its folder (a.lock.json, m.packet.lock.json)');
+    expect(r.err).toContain('[ambiguous_lock]');
   });
 });

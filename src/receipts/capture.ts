@@ -822,5 +822,43 @@ function compareReview(stored: Obj, derived: AssembledCapture, file: string, key
     if (audit[flag] === set || (flag === 'body_or_object_omniscience' && audit[flag] === true)) continue;
     mismatch(`/leakage_audit/${flag}`, `leakage_audit.${flag} is ${JSON.stringify(audit[flag])} but the re-run leakage audit gives ${set}`);
   }
+  out.push(...compareDerivedFields(stored, derived, file));
+  return out;
+}
+
+/**
+ * The step of {@link recheckCaptureReview} for the fields `assembleCapture` derives from the receipts and the
+ * packet rather than from a person: `lore_access.mode`, `research_trace_status` and `research_summary` (the
+ * responder's own, else the one built from the receipts — both re-derived from `raw_output`), and
+ * `isolation.isolation_method`, `fork_context` (always false) and `hidden_context_refs` (the packet's
+ * `omitted_context_refs`) must equal the re-derivation (`capture_review_mismatch`). `consulted_refs` and
+ * `followed_refs` must be exactly the receipts' refs: a ref the receipts never served or admitted is
+ * `claimed_not_read` (error, pointer of the entry), a receipt ref left out is `capture_review_mismatch`.
+ * Seed 001: "Trust, but make the trust write receipts" — a read the ledger never recorded is not research.
+ * `research_trace` is not compared here: its entries are verified one by one, and dropping one is allowed.
+ */
+function compareDerivedFields(stored: Obj, derived: AssembledCapture, file: string): Finding[] {
+  const out: Finding[] = [];
+  const push = (code: string, pointer: string, message: string) => out.push({ code, severity: 'error', path: file, pointer, message });
+  const access = isJsonObject(stored.lore_access) ? stored.lore_access : {};
+  const isolation = isJsonObject(stored.isolation) ? stored.isolation : {};
+  const want = derived.lore_access;
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  for (const key of ['mode', 'research_trace_status', 'research_summary'] as const) {
+    if (!same(access[key], want[key])) push('capture_review_mismatch', `/lore_access/${key}`, `lore_access.${key} is ${JSON.stringify(access[key])} but the receipts and the packet give ${JSON.stringify(want[key])}`);
+  }
+  for (const key of ['consulted_refs', 'followed_refs'] as const) {
+    const got = Array.isArray(access[key]) ? (access[key] as unknown[]) : [];
+    const receipts: readonly string[] = want[key] ?? [];
+    got.forEach((ref, i) => {
+      if (!receipts.includes(ref as string)) push('claimed_not_read', `/lore_access/${key}/${i}`, `lore_access.${key} names ${JSON.stringify(ref)}, which the receipts never ${key === 'consulted_refs' ? 'served' : 'followed'} (they give ${receipts.length ? receipts.join(', ') : 'none'})`);
+    });
+    const left = receipts.filter((r) => !got.includes(r));
+    if (!Array.isArray(access[key]) || left.length > 0) push('capture_review_mismatch', `/lore_access/${key}`, `lore_access.${key} leaves out ${left.join(', ') || 'the list'}, which the receipts give`);
+  }
+  const iso = derived.isolation;
+  for (const key of ['isolation_method', 'fork_context', 'hidden_context_refs'] as const) {
+    if (!same(isolation[key], iso[key])) push('capture_review_mismatch', `/isolation/${key}`, `isolation.${key} is ${JSON.stringify(isolation[key])} but the packet gives ${JSON.stringify(iso[key])}`);
+  }
   return out;
 }

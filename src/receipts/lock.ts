@@ -477,7 +477,9 @@ export async function lockedPaths(folder: string): Promise<Map<string, string>> 
  * writes one lock, `x.packet.lock.json`, for the packet, its ledger and the fragment). Paths are resolved
  * against `cwd` (default `process.cwd()`); the answer keeps the folder `file` was named with. In the scan, a
  * lock that is not JSON, not ours or unreadable is passed over (`lock verify` is where its faults are reported).
- * @returns the lock's path, or null when no lock of the folder lists `file`. Never throws.
+ * @returns the lock's path, or null when no lock of the folder lists `file`.
+ * @throws LoretraceError `ambiguous_lock` (exit 1) when two or more locks of the folder list `file` as an
+ *   output, naming each (`details.data.locks`): a shadow lock must not choose what the file is held to.
  */
 export async function findLockFor(file: string, cwd: string = process.cwd()): Promise<string | null> {
   const abs = resolve(cwd, file);
@@ -489,7 +491,7 @@ export async function findLockFor(file: string, cwd: string = process.cwd()): Pr
     return null;
   }
   const own = basename(lockPathFor(abs));
-  if (names.includes(own)) return join(dirname(file), own);
+  const listing: string[] = [];
   for (const name of names) {
     if (name === basename(abs)) continue;
     // A FIFO or device named *.lock.json is passed over unread (a plain readFile of a FIFO blocks forever).
@@ -502,9 +504,15 @@ export async function findLockFor(file: string, cwd: string = process.cwd()): Pr
       continue;
     }
     if (!doc || doc.schema_version !== LOCK_SCHEMA_VERSION || !Array.isArray(doc.files)) continue;
-    if (doc.files.some((f) => f && f.role === 'output' && typeof f.path === 'string' && resolve(folder, f.path) === abs)) return join(dirname(file), name);
+    if (doc.files.some((f) => f && f.role === 'output' && typeof f.path === 'string' && resolve(folder, f.path) === abs)) listing.push(name);
   }
-  return null;
+  // One run writes one file: a second lock listing it as an output is a shadow (one that drops the packet's
+  // entry and sorts first would choose what the file is held to), never a choice to make by name order.
+  if (listing.length > 1) {
+    throw new LoretraceError('ambiguous_lock', `${file} is listed as an output by ${listing.length} locks of its folder (${listing.map((n) => join(dirname(file), n)).join(', ')}); one run writes one file, so at most one lock may list it — remove the lock that is not the run's`, { file, expected: 'one lock listing the file as an output', data: { locks: listing.map((n) => join(dirname(file), n)) } });
+  }
+  if (names.includes(own)) return join(dirname(file), own);
+  return listing.length === 1 ? join(dirname(file), listing[0]!) : null;
 }
 
 /** What a lock hands trace verification (docs/RECEIPTS.md "Trace verification"): see {@link lockedTrace}. */

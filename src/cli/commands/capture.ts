@@ -363,7 +363,12 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex, truste
   let trace: TraceVerificationReport | null = null;
   let error: string | null = null;
   let errorCode: string | null = null;
-  const lockFile = await findLockFor(file, ctx.cwd);
+  let lockFile: string | null;
+  try {
+    lockFile = await findLockFor(file, ctx.cwd);
+  } catch (e) {
+    return { file, validation, trace: null, lock: null, error: (e as Error).message, error_code: codeOf(e), verdict: 'failed', ok: false, draft: [], review: [] };
+  }
   const fromLock = lockFile === null ? null : await lockedInputs(ctx, lockFile, doc, file);
   if (entries > 0) {
     try {
