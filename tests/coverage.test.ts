@@ -3,6 +3,7 @@
  * the renderers, the `coverage` command, and the real AetheriaLore vault with the Ghostlight artifacts.
  * The browser check of coverage.html is in tests/coverage-browser.test.ts.
  */
+import { cell } from '../src/coverage/render-md.js';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -734,5 +735,14 @@ describe('coverage inputs that are not lore artifacts', () => {
     const m = skipped('two-lines.json', 'nope\nstill nope').message;
     expect(m.includes('\n')).toBe(false);
     expect(m).toMatch(/^two-lines\.json: not JSON/);
+  });
+});
+
+describe('coverage.md table cells', () => {
+  it('escapes vault text so no inline HTML, code span or extra column survives', () => {
+    expect(cell('W/<svg onload=alert(4)>.md:2:7')).toBe('W/&lt;svg onload=alert(4)&gt;.md:2:7');
+    expect(cell('[[<script>alert(2)</script>]]')).toBe('[[&lt;script&gt;alert(2)&lt;/script&gt;]]');
+    expect(cell('a | b `c` &amp; d\\e\nf')).toBe('a \\| b &#96;c&#96; &amp;amp; d\\\\e f');
+    expect([cell(null), cell(3)]).toEqual(['–', '3']);
   });
 });

@@ -6,10 +6,23 @@ import { citedNotesFirst, pct, rangesText } from './format.js';
 import type { Citation, CoverageReport } from './types.js';
 import { STALE_STATUSES } from './types.js';
 
-/** Escape a table cell: pipes, backslashes and line breaks. */
-function cell(value: string | number | null | undefined): string {
+/**
+ * Escape a table cell so vault text (note names, aliases, link text) stays text: backslashes and pipes
+ * (GFM tables: `\\|` is a literal pipe), line breaks to spaces, and `&`, `<`, `>` and backticks as HTML
+ * character references (`&amp;`, `&lt;`, `&gt;`, `&#96;`; CommonMark §6.6 "Entity and numeric character
+ * references"), so no inline HTML (`<script>`, `<svg onload=…>`, CommonMark §6.6 raw HTML) and no code span
+ * survives in a viewer that renders HTML. A reader sees the same characters.
+ */
+export function cell(value: string | number | null | undefined): string {
   if (value === null || value === undefined) return '–';
-  return String(value).replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r\n|\r|\n/g, ' ');
+  return String(value)
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/`/g, '&#96;')
+    .replace(/\\/g, '\\\\')
+    .replace(/\|/g, '\\|')
+    .replace(/\r\n|\r|\n/g, ' ');
 }
 
 function table(head: string[], rows: (string | number | null | undefined)[][], align?: ('l' | 'r')[]): string {
@@ -43,7 +56,7 @@ export function renderCoverageMarkdown(report: CoverageReport): string {
     if (xs.length === 0) out.push('_none_');
     return xs.length === 0;
   };
-  out.push(`# Lore coverage: ${report.namespace}`, '');
+  out.push(`# Lore coverage: ${cell(report.namespace)}`, '');
   out.push(`Vault snapshot ${code(report.snapshot_id)} · report ${code(report.schema_version)}`, '');
   out.push('## Totals', '');
   out.push(table(['figure', 'value'], [
