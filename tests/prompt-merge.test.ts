@@ -10,12 +10,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexVault } from '../src/indexer/build.js';
 import { applyResearchSection, buildPacket, renderResearchSection } from '../src/packet/build.js';
-import { researchSectionLines } from '../src/packet/prompt.js';
+import { reconcileLaneLines, researchSectionLines } from '../src/packet/prompt.js';
+import { repositoryAccessDenials } from '../src/contracts/rules.js';
 import type { ResponderPacket, TraversalPolicy } from '../src/contracts/types.js';
 import { validatePacket } from '../src/contracts/validate.js';
 import { LoretraceError } from '../src/errors.js';
 import type { VaultIndex } from '../src/types.js';
-import { FIXTURES, FIXTURE_VAULT } from './helpers/shared.js';
+import { FIXTURES, FIXTURE_VAULT, GHOSTLIGHT, hasShared, sharedNotice } from './helpers/shared.js';
 
 const PACKETS = join(FIXTURES, 'packets');
 const readJson = <T>(f: string): T => JSON.parse(readFileSync(f, 'utf8')) as T;
@@ -105,5 +106,54 @@ describe('the research-section step refuses to drop lines the packet needs', () 
       expect((err as LoretraceError).details.data).toEqual({ lines: ['Allowed action labels: speak, gesture, set_condition, refuse, inspect_object, wait'] });
       expect((err as LoretraceError).message).toMatch(/^glued\.json: loretrace's merge of the "## Required Lore Research" section would drop 1 line the packet needs .*; this is a fault in loretrace's merge, not in the draft, so nothing is written: "Allowed action labels: speak/);
     }
+  });
+});
+
+describe('a denial of repository access is one addressed to the responder, about the lore repository, outside quotes', () => {
+  const GRANTED = 'repository access only through the lore search described under Required Lore Research';
+  const lane = { repoAccess: true, draftFields: [], fields: [], draftPacketId: 'p.1', packetId: 'p.1' };
+  const SCENE = [
+    "The Compact's seed vault is sealed; Mara cannot open the vault without the charter officer's key.",
+    'Idris says: "You can\'t search the repository of berth records tonight, the clerk took it."',
+    'The intake clerk says the gene vault is sealed and no one can open the vault until dawn.',
+    'The harbor office lost its keys, so no one can open the vault of old manifests.',
+    "You cannot open the vault without the charter officer's key.",
+    'You cannot search the records repository tonight.',
+  ];
+  it('leaves in-world vaults, repositories and quoted speech alone', () => {
+    for (const line of SCENE) {
+      expect(repositoryAccessDenials(line), line).toEqual([]);
+      expect(reconcileLaneLines(line, lane)).toEqual({ prompt: line, rewritten: [] });
+    }
+  });
+  it('rewrites a denial outside quotes, keeping the quotation and the case of its first word', () => {
+    expect(reconcileLaneLines('Stay in voice; you cannot search the repo "tonight".', lane).prompt).toBe(`Stay in voice; you have ${GRANTED} "tonight".`);
+    expect(reconcileLaneLines('The responder may not read the lore files.', lane).prompt).toBe(`The responder has ${GRANTED}.`);
+    expect(reconcileLaneLines('Idris says: "No repository access." You cannot access the repository.', lane).prompt).toBe(`Idris says: "No repository access." You have ${GRANTED}.`);
+  });
+  it('research lane: the scene lines survive the build byte for byte and the packet validates', async () => {
+    const d = derived((p) => p.replace('The old tower light is burning on the shelf.', `The old tower light is burning on the shelf.\n${SCENE.slice(0, 2).join('\n')}`));
+    const r = await buildPacket(index, d, { lane: 'responder_scoped_repository_search', policy: POLICY, file: 'draft.json' });
+    for (const line of SCENE.slice(0, 2)) expect(r.packet.packet_prompt_text.split('\n')).toContain(line);
+    expect(r.findings.find((f) => f.code === 'prompt_lines_rewritten')?.message).toMatch(/^draft\.json: 3 draft prompt lines contradicted/);
+    expect(validatePacket(r.packet).valid).toBe(true);
+  });
+  it('a denial inside the local context is rewritten there too, so the build does not blame the draft', async () => {
+    const local = `${DRAFT.visible_context.local_context_prompt}\nYou cannot search the repository.`;
+    const d = derived((p) => p.replace(DRAFT.visible_context.local_context_prompt, local));
+    d.visible_context.local_context_prompt = local;
+    expect(validatePacket(d).valid).toBe(true);
+    const r = await buildPacket(index, d, { lane: 'responder_scoped_repository_search', policy: POLICY, file: 'draft7.json' });
+    expect(r.packet.visible_context.local_context_prompt).toBe(`${DRAFT.visible_context.local_context_prompt}\nYou have ${GRANTED}.`);
+    expect(r.packet.packet_prompt_text).toContain(r.packet.visible_context.local_context_prompt);
+    expect(r.findings.find((f) => f.code === 'prompt_lines_rewritten')?.message).toContain('rewritten (the same lines of visible_context.local_context_prompt, which the prompt contains, were rewritten with them): ');
+    expect(validatePacket(r.packet).valid).toBe(true);
+  });
+  it.skipIf(!hasShared)(`the real Sella research packet with an in-world vault line validates (${hasShared ? 'shared data present' : sharedNotice})`, () => {
+    const sella = readJson<ResponderPacket>(join(GHOSTLIGHT, 'packets', 'scene-02-sanctuary-intake.sella_ren.packet.research.v0.json'));
+    const local = sella.visible_context.local_context_prompt;
+    sella.packet_prompt_text = sella.packet_prompt_text.replace(local, `${local}\n${SCENE[2]}`);
+    expect(sella.packet_prompt_text).toContain(SCENE[2]);
+    expect(validatePacket(sella).errors).toEqual([]);
   });
 });

@@ -54,7 +54,7 @@ export const VALIDATION_RULES: readonly ValidationRule[] = [
   { id: 'prompt.raw_state_marker', kinds: ['packet'], meaning: '`packet_prompt_text` contains a raw-state marker (`current_activation`, `plasticity`, `canonical_state`, `raw state variable`, `raw numeric state`, `dimension score`), compared ignoring case, white-space runs, format characters and compatibility forms (as retrieve does). One error per marker.', source: 'seed 001: "The packet prompt must not expose raw state internals such as current_activation, plasticity, raw dimension scores"' },
   { id: 'prompt.raw_numeric_state', kinds: ['packet'], meaning: '`packet_prompt_text` carries raw numeric state: a word, optionally followed by `dimension`, `score`, `level`, `value`, `weight` or `activation`, then a number from 0 to 1 written with a decimal point, directly or after `:`, `=`, `(`, `is`, `was`, `at` or `of` (`fear 0.82`, `fear=0.82`, `Fear 0.8`, `trust dimension 0.77`, `Trust: .7`, `fear is 0.82`), or a percentage or mark out of 10 / 100 after `:`, `=` or a qualifier (`trust: 77%`, `loyalty: 7/10`, `fear score 82%`; a bare `achieved 85%` is lore, not state); version numbers (`v0.1`, `0.1.2`, `version 0.5`) are not state. One error per occurrence.', source: 'seed 001: "The packet prompt must not expose raw state internals such as current_activation, plasticity, raw dimension scores"; the packets\' own rule "Do not include raw personality variables or numeric state scores"' },
   { id: 'prompt.missing_research_instruction', kinds: ['packet'], meaning: 'For `responder_scoped_repository_search`, `packet_prompt_text` must contain every `lore_access.research_instructions` entry verbatim, line by line for a multi-line entry (one error per missing entry).', source: 'seed 001: "includes visible research instructions in the prompt"' },
-  { id: 'prompt.contradicts_repo_access', kinds: ['packet'], meaning: 'A `responder_scoped_repository_search` packet (`no_repo_access: false`) whose `packet_prompt_text` tells the responder it has no repository access: a clause (of a line, split at `,` `;` `:` `!` `?` and a sentence-ending `.`) where a negation (`no`, `not`, `never`, `without`, `cannot`, `unable`, `lack`, `…n\'t`) governs an access word (`access`, `search`, `read`, `browse`, `open`, `consult`, `query`, `look up`) at most two words on, and a repository term (`repository`, `repo`, `vault`, `codebase`, `lore files`/`notes`/`docs`/`folder`/`vault`, `lore access`, `lore search`) follows the negation; ignoring case. `You cannot access the repository` and `No repository access.` are caught; `You cannot access Mara\'s private intent` is not. One error per line.', source: 'seed 001: "responder_scoped_repository_search ... sets no_repo_access to false"; a prompt that denies the access the packet grants contradicts it' },
+  { id: 'prompt.contradicts_repo_access', kinds: ['packet'], meaning: 'A `responder_scoped_repository_search` packet (`no_repo_access: false`) whose `packet_prompt_text` tells the responder it has no repository access: a clause (of a line, split at `,` `;` `:` `!` `?` and a sentence-ending `.`) where a negation (`no`, `not`, `never`, `without`, `cannot`, `unable`, `lack`, `…n\'t`) governs an access word (`access`, `search`, `read`, `browse`, `open`, `consult`, `query`, `look up`) at most two words on, the negation is addressed to the responder (subject `you` / `the responder`, or a directive or verbless clause), and what the access reaches is the lore repository itself (`lore files`/`notes`/`docs`/`folder`/`vault`, `lore access`, `lore search`, or a bare `repository`, `repo`, `codebase`, `vault` not qualified by an in-world noun, not `… of …`; a bare `vault` not after `open`); never inside quotation marks; ignoring case. `Mara cannot open the vault`, `no one can open the vault until dawn` and quoted speech are not denials. `You cannot access the repository` and `No repository access.` are caught; `You cannot access Mara\'s private intent` is not. One error per line.', source: 'seed 001: "responder_scoped_repository_search ... sets no_repo_access to false"; a prompt that denies the access the packet grants contradicts it' },
   { id: 'prompt.hidden_ref', kinds: ['packet'], meaning: '`packet_prompt_text` contains an entry of `hidden_context_audit.omitted_context_refs`, compared like `prompt.raw_state_marker`. One error per ref.', source: 'seed 001: "hidden_context_audit: refs and inference classes deliberately omitted"; seed 000 `no_hidden_state_refs: true`' },
   { id: 'excerpt.duplicate_ref_id', kinds: ['packet'], meaning: 'Two `visible_context.source_excerpts` entries share a `ref_id` (exact comparison); pointer = the later one\'s ref_id, the message names the first.', source: `${SEED000}, \`$defs/source_excerpt\`: excerpts are addressed by \`ref_id\` (the prompt and the responder cite them by it); buildPacket refuses the same (\`duplicate_ref_id\`)` },
   { id: 'capture.raw_output_not_json', kinds: ['capture'], meaning: '`raw_output` is not JSON (message gives line and column of the syntax error inside raw_output).', source: 'seed 001, Output Captures: "The raw output must parse to the reviewed parsed_output exactly."' },
@@ -116,11 +116,11 @@ export function rawNumericStateIn(text: string): { at: number; text: string }[] 
 }
 
 /**
- * A word that negates what follows it in a clause: `no`, `not` (`do not`, `may not`, `are not allowed
- * to`), `never`, `without`, `cannot`, `unable`, `lack(s)` and any `…n't` contraction (straight or curly
- * apostrophe).
+ * A word that negates what follows it in a clause: `no` (not `no one`, a pronoun: `no one can open the
+ * vault` says nothing about the responder), `not` (`do not`, `may not`, `are not allowed to`), `never`,
+ * `without`, `cannot`, `unable`, `lack(s)` and any `…n't` contraction (straight or curly apostrophe).
  */
-const NEGATION = String.raw`(?:no|not|never|without|cannot|unable|lacks?|\p{L}+n['’]t)`;
+const NEGATION = String.raw`(?:no(?![\s-]+one\b)|not|never|without|cannot|unable|lacks?|\p{L}+n['’]t)`;
 
 /** A verb or noun of reaching stored text: access, search, read, browse, open, consult, query, look up/through/into. */
 const ACCESS = String.raw`(?:access(?:es|ed|ing)?|search(?:es|ed|ing)?|read(?:s|ing)?|brows(?:e|es|ed|ing)|open(?:s|ed|ing)?|consult(?:s|ed|ing)?|quer(?:y|ies|ied|ying)|look(?:s|ed|ing)? (?:up|through|into))`;
@@ -128,16 +128,64 @@ const ACCESS = String.raw`(?:access(?:es|ed|ing)?|search(?:es|ed|ing)?|read(?:s|
 /**
  * The negation governing the access word: the negation, at most two words, then the access word (`cannot
  * access`, `do not have access`, `no repository access`, `have no direct access`). Two words is the reach
- * of a verb group; a longer gap (`never reveal what you read`) negates another verb.
+ * of a verb group; a longer gap (`never reveal what you read`) negates another verb. Group 1 is the access word.
  */
-const NEGATED_ACCESS = new RegExp(String.raw`\b${NEGATION}(?:\s+[\p{L}'’-]+){0,2}?\s+${ACCESS}\b`, 'iu');
+const NEGATED_ACCESS = new RegExp(String.raw`\b${NEGATION}(?:\s+[\p{L}'’-]+){0,2}?\s+(${ACCESS})\b`, 'iu');
 
 /**
- * What the access is to for the denial to be about the repository: the repository, repo, vault, codebase,
- * lore files/notes/docs/documents/folder/vault, or `lore access`/`lore search` (lore qualifying the access
- * itself). Bare `lore` is not one: `you cannot read Mara's lore` may be a character's limit.
+ * The negation is addressed to the responder when the text of its clause before it is the responder as
+ * subject — `you` or `the responder` and at most two words (`you cannot`, `You have no`, `you are unable`,
+ * `the responder may not`) — or nothing but a list marker and `and`/`but`/`or`/`please`/`do` (a directive
+ * or a verbless line: `No repository access.`, `Do not search the repo`, `Never read the lore files`), or
+ * `and`/`or`/`nor` after such a subject ({@link ADDRESSED_COORDINATED}). A
+ * character's or another person's limit (`Mara cannot open the vault`, `the clerk says no one can …`) is
+ * not addressed to the responder.
  */
-const REPOSITORY_TERM = /\b(?:repositor(?:y|ies)|repos?|vaults?|codebase|lore (?:files?|notes?|docs?|documents?|folders?|vault|access|search))\b/iu;
+const ADDRESSED_SUBJECT = /\b(?:you|the responder)(?:\s+[\p{L}'’-]+){0,2}?\s+$/iu;
+const ADDRESSED_DIRECTIVE = /^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:(?:and|but|or|please|do)\s+)*$/iu;
+/** A negation coordinated with an earlier one of the responder's: `You have no conversation context and no repository access`. */
+const ADDRESSED_COORDINATED = /\b(?:you|the responder)\b.*\s(?:and|or|nor)\s+$/iu;
+
+/**
+ * The lore repository as the thing reached: `lore files`/`notes`/`docs`/`documents`/`folder`/`vault`,
+ * `lore access`/`lore search` (lore qualifying the access itself), or `repository`, `repo`, `codebase`,
+ * `vault` standing alone — right after a determiner, `lore`/`Obsidian`/`git`/`project`, the access verb or
+ * a preposition ({@link REPOSITORY_LEADS}), or at the clause's start — and not qualified after it (`… of
+ * berth records`, `…'s`). So `the repository`, `the lore vault`, `repo access` are the repository; `the seed
+ * vault`, `the gene vault`, `the records repository`, `the vault of old manifests` are things in the world.
+ * A bare `vault` is also not the repository after `open` (a vault one opens is a door, not a folder one
+ * searches).
+ */
+const LORE_THING = /\blore (?:files?|notes?|docs?|documents?|folders?|vault|access|search)\b/iu;
+const REPOSITORY_NOUN = /\b(repositor(?:y|ies)|repos?|vaults?|codebase)\b/giu;
+const REPOSITORY_LEADS: ReadonlySet<string> = new Set([
+  'the', 'this', 'that', 'your', 'our', 'its', 'a', 'an', 'any', 'no', 'lore', 'obsidian', 'git', 'project',
+  'to', 'in', 'into', 'through', 'from', 'up', 'or', 'and', 'with', 'without', 'have', 'has', 'direct', 'own',
+]);
+
+/** True when `text` (a clause from the negation on; `access` the negated access word) reaches the lore repository. */
+function reachesRepository(text: string, access: string): boolean {
+  if (LORE_THING.test(text)) return true;
+  REPOSITORY_NOUN.lastIndex = 0;
+  for (let m = REPOSITORY_NOUN.exec(text); m !== null; m = REPOSITORY_NOUN.exec(text)) {
+    const before = /([\p{L}'’-]+)\s*$/u.exec(text.slice(0, m.index))?.[1]?.toLowerCase();
+    const after = text.slice(m.index + m[0].length);
+    if (/^(?:['’]s\b|\s+of\b)/iu.test(after)) continue;
+    if (before !== undefined && !REPOSITORY_LEADS.has(before) && !new RegExp(String.raw`^${ACCESS}$`, 'iu').test(before)) continue;
+    if (/^vaults?$/iu.test(m[1] as string) && /^open/iu.test(access)) continue;
+    return true;
+  }
+  return false;
+}
+
+/**
+ * The line with every quotation — `"…"` or `“…”`, marks included; an unclosed one runs to the line's end —
+ * replaced by U+0001 characters of the same length, so offsets stay valid and no rule matches inside or
+ * across quoted speech.
+ */
+function maskQuotations(line: string): string {
+  return line.replace(/"[^"]*(?:"|$)|“[^”]*(?:”|$)/gu, (q) => '\u0001'.repeat(q.length));
+}
 
 /**
  * Clause boundaries inside a prompt line: `,`, `;`, `:`, `!`, `?`, and `.` followed by white space or the
@@ -147,27 +195,40 @@ const CLAUSE_BREAK = /[,;:!?]|\.(?=\s|$)/gu;
 
 /**
  * The clauses of one prompt line that deny the responder repository access, as 0-based UTF-16 offsets
- * `{ start, end }` (end exclusive) into `line`, in order. The rule, not a list of exact sentences: a clause
- * denies repository access when a negation governs an access word ({@link NEGATED_ACCESS}) and a
- * repository term ({@link REPOSITORY_TERM}) follows the negation in the same clause. So `You have no
- * repository access`, `No repository access.`, `You cannot access the repository`, `You do not have access
- * to the repo` and `you can't search the vault` are denials; `You cannot access Mara's private intent` (no
- * repository term: a character's knowledge limit), `not as access to another character's hidden intent`
- * (Ghostlight's research packet) and `Never reveal what you read in the vault` (the negation governs
- * `reveal`) are not. A denial phrased with the repository first and the negation after (`Repository
- * access is not available`) is not caught; Ghostlight's packet_only prompts deny it negation first
- * (`You have no conversation context, no repository access, …`). The one rule behind the validator's
- * `prompt.contradicts_repo_access` and the builder's `prompt_lines_rewritten`, so a line one flags the
- * other rewrites. Source: seed 001, "responder_scoped_repository_search ... sets no_repo_access to false".
+ * `{ start, end }` (end exclusive) into `line`, in order (a clause starts after a quotation that precedes
+ * its negation). The rule, not a list of exact sentences: outside
+ * quotation marks ({@link maskQuotations}: an NPC's quoted speech is never read), a clause denies
+ * repository access when a negation governs an access word ({@link NEGATED_ACCESS}), the negation is
+ * addressed to the responder ({@link ADDRESSED_SUBJECT}, {@link ADDRESSED_DIRECTIVE}) and what the access
+ * reaches after it is the lore repository itself ({@link reachesRepository}). So `You have no repository
+ * access`, `No repository access.`, `You cannot access the repository`, `You do not have access to the
+ * repo` and `you can't search the vault` are denials; `You cannot access Mara's private intent` (no
+ * repository), `Never reveal what you read in the vault` (the negation governs `reveal`), `Mara cannot open
+ * the vault without the charter officer's key` (not the responder), `no one can open the vault until dawn`,
+ * `Idris says: "You can't search the repository …"` (quoted speech), `You cannot open the vault` (a door)
+ * and `the repository of berth records` (an in-world record) are not (hostile trial s8 §2). A denial
+ * phrased with the repository first (`Repository access is not available`) is not caught; Ghostlight's
+ * packet_only prompts deny it negation first (`You have no conversation context, no repository access, …`).
+ * The one rule behind the validator's `prompt.contradicts_repo_access` and the builder's
+ * `prompt_lines_rewritten`, so a line one flags the other rewrites. Source: seed 001,
+ * "responder_scoped_repository_search ... sets no_repo_access to false".
  */
 export function repositoryAccessDenials(line: string): { start: number; end: number }[] {
   const out: { start: number; end: number }[] = [];
+  const masked = maskQuotations(line);
   let start = 0;
-  const ends = [...line.matchAll(CLAUSE_BREAK)].map((m) => m.index as number);
+  const ends = [...masked.matchAll(CLAUSE_BREAK)].map((m) => m.index as number);
   for (const end of [...ends, line.length]) {
-    const clause = line.slice(start, end);
+    const clause = masked.slice(start, end);
     const negated = NEGATED_ACCESS.exec(clause);
-    if (negated && REPOSITORY_TERM.test(clause.slice(negated.index))) out.push({ start, end });
+    if (negated) {
+      // A quotation before the negation is not part of the denial: the clause starts after it.
+      const from = clause.lastIndexOf('\u0001', negated.index) + 1;
+      const before = clause.slice(from, negated.index);
+      const addressed = ADDRESSED_SUBJECT.test(before) || ADDRESSED_DIRECTIVE.test(before) || ADDRESSED_COORDINATED.test(before);
+      const reach = clause.slice(negated.index).split('\u0001')[0] as string;
+      if (addressed && reachesRepository(reach, negated[1] as string)) out.push({ start: start + from, end });
+    }
     start = end + 1;
   }
   return out;

@@ -1220,9 +1220,9 @@ function assemblePrompt(ctx: BuildContext, lane: RetrievalLane, lanes: LaneExcer
   const ownLocal = draft.visible_context.local_context_prompt;
   const merged = mergeSourceSection(draft.packet_prompt_text, { replaced: lanes.replaced, added: lanes.added, labels: lanes.labels, localContext: ownLocal });
   const { prompt: withSources, removed } = merged;
-  const localContext = merged.localContext ?? ownLocal;
+  const mergedLocal = merged.localContext ?? ownLocal;
   if (removed.length > 0) {
-    const inLocal = localContext !== ownLocal ? ' (the same lines of visible_context.local_context_prompt, which the prompt contains, were changed with them)' : '';
+    const inLocal = mergedLocal !== ownLocal ? ' (the same lines of visible_context.local_context_prompt, which the prompt contains, were changed with them)' : '';
     findings.push({
       code: 'prompt_lines_replaced',
       severity: 'info',
@@ -1232,18 +1232,21 @@ function assemblePrompt(ctx: BuildContext, lane: RetrievalLane, lanes: LaneExcer
     });
   }
   const research = lane === 'responder_scoped_repository_search';
-  const { prompt: reconciled, rewritten } = reconcileLaneLines(withSources, {
+  const laneLines = reconcileLaneLines(withSources, {
     repoAccess: research,
     draftFields: draft.output_contract.required_fields,
     fields: built.fields,
     draftPacketId: draft.packet_id,
     packetId: built.packetId,
+    localContext: mergedLocal,
   });
+  const { prompt: reconciled, rewritten } = laneLines;
+  const localContext = laneLines.localContext ?? mergedLocal;
   if (rewritten.length > 0) {
     findings.push({
       code: 'prompt_lines_rewritten',
       severity: 'info',
-      message: `${file}: ${rewritten.length} draft prompt line${rewritten.length === 1 ? '' : 's'} contradicted the packet as built and ${rewritten.length === 1 ? 'was' : 'were'} rewritten: ${rewritten.map((r) => `${JSON.stringify(r.from)} → ${JSON.stringify(r.to)} (${r.reason})`).join(', ')}`,
+      message: `${file}: ${rewritten.length} draft prompt line${rewritten.length === 1 ? '' : 's'} contradicted the packet as built and ${rewritten.length === 1 ? 'was' : 'were'} rewritten${localContext !== mergedLocal ? ' (the same lines of visible_context.local_context_prompt, which the prompt contains, were rewritten with them)' : ''}: ${rewritten.map((r) => `${JSON.stringify(r.from)} → ${JSON.stringify(r.to)} (${r.reason})`).join(', ')}`,
       path: file,
       pointer: '/packet_prompt_text',
     });

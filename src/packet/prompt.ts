@@ -329,6 +329,12 @@ export interface LaneLineInput {
   /** `packet_id` of the draft and of the built packet. */
   draftPacketId: string;
   packetId: string;
+  /**
+   * The draft's `visible_context.local_context_prompt` (the prompt must contain it verbatim): when it
+   * occurs in the prompt as whole lines, its lines are rewritten with the prompt's and the new text is
+   * returned, so a rewrite never breaks `prompt.missing_local_context`.
+   */
+  localContext?: string;
 }
 
 const REPO_ACCESS_ONLY_THROUGH = 'repository access only through the lore search described under Required Lore Research';
@@ -345,8 +351,9 @@ const CLAUSE_LEAD = /^\s*(?:[-*+]\s+|\d+[.)]\s+)?/u;
  * A noun phrase is rewritten in place (`no repository access` → `repository access only through the lore
  * search described under Required Lore Research`, `without …` → `with …`), so `You have no conversation
  * context, no repository access, …` keeps its other clauses; any other denying clause (`You cannot access
- * the repository`) becomes `You have repository access only through …`, its list marker, leading white
- * space and first letter's case kept. The rest of the line is unchanged.
+ * the repository`) becomes `You have repository access only through …` (`The responder has …` for a
+ * clause about the responder), its list marker, leading white space, first letter's case and any
+ * quotation after the denial kept. The rest of the line is unchanged.
  */
 function grantRepositoryAccess(line: string): string {
   let out = line;
@@ -356,13 +363,16 @@ function grantRepositoryAccess(line: string): string {
     const lead = (CLAUSE_LEAD.exec(clause) as RegExpExecArray)[0];
     const body = clause.slice(lead.length).replace(/\s+$/u, '');
     const trail = clause.slice(lead.length + body.length);
-    const noun = NO_ACCESS_NOUN_PHRASE.exec(body);
+    // A quotation later in the clause is kept whole (the rule never reads inside one).
+    const quote = body.search(/["“]/u);
+    const noun = NO_ACCESS_NOUN_PHRASE.exec(quote >= 0 ? body.slice(0, quote) : body);
     let rewritten: string;
     if (noun) {
       const phrase = (noun[1] as string).toLowerCase() === 'without' ? `with ${REPO_ACCESS_ONLY_THROUGH}` : REPO_ACCESS_ONLY_THROUGH;
       rewritten = body.slice(0, noun.index) + sameCase(noun[0], phrase) + body.slice(noun.index + noun[0].length);
     } else {
-      rewritten = sameCase(body, `you have ${REPO_ACCESS_ONLY_THROUGH}`);
+      const subject = /^the responder\b/iu.test(body) ? `the responder has ${REPO_ACCESS_ONLY_THROUGH}` : `you have ${REPO_ACCESS_ONLY_THROUGH}`;
+      rewritten = sameCase(body, subject) + (quote >= 0 ? ` ${body.slice(quote)}` : '');
     }
     out = out.slice(0, start) + lead + rewritten + trail + out.slice(end);
   }
@@ -379,12 +389,14 @@ function sameCase(like: string, text: string): string {
  * may change — and list each. A line that denies repository access (`You have no … repository access …`,
  * `You cannot access the repository`: {@link grantRepositoryAccess}) in a packet that grants scoped
  * research; a key list (`… exact keys: a, b.` / `Required fields: a, b`) naming exactly the draft's required_fields when the built packet requires others; a `Packet id: <draft
- * id>` line when the packet got a new id. Everything else is kept byte for byte.
+ * id>` line when the packet got a new id. Everything else is kept byte for byte. With `input.localContext`
+ * occurring as whole lines, `localContext` is returned when a rewrite changed the prompt (its lines as rewritten).
  */
-export function reconcileLaneLines(prompt: string, input: LaneLineInput): { prompt: string; rewritten: RewrittenLine[] } {
+export function reconcileLaneLines(prompt: string, input: LaneLineInput): { prompt: string; rewritten: RewrittenLine[]; localContext?: string } {
   const rewritten: RewrittenLine[] = [];
   const draftList = input.draftFields.join(', ');
   const fieldsChanged = draftList !== input.fields.join(', ');
+  const block = localContextLines(prompt, input.localContext);
   const out = prompt.split('\n').map((line) => {
     let to = line;
     const reasons: string[] = [];
@@ -403,7 +415,8 @@ export function reconcileLaneLines(prompt: string, input: LaneLineInput): { prom
     if (to !== line) rewritten.push({ from: line, to, reason: reasons.join('; ') });
     return to;
   });
-  return { prompt: out.join('\n'), rewritten };
+  if (block === null || rewritten.length === 0) return { prompt: out.join('\n'), rewritten };
+  return { prompt: out.join('\n'), rewritten, localContext: out.slice(block[0], block[1] + 1).join('\n') };
 }
 
 /** What the `## Required Lore Research` section needs. */
