@@ -186,6 +186,26 @@ describe('resolveLink', () => {
     }
   });
 
+  it('serialises an ambiguous resolution as a plain object and gives each reader its own candidate array', () => {
+    const r = resolveLink('zzzz/B.md', 'Dup', null, lookup) as { candidates: string[] };
+    expect(JSON.stringify(r)).toBe('{"status":"ambiguous","path":"zzzz/Dup.md","candidates":["zzzz/Dup.md","x/Dup.md","long/folder/Dup.md"]}');
+    expect({ ...r }).toEqual({ status: 'ambiguous', path: 'zzzz/Dup.md', candidates: ['zzzz/Dup.md', 'x/Dup.md', 'long/folder/Dup.md'] });
+    r.candidates.sort();
+    expect(r.candidates).toEqual(['zzzz/Dup.md', 'x/Dup.md', 'long/folder/Dup.md']);
+    expect(resolveLink('Lore/C.md', 'Dup', null, lookup)).toEqual({ status: 'ambiguous', path: 'x/Dup.md', candidates: ['x/Dup.md', 'zzzz/Dup.md', 'long/folder/Dup.md'] });
+  });
+
+  it('names the first 5 candidates, own folder first, in the ambiguous_link finding of a name with 7 notes', () => {
+    const folders = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
+    const notes = [...folders.map((f) => note(`${f}/Same.md`, f === 'f' ? [['Top', 3, 1]] : [])), note('f/From.md')];
+    const link = { ...extract('[[Same#Top]]')[0]!, source_path: 'f/From.md' };
+    const r = resolveLinks(notes, [], [link]);
+    expect(r.links[0]?.resolution).toEqual({ status: 'ambiguous', path: 'f/Same.md', candidates: ['f/Same.md', 'a/Same.md', 'b/Same.md', 'c/Same.md', 'd/Same.md', 'e/Same.md', 'g/Same.md'], chunk_index: 1, line: 3 });
+    expect(r.findings.map((f) => f.message)).toEqual([
+      'ambiguous heading link [[Same#Top]] in f/From.md:1:1: 7 notes match "Same"; resolved to f/Same.md (candidates: f/Same.md, a/Same.md, b/Same.md, c/Same.md, d/Same.md, … and 2 more)',
+    ]);
+  });
+
   it('resolves markdown links relative to the source folder first, then vault-wide', () => {
     expect(resolveLink('a/b/Note.md', '../../Note.md', null, lookup, { markdown: true })).toEqual({ status: 'resolved', path: 'Note.md' });
     expect(resolveLink('zzzz/deep/Other.md', 'Café Noir.md', null, lookup, { markdown: true })).toEqual({ status: 'resolved', path: 'Lore/Café Noir.md' });

@@ -129,7 +129,12 @@ export function buildLinkLookup(notes: readonly NoteRecord[], options: ResolveOp
   return lookup;
 }
 
-type PathHit = { path: VaultPath; candidates: VaultPath[] | null; note: boolean };
+/**
+ * A path lookup's hit. An ambiguous name's candidates are kept as the name's one shared list
+ * (`matches`, shortest path first) plus `own`, the index in it of the source folder's first candidate
+ * (-1: none); the own-folder-first order is built only when read (see {@link ambiguousResolution}).
+ */
+type PathHit = { path: VaultPath; matches: readonly VaultPath[] | null; own: number; note: boolean };
 
 function byName(
   stem: string,
@@ -140,7 +145,7 @@ function byName(
   note: boolean,
 ): PathHit | null {
   const exact = byPathMap.get(key(stem));
-  if (exact !== undefined) return { path: exact, candidates: null, note };
+  if (exact !== undefined) return { path: exact, matches: null, own: -1, note };
   const suffix = key(stem);
   // Matches depend only on the target's key, so they are computed once per key (not once per link):
   // a vault copied N times would otherwise cost links × N key computations.
@@ -159,20 +164,12 @@ function byName(
     perMap.set(suffix, matches);
   }
   if (matches.length === 0) return null;
-  if (matches.length === 1) return { path: matches[0] as VaultPath, candidates: null, note };
-  // The source note's own folder wins: a reordered copy, shared by every link from that folder. The
-  // order is cached per (key, folder) before the folder scan, so a name with N candidates costs N
-  // comparisons once per folder, not once per link (links × N for a vault copied N times).
-  const folder = folderOf(fromPath);
-  const cacheKey = `${suffix}\u0000${folder}`;
-  const perFolder = matchCache.get(byNameMap);
-  let ordered = perFolder?.get(cacheKey);
-  if (ordered === undefined) {
-    const own = folderIndex(matches).get(folder) ?? -1;
-    ordered = own <= 0 ? matches : Object.freeze([matches[own] as VaultPath, ...matches.slice(0, own), ...matches.slice(own + 1)]);
-    perFolder?.set(cacheKey, ordered);
-  }
-  return { path: ordered[0] as VaultPath, candidates: ordered as VaultPath[], note };
+  if (matches.length === 1) return { path: matches[0] as VaultPath, matches: null, own: -1, note };
+  // The source note's own folder wins. Only its index is kept, not a reordered copy per (name, folder):
+  // at ×1000 (1,000 copies of a vault) such copies held ~260,000 lists of 1,000 paths and ran a
+  // traversal out of V8's heap. The folder index is built once per candidate list, so the lookup is O(1).
+  const own = folderIndex(matches).get(folderOf(fromPath)) ?? -1;
+  return { path: matches[Math.max(own, 0)] as VaultPath, matches, own, note };
 }
 
 /** Per name-table cache of name matches (see byName); weak, so it lives exactly as long as its lookup. */
@@ -195,6 +192,46 @@ function folderIndex(matches: readonly VaultPath[]): Map<string, number> {
   return index;
 }
 
+/**
+ * The first `n` candidates in own-folder-first order (`matches[own]`, then the others in their
+ * shared order), without building the whole order. `n` may exceed the list's length.
+ */
+function ownFolderFirst(matches: readonly VaultPath[], own: number, n: number = matches.length): VaultPath[] {
+  const out: VaultPath[] = [];
+  if (own > 0) out.push(matches[own] as VaultPath);
+  for (let i = 0; i < matches.length && out.length < n; i++) if (i !== own || own <= 0) out.push(matches[i] as VaultPath);
+  return out;
+}
+
+/**
+ * An `ambiguous` resolution whose `candidates` (own-folder-first, as the module doc orders them) is an
+ * enumerable property computed on each read from the name's shared list: JSON, spreads and equality
+ * see the same plain array as before, while a vault of many same-named notes holds one list per name,
+ * not one per link or per (name, folder). Each read returns a fresh array (callers may sort it).
+ * Keys in the order `status, path, candidates, chunk_index, line`, as the other resolutions.
+ */
+function ambiguousResolution(
+  path: VaultPath,
+  matches: readonly VaultPath[],
+  own: number,
+  at?: { chunk_index: number; line: number },
+): LinkResolution {
+  const r = { status: 'ambiguous', path } as { status: 'ambiguous'; path: VaultPath; candidates: VaultPath[]; chunk_index?: number; line?: number };
+  Object.defineProperty(r, 'candidates', { enumerable: true, get: () => ownFolderFirst(matches, own) });
+  if (at) {
+    r.chunk_index = at.chunk_index;
+    r.line = at.line;
+  }
+  return r;
+}
+
+/** The candidates a finding names: the first 5 in own-folder-first order, then `… and N more`. */
+function hitCandidates(hit: PathHit): string {
+  const all = hit.matches ?? [];
+  const shown = ownFolderFirst(all, hit.own, 5).join(', ');
+  return all.length > 5 ? `${shown}, … and ${all.length - 5} more` : shown;
+}
+
 function findPath(fromPath: VaultPath, target: string, lookup: LinkLookup, markdown: boolean): PathHit | null | 'unresolved' {
   const t = target.normalize('NFC');
   const relative = t.startsWith('./') || t.startsWith('../');
@@ -203,9 +240,9 @@ function findPath(fromPath: VaultPath, target: string, lookup: LinkLookup, markd
     const rel = normalizePosix(folder === '' ? t : `${folder}/${t}`);
     if (rel !== null && rel !== '') {
       const n = lookup.notesByPath.get(key(stripMd(rel)));
-      if (n !== undefined) return { path: n, candidates: null, note: true };
+      if (n !== undefined) return { path: n, matches: null, own: -1, note: true };
       const f = lookup.filesByPath.get(key(rel));
-      if (f !== undefined) return { path: f, candidates: null, note: false };
+      if (f !== undefined) return { path: f, matches: null, own: -1, note: false };
     }
     if (relative) return 'unresolved';
   }
@@ -249,28 +286,44 @@ export function resolveLink(
   lookup: LinkLookup,
   options: { markdown?: boolean } = {},
 ): LinkResolution {
-  const hit: PathHit | null | 'unresolved' =
-    target === '' ? { path: fromPath, candidates: null, note: true } : findPath(fromPath, target, lookup, options.markdown === true);
-  if (hit === null || hit === 'unresolved') return { status: 'unresolved' };
+  return resolveHit(fromPath, target, fragment, lookup, options).resolution;
+}
+
+/** {@link resolveLink}, plus the path hit behind it (so a finding can name candidates without the whole order). */
+function resolveHit(
+  fromPath: VaultPath,
+  target: string,
+  fragment: string | null,
+  lookup: LinkLookup,
+  options: { markdown?: boolean },
+): { resolution: LinkResolution; hit: PathHit | null } {
+  const found: PathHit | null | 'unresolved' =
+    target === '' ? { path: fromPath, matches: null, own: -1, note: true } : findPath(fromPath, target, lookup, options.markdown === true);
+  if (found === null || found === 'unresolved') return { resolution: { status: 'unresolved' }, hit: null };
+  const hit = found;
   const size = hit.note ? lookup.tooLarge.get(hit.path) : undefined;
-  if (size !== undefined) return { status: 'too_large', path: hit.path, size };
-  const base: LinkResolution = hit.candidates
-    ? { status: 'ambiguous', path: hit.path, candidates: hit.candidates }
-    : { status: 'resolved', path: hit.path };
+  if (size !== undefined) return { resolution: { status: 'too_large', path: hit.path, size }, hit };
+  const at = (pos?: { chunk_index: number; line: number }): { resolution: LinkResolution; hit: PathHit } => ({
+    resolution: hit.matches
+      ? ambiguousResolution(hit.path, hit.matches, hit.own, pos)
+      : pos
+        ? { status: 'resolved', path: hit.path, chunk_index: pos.chunk_index, line: pos.line }
+        : { status: 'resolved', path: hit.path },
+    hit,
+  });
+  const broken = (frag: string): { resolution: LinkResolution; hit: PathHit } => ({ resolution: { status: 'broken_fragment', path: hit.path, fragment: frag }, hit });
   const frag = fragment?.trim() ?? '';
-  if (frag === '' || !hit.note) return base;
+  if (frag === '' || !hit.note) return at();
   const note = lookup.notes.get(hit.path);
   if (frag.startsWith('^')) {
     const id = frag.slice(1).toLowerCase();
     const block = note?.blocks.find((b) => b.id.toLowerCase() === id);
-    if (!block) return { status: 'broken_fragment', path: hit.path, fragment: frag };
-    return { ...base, chunk_index: block.chunk_index, line: block.line };
+    return block ? at(block) : broken(frag);
   }
   const index = headingsOf(lookup, hit.path);
   const parts = frag.split('#').filter((p) => p.trim() !== '');
   const heading = index.get(headingKey(frag)) ?? index.get(headingKey(parts[parts.length - 1] ?? frag));
-  if (!heading) return { status: 'broken_fragment', path: hit.path, fragment: frag };
-  return { ...base, chunk_index: heading.chunk_index, line: heading.line };
+  return heading ? at(heading) : broken(frag);
 }
 
 const KIND: Record<string, string> = {
@@ -307,7 +360,7 @@ export function resolveLinks(
       out.push(link);
       continue;
     }
-    const resolution = resolveLink(link.source_path, link.target, link.fragment, lookup, {
+    const { resolution, hit } = resolveHit(link.source_path, link.target, link.fragment, lookup, {
       markdown: link.syntax === 'markdown_link' || (link.syntax === 'embed' && !link.raw.startsWith('![[')),
     });
     out.push({ ...link, resolution });
@@ -336,7 +389,7 @@ export function resolveLinks(
       findings.push({
         code: 'ambiguous_link',
         severity: 'info',
-        message: `ambiguous ${kind} ${link.raw} in ${where}: ${resolution.candidates.length} notes match "${link.target}"; resolved to ${resolution.path} (candidates: ${listCandidates(resolution.candidates)})`,
+        message: `ambiguous ${kind} ${link.raw} in ${where}: ${hit?.matches?.length ?? 0} notes match "${link.target}"; resolved to ${resolution.path} (candidates: ${hit ? hitCandidates(hit) : ''})`,
         path: link.source_path,
         line: link.line,
         column: link.column,
@@ -344,10 +397,4 @@ export function resolveLinks(
     }
   }
   return { links: out, findings };
-}
-
-/** The first 5 candidates, then `… and N more` (the full list stays in `resolution.candidates`). */
-function listCandidates(candidates: readonly string[]): string {
-  const shown = candidates.slice(0, 5).join(', ');
-  return candidates.length > 5 ? `${shown}, … and ${candidates.length - 5} more` : shown;
 }
