@@ -11,6 +11,7 @@ import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
 import { LoretraceError, isLoretraceError } from '../errors.js';
 import { indexVault, type IndexOptions } from '../indexer/build.js';
+import { fileFindings } from '../indexer/lookup.js';
 import { parseJsonDocument } from '../contracts/validate.js';
 import { DEFAULT_MAX_INPUT_BYTES, decodeUtf8Strict, readInputBytes } from '../contracts/json-input.js';
 import type { VaultConfig, VaultIndex } from '../types.js';
@@ -148,7 +149,8 @@ export async function openIndex(ctx: CliContext, opts: VaultCliOptions): Promise
   } finally {
     (bar as cliProgress.SingleBar | null)?.stop(); // no-op when already stopped; never leave its timer running
   }
-  for (const f of index.findings) if (STORE_CODES.has(f.code)) ctx.stderr(`loretrace: warning: ${f.message} [${f.code}]\n`);
+  // File findings only: the store's are among them, and the links are not resolved for it.
+  for (const f of fileFindings(index)) if (STORE_CODES.has(f.code)) ctx.stderr(`loretrace: warning: ${f.message} [${f.code}]\n`);
   return index;
 }
 

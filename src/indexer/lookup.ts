@@ -123,6 +123,29 @@ export async function readNoteLines(index: VaultIndex, path: VaultPath): Promise
   return splitLines(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
 }
 
+/** Link resolution's finding codes (src/links/resolve.ts `linkFindings`). */
+const LINK_FINDING_CODES: ReadonlySet<string> = new Set(['unresolved_link', 'broken_fragment', 'ambiguous_link']);
+
+const fileFindingsOf = new WeakMap<VaultIndex, () => readonly Finding[]>();
+
+/** Record, for an index `indexVault` loaded lazily, how to read its findings without resolving links. Called once per index by the indexer. */
+export function recordFileFindings(index: VaultIndex, read: () => readonly Finding[]): void {
+  fileFindingsOf.set(index, read);
+}
+
+/**
+ * `index.findings` less link resolution's (`unresolved_link`, `broken_fragment`, `ambiguous_link`), in
+ * the same order: the scan's, the notes' parse and the store's findings. On an index `indexVault` loaded
+ * lazily this does not resolve the vault's links, so a reader that wants frontmatter, text or store
+ * findings (policy compile, the proxy, every CLI command) does not pay for one message per link — at
+ * 1,000 copies of a vault, minutes and gigabytes. On any other index it filters `index.findings`.
+ * Never throws.
+ */
+export function fileFindings(index: VaultIndex): readonly Finding[] {
+  const read = fileFindingsOf.get(index);
+  return read ? read() : index.findings.filter((f) => !LINK_FINDING_CODES.has(f.code));
+}
+
 /** The indexer's finding codes for a note it lists without text (src/notes/parse.ts: a NUL byte, a byte that is not UTF-8). */
 const TEXTLESS_CODES: ReadonlySet<string> = new Set(['binary_file', 'not_utf8']);
 
@@ -131,13 +154,13 @@ const textless = new WeakMap<VaultIndex, ReadonlyMap<string, Finding>>();
 /**
  * The index-stage finding (`binary_file` or `not_utf8`) of a note the indexer listed with no text — no
  * lines, chunks or links (src/notes/parse.ts) — or undefined when the note has text. O(1) after one pass
- * over `index.findings` per index object. Never throws.
+ * over the index's file findings ({@link fileFindings}) per index object. Never throws.
  */
 export function textlessNoteFinding(index: VaultIndex, path: string): Finding | undefined {
   let m = textless.get(index);
   if (!m) {
     const built = new Map<string, Finding>();
-    for (const f of index.findings) if (f.path !== undefined && TEXTLESS_CODES.has(f.code) && !built.has(f.path)) built.set(f.path, f);
+    for (const f of fileFindings(index)) if (f.path !== undefined && TEXTLESS_CODES.has(f.code) && !built.has(f.path)) built.set(f.path, f);
     textless.set(index, built);
     m = built;
   }

@@ -203,6 +203,17 @@ function ownFolderFirst(matches: readonly VaultPath[], own: number, n: number = 
   return out;
 }
 
+/** Where an ambiguous resolution keeps its hit (non-enumerable: JSON, spreads and equality never see it). */
+const HIT = Symbol('ambiguous hit');
+
+type AmbiguousResolution = Extract<LinkResolution, { status: 'ambiguous' }> & { readonly [HIT]?: PathHit };
+
+/** The `candidates` getter shared by every ambiguous resolution: the full own-folder-first order, fresh. */
+function candidatesOfHit(this: AmbiguousResolution): VaultPath[] {
+  const hit = this[HIT] as PathHit;
+  return ownFolderFirst(hit.matches ?? [], hit.own);
+}
+
 /**
  * An `ambiguous` resolution whose `candidates` (own-folder-first, as the module doc orders them) is an
  * enumerable property computed on each read from the name's shared list: JSON, spreads and equality
@@ -210,14 +221,10 @@ function ownFolderFirst(matches: readonly VaultPath[], own: number, n: number = 
  * not one per link or per (name, folder). Each read returns a fresh array (callers may sort it).
  * Keys in the order `status, path, candidates, chunk_index, line`, as the other resolutions.
  */
-function ambiguousResolution(
-  path: VaultPath,
-  matches: readonly VaultPath[],
-  own: number,
-  at?: { chunk_index: number; line: number },
-): LinkResolution {
-  const r = { status: 'ambiguous', path } as { status: 'ambiguous'; path: VaultPath; candidates: VaultPath[]; chunk_index?: number; line?: number };
-  Object.defineProperty(r, 'candidates', { enumerable: true, get: () => ownFolderFirst(matches, own) });
+function ambiguousResolution(hit: PathHit, at?: { chunk_index: number; line: number }): LinkResolution {
+  const r = { status: 'ambiguous', path: hit.path } as AmbiguousResolution;
+  Object.defineProperty(r, 'candidates', { enumerable: true, get: candidatesOfHit });
+  Object.defineProperty(r, HIT, { value: hit });
   if (at) {
     r.chunk_index = at.chunk_index;
     r.line = at.line;
@@ -225,11 +232,17 @@ function ambiguousResolution(
   return r;
 }
 
-/** The candidates a finding names: the first 5 in own-folder-first order, then `… and N more`. */
-function hitCandidates(hit: PathHit): string {
-  const all = hit.matches ?? [];
-  const shown = ownFolderFirst(all, hit.own, 5).join(', ');
-  return all.length > 5 ? `${shown}, … and ${all.length - 5} more` : shown;
+/**
+ * The candidates an `ambiguous_link` finding names: the first 5 in own-folder-first order, then
+ * `… and N more` (the full list stays in `resolution.candidates`). Read from the hidden hit when the
+ * resolution has one (no full order built), else from `candidates`.
+ */
+function shownCandidates(r: AmbiguousResolution): { count: number; shown: string } {
+  const hit = r[HIT];
+  const all = hit?.matches ?? r.candidates;
+  const first = hit ? ownFolderFirst(all, hit.own, 5) : all.slice(0, 5);
+  const shown = first.join(', ');
+  return { count: all.length, shown: all.length > 5 ? `${shown}, … and ${all.length - 5} more` : shown };
 }
 
 function findPath(fromPath: VaultPath, target: string, lookup: LinkLookup, markdown: boolean): PathHit | null | 'unresolved' {
@@ -286,44 +299,30 @@ export function resolveLink(
   lookup: LinkLookup,
   options: { markdown?: boolean } = {},
 ): LinkResolution {
-  return resolveHit(fromPath, target, fragment, lookup, options).resolution;
-}
-
-/** {@link resolveLink}, plus the path hit behind it (so a finding can name candidates without the whole order). */
-function resolveHit(
-  fromPath: VaultPath,
-  target: string,
-  fragment: string | null,
-  lookup: LinkLookup,
-  options: { markdown?: boolean },
-): { resolution: LinkResolution; hit: PathHit | null } {
   const found: PathHit | null | 'unresolved' =
     target === '' ? { path: fromPath, matches: null, own: -1, note: true } : findPath(fromPath, target, lookup, options.markdown === true);
-  if (found === null || found === 'unresolved') return { resolution: { status: 'unresolved' }, hit: null };
+  if (found === null || found === 'unresolved') return { status: 'unresolved' };
   const hit = found;
   const size = hit.note ? lookup.tooLarge.get(hit.path) : undefined;
-  if (size !== undefined) return { resolution: { status: 'too_large', path: hit.path, size }, hit };
-  const at = (pos?: { chunk_index: number; line: number }): { resolution: LinkResolution; hit: PathHit } => ({
-    resolution: hit.matches
-      ? ambiguousResolution(hit.path, hit.matches, hit.own, pos)
+  if (size !== undefined) return { status: 'too_large', path: hit.path, size };
+  const at = (pos?: { chunk_index: number; line: number }): LinkResolution =>
+    hit.matches
+      ? ambiguousResolution(hit, pos)
       : pos
         ? { status: 'resolved', path: hit.path, chunk_index: pos.chunk_index, line: pos.line }
-        : { status: 'resolved', path: hit.path },
-    hit,
-  });
-  const broken = (frag: string): { resolution: LinkResolution; hit: PathHit } => ({ resolution: { status: 'broken_fragment', path: hit.path, fragment: frag }, hit });
+        : { status: 'resolved', path: hit.path };
   const frag = fragment?.trim() ?? '';
   if (frag === '' || !hit.note) return at();
   const note = lookup.notes.get(hit.path);
   if (frag.startsWith('^')) {
     const id = frag.slice(1).toLowerCase();
     const block = note?.blocks.find((b) => b.id.toLowerCase() === id);
-    return block ? at(block) : broken(frag);
+    return block ? at(block) : { status: 'broken_fragment', path: hit.path, fragment: frag };
   }
   const index = headingsOf(lookup, hit.path);
   const parts = frag.split('#').filter((p) => p.trim() !== '');
   const heading = index.get(headingKey(frag)) ?? index.get(headingKey(parts[parts.length - 1] ?? frag));
-  return heading ? at(heading) : broken(frag);
+  return heading ? at(heading) : { status: 'broken_fragment', path: hit.path, fragment: frag };
 }
 
 const KIND: Record<string, string> = {
@@ -344,7 +343,8 @@ const KIND: Record<string, string> = {
  * @param links link records from `parseNote`, in any order; the output keeps that order.
  * @param options `files`: the vault's non-markdown files, so embeds of images can resolve.
  * @returns new link records plus findings, in link order: `unresolved_link` and `broken_fragment`
- *   (severity `warning`), `ambiguous_link` (severity `info`), each naming source path, line and column.
+ *   (severity `warning`), `ambiguous_link` (severity `info`), each naming source path, line and column
+ *   ({@link linkFindings}).
  */
 export function resolveLinks(
   notes: readonly NoteRecord[],
@@ -352,49 +352,55 @@ export function resolveLinks(
   links: readonly LinkRecord[],
   options: ResolveOptions = {},
 ): { links: LinkRecord[]; findings: Finding[] } {
+  const out = resolveLinkRecords(notes, links, options);
+  return { links: out, findings: linkFindings(out) };
+}
+
+/**
+ * The link records of {@link resolveLinks} without its findings, for a reader that needs the links but
+ * may never need the findings (a lazy index builds those only when asked: at 1,000 copies of a vault,
+ * 1.4 million `ambiguous_link` messages are about half of the resolved links' memory).
+ */
+export function resolveLinkRecords(notes: readonly NoteRecord[], links: readonly LinkRecord[], options: ResolveOptions = {}): LinkRecord[] {
   const lookup = buildLinkLookup(notes, options);
-  const out: LinkRecord[] = [];
+  return links.map((link) =>
+    link.syntax === 'external' || link.syntax === 'tag'
+      ? link
+      : {
+          ...link,
+          resolution: resolveLink(link.source_path, link.target, link.fragment, lookup, {
+            markdown: link.syntax === 'markdown_link' || (link.syntax === 'embed' && !link.raw.startsWith('![[')),
+          }),
+        },
+  );
+}
+
+/**
+ * The findings of resolved link records, in link order: `unresolved_link` and `broken_fragment`
+ * (severity `warning`), `ambiguous_link` (severity `info`, naming the first 5 candidates), each naming
+ * source path, line and column. Records of other statuses give none.
+ */
+export function linkFindings(links: readonly LinkRecord[]): Finding[] {
   const findings: Finding[] = [];
   for (const link of links) {
-    if (link.syntax === 'external' || link.syntax === 'tag') {
-      out.push(link);
-      continue;
-    }
-    const { resolution, hit } = resolveHit(link.source_path, link.target, link.fragment, lookup, {
-      markdown: link.syntax === 'markdown_link' || (link.syntax === 'embed' && !link.raw.startsWith('![[')),
-    });
-    out.push({ ...link, resolution });
+    const resolution = link.resolution;
     const where = `${link.source_path}:${link.line}:${link.column}`;
     const kind = KIND[link.syntax] ?? link.syntax;
+    const at = { path: link.source_path, line: link.line, column: link.column };
     if (resolution.status === 'unresolved') {
-      findings.push({
-        code: 'unresolved_link',
-        severity: 'warning',
-        message: `unresolved ${kind} ${link.raw} in ${where}: no note or file matches "${link.target}"`,
-        path: link.source_path,
-        line: link.line,
-        column: link.column,
-      });
+      findings.push({ code: 'unresolved_link', severity: 'warning', message: `unresolved ${kind} ${link.raw} in ${where}: no note or file matches "${link.target}"`, ...at });
     } else if (resolution.status === 'broken_fragment') {
       const what = resolution.fragment.startsWith('^') ? `no block ${resolution.fragment}` : `no heading "${resolution.fragment}"`;
-      findings.push({
-        code: 'broken_fragment',
-        severity: 'warning',
-        message: `broken fragment in ${kind} ${link.raw} at ${where}: ${resolution.path} has ${what}`,
-        path: link.source_path,
-        line: link.line,
-        column: link.column,
-      });
+      findings.push({ code: 'broken_fragment', severity: 'warning', message: `broken fragment in ${kind} ${link.raw} at ${where}: ${resolution.path} has ${what}`, ...at });
     } else if (resolution.status === 'ambiguous') {
+      const { count, shown } = shownCandidates(resolution);
       findings.push({
         code: 'ambiguous_link',
         severity: 'info',
-        message: `ambiguous ${kind} ${link.raw} in ${where}: ${hit?.matches?.length ?? 0} notes match "${link.target}"; resolved to ${resolution.path} (candidates: ${hit ? hitCandidates(hit) : ''})`,
-        path: link.source_path,
-        line: link.line,
-        column: link.column,
+        message: `ambiguous ${kind} ${link.raw} in ${where}: ${count} notes match "${link.target}"; resolved to ${resolution.path} (candidates: ${shown})`,
+        ...at,
       });
     }
   }
-  return { links: out, findings };
+  return findings;
 }

@@ -23,6 +23,7 @@ import type { StopEffect } from './stop-conditions.js';
 import type { Budgets, CheckResult, CompiledPolicy, DenyRule, Disposition, EdgeSkipReason, FollowRules, HiddenSection, PolicyReceiptRow, ReceiptTotals } from './types.js';
 import { hiddenSectionOf } from './sections.js';
 import { isJsonObject } from '../contracts/json-object.js';
+import { fileFindings } from '../indexer/lookup.js';
 
 /** Syntax class names a `follow_link_classes` entry may use directly. */
 export const SYNTAX_CLASSES: readonly LinkSyntax[] = ['wikilink', 'markdown_link', 'embed', 'heading_link', 'block_link'];
@@ -676,10 +677,12 @@ function shownValue(v: unknown): string {
  * contradicting answers to "is this note hidden?" must not resolve to visible.
  */
 function failClosedFrontmatter(index: VaultIndex): { bad: Set<string>; repeatedVisibility: Set<string>; displaced: Map<string, number> } {
-  const bad = new Set(index.findings.filter((f) => f.code === 'bad_frontmatter' && typeof f.path === 'string').map((f) => f.path as string));
-  const displaced = new Map(index.findings.filter((f) => f.code === 'displaced_frontmatter' && typeof f.path === 'string').map((f) => [f.path as string, f.line ?? 0] as const));
+  // The parse's findings only: reading link resolution's would resolve every link of a lazy index.
+  const found = fileFindings(index);
+  const bad = new Set(found.filter((f) => f.code === 'bad_frontmatter' && typeof f.path === 'string').map((f) => f.path as string));
+  const displaced = new Map(found.filter((f) => f.code === 'displaced_frontmatter' && typeof f.path === 'string').map((f) => [f.path as string, f.line ?? 0] as const));
   const repeatedVisibility = new Set(
-    index.findings
+    found
       .filter((f) => {
         if (f.code !== 'duplicate_frontmatter_key' || typeof f.path !== 'string') return false;
         const key = /frontmatter key ("(?:[^"\\]|\\.)*") is repeated/.exec(f.message)?.[1];
