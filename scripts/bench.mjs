@@ -12,6 +12,7 @@
  *          [--phase-budget 60] [--cpu-prof] [--keep]
  *   (options parsed by scripts/cli-args.mjs; `--help` lists them)
  *        node scripts/bench.mjs --merge a.json,b.json [--out dir]   growth tables and plot over several runs
+ *          (an input may be a stopped run's bench-progress.json: its scale with the phases it reached)
  * Exit: 0 results written (even if some phases are unavailable), 1 results invalid against the schema
  * or the run failed, 2 usage error. Documented in docs/PERFORMANCE.md.
  */
@@ -21,7 +22,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runBench } from './bench/run.mjs';
 import { renderMarkdown, renderGrowthMarkdown } from './bench/report.mjs';
-import { mergeResults } from './bench/merge.mjs';
+import { isProgress, mergeResults, withLaterPhases } from './bench/merge.mjs';
 import { renderGrowthSvg } from './bench/plot.mjs';
 import { validateResults } from './bench/validate.mjs';
 import { PHASE_IDS } from './bench/phases.mjs';
@@ -53,7 +54,7 @@ const { opts: args, fail: usage } = parseScriptArgs('bench', 'node scripts/bench
   { flags: '--cpu-prof', description: 'write V8 CPU profiles of every phase child to <out>/profiles', value: false },
   { flags: '--keep', description: 'keep the temp folder with the scaled vaults', value: false },
   { flags: '--quiet', description: 'no progress on stderr', value: false },
-  { flags: '--merge <files>', description: 'run nothing: merge these bench-results.json files (comma-separated; a later file\'s scale replaces an earlier one\'s) into <out>/bench-growth.md and <out>/bench-growth.svg', parse: commaList() },
+  { flags: '--merge <files>', description: 'run nothing: merge these bench-results.json files (comma-separated; a later file\'s scale replaces an earlier one\'s; a stopped run\'s bench-progress.json gives its scale with the phases it reached) into <out>/bench-growth.md and <out>/bench-growth.svg', parse: commaList() },
 ]);
 
 if (args.merge) {
@@ -62,11 +63,19 @@ if (args.merge) {
   const inputs = [];
   for (const file of args.merge) {
     if (!existsSync(file)) usage(`--merge: ${file} not found`);
-    const results = JSON.parse(await readFile(file, 'utf8'));
+    const json = JSON.parse(await readFile(file, 'utf8'));
+    // A stopped run left only its bench-progress.json: its scale joins with the phases it reached.
+    if (isProgress(json)) {
+      inputs.push({ file: resolve(file), progress: json });
+      continue;
+    }
+    // A run from before a phase existed lists that phase as not in the run.
+    const results = withLaterPhases(json);
     const errors = await validateResults(results);
     if (errors.length > 0) usage(`--merge: ${file} does not match schemas/bench-results.schema.json: ${errors.slice(0, 3).join('; ')}`);
     inputs.push({ file: resolve(file), results });
   }
+  if (!inputs.some((i) => i.results)) usage('--merge: needs at least one bench-results.json');
   const merged = mergeResults(inputs);
   await writeFile(join(out, 'bench-growth.md'), renderGrowthMarkdown(merged, inputs.map((i) => i.file)));
   await writeFile(join(out, 'bench-growth.svg'), renderGrowthSvg(merged));

@@ -28,6 +28,9 @@ import {
   makeProcessor,
   median,
   mergeResults,
+  withLaterPhases,
+  NOT_IN_RUN,
+  NOT_REACHED,
   mulberry32,
   percentile,
   ratio,
@@ -358,6 +361,33 @@ describe('npm run bench', () => {
     const md = await readFile(join(dir, 'bench-growth.md'), 'utf8');
     expect(md).toContain('## Growth ×1 → ×1000 (plot: bench-growth.svg)');
     expect(await readFile(join(dir, 'bench-growth.svg'), 'utf8')).toContain('growth over ×1, ×1000');
+  });
+
+  it("merges a stopped run's bench-progress.json as its scale, with the phases it reached, and an older run missing later phases", async () => {
+    const file = join(out, 'bench-results.json');
+    const results = JSON.parse(await readFile(file, 'utf8'));
+    const s = results.scales[0];
+    const reached = { ...s.phases, traversal: { ...s.phases.traversal, status: 'unavailable', reason: 'not run', p50_ms: null, p99_ms: null } };
+    const progressFile = join(out, 'bench-progress-x1000.json');
+    await writeFile(progressFile, JSON.stringify({ scale: 1000, vault: { notes: 7, note_bytes: 9 }, phases: reached }));
+    const older = { ...results, scales: [{ ...s, phases: Object.fromEntries(Object.entries(s.phases).filter(([id]) => id !== 'admitted_search')) }] };
+    const olderFile = join(out, 'older.json');
+    await writeFile(olderFile, JSON.stringify(older));
+    const dir = join(out, 'merged-progress');
+    const cli = spawnSync(process.execPath, ['scripts/bench.mjs', '--merge', `${olderFile},${progressFile}`, '--out', dir, '--quiet'], { cwd: REPO, encoding: 'utf8' });
+    expect([cli.status, cli.stderr]).toEqual([0, '']);
+    const md = await readFile(join(dir, 'bench-growth.md'), 'utf8');
+    expect(md).toContain(`| ×1000 | 7 | 0.0 | ${progressFile} | stopped |`);
+    expect(md.split('\n').filter((l) => l.startsWith('| traversal | p50 / p99 |'))[0]).toMatch(/\| unavailable \|$/);
+    expect(md.split('\n').filter((l) => l.startsWith('| admitted_search | p50 / p99 |'))[0]).toMatch(/^\| admitted_search \| p50 \/ p99 \| unavailable \|/);
+    const merged = mergeResults([{ file: olderFile, results: withLaterPhases(older) }, { file: progressFile, progress: JSON.parse(await readFile(progressFile, 'utf8')) }]);
+    expect(merged.scales[0]!.phases.admitted_search).toMatchObject({ status: 'unavailable', reason: NOT_IN_RUN });
+    expect(merged.scales[1]!.phases.traversal).toMatchObject({ status: 'unavailable', reason: NOT_REACHED });
+    expect(merged.scales[1]!.phases.cold_index).toEqual(s.phases.cold_index);
+    expect(merged.scales[1]!.duration_s).toBeNull();
+    expect(merged.scale_checks[1]!.value).toBe(s.phases.cold_index.peak_rss_bytes);
+    const onlyProgress = spawnSync(process.execPath, ['scripts/bench.mjs', '--merge', progressFile, '--out', dir, '--quiet'], { cwd: REPO, encoding: 'utf8' });
+    expect([onlyProgress.status, onlyProgress.stderr.split('\n')[0]]).toEqual([2, 'bench: --merge: needs at least one bench-results.json']);
   });
 
   it('prints the Markdown table to stdout and writes the same text to bench-results.md', async () => {

@@ -72,7 +72,21 @@ export declare function computeScaleChecks(scales: { scale: number; phases: Reco
 export declare function renderGrowth(results: unknown): string[];
 export declare function renderGrowthSvg(results: unknown): string;
 export declare function renderGrowthMarkdown(merged: unknown, files: string[]): string;
-export declare function mergeResults(inputs: { file: string; results: unknown }[]): { scales: { scale: number; source_file: string }[]; scale_checks: { id: string; value: number | null }[]; command: string };
+/** Merged growth results; `scales[i].phases` by phase id (see bench-results.schema.json). */
+export interface MergedResults {
+  scales: { scale: number; source_file: string; duration_s: number | null; phases: Record<string, { status: string; reason: string | null } & Record<string, unknown>> }[];
+  scale_checks: { id: string; value: number | null }[];
+  command: string;
+}
+export declare function mergeResults(inputs: { file: string; results?: unknown; progress?: unknown }[]): MergedResults;
+/** A results file completed with the phases and ratios added to the bench after it was written (`unavailable`, NOT_IN_RUN). */
+export declare function withLaterPhases<T>(results: T): T;
+/** One scale entry from a stopped run's bench-progress.json (phases not reached: `unavailable`, NOT_REACHED). */
+export declare function progressScale(progress: unknown): unknown;
+/** True when the JSON is a bench-progress.json rather than a bench-results.json. */
+export declare function isProgress(json: unknown): boolean;
+export declare const NOT_IN_RUN: string;
+export declare const NOT_REACHED: string;
 export declare const FLEXSEARCH_PROFILES: Readonly<Record<'flexsearch_default_search' | 'flexsearch_match_search', Readonly<{ field: string; preset?: string }>>>;
 export declare function peakRssOf(pid: number | null): number | null;
 export declare const RATIOS: RatioDef[];

@@ -10,7 +10,7 @@ export { compareTop5, computeRatios, computeScaleChecks } from './run.mjs';
 export { PHASES, PHASE_IDS, RATIOS, RATIO_IDS, SCALE_CHECKS, TARGET_SCALE, denominatorTerms } from './phases.mjs';
 export { validateResults, SCHEMA_FILE } from './validate.mjs';
 export { renderMarkdown, renderGrowth, renderGrowthMarkdown, fmtMs } from './report.mjs';
-export { mergeResults } from './merge.mjs';
+export { mergeResults, withLaterPhases, progressScale, isProgress, NOT_IN_RUN, NOT_REACHED } from './merge.mjs';
 export { renderGrowthSvg } from './plot.mjs';
 export { FLEXSEARCH_PROFILES } from './peers.mjs';
 export { peakRssOf } from './mcp-stdio-client.mjs';

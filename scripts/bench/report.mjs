@@ -192,7 +192,7 @@ export function renderGrowthMarkdown(merged, files) {
   out.push('| Scale | Notes | MB | From | Wall |');
   out.push('| ---: | ---: | ---: | --- | ---: |');
   for (const s of merged.scales) {
-    out.push(`| ×${s.scale} | ${fmtInt(s.vault.notes)} | ${(s.vault.note_bytes / 1e6).toFixed(1)} | ${cell(s.source_file ?? '')} | ${s.duration_s.toFixed(0)} s |`);
+    out.push(`| ×${s.scale} | ${fmtInt(s.vault.notes)} | ${(s.vault.note_bytes / 1e6).toFixed(1)} | ${cell(s.source_file ?? '')} | ${s.duration_s == null ? 'stopped' : `${s.duration_s.toFixed(0)} s`} |`);
   }
   out.push('');
   out.push(`Merged from ${files.length} run(s); each scale's figures are that run's own (phases that did not run there show their status).`);

@@ -310,8 +310,11 @@ async function runScale(scale, env) {
   const run = async (task, params, deps = [], extra = {}) => {
     const ids = TASK_PHASES[task];
     if (!admit(task, ids, deps)) return null;
+    // A task that fills several phases is told which of them do not run here (an anchor above
+    // --anchor-max-scale, a phase left out by --phases), so it does not measure them; they stay skipped.
+    const skipPhases = ids.filter((id) => skipReason(id) != null);
     const started = Date.now();
-    const outcome = await runChild(task, { ...params, phase_budget_ms: o.phaseBudgetMs }, { timeoutMs: o.timeoutMs, execArgv: profArgs(task), ...extra });
+    const outcome = await runChild(task, { ...params, phase_budget_ms: o.phaseBudgetMs, skip_phases: skipPhases }, { timeoutMs: o.timeoutMs, execArgv: profArgs(task), ...extra });
     const secs = ((Date.now() - started) / 1000).toFixed(1);
     if (outcome.status !== 'ok') {
       for (const id of ids) {
@@ -323,7 +326,8 @@ async function runScale(scale, env) {
     }
     for (const id of ids) {
       const raw = outcome.result.phases?.[id];
-      if (raw) fillPhase(phases[id], raw, outcome.max_rss_bytes);
+      if (skipPhases.includes(id)) phases[id] = phaseRecord(defOf(id), 'skipped', skipReason(id));
+      else if (raw) fillPhase(phases[id], raw, outcome.max_rss_bytes);
       else phases[id] = phaseRecord(defOf(id), 'failed', `task ${task} returned no ${id} figures`);
     }
     progress(`bench ×${scale}: ${task} ok (${secs} s)`);
