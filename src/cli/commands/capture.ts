@@ -367,7 +367,7 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex, truste
   try {
     lockFile = await findLockFor(file, ctx.cwd);
   } catch (e) {
-    return { file, validation, trace: null, lock: null, error: (e as Error).message, error_code: codeOf(e), verdict: 'failed', ok: false, draft: [], review: [] };
+    return { file, validation, trace: null, lock: null, error: (e as Error).message, error_code: codeOf(e), verdict: 'failed', ok: false, draft: [], review: [], not_accepted: notAcceptedReason(doc) };
   }
   const fromLock = lockFile === null ? null : await lockedInputs(ctx, lockFile, doc, file);
   if (entries > 0) {
