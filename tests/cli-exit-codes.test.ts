@@ -170,6 +170,12 @@ describe('a folder holding nothing to check is a usage error (exit 2)', () => {
     expect(await run(['capture', 'check', ...L, d])).toEqual({ code: 2, stdout: '', stderr: `loretrace: no capture found in ${d} (folders are searched for *.capture.json); see 'loretrace capture check --help' [usage]\n` });
     expect(await run(['lock', 'verify', d])).toEqual({ code: 2, stdout: '', stderr: `loretrace: no lock file found in ${d} (folders are searched for *.lock.json); see 'loretrace lock verify --help' [usage]\n` });
   });
+
+  it('verify-trace on a folder whose only JSON holds no trace (a coverage report): usage, the file named once', async () => {
+    const folder = mkdtempSync(join(T, 'no-trace-'));
+    writeFileSync(join(folder, 'coverage.json'), '{"schema_version": "loretrace.coverage.v1"}\n');
+    expect(await run(['verify-trace', ...L, folder])).toEqual({ code: 2, stdout: '', stderr: `loretrace: nothing to verify in ${folder}: no file found there holds a research_trace; skipped 1 file (first: ${folder}/coverage.json: no research_trace to verify (looked at /research_trace); a packet_only capture has no trace); see 'loretrace verify-trace --help' [usage]\n` });
+  });
 });
 
 describe('an output that would be overwritten: exit 2 in every command', () => {
@@ -271,5 +277,20 @@ describe('capture check --require-accepted: a draft that passes every check exit
       `${capture}: ok (draft: review_status draft, failure_label author_only_leak, failure_label raw_state_soup)`,
       '  not accepted: review_status draft (failure_labels author_only_leak, raw_state_soup) — FAILED (--require-accepted)',
       'totals: captures 1, ok 1, integrity_only 0, failed 0, invalid 0, trace_failed 0, lock_drift 0, review_mismatch 0, unreadable 0, not_accepted 1']);
+  });
+});
+
+describe('a ledger whose first line is torn: exit 1, saying no record verifies', () => {
+  it('ledger verify names no placeholder ids and no seq -1', async () => {
+    const torn = join(T, 'torn.ledger.jsonl');
+    writeFileSync(torn, '{"seq":0,"ty');
+    expect(await run(['ledger', 'verify', torn])).toEqual({ code: 1, stderr: '', stdout: [
+      `${torn}: INVALID — first bad seq 0; 0 records verify (no record verifies)`,
+      '  ledger: no SESSION_OPENED record verifies, so its ledger id, packet and snapshot are unknown',
+      '  tool calls: 0 (ok 0, refused 0)',
+      '  authorship not checked: the chain does not verify',
+      `${torn}:1: [ledger_torn_record] line 1 (seq 0) is an incomplete record with no line break — the writer stopped mid-record; no record verifies`,
+      '',
+    ].join('\n') });
   });
 });

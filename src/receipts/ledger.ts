@@ -408,7 +408,7 @@ export async function verifyLedger(text: string, options: VerifyLedgerOptions = 
     try {
       value = JSON.parse(line);
     } catch {
-      if (isTail) fail(i, 'ledger_torn_record', `line ${i + 1} (seq ${i}) is an incomplete record with no line break — the writer stopped mid-record; the ledger verifies through seq ${i - 1}`);
+      if (isTail) fail(i, 'ledger_torn_record', `line ${i + 1} (seq ${i}) is an incomplete record with no line break — the writer stopped mid-record; ${i === 0 ? 'no record verifies' : `the ledger verifies through seq ${i - 1}`}`);
       else if (i === 0) fail(i, 'ledger_bad_json', `line 1 (seq 0) is not JSON; expected one ledger record per line, the first a ${FIRST_RECORD}`);
       else fail(i, 'ledger_bad_json', `line ${i + 1} (seq ${i}) is not JSON; expected one ledger record per line`);
       break;

@@ -96,7 +96,10 @@ export function renderLedgerReport(r: LedgerVerifyReport, pinned?: PinnedHeadLoc
     const where = r.first_bad_seq !== null ? `first bad seq ${r.first_bad_seq}` : authorship !== null ? `chain intact, authorship ${authorship}` : 'first bad seq (lore re-check)';
     out.push(`${name}: INVALID — ${where}; ${plural(r.records, 'record')} verif${r.records === 1 ? 'ies' : 'y'} (${range})`);
   }
-  out.push(`  ledger ${r.ledger_id ?? '?'} (${r.schema_version ?? '?'}), packet ${r.packet_id ?? '?'} (sha256 ${r.packet_sha256 ?? '?'}), snapshot ${r.snapshot_id ?? '?'}`);
+  // No verified SESSION_OPENED (a torn or foreign first line): say so rather than print a row of placeholders.
+  out.push(r.ledger_id === null && r.packet_id === null
+    ? '  ledger: no SESSION_OPENED record verifies, so its ledger id, packet and snapshot are unknown'
+    : `  ledger ${r.ledger_id ?? '?'} (${r.schema_version ?? '?'}), packet ${r.packet_id ?? '?'} (sha256 ${r.packet_sha256 ?? '?'}), snapshot ${r.snapshot_id ?? '?'}`);
   out.push(`  tool calls: ${r.totals.tool_calls} (ok ${r.totals.ok}, refused ${r.totals.refused})`);
   out.push(`  ${authorshipLine(r.authorship)}`);
   if (r.lore) {

@@ -446,10 +446,13 @@ export function register(program: Command, ctx: CliContext): void {
             } catch (e) {
               if (!isLoretraceError(e)) throw e;
               // A folder may hold documents without a trace (packets, projected contexts): skipped, not failed.
-              if (e.code === 'no_research_trace' && !files.includes(file)) inputs.skipped.push({ file, reason: e.message });
+              // The reason is the message without its leading file name: the skipped line names the file once.
+              if (e.code === 'no_research_trace' && !files.includes(file)) inputs.skipped.push({ file, reason: e.message.startsWith(`${file}: `) ? e.message.slice(file.length + 2) : e.message });
               else outcomes.push({ file, error: { code: e.code, message: e.message } });
             }
           }
+          // Folders whose .json files all turn out to hold no trace are the same usage error as an empty folder.
+          if (outcomes.length === 0) throw new LoretraceError('usage', `nothing to verify in ${files.join(', ')}: no file found there holds a research_trace; skipped ${plural(inputs.skipped.length, 'file')} (first: ${inputs.skipped[0]!.file}: ${inputs.skipped[0]!.reason})`, {}, 2);
           const totals = setTotals(outcomes, inputs.skipped.length);
           const verdict = setVerdict(totals);
           const ok = verdict === 'verified';
