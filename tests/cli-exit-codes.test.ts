@@ -153,6 +153,13 @@ describe('JSON of the wrong shape: exit 1, naming the pointer and what was expec
   });
 });
 
+describe('validate on a document of another kind: exit 1, with a hint naming its schema_version and the right kind', () => {
+  it('a packet given to validate capture', async () => {
+    const r = await run(['validate', 'capture', RESEARCH]);
+    expect([r.code, r.stdout.split('\n')[0], r.stderr]).toEqual([1, `${RESEARCH}: hint: its schema_version is ghostlight.responder_packet.v0, a packet: did you mean 'loretrace validate packet'?`, '']);
+  });
+});
+
 describe('commands that check many inputs list an unusable one in their report and exit 1', () => {
   const f = BAD.missing!.file;
   it('capture check and lock verify count it unreadable', async () => {

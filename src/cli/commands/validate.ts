@@ -58,6 +58,23 @@ function line(file: string, i: ValidationIssue, warning = false): string {
   return `${file}: ${i.pointer === '' ? '/' : i.pointer}: [${i.rule}] ${i.message}${exp}${warning ? ' [warning]' : ''}\n`;
 }
 
+/** The document kind each Ghostlight `schema_version` tag belongs to (the `const` of schemas/*.schema.json). */
+const KIND_OF_SCHEMA_VERSION: Readonly<Record<string, DocumentKind>> = {
+  'ghostlight.responder_packet.v0': 'packet',
+  'ghostlight.responder_output.v0': 'capture',
+  'ghostlight.projected_local_context.v0': 'projected-context',
+};
+
+/**
+ * A hint for a document validated as the wrong kind: its `schema_version` names another kind (a packet given
+ * to `validate capture`), so its schema errors say only that it is not the asked kind. Null otherwise.
+ */
+export function wrongKindHint(kind: DocumentKind, value: unknown): string | null {
+  const tag = (value as { schema_version?: unknown } | null)?.schema_version;
+  const other = typeof tag === 'string' ? KIND_OF_SCHEMA_VERSION[tag] : undefined;
+  return other !== undefined && other !== kind ? `its schema_version is ${tag}, a ${other}: did you mean 'loretrace validate ${other}'?` : null;
+}
+
 /** Register `loretrace validate` on `program`; output goes to `ctx` (see the file comment for behaviour and exit codes). */
 export function register(program: Command, ctx: CliContext): void {
   program
@@ -92,11 +109,13 @@ export function register(program: Command, ctx: CliContext): void {
         if (opts.json) {
           printJson(ctx, { kind, reports, totals });
         } else {
-          for (const r of reports) {
+          reports.forEach((r, n) => {
             if (r.valid) ctx.stdout(`${r.file}: ok\n`);
+            const hint = r.valid ? null : wrongKindHint(kind, docs[n]!.value);
+            if (hint !== null) ctx.stdout(`${r.file}: hint: ${hint}\n`);
             for (const e of r.errors) ctx.stdout(line(r.file, e));
             for (const w of r.warnings) ctx.stdout(line(r.file, w, true));
-          }
+          });
           const rules = Object.entries(totals.errors_by_rule).filter(([, n]) => n > 0);
           const byRule = rules.length ? ` (${rules.map(([id, n]) => `${id}: ${n}`).join(', ')})` : '';
           ctx.stdout(`${plural(totals.files, kind)}: ${totals.valid} valid, ${totals.invalid} invalid; ${plural(totals.errors, 'error')}${byRule}; ${plural(totals.warnings, 'warning')}\n`);
