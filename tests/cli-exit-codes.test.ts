@@ -301,3 +301,12 @@ describe('a ledger whose first line is torn: exit 1, saying no record verifies',
     ].join('\n') });
   });
 });
+
+describe('show and links look a name up with diacritics folded, as search folds terms', () => {
+  it('"Framgang Charter" names Search/Framgång Charter.md (exit 0)', async () => {
+    const shown = await run(['show', 'Framgang Charter', ...L]);
+    expect([shown.code, shown.stdout.split('\n')[0], shown.stderr]).toEqual([0, 'FixtureLore:Search/Framgång Charter.md  (lines 1-3, title "Framgång Charter")', '']);
+    const links = await run(['links', 'Framgang Charter', ...L, '--json']);
+    expect([links.code, links.stderr, links.stdout.includes('Search/Framgång Charter.md')]).toEqual([0, '', true]);
+  });
+});

@@ -3,7 +3,8 @@
  * suggestions for a name or ref that names none. Used by `loretrace show` so that a user can type what
  * Obsidian shows (`Harbor Neutrality`, an alias such as `Blackout`) instead of a full ref.
  *
- * Names are compared the way Obsidian's quick switcher finds notes: NFC, case-insensitively, by title
+ * Names are compared the way Obsidian's quick switcher finds notes: NFC, case-insensitively (and, when no name
+ * matches so, with diacritics folded as `search` folds them: `Framgang` names `Framgång`), by title
  * (frontmatter `title`, else the file name), by each frontmatter alias, by file name without `.md`, and by
  * the vault path with or without `.md`. A note over `max_file_bytes` is never parsed, so it has no title or
  * aliases here: it is found by its file name and path only (an NFD file name is found by its NFC spelling). Suggestions rank every such name by edit distance (Levenshtein,
@@ -75,9 +76,22 @@ function namesOf(n: Nameable): { name: string; by: NamedNote['by'] }[] {
 export function notesNamed(index: VaultIndex, name: string, among?: (path: VaultPath) => boolean): NamedNote[] {
   const wanted = fold(name.trim());
   if (wanted === '') return [];
+  const notes = nameable(index).filter((x) => among === undefined || among(x.path));
+  const exact = namedBy(notes, wanted, fold);
+  // As `search` folds terms (src/search/tokenize.ts): `Framgang` names Framgång — only when no name matches exactly.
+  return exact.length > 0 ? exact : namedBy(notes, foldMarks(wanted), (t) => foldMarks(fold(t)));
+}
+
+/** Lower-cased NFC text with its diacritics (combining marks after NFD) removed: `framgång` → `framgang`. */
+function foldMarks(text: string): string {
+  return text.normalize('NFD').replace(/\p{M}/gu, '').normalize('NFC');
+}
+
+/** The notes one of whose names, in the form `form` gives, equals `wanted`; one entry per note (its first such name). */
+function namedBy(notes: readonly Nameable[], wanted: string, form: (text: string) => string): NamedNote[] {
   const out: NamedNote[] = [];
-  for (const n of nameable(index).filter((x) => among === undefined || among(x.path))) {
-    const hit = namesOf(n).find((x) => fold(x.name) === wanted);
+  for (const n of notes) {
+    const hit = namesOf(n).find((x) => form(x.name) === wanted);
     if (hit) out.push({ path: n.path, note: n.note, matched: hit.name, by: hit.by });
   }
   return out;
