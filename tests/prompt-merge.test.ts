@@ -157,3 +157,15 @@ describe('a denial of repository access is one addressed to the responder, about
     expect(validatePacket(sella).errors).toEqual([]);
   });
 });
+
+describe('a replaced lore rendering is removed only inside the draft\'s lore section', () => {
+  it('keeps the author\'s equal bullet under ## Do Not Invent', async () => {
+    const base = readJson<ResponderPacket>(join(PACKETS, 'brinefall-intake.turn-02.mara-voss.paraphrase.draft.packet.json'));
+    const own = '- Quiet Hands crews keep a capacity board at each sanctuary berth and refuse intake once the beds run out.';
+    base.packet_prompt_text = base.packet_prompt_text.replace('- Do not invent berths the board does not show.', `- Do not invent berths the board does not show.\n${own}`);
+    const r = await buildPacket(index, base, { policy: POLICY, file: 'draft2.json' });
+    const lines = r.packet.packet_prompt_text.split('\n');
+    expect(lines.slice(lines.indexOf('- Do not invent berths the board does not show.'), lines.indexOf('- Do not invent berths the board does not show.') + 2)).toEqual(['- Do not invent berths the board does not show.', own]);
+    expect(validatePacket(r.packet).valid).toBe(true);
+  });
+});

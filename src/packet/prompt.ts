@@ -192,7 +192,7 @@ function sourceItems(lines: readonly string[], header: number, end: number, styl
  * Merge lore excerpts into a draft prompt without regenerating it: every line of the draft's prompt
  * survives verbatim, except the bullets that render an excerpt in `replaced` (a draft lore excerpt
  * loretrace replaced: a markdown bullet `- <ref_id>: <text>` with the same ref_id and text, or a bullet
- * whose text is the excerpt's text) — in the source section and in any other section of the prompt (a
+ * whose text is the excerpt's text) — in the source section and in the draft's lore section (see below; an equal bullet in another section stays) (a
  * Ghostlight research prompt renders its lore excerpts twice: as `- <text>` under
  * `## Retrieved Lore To Keep In View` and as `- <ref_id>: <text>` under `## Source Excerpts`). The `added`
  * excerpts ({@link renderSourceSection}, in the source section's style) are rendered once: in the draft's
@@ -286,8 +286,8 @@ function localContextLines(prompt: string, localContext: string | undefined): [n
 /**
  * The bullets outside the source section (`source`: its header index and bullet-run end) that render a
  * replaced excerpt — `- <text>` or `- <ref_id>: <text>`, a multi-line text continuing on two-space lines —
- * as line indexes, and the bullet run (start, end exclusive) holding the first of them (the draft's lore
- * section), or null.
+ * inside the bullet run holding the first of them (the draft's lore section; an equal bullet in another
+ * section is the author's own and stays), as line indexes, and that run (start, end exclusive), or null.
  */
 function loreRenderings(lines: readonly string[], replaced: readonly SourceExcerpt[], source: [number, number] | null, keep: [number, number] | null): { lines: number[]; run: [number, number] | null } {
   const out: number[] = [];
@@ -309,7 +309,8 @@ function loreRenderings(lines: readonly string[], replaced: readonly SourceExcer
     }
     i += form.length - 1;
   }
-  return { lines: out, run };
+  // Only the lore section's renderings: an equal bullet in another section is the author's own line (hostile trial s8 §5).
+  return { lines: run === null ? out : out.filter((k) => k >= (run as [number, number])[0] && k < (run as [number, number])[1]), run };
 }
 
 /** A draft prompt line the builder rewrote, and why (reported in the `prompt_lines_rewritten` finding). */
