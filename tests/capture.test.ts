@@ -431,6 +431,15 @@ describe('auditLeakage (automated first pass)', () => {
     expect(audit({ spoken_text: 'The reactors achieved 85% efficiency before the strike.' }).hits).toEqual([]);
   });
 
+  it('does not read a short identifier glued to a number (a trace id r.1, q.2) as a dimension score; a named score still is', () => {
+    expect(audit({ spoken_text: 'See r.1 and q.2 in my trace; v1.2 of the board.' }).hits).toEqual([]);
+    expect(audit({ spoken_text: 'ego=0.4, the fear:0.82 and grief .5 stay.' }).hits.map((h) => [h.flag, h.matched, h.source])).toEqual([
+      ['raw_state_soup', 'ego=0.4', 'numeric dimension score'],
+      ['raw_state_soup', 'fear:0.82', 'numeric dimension score'],
+      ['raw_state_soup', 'grief .5', 'numeric dimension score'],
+    ]);
+  });
+
   it('sets prompt_parroting for a long prompt line repeated verbatim', () => {
     const line = 'The sanctuary berth is a raft deck of cots under tarpaulin, a galley stove, a repair bench and the chalk capacity board. Nine of fourteen cots are taken. The old tower light is burning on the shelf.';
     const r = audit({ spoken_text: line });

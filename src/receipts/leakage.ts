@@ -279,8 +279,12 @@ function outOfPrefixHits(scan: ScannedText, packet: ResponderPacket, index: Vaul
   return hits;
 }
 
-/** A numeric dimension score: a word, an optional `:`/`=`, a decimal from 0 to 1 with 1-3 decimals. */
-const DIMENSION_SCORE = /(?<![\p{L}\p{N}_])(\p{L}[\p{L}_-]*)\s*[:=]?\s*(-?(?:0|1)?\.\d{1,3})(?![\p{N}.])/gu;
+/**
+ * A numeric dimension score: a word of three or more characters (a letter first, as the validator's
+ * `prompt.raw_numeric_state` label), then `:`/`=` or white space, then a decimal from 0 to 1 with 1-3 decimals.
+ * A one- or two-letter name glued to its number (`r.1`, `q.2`, `v1.2`) is an identifier such as a trace id, not a score.
+ */
+const DIMENSION_SCORE = /(?<![\p{L}\p{N}_])(\p{L}[\p{L}_-]{2,})(?:\s*[:=]\s*|\s+)(-?(?:0|1)?\.\d{1,3})(?![\p{N}.])/gu;
 
 /** Raw-state hits: the markers, then numeric dimension scores (each distinct text once). */
 function rawStateHits(text: string, form: string): LeakageHit[] {
