@@ -15,6 +15,7 @@ import { main } from '../src/cli/main.js';
 import { TRACE_DISPOSITIONS } from '../src/receipts/verify-trace.js';
 import type { TraceDisposition } from '../src/receipts/verify-trace.js';
 import { writeTestKey } from './helpers/keys.js';
+import { runCliIn } from './helpers/cli.js';
 import { tempDir } from './helpers/proxy.js';
 import { FIXTURES, FIXTURE_VAULT, GHOSTLIGHT, hasShared, sharedNotice } from './helpers/shared.js';
 
@@ -37,15 +38,7 @@ describe('capture --ledger on the ledger retrieve wrote (coordinator lane, Fixtu
   const at = (f: string) => join(tmp.dir, f);
   const json = (f: string) => JSON.parse(read(at(f)));
 
-  async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-    let out = '';
-    let err = '';
-    const code = await main(argv, {
-      stdout: (t) => void (out += t), stderr: (t) => void (err += t), cwd: tmp.dir,
-      env: { LORETRACE_INDEX_DIR: at('index'), SOURCE_DATE_EPOCH: '1735689600' },
-    });
-    return { code, out, err };
-  }
+  const run = (argv: string[]) => runCliIn(tmp.dir, argv);
   const capture = (ledger: string, out: string, packet = 'mara.packet.json') => run([
     'capture', '--lore', FIXTURE_VAULT, '--packet', packet, '--raw-output', 'mara.raw.json', '--ledger', ledger,
     '--out', out, '--model-family', 'fixture responder', '--reviewer', 'Ghostlight maintainer',

@@ -14,10 +14,10 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../src/cli/main.js';
 import { GENESIS_HASH, hashLedgerRecord } from '../src/receipts/ledger.js';
 import type { LedgerRecord } from '../src/receipts/ledger.js';
 import { writeTestKey } from './helpers/keys.js';
+import { runCliIn } from './helpers/cli.js';
 import { tempDir } from './helpers/proxy.js';
 import { FIXTURES, FIXTURE_VAULT } from './helpers/shared.js';
 
@@ -34,15 +34,7 @@ describe('a ledger, fragment and lock forged by hand (re-hashed, chain intact, u
   const at = (f: string) => join(tmp.dir, f);
   const read = (f: string) => readFileSync(at(f), 'utf8');
 
-  async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-    let out = '';
-    let err = '';
-    const code = await main(argv, {
-      stdout: (t) => void (out += t), stderr: (t) => void (err += t), cwd: tmp.dir,
-      env: { LORETRACE_INDEX_DIR: at('index'), SOURCE_DATE_EPOCH: '1735689600' },
-    });
-    return { code, out, err };
-  }
+  const run = (argv: string[]) => runCliIn(tmp.dir, argv);
   const lastLine = (out: string) => out.trimEnd().split('\n').at(-1);
   const firstLine = (out: string) => out.split('\n')[0];
 
