@@ -401,6 +401,13 @@ describe('auditLeakage (automated first pass)', () => {
       expect([quote, r.audit.author_only_leak, r.hits]).toEqual([quote, true, [{ flag: 'author_only_leak', matched: 'the blackout was staged by relay keepers paid', source }]]);
     }
     expect(audit({ spoken_text: 'the blackout was staged, some say' }).hits).toEqual([]);
+    // Invisible marks and fillers inside words (U+034F, a variation selector, U+17B4, U+3164) and visible
+    // diacritics carry no weight: the words are the hidden note's words all the same.
+    for (const mark of ['\u034f', '\ufe0f', '\u17b4', '\u3164', '\u0301']) {
+      const quote = `Truth is, the blackout wa${mark}s staged by relay keepers pa${mark}id to sink a rival convoy.`;
+      const r = audit({ spoken_text: quote });
+      expect([quote, r.audit.author_only_leak, r.hits]).toEqual([quote, true, [{ flag: 'author_only_leak', matched: 'the blackout was staged by relay keepers paid', source }]]);
+    }
     // A whole sentence of the note (8 words) is a run too; seven of its words are not.
     expect(audit({ spoken_text: 'No character in the harbor era knows this.' }).hits.map((h) => h.matched)).toEqual(['no character in the harbor era knows this']);
     expect(audit({ spoken_text: 'No character in the harbor era knows.' }).hits).toEqual([]);

@@ -6,9 +6,11 @@
  *
  * What it scans: the responder's text — every string value of the parsed output joined with "\n" when the
  * raw output is JSON (so escaped quotes and line breaks compare as the responder wrote them), else the raw
- * output itself. Names and hidden text are compared as word tokens ({@link leakTokens}): NFKC, lower case,
+ * output itself. Names and hidden text are compared as word tokens ({@link leakTokens}): NFKD, lower case,
  * format characters (`\p{Cf}`: zero-width spaces and joiners U+200B–U+200D, the word joiner U+2060, the
- * byte-order mark U+FEFF, bidi controls, soft hyphens) dropped, and every run of other non-letter, non-digit
+ * byte-order mark U+FEFF, bidi controls, soft hyphens) dropped, every combining mark and other
+ * default-ignorable code point dropped (diacritics, variation selectors, U+034F, U+3164: what a reader does
+ * not see or reads past, so `wa\u034Fs` and `wás` are `was`), and every run of other non-letter, non-digit
  * characters (white space, `-`, `_`, `.`, `/`, punctuation) one separator — both sides the same way, so
  * `Brinefall Truth` is found in `brinefall-truth`, `BRINEFALL_TRUTH`, `Brine\u200bfall Truth`,
  * `Brinefall\u200bTruth` (a format character standing for the space; also `BrinefallTruth`) and
@@ -106,14 +108,31 @@ function stringValues(value: unknown, out: string[] = []): string[] {
 }
 
 /**
- * Word tokens of `text` in the form leaks are compared in: NFKC, lower case, format characters (`\p{Cf}`)
- * replaced by `formatAs` (`''`: a zero-width character inside a word is dropped; `' '`: one standing for a
- * space splits there), then the runs of letters, combining marks and digits. `Brine\u200bfall-Truth.md` →
+ * Word tokens of `text` in the form leaks are compared in: NFKD (compatibility forms such as full-width
+ * letters folded, diacritics split off), format characters (`\p{Cf}`) replaced by `formatAs` (`''`: a
+ * zero-width character inside a word is dropped; `' '`: one standing for a space splits there), every
+ * {@link WEIGHTLESS} character dropped, lower case, then the runs of letters and digits. `Brine\u200bfall-Truth.md` →
  * `brinefall`, `truth`, `md` (with `''`).
  */
 export function leakTokens(text: string, formatAs: '' | ' ' = ''): string[] {
-  return text.normalize('NFKC').replace(/\p{Cf}/gu, formatAs).toLowerCase().match(/[\p{L}\p{M}\p{N}]+/gu) ?? [];
+  return (
+    text
+      .normalize('NFKD')
+      .replace(/\p{Cf}/gu, formatAs)
+      .replace(WEIGHTLESS, '')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? []
+  );
 }
+
+/**
+ * What carries no weight when text is compared as a reader sees it (UTS #10 at primary strength): combining
+ * marks after NFKD (diacritics, `was` with U+0301 is `was`; also the invisible non-spacing marks U+034F
+ * COMBINING GRAPHEME JOINER, the variation selectors U+FE00–FE0F and U+E0100–E01EF, U+17B4/U+17B5) and the
+ * other default-ignorable code points that are letters, not format characters (U+3164 HANGUL FILLER,
+ * U+115F/U+1160, U+FFA0): inside a word they would otherwise split one visible word into another token.
+ */
+const WEIGHTLESS = /[\p{M}\p{Default_Ignorable_Code_Point}]/gu;
 
 /** The responder's text as tokens two ways ({@link leakTokens} with format characters dropped and as separators), indexed by token. */
 interface ScannedText {
