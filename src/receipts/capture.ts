@@ -551,7 +551,7 @@ function reviewNotes(input: AssembleCaptureInput, packetSha: string, rawSha: str
     notes.push(`Receipts from ledger ${rc.file}: ${chainVerifies(l) ? 'verifies' : 'does NOT verify'} (${count(l.records, 'record')}, ${l.closed ? 'closed' : 'NOT closed'}, head ${l.head_hash ?? 'none'}); it pins this packet's id and sha256.`);
     const a = l.authorship;
     notes.push(!a.checked
-      ? `Authorship not checked (no --trust-key): the chain shows the records hang together, not who wrote them (${a.key_id ? `signed by key ${a.key_id}, not checked against a trusted key` : 'the ledger is unsigned'}); whoever can write the file could have written it, so the capture stays draft (ledger_authorship_not_checked) — pass --trust-key (or trusted_keys in the config) to make authorship, and acceptance, possible.`
+      ? `Authorship not checked (no --trust-key): the chain shows the records hang together, not who wrote them (${a.key_id ? `signed by key ${a.key_id}, not checked against a trusted key` : 'the ledger is unsigned'}); whoever can write the file could have written it, so the capture stays draft (ledger_authorship_not_checked) — pass --trust-key (or LORETRACE_TRUSTED_KEYS, or trusted_keys in a --config file outside the vault) to make authorship, and acceptance, possible.`
       : a.status === 'trusted' ? `Authorship: the ledger is ${a.detail}.` : `Authorship FAILED: ${a.detail}.`);
     const f = r.refusals;
     if (f && f.refused > 0) notes.push(`Refused tool calls: ${f.refused} of ${f.calls} (${f.codes.map(([c, n]) => `${c} ${n}`).join(', ')}); the ledger records each one's true reason.`);

@@ -3,7 +3,8 @@
  *   --lore <dir> --out <capture.json> --model-family <x> --reviewer <name> [--trust-key <public.pem>]... [--allow-invalid] [--force] [--json]`
  * and `loretrace capture check <captures or folders...> --lore <dir> [--trust-key <public.pem>]... [--integrity-only] [--json]`.
  *
- * Trusted keys (`--trust-key`, else `LORETRACE_TRUSTED_KEYS`, else the config's `trusted_keys`; src/cli/keys.ts):
+ * Trusted keys (`--trust-key`, else `LORETRACE_TRUSTED_KEYS`, else the `trusted_keys` of a `--config` file outside
+ * the vault; src/cli/keys.ts):
  * a ledger-backed capture reaches `accepted_as_draft` only when its ledger is signed by one of them; without
  * any it is `draft` (`ledger_authorship_not_checked`) and the output and the review notes say `authorship not
  * checked (no --trust-key)` (docs/RECEIPTS.md "Authorship"). `capture check` without any trusted key says
