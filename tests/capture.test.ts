@@ -234,7 +234,7 @@ describe('assembleCapture in responder_scoped_repository_search (a real ProxySes
     expect(r.findings).toEqual([]);
     expect(r.valid).toBe(true);
     expect(r.receipts.ledger).toEqual({ file: 'ilse.jsonl', head: exported.ledger_head, records: 10, closed: true, valid: true, signer_key_id: null, authorship: 'not_checked' });
-    expect(c.coordinator_review.review_notes).toContain('Authorship not checked (no --trust-key): the chain shows the records hang together, not who wrote them (the ledger is unsigned); whoever can write the file could have written it, so the capture stays draft (ledger_authorship_not_checked) — pass --trust-key (or trusted_keys in the config) to make authorship, and acceptance, possible.');
+    expect(c.coordinator_review.review_notes).toContain('Authorship not checked (no --trust-key): the chain shows the records hang together, not who wrote them (the ledger is unsigned); whoever can write the file could have written it, so the capture stays draft (ledger_authorship_not_checked) — pass --trust-key (or LORETRACE_TRUSTED_KEYS, or trusted_keys in a --config file outside the vault) to make authorship, and acceptance, possible.');
   });
 
   it('reports refs the responder claims but the ledger never shows read, by name, and stays draft', async () => {

@@ -8,7 +8,9 @@
  * with `--integrity-only` (exit 0, its verdict still saying integrity only), and refuse it with a trusted key
  * that did not sign it (`ledger_unsigned`, exit 1). `capture` assembles it as `draft` with
  * `ledger_authorship_not_checked`, and a capture edited to `accepted_as_draft` (its lock re-hashed) is a review
- * mismatch even with `--integrity-only`.
+ * mismatch even with `--integrity-only`. And a signed session with a read inserted, the chain re-hashed and
+ * re-signed but its `SESSION_CLOSED` totals left as the runner wrote them, fails `ledger verify` with
+ * `ledger_totals_mismatch` even under the trusted key.
  */
 import { createHash } from 'node:crypto';
 import { copyFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -18,7 +20,7 @@ import { GENESIS_HASH, hashLedgerRecord } from '../src/receipts/ledger.js';
 import type { LedgerRecord } from '../src/receipts/ledger.js';
 import { writeTestKey } from './helpers/keys.js';
 import { runCliIn } from './helpers/cli.js';
-import { tempDir } from './helpers/proxy.js';
+import { fixtureSession, R, tempDir } from './helpers/proxy.js';
 import { FIXTURES, FIXTURE_VAULT } from './helpers/shared.js';
 
 const PACKETS = join(FIXTURES, 'packets');
@@ -150,5 +152,45 @@ describe('a ledger, fragment and lock forged by hand (re-hashed, chain intact, u
     expect(opted.code).toBe(1);
     expect(firstLine(opted.out)).toBe('mara.capture.json: FAILED');
     expect(opted.out).toContain('  review: mara.capture.json /review_status: review_status is "accepted_as_draft" but the receipts and the re-run leakage audit give draft (ledger_authorship_not_checked) [capture_review_mismatch]');
+  });
+});
+
+describe("a SESSION_CLOSED record's totals are held to the records (a read inserted, the chain re-hashed and re-signed)", () => {
+  let tmp: { dir: string; cleanup: () => void };
+  beforeAll(() => {
+    tmp = tempDir('loretrace-totals-');
+  });
+  afterAll(() => tmp?.cleanup());
+
+  it('ledger verify --trust-key: INVALID with ledger_totals_mismatch at the closing record, exit 1; the genuine ledger passes', async () => {
+    const runner = writeTestKey(tmp.dir, 1);
+    const s = await fixtureSession({ ledgerPath: join(tmp.dir, 'session.jsonl'), signer: runner.key.signer });
+    await s.call('lore_read', { ref: R.territories });
+    await s.call('lore_read', { ref: R.factions });
+    await s.close();
+    const genuine = await runCliIn(tmp.dir, ['ledger', 'verify', 'session.jsonl', '--trust-key', 'key1.pub.pem']);
+    expect([genuine.code, genuine.out.split('\n')[2]]).toEqual([0, '  tool calls: 2 (ok 2, refused 0)']);
+    // The forger holds the runner key here: the signature cannot stop it, the totals the session wrote still disagree.
+    const records = readFileSync(join(tmp.dir, 'session.jsonl'), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const closing = records.pop()!;
+    const call = structuredClone(records[1]!);
+    const result = structuredClone(records[2]!);
+    records.push(call, result, closing);
+    let prev = GENESIS_HASH;
+    const lines: string[] = [];
+    records.forEach((r, seq) => {
+      const { prev_hash: _p, record_hash: _h, signature: _s, ...body } = r;
+      const rec: Record<string, unknown> = { ...body, seq, record_id: `${String(r['ledger_id'])}:${seq}` };
+      if (r === result) rec['call_record_id'] = `${String(r['ledger_id'])}:${seq - 1}`;
+      if (r === closing) rec['signature'] = runner.key.signer.sign({ ...rec, prev_hash: prev });
+      const hash = hashLedgerRecord(prev, rec);
+      lines.push(JSON.stringify({ ...rec, prev_hash: prev, record_hash: hash }));
+      prev = hash;
+    });
+    writeFileSync(join(tmp.dir, 'forged.jsonl'), lines.join('\n') + '\n');
+    const r = await runCliIn(tmp.dir, ['ledger', 'verify', 'forged.jsonl', '--trust-key', 'key1.pub.pem']);
+    expect([r.code, r.out.split('\n')[0], r.out.split('\n')[3]]).toEqual([1, 'forged.jsonl: INVALID — first bad seq 7; 8 records verify (seq 0-7)', '  authorship: signed by trusted key 34750f98bd59fcfc (key1.pub.pem)']);
+    expect(r.out).toContain('forged.jsonl:8: [ledger_totals_mismatch] the SESSION_CLOSED record\'s totals say tool_calls 2, ok 2, but the ledger\'s outcome records give tool_calls 3, ok 3: records were added or removed after the session closed them, or the totals were edited\n');
+    expect(JSON.parse((await runCliIn(tmp.dir, ['ledger', 'verify', 'forged.jsonl', '--trust-key', 'key1.pub.pem', '--json'])).out)).toMatchObject({ valid: false, verdict: 'failed', totals: { tool_calls: 3, ok: 3, refused: 0, unanswered: 0 } });
   });
 });

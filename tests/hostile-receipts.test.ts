@@ -2,11 +2,12 @@
  * Receipt forgeries (docs/RECEIPTS.md "What a lock binds" and "capture check"): a capture or packet edited
  * after a ledger-backed run, its entry in the lock re-hashed as a forger with write access would, must fail
  * `capture check` and `lock verify` — a promoted leak whose lock lost the packet's entry or whose
- * `packet_ref` was respelled, a swapped raw output, a packet edited after `retrieve`. Built in a temp dir from
- * lore-fixtures only.
+ * `packet_ref` was respelled, a swapped raw output, a packet edited after `retrieve`; and a hand-made research
+ * capture with no lock at all, or with every runner_captured entry dropped, which `capture check --require-accepted`
+ * must not accept. Built in a temp dir from lore-fixtures only.
  */
 import { createHash } from 'node:crypto';
-import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
@@ -207,5 +208,82 @@ describe('folder lock discovery refuses a shadow lock', () => {
     expect(r.code).toBe(1);
     expect(r.err).toContain('m.lore_access.json is listed as an output by 2 locks of its folder (a.lock.json, m.packet.lock.json)');
     expect(r.err).toContain('[ambiguous_lock]');
+  });
+});
+
+describe('a research capture whose receipts are unknown is never verified nor accepted', () => {
+  /** The capture of `raw` re-written by hand as the forger of a gate would: accepted, no labels, every flag false, no trace. */
+  const handMade = (c: Record<string, any>): void => { // eslint-disable-line @typescript-eslint/no-explicit-any
+    c.review_status = 'accepted_as_draft';
+    c.coordinator_review.failure_labels = [];
+    for (const k of Object.keys(c.leakage_audit)) if (typeof c.leakage_audit[k] === 'boolean') c.leakage_audit[k] = false;
+    c.lore_access.research_trace = [];
+    c.lore_access.followed_refs.push('FixtureLore:World/Post-Elysium/Veil Drive.md');
+  };
+  const gate = async (file: string) => {
+    const r = await run(['capture', 'check', '--lore', FIXTURE_VAULT, file, '--trust-key', 'k.pub.pem', '--require-accepted', '--json']);
+    const c = JSON.parse(r.out).captures[0];
+    return { code: r.code, verdict: c.verdict, ok: c.ok, not_accepted: c.not_accepted, review: c.review.map((f: { code: string; pointer: string }) => [f.code, f.pointer]), totals: JSON.parse(r.out).totals };
+  };
+
+  it('copied alone (no lock), status accepted by hand, leak flags cleared, trace emptied, a future-era note followed: FAILED, exit 1, not accepted', async () => {
+    // The author-only note's own words, as the responder leaked them.
+    writeFileSync(at('quote.raw.json'), read(ILSE_RAW).replace(/"spoken_text": *"[^"]*"/, '"spoken_text": "Truth is, the blackout was staged by relay keepers paid to sink a rival convoy. No character in the harbor era knows this."'));
+    const made = await capture('quote.raw.json', 'quote.capture.json');
+    expect([made.code, JSON.parse(made.out).review_status, JSON.parse(made.out).failure_labels]).toEqual([0, 'draft', ['author_only_leak']]);
+    mkdirSync(at('alone'));
+    const c = JSON.parse(read(at('quote.capture.json')));
+    handMade(c);
+    writeFileSync(at('alone/quote.capture.json'), JSON.stringify(c, null, 2) + '\n');
+    const why = 'no lock lists alone/quote.capture.json (neither quote.capture.lock.json nor a *.lock.json of its folder)';
+    expect(await gate('alone/quote.capture.json')).toEqual({
+      code: 1, verdict: 'failed', ok: false,
+      not_accepted: 'not accepted: review_status accepted_as_draft is not upheld by the receipts (research_trace_empty, capture_review_not_rederived, capture_review_mismatch, claimed_not_read)',
+      review: [
+        ['research_trace_empty', '/lore_access/research_trace'], ['capture_review_not_rederived', '/review_status'], ['capture_review_mismatch', '/leakage_audit/author_only_leak'],
+        ['claimed_not_read', '/lore_access/consulted_refs/0'], ['claimed_not_read', '/lore_access/consulted_refs/1'],
+        ['claimed_not_read', '/lore_access/followed_refs/0'], ['claimed_not_read', '/lore_access/followed_refs/1'],
+      ],
+      totals: { captures: 1, ok: 0, integrity_only: 0, failed: 1, invalid: 0, trace_failed: 0, lock_drift: 0, review_mismatch: 1, unreadable: 0, not_accepted: 1 },
+    });
+    const text = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'alone/quote.capture.json', '--trust-key', 'k.pub.pem', '--require-accepted']);
+    expect([text.code, ...text.out.split('\n').slice(0, 2)]).toEqual([1, 'alone/quote.capture.json: FAILED',
+      '  not accepted: review_status accepted_as_draft is not upheld by the receipts (research_trace_empty, capture_review_not_rederived, capture_review_mismatch, claimed_not_read) — FAILED (--require-accepted)']);
+    expect(text.out).toContain(`  review: alone/quote.capture.json /review_status: the review was not re-derived: ${why}, so the receipts and the packet it answered are unknown; review_status "accepted_as_draft", its failure_labels and its leakage flags are the file's say-so [capture_review_not_rederived]\n`);
+    expect(text.out).toContain('  review: alone/quote.capture.json /leakage_audit/author_only_leak: leakage_audit.author_only_leak is false but capture check\'s own leakage audit (without the packet: the capture\'s isolation.hidden_context_refs and the vault) gives true: "the blackout was staged by relay keepers paid" — hidden_context_audit.omitted_context_refs/0 ("FixtureLore:World/Pre-Elysium/Author Notes/Brinefall Truth.md"): text of World/Pre-Elysium/Author Notes/Brinefall Truth.md lines 4-7 quoted verbatim [capture_review_mismatch]\n');
+    expect(text.out).toContain(`  review: alone/quote.capture.json /lore_access/followed_refs/1: lore_access.followed_refs names "FixtureLore:World/Post-Elysium/Veil Drive.md", which no receipt shows followed: ${why} [claimed_not_read]\n`);
+    // Without --require-accepted, and with --integrity-only: still FAILED (not an authorship question).
+    expect((await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'alone/quote.capture.json', '--integrity-only'])).code).toBe(1);
+  });
+
+  it('the honest capture copied alone (no lock): FAILED with capture_review_not_rederived, its entries unbacked', async () => {
+    copyFileSync(at('honest.capture.json'), at('alone/honest.capture.json'));
+    const r = await gate('alone/honest.capture.json');
+    expect([r.code, r.verdict, r.not_accepted, r.review.map(([code]: [string]) => code)]).toEqual([1, 'failed',
+      'not accepted: review_status accepted_as_draft is not upheld by the receipts (capture_review_not_rederived, claimed_not_read)',
+      ['capture_review_not_rederived', 'claimed_not_read', 'claimed_not_read', 'claimed_not_read']]);
+    expect(r.totals).toEqual({ captures: 1, ok: 0, integrity_only: 0, failed: 1, invalid: 0, trace_failed: 1, lock_drift: 0, review_mismatch: 1, unreadable: 0, not_accepted: 1 });
+  });
+
+  it('under its lock, every runner_captured entry dropped (the lock re-hashed): research_trace_empty, not accepted', async () => {
+    expect((await capture('ilse.raw.json', 'empty.capture.json')).code).toBe(0);
+    forge('empty.capture.json', 'empty.capture.lock.json', (c) => {
+      c.lore_access.research_trace = [];
+    });
+    expect(await gate('empty.capture.json')).toEqual({
+      code: 1, verdict: 'failed', ok: false,
+      not_accepted: 'not accepted: review_status accepted_as_draft is not upheld by the receipts (research_trace_empty)',
+      review: [['research_trace_empty', '/lore_access/research_trace']],
+      totals: { captures: 1, ok: 0, integrity_only: 0, failed: 1, invalid: 0, trace_failed: 0, lock_drift: 0, review_mismatch: 1, unreadable: 0, not_accepted: 1 },
+    });
+  });
+
+  it('a signed session that served nothing cannot even be assembled: capture_invalid (research.missing_consulted_refs), exit 1, nothing written', async () => {
+    const s = await fixtureSession({ ledgerPath: at('idle.jsonl'), clock: fakeClock(), signer: readSigningKey(read(at('k.key.pem')), 'k.key.pem') });
+    await s.call('lore_search', { query: 'berth' });
+    await s.close();
+    const made = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'ilse.packet.json', '--raw-output', 'ilse.raw.json', '--ledger', 'idle.jsonl', '--out', 'idle.capture.json', '--model-family', 't', '--reviewer', 'r', '--trust-key', 'k.pub.pem', '--json']);
+    expect([made.code, JSON.parse(made.out).error.code, JSON.parse(made.out).error.pointer]).toEqual([1, 'capture_invalid', '/lore_access/consulted_refs']);
+    expect(existsSync(at('idle.capture.json'))).toBe(false);
   });
 });

@@ -359,6 +359,8 @@ describe('verifyLedger: every call has its one outcome (loretrace.ledger.v3)', (
     expect(r).toMatchObject({ valid: false, first_bad_seq: 3, closed: true, totals: { tool_calls: 3, ok: 3, refused: 0, unanswered: 1 } });
     expect(codes(r)).toEqual([
       ['ledger_call_without_outcome', 'error', 4, `seq 3 is a TOOL_CALL lore_read (${id}:3) that no record answers: a call without its outcome (the outcome record was removed, or the call inserted)`],
+      // The closing record still counts the removed outcome.
+      ['ledger_totals_mismatch', 'error', 9, "the SESSION_CLOSED record's totals say tool_calls 4, refused 1, but the ledger's outcome records give tool_calls 3, refused 0: records were added or removed after the session closed them, or the totals were edited"],
     ]);
   });
 
@@ -369,6 +371,7 @@ describe('verifyLedger: every call has its one outcome (loretrace.ledger.v3)', (
     expect(twice).toMatchObject({ valid: false, first_bad_seq: 3 });
     expect(codes(twice)).toEqual([
       ['ledger_call_answered_twice', 'error', 4, `seq 3 (TOOL_RESULT lore_read) answers call ${id}:1 (seq 1), which seq 2 already answered: one call has one outcome`],
+      ['ledger_totals_mismatch', 'error', 11, "the SESSION_CLOSED record's totals say tool_calls 4, ok 3, but the ledger's outcome records give tool_calls 5, ok 4: records were added or removed after the session closed them, or the totals were edited"],
     ]);
     const other = rs.map((r, i) => (i === 6 ? { ...r, tool: 'lore_read' } : r));
     const mismatch = await verifyLedger(rechain(other), { file: 'x.jsonl' });

@@ -130,7 +130,7 @@ describe('forged and tampered ledgers', () => {
     expect(r.authorship.status).toBe('unsigned');
     expect(r.findings.filter((f) => f.severity === 'error')).toEqual([{
       code: 'ledger_unsigned', severity: 'error', path: 's.jsonl', line: 8, pointer: '/signature',
-      message: 'the ledger is unsigned: its SESSION_CLOSED record carries no signature (the runner ran without --signing-key); --trust-key 34750f98bd59fcfc asks for a ledger signed by one of those keys',
+      message: 'the ledger is unsigned: its SESSION_CLOSED record carries no signature (the runner ran without --signing-key); trusted keys 34750f98bd59fcfc asks for a ledger signed by one of those keys',
     }]);
   });
 
@@ -279,7 +279,7 @@ describe('loretrace ledger verify --trust-key', () => {
     // LORETRACE_TRUSTED_KEYS is a path list; --trust-key replaces it.
     const env = await cli(['ledger', 'verify', 'session.jsonl', '--json'], { LORETRACE_TRUSTED_KEYS: `${k2.publicPath}:${k1.publicPath}` });
     expect(env.code).toBe(0);
-    expect((JSON.parse(env.stdout) as { authorship: unknown }).authorship).toEqual({ checked: true, status: 'trusted', key_id: '34750f98bd59fcfc', detail: `signed by trusted key 34750f98bd59fcfc (${k1.publicPath})` });
+    expect((JSON.parse(env.stdout) as { authorship: unknown }).authorship).toEqual({ checked: true, status: 'trusted', key_id: '34750f98bd59fcfc', detail: `signed by trusted key 34750f98bd59fcfc (${k1.publicPath}, from LORETRACE_TRUSTED_KEYS)` });
     const flag = await cli(['ledger', 'verify', 'session.jsonl', '--json', '--trust-key', k2.publicPath], { LORETRACE_TRUSTED_KEYS: k1.publicPath });
     expect(flag.code).toBe(1);
   });
@@ -292,7 +292,7 @@ describe('loretrace ledger verify --trust-key', () => {
     writeFileSync(join(tmp.dir, 'conf', 'trust.json'), JSON.stringify({ trusted_keys: ['../key1.pub.pem'] }));
     const ok = await cli(['ledger', 'verify', 'session.jsonl', '--config', 'conf/trust.json']);
     expect(ok.code).toBe(0);
-    expect(ok.stdout.split('\n')[3]).toBe(`  authorship: signed by trusted key 34750f98bd59fcfc (${join(tmp.dir, 'key1.pub.pem')})`);
+    expect(ok.stdout.split('\n')[3]).toBe(`  authorship: signed by trusted key 34750f98bd59fcfc (${join(tmp.dir, 'key1.pub.pem')}, from --config ${join(tmp.dir, 'conf', 'trust.json')})`);
     // The flag and the variable replace the config's keys, as the flag replaces the variable.
     const flag = await cli(['ledger', 'verify', 'session.jsonl', '--config', 'conf/trust.json', '--trust-key', k2.publicPath]);
     expect([flag.code, flag.stdout.split('\n')[0]]).toEqual([1, 'session.jsonl: INVALID — chain intact, authorship ledger_untrusted_signer; 8 records verify (seq 0-7)']);
@@ -455,7 +455,7 @@ describe('receipts checked with --trust-key', () => {
     expect(unchecked.receipts.ledger).toMatchObject({ signer_key_id: '34750f98bd59fcfc', authorship: 'not_checked' });
     // Without trusted keys nobody checked who wrote the ledger: the capture stays a draft, and says why.
     expect([unchecked.capture.review_status, unchecked.capture.coordinator_review.failure_labels]).toEqual(['draft', ['ledger_authorship_not_checked']]);
-    expect(unchecked.capture.coordinator_review.review_notes).toContain('Authorship not checked (no --trust-key): the chain shows the records hang together, not who wrote them (signed by key 34750f98bd59fcfc, not checked against a trusted key); whoever can write the file could have written it, so the capture stays draft (ledger_authorship_not_checked) — pass --trust-key (or trusted_keys in the config) to make authorship, and acceptance, possible.');
+    expect(unchecked.capture.coordinator_review.review_notes).toContain('Authorship not checked (no --trust-key): the chain shows the records hang together, not who wrote them (signed by key 34750f98bd59fcfc, not checked against a trusted key); whoever can write the file could have written it, so the capture stays draft (ledger_authorship_not_checked) — pass --trust-key (or LORETRACE_TRUSTED_KEYS, or trusted_keys in a --config file outside the vault) to make authorship, and acceptance, possible.');
   });
 
   it('capture --trust-key records the signer key id in the lock; lock verify and capture check --trust-key hold it to the key', async () => {

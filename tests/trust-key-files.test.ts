@@ -9,14 +9,18 @@
  *   one, or text before or after the block is refused (`bad_trust_key` / `bad_signing_key`, exit 2), naming the
  *   file — node:crypto would silently read the first block only;
  * - an error about a file the variable named says so (`LORETRACE_TRUSTED_KEYS entry 2 of 2: …`), one about a
- *   config entry names the config file and `/trusted_keys/<n>`.
+ *   config entry names the config file and `/trusted_keys/<n>`;
+ * - trust never comes from inside the vault under verification: the vault's own `loretrace.config.json`, a
+ *   `--config` inside the vault and a `--config` entry naming a key file inside the vault are ignored with a
+ *   warning naming each entry, so a key planted in the vault with a config trusting it verifies nothing; reports
+ *   name the real source of trust (`--trust-key`, `LORETRACE_TRUSTED_KEYS`, `--config <file>`).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readSigningKey, readTrustedKey } from '../src/receipts/signing.js';
 import { main } from '../src/cli/main.js';
-import { fixtureSession, R, tempDir } from './helpers/proxy.js';
+import { FIXTURE_VAULT, fixtureSession, R, tempDir } from './helpers/proxy.js';
 import { testKey, writeTestKey } from './helpers/keys.js';
 
 const KEY1 = testKey(1);
@@ -145,5 +149,77 @@ describe('a signing key file holds exactly one PEM private key', () => {
     }));
     expect(() => readSigningKey(KEY1.publicPem, 'k.pub.pem')).toThrow(expect.objectContaining({ code: 'bad_signing_key', message: expect.stringContaining('k.pub.pem is a public key') }));
     expect(readSigningKey(KEY1.privatePem, 'k.key.pem').key_id).toBe('34750f98bd59fcfc');
+  });
+});
+
+describe('the vault under verification never vouches for itself', () => {
+  const UNAUTHENTICATED = 'UNAUTHENTICATED — chain and hashes intact, authorship not checked (no trusted key): anyone can write such a ledger';
+  const HINT = 'a trusted key comes from outside the vault under verification: --trust-key, LORETRACE_TRUSTED_KEYS, or --config <file> outside the vault';
+
+  /**
+   * A copy of FixtureLore holding the attacker's public key (key 2) and a `loretrace.config.json` that trusts it,
+   * and `forged.jsonl`: a closed session on that vault signed by the attacker's key (the runner holds key 1).
+   */
+  async function plantedVault(): Promise<{ vault: string; config: string; planted: string }> {
+    const vault = join(tmp.dir, 'vx', 'FixtureLore');
+    cpSync(FIXTURE_VAULT, vault, { recursive: true });
+    mkdirSync(join(vault, '.keys'));
+    const planted = write('vx/FixtureLore/.keys/attacker.pub.pem', KEY2.publicPem);
+    const config = write('vx/FixtureLore/loretrace.config.json', JSON.stringify({ trusted_keys: ['.keys/attacker.pub.pem'] }));
+    const s = await fixtureSession({ ledgerPath: join(tmp.dir, 'forged.jsonl'), signer: KEY2.signer, lore: vault });
+    await s.call('lore_read', { ref: R.territories });
+    await s.call('lore_read', { ref: R.factions });
+    await s.close();
+    return { vault, config, planted };
+  }
+
+  it("a key planted in the vault and trusted by the vault's own config: UNAUTHENTICATED, exit 1, a warning naming the ignored entry", async () => {
+    const { config, planted } = await plantedVault();
+    const r = await cli(['ledger', 'verify', 'forged.jsonl', '--lore', 'vx/FixtureLore']);
+    expect([r.code, r.stdout.split('\n')[0]!.split(';')[0], r.stdout.split('\n')[3], r.stderr]).toEqual([1, `forged.jsonl: ${UNAUTHENTICATED}`,
+      '  authorship not checked (no --trust-key); signed by key 6a3803d5f059902a, signature valid',
+      `loretrace: warning: ${config} /trusted_keys/0 ".keys/attacker.pub.pem" (${planted}): ignored — the vault's own config never supplies trust; ${HINT}\n`]);
+    expect(JSON.parse((await cli(['ledger', 'verify', 'forged.jsonl', '--lore', 'vx/FixtureLore', '--json'])).stdout)).toMatchObject({ valid: true, verdict: 'integrity_only', authorship: { checked: false } });
+    // The runner's real key refuses it, as before.
+    const k1 = writeTestKey(tmp.dir, 1);
+    const keyed = await cli(['ledger', 'verify', 'forged.jsonl', '--lore', 'vx/FixtureLore', '--trust-key', k1.publicPath]);
+    expect([keyed.code, keyed.stdout.split('\n')[0], keyed.stderr]).toEqual([1, 'forged.jsonl: INVALID — chain intact, authorship ledger_untrusted_signer; 6 records verify (seq 0-5)', '']);
+    // verify-trace on the exported fragment: no "checked against --trust-key" that nobody gave.
+    expect((await cli(['ledger', 'export', 'forged.jsonl', '--lore', 'vx/FixtureLore', '--out', 'forged.frag.json'])).code).toBe(0);
+    const trace = await cli(['verify-trace', '--lore', 'vx/FixtureLore', 'forged.frag.json']);
+    expect([trace.code, trace.stdout.split('\n').filter((l) => l.startsWith('  authorship')), trace.stdout.trimEnd().split('\n').at(-1)]).toEqual([1,
+      ['  authorship not checked (no --trust-key)'], `runner_captured: 6 entries: 6 ledger-backed and verified, 0 failed — ${UNAUTHENTICATED}`]);
+    expect(trace.stderr).toContain(`(${planted}): ignored — the vault's own config never supplies trust;`);
+  });
+
+  it('--config inside the vault, or a --config entry naming a key file inside it: ignored with a warning, exit 1', async () => {
+    const { config, planted } = await plantedVault();
+    const inside = await cli(['ledger', 'verify', 'forged.jsonl', '--lore', 'vx/FixtureLore', '--config', 'vx/FixtureLore/loretrace.config.json']);
+    expect([inside.code, inside.stdout.split('\n')[0]!.split(';')[0], inside.stderr]).toEqual([1, `forged.jsonl: ${UNAUTHENTICATED}`,
+      `loretrace: warning: ${config} /trusted_keys/0 ".keys/attacker.pub.pem" (${planted}): ignored — the config file is inside the vault vx/FixtureLore; ${HINT}\n`]);
+    mkdirSync(join(tmp.dir, 'conf'));
+    const outside = write('conf/trust.json', JSON.stringify({ trusted_keys: ['../vx/FixtureLore/.keys/attacker.pub.pem'] }));
+    const pointing = await cli(['ledger', 'verify', 'forged.jsonl', '--lore', 'vx/FixtureLore', '--config', 'conf/trust.json']);
+    expect([pointing.code, pointing.stdout.split('\n')[0]!.split(';')[0], pointing.stderr]).toEqual([1, `forged.jsonl: ${UNAUTHENTICATED}`,
+      `loretrace: warning: ${outside} /trusted_keys/0 "../vx/FixtureLore/.keys/attacker.pub.pem" (${planted}): ignored — the key file is inside the vault vx/FixtureLore; ${HINT}\n`]);
+  });
+
+  it('a key from outside the vault is trusted, and every report names where it came from', async () => {
+    await plantedVault();
+    const k2 = writeTestKey(tmp.dir, 2);
+    mkdirSync(join(tmp.dir, 'conf'));
+    const conf = write('conf/ok.json', JSON.stringify({ trusted_keys: ['../key2.pub.pem'] }));
+    const viaConfig = await cli(['ledger', 'verify', 'forged.jsonl', '--lore', 'vx/FixtureLore', '--config', 'conf/ok.json']);
+    expect([viaConfig.code, viaConfig.stdout.split('\n')[3]]).toEqual([0, `  authorship: signed by trusted key 6a3803d5f059902a (${k2.publicPath}, from --config ${conf})`]);
+    const viaEnv = await cli(['ledger', 'verify', 'forged.jsonl', '--lore', 'vx/FixtureLore'], { LORETRACE_TRUSTED_KEYS: k2.publicPath });
+    expect([viaEnv.code, viaEnv.stdout.split('\n')[3], viaEnv.stderr]).toEqual([0, `  authorship: signed by trusted key 6a3803d5f059902a (${k2.publicPath}, from LORETRACE_TRUSTED_KEYS)`, '']);
+    expect((await cli(['ledger', 'export', 'forged.jsonl', '--lore', 'vx/FixtureLore', '--out', 'ok.frag.json'])).code).toBe(0);
+    const authorship = async (args: string[], env: Record<string, string> = {}) => {
+      const r = await cli(['verify-trace', '--lore', 'vx/FixtureLore', 'ok.frag.json', ...args], env);
+      return [r.code, r.stdout.split('\n').filter((l) => l.startsWith('  authorship'))];
+    };
+    expect(await authorship(['--trust-key', k2.publicPath])).toEqual([0, ['  authorship: checked against --trust-key 6a3803d5f059902a']]);
+    expect(await authorship([], { LORETRACE_TRUSTED_KEYS: k2.publicPath })).toEqual([0, ['  authorship: checked against LORETRACE_TRUSTED_KEYS 6a3803d5f059902a']]);
+    expect(await authorship(['--config', 'conf/ok.json'])).toEqual([0, [`  authorship: checked against --config ${conf} 6a3803d5f059902a`]]);
   });
 });

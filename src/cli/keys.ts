@@ -6,15 +6,20 @@
  *   `SESSION_CLOSED` record;
  * - `--trust-key <public.pem>` (repeatable; `ledger verify`, `verify-trace`, `capture`, `capture check`,
  *   `lock verify`; else `LORETRACE_TRUSTED_KEYS`, a list of files separated by the platform's path
- *   delimiter, `:` on POSIX, unset when empty, an empty entry refused; else the config's `trusted_keys`): the
- *   public keys whose signature proves who wrote a ledger, one key per file. Flags replace the variable, and the variable the config; they do not add up;
+ *   delimiter, `:` on POSIX, unset when empty, an empty entry refused; else the `trusted_keys` of a config file
+ *   named with `--config` that is outside the vault): the public keys whose signature proves who wrote a ledger,
+ *   one key per file. Flags replace the variable, and the variable the config; they do not add up. The vault's
+ *   own `loretrace.config.json` (or a `--config` inside the vault) never supplies trust — a trust anchor read
+ *   from the data under verification lets whoever writes the vault vouch for a ledger they forged — and its
+ *   `trusted_keys` are ignored with a warning on stderr naming them;
  * - `--integrity-only`: without any trusted key, accept a report whose checks passed but whose ledger
  *   authorship was not checked (exit 0); its verdict still says so.
  */
-import { statSync } from 'node:fs';
-import { delimiter, dirname, resolve } from 'node:path';
+import { realpathSync, statSync } from 'node:fs';
+import { delimiter, dirname, isAbsolute, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { readSigningKey, readTrustedKey } from '../receipts/signing.js';
+export { trustOrigin } from '../receipts/signing.js';
 import type { LedgerSigner, TrustedKey, VerificationVerdict } from '../receipts/signing.js';
 import type { CliContext } from './context.js';
 import { LoretraceError, isLoretraceError } from '../errors.js';
@@ -59,9 +64,10 @@ export async function signerFromOptions(ctx: CliContext, opts: { signingKey?: st
 }
 
 /**
- * The trusted keys of `--trust-key`, else `LORETRACE_TRUSTED_KEYS`, else the config's `trusted_keys` (the
- * `--config` file, else `<--lore>/loretrace.config.json` when present; src/vault/config.ts), in the order given;
- * [] when none. Each source replaces the ones after it, they do not add up.
+ * The trusted keys of `--trust-key`, else `LORETRACE_TRUSTED_KEYS`, else the `trusted_keys` of the `--config`
+ * file when it is outside the vault ({@link configTrustedKeys}), in the order given; [] when none. Each source
+ * replaces the ones after it, they do not add up. Every key's `origin` says which source gave it
+ * ({@link trustOrigin}), so reports name the real source of trust.
  * @throws LoretraceError `file_not_found` (exit 2), `bad_trust_key` (exit 2) for a flag's or the variable's file
  *   (a variable's, its message starting `LORETRACE_TRUSTED_KEYS entry <n> of <m>: `); `bad_option` (exit 2) for
  *   a variable with an empty entry ({@link envTrustedKeyFiles});
@@ -72,7 +78,7 @@ export async function signerFromOptions(ctx: CliContext, opts: { signingKey?: st
 export async function trustedKeysFromOptions(ctx: CliContext, opts: { trustKey?: string[]; config?: string; lore?: string }): Promise<TrustedKey[]> {
   if (opts.trustKey && opts.trustKey.length > 0) {
     const keys: TrustedKey[] = [];
-    for (const file of opts.trustKey) keys.push(readTrustedKey(await readInputText(ctx, file, 'PEM public key', MAX_KEY_BYTES), file));
+    for (const file of opts.trustKey) keys.push({ ...readTrustedKey(await readInputText(ctx, file, 'PEM public key', MAX_KEY_BYTES), file), origin: '--trust-key' });
     return keys;
   }
   const files = envTrustedKeyFiles(ctx.env[TRUSTED_KEYS_VARIABLE]);
@@ -80,7 +86,7 @@ export async function trustedKeysFromOptions(ctx: CliContext, opts: { trustKey?:
   const keys: TrustedKey[] = [];
   for (const [i, file] of files.entries()) {
     try {
-      keys.push(readTrustedKey(await readInputText(ctx, file, 'PEM public key', MAX_KEY_BYTES), file));
+      keys.push({ ...readTrustedKey(await readInputText(ctx, file, 'PEM public key', MAX_KEY_BYTES), file), origin: TRUSTED_KEYS_VARIABLE });
     } catch (e) {
       if (!isLoretraceError(e)) throw e;
       // The same code and exit, the message naming where the file came from: no flag names it.
@@ -95,7 +101,7 @@ const TRUSTED_KEYS_VARIABLE = 'LORETRACE_TRUSTED_KEYS';
 
 /**
  * The key files `LORETRACE_TRUSTED_KEYS` lists, split on the platform's path delimiter (`:` on POSIX, `;` on
- * Windows, as `PATH`). Unset or the empty string gives [] (the config's `trusted_keys` then apply): `VAR= cmd`
+ * Windows, as `PATH`). Unset or the empty string gives [] (the `--config` file's `trusted_keys` then apply): `VAR= cmd`
  * is how a shell clears a variable for one command, and `LORETRACE_SIGNING_KEY` and `SOURCE_DATE_EPOCH` read
  * `''` the same way. A non-empty value with an empty entry (`":"`, `"a.pem:"`, `"a.pem::b.pem"`) is refused:
  * it names no file where one was written, and dropping it would quietly check fewer keys than were meant.
@@ -111,20 +117,59 @@ function envTrustedKeyFiles(value: string | undefined): string[] {
   return files;
 }
 
+/** True when `path` is `folder` or lies below it (both absolute; symbolic links resolved where they exist). */
+function isInside(path: string, folder: string): boolean {
+  const real = (p: string): string => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return p;
+    }
+  };
+  const rel = relative(real(folder), real(path));
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
 /**
- * The config's `trusted_keys`, each path resolved against the config file's folder; [] when there is no config
- * (no `--config`, and no `--lore` or no `loretrace.config.json` in it) or it lists none.
- * @throws LoretraceError as {@link trustedKeysFromOptions} for a config entry.
+ * The `trusted_keys` of the config file named with `--config`, each path resolved against the config file's
+ * folder; [] when there is no `--config` or it lists none. Trust never comes from inside the vault being
+ * verified (`--lore`): whoever can write the vault could otherwise plant a key and a config naming it, and every
+ * ledger they sign would verify (docs/PROXY.md: the lore itself is untrusted input). So the vault's own
+ * `loretrace.config.json`, a `--config` inside the vault, and a `--config` entry whose key file lies inside the
+ * vault are ignored, each with a warning on stderr naming the config file, the entry and the key file
+ * (`loretrace: warning: …/loretrace.config.json /trusted_keys/0 ".keys/attacker.pub.pem" (…): ignored — …`).
+ * A vault config that cannot be read is not reported here (indexing the vault reports it).
+ * @throws LoretraceError as {@link trustedKeysFromOptions} for a `--config` entry.
  */
 async function configTrustedKeys(ctx: CliContext, opts: { config?: string; lore?: string }): Promise<TrustedKey[]> {
-  if (opts.config === undefined && opts.lore === undefined) return [];
-  const vault = resolve(ctx.cwd, opts.lore ?? '.');
-  const { config, file } = await loadVaultConfig(vault, { ...(opts.config !== undefined ? { configPath: opts.config } : {}), cwd: ctx.cwd });
+  const vault = opts.lore !== undefined ? resolve(ctx.cwd, opts.lore) : null;
+  const ignore = (file: string, pointer: string, entry: string, path: string, why: string) => ctx.stderr(`loretrace: warning: ${file} ${pointer} ${JSON.stringify(entry)} (${path}): ignored — ${why}; a trusted key comes from outside the vault under verification: --trust-key, ${TRUSTED_KEYS_VARIABLE}, or --config <file> outside the vault\n`);
+  if (opts.config === undefined) {
+    if (vault === null) return [];
+    let loaded: Awaited<ReturnType<typeof loadVaultConfig>>;
+    try {
+      loaded = await loadVaultConfig(vault, { cwd: ctx.cwd });
+    } catch {
+      return [];
+    }
+    const { config, file } = loaded;
+    if (file !== null) (config.trusted_keys ?? []).forEach((entry, i) => ignore(file, `/trusted_keys/${i}`, entry, resolve(dirname(file), entry), 'the vault\'s own config never supplies trust'));
+    return [];
+  }
+  const { config, file } = await loadVaultConfig(vault ?? ctx.cwd, { configPath: opts.config, cwd: ctx.cwd });
   if (file === null || !config.trusted_keys) return [];
   const keys: TrustedKey[] = [];
   for (const [i, entry] of config.trusted_keys.entries()) {
     const pointer = `/trusted_keys/${i}`;
     const path = resolve(dirname(file), entry);
+    if (vault !== null && isInside(file, vault)) {
+      ignore(file, pointer, entry, path, `the config file is inside the vault ${opts.lore}`);
+      continue;
+    }
+    if (vault !== null && isInside(path, vault)) {
+      ignore(file, pointer, entry, path, `the key file is inside the vault ${opts.lore}`);
+      continue;
+    }
     let pem: string;
     try {
       pem = await readInputText(ctx, path, 'PEM public key', MAX_KEY_BYTES);
@@ -133,7 +178,7 @@ async function configTrustedKeys(ctx: CliContext, opts: { config?: string; lore?
       throw new LoretraceError('bad_config', `config file ${file} ${pointer}: cannot read trusted key ${JSON.stringify(entry)} (${path}): ${why}`, { file, pointer, expected: 'a readable PEM public key file, its path relative to the config file' }, 2);
     }
     try {
-      keys.push(readTrustedKey(pem, path));
+      keys.push({ ...readTrustedKey(pem, path), origin: `--config ${file}` });
     } catch (e) {
       if (!isLoretraceError(e)) throw e;
       throw new LoretraceError('bad_trust_key', `config file ${file} ${pointer}: ${e.message}`, { file, pointer, expected: e.details.expected ?? 'an Ed25519 PEM public key' }, 2);

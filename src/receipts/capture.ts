@@ -551,7 +551,7 @@ function reviewNotes(input: AssembleCaptureInput, packetSha: string, rawSha: str
     notes.push(`Receipts from ledger ${rc.file}: ${chainVerifies(l) ? 'verifies' : 'does NOT verify'} (${count(l.records, 'record')}, ${l.closed ? 'closed' : 'NOT closed'}, head ${l.head_hash ?? 'none'}); it pins this packet's id and sha256.`);
     const a = l.authorship;
     notes.push(!a.checked
-      ? `Authorship not checked (no --trust-key): the chain shows the records hang together, not who wrote them (${a.key_id ? `signed by key ${a.key_id}, not checked against a trusted key` : 'the ledger is unsigned'}); whoever can write the file could have written it, so the capture stays draft (ledger_authorship_not_checked) — pass --trust-key (or trusted_keys in the config) to make authorship, and acceptance, possible.`
+      ? `Authorship not checked (no --trust-key): the chain shows the records hang together, not who wrote them (${a.key_id ? `signed by key ${a.key_id}, not checked against a trusted key` : 'the ledger is unsigned'}); whoever can write the file could have written it, so the capture stays draft (ledger_authorship_not_checked) — pass --trust-key (or LORETRACE_TRUSTED_KEYS, or trusted_keys in a --config file outside the vault) to make authorship, and acceptance, possible.`
       : a.status === 'trusted' ? `Authorship: the ledger is ${a.detail}.` : `Authorship FAILED: ${a.detail}.`);
     const f = r.refusals;
     if (f && f.refused > 0) notes.push(`Refused tool calls: ${f.refused} of ${f.calls} (${f.codes.map(([c, n]) => `${c} ${n}`).join(', ')}); the ledger records each one's true reason.`);
@@ -859,6 +859,86 @@ function compareDerivedFields(stored: Obj, derived: AssembledCapture, file: stri
   const iso = derived.isolation;
   for (const key of ['isolation_method', 'fork_context', 'hidden_context_refs'] as const) {
     if (!same(isolation[key], iso[key])) push('capture_review_mismatch', `/isolation/${key}`, `isolation.${key} is ${JSON.stringify(isolation[key])} but the packet gives ${JSON.stringify(iso[key])}`);
+  }
+  return out;
+}
+
+/** The lanes in which the responder or the coordinator looked lore up: their captures rest on receipts. */
+const RESEARCH_MODES: readonly string[] = ['responder_scoped_repository_search', 'coordinator_scoped_retrieval'];
+
+/**
+ * `research_trace_empty` (error, pointer `/lore_access/research_trace`) when a capture states
+ * `lore_access.research_trace_status: "runner_captured"` but its `lore_access.research_trace` holds no entry;
+ * null otherwise. A runner_captured status is a claim that the runner recorded the lookups; with no entry
+ * there is no receipt to check, and a capture with no consulted lore fails (seed 001: "No consulted refs
+ * means the research-enabled response failed at the first hurdle"). `capture check` applies it whether or not
+ * a lock lists the capture: dropping one entry of a backed trace stays allowed, dropping every one is not.
+ */
+export function emptyRunnerTrace(capture: unknown, file: string): Finding | null {
+  if (!isJsonObject(capture) || !isJsonObject(capture.lore_access)) return null;
+  const access = capture.lore_access;
+  if (access.research_trace_status !== 'runner_captured') return null;
+  if (Array.isArray(access.research_trace) && access.research_trace.length > 0) return null;
+  return {
+    code: 'research_trace_empty', severity: 'error', path: file, pointer: '/lore_access/research_trace',
+    message: `lore_access.research_trace_status is "runner_captured" (mode ${JSON.stringify(access.mode)}) but lore_access.research_trace has no entry: a runner_captured claim with no receipt proves nothing, and a research-enabled response that consulted nothing fails (seed 001)`,
+  };
+}
+
+/** The leakage flags a capture check can re-derive without the packet: those of hidden names, hidden text and raw state. */
+const PACKETLESS_FLAGS = ['private_state_leak', 'author_only_leak', 'future_branch_leak', 'raw_state_soup'] as const;
+
+/**
+ * What `capture check` holds a capture to when its review cannot be re-derived — no lock lists the capture,
+ * or the lock that does lists no packet — so neither its receipts nor the packet it answered are known
+ * (`why` says which, for the message). Findings (error, `path` = `file`):
+ * - `capture_review_not_rederived` (pointer `/review_status`): always. Without receipts its `review_status`,
+ *   `failure_labels` and leakage flags are the file's say-so (seed 001: "a receipt that anyone could write by
+ *   hand is worthless"), so the capture is never `verified` and never accepted (`--require-accepted`).
+ * - `capture_review_mismatch` (pointer `/leakage_audit/<flag>`): the leakage audit (`auditLeakage`) re-run
+ *   over the capture's own `raw_output` (its JSON parse when it is JSON) with what is known without the packet —
+ *   the capture's `isolation.hidden_context_refs` (the packet's `omitted_context_refs`, copied by `capture`)
+ *   as the hidden refs, their notes' names and text from the vault, and raw-state markers and scores — sets a
+ *   flag the capture leaves false. Only the flags of {@link PACKETLESS_FLAGS} and only in that direction: the
+ *   packet's visible text (which a responder may repeat) and its prompt (parroting) are unknown here, so a flag
+ *   the capture sets is kept, never called a mismatch.
+ * - `claimed_not_read` (pointer of the entry): in a research lane (`responder_scoped_repository_search`,
+ *   `coordinator_scoped_retrieval`) or under `research_trace_status: "runner_captured"`, every
+ *   `lore_access.consulted_refs` / `followed_refs` entry: no receipt shows it read. A ref the packet's policy
+ *   denies (hidden, future-era, outside the allowed prefixes) is among them: without receipts nothing is read.
+ * Never throws; [] for a value that is not a capture object.
+ */
+export function unrederivedReview(capture: unknown, file: string, index: VaultIndex, why: string): Finding[] {
+  if (!isJsonObject(capture)) return [];
+  const out: Finding[] = [];
+  const push = (code: string, pointer: string, message: string) => out.push({ code, severity: 'error', path: file, pointer, message });
+  push('capture_review_not_rederived', '/review_status', `the review was not re-derived: ${why}, so the receipts and the packet it answered are unknown; review_status ${JSON.stringify(capture.review_status)}, its failure_labels and its leakage flags are the file's say-so`);
+  if (typeof capture.raw_output === 'string') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(capture.raw_output) as unknown;
+    } catch {
+      parsed = undefined;
+    }
+    const isolation = isJsonObject(capture.isolation) ? capture.isolation : {};
+    const hidden = Array.isArray(isolation.hidden_context_refs) ? isolation.hidden_context_refs.filter((r): r is string => typeof r === 'string') : [];
+    const { audit, hits } = auditLeakage({
+      rawOutput: capture.raw_output, ...(parsed !== undefined ? { parsed } : {}), index,
+      packet: { hidden_context_audit: { omitted_context_refs: hidden }, packet_prompt_text: '', visible_context: { local_context_prompt: '', source_excerpts: [] }, lore_access: {} },
+    });
+    const stored = isJsonObject(capture.leakage_audit) ? capture.leakage_audit : {};
+    for (const flag of PACKETLESS_FLAGS) {
+      if (!audit[flag] || stored[flag] === true) continue;
+      const hit = hits.find((h) => h.flag === flag)!;
+      push('capture_review_mismatch', `/leakage_audit/${flag}`, `leakage_audit.${flag} is ${JSON.stringify(stored[flag])} but capture check's own leakage audit (without the packet: the capture's isolation.hidden_context_refs and the vault) gives true: ${JSON.stringify(hit.matched)} — ${hit.source}`);
+    }
+  }
+  const access = isJsonObject(capture.lore_access) ? capture.lore_access : {};
+  if (RESEARCH_MODES.includes(access.mode as string) || access.research_trace_status === 'runner_captured') {
+    for (const key of ['consulted_refs', 'followed_refs'] as const) {
+      const refs = Array.isArray(access[key]) ? (access[key] as unknown[]) : [];
+      refs.forEach((ref, i) => push('claimed_not_read', `/lore_access/${key}/${i}`, `lore_access.${key} names ${JSON.stringify(ref)}, which no receipt shows ${key === 'consulted_refs' ? 'served' : 'followed'}: ${why}`));
+    }
   }
   return out;
 }

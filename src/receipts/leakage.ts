@@ -87,9 +87,24 @@ export interface AuditLeakageInput {
   rawOutput: string;
   /** Its JSON parse, when it is JSON (string values are then what is scanned). */
   parsed?: unknown;
-  packet: ResponderPacket;
+  /** The packet the responder answered (a {@link ResponderPacket}), or the part of it a caller knows ({@link LeakagePacket}). */
+  packet: LeakagePacket;
   /** The vault: omitted lore refs are expanded to their notes' titles, aliases and paths; notes outside the prefixes are named. */
   index: VaultIndex;
+}
+
+/**
+ * The fields of a responder packet the audit reads: the omitted refs (hidden names and text), the prompt (parroting),
+ * the visible text the responder may repeat (prompt, local context prompt, source excerpts) and the traversal
+ * policy's `allowed_prefixes` (notes named outside them are reported). A {@link ResponderPacket} is one; `capture
+ * check` builds one from a capture alone when no lock gives it the packet (src/receipts/capture.ts
+ * `unrederivedReview`: the capture's `isolation.hidden_context_refs`, no prompt, no visible text, no policy).
+ */
+export interface LeakagePacket {
+  hidden_context_audit: { omitted_context_refs: readonly string[] };
+  packet_prompt_text: string;
+  visible_context: { local_context_prompt: string; source_excerpts: readonly { text: string }[] };
+  lore_access: { traversal_policy?: { allowed_prefixes: readonly string[] } };
 }
 
 /** Every string value of a JSON value, depth first in document order (keys are not included). */
@@ -202,7 +217,7 @@ function notesUnder(ref: string, index: VaultIndex): NoteRecord[] {
 }
 
 /** Hits on omitted refs: the entry itself and, for a lore ref, every name of the notes under it, then their text quoted verbatim. */
-function omittedHits(scan: ScannedText, packet: ResponderPacket, index: VaultIndex): LeakageHit[] {
+function omittedHits(scan: ScannedText, packet: LeakagePacket, index: VaultIndex): LeakageHit[] {
   const hits: LeakageHit[] = [];
   const visible = visibleShingles(packet);
   packet.hidden_context_audit.omitted_context_refs.forEach((ref, i) => {
@@ -243,7 +258,7 @@ function hiddenChunks(ref: string, notes: readonly NoteRecord[], index: VaultInd
 }
 
 /** Every {@link SHINGLE_WORDS}-token run of the packet's visible text (prompt and source excerpts), which the responder may repeat. */
-function visibleShingles(packet: ResponderPacket): Set<string> {
+function visibleShingles(packet: LeakagePacket): Set<string> {
   const v = packet.visible_context;
   const texts = [packet.packet_prompt_text, v.local_context_prompt, ...v.source_excerpts.map((e) => e.text)];
   const out = new Set<string>();
@@ -276,7 +291,7 @@ function quotedShingle(scan: ScannedText, text: string, visible: ReadonlySet<str
  * or alias without an upper-case letter or digit (`index`, `notes`) is a common word, not a proper name, and
  * is not searched; paths always are.
  */
-function outOfPrefixHits(scan: ScannedText, packet: ResponderPacket, index: VaultIndex): LeakageHit[] {
+function outOfPrefixHits(scan: ScannedText, packet: LeakagePacket, index: VaultIndex): LeakageHit[] {
   const policy = packet.lore_access.traversal_policy;
   if (!policy) return [];
   const prefixes: string[] = [];
@@ -354,7 +369,7 @@ function shown(s: string): string {
 }
 
 /** The audit's notes: what was scanned, each hit, and which booleans a reviewer must confirm. */
-function auditNotes(audit: LeakageAudit, hits: LeakageHit[], scanned: string, packet: ResponderPacket): string[] {
+function auditNotes(audit: LeakageAudit, hits: LeakageHit[], scanned: string, packet: LeakagePacket): string[] {
   const notes = [`Automated first pass by loretrace over ${scanned}: omitted refs (names, titles, aliases, paths, and their notes' text quoted ${SHINGLE_WORDS}+ words verbatim), notes outside the policy's allowed_prefixes, raw-state markers and numeric dimension scores, verbatim prompt lines of ${PARROT_MIN_CHARS}+ characters.`];
   for (const h of hits) {
     notes.push(h.flag === null

@@ -17,6 +17,7 @@ import { closeSync, fdatasync, fdatasyncSync, fsyncSync, openSync, writeSync } f
 import { dirname } from 'node:path';
 import { LoretraceError } from '../errors.js';
 import { openExclusiveNoFollow } from '../safe-write.js';
+import { isJsonObject } from '../contracts/json-object.js';
 import type { Finding } from '../errors.js';
 import type { VaultIndex } from '../types.js';
 import { readIndexedLines } from '../proxy/safe-read.js';
@@ -509,6 +510,7 @@ export async function verifyLedger(text: string, options: VerifyLedgerOptions = 
   }
   const chainIntact = report.first_bad_seq === null;
   if (version === LEDGER_SCHEMA_VERSION) report.totals.unanswered = checkCallPairing(good, !chainIntact ? 'broken' : report.closed ? 'closed' : 'open', findings, at);
+  if (version === LEDGER_SCHEMA_VERSION && chainIntact && report.closed) checkClosingTotals(good[good.length - 1]!, report.totals, findings, at(good.length));
   if (good.length > 0) checkServedPolicy(viewLedger(good), options.index, findings, file);
   if (report.first_bad_seq === null) {
     if (options.head !== undefined && options.head !== report.head_hash) {
@@ -540,8 +542,27 @@ export async function verifyLedger(text: string, options: VerifyLedgerOptions = 
 /** Findings of records that chain correctly but break a rule of their session (they set `first_bad_seq`). */
 const SESSION_RULE_CODES: ReadonlySet<string> = new Set([
   'ledger_outcome_without_call', 'ledger_call_answered_twice', 'ledger_call_tool_mismatch', 'ledger_call_without_outcome',
-  'ledger_policy_violation', 'ledger_depth_exceeded',
+  'ledger_policy_violation', 'ledger_depth_exceeded', 'ledger_totals_mismatch',
 ]);
+
+/**
+ * v3, a closed ledger whose chain verifies: the `tool_calls`, `ok` and `refused` its `SESSION_CLOSED` record
+ * states (both writers put them in `totals`: the proxy session, src/proxy/session.ts, and `retrieve`,
+ * src/receipts/retrieve-ledger.ts) must be the counts of its outcome records (`TOOL_RESULT` ok, `TOOL_REFUSED`
+ * refused) — `counted`, the report's totals. A count that is not the record's is `ledger_totals_mismatch` (error,
+ * at the closing record's line): the closing record — and a signature over it — then vouches for another
+ * session than the records hold, as a chain re-hashed after a record was inserted or removed does. A total the
+ * record does not carry (another writer's) is not compared. Seed 003: totals are part of the receipt.
+ */
+function checkClosingTotals(closing: Record<string, unknown>, counted: LedgerVerifyReport['totals'], findings: Finding[], at: Pick<Finding, 'path' | 'line'>): void {
+  const stated = isJsonObject(closing['totals']) ? closing['totals'] : {};
+  const off = (['tool_calls', 'ok', 'refused'] as const).filter((k) => typeof stated[k] === 'number' && stated[k] !== counted[k]);
+  if (off.length === 0) return;
+  findings.push({
+    code: 'ledger_totals_mismatch', severity: 'error', ...at, pointer: '/totals',
+    message: `the ${String(closing['kind'])} record's totals say ${off.map((k) => `${k} ${String(stated[k])}`).join(', ')}, but the ledger's outcome records give ${off.map((k) => `${k} ${counted[k]}`).join(', ')}: records were added or removed after the session closed them, or the totals were edited`,
+  });
+}
 
 /**
  * v3: every `TOOL_CALL` is answered by exactly one later outcome record (`TOOL_RESULT` / `TOOL_REFUSED`)

@@ -58,6 +58,11 @@ export interface TrustedKey {
   public_key: string;
   /** The file it was read from (for messages), or null. */
   source: string | null;
+  /**
+   * Which source of trust gave it, for reports (src/cli/keys.ts `trustOrigin`): `--trust-key`,
+   * `LORETRACE_TRUSTED_KEYS`, `--config <file>`; absent when a library caller built it.
+   */
+  origin?: string;
 }
 
 /** The raw 32 bytes of an Ed25519 public key, base64url (the JWK `x` member, RFC 8037). */
@@ -318,10 +323,11 @@ export function checkLedgerAuthorship(closing: Record<string, unknown> | null, t
     };
   };
   const trustedIds = trusted.map((k) => k.key_id).join(', ');
+  const from = trustOrigin(trusted);
   if (signature === undefined) {
     const why = closing === null ? 'the ledger has no SESSION_CLOSED record (a runner signs when it closes the ledger)' : 'its SESSION_CLOSED record carries no signature (the runner ran without --signing-key)';
     return checked
-      ? result('unsigned', `the ledger is unsigned: ${why}; --trust-key ${trustedIds} asks for a ledger signed by one of those keys`)
+      ? result('unsigned', `the ledger is unsigned: ${why}; ${from} ${trustedIds} asks for a ledger signed by one of those keys`)
       : result('not_checked', `${AUTHORSHIP_NOT_CHECKED}; the ledger is unsigned`);
   }
   const problem = signatureProblem(closing!, signature);
@@ -329,5 +335,17 @@ export function checkLedgerAuthorship(closing: Record<string, unknown> | null, t
   if (!checked) return result('not_checked', `${AUTHORSHIP_NOT_CHECKED}; signed by key ${signature.key_id}, signature valid`);
   const match = trusted.find((k) => k.public_key === signature.public_key);
   if (!match) return result('untrusted_signer', `the ledger is signed by key ${signature.key_id}, which is none of the trusted keys (${trustedIds}); its signature is valid, but a key anyone can make proves nothing`);
-  return result('trusted', `signed by trusted key ${signature.key_id}${match.source ? ` (${match.source})` : ''}`);
+  // A key given with --trust-key is named by its file, which the command line shows; any other source is named too.
+  const named = [match.source, match.origin !== undefined && match.origin !== '--trust-key' ? `from ${match.origin}` : null].filter((x): x is string => x !== null);
+  return result('trusted', `signed by trusted key ${signature.key_id}${named.length ? ` (${named.join(', ')})` : ''}`);
+}
+
+/**
+ * Where a list of trusted keys came from, for reports: the distinct {@link TrustedKey.origin}s in order —
+ * `--trust-key`, `LORETRACE_TRUSTED_KEYS`, `--config /abs/trust.json` (src/cli/keys.ts `trustedKeysFromOptions`
+ * sets them) — joined by `, `; `trusted keys` for keys without one (a library caller's). Never claims a flag that
+ * was not given.
+ */
+export function trustOrigin(keys: readonly TrustedKey[]): string {
+  return [...new Set(keys.map((k) => k.origin ?? 'trusted keys'))].join(', ');
 }

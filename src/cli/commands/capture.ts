@@ -3,7 +3,8 @@
  *   --lore <dir> --out <capture.json> --model-family <x> --reviewer <name> [--trust-key <public.pem>]... [--allow-invalid] [--force] [--json]`
  * and `loretrace capture check <captures or folders...> --lore <dir> [--trust-key <public.pem>]... [--integrity-only] [--json]`.
  *
- * Trusted keys (`--trust-key`, else `LORETRACE_TRUSTED_KEYS`, else the config's `trusted_keys`; src/cli/keys.ts):
+ * Trusted keys (`--trust-key`, else `LORETRACE_TRUSTED_KEYS`, else the `trusted_keys` of a `--config` file outside
+ * the vault; src/cli/keys.ts):
  * a ledger-backed capture reaches `accepted_as_draft` only when its ledger is signed by one of them; without
  * any it is `draft` (`ledger_authorship_not_checked`) and the output and the review notes say `authorship not
  * checked (no --trust-key)` (docs/RECEIPTS.md "Authorship"). `capture check` without any trusted key says
@@ -17,14 +18,16 @@
  *
  * `check` runs, per capture: the capture schema and cross-field rules, `verifyCaptureTrace` (the count `capture` makes) on its research_trace
  * entries (when it has any) and `verifyLock` on the lock that lists it (`findLockFor`: its own
- * `<name>.lock.json`, else the lock of its folder that lists it as an output); one report, totals
- * with zeros, exit 1 when any capture fails or (without `--integrity-only`) is only integrity-checked.
+ * `<name>.lock.json`, else the lock of its folder that lists it as an output); the review re-derived from what
+ * that lock lists (`recheckCaptureReview`), or — no lock, or a lock listing no packet — the findings of
+ * `unrederivedReview` (never verified: its receipts are unknown); `emptyRunnerTrace` on every capture. One report,
+ * totals with zeros, exit 1 when any capture fails or (without `--integrity-only`) is only integrity-checked.
  */
 import { createHash } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { LoretraceError, isLoretraceError } from '../../errors.js';
-import { assembleCapture, recheckCaptureReview, verifyCaptureTrace } from '../../receipts/capture.js';
+import { assembleCapture, emptyRunnerTrace, recheckCaptureReview, unrederivedReview, verifyCaptureTrace } from '../../receipts/capture.js';
 import type { AssembleCaptureResult, CaptureLoreSource, RecheckReviewInput } from '../../receipts/capture.js';
 import type { Finding } from '../../errors.js';
 import { LEAKAGE_FLAGS } from '../../receipts/leakage.js';
@@ -205,13 +208,17 @@ export interface CaptureCheck {
    */
   draft: string[];
   /**
-   * The review re-derived from the receipts the lock lists (`recheckCaptureReview`): one
-   * `capture_review_mismatch` finding per stored field that claims more than the receipts and the re-run
-   * leakage audit give (pointer `/review_status`, `/coordinator_review/failure_labels`, `/leakage_audit/<flag>`),
-   * or `capture_review_not_rederived`; empty when it matches or when no lock lists a packet for it.
+   * What the capture claims beyond what the check derives, every one an error: `research_trace_empty`
+   * (`emptyRunnerTrace`: runner_captured with no trace entry), then the review re-derived from the receipts the
+   * lock lists (`recheckCaptureReview`: one `capture_review_mismatch` per stored field that claims more than the
+   * receipts and the re-run leakage audit give — `/review_status`, `/coordinator_review/failure_labels`,
+   * `/leakage_audit/<flag>`, … —, `claimed_not_read`, or `capture_review_not_rederived`,
+   * `capture_packet_not_locked`, `capture_packet_mismatch`), or, when no lock lists the capture or its lock
+   * lists no packet, `unrederivedReview`'s findings (`capture_review_not_rederived` always). Empty only when the
+   * review was re-derived and matches (or the packet drifted under its lock, a failure reported as `packet_file`).
    */
   review: Finding[];
-  /** {@link notAcceptedReason} of the capture: what `--require-accepted` fails it for, or null. */
+  /** {@link notAcceptedReason} of the capture and its {@link review}: what `--require-accepted` fails it for, or null. */
   not_accepted: string | null;
 }
 
@@ -219,12 +226,19 @@ export interface CaptureCheck {
  * Why `capture check --require-accepted` refuses a capture, or null when it passes that gate: its
  * `review_status` is neither `accepted` nor `accepted_as_draft` (seed 001: only a reviewed capture moves on),
  * named with its `coordinator_review.failure_labels` — e.g. `not accepted: review_status draft (failure_labels
- * author_only_leak, raw_state_soup)`. A capture that is not JSON has no status: `review_status missing`.
+ * author_only_leak, raw_state_soup)`; or it says it is accepted but `review` (the check's findings on what it
+ * claims, {@link CaptureCheck.review}) is not empty — the status was not re-derived or claims more than the
+ * receipts give — named with the distinct codes in order: `not accepted: review_status accepted_as_draft is not
+ * upheld by the receipts (capture_review_not_rederived, claimed_not_read)`. A status typed by hand is not a
+ * receipt. A capture that is not JSON has no status: `review_status missing`.
  */
-export function notAcceptedReason(doc: unknown): string | null {
+export function notAcceptedReason(doc: unknown, review: readonly Finding[] = []): string | null {
   const d = doc as { review_status?: unknown; coordinator_review?: { failure_labels?: unknown } } | null;
   const status = d?.review_status;
-  if (status === 'accepted' || status === 'accepted_as_draft') return null;
+  if (status === 'accepted' || status === 'accepted_as_draft') {
+    if (review.length === 0) return null;
+    return `not accepted: review_status ${status} is not upheld by the receipts (${[...new Set(review.map((f) => f.code))].join(', ')})`;
+  }
   const labels = Array.isArray(d?.coordinator_review?.failure_labels) ? (d.coordinator_review.failure_labels as unknown[]).map(String) : [];
   const named = typeof status === 'string' ? `review_status ${status}` : 'review_status missing';
   return `not accepted: ${named} (${labels.length > 0 ? `failure_labels ${labels.join(', ')}` : 'no failure_labels'})`;
@@ -273,7 +287,7 @@ async function lockedLedger(ctx: CliContext, lockFile: string, doc: unknown): Pr
  * `raw_output_sha256`) nor a ledger. `recheck` is null when the lock cannot be read or lists no packet: the
  * review is then not re-derived, and the other checks say why.
  */
-async function lockedInputs(ctx: CliContext, lockFile: string, doc: unknown, file: string): Promise<{ receipts: LockedReceipts; recheck: Omit<RecheckReviewInput, 'index' | 'trustedKeys'> | null; problem: Finding | null }> {
+async function lockedInputs(ctx: CliContext, lockFile: string, doc: unknown, file: string): Promise<{ receipts: LockedReceipts; recheck: Omit<RecheckReviewInput, 'index' | 'trustedKeys'> | null; problem: Finding | null; noPacket?: true }> {
   let locked: ReturnType<typeof lockedTrace>;
   let lockDoc: { files?: unknown; raw_output_sha256?: unknown };
   let session: Record<string, unknown> | null = null;
@@ -291,7 +305,7 @@ async function lockedInputs(ctx: CliContext, lockFile: string, doc: unknown, fil
   const receipts = await lockedReceipts(ctx, lockFile, locked);
   const fail = (code: string, message: string): Finding => ({ code, severity: 'error', path: file, pointer: '/packet_ref', message });
   if (locked.packetProblem) return { receipts, recheck: null, problem: fail(locked.packetProblem.code, locked.packetProblem.message) };
-  if (!locked.packet) return { receipts, recheck: null, problem: null };
+  if (!locked.packet) return { receipts, recheck: null, problem: null, noPacket: true };
   try {
     const packetText = await readInputText(ctx, locked.packet.file, 'locked packet (JSON)');
     const sha = createHash('sha256').update(packetText, 'utf8').digest('hex');
@@ -370,6 +384,11 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex, truste
     return { file, validation, trace: null, lock: null, error: (e as Error).message, error_code: codeOf(e), verdict: 'failed', ok: false, draft: [], review: [], not_accepted: notAcceptedReason(doc) };
   }
   const fromLock = lockFile === null ? null : await lockedInputs(ctx, lockFile, doc, file);
+  // A capture no lock lists, or whose lock lists no packet, has no known receipts: its review is not
+  // re-derived, so it is never verified, and what can be checked without the packet is (leakage, refs).
+  const unknown = lockFile === null ? `no lock lists ${file} (neither ${basename(lockPathFor(file))} nor a *.lock.json of its folder)`
+    : fromLock?.noPacket ? `its lock ${shownPath(ctx, lockFile)} lists no packet` : null;
+  const empty = emptyRunnerTrace(doc, file);
   if (entries > 0) {
     try {
       trace = await verifyCaptureTrace(index, doc, file, { ...(fromLock?.receipts ?? {}), trustedKeys });
@@ -379,8 +398,11 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex, truste
     }
   }
   // The review is the receipts' verdict, not the file's say-so: re-derive it from what the lock lists.
-  const review: Finding[] = fromLock?.recheck ? await recheckCaptureReview(doc, file, { ...fromLock.recheck, index, trustedKeys })
-    : fromLock?.problem ? [fromLock.problem] : [];
+  const review: Finding[] = [
+    ...(empty ? [empty] : []),
+    ...(fromLock?.recheck ? await recheckCaptureReview(doc, file, { ...fromLock.recheck, index, trustedKeys })
+      : fromLock?.problem ? [fromLock.problem] : unknown !== null ? unrederivedReview(doc, file, index, unknown) : []),
+  ];
   let lock: LockVerificationReport | null = null;
   if (lockFile !== null) {
     try {
@@ -394,7 +416,7 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex, truste
   }
   const integrityOk = error === null && validation.valid && (trace === null || trace.integrity_ok) && (lock === null || lock.integrity_ok) && review.length === 0;
   const verdict = verificationVerdict(integrityOk, trace?.verdict === 'integrity_only' || lock?.verdict === 'integrity_only');
-  return { file, validation, trace, lock, error, error_code: errorCode, verdict, ok: verdict === 'verified', draft: draftReasons(doc, trace), review, not_accepted: notAcceptedReason(doc) };
+  return { file, validation, trace, lock, error, error_code: errorCode, verdict, ok: verdict === 'verified', draft: draftReasons(doc, trace), review, not_accepted: notAcceptedReason(doc, review) };
 }
 
 /**

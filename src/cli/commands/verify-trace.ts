@@ -35,7 +35,7 @@ import { findLockFor, lockListsOutput, lockedOutput, lockedTrace, openingSession
 import { lockedPacketFile } from '../outputs.js';
 import { MAX_LEDGER_BYTES, addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
 import { reportWithErrors } from './retrieve.js';
-import { addIntegrityOnlyOption, addTrustKeyOption, integrityOnlyVerdict, trustedKeysFromOptions, verdictPasses } from '../keys.js';
+import { addIntegrityOnlyOption, addTrustKeyOption, integrityOnlyVerdict, trustOrigin, trustedKeysFromOptions, verdictPasses } from '../keys.js';
 import type { IntegrityOnlyOption } from '../keys.js';
 import type { TrustedKey, VerificationVerdict } from '../../receipts/signing.js';
 
@@ -85,9 +85,14 @@ export function renderInputFile(f: NonNullable<TraceVerificationReport['input_fi
   return `  input: DRIFT              ${f.file} has sha256 ${f.sha256}, ${f.source} records ${f.locked_sha256}: the output changed after the run (write a new version instead)`;
 }
 
-/** Options of {@link renderVerification}: `integrityOnly` is `--integrity-only` (the verdict line's wording). */
+/**
+ * Options of {@link renderVerification}: `integrityOnly` is `--integrity-only` (the verdict line's wording);
+ * `trustedBy` names where the trusted keys came from (src/cli/keys.ts `trustOrigin`: `--trust-key`,
+ * `LORETRACE_TRUSTED_KEYS`, `--config <file>`), printed on the authorship line.
+ */
 export interface RenderVerificationOptions {
   integrityOnly?: boolean;
+  trustedBy?: string;
 }
 
 /**
@@ -158,7 +163,7 @@ export function renderVerification(report: TraceVerificationReport, options: Ren
     lines.push(`  ledger: ${l.disposition.padEnd(17)} ${l.file ?? '(text)'} ${l.ledger_id ?? '?'} (${plural(l.records, 'record')}${pin}${signer})`);
     if (l.detail) lines.push(`                 ${l.detail}`);
   }
-  if (report.ledgers.length > 0) lines.push(report.authorship.checked ? `  authorship: checked against --trust-key ${report.authorship.trusted_key_ids.join(', ')}` : `  ${report.authorship.note}`);
+  if (report.ledgers.length > 0) lines.push(report.authorship.checked ? `  authorship: checked against ${options.trustedBy ?? 'trusted keys'} ${report.authorship.trusted_key_ids.join(', ')}` : `  ${report.authorship.note}`);
   if (report.packet_file) lines.push(renderPacketFile(report.packet_file));
   if (report.input_file && report.input_file.disposition !== 'unchanged') lines.push(renderInputFile(report.input_file));
   for (const s of report.seeds) if (s.disposition === 'seed_not_consulted') lines.push(`  seed_not_consulted ${s.ref}: required seed never read in ledger ${s.ledger_id}`);
@@ -436,7 +441,7 @@ export function register(program: Command, ctx: CliContext): void {
           if (single) {
             const report = await verifyOne(ctx, files[0]!, index, ledgers, pins, lockFor(files[0]!), trustedKeys);
             if (opts.json) printJson(ctx, found.length > 0 ? { ...report, found_locks: found } : report);
-            else ctx.stdout(withFoundLock(renderVerification(report, opts), files[0]!, found));
+            else ctx.stdout(withFoundLock(renderVerification(report, { ...opts, trustedBy: trustOrigin(trustedKeys) }), files[0]!, found));
             return verdictPasses(report.verdict, opts) ? 0 : 1;
           }
           const outcomes: FileOutcome[] = [];
@@ -459,7 +464,7 @@ export function register(program: Command, ctx: CliContext): void {
           if (opts.json) {
             printJson(ctx, { schema_version: 'loretrace.trace_verification_set.v1', verdict, ok, totals, skipped: inputs.skipped, ...(found.length > 0 ? { found_locks: found } : {}), files: outcomes });
           } else {
-            for (const o of outcomes) ctx.stdout('report' in o ? withFoundLock(renderVerification(o.report, opts), o.file, found) : `verify-trace: ${o.file}: ERROR [${o.error.code}] ${o.error.message}\n`);
+            for (const o of outcomes) ctx.stdout('report' in o ? withFoundLock(renderVerification(o.report, { ...opts, trustedBy: trustOrigin(trustedKeys) }), o.file, found) : `verify-trace: ${o.file}: ERROR [${o.error.code}] ${o.error.message}\n`);
             for (const s of inputs.skipped) ctx.stdout(`skipped ${s.file}: ${s.reason}\n`);
             const said = verdict === 'verified' ? 'ok' : verdict === 'integrity_only' ? integrityOnlyVerdict(opts.integrityOnly === true) : 'FAILED';
             ctx.stdout(`${plural(totals.files, 'file')}: ${totals.ok} ok, ${totals.integrity_only} integrity-only, ${totals.failed} failed, ${totals.skipped} skipped, ${totals.draft} draft — ${said}\n`);
