@@ -406,10 +406,13 @@ describe.skipIf(!hasShared)(`every real Ghostlight draft keeps its prompt lines 
       ['lore.ganymede_route_compact.chunk0', 'Ganymede Route Compact.md#chunk0', 'The Compact established rescue obligations, shared hazard ledgers, route-steward representation, and a new legal status for navigator councils in convoy arbitration.'],
       ['lore.lightsail_express.chunk0', 'Lightsail Express.md#chunk0', 'Lightsail Express is the bulk-carrier and convoy management arm most closely associated with the Cetacean Navigators. It makes its money not from glamour but from being the boring answer that still arrives, even across routes where trust has become scarce.'],
     ]);
-    expect(lore.slice(5).map((e) => e.ref_id)).toEqual(['lore.territories.chunk2', 'lore.index.chunk0', 'lore.pan_solar_consortium.chunk1', 'lore.aya_collective.chunk5', 'lore.neuromorphic_firmware.chunk2']);
-    // The seed Aya Collective is cited by a sentence of its own, not by the list fragment "- shared clinics and
-    // rights-oriented research networks" its traversal chunk offered (a piece of "Aya's economy centers on:").
-    expect(lore[8]?.text).toBe('Emergency paper is supposed to pass through the hands that need it, do its work, and lose force before it can become inheritance.');
+    expect(lore.slice(5).map((e) => e.ref_id)).toEqual(['lore.territories.chunk8', 'lore.index.chunk0', 'lore.pan_solar_consortium.chunk1', 'lore.thermal_signature_warfare.chunk4', 'lore.megas.chunk8']);
+    // The seed Territories is cited from its "Jovian Space" section, which serves the draft's Ganymede Route
+    // Compact excerpt, not from its Earth section, which shares two words with the observed event.
+    expect(lore[5]?.text).toBe(
+      'Jupiter and its moons are where corridor politics, shipbuilding, heavy research, and outer-system logistics begin to displace purely planetary power. Ganymede becomes crucial because it sits at the overlap of route law, dock labor, and industrial support. The Ganymede Route Compact is one of the foundational moments in the rise of the Cetacean Navigators.',
+    );
+    // No list fragment such as "- shared clinics and rights-oriented research networks" (a piece of "Aya's economy centers on:").
     expect(lore.every((e) => !/^- \p{Ll}/u.test(e.text))).toBe(true);
     expect(r.capture!.research_trace.slice(0, 5).map((t) => [t.source_path.split('/').pop(), t.line_start, t.line_end, t.used_for.replace(/, which cites .*: shares/, ': shares')])).toEqual([
       ['Cold Wake Panic.md', 7, 7, 'verifies /visible_context/source_excerpts/3 lore.cold_wake_heat_debt: shares 14 of its 21 terms (5 needed to support it)'],

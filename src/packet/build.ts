@@ -36,7 +36,7 @@ import { hiddenTextForm, hiddenTextIn } from '../contracts/rules.js';
 import { formatRef, isUnderPrefix } from '../refs/ref.js';
 import { applyResearchSection, loreLabel, mergeSourceSection, parseSourceSection, reconcileLaneLines, renderResearchSection, renderSourceSection, researchSectionLines, RESEARCH_OUTPUT_FIELDS } from './prompt.js';
 import { excerptBudget, requirementOverlap, sceneRequirements, selectWithinBudget, servedRequirement, unmetRequirements } from './requirements.js';
-import type { BudgetCandidate, ExcerptBudget, SceneRequirement, UnmetRequirement } from './requirements.js';
+import type { BudgetCandidate, DraftLoreRequirement, ExcerptBudget, SceneRequirement, UnmetRequirement } from './requirements.js';
 import { compactExcerpt } from '../excerpts/compact.js';
 import type { CompactPick } from '../excerpts/compact.js';
 import { makeTraceEntry, traceNotePath } from '../excerpts/trace.js';
@@ -616,6 +616,23 @@ function verifyDraftLore(ctx: BuildContext, kept: readonly SourceExcerpt[]): { o
 }
 
 /**
+ * The draft's lore excerpts as scene requirements ({@link sceneRequirements}): each lore excerpt with a text
+ * (in draft order) is the author's statement of what lore the scene needs, so a note's excerpt is chosen by
+ * it as by a projected-context requirement. One whose text contains an omitted ref or a raw-state marker is
+ * left out (an excerpt's `used_for` may quote the requirement it serves; {@link verifyCitation} does not
+ * search it either).
+ */
+function draftLoreRequirements(ctx: BuildContext): DraftLoreRequirement[] {
+  const out: DraftLoreRequirement[] = [];
+  ctx.draft.visible_context.source_excerpts.forEach((ex, index) => {
+    if (sourceParts(ex.source_ref, ctx.ns).kind !== 'lore' || ex.text.trim() === '') return;
+    if (hiddenTextIn(ex.text, ctx.omitted) !== null) return;
+    out.push({ index, ref_id: ex.ref_id, text: ex.text });
+  });
+  return out;
+}
+
+/**
  * Coordinator step f: one `draft_lore_excerpt_dropped` finding per draft lore excerpt, saying what stands in
  * for its paraphrase in the packet: the verified excerpts of its cited refs the budget kept (ref_id, ref,
  * lines), or that none does (its refs were refused, supported nothing, or their excerpts were cut).
@@ -733,6 +750,26 @@ function candidateChunks(ctx: BuildContext, path: string, chosen: number, focus:
   return [...first, ...rest];
 }
 
+/**
+ * The chunk of `chunks` whose text (a heading section of the note) serves a scene requirement
+ * ({@link servedRequirement}: the terms serving takes), the most requirement terms first, then the earlier in
+ * `chunks`; null when none does.
+ */
+function servingSection(chunks: readonly Chunk[], requirements: readonly SceneRequirement[]): { chunk: Chunk; served: { index: number; terms: number } } | null {
+  let best: { chunk: Chunk; served: { index: number; terms: number } } | null = null;
+  for (const chunk of chunks) {
+    const served = servedRequirement(chunk.text, requirements);
+    if (served !== null && (best === null || served.terms > best.served.terms)) best = { chunk, served };
+  }
+  return best;
+}
+
+/** How a finding names a chunk: its last heading in quotation marks (`"Jovian Space"`), else `chunk N`. */
+function sectionName(chunk: Chunk): string {
+  const heading = chunk.heading_path[chunk.heading_path.length - 1];
+  return heading !== undefined && heading !== '' ? `${JSON.stringify(heading)} (chunk ${chunk.chunk_index})` : `chunk ${chunk.chunk_index}`;
+}
+
 /** Most chunks of one note {@link compactCandidate} tries (the traversal's chunk and the best others). */
 const MAX_CHUNKS_TRIED = 8;
 
@@ -780,9 +817,13 @@ function pickCandidate(
  * exactly the lines those sentences touch, with a `used_for` from {@link compactUsedFor}; the traversal's own
  * note on how the note was reached follows after `; reached: `. The chunks are tried in
  * {@link candidateChunks} order (at most {@link MAX_CHUNKS_TRIED}): of the picks that may reach the packet
- * ({@link withholdReason}), the first self-contained one with a query term wins, else the first
- * self-contained one, else the first one. Returns the candidate, or null with the reason of the first chunk
- * that failed (`withheld`).
+ * ({@link withholdReason}), the first self-contained one that serves a scene requirement wins
+ * ({@link servedRequirement}), else the first self-contained one with a query term, else the first
+ * self-contained one, else the first one. Why a requirement first: the traversal ranks a note's chunks by
+ * its walk queries alone, and a chunk that shares a word or two with one of them (on Sella, Territories'
+ * Earth section, by "clean" in the observed event) is not what the scene needs when another section of the
+ * same note serves one of its requirements (the Jovian section, the Ganymede Route Compact paraphrase).
+ * Returns the candidate, or null with the reason of the first chunk that failed (`withheld`).
  */
 function compactCandidate(
   ctx: BuildContext,
@@ -793,7 +834,7 @@ function compactCandidate(
   usedIds: ReadonlySet<string>,
 ): { cand: LoreCandidate | null; withheld: string | null; moved: string | null } {
   const served = servedRequirement(trace.extracted_constraint, requirements);
-  const focus = served !== null ? [(requirements[served.index] as SceneRequirement).text] : requirements.map((r) => r.text);
+  let focus = served !== null ? [(requirements[served.index] as SceneRequirement).text] : requirements.map((r) => r.text);
   const path = traceNotePath(trace.source_path);
   const seed = ctx.compiled.seeds.includes(path);
   const ownSeed = seed ? formatRef(ctx.ns, path) : seedRef;
@@ -803,7 +844,23 @@ function compactCandidate(
   let ownChunk: string | null = null;
   // Best kept so far: rank 2 = self-contained with a query term (taken at once), 1 = self-contained, 0 = other.
   let kept: { cand: LoreCandidate; rank: number } | null = null;
-  for (const chunk of candidateChunks(ctx, path, trace.chunk_index, focus).slice(0, MAX_CHUNKS_TRIED)) {
+  let tried = candidateChunks(ctx, path, trace.chunk_index, focus).slice(0, MAX_CHUNKS_TRIED);
+  // Set when a section of the note that serves a requirement is tried first: its chunk and what it serves.
+  let serving: { chunk: number; says: string } | null = null;
+  if (served === null) {
+    // The traversal's lines serve no requirement: a section of the note that does is tried first, for that requirement.
+    const section = servingSection(tried, requirements);
+    if (section !== null && section.chunk.chunk_index !== trace.chunk_index) {
+      const r = requirements[section.served.index] as SceneRequirement;
+      const { wanted } = requirementOverlap(section.chunk.text, r);
+      focus = [r.text];
+      tried = [section.chunk, ...tried.filter((c) => c !== section.chunk)];
+      const what = `${r.label.split(' (')[0]} (${section.served.terms} of its ${wanted} terms)`;
+      serving = { chunk: section.chunk.chunk_index, says: `the note's section ${sectionName(section.chunk)}, which serves ${what}` };
+      ownChunk = `its section serves no scene requirement; the note's section ${sectionName(section.chunk)} serves ${what}`;
+    }
+  }
+  for (const chunk of tried) {
     const refId = moveChunkId(ex.ref_id, trace.chunk_index, chunk.chunk_index);
     if (chunk.chunk_index !== trace.chunk_index && usedIds.has(refId)) continue;
     // The whole chunk, not only the traversal's line pick: its best sentences may lie elsewhere in it.
@@ -814,7 +871,10 @@ function compactCandidate(
       if (own) ownChunk = firstReason;
       continue;
     }
-    const { purpose, served: servedNow } = compactUsedFor(pick.text, trace.query, requirements, ownSeed);
+    const used = compactUsedFor(pick.text, trace.query, requirements, ownSeed);
+    const { served: servedNow } = used;
+    // A pick of the serving section that holds too few terms of the requirement itself still says why it was taken.
+    const purpose = serving !== null && serving.chunk === chunk.chunk_index && servedNow === null ? `from ${serving.says}; ${used.purpose}` : used.purpose;
     const cand = pickCandidate(ctx, ex, trace, chunk, pick, `${purpose}; reached: ${trace.used_for}`, servedNow, seed);
     const reason = withholdReason(cand.excerpt, cand.trace, ctx.draft, ctx.compiled, ctx.index);
     if (reason !== null) {
@@ -878,11 +938,11 @@ function seedPassageCandidate(
 
 /**
  * The verified excerpts as budget candidates ({@link verifyCitation} built them; src/packet/draft-citations.ts):
- * each names the scene requirement its text serves too, if any ({@link servedRequirement}), is a seed's when
+ * each serves the requirement of the draft lore excerpt it verifies ({@link draftLoreRequirements}), is a seed's when
  * its note is a seed, and is recorded in `seen` / `ids`. Two citations verified by the same lines of the
  * same chunk give one excerpt, whose `used_for` names both draft excerpts.
  */
-function verifiedCandidates(ctx: BuildContext, verified: readonly VerifiedExcerpt[], seen: Set<string>, ids: Set<string>): LoreCandidate[] {
+function verifiedCandidates(ctx: BuildContext, verified: readonly VerifiedExcerpt[], seen: Set<string>, ids: Set<string>, requirements: readonly SceneRequirement[]): LoreCandidate[] {
   const out: LoreCandidate[] = [];
   const byKey = new Map<string, LoreCandidate>();
   for (const v of verified) {
@@ -892,7 +952,8 @@ function verifiedCandidates(ctx: BuildContext, verified: readonly VerifiedExcerp
       same.trace = { ...same.trace, used_for: `${same.trace.used_for}; ${v.trace.used_for}` };
       continue;
     }
-    const cand: LoreCandidate = { excerpt: v.excerpt, trace: v.trace, served: null, seed: ctx.compiled.seeds.includes(v.path), verified: v };
+    const own = requirements.findIndex((r) => r.draft_excerpt === v.citation.index);
+    const cand: LoreCandidate = { excerpt: v.excerpt, trace: v.trace, served: own >= 0 ? { index: own, terms: v.shared } : null, seed: ctx.compiled.seeds.includes(v.path), verified: v };
     byKey.set(key, cand);
     seen.add(key);
     ids.add(v.excerpt.ref_id);
@@ -925,7 +986,7 @@ function mergeTraversalExcerpts(
   const seen = new Set(kept.map((e) => `${e.source_ref}\u0000${e.text}`));
   const ids = new Set(kept.map((e) => e.ref_id));
   const seedRef = policy.required_seed_refs[0] ?? result.consulted_refs[0] ?? ctx.allowedScope[0] ?? '(none)';
-  const verifiedCands = verifiedCandidates(ctx, verified, seen, ids);
+  const verifiedCands = verifiedCandidates(ctx, verified, seen, ids, requirements);
   // A chunk a verified excerpt comes from gives no second excerpt (one excerpt per chunk, as ref_ids say).
   const verifiedChunks = new Map(verifiedCands.map((c) => [c.excerpt.source_ref, c.excerpt.ref_id]));
   const candidates: LoreCandidate[] = [];
@@ -1127,7 +1188,7 @@ async function coordinatorExcerpts(ctx: BuildContext, guard: DraftGuard, project
   const walkQueries = traversalQueries(ctx, projected);
   const { outcomes, admitted } = verifyDraftLore(ctx, kept);
   const verified = outcomes.flatMap((o) => (o.kind === 'verified' ? [o.verified] : []));
-  const requirements = sceneRequirements(draft, projected);
+  const requirements = sceneRequirements(draft, projected, draftLoreRequirements(ctx));
   const budget = excerptBudget(draft, requirements, policy.required_seed_refs.length, ctx.compiled.budgets, admitted);
   const result = await traverse(ctx.index, walkPolicy(ctx.compiled), { queries: walkQueries });
   const { added, trace, labels, redundant } = mergeTraversalExcerpts(ctx, guard, result, kept, requirements, budget, stats, verified, replaced);

@@ -1,0 +1,89 @@
+/**
+ * The scene's evidence decides which part of a consulted note is cited (docs/RETRIEVE.md, "Requirement" and
+ * "Another chunk of the note"): the draft's own lore excerpts are scene requirements, and a note whose
+ * traversal chunk serves none is cited from the section that serves one. Fixture: lore-fixtures/SceneLore
+ * with lore-fixtures/packets/shelf-rescue.turn-01.mara-voss.draft.packet.json, whose one lore excerpt
+ * paraphrases the Rescue Compact; the seed Shelf Regions matches the observed event only in its "Inner
+ * Docks" section ("manifest", "officer"), while its "Outer Shelf" section is about the Rescue Compact.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { indexVault } from '../src/indexer/build.js';
+import { buildPacket } from '../src/packet/build.js';
+import type { BuildPacketResult } from '../src/packet/build.js';
+import { sceneRequirements, selectWithinBudget } from '../src/packet/requirements.js';
+import type { ResponderPacket, TraversalPolicy } from '../src/contracts/types.js';
+import { recordRetrieval } from '../src/receipts/retrieve-ledger.js';
+import { verifyTrace } from '../src/receipts/verify-trace.js';
+import type { VaultIndex } from '../src/types.js';
+import { FIXTURES } from './helpers/shared.js';
+
+const VAULT = join(FIXTURES, 'SceneLore');
+const DRAFT_FILE = join(FIXTURES, 'packets', 'shelf-rescue.turn-01.mara-voss.draft.packet.json');
+const REGIONS = 'SceneLore:Regions/Shelf Regions.md';
+const COMPACT = 'SceneLore:Events/Rescue Compact.md';
+const PARAPHRASE = 'The Rescue Compact binds every pilot to answer a distress call, records each answer in the shelf ledger, and ties berth credit to that record.';
+
+const policy: TraversalPolicy = {
+  max_link_depth: 1,
+  allowed_prefixes: ['SceneLore:Regions/', 'SceneLore:Events/'],
+  required_seed_refs: [REGIONS],
+  follow_link_classes: ['wikilink'],
+  stop_conditions: ['max_refs:4'],
+};
+
+let tmp: string;
+let index: VaultIndex;
+let draft: ResponderPacket;
+let r: BuildPacketResult;
+
+beforeAll(async () => {
+  tmp = mkdtempSync(join(tmpdir(), 'loretrace-scene-evidence-'));
+  index = await indexVault(VAULT, { indexDir: join(tmp, 'index') });
+  draft = JSON.parse(readFileSync(DRAFT_FILE, 'utf8')) as ResponderPacket;
+  r = await buildPacket(index, draft, { policy, file: 'draft.json' });
+});
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+describe('the draft\'s lore excerpts as scene requirements', () => {
+  it('follow the observed event, uncounted and not walked', () => {
+    const reqs = sceneRequirements(draft, undefined, [{ index: 1, ref_id: 'lore.rescue_compact', text: PARAPHRASE }]);
+    expect(reqs.map((q) => [q.label, q.counted, q.query, q.draft_excerpt])).toEqual([
+      ['visible_context.observed_event.observable_action', false, true, undefined],
+      [`visible_context.source_excerpts[1] lore.rescue_compact (${PARAPHRASE})`, false, false, 1],
+    ]);
+  });
+});
+
+describe('a seed whose traversal chunk serves no requirement', () => {
+  it('is cited from its section that serves the draft\'s lore excerpt, not from a two-word match of the observed event', () => {
+    expect(r.capture!.research_trace.map((t) => [t.source_ref, t.line_start, t.line_end])).toEqual([
+      [`${COMPACT}#chunk0`, 3, 3],
+      [`${REGIONS}#chunk2`, 11, 11],
+    ]);
+    const seed = r.capture!.research_trace[1]!;
+    expect(seed.extracted_constraint).toBe('The outer shelf lives by the [[Rescue Compact]]. Pilots there answer every distress call, keep the shelf ledger of who answered, and earn berth credit by that record.');
+    expect(seed.used_for).toBe(
+      `serves visible_context.source_excerpts[1] lore.rescue_compact (${PARAPHRASE}) (found by the query of visible_context.observed_event.observable_action); reached: required_seed_refs[0] ${REGIONS}`,
+    );
+    expect(r.findings.filter((f) => f.code === 'excerpt_chunk_moved').map((f) => f.message)).toEqual([
+      `${REGIONS}#chunk1 (lore.shelf_regions.chunk1): the traversal's chunk gave no usable compact excerpt (its section serves no scene requirement; the note's section "Outer Shelf" (chunk 2) serves visible_context.source_excerpts[1] lore.rescue_compact (11 of its 16 terms)), so the excerpt is ${REGIONS}#chunk2 L11-L11 of the same note`,
+    ]);
+  });
+
+  it('keeps every entry verifiable line by line and backed by the run\'s ledger', async () => {
+    const recorded = recordRetrieval(index, { capture: r.capture!, queries: r.queries }, { packetId: 'draft', packetSha256: null, now: () => new Date(Date.UTC(2025, 0, 1)) });
+    const report = await verifyTrace(index, recorded.capture, { ledgers: [{ file: 'run.ledger.jsonl', text: recorded.ledgerText }] });
+    expect(report.totals).toMatchObject({ verified: 2, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, unbacked: 0, ledger_broken: 0 });
+  });
+});
+
+describe('selectWithinBudget: a requirement a verified excerpt serves', () => {
+  it('gets no second excerpt in the requirement round, so the seed round keeps its slot', () => {
+    const c = (requirement: number | null, terms: number, seed = false, path = 'n.md', verified = false) => ({ chars: 100, requirement, terms, seed, path, verified });
+    const candidates = [c(0, 12, false, 'compact.md', true), c(0, 5), c(null, 0, true, 'seed.md')];
+    expect(selectWithinBudget(candidates, 1, { count: 2, chars: 1000, count_source: '', chars_source: '' })).toEqual([0, 2]);
+  });
+});
