@@ -4,7 +4,8 @@
  * traversal chunk serves none is cited from the section that serves one. Fixture: lore-fixtures/SceneLore
  * with lore-fixtures/packets/shelf-rescue.turn-01.mara-voss.draft.packet.json, whose one lore excerpt
  * paraphrases the Rescue Compact; the seed Shelf Regions matches the observed event only in its "Inner
- * Docks" section ("manifest", "officer"), while its "Outer Shelf" section is about the Rescue Compact.
+ * Docks" section ("manifest", "officer"), while its "Outer Shelf" section is about the Rescue Compact; the
+ * hub note Regions/index.md lists the region notes under one line of framing.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +15,7 @@ import { indexVault } from '../src/indexer/build.js';
 import { buildPacket } from '../src/packet/build.js';
 import type { BuildPacketResult } from '../src/packet/build.js';
 import { sceneRequirements, selectWithinBudget } from '../src/packet/requirements.js';
+import { hubLineCounts, isHubNote } from '../src/excerpts/lines.js';
 import type { ResponderPacket, TraversalPolicy } from '../src/contracts/types.js';
 import { recordRetrieval } from '../src/receipts/retrieve-ledger.js';
 import { verifyTrace } from '../src/receipts/verify-trace.js';
@@ -77,6 +79,31 @@ describe('a seed whose traversal chunk serves no requirement', () => {
     const recorded = recordRetrieval(index, { capture: r.capture!, queries: r.queries }, { packetId: 'draft', packetSha256: null, now: () => new Date(Date.UTC(2025, 0, 1)) });
     const report = await verifyTrace(index, recorded.capture, { ledgers: [{ file: 'run.ledger.jsonl', text: recorded.ledgerText }] });
     expect(report.totals).toMatchObject({ verified: 2, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, unbacked: 0, ledger_broken: 0 });
+  });
+});
+
+describe('a hub note (a map of content)', () => {
+  const HUB = 'SceneLore:Regions/index.md';
+  const lines = (rel: string): string[] => readFileSync(join(FIXTURES, rel), 'utf8').split('\n');
+
+  it('is told by its lines: at least twice as many that list links as lines of lore, and at least two', () => {
+    expect(hubLineCounts(lines('SceneLore/Regions/index.md'))).toEqual({ link_lines: 4, lore_lines: 1 });
+    expect(isHubNote(lines('SceneLore/Regions/index.md'))).toBe(true);
+    expect(isHubNote(lines('MarkerLore/Harbor/Harbor Board.md'))).toBe(true);
+    // An event note's field line of links beside its paragraph is no map of content.
+    expect(hubLineCounts(lines('SeedContextLore/Events/Harbor Strike.md'))).toEqual({ link_lines: 1, lore_lines: 1 });
+    expect(isHubNote(lines('SeedContextLore/Events/Harbor Strike.md'))).toBe(false);
+    expect(isHubNote(lines('SceneLore/Regions/Shelf Regions.md'))).toBe(false);
+  });
+
+  it('is consulted as a seed for its links but gives no excerpt when its framing serves no requirement', async () => {
+    const withHub = await buildPacket(index, draft, { policy: { ...policy, required_seed_refs: [REGIONS, HUB] }, file: 'draft.json' });
+    expect(withHub.capture!.consulted_refs).toEqual([REGIONS, HUB, COMPACT]);
+    expect(withHub.capture!.research_trace.map((t) => t.source_ref)).toEqual([`${COMPACT}#chunk0`, `${REGIONS}#chunk2`]);
+    expect(withHub.packet.visible_context.source_excerpts.map((e) => e.ref_id)).toEqual(['local.capacity_board', 'lore.rescue_compact.chunk0', 'lore.shelf_regions.chunk2']);
+    expect(withHub.findings.filter((f) => f.code === 'excerpt_hub_note').map((f) => [f.severity, f.message])).toEqual([
+      ['info', `${HUB}#chunk0 (lore.index.chunk0) was consulted for its links and gives no excerpt: it is a hub note (4 lines that list links, 1 lore line), and its best pick serves no scene requirement ("The regions of the shelf are the harbors, docks and reefs th"…)`],
+    ]);
   });
 });
 

@@ -42,7 +42,7 @@ import { excerptLineKind, isExcerptable, opensWithReference } from './lines.js';
 /** Default upper bound of a compact excerpt's display text, in characters (UTF-16 code units). */
 export const DEFAULT_COMPACT_CHARS = 360;
 
-export { excerptLineKind, isExcerptable, opensWithReference } from './lines.js';
+export { excerptLineKind, hubLineCounts, isExcerptable, isHubNote, opensWithReference } from './lines.js';
 export type { ExcerptLineKind } from './lines.js';
 
 /**

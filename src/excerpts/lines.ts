@@ -118,6 +118,34 @@ export function isExcerptable(kind: ExcerptLineKind): boolean {
 }
 
 /**
+ * Lines of a note that list links and lines that carry lore, the two counts {@link isHubNote} compares:
+ * `link_list` lines, and `content` plus `list_item` lines.
+ */
+export function hubLineCounts(lines: readonly string[]): { link_lines: number; lore_lines: number } {
+  let link = 0;
+  let lore = 0;
+  for (const line of lines) {
+    const kind = excerptLineKind(line);
+    if (kind === 'link_list') link++;
+    else if (isExcerptable(kind)) lore++;
+  }
+  return { link_lines: link, lore_lines: lore };
+}
+
+/**
+ * True for a hub note — a map of content (Obsidian's MOC, a folder's `index` note): at least twice as many
+ * lines that list links as lines that carry lore ({@link hubLineCounts}), and at least two of them. A
+ * paragraph is one line and a list entry is one line, so a note that exists to point at other notes lists
+ * link after link beside a paragraph or two of framing (Aetheria's `Factions/index.md`: 20 link lines, 2
+ * lore lines), while a lore note's field lines (`**Primary actors:** [[A]], [[B]]`) are one or two beside
+ * its paragraphs. `lines` are the note's lines (or its chunks' lines, in order).
+ */
+export function isHubNote(lines: readonly string[]): boolean {
+  const { link_lines, lore_lines } = hubLineCounts(lines);
+  return link_lines >= 2 && link_lines >= 2 * lore_lines;
+}
+
+/**
  * Sentence-initial words that refer back (Halliday & Hasan's *reference*): personal, possessive and
  * demonstrative pronouns and determiners, and a few anaphoric noun phrases. Compared with the sentence's
  * first word(s), case-insensitively.

@@ -37,7 +37,7 @@ import { formatRef, isUnderPrefix } from '../refs/ref.js';
 import { applyResearchSection, loreLabel, mergeSourceSection, parseSourceSection, reconcileLaneLines, renderResearchSection, renderSourceSection, researchSectionLines, RESEARCH_OUTPUT_FIELDS } from './prompt.js';
 import { excerptBudget, requirementOverlap, sceneRequirements, selectWithinBudget, servedRequirement, unmetRequirements } from './requirements.js';
 import type { BudgetCandidate, DraftLoreRequirement, ExcerptBudget, SceneRequirement, UnmetRequirement } from './requirements.js';
-import { compactExcerpt } from '../excerpts/compact.js';
+import { compactExcerpt, hubLineCounts, isHubNote } from '../excerpts/compact.js';
 import type { CompactPick } from '../excerpts/compact.js';
 import { makeTraceEntry, traceNotePath } from '../excerpts/trace.js';
 import { chunksOf, getNote, outgoingLinks } from '../indexer/lookup.js';
@@ -963,9 +963,21 @@ function verifiedCandidates(ctx: BuildContext, verified: readonly VerifiedExcerp
 }
 
 /**
+ * The link and lore line counts of a hub note ({@link isHubNote}, over its chunks' lines), or null for any
+ * other note. A hub — a map of content, a folder's index — is a seed or start point for the notes it lists:
+ * the walk reads its links, and its paragraph of framing ("Pre-Elysium factions are the durable collective
+ * forms …") is rarely what an author cites, so it gives an excerpt only when that serves a scene requirement.
+ */
+function hubNote(ctx: BuildContext, path: string): { link_lines: number; lore_lines: number } | null {
+  const lines = chunksOf(ctx.index, path).flatMap((c) => c.text.split('\n'));
+  return isHubNote(lines) ? hubLineCounts(lines) : null;
+}
+
+/**
  * Coordinator step d: turn the traversal's excerpts into packet excerpts. Each is checked in scope and made
  * compact ({@link compactCandidate}); one that may not reach the packet ({@link withholdReason}, judged on
- * the compact text and lines) is withheld with its trace entry (`excerpt_withheld`); exact duplicates of a
+ * the compact text and lines) is withheld with its trace entry (`excerpt_withheld`); a hub note's pick that
+ * serves no requirement is left out ({@link hubNote}, `excerpt_hub_note`); exact duplicates of a
  * kept excerpt are skipped; the rest go through the excerpt budget ({@link selectWithinBudget}), and what it
  * cuts is reported (`excerpt_budget_cut`, with each cut excerpt's ref and lines) and left out of the packet
  * and the capture. Trace entries past the excerpts are kept. Returns the added excerpts and kept trace.
@@ -1004,6 +1016,17 @@ function mergeTraversalExcerpts(
         moved = bySeed.cand.trace.chunk_index === trace.chunk_index ? null : `its pick serves no scene requirement; the note's passage that links the seed ${bySeed.seedRef} does`;
         cand = bySeed.cand;
       }
+    }
+    // A hub note (a map of content) was read for its links; its framing serves no requirement.
+    const hub = cand !== null && cand.served === null ? hubNote(ctx, traceNotePath(trace.source_path)) : null;
+    if (hub !== null) {
+      findings.push({
+        code: 'excerpt_hub_note',
+        severity: 'info',
+        message: `${ex.source_ref} (${ex.ref_id}) was consulted for its links and gives no excerpt: it is a hub note (${hub.link_lines} lines that list links, ${hub.lore_lines} lore line${hub.lore_lines === 1 ? '' : 's'}), and its best pick serves no scene requirement (${JSON.stringify((cand as LoreCandidate).excerpt.text.slice(0, 60))}…)`,
+        path: ex.source_ref,
+      });
+      return;
     }
     if (cand !== null && moved !== null) {
       findings.push({
