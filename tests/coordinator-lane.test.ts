@@ -407,7 +407,11 @@ describe.skipIf(!hasShared)(`every real Ghostlight draft keeps its prompt lines 
       ['lore.lightsail_express.chunk0', 'Lightsail Express.md#chunk0', 'Lightsail Express is the bulk-carrier and convoy management arm most closely associated with the Cetacean Navigators. It makes its money not from glamour but from being the boring answer that still arrives, even across routes where trust has become scarce.'],
     ]);
     // The seed Factions/index.md is a hub note (a map of content): consulted for its links, it gives no excerpt.
-    expect(lore.slice(5).map((e) => e.ref_id)).toEqual(['lore.territories.chunk8', 'lore.pan_solar_consortium.chunk1', 'lore.aya_collective.chunk3', 'lore.thermal_signature_warfare.chunk4', 'lore.megas.chunk8']);
+    expect(lore.slice(5).map((e) => e.ref_id)).toEqual(['lore.territories.chunk8', 'lore.pan_solar_consortium.chunk0', 'lore.aya_collective.chunk0', 'lore.thermal_signature_warfare.chunk4', 'lore.megas.chunk8']);
+    // The seed Pan-Solar Consortium, whose pick serves no requirement, is cited by its lead sentence.
+    expect(lore[6]?.text).toBe(
+      "The Pan-Solar Consortium is the market's emergency skeleton: a supraterritorial arbitration regime built in 2230 when the leading powers of Sol realized that unregulated corporate war was becoming too expensive to survive.",
+    );
     expect(r.findings.filter((f) => f.code === 'excerpt_hub_note').map((f) => f.path?.split('/').slice(-2).join('/'))).toEqual(['Factions/index.md#chunk0', 'Powers/index.md#chunk0', 'Movements/index.md#chunk0', 'Pre-Elysium/index.md#chunk0']);
     // The seed Territories is cited from its "Jovian Space" section, which serves the draft's Ganymede Route
     // Compact excerpt, not from its Earth section, which shares two words with the observed event.

@@ -5,7 +5,8 @@
  * with lore-fixtures/packets/shelf-rescue.turn-01.mara-voss.draft.packet.json, whose one lore excerpt
  * paraphrases the Rescue Compact; the seed Shelf Regions matches the observed event only in its "Inner
  * Docks" section ("manifest", "officer"), while its "Outer Shelf" section is about the Rescue Compact; the
- * hub note Regions/index.md lists the region notes under one line of framing.
+ * hub note Regions/index.md lists the region notes under one line of framing; the seed Meridian League
+ * matches the observed event only by "convoy" and "dark" in its "Why It Exists" section.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -79,6 +80,26 @@ describe('a seed whose traversal chunk serves no requirement', () => {
     const recorded = recordRetrieval(index, { capture: r.capture!, queries: r.queries }, { packetId: 'draft', packetSha256: null, now: () => new Date(Date.UTC(2025, 0, 1)) });
     const report = await verifyTrace(index, recorded.capture, { ledgers: [{ file: 'run.ledger.jsonl', text: recorded.ledgerText }] });
     expect(report.totals).toMatchObject({ verified: 2, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, unbacked: 0, ledger_broken: 0 });
+  });
+});
+
+describe('a seed whose pick serves no requirement and no section of which does', () => {
+  it('is cited by its lead, the sentence that names it, not by a sentence that shares two words with the observed event', async () => {
+    const LEAGUE = 'SceneLore:Factions/Meridian League.md';
+    const withLeague = await buildPacket(index, draft, {
+      policy: { ...policy, allowed_prefixes: [...policy.allowed_prefixes, 'SceneLore:Factions/'], required_seed_refs: [REGIONS, LEAGUE] },
+      file: 'draft.json',
+    });
+    const entry = withLeague.capture!.research_trace.find((t) => t.source_ref.startsWith(LEAGUE))!;
+    expect([entry.source_ref, entry.line_start, entry.line_end, entry.extracted_constraint]).toEqual([
+      `${LEAGUE}#chunk0`, 3, 3, 'The Meridian League is a federation of harbor masters who certify hulls along the shelf.',
+    ]);
+    expect(entry.used_for).toBe(
+      `found by the query of visible_context.observed_event.observable_action, but shares only 2 of its 20 terms (4 needed to serve it); context for the scene's seed ${LEAGUE}: its lead; reached: required_seed_refs[1] ${LEAGUE}`,
+    );
+    expect(withLeague.findings.filter((f) => f.code === 'excerpt_chunk_moved' && f.path?.startsWith(LEAGUE)).map((f) => f.message)).toEqual([
+      `${LEAGUE}#chunk1 (lore.meridian_league.chunk1): the traversal's chunk gave no usable compact excerpt (its pick serves no scene requirement; the seed is cited by its lead), so the excerpt is ${LEAGUE}#chunk0 L3-L3 of the same note`,
+    ]);
   });
 });
 

@@ -690,6 +690,8 @@ interface LoreCandidate {
   seed: boolean;
   /** Set for a verified excerpt of a ref a draft lore excerpt cites (chosen first by the budget). */
   verified?: VerifiedExcerpt;
+  /** True for a pick from a section of the note that serves a scene requirement ({@link servingSection}). */
+  bySection?: boolean;
 }
 
 /**
@@ -876,6 +878,7 @@ function compactCandidate(
     // A pick of the serving section that holds too few terms of the requirement itself still says why it was taken.
     const purpose = serving !== null && serving.chunk === chunk.chunk_index && servedNow === null ? `from ${serving.says}; ${used.purpose}` : used.purpose;
     const cand = pickCandidate(ctx, ex, trace, chunk, pick, `${purpose}; reached: ${trace.used_for}`, servedNow, seed);
+    if (serving !== null && serving.chunk === chunk.chunk_index) cand.bySection = true;
     const reason = withholdReason(cand.excerpt, cand.trace, ctx.draft, ctx.compiled, ctx.index);
     if (reason !== null) {
       firstReason ??= reason;
@@ -932,6 +935,45 @@ function seedPassageCandidate(
     const cand = pickCandidate(ctx, ex, trace, chunk, pick, usedFor, servedRequirement(pick.text, requirements), false);
     if (withholdReason(cand.excerpt, cand.trace, ctx.draft, ctx.compiled, ctx.index) !== null) continue;
     return { cand, seedRef };
+  }
+  return null;
+}
+
+/**
+ * A seed's lead as a compact pick, for a seed note whose best pick serves no scene requirement and none of
+ * whose sections does ({@link servingSection}): in the first chunk (chunk order, hidden sections left out)
+ * that gives a self-contained pick that may reach the packet ({@link withholdReason}), the sentence that
+ * names the note — the most words of its title, then the fewest characters ({@link compactExcerpt} with the
+ * title as its query) — else its opening sentences, as many as fit. Why: a seed is the scene's subject, named
+ * by the author; when nothing in it serves a requirement it is context, and a note given as context is cited
+ * for what it is — the definition it opens with, as an encyclopedia's lead sentence defines its subject — not
+ * for a sentence that shares a word with the observed event (one shared word is a coincidence more often than
+ * a reason: `MIN_SERVED_TERMS`). `used_for` says so: `…; context for the scene's seed <ref>: its lead;
+ * reached: …`. Null when no chunk gives one.
+ */
+function leadCandidate(
+  ctx: BuildContext,
+  ex: SourceExcerpt,
+  trace: ResearchTraceEntry,
+  requirements: readonly SceneRequirement[],
+  usedIds: ReadonlySet<string>,
+): LoreCandidate | null {
+  const path = traceNotePath(trace.source_path);
+  const title = getNote(ctx.index, path)?.title ?? path;
+  const links = outgoingLinks(ctx.index, path);
+  const withheld = new Set(sectionsOf(ctx.compiled, path).flatMap((s) => s.chunks));
+  for (const chunk of chunksOf(ctx.index, path)) {
+    if (withheld.has(chunk.chunk_index)) continue;
+    if (chunk.chunk_index !== trace.chunk_index && usedIds.has(moveChunkId(ex.ref_id, trace.chunk_index, chunk.chunk_index))) continue;
+    const lines = chunk.text.split('\n');
+    const named = compactExcerpt(lines, [title], { lineOffset: chunk.line_start, links });
+    const pick = named !== null && named.terms_matched > 0 && named.self_contained ? named : compactExcerpt(lines, [], { lineOffset: chunk.line_start, links });
+    if (pick === null || !pick.self_contained) continue;
+    const { purpose, served } = compactUsedFor(pick.text, trace.query, requirements, formatRef(ctx.ns, path));
+    const usedFor = served === null ? `${purpose}: its lead; reached: ${trace.used_for}` : `${purpose}; reached: ${trace.used_for}`;
+    const cand = pickCandidate(ctx, ex, trace, chunk, pick, usedFor, served, true);
+    if (withholdReason(cand.excerpt, cand.trace, ctx.draft, ctx.compiled, ctx.index) !== null) continue;
+    return cand;
   }
   return null;
 }
@@ -1015,6 +1057,14 @@ function mergeTraversalExcerpts(
       if (bySeed !== null) {
         moved = bySeed.cand.trace.chunk_index === trace.chunk_index ? null : `its pick serves no scene requirement; the note's passage that links the seed ${bySeed.seedRef} does`;
         cand = bySeed.cand;
+      }
+    }
+    // A seed whose pick serves no requirement (and no section of it does) is cited by its lead: what it is.
+    if (cand !== null && cand.served === null && cand.seed && cand.bySection !== true) {
+      const lead = leadCandidate(ctx, ex, trace, requirements, ids);
+      if (lead !== null) {
+        moved = lead.trace.chunk_index === trace.chunk_index ? null : 'its pick serves no scene requirement; the seed is cited by its lead';
+        cand = lead;
       }
     }
     // A hub note (a map of content) was read for its links; its framing serves no requirement.
