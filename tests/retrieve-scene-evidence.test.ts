@@ -83,9 +83,10 @@ describe('a seed whose traversal chunk serves no requirement', () => {
   });
 });
 
+const LEAGUE = 'SceneLore:Factions/Meridian League.md';
+
 describe('a seed whose pick serves no requirement and no section of which does', () => {
   it('is cited by its lead, the sentence that names it, not by a sentence that shares two words with the observed event', async () => {
-    const LEAGUE = 'SceneLore:Factions/Meridian League.md';
     const withLeague = await buildPacket(index, draft, {
       policy: { ...policy, allowed_prefixes: [...policy.allowed_prefixes, 'SceneLore:Factions/'], required_seed_refs: [REGIONS, LEAGUE] },
       file: 'draft.json',
@@ -99,6 +100,25 @@ describe('a seed whose pick serves no requirement and no section of which does',
     );
     expect(withLeague.findings.filter((f) => f.code === 'excerpt_chunk_moved' && f.path?.startsWith(LEAGUE)).map((f) => f.message)).toEqual([
       `${LEAGUE}#chunk1 (lore.meridian_league.chunk1): the traversal's chunk gave no usable compact excerpt (its pick serves no scene requirement; the seed is cited by its lead), so the excerpt is ${LEAGUE}#chunk0 L3-L3 of the same note`,
+    ]);
+  });
+});
+
+describe('an allowed_scope note whose pick serves no requirement and that links no seed', () => {
+  it('is cited by its lead too, named as the scope note it is context for', async () => {
+    const scoped = await buildPacket(index, draft, {
+      // max_chunks:3 so that the budget (1 cited ref + 1 seed by default) does not cut the scope note's excerpt.
+      policy: { ...policy, allowed_prefixes: [...policy.allowed_prefixes, 'SceneLore:Factions/'], stop_conditions: ['max_refs:4', 'max_chunks:3'] },
+      allowedScope: [REGIONS, LEAGUE],
+      file: 'draft.json',
+    });
+    const entry = scoped.capture!.research_trace.find((t) => t.source_ref.startsWith(LEAGUE))!;
+    expect([entry.source_ref, entry.line_start, entry.line_end]).toEqual([`${LEAGUE}#chunk0`, 3, 3]);
+    expect(entry.used_for).toBe(
+      `found by the query of visible_context.observed_event.observable_action, but shares only 2 of its 20 terms (4 needed to serve it); context for the scene's allowed_scope note ${LEAGUE}: its lead; reached: allowed_scope ${LEAGUE}`,
+    );
+    expect(scoped.findings.filter((f) => f.code === 'excerpt_chunk_moved' && f.path?.startsWith(LEAGUE)).map((f) => f.message)).toEqual([
+      `${LEAGUE}#chunk1 (lore.meridian_league.chunk1): the traversal's chunk gave no usable compact excerpt (its pick serves no scene requirement; the allowed_scope note is cited by its lead), so the excerpt is ${LEAGUE}#chunk0 L3-L3 of the same note`,
     ]);
   });
 });

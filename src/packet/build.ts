@@ -705,8 +705,15 @@ interface LoreCandidate {
  * - text serves none but the query is a requirement's: `found by the query of <label>, but shares only N of
  *   its M terms (K needed to serve it); context for the scene's seed <ref>`;
  * - otherwise: `context for the scene's seed <ref>`.
+ * `contextOf` replaces "the scene's seed <ref>" (a start point's lead names the allowed_scope note instead).
  */
-export function compactUsedFor(text: string, query: string, requirements: readonly SceneRequirement[], seedRef: string): { purpose: string; served: { index: number; terms: number } | null } {
+export function compactUsedFor(
+  text: string,
+  query: string,
+  requirements: readonly SceneRequirement[],
+  seedRef: string,
+  contextOf = `the scene's seed ${seedRef}`,
+): { purpose: string; served: { index: number; terms: number } | null } {
   const served = servedRequirement(text, requirements);
   const byQuery = requirements.findIndex((r) => r.query && r.text === query);
   const label = (i: number): string => (requirements[i] as SceneRequirement).label;
@@ -717,11 +724,11 @@ export function compactUsedFor(text: string, query: string, requirements: readon
   if (byQuery >= 0) {
     const { shared, wanted, needed } = requirementOverlap(text, requirements[byQuery] as SceneRequirement);
     return {
-      purpose: `found by the query of ${label(byQuery)}, but shares only ${shared} of its ${wanted} terms (${needed} needed to serve it); context for the scene's seed ${seedRef}`,
+      purpose: `found by the query of ${label(byQuery)}, but shares only ${shared} of its ${wanted} terms (${needed} needed to serve it); context for ${contextOf}`,
       served: null,
     };
   }
-  return { purpose: `context for the scene's seed ${seedRef}`, served: null };
+  return { purpose: `context for ${contextOf}`, served: null };
 }
 
 /**
@@ -940,16 +947,18 @@ function seedPassageCandidate(
 }
 
 /**
- * A seed's lead as a compact pick, for a seed note whose best pick serves no scene requirement and none of
- * whose sections does ({@link servingSection}): in the first chunk (chunk order, hidden sections left out)
+ * A start point's lead as a compact pick, for a seed note — or an allowed_scope note none of whose passages
+ * links a seed ({@link seedPassageCandidate}) — whose best pick serves no scene requirement and none of whose
+ * sections does ({@link servingSection}): in the first chunk (chunk order, hidden sections left out)
  * that gives a self-contained pick that may reach the packet ({@link withholdReason}), the sentence that
  * names the note — the most words of its title, then the fewest characters ({@link compactExcerpt} with the
  * title as its query) — else its opening sentences, as many as fit. Why: a seed is the scene's subject, named
  * by the author; when nothing in it serves a requirement it is context, and a note given as context is cited
  * for what it is — the definition it opens with, as an encyclopedia's lead sentence defines its subject — not
  * for a sentence that shares a word with the observed event (one shared word is a coincidence more often than
- * a reason: `MIN_SERVED_TERMS`). `used_for` says so: `…; context for the scene's seed <ref>: its lead;
- * reached: …`. Null when no chunk gives one.
+ * a reason: `MIN_SERVED_TERMS`). An allowed_scope note is a start point the author named as well. `used_for`
+ * says so: `…; context for the scene's seed <ref>: its lead; reached: …` (`the scene's allowed_scope note
+ * <ref>` for a scope note). Null when no chunk gives one.
  */
 function leadCandidate(
   ctx: BuildContext,
@@ -959,6 +968,7 @@ function leadCandidate(
   usedIds: ReadonlySet<string>,
 ): LoreCandidate | null {
   const path = traceNotePath(trace.source_path);
+  const seed = ctx.compiled.seeds.includes(path);
   const title = getNote(ctx.index, path)?.title ?? path;
   const links = outgoingLinks(ctx.index, path);
   const withheld = new Set(sectionsOf(ctx.compiled, path).flatMap((s) => s.chunks));
@@ -969,9 +979,10 @@ function leadCandidate(
     const named = compactExcerpt(lines, [title], { lineOffset: chunk.line_start, links });
     const pick = named !== null && named.terms_matched > 0 && named.self_contained ? named : compactExcerpt(lines, [], { lineOffset: chunk.line_start, links });
     if (pick === null || !pick.self_contained) continue;
-    const { purpose, served } = compactUsedFor(pick.text, trace.query, requirements, formatRef(ctx.ns, path));
+    const ref = formatRef(ctx.ns, path);
+    const { purpose, served } = compactUsedFor(pick.text, trace.query, requirements, ref, seed ? undefined : `the scene's allowed_scope note ${ref}`);
     const usedFor = served === null ? `${purpose}: its lead; reached: ${trace.used_for}` : `${purpose}; reached: ${trace.used_for}`;
-    const cand = pickCandidate(ctx, ex, trace, chunk, pick, usedFor, served, true);
+    const cand = pickCandidate(ctx, ex, trace, chunk, pick, usedFor, served, seed);
     if (withholdReason(cand.excerpt, cand.trace, ctx.draft, ctx.compiled, ctx.index) !== null) continue;
     return cand;
   }
@@ -1052,18 +1063,21 @@ function mergeTraversalExcerpts(
     const { withheld } = compacted;
     let { cand, moved } = compacted;
     // A pick that serves no requirement is context for a seed: cite the note where it speaks of that seed.
+    let bySeed: { cand: LoreCandidate; seedRef: string } | null = null;
     if (cand !== null && cand.served === null && !cand.seed) {
-      const bySeed = seedPassageCandidate(ctx, ex, trace, requirements, ids);
+      bySeed = seedPassageCandidate(ctx, ex, trace, requirements, ids);
       if (bySeed !== null) {
         moved = bySeed.cand.trace.chunk_index === trace.chunk_index ? null : `its pick serves no scene requirement; the note's passage that links the seed ${bySeed.seedRef} does`;
         cand = bySeed.cand;
       }
     }
-    // A seed whose pick serves no requirement (and no section of it does) is cited by its lead: what it is.
-    if (cand !== null && cand.served === null && cand.seed && cand.bySection !== true) {
+    // A start point (a seed, an allowed_scope note) whose pick serves no requirement, no section of which does
+    // and, for a scope note, no passage of which links a seed, is cited by its lead: what the note is.
+    const startPoint = cand !== null && (cand.seed || compiled.scope.includes(traceNotePath(cand.trace.source_path)));
+    if (cand !== null && startPoint && cand.served === null && cand.bySection !== true && bySeed === null) {
       const lead = leadCandidate(ctx, ex, trace, requirements, ids);
       if (lead !== null) {
-        moved = lead.trace.chunk_index === trace.chunk_index ? null : 'its pick serves no scene requirement; the seed is cited by its lead';
+        moved = lead.trace.chunk_index === trace.chunk_index ? null : `its pick serves no scene requirement; the ${lead.seed ? 'seed' : 'allowed_scope note'} is cited by its lead`;
         cand = lead;
       }
     }
