@@ -826,13 +826,15 @@ function pickCandidate(
  * exactly the lines those sentences touch, with a `used_for` from {@link compactUsedFor}; the traversal's own
  * note on how the note was reached follows after `; reached: `. The chunks are tried in
  * {@link candidateChunks} order (at most {@link MAX_CHUNKS_TRIED}): of the picks that may reach the packet
- * ({@link withholdReason}), the first self-contained one that serves a scene requirement wins
- * ({@link servedRequirement}), else the first self-contained one with a query term, else the first
- * self-contained one, else the first one. Why a requirement first: the traversal ranks a note's chunks by
- * its walk queries alone, and a chunk that shares a word or two with one of them (on Sella, Territories'
- * Earth section, by "clean" in the observed event) is not what the scene needs when another section of the
- * same note serves one of its requirements (the Jovian section, the Ganymede Route Compact paraphrase).
- * Returns the candidate, or null with the reason of the first chunk that failed (`withheld`).
+ * ({@link withholdReason}), the first self-contained one with a query term wins, else the first
+ * self-contained one, else the first one. When the traversal's lines serve no scene requirement and another
+ * of these chunks does ({@link servingSection}), that chunk is tried first and its sentences are chosen by
+ * that requirement (the pick is marked `bySection`, and its `used_for` names the section when the sentences
+ * alone hold too few of the requirement's terms). Why: the traversal ranks a note's chunks by its walk
+ * queries alone, and a chunk that shares a word or two with one of them (on Sella, Territories' Earth
+ * section, by "clean" and "shared" in the observed event) is not what the scene needs when another section
+ * of the same note serves one of its requirements (the Jovian section, the Ganymede Route Compact
+ * paraphrase). Returns the candidate, or null with the reason of the first chunk that failed (`withheld`).
  */
 function compactCandidate(
   ctx: BuildContext,
