@@ -58,6 +58,16 @@ describe('opensWithReference', () => {
       'During this period, three factions emerged.', 'In this way, fusion power spread.', 'At this point the guild votes.', 'Because of that split focus, the movement aligns.', 'To this end, the guild votes.', 'In these rare cases, gravity helps.',
     ]);
   });
+  it('flags "The" and a shell noun with nothing after it to fill it, not one with its own post-modifier, a content clause or a name', () => {
+    const cases = [
+      'The answer was a shared shell.', 'The result is a world of ledgers.', 'The results were poor.', 'The distinction matters because the market denies it.', 'The goal is not profit but command.', 'The question is never just what a device can do.',
+      'The answer to the drift was a shared shell.', 'The lesson of the era is simple.', 'The argument over biology is moral.', 'The question is whether the gates hold.', 'The problem was that the tide turned.', 'The problem: the tide.',
+      'The Answer Engine runs the docks.', 'The guild settles.', 'The movement grew.', 'The effectors hum.',
+    ];
+    expect(cases.filter(opensWithReference)).toEqual([
+      'The answer was a shared shell.', 'The result is a world of ledgers.', 'The results were poor.', 'The distinction matters because the market denies it.', 'The goal is not profit but command.', 'The question is never just what a device can do.',
+    ]);
+  });
   it('takes "It" in an extraposition or cleft as no reference, any other "It" as one', () => {
     const cases = ['It is said that the Veil sings.', 'It is widely believed that the gates hold.', 'It was here that the guild formed.', 'It is unclear whether the docks reopen.', 'It is a port that handles grain.', 'It was built to last.', 'It holds the keys.'];
     expect(cases.filter(opensWithReference)).toEqual(['It is a port that handles grain.', 'It was built to last.', 'It holds the keys.']);
@@ -89,6 +99,11 @@ describe('compactExcerpt: self-contained picks', () => {
     expect(wide?.self_contained).toBe(true);
     const narrow = compactExcerpt(lines, ['tide gates close to crews until the debt'], { maxChars: 120 });
     expect(narrow).toMatchObject({ line_start: 11, line_end: 11, text: 'Second, the tide gates close to both crews until the debt is paid.', self_contained: false });
+  });
+  it('extends "The answer was …" back over the question it answers', () => {
+    const para = ['The harbor faced a hard question: who pays to dredge the channel? The answer was a shared levy on every berth.'];
+    expect(compactExcerpt(para, ['shared levy on every berth'])).toMatchObject({ text: para[0], self_contained: true, terms_matched: 4 });
+    expect(compactExcerpt(para, ['shared levy on every berth'], { maxChars: 60 })).toMatchObject({ text: 'The answer was a shared levy on every berth.', self_contained: false });
   });
   it('never ends on a lead-in that ends with a colon when it can help it', () => {
     expect(compactExcerpt(['Guild dues are paid in:', '- berth hours'], ['guild dues paid'])).toMatchObject({ text: 'Guild dues are paid in:', self_contained: false });

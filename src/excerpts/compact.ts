@@ -16,7 +16,7 @@
  *   lower-case letter (`- shared clinics and …`: a fragment of its list's lead-in, "Aya's economy centers
  *   on:") is not self-contained.
  * - Self-contained: a window whose first sentence opens with a word pointing back to text before it
- *   (`opensWithReference`: "Instead …", "They …", "Its …", "First, …", "In this way, …"), or whose last sentence ends with
+ *   (`opensWithReference`: "Instead …", "They …", "Its …", "First, …", "In this way, …", "The answer was …"), or whose last sentence ends with
  *   `:` (a lead-in to a list it does not include: "AU profits from:"), is not self-contained. Every window
  *   is a candidate, so the window extended back over the antecedent sentence(s) of the same paragraph —
  *   still a contiguous line range — competes with it; a self-contained window with a query term that fits
@@ -42,7 +42,7 @@ import { excerptLineKind, isExcerptable, opensWithReference } from './lines.js';
 /** Default upper bound of a compact excerpt's display text, in characters (UTF-16 code units). */
 export const DEFAULT_COMPACT_CHARS = 360;
 
-export { excerptLineKind, isExcerptable, opensWithReference } from './lines.js';
+export { excerptLineKind, hubLineCounts, isExcerptable, isHubNote, opensWithReference } from './lines.js';
 export type { ExcerptLineKind } from './lines.js';
 
 /**

@@ -25,9 +25,14 @@
  * Penn Discourse TreeBank 2.0 annotation manual (Prasad et al. 2007) that relate a sentence to the previous
  * one, and the additive focus particle "Even" ({@link CONNECTIVE_OPENERS}); an enumeration ordinal set off
  * by a comma ({@link ORDINAL_OPENERS}: "First, infrastructure sabotage…"); and a sentence-initial
- * preposition whose object is a demonstrative ({@link PREPOSITIONS}: "During this period…", "In this way…").
- * "There is …" (existential), "The …" (a definite description) and the `It` of an extraposition or cleft
- * ("It is said that…") are not cues.
+ * preposition whose object is a demonstrative ({@link PREPOSITIONS}: "During this period…", "In this way…");
+ * and a definite noun phrase whose head is a shell noun with nothing after it to fill it ("The answer was a
+ * shared shell…", "The result is a world…": {@link RELATIONAL_SHELL_NOUNS}, {@link CONTENT_SHELL_NOUNS}) —
+ * Halliday & Hasan's *general nouns* as cohesive reference, Schmid's anaphoric shell nouns (*English
+ * Abstract Nouns as Conceptual Shells*, 2000). "There is …" (existential), "The …" with any other head (a
+ * definite description: "The guild settles…"), a shell noun with its own post-modifier ("The answer to
+ * the drift was…", "The lesson of the era…") and the `It` of an extraposition or cleft ("It is said that…")
+ * are not cues.
  */
 
 /** What a line of a note is, for excerpt picking (see the module rules). */
@@ -113,6 +118,34 @@ export function isExcerptable(kind: ExcerptLineKind): boolean {
 }
 
 /**
+ * Lines of a note that list links and lines that carry lore, the two counts {@link isHubNote} compares:
+ * `link_list` lines, and `content` plus `list_item` lines.
+ */
+export function hubLineCounts(lines: readonly string[]): { link_lines: number; lore_lines: number } {
+  let link = 0;
+  let lore = 0;
+  for (const line of lines) {
+    const kind = excerptLineKind(line);
+    if (kind === 'link_list') link++;
+    else if (isExcerptable(kind)) lore++;
+  }
+  return { link_lines: link, lore_lines: lore };
+}
+
+/**
+ * True for a hub note — a map of content (Obsidian's MOC, a folder's `index` note): at least twice as many
+ * lines that list links as lines that carry lore ({@link hubLineCounts}), and at least two of them. A
+ * paragraph is one line and a list entry is one line, so a note that exists to point at other notes lists
+ * link after link beside a paragraph or two of framing (Aetheria's `Factions/index.md`: 20 link lines, 2
+ * lore lines), while a lore note's field lines (`**Primary actors:** [[A]], [[B]]`) are one or two beside
+ * its paragraphs. `lines` are the note's lines (or its chunks' lines, in order).
+ */
+export function isHubNote(lines: readonly string[]): boolean {
+  const { link_lines, lore_lines } = hubLineCounts(lines);
+  return link_lines >= 2 && link_lines >= 2 * lore_lines;
+}
+
+/**
  * Sentence-initial words that refer back (Halliday & Hasan's *reference*): personal, possessive and
  * demonstrative pronouns and determiners, and a few anaphoric noun phrases. Compared with the sentence's
  * first word(s), case-insensitively.
@@ -161,6 +194,59 @@ export const PREPOSITIONS: readonly string[] = [
   'within', 'without',
 ];
 
+/**
+ * Relational shell nouns (Schmid 2000: a result is always the result *of* something, an answer the answer
+ * *to* something): in a sentence-initial `The <noun>` without a post-modifier that names that something
+ * (`of`, `to`, `for`, … — {@link SHELL_POST_MODIFIERS}) it is in the text before, so the sentence points back
+ * ("The answer was a shared shell…" answers the question of the sentence before it).
+ */
+export const RELATIONAL_SHELL_NOUNS: readonly string[] = [
+  'answer', 'response', 'reply', 'reaction', 'solution', 'remedy', 'result', 'outcome', 'consequence', 'effect',
+  'upshot', 'aftermath', 'cause', 'price', 'cost',
+];
+
+/**
+ * Content shell nouns (Schmid 2000: a question, a problem, an idea whose content the text supplies): a
+ * sentence-initial `The <noun>` points back unless a post-modifier follows the noun ("The question of
+ * water…") or the copula introduces its content right away — a `that`/`wh-`/`to` clause or a colon ("The
+ * problem is that…", "The question was whether…": Schmid's cataphoric N-be-clause pattern).
+ */
+export const CONTENT_SHELL_NOUNS: readonly string[] = [
+  'question', 'problem', 'issue', 'idea', 'point', 'fact', 'goal', 'aim', 'purpose', 'distinction', 'difference',
+  'lesson', 'argument', 'decision', 'move', 'step', 'plan', 'attempt', 'compromise', 'arrangement', 'bargain',
+  'deal', 'premise', 'assumption', 'belief', 'claim', 'conclusion', 'danger', 'risk', 'irony', 'paradox',
+  'trouble', 'difficulty', 'shift', 'change', 'situation',
+];
+
+/**
+ * Words that open a shell noun's post-modifier (a prepositional phrase or a relative or content clause):
+ * after one the noun phrase names its own content or referent and stands alone.
+ */
+export const SHELL_POST_MODIFIERS: readonly string[] = [
+  'of', 'to', 'for', 'from', 'over', 'about', 'behind', 'between', 'among', 'against', 'with', 'within', 'in', 'on',
+  'at', 'by', 'under', 'into', 'toward', 'towards', 'beyond', 'across', 'through', 'that', 'which', 'who', 'whose',
+  'whether', 'where', 'when', 'why', 'how',
+];
+
+const SHELL_HEAD_RE = new RegExp(`^[Tt]he\\s+(${[...RELATIONAL_SHELL_NOUNS, ...CONTENT_SHELL_NOUNS].join('|')})s?(?![\\p{L}\\p{N}'’-])\\s*([\\s\\S]*)$`, 'u');
+const CONTENT_CLAUSE_RE = /^(?:is|was|are|were|remains|remained)\s+(?:(?:not|simply|still)\s+)?(?:that|whether|what|how|why|who|where|when|to)(?![\p{L}\p{N}])|^(?:is|was|are|were)?\s*:/u;
+
+/**
+ * True when `bare` (a sentence without leading markup) opens with `The <shell noun>` that refers back (see
+ * {@link RELATIONAL_SHELL_NOUNS} and {@link CONTENT_SHELL_NOUNS}). The noun must be written in lower case:
+ * "The Answer Engine …" is a name.
+ */
+function opensWithShellNoun(bare: string): boolean {
+  const m = SHELL_HEAD_RE.exec(bare);
+  if (m === null) return false;
+  const noun = m[1] as string;
+  const rest = (m[2] as string).toLowerCase();
+  const next = /^[\p{L}]+/u.exec(rest)?.[0] ?? '';
+  if (SHELL_POST_MODIFIERS.includes(next)) return false;
+  if (CONTENT_SHELL_NOUNS.includes(noun) && CONTENT_CLAUSE_RE.test(rest)) return false;
+  return true;
+}
+
 const OPENERS = [...REFERENCE_OPENERS, ...CONNECTIVE_OPENERS].sort((a, b) => b.length - a.length);
 
 const escapeRe = (w: string): string => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -180,14 +266,16 @@ const EXTRAPOSED_IT_RE = /^it\s+(?:is|was|has been|had been|seems|seemed|appears
 /**
  * True when `sentence` opens with a word that points back to text before it ({@link REFERENCE_OPENERS},
  * {@link CONNECTIVE_OPENERS}, an {@link ORDINAL_OPENERS} entry followed by `,`, one of the
- * {@link PREPOSITIONS} followed by `this`/`that`/`these`/`those`/`such`), unless it is an extraposed or
+ * {@link PREPOSITIONS} followed by `this`/`that`/`these`/`those`/`such`, `The` and a shell noun with
+ * nothing after it to fill it: "The answer was …"), unless it is an extraposed or
  * cleft `It` (`It is said that …`): list marker, leading markup (`*`, `_`, quotes, brackets) and white
  * space are skipped, then the opener must be followed by a non-letter (so "Thesis" or "Itself" is not
  * "This"/"It").
  */
 export function opensWithReference(sentence: string): boolean {
-  const lower = sentence.replace(LIST_MARKER_RE, '').replace(/^[\s*_"“'‘([]+/u, '').toLowerCase();
+  const bare = sentence.replace(LIST_MARKER_RE, '').replace(/^[\s*_"“'‘([]+/u, '');
+  const lower = bare.toLowerCase();
   if (EXTRAPOSED_IT_RE.test(lower)) return false;
-  if (ORDINAL_RE.test(lower) || DEMONSTRATIVE_PHRASE_RE.test(lower)) return true;
+  if (ORDINAL_RE.test(lower) || DEMONSTRATIVE_PHRASE_RE.test(lower) || opensWithShellNoun(bare)) return true;
   return OPENERS.some((w) => lower.startsWith(w) && !/[\p{L}\p{N}]/u.test(lower.charAt(w.length)));
 }

@@ -36,8 +36,8 @@ import { hiddenTextForm, hiddenTextIn } from '../contracts/rules.js';
 import { formatRef, isUnderPrefix } from '../refs/ref.js';
 import { applyResearchSection, loreLabel, mergeSourceSection, parseSourceSection, reconcileLaneLines, renderResearchSection, renderSourceSection, researchSectionLines, RESEARCH_OUTPUT_FIELDS } from './prompt.js';
 import { excerptBudget, requirementOverlap, sceneRequirements, selectWithinBudget, servedRequirement, unmetRequirements } from './requirements.js';
-import type { BudgetCandidate, ExcerptBudget, SceneRequirement, UnmetRequirement } from './requirements.js';
-import { compactExcerpt } from '../excerpts/compact.js';
+import type { BudgetCandidate, DraftLoreRequirement, ExcerptBudget, SceneRequirement, UnmetRequirement } from './requirements.js';
+import { compactExcerpt, hubLineCounts, isHubNote } from '../excerpts/compact.js';
 import type { CompactPick } from '../excerpts/compact.js';
 import { makeTraceEntry, traceNotePath } from '../excerpts/trace.js';
 import { chunksOf, getNote, outgoingLinks } from '../indexer/lookup.js';
@@ -616,6 +616,23 @@ function verifyDraftLore(ctx: BuildContext, kept: readonly SourceExcerpt[]): { o
 }
 
 /**
+ * The draft's lore excerpts as scene requirements ({@link sceneRequirements}): each lore excerpt with a text
+ * (in draft order) is the author's statement of what lore the scene needs, so a note's excerpt is chosen by
+ * it as by a projected-context requirement. One whose text contains an omitted ref or a raw-state marker is
+ * left out (an excerpt's `used_for` may quote the requirement it serves; {@link verifyCitation} does not
+ * search it either).
+ */
+function draftLoreRequirements(ctx: BuildContext): DraftLoreRequirement[] {
+  const out: DraftLoreRequirement[] = [];
+  ctx.draft.visible_context.source_excerpts.forEach((ex, index) => {
+    if (sourceParts(ex.source_ref, ctx.ns).kind !== 'lore' || ex.text.trim() === '') return;
+    if (hiddenTextIn(ex.text, ctx.omitted) !== null) return;
+    out.push({ index, ref_id: ex.ref_id, text: ex.text });
+  });
+  return out;
+}
+
+/**
  * Coordinator step f: one `draft_lore_excerpt_dropped` finding per draft lore excerpt, saying what stands in
  * for its paraphrase in the packet: the verified excerpts of its cited refs the budget kept (ref_id, ref,
  * lines), or that none does (its refs were refused, supported nothing, or their excerpts were cut).
@@ -673,6 +690,8 @@ interface LoreCandidate {
   seed: boolean;
   /** Set for a verified excerpt of a ref a draft lore excerpt cites (chosen first by the budget). */
   verified?: VerifiedExcerpt;
+  /** True for a pick from a section of the note that serves a scene requirement ({@link servingSection}). */
+  bySection?: boolean;
 }
 
 /**
@@ -686,8 +705,15 @@ interface LoreCandidate {
  * - text serves none but the query is a requirement's: `found by the query of <label>, but shares only N of
  *   its M terms (K needed to serve it); context for the scene's seed <ref>`;
  * - otherwise: `context for the scene's seed <ref>`.
+ * `contextOf` replaces "the scene's seed <ref>" (a start point's lead names the allowed_scope note instead).
  */
-export function compactUsedFor(text: string, query: string, requirements: readonly SceneRequirement[], seedRef: string): { purpose: string; served: { index: number; terms: number } | null } {
+export function compactUsedFor(
+  text: string,
+  query: string,
+  requirements: readonly SceneRequirement[],
+  seedRef: string,
+  contextOf = `the scene's seed ${seedRef}`,
+): { purpose: string; served: { index: number; terms: number } | null } {
   const served = servedRequirement(text, requirements);
   const byQuery = requirements.findIndex((r) => r.query && r.text === query);
   const label = (i: number): string => (requirements[i] as SceneRequirement).label;
@@ -698,11 +724,11 @@ export function compactUsedFor(text: string, query: string, requirements: readon
   if (byQuery >= 0) {
     const { shared, wanted, needed } = requirementOverlap(text, requirements[byQuery] as SceneRequirement);
     return {
-      purpose: `found by the query of ${label(byQuery)}, but shares only ${shared} of its ${wanted} terms (${needed} needed to serve it); context for the scene's seed ${seedRef}`,
+      purpose: `found by the query of ${label(byQuery)}, but shares only ${shared} of its ${wanted} terms (${needed} needed to serve it); context for ${contextOf}`,
       served: null,
     };
   }
-  return { purpose: `context for the scene's seed ${seedRef}`, served: null };
+  return { purpose: `context for ${contextOf}`, served: null };
 }
 
 /**
@@ -731,6 +757,26 @@ function candidateChunks(ctx: BuildContext, path: string, chosen: number, focus:
     .sort((x, y) => y.n - x.n || x.c.chunk_index - y.c.chunk_index)
     .map((x) => x.c);
   return [...first, ...rest];
+}
+
+/**
+ * The chunk of `chunks` whose text (a heading section of the note) serves a scene requirement
+ * ({@link servedRequirement}: the terms serving takes), the most requirement terms first, then the earlier in
+ * `chunks`; null when none does.
+ */
+function servingSection(chunks: readonly Chunk[], requirements: readonly SceneRequirement[]): { chunk: Chunk; served: { index: number; terms: number } } | null {
+  let best: { chunk: Chunk; served: { index: number; terms: number } } | null = null;
+  for (const chunk of chunks) {
+    const served = servedRequirement(chunk.text, requirements);
+    if (served !== null && (best === null || served.terms > best.served.terms)) best = { chunk, served };
+  }
+  return best;
+}
+
+/** How a finding names a chunk: its last heading in quotation marks (`"Jovian Space"`), else `chunk N`. */
+function sectionName(chunk: Chunk): string {
+  const heading = chunk.heading_path[chunk.heading_path.length - 1];
+  return heading !== undefined && heading !== '' ? `${JSON.stringify(heading)} (chunk ${chunk.chunk_index})` : `chunk ${chunk.chunk_index}`;
 }
 
 /** Most chunks of one note {@link compactCandidate} tries (the traversal's chunk and the best others). */
@@ -781,8 +827,14 @@ function pickCandidate(
  * note on how the note was reached follows after `; reached: `. The chunks are tried in
  * {@link candidateChunks} order (at most {@link MAX_CHUNKS_TRIED}): of the picks that may reach the packet
  * ({@link withholdReason}), the first self-contained one with a query term wins, else the first
- * self-contained one, else the first one. Returns the candidate, or null with the reason of the first chunk
- * that failed (`withheld`).
+ * self-contained one, else the first one. When the traversal's lines serve no scene requirement and another
+ * of these chunks does ({@link servingSection}), that chunk is tried first and its sentences are chosen by
+ * that requirement (the pick is marked `bySection`, and its `used_for` names the section when the sentences
+ * alone hold too few of the requirement's terms). Why: the traversal ranks a note's chunks by its walk
+ * queries alone, and a chunk that shares a word or two with one of them (on Sella, Territories' Earth
+ * section, by "clean" and "shared" in the observed event) is not what the scene needs when another section
+ * of the same note serves one of its requirements (the Jovian section, the Ganymede Route Compact
+ * paraphrase). Returns the candidate, or null with the reason of the first chunk that failed (`withheld`).
  */
 function compactCandidate(
   ctx: BuildContext,
@@ -793,7 +845,7 @@ function compactCandidate(
   usedIds: ReadonlySet<string>,
 ): { cand: LoreCandidate | null; withheld: string | null; moved: string | null } {
   const served = servedRequirement(trace.extracted_constraint, requirements);
-  const focus = served !== null ? [(requirements[served.index] as SceneRequirement).text] : requirements.map((r) => r.text);
+  let focus = served !== null ? [(requirements[served.index] as SceneRequirement).text] : requirements.map((r) => r.text);
   const path = traceNotePath(trace.source_path);
   const seed = ctx.compiled.seeds.includes(path);
   const ownSeed = seed ? formatRef(ctx.ns, path) : seedRef;
@@ -803,7 +855,23 @@ function compactCandidate(
   let ownChunk: string | null = null;
   // Best kept so far: rank 2 = self-contained with a query term (taken at once), 1 = self-contained, 0 = other.
   let kept: { cand: LoreCandidate; rank: number } | null = null;
-  for (const chunk of candidateChunks(ctx, path, trace.chunk_index, focus).slice(0, MAX_CHUNKS_TRIED)) {
+  let tried = candidateChunks(ctx, path, trace.chunk_index, focus).slice(0, MAX_CHUNKS_TRIED);
+  // Set when a section of the note that serves a requirement is tried first: its chunk and what it serves.
+  let serving: { chunk: number; says: string } | null = null;
+  if (served === null) {
+    // The traversal's lines serve no requirement: a section of the note that does is tried first, for that requirement.
+    const section = servingSection(tried, requirements);
+    if (section !== null && section.chunk.chunk_index !== trace.chunk_index) {
+      const r = requirements[section.served.index] as SceneRequirement;
+      const { wanted } = requirementOverlap(section.chunk.text, r);
+      focus = [r.text];
+      tried = [section.chunk, ...tried.filter((c) => c !== section.chunk)];
+      const what = `${r.label.split(' (')[0]} (${section.served.terms} of its ${wanted} terms)`;
+      serving = { chunk: section.chunk.chunk_index, says: `the note's section ${sectionName(section.chunk)}, which serves ${what}` };
+      ownChunk = `its section serves no scene requirement; the note's section ${sectionName(section.chunk)} serves ${what}`;
+    }
+  }
+  for (const chunk of tried) {
     const refId = moveChunkId(ex.ref_id, trace.chunk_index, chunk.chunk_index);
     if (chunk.chunk_index !== trace.chunk_index && usedIds.has(refId)) continue;
     // The whole chunk, not only the traversal's line pick: its best sentences may lie elsewhere in it.
@@ -814,8 +882,12 @@ function compactCandidate(
       if (own) ownChunk = firstReason;
       continue;
     }
-    const { purpose, served: servedNow } = compactUsedFor(pick.text, trace.query, requirements, ownSeed);
+    const used = compactUsedFor(pick.text, trace.query, requirements, ownSeed);
+    const { served: servedNow } = used;
+    // A pick of the serving section that holds too few terms of the requirement itself still says why it was taken.
+    const purpose = serving !== null && serving.chunk === chunk.chunk_index && servedNow === null ? `from ${serving.says}; ${used.purpose}` : used.purpose;
     const cand = pickCandidate(ctx, ex, trace, chunk, pick, `${purpose}; reached: ${trace.used_for}`, servedNow, seed);
+    if (serving !== null && serving.chunk === chunk.chunk_index) cand.bySection = true;
     const reason = withholdReason(cand.excerpt, cand.trace, ctx.draft, ctx.compiled, ctx.index);
     if (reason !== null) {
       firstReason ??= reason;
@@ -877,12 +949,55 @@ function seedPassageCandidate(
 }
 
 /**
+ * A start point's lead as a compact pick, for a seed note — or an allowed_scope note none of whose passages
+ * links a seed ({@link seedPassageCandidate}) — whose best pick serves no scene requirement and none of whose
+ * sections does ({@link servingSection}): in the first chunk (chunk order, hidden sections left out)
+ * that gives a self-contained pick that may reach the packet ({@link withholdReason}), the sentence that
+ * names the note — the most words of its title, then the fewest characters ({@link compactExcerpt} with the
+ * title as its query) — else its opening sentences, as many as fit. Why: a seed is the scene's subject, named
+ * by the author; when nothing in it serves a requirement it is context, and a note given as context is cited
+ * for what it is — the definition it opens with, as an encyclopedia's lead sentence defines its subject — not
+ * for a sentence that shares a word with the observed event (one shared word is a coincidence more often than
+ * a reason: `MIN_SERVED_TERMS`). An allowed_scope note is a start point the author named as well. `used_for`
+ * says so: `…; context for the scene's seed <ref>: its lead; reached: …` (`the scene's allowed_scope note
+ * <ref>` for a scope note). Null when no chunk gives one.
+ */
+function leadCandidate(
+  ctx: BuildContext,
+  ex: SourceExcerpt,
+  trace: ResearchTraceEntry,
+  requirements: readonly SceneRequirement[],
+  usedIds: ReadonlySet<string>,
+): LoreCandidate | null {
+  const path = traceNotePath(trace.source_path);
+  const seed = ctx.compiled.seeds.includes(path);
+  const title = getNote(ctx.index, path)?.title ?? path;
+  const links = outgoingLinks(ctx.index, path);
+  const withheld = new Set(sectionsOf(ctx.compiled, path).flatMap((s) => s.chunks));
+  for (const chunk of chunksOf(ctx.index, path)) {
+    if (withheld.has(chunk.chunk_index)) continue;
+    if (chunk.chunk_index !== trace.chunk_index && usedIds.has(moveChunkId(ex.ref_id, trace.chunk_index, chunk.chunk_index))) continue;
+    const lines = chunk.text.split('\n');
+    const named = compactExcerpt(lines, [title], { lineOffset: chunk.line_start, links });
+    const pick = named !== null && named.terms_matched > 0 && named.self_contained ? named : compactExcerpt(lines, [], { lineOffset: chunk.line_start, links });
+    if (pick === null || !pick.self_contained) continue;
+    const ref = formatRef(ctx.ns, path);
+    const { purpose, served } = compactUsedFor(pick.text, trace.query, requirements, ref, seed ? undefined : `the scene's allowed_scope note ${ref}`);
+    const usedFor = served === null ? `${purpose}: its lead; reached: ${trace.used_for}` : `${purpose}; reached: ${trace.used_for}`;
+    const cand = pickCandidate(ctx, ex, trace, chunk, pick, usedFor, served, seed);
+    if (withholdReason(cand.excerpt, cand.trace, ctx.draft, ctx.compiled, ctx.index) !== null) continue;
+    return cand;
+  }
+  return null;
+}
+
+/**
  * The verified excerpts as budget candidates ({@link verifyCitation} built them; src/packet/draft-citations.ts):
- * each names the scene requirement its text serves too, if any ({@link servedRequirement}), is a seed's when
+ * each serves the requirement of the draft lore excerpt it verifies ({@link draftLoreRequirements}), is a seed's when
  * its note is a seed, and is recorded in `seen` / `ids`. Two citations verified by the same lines of the
  * same chunk give one excerpt, whose `used_for` names both draft excerpts.
  */
-function verifiedCandidates(ctx: BuildContext, verified: readonly VerifiedExcerpt[], seen: Set<string>, ids: Set<string>): LoreCandidate[] {
+function verifiedCandidates(ctx: BuildContext, verified: readonly VerifiedExcerpt[], seen: Set<string>, ids: Set<string>, requirements: readonly SceneRequirement[]): LoreCandidate[] {
   const out: LoreCandidate[] = [];
   const byKey = new Map<string, LoreCandidate>();
   for (const v of verified) {
@@ -892,7 +1007,8 @@ function verifiedCandidates(ctx: BuildContext, verified: readonly VerifiedExcerp
       same.trace = { ...same.trace, used_for: `${same.trace.used_for}; ${v.trace.used_for}` };
       continue;
     }
-    const cand: LoreCandidate = { excerpt: v.excerpt, trace: v.trace, served: null, seed: ctx.compiled.seeds.includes(v.path), verified: v };
+    const own = requirements.findIndex((r) => r.draft_excerpt === v.citation.index);
+    const cand: LoreCandidate = { excerpt: v.excerpt, trace: v.trace, served: own >= 0 ? { index: own, terms: v.shared } : null, seed: ctx.compiled.seeds.includes(v.path), verified: v };
     byKey.set(key, cand);
     seen.add(key);
     ids.add(v.excerpt.ref_id);
@@ -902,9 +1018,21 @@ function verifiedCandidates(ctx: BuildContext, verified: readonly VerifiedExcerp
 }
 
 /**
+ * The link and lore line counts of a hub note ({@link isHubNote}, over its chunks' lines), or null for any
+ * other note. A hub — a map of content, a folder's index — is a seed or start point for the notes it lists:
+ * the walk reads its links, and its paragraph of framing ("Pre-Elysium factions are the durable collective
+ * forms …") is rarely what an author cites, so it gives an excerpt only when that serves a scene requirement.
+ */
+function hubNote(ctx: BuildContext, path: string): { link_lines: number; lore_lines: number } | null {
+  const lines = chunksOf(ctx.index, path).flatMap((c) => c.text.split('\n'));
+  return isHubNote(lines) ? hubLineCounts(lines) : null;
+}
+
+/**
  * Coordinator step d: turn the traversal's excerpts into packet excerpts. Each is checked in scope and made
  * compact ({@link compactCandidate}); one that may not reach the packet ({@link withholdReason}, judged on
- * the compact text and lines) is withheld with its trace entry (`excerpt_withheld`); exact duplicates of a
+ * the compact text and lines) is withheld with its trace entry (`excerpt_withheld`); a hub note's pick that
+ * serves no requirement is left out ({@link hubNote}, `excerpt_hub_note`); exact duplicates of a
  * kept excerpt are skipped; the rest go through the excerpt budget ({@link selectWithinBudget}), and what it
  * cuts is reported (`excerpt_budget_cut`, with each cut excerpt's ref and lines) and left out of the packet
  * and the capture. Trace entries past the excerpts are kept. Returns the added excerpts and kept trace.
@@ -925,7 +1053,7 @@ function mergeTraversalExcerpts(
   const seen = new Set(kept.map((e) => `${e.source_ref}\u0000${e.text}`));
   const ids = new Set(kept.map((e) => e.ref_id));
   const seedRef = policy.required_seed_refs[0] ?? result.consulted_refs[0] ?? ctx.allowedScope[0] ?? '(none)';
-  const verifiedCands = verifiedCandidates(ctx, verified, seen, ids);
+  const verifiedCands = verifiedCandidates(ctx, verified, seen, ids, requirements);
   // A chunk a verified excerpt comes from gives no second excerpt (one excerpt per chunk, as ref_ids say).
   const verifiedChunks = new Map(verifiedCands.map((c) => [c.excerpt.source_ref, c.excerpt.ref_id]));
   const candidates: LoreCandidate[] = [];
@@ -937,12 +1065,34 @@ function mergeTraversalExcerpts(
     const { withheld } = compacted;
     let { cand, moved } = compacted;
     // A pick that serves no requirement is context for a seed: cite the note where it speaks of that seed.
+    let bySeed: { cand: LoreCandidate; seedRef: string } | null = null;
     if (cand !== null && cand.served === null && !cand.seed) {
-      const bySeed = seedPassageCandidate(ctx, ex, trace, requirements, ids);
+      bySeed = seedPassageCandidate(ctx, ex, trace, requirements, ids);
       if (bySeed !== null) {
         moved = bySeed.cand.trace.chunk_index === trace.chunk_index ? null : `its pick serves no scene requirement; the note's passage that links the seed ${bySeed.seedRef} does`;
         cand = bySeed.cand;
       }
+    }
+    // A start point (a seed, an allowed_scope note) whose pick serves no requirement, no section of which does
+    // and, for a scope note, no passage of which links a seed, is cited by its lead: what the note is.
+    const startPoint = cand !== null && (cand.seed || compiled.scope.includes(traceNotePath(cand.trace.source_path)));
+    if (cand !== null && startPoint && cand.served === null && cand.bySection !== true && bySeed === null) {
+      const lead = leadCandidate(ctx, ex, trace, requirements, ids);
+      if (lead !== null) {
+        moved = lead.trace.chunk_index === trace.chunk_index ? null : `its pick serves no scene requirement; the ${lead.seed ? 'seed' : 'allowed_scope note'} is cited by its lead`;
+        cand = lead;
+      }
+    }
+    // A hub note (a map of content) was read for its links; its framing serves no requirement.
+    const hub = cand !== null && cand.served === null ? hubNote(ctx, traceNotePath(trace.source_path)) : null;
+    if (hub !== null) {
+      findings.push({
+        code: 'excerpt_hub_note',
+        severity: 'info',
+        message: `${ex.source_ref} (${ex.ref_id}) was consulted for its links and gives no excerpt: it is a hub note (${hub.link_lines} lines that list links, ${hub.lore_lines} lore line${hub.lore_lines === 1 ? '' : 's'}), and its best pick serves no scene requirement (${JSON.stringify((cand as LoreCandidate).excerpt.text.slice(0, 60))}…)`,
+        path: ex.source_ref,
+      });
+      return;
     }
     if (cand !== null && moved !== null) {
       findings.push({
@@ -1127,7 +1277,7 @@ async function coordinatorExcerpts(ctx: BuildContext, guard: DraftGuard, project
   const walkQueries = traversalQueries(ctx, projected);
   const { outcomes, admitted } = verifyDraftLore(ctx, kept);
   const verified = outcomes.flatMap((o) => (o.kind === 'verified' ? [o.verified] : []));
-  const requirements = sceneRequirements(draft, projected);
+  const requirements = sceneRequirements(draft, projected, draftLoreRequirements(ctx));
   const budget = excerptBudget(draft, requirements, policy.required_seed_refs.length, ctx.compiled.budgets, admitted);
   const result = await traverse(ctx.index, walkPolicy(ctx.compiled), { queries: walkQueries });
   const { added, trace, labels, redundant } = mergeTraversalExcerpts(ctx, guard, result, kept, requirements, budget, stats, verified, replaced);

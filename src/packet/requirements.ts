@@ -4,9 +4,10 @@
  * Seed 001: "Retrieval can also make the packet worse if it floods the scene with faction or event
  * context and starves the character's own relevant pressures." So every lore excerpt names the scene
  * requirement it serves — a projected-context `runtime_retrieval_requirements` entry (trigger and compact
- * fact), a `latent_pressure_requirements` entry, or the observed event — or says that it is context for
- * the scene's seed; and a default budget, scaled to the draft, bounds how many excerpts and characters of
- * lore reach the prompt.
+ * fact), a `latent_pressure_requirements` entry, the observed event, or a lore excerpt of the draft (the
+ * author's own statement of what lore the scene needs, src/packet/draft-citations.ts) — or says that it is
+ * context for the scene's seed; and a default budget, scaled to the draft, bounds how many excerpts and
+ * characters of lore reach the prompt.
  *
  * Default budget (overridden by the policy's `max_chunks:N` / `max_chars:N` stop conditions):
  * - count: requirements (runtime + latent, plus the admitted vault refs the draft's lore excerpts cite) plus
@@ -15,9 +16,10 @@
  *   {@link MIN_LORE_CHARS}.
  * Selection under the budget, in rounds: the verified excerpts of the refs the draft's own lore excerpts
  * cite (src/packet/draft-citations.ts; the author's declared requirements), in order; each requirement's
- * best excerpt (requirement order); each seed note's first excerpt (a seed note a verified excerpt already
- * comes from is done); then the rest by relevance (distinct requirement terms, then traversal order). Kept
- * excerpts stay in order: verified ones first, then the traversal's.
+ * best excerpt (requirement order; a requirement an excerpt chosen before already serves is done: a draft
+ * lore excerpt's own verified excerpts serve it); each seed note's first excerpt (a seed note a verified
+ * excerpt already comes from is done); then the rest by relevance (distinct requirement terms, then
+ * traversal order). Kept excerpts stay in order: verified ones first, then the traversal's.
  */
 import { processTerm, tokenize } from '../search/tokenize.js';
 import { queryTermSet } from '../excerpts/excerpt.js';
@@ -37,16 +39,28 @@ export interface SceneRequirement {
   text: string;
   /** Counted in the default budget (runtime and latent requirements) or not (the observed event). */
   counted: boolean;
-  /** True when `text` is one of the traversal's queries (runtime requirements and the observed event; latent requirements are matched, not searched). */
+  /** True when `text` is one of the traversal's queries (runtime requirements and the observed event; latent requirements and draft lore excerpts are matched, not walked). */
   query: boolean;
+  /** For a draft lore excerpt's requirement: the excerpt's index in the draft's `visible_context.source_excerpts`. */
+  draft_excerpt?: number;
+}
+
+/** A lore excerpt of the draft, as a requirement: its index in `visible_context.source_excerpts`, ref_id and text (the paraphrase). */
+export interface DraftLoreRequirement {
+  index: number;
+  ref_id: string;
+  text: string;
 }
 
 /**
  * The scene requirements, in order: every `runtime_retrieval_requirements` entry (`"<trigger>:
- * <compact_fact>"`), every `latent_pressure_requirements` entry (its `text`), then the observed event's
- * `observable_action` (not counted in the budget).
+ * <compact_fact>"`), every `latent_pressure_requirements` entry (its `text`), the observed event's
+ * `observable_action` (not counted in the budget), then each of `draftLore` — the draft's lore excerpts,
+ * whose paraphrases say what lore the author wanted the scene to carry (labelled
+ * `visible_context.source_excerpts[6] <ref_id> (<text>)`; not counted here, since the budget counts the refs
+ * they cite, and not walked: each is searched within its cited refs instead).
  */
-export function sceneRequirements(draft: ResponderPacket, projected?: ProjectedLocalContext): SceneRequirement[] {
+export function sceneRequirements(draft: ResponderPacket, projected?: ProjectedLocalContext, draftLore: readonly DraftLoreRequirement[] = []): SceneRequirement[] {
   const out: SceneRequirement[] = [];
   const ctx = projected?.context;
   (ctx?.runtime_retrieval_requirements ?? []).forEach((r, i) => {
@@ -63,6 +77,9 @@ export function sceneRequirements(draft: ResponderPacket, projected?: ProjectedL
     });
   }
   out.push({ label: 'visible_context.observed_event.observable_action', text: draft.visible_context.observed_event.observable_action, counted: false, query: true });
+  for (const d of draftLore) {
+    out.push({ label: `visible_context.source_excerpts[${d.index}] ${d.ref_id} (${d.text})`, text: d.text, counted: false, query: false, draft_excerpt: d.index });
+  }
   return out;
 }
 
@@ -189,6 +206,7 @@ export function selectWithinBudget(candidates: readonly BudgetCandidate[], requi
   }
   for (let r = 0; r < requirementCount; r++) {
     const serving = all.filter((i) => candidates[i]?.requirement === r).sort(byRelevance);
+    if (serving.some((i) => chosen.has(i))) continue;
     for (const i of serving) {
       const before = chosen.size;
       take(i);
