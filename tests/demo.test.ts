@@ -21,7 +21,7 @@ describe('npm run demo', () => {
         // Lines: Brinefall Blackout 11-12, Meridian Compact 25, Quiet Hands 7.
         '  From:    3 notes of the FixtureLore vault (lore-fixtures/FixtureLore, snapshot 3e69bbc3a488), chosen by the packet\'s traversal policy; the excerpt budget (4 excerpts, 600 characters) left 1 more excerpt out.\n' +
         '  Checked: every cited line — 4 lines in 3 trace entries — was read again from the vault and matches it exactly, and each entry is backed by the ledger record of the lookup that served it (.demo-out/packet.coordinator.ledger.jsonl).\n' +
-        '  Signed:  the ledger is signed by the runner key .demo-out/runner.pub.pem trusts (a throwaway key loretrace keygen made for this demo), so it was not written by hand.\n' +
+        '  Signed:  the ledger is signed by the runner key whose public half is .demo-out/runner.pub.pem (a throwaway key made by loretrace keygen for this demo), so whoever holds its private key closed it; a signature names the signer, it does not show that nothing was edited before signing.\n' +
         'Details\n' +
         // Every entry of .demo-out/, sorted: the two locks retrieve writes beside its packets and the index folder too.
         '  files written: .demo-out/index/, .demo-out/lore_access.json, .demo-out/packet.coordinator.json, .demo-out/packet.coordinator.ledger.jsonl, .demo-out/packet.coordinator.lock.json, .demo-out/packet.research.json, .demo-out/packet.research.lock.json, .demo-out/runner.key.pem, .demo-out/runner.pub.pem\n' +
