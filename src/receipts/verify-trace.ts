@@ -18,7 +18,8 @@ import { preview } from '../contracts/rules.js';
 import type { ResearchTraceEntry, TraceOrigin } from '../contracts/types.js';
 import { checkBacking, checkSeeds, loadTraceLedgers } from './trace-ledger.js';
 import type { LedgerHeadPin, SeedVerdict, TraceLedgerInput, TraceLedgerVerdict } from './trace-ledger.js';
-import { entryWording, parseTraceId } from './ledger-export.js';
+import { entryWording, ledgerReadRefs, parseTraceId, refsNotRead } from './ledger-export.js';
+import type { RefNotRead } from './ledger-export.js';
 import { readReceiptRules, receiptDenial } from './receipt-rules.js';
 import type { ReceiptAt, ReceiptRules } from './receipt-rules.js';
 import { AUTHORSHIP_CODES, AUTHORSHIP_NOT_CHECKED, verificationVerdict } from './signing.js';
@@ -65,7 +66,9 @@ import { isJsonObject } from '../contracts/json-object.js';
  *    recorded every entry.
  *
  * More dispositions are counted in `totals` but given to no entry: `seed_not_consulted` (per required
- * seed of a responder-lane ledger never read, an error), `ledger_not_closed` (per given ledger without
+ * seed of a responder-lane ledger never read, an error), `claimed_not_read` (per `consulted_refs` /
+ * `followed_refs` entry of a capture fragment or a capture's `lore_access` that the ledgers its entries name
+ * never served or followed — `refsNotRead`, the rule `capture check` applies; an error), `ledger_not_closed` (per given ledger without
  * its closing record and with no pinned head, a warning that makes the capture a draft), and per given
  * ledger whose authorship fails, its code — `ledger_unsigned`, `ledger_untrusted_signer` (only with
  * trusted keys), `ledger_signature_invalid` (always) — each an error that fails the file.
@@ -84,6 +87,7 @@ export type TraceDisposition =
   | 'ledger_broken'
   | 'ledger_untrusted'
   | 'seed_not_consulted'
+  | 'claimed_not_read'
   | 'ledger_not_closed'
   | 'ledger_unsigned'
   | 'ledger_untrusted_signer'
@@ -104,6 +108,7 @@ export const TRACE_DISPOSITIONS: readonly TraceDisposition[] = [
   'ledger_broken',
   'ledger_untrusted',
   'seed_not_consulted',
+  'claimed_not_read',
   'ledger_not_closed',
   'ledger_unsigned',
   'ledger_untrusted_signer',
@@ -189,13 +194,21 @@ export interface TraceVerificationReport {
   /** Responder lane: each required seed of each given ledger and whether it was read. */
   seeds: SeedVerdict[];
   /**
+   * Each `consulted_refs` / `followed_refs` entry of the input (a capture fragment's, a capture's `lore_access`)
+   * that the ledgers its trace entries name never served or followed (`claimed_not_read`, counted in `totals`),
+   * with the ledger(s) it was checked against; [] when every claimed ref is a read the ledgers record, or when
+   * no ledger named by an entry verifies (its entries then fail on their own).
+   */
+  refs_not_read: (RefNotRead & { ledgers: string[] })[];
+  /**
    * Whether the ledgers' authorship was checked (trusted keys given, `--trust-key`) and the key ids
    * trusted; `note` is `authorship not checked (no --trust-key)` when it was not, else null.
    */
   authorship: { checked: boolean; trusted_key_ids: string[]; note: string | null };
   /**
    * Count per disposition, every key of {@link TRACE_DISPOSITIONS} always present: entries for the first
-   * twelve, seeds for `seed_not_consulted`, ledgers for `ledger_not_closed` and the three authorship codes.
+   * twelve, seeds for `seed_not_consulted`, claimed refs for `claimed_not_read` ({@link refs_not_read}), ledgers
+   * for `ledger_not_closed` and the three authorship codes.
    */
   totals: Record<TraceDisposition, number>;
   /** runner_captured entries checked, how many of them did not pass, and how many are ledger-backed. */
@@ -213,15 +226,19 @@ export interface TraceVerificationReport {
   /**
    * Every check but authorship passed: at least one entry was checked, every runner_captured entry is
    * verified and ledger-backed, no entry is `unbacked`, no responder_reported entry fails a vault check
-   * (`isFailedResponderEntry`), no required seed is unread, no given ledger is broken or fails its
-   * authorship, and the packet file a lock lists (when given) is `unchanged`, and so is the input file
+   * (`isFailedResponderEntry`), no required seed is unread, no consulted or followed ref is claimed that the
+   * ledgers never recorded (`claimed_not_read`), no given ledger is broken or fails its
+   * authorship, and the packet file a lock lists or a named ledger pins (when given) is `unchanged`, and so is the input file
    * itself when a lock lists it as an output.
    */
   integrity_ok: boolean;
   /** True when a given ledger is `ledger_not_closed`: whatever `ok` says, a capture it backs is a draft. */
   draft: boolean;
   entries: TraceEntryVerdict[];
-  /** Present when the caller gave the packet file a lock lists ({@link VerifyTraceOptions.packetFile}). */
+  /**
+   * Present when the caller gave the packet file a lock lists ({@link VerifyTraceOptions.packetFile}), or —
+   * without it — the packet the `SESSION_OPENED` of a ledger the entries name pins ({@link VerifyTraceOptions.ledgerPackets}).
+   */
   packet_file?: TracePacketFileCheck;
   /** Present when the caller gave the sha256 a lock records for the input itself ({@link VerifyTraceOptions.inputFile}). */
   input_file?: TraceInputFileCheck;
@@ -286,6 +303,15 @@ export interface VerifyTraceOptions {
    * input whose bytes are no longer the locked ones (`changed`) fails the report.
    */
   inputFile?: { file: string; locked_sha256: string; sha256: string; source: string };
+  /**
+   * The packet each given ledger's `SESSION_OPENED` pins (`packet_sha256`, `packet_file`), re-hashed by the
+   * caller: `ledger_id` the ledger's, the rest as {@link packetFile} with `locked_sha256` the sha256 the ledger
+   * pins and `source` naming the ledger. Applied when `packetFile` is not given (no lock holds the input, or
+   * its lock lists no packet): the one for the ledger the input's first ledger-bound entry names is reported as
+   * `packet_file`, so a packet edited after the run fails the report as it fails `lock verify` (seed 004: the
+   * ledger's hashes are the receipt).
+   */
+  ledgerPackets?: readonly { ledger_id: string; file: string; locked_sha256: string; sha256: string | null; source: string }[];
   /**
    * Runner public keys (`--trust-key`, src/receipts/signing.ts): given, a ledger must be signed by one of
    * them to back anything. Absent or empty: authorship is not checked, and `report.authorship` says so.
@@ -707,7 +733,7 @@ function checkLocation(
  *   const report = await verifyTrace(await indexVault('lore-fixtures/FixtureLore'), fragment, { file: 'frag.json' });
  *   report.totals // { verified: 0, …, unbacked: 3, … } — without its ledger, no entry is backed
  *   const backed = await verifyTrace(index, fragment, { ledgers: [{ file: 'run.ledger.jsonl', text }] });
- *   backed.totals // { verified: 3, text_mismatch: 0, …, unbacked: 0, ledger_mismatch: 0, ledger_broken: 0, seed_not_consulted: 0, ledger_not_closed: 0 }
+ *   backed.totals // { verified: 3, text_mismatch: 0, …, unbacked: 0, ledger_mismatch: 0, ledger_broken: 0, seed_not_consulted: 0, claimed_not_read: 0, ledger_not_closed: 0 }
  */
 export async function verifyTrace(
   index: VaultIndex,
@@ -719,7 +745,8 @@ export async function verifyTrace(
   const checked = located.found.map(({ pointer, entry }) => ({ pointer, e: checkEntry(entry, pointer, where || 'input'), query: typeof entry['query'] === 'string' ? (entry['query'] as string) : null }));
   const drift = located.recorded !== null && located.recorded !== index.snapshot_id;
   const rules = readReceipt(located.receipt ?? options.policyReceipt ?? null, index, where || 'input');
-  const ledgers = await loadLedgersFor(checked.map((c) => c.e), located, options);
+  const named = checked.map((c) => parseTraceId(c.e.trace_id)?.ledger_id).find((id) => id !== undefined) ?? null;
+  const ledgers = await loadLedgersFor(named, located, options);
   const vault = { index, lookup: buildLookup(index), rules, linesCache: new Map<string, string[]>(), drift, recorded: located.recorded };
   const backing: BackingContext = { located, ledgers, packet: expectedPacket(input, located.kind, options), index, lookup: vault.lookup, rules, ledgerRules: new Map(), bound: new Map() };
   const entries: TraceEntryVerdict[] = [];
@@ -727,14 +754,39 @@ export async function verifyTrace(
     const verdict = await vaultVerdict(e, pointer, vault);
     entries.push(ledgerVerdict(verdict, e, query, backing));
   }
-  return summarise({ index, options, kind: located.kind, recorded: located.recorded, drift, rules, status: located.status, entries, ledgers });
+  const notRead = claimedRefsNotRead(input, located.kind, checked.map((c) => c.e), ledgers);
+  return summarise({ index, options, kind: located.kind, recorded: located.recorded, drift, rules, status: located.status, entries, ledgers, notRead, named });
+}
+
+/**
+ * The `claimed_not_read` step of {@link verifyTrace}: each `consulted_refs` / `followed_refs` entry of a capture
+ * fragment (top level) or a capture (`lore_access`) that the ledgers named by its trace entries (loaded, their
+ * records verifying) never served or followed ({@link ledgerReadRefs}, {@link refsNotRead}: the rule `capture
+ * check` applies). [] for other inputs, and when no such ledger is loaded (the entries are unbacked then).
+ */
+function claimedRefsNotRead(doc: unknown, kind: TraceInputKind, entries: readonly CheckedEntry[], ledgers: Awaited<ReturnType<typeof loadTraceLedgers>>): TraceVerificationReport['refs_not_read'] {
+  const holder = kind === 'capture_fragment' ? doc : kind === 'capture' ? (doc as Record<string, unknown>)['lore_access'] : null;
+  if (!isJsonObject(holder)) return [];
+  const ids = new Set(entries.map((e) => parseTraceId(e.trace_id)?.ledger_id).filter((id): id is string => id !== undefined));
+  const backing = ledgers.filter((l) => l.view !== null && ids.has(l.view.ledger_id) && l.verdict.disposition !== 'ledger_broken');
+  if (backing.length === 0) return [];
+  const names = backing.map((l) => l.verdict.file ?? l.view!.ledger_id);
+  const base = kind === 'capture' ? '/lore_access' : '';
+  const out: TraceVerificationReport['refs_not_read'] = [];
+  for (const key of ['consulted_refs', 'followed_refs'] as const) {
+    const claimed = holder[key];
+    if (!Array.isArray(claimed)) continue;
+    const read = [...new Set(backing.flatMap((l) => ledgerReadRefs(l.view!)[key]))];
+    const label = `${kind === 'capture' ? 'lore_access.' : ''}${key}`;
+    for (const r of refsNotRead(key, claimed, read, `${base}/${key}`, label, `ledger ${names.join(', ')}`)) out.push({ ...r, ledgers: names });
+  }
+  return out;
 }
 
 /** Step 1 of {@link verifyTrace}: verify the given ledgers against every pin, the input's `ledger_head` included. */
-function loadLedgersFor(entries: readonly CheckedEntry[], located: StatusAt, options: VerifyTraceOptions): ReturnType<typeof loadTraceLedgers> {
+function loadLedgersFor(named: string | null, located: StatusAt, options: VerifyTraceOptions): ReturnType<typeof loadTraceLedgers> {
   const pins: LedgerHeadPin[] = [...(options.pins ?? [])];
   if (located.ledgerHead !== null) pins.push({ head: located.ledgerHead, source: `${options.file ?? 'the input'} /ledger_head` });
-  const named = entries.map((e) => parseTraceId(e.trace_id)?.ledger_id).find((id) => id !== undefined) ?? null;
   return loadTraceLedgers(options.ledgers ?? [], pins, named, options.trustedKeys ?? []);
 }
 
@@ -901,19 +953,22 @@ export function isFailedResponderEntry(v: Pick<TraceEntryVerdict, 'origin' | 'di
 function summarise(r: {
   index: VaultIndex; options: VerifyTraceOptions; kind: TraceInputKind; recorded: string | null; drift: boolean; rules: ReceiptRules | null;
   status: string | null; entries: TraceEntryVerdict[]; ledgers: Awaited<ReturnType<typeof loadTraceLedgers>>;
+  notRead: TraceVerificationReport['refs_not_read']; named: string | null;
 }): TraceVerificationReport {
   const { entries, rules } = r;
   const seeds = checkSeeds(r.ledgers);
   const totals = Object.fromEntries(TRACE_DISPOSITIONS.map((d) => [d, 0])) as Record<TraceDisposition, number>;
   for (const v of entries) totals[v.disposition] += 1;
   totals.seed_not_consulted = seeds.filter((s) => s.disposition === 'seed_not_consulted').length;
+  totals.claimed_not_read = r.notRead.length;
   totals.ledger_not_closed = r.ledgers.filter((l) => l.verdict.disposition === 'ledger_not_closed').length;
   for (const code of AUTHORSHIP_CODES) totals[code] = r.ledgers.filter((l) => l.verdict.disposition === code).length;
   const trusted = r.options.trustedKeys ?? [];
   const runner = entries.filter((v) => v.origin === 'runner_captured');
   const failed = runner.filter((v) => v.disposition !== 'verified').length;
   const broken = r.ledgers.some((l) => l.verdict.disposition === 'ledger_broken' || (AUTHORSHIP_CODES as readonly string[]).includes(l.verdict.disposition));
-  const pf = r.options.packetFile;
+  // Without a lock's packet, the one the named ledger's session pins (a packet edited after the run fails).
+  const pf = r.options.packetFile ?? r.options.ledgerPackets?.find((p) => p.ledger_id === r.named);
   const packetFile: TracePacketFileCheck | null = pf === undefined ? null : {
     file: pf.file, source: pf.source, locked_sha256: pf.locked_sha256, sha256: pf.sha256,
     disposition: pf.sha256 === null ? 'packet_missing' : pf.sha256 === pf.locked_sha256 ? 'unchanged' : 'packet_changed',
@@ -921,7 +976,7 @@ function summarise(r: {
   const inf = r.options.inputFile;
   const inputFile: TraceInputFileCheck | null = inf === undefined ? null : { ...inf, disposition: inf.sha256 === inf.locked_sha256 ? 'unchanged' : 'changed' };
   const responderFailed = entries.some(isFailedResponderEntry);
-  const integrityOk = entries.length > 0 && failed === 0 && totals.unbacked === 0 && totals.seed_not_consulted === 0 && !broken && !responderFailed && (packetFile === null || packetFile.disposition === 'unchanged') && (inputFile === null || inputFile.disposition === 'unchanged');
+  const integrityOk = entries.length > 0 && failed === 0 && totals.unbacked === 0 && totals.seed_not_consulted === 0 && totals.claimed_not_read === 0 && !broken && !responderFailed && (packetFile === null || packetFile.disposition === 'unchanged') && (inputFile === null || inputFile.disposition === 'unchanged');
   // A receipt anyone could write by hand is worthless (seed 001): a report that rests on a ledger whose
   // authorship nobody checked is integrity-only, never plain verified.
   const verdict = verificationVerdict(integrityOk, r.ledgers.length > 0 && trusted.length === 0);
@@ -946,6 +1001,7 @@ function summarise(r: {
     research_trace_status: r.status,
     ledgers: r.ledgers.map((l) => l.verdict),
     seeds,
+    refs_not_read: r.notRead,
     authorship: { checked: trusted.length > 0, trusted_key_ids: trusted.map((k) => k.key_id), note: trusted.length > 0 ? null : AUTHORSHIP_NOT_CHECKED },
     totals,
     runner_captured: { checked: runner.length, failed, ledger_backed: runner.length - failed },
