@@ -19,6 +19,7 @@ import { relevanceTables, traverse } from '../src/traversal/traverse.js';
 import { verifyTrace } from '../src/receipts/verify-trace.js';
 import { withholdReason } from '../src/packet/scope.js';
 import { WITHHELD_MARKER } from '../src/proxy/withhold.js';
+import { auditLeakage } from '../src/receipts/leakage.js';
 import type { ProxySession } from '../src/proxy/session.js';
 import type { ResponderPacket } from '../src/contracts/types.js';
 import type { VaultIndex } from '../src/types.js';
@@ -248,5 +249,39 @@ describe('scores and the walk', () => {
     expect(report.entries[1]!.detail).toBe(
       `Harbor/Quay Ledger.md is hidden lore (lines 9-16 are a hidden section): policy_receipt row /policy_receipt/${compiled.receipt.findIndex((r) => r.kind === 'hidden_ref')} (hidden_ref "${QUAY}#Sealed Accord") denies it; expected runner_captured entries only from paths the policy admits`,
     );
+  });
+});
+
+describe('the leakage audit of a hidden section matches the section, not the note it is in', () => {
+  const audit = (spoken: string) => {
+    const parsed = { spoken_text: spoken };
+    return auditLeakage({ rawOutput: JSON.stringify(parsed), parsed, packet, index });
+  };
+  const SOURCE = `hidden_context_audit.omitted_context_refs/0 (${JSON.stringify(`${QUAY}#Sealed Accord`)})`;
+
+  it('naming the note the section is in (its title, its path) is no leak: the rest of the note is visible', () => {
+    for (const spoken of ['The Quay Ledger lists twelve berths on the eastern quay.', 'See Harbor/Quay Ledger.md for the berths.', 'the quay-ledger says so']) {
+      const r = audit(spoken);
+      expect([spoken, r.audit.author_only_leak, r.hits]).toEqual([spoken, false, []]);
+    }
+  });
+
+  it('the section\'s own heading, a sub-section\'s heading or 8 words of its text are author_only_leak', () => {
+    expect(audit('Nobody speaks of the Sealed Accord here.').hits).toEqual([{ flag: 'author_only_leak', matched: 'Sealed Accord', source: SOURCE }]);
+    expect(audit('The tithe-schedule is posted nowhere.').hits).toEqual([{ flag: 'author_only_leak', matched: 'Tithe Schedule', source: SOURCE }]);
+    const quoted = audit('They say the accord promises the lamplighters a tithe of every cargo.');
+    expect([quoted.audit.author_only_leak, quoted.hits]).toEqual([true, [
+      { flag: 'author_only_leak', matched: 'accord promises the lamplighters a tithe of every', source: `${SOURCE}: text of Harbor/Quay Ledger.md lines 9-12 quoted verbatim` },
+    ]]);
+    // Text of the note outside the section (the Berths section, 8+ words) is not the section's.
+    expect(audit('Twelve berths line the eastern quay; the harbor master assigns them at dawn.').hits).toEqual([]);
+  });
+
+  it('a hidden whole note is still matched by its title', () => {
+    const whole = { ...packet, hidden_context_audit: { ...packet.hidden_context_audit, omitted_context_refs: [QUAY] } };
+    const parsed = { spoken_text: 'The Quay Ledger lists twelve berths.' };
+    expect(auditLeakage({ rawOutput: JSON.stringify(parsed), parsed, packet: whole, index }).hits).toEqual([
+      { flag: 'author_only_leak', matched: 'Quay Ledger', source: `hidden_context_audit.omitted_context_refs/0 (${JSON.stringify(QUAY)})` },
+    ]);
   });
 });
