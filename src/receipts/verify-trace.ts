@@ -11,6 +11,7 @@
  */
 import { LoretraceError } from '../errors.js';
 import type { Chunk, NoteRecord, VaultIndex } from '../types.js';
+import type { HiddenSection } from '../policy/types.js';
 import { readNoteLines } from '../indexer/lookup.js';
 import { sliceLines } from '../notes/lines.js';
 import { parseRef } from '../refs/ref.js';
@@ -25,6 +26,8 @@ import type { ReceiptAt, ReceiptRules } from './receipt-rules.js';
 import { AUTHORSHIP_CODES, AUTHORSHIP_NOT_CHECKED, verificationVerdict } from './signing.js';
 import type { TrustedKey, VerificationVerdict } from './signing.js';
 import { isJsonObject } from '../contracts/json-object.js';
+import { lineView } from '../proxy/withhold.js';
+import type { LineView } from '../proxy/withhold.js';
 
 
 /**
@@ -633,6 +636,7 @@ function checkLocation(
   index: VaultIndex,
   lookup: Lookup,
   rules: ReceiptRules | null,
+  view?: LineView,
 ): { failure: TraceFailure | 'policy_violation'; detail: string } | { note: NoteRecord } {
   const ns = index.namespace;
   let parsed: ReturnType<typeof parseRef>;
@@ -668,10 +672,13 @@ function checkLocation(
     };
   }
   const frag = parsed.fragment;
-  if (frag && frag.kind === 'lines' && (e.line_start < frag.start || e.line_end > frag.end)) {
+  // A `#La-Lb` of a responder's ref in a research session's line view names view lines too: compared at disk lines.
+  const fragStart = frag && frag.kind === 'lines' ? (view ? view.firstDisk(frag.start) : frag.start) : 0;
+  const fragEnd = frag && frag.kind === 'lines' ? (view ? view.lastDisk(frag.end) : frag.end) : 0;
+  if (frag && frag.kind === 'lines' && (e.line_start < fragStart || e.line_end > fragEnd)) {
     return {
       failure: 'out_of_range',
-      detail: `lines ${e.line_start}-${e.line_end} are not inside the source_ref's range L${frag.start}-L${frag.end}`,
+      detail: `lines ${e.line_start}-${e.line_end} are not inside the source_ref's range L${frag.start}-L${frag.end}${view ? ` (disk lines ${fragStart}-${fragEnd})` : ''}`,
     };
   }
   const chunk = (lookup.chunks.get(refPath) ?? []).find((c) => c.chunk_index === e.chunk_index);
@@ -747,8 +754,10 @@ export async function verifyTrace(
   const rules = readReceipt(located.receipt ?? options.policyReceipt ?? null, index, where || 'input');
   const named = checked.map((c) => parseTraceId(c.e.trace_id)?.ledger_id).find((id) => id !== undefined) ?? null;
   const ledgers = await loadLedgersFor(named, located, options);
-  const vault = { index, lookup: buildLookup(index), rules, linesCache: new Map<string, string[]>(), drift, recorded: located.recorded };
-  const backing: BackingContext = { located, ledgers, packet: expectedPacket(input, located.kind, options), index, lookup: vault.lookup, rules, ledgerRules: new Map(), bound: new Map() };
+  const lookup = buildLookup(index);
+  const ledgerRules = new Map<string, ReceiptRules | null>();
+  const vault = { index, lookup, rules, linesCache: new Map<string, string[]>(), drift, recorded: located.recorded, views: sessionLineViews(ledgers, index, lookup, ledgerRules) };
+  const backing: BackingContext = { located, ledgers, packet: expectedPacket(input, located.kind, options), index, lookup, rules, ledgerRules, bound: new Map() };
   const entries: TraceEntryVerdict[] = [];
   for (const { pointer, e, query } of checked) {
     const verdict = await vaultVerdict(e, pointer, vault);
@@ -798,9 +807,82 @@ interface VaultContext {
   linesCache: Map<string, string[]>;
   drift: boolean;
   recorded: string | null;
+  /** Per note path: the line view a research session served it in (see {@link sessionLineViews}). */
+  views: ReadonlyMap<string, SessionView>;
 }
 
-/** Step 2 of {@link verifyTrace}: checks 1-5 of {@link TraceDisposition} against the vault as it is now. */
+/** A note's line view in a research session: the view, and the view line of each hidden section's marker. */
+interface SessionView {
+  view: LineView;
+  markers: number[];
+}
+
+/** The policy receipt of a loaded ledger's session, read once per ledger (cached in `cache` by ledger_id). */
+function sessionRules(view: NonNullable<Awaited<ReturnType<typeof loadTraceLedgers>>[number]['view']>, where: string, index: VaultIndex, cache: Map<string, ReceiptRules | null>): ReceiptRules | null {
+  let rules = cache.get(view.ledger_id);
+  if (rules === undefined) {
+    rules = readReceipt({ pointer: `${where} SESSION_OPENED /session/policy_receipt`, value: view.policy_receipt }, index, where);
+    cache.set(view.ledger_id, rules);
+  }
+  return rules;
+}
+
+/**
+ * The line views of the research sessions among the given ledgers (responder lane, `serve`; a ledger whose
+ * records do not verify gives none), by note path: a note with hidden sections was served with every section
+ * counted as one marker line (docs/PROXY.md "Line numbers", src/proxy/withhold.ts `lineView`), so the line
+ * numbers its responder was given, and cites, are view lines. The sections are those the sessions' policy
+ * receipts resolve to in this snapshot (`ReceiptRules.sections`), merged per note.
+ */
+function sessionLineViews(ledgers: Awaited<ReturnType<typeof loadTraceLedgers>>, index: VaultIndex, lookup: Lookup, cache: Map<string, ReceiptRules | null>): Map<string, SessionView> {
+  const sections = new Map<string, HiddenSection[]>();
+  for (const l of ledgers) {
+    if (l.view === null || l.view.mode !== 'responder_scoped_repository_search' || l.verdict.disposition === 'ledger_broken') continue;
+    const rules = sessionRules(l.view, l.verdict.file ?? l.view.ledger_id, index, cache);
+    for (const s of rules?.sections ?? []) sections.set(s.path, [...(sections.get(s.path) ?? []), s]);
+  }
+  const out = new Map<string, SessionView>();
+  for (const [path, list] of sections) {
+    const note = lookup.notes.get(path);
+    if (note === undefined) continue;
+    const view = lineView(note.line_count, list);
+    out.set(path, { view, markers: [...new Set(list.map((s) => view.toView(s.line_start)))].sort((a, b) => a - b) });
+  }
+  return out;
+}
+
+/**
+ * A responder_reported entry's lines read in the line view its research session served ({@link sessionLineViews}):
+ * the disk lines they stand for, or why they stand for none — outside the view, or a marker line (the line that
+ * stands for a hidden section is no line of the file). Null when the entry's note was served without hidden
+ * sections (its view lines are its disk lines). 1-based, inclusive.
+ */
+function viewedLines(e: CheckedEntry, ctx: VaultContext): { line_start: number; line_end: number; view: LineView } | { failure: 'out_of_range'; detail: string } | null {
+  if (e.origin !== 'responder_reported' || ctx.views.size === 0) return null;
+  let path: string;
+  try {
+    path = parseRef(e.source_ref, { namespace: ctx.index.namespace }).path;
+  } catch {
+    return null;
+  }
+  const sv = ctx.views.get(path);
+  if (sv === undefined) return null;
+  const n = sv.view.lineCount;
+  if (e.line_end < e.line_start || e.line_end > n) {
+    return { failure: 'out_of_range', detail: `lines ${e.line_start}-${e.line_end} are not inside the line view the research session served of ${path}, which has ${n} line${n === 1 ? '' : 's'} (a hidden section counts as one line); expected 1 ≤ line_start ≤ line_end ≤ ${n}` };
+  }
+  const marker = sv.markers.find((m) => e.line_start <= m && m <= e.line_end);
+  if (marker !== undefined) {
+    return { failure: 'out_of_range', detail: `line ${marker} of the line view the research session served is the marker that stands for a hidden section of ${path}, not a line of the file; expected lines the session served` };
+  }
+  return { line_start: sv.view.firstDisk(e.line_start), line_end: sv.view.lastDisk(e.line_end), view: sv.view };
+}
+
+/**
+ * Step 2 of {@link verifyTrace}: checks 1-5 of {@link TraceDisposition} against the vault as it is now. A
+ * responder_reported entry on a note a research session served with hidden sections is checked at the disk
+ * lines its view lines stand for ({@link viewedLines}); the verdict keeps the lines the entry states.
+ */
 async function vaultVerdict(e: CheckedEntry, pointer: string, ctx: VaultContext): Promise<TraceEntryVerdict> {
   const { index } = ctx;
   let disposition: TraceDisposition;
@@ -808,7 +890,10 @@ async function vaultVerdict(e: CheckedEntry, pointer: string, ctx: VaultContext)
   let detail: string | null = null;
   let similarity: number | null = null;
   let textVerified: boolean | null = false;
-  const loc = checkLocation(e, index, ctx.lookup, ctx.rules);
+  const viewed = viewedLines(e, ctx);
+  const d: CheckedEntry = viewed !== null && !('failure' in viewed) ? { ...e, line_start: viewed.line_start, line_end: viewed.line_end } : e;
+  const at = d === e ? `lines ${e.line_start}-${e.line_end}` : `lines ${e.line_start}-${e.line_end} of the line view the research session served, disk lines ${d.line_start}-${d.line_end}`;
+  const loc = viewed !== null && 'failure' in viewed ? viewed : checkLocation(d, index, ctx.lookup, ctx.rules, viewed === null ? undefined : viewed.view);
   if ('failure' in loc) {
     // policy_violation is decided by the receipt, not the vault: never `drifted`.
     failure = loc.failure === 'policy_violation' ? null : loc.failure;
@@ -818,7 +903,7 @@ async function vaultVerdict(e: CheckedEntry, pointer: string, ctx: VaultContext)
     const path = loc.note.path;
     const lines = ctx.linesCache.get(path) ?? (await readNoteLines(index, path));
     ctx.linesCache.set(path, lines);
-    const actual = sliceLines(lines, e.line_start, e.line_end);
+    const actual = sliceLines(lines, d.line_start, d.line_end);
     similarity = tokenContainment(e.extracted_constraint, actual);
     const exact = actual === e.extracted_constraint;
     if (e.origin === 'runner_captured') {
@@ -833,11 +918,12 @@ async function vaultVerdict(e: CheckedEntry, pointer: string, ctx: VaultContext)
     } else if (e.origin === 'responder_reported' && similarity < 1) {
       failure = 'text_mismatch';
       disposition = 'text_mismatch';
-      detail = `responder_reported entry: lines ${e.line_start}-${e.line_end} of ${path} do not hold its extracted_constraint (token containment ${similarity}); expected a quote of those lines (every word in them)`;
+      detail = `responder_reported entry: ${at} of ${path} do not hold its extracted_constraint (token containment ${similarity}); expected a quote of those lines (every word in them)`;
     } else {
       disposition = 'unverifiable';
       textVerified = null;
-      detail = `${e.origin} entry: location checked, text not held to verbatim (${exact ? 'verbatim match' : `token containment ${similarity}`}); not proof of the research path`;
+      const where = d === e ? '' : ` (${at}: a hidden section counts as one line)`;
+      detail = `${e.origin} entry: location checked${where}, text not held to verbatim (${exact ? 'verbatim match' : `token containment ${similarity}`}); not proof of the research path`;
     }
   }
   let cause: TraceFailure | null = null;
@@ -914,11 +1000,7 @@ function backedEntryProblem(
   }
   // Narrow, never widen: the receipt the input (or its lock) carries may refuse more than the session did,
   // never admit more, so the ledger session's own policy is applied whatever receipt came with the input.
-  let rules = ctx.ledgerRules.get(view.ledger_id);
-  if (rules === undefined) {
-    rules = readReceipt({ pointer: `${where} SESSION_OPENED /session/policy_receipt`, value: view.policy_receipt }, ctx.index, where);
-    ctx.ledgerRules.set(view.ledger_id, rules);
-  }
+  const rules = sessionRules(view, where, ctx.index, ctx.ledgerRules);
   if (rules !== null && rules.rows > 0) {
     const path = backing.range.path;
     const detail = policyDetail(rules, path, ctx.lookup.notes.get(path), [e.line_start, e.line_end]);
