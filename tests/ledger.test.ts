@@ -16,6 +16,7 @@ import { main } from '../src/cli/main.js';
 import { FIXTURE_VAULT, R, fixtureSession, tempDir } from './helpers/proxy.js';
 import { REPO } from './helpers/shared.js';
 import type { LedgerSessionInfo } from '../src/receipts/ledger-record.js';
+import { ledgerIdOf } from '../src/receipts/ledger-record.js';
 
 let tmp: { dir: string; cleanup: () => void };
 beforeEach(() => {
@@ -318,6 +319,17 @@ describe('verifyLedger', () => {
 });
 
 /**
+ * Records of a v4 ledger as an earlier format version wrote them: `schema_version` set, and the absolute vault
+ * root v2 and v3 recorded in their SESSION_OPENED (`lore_root`, which v4 leaves out).
+ */
+function asVersion(records: readonly Record<string, unknown>[], version: string): Record<string, unknown>[] {
+  const session = { ...(records[0]!['session'] as object), lore_root: '/srv/lore/FixtureLore' };
+  // The ledger_id is derived from the opening record's occurred_on and session, so it changes with lore_root.
+  const id = ledgerIdOf(records[0]!['occurred_on'] as string, session);
+  return records.map((r, i) => ({ ...r, schema_version: version, ledger_id: id, ...(i === 0 ? { session } : {}) }));
+}
+
+/**
  * What a forger who can write the file does: edit, insert or delete records, then renumber (`seq`,
  * `record_id`, and every `call_record_id` that named a renumbered record) and re-chain every hash, so the
  * chain itself verifies.
@@ -399,8 +411,7 @@ describe('verifyLedger: every call has its one outcome (loretrace.ledger.v3 and 
     const { call_record_id: _c, ...bare } = rs[2]!;
     const r = await verifyLedger(rechain([...rs.slice(0, 2), bare, ...rs.slice(3)]), { file: 'x.jsonl' });
     expect(r.findings.map((f) => [f.code, f.line])).toEqual([['ledger_bad_record', 3]]);
-    const v2 = rs.map((x) => ({ ...x, schema_version: 'loretrace.ledger.v2' }));
-    const old = await verifyLedger(rechain(v2), { file: 'x.jsonl' });
+    const old = await verifyLedger(rechain(asVersion(rs, 'loretrace.ledger.v2')), { file: 'x.jsonl' });
     expect(old.findings.map((f) => [f.code, f.line])).toEqual([['ledger_bad_record', 2]]);
   });
 });
@@ -693,8 +704,7 @@ describe('verifyLedger: each line is the byte form its record was written in (le
   });
 
   it('still reads a loretrace.ledger.v3 ledger of JSON.stringify lines; refuses its lines with CRLF or white space, not one with its keys reordered (v3 cannot say which order was written)', async () => {
-    const v3 = lines(await sessionLedger()).map((l) => ({ ...(JSON.parse(l) as Record<string, unknown>), schema_version: 'loretrace.ledger.v3' }));
-    const text = rechain(v3);
+    const text = rechain(asVersion(lines(await sessionLedger()).map((l) => JSON.parse(l) as Record<string, unknown>), 'loretrace.ledger.v3'));
     const ok = await verifyLedger(text, { file: 'v3.jsonl' });
     expect(ok).toMatchObject({ valid: true, schema_version: 'loretrace.ledger.v3', records: 10, closed: true, findings: [] });
     const ls = text.split('\n').slice(0, -1);
@@ -706,5 +716,38 @@ describe('verifyLedger: each line is the byte form its record was written in (le
     expect(crlf.findings).toEqual([notCanonical(1, `it ends in a carriage return (a CRLF line end); expected ${FORM} and a line feed alone`, 'v3.jsonl')]);
     const pretty = [...ls.slice(0, 3), ls[3]!.replace('{"actor":', '{"actor": '), ...ls.slice(4)].join('\n') + '\n';
     expect((await verifyLedger(pretty, { file: 'v3.jsonl' })).findings).toEqual([notCanonical(4, `it differs from ${FORM} at column 10 (" {\\"id\\":\\"dock" where "{\\"id\\":\\"dock_" was expected)`, 'v3.jsonl')]);
+  });
+});
+
+describe('loretrace.ledger.v4 records no vault location (a verifier needs the snapshot and vault-relative paths)', () => {
+  it('the same session on the vault copied to another folder writes the same ledger, byte for byte; no record names the folder', async () => {
+    const here = join(tmp.dir, 'here', 'FixtureLore');
+    const there = join(tmp.dir, 'moved', 'elsewhere', 'FixtureLore');
+    cpSync(FIXTURE_VAULT, here, { recursive: true });
+    cpSync(FIXTURE_VAULT, there, { recursive: true });
+    const first = readFileSync(await sessionLedger(here), 'utf8');
+    rmSync(join(tmp.dir, 'session.jsonl'));
+    const second = readFileSync(await sessionLedger(there), 'utf8');
+    expect(second).toBe(first);
+    expect(first).not.toContain(tmp.dir);
+    expect(Object.keys(JSON.parse(first.split('\n')[0]!).session)).toEqual([
+      'admitted', 'budgets', 'limits', 'loretrace_version', 'mode', 'namespace', 'not_admitted', 'packet_file', 'packet_id', 'packet_sha256', 'policy_receipt',
+      'required_seeds', 'runner', 'snapshot_id',
+    ]);
+  });
+
+  it('refuses a v4 SESSION_OPENED that names lore_root, and a v3 one that lacks it (schema); a v2 ledger with it still verifies', async () => {
+    const ls = lines(await sessionLedger());
+    const opened = JSON.parse(ls[0]!) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const withRoot = rechain([{ ...opened, session: { ...opened.session, lore_root: '/srv/lore/FixtureLore' } }, ...ls.slice(1).map((l) => JSON.parse(l) as Record<string, unknown>)]);
+    const r = await verifyLedger(withRoot, { file: 'x.jsonl' });
+    expect(r).toMatchObject({ valid: false, records: 0, first_bad_seq: 0 });
+    expect(r.findings[0]).toMatchObject({ code: 'ledger_bad_record', line: 1, pointer: '/session' });
+    const v3 = rechain(ls.map((l) => ({ ...(JSON.parse(l) as Record<string, unknown>), schema_version: 'loretrace.ledger.v3' })));
+    const missing = await verifyLedger(v3, { file: 'v3.jsonl' });
+    expect(missing.findings[0]).toMatchObject({ code: 'ledger_bad_record', line: 1, pointer: '/session', message: "line 1 (seq 0): /session must have required property 'lore_root' (required); expected a record of schemas/ledger-record.schema.json" });
+    const v2 = readFileSync(join(REPO, 'lore-fixtures/ledgers/ledger.ilse.v2.jsonl'), 'utf8');
+    expect(JSON.parse(v2.split('\n')[0]!).session.lore_root).toEqual(expect.any(String));
+    expect((await verifyLedger(v2, { file: 'ledger.ilse.v2.jsonl' })).findings.filter((f) => f.severity === 'error')).toEqual([]);
   });
 });

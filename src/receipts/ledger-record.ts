@@ -155,10 +155,15 @@ export interface LedgerSessionInfo {
   packet_sha256: string | null;
   /** That packet file (informational): as given on the command line (proxy), relative to the ledger's folder (retrieve). */
   packet_file: string | null;
+  /**
+   * Where the vault is, as a verifier needs it: its namespace and content snapshot (every path in the ledger is
+   * vault-relative, every served range carries its file's sha256). `loretrace.ledger.v4` records no vault
+   * location: an absolute root (`lore_root`, which v1–v3 wrote, informational only — no check ever read it) made
+   * the same run on a moved or another machine's vault a different ledger (another ledger_id, every record_hash
+   * and trace_id), and handed the runner's file-system layout to whoever got the receipts.
+   */
   namespace: string;
   snapshot_id: string;
-  /** Absolute vault root at session start (informational; `verify --lore` takes its own). */
-  lore_root: string;
   mode: 'responder_scoped_repository_search' | 'coordinator_scoped_retrieval';
   policy_receipt: unknown[];
   budgets: Record<string, number | null>;
