@@ -756,7 +756,7 @@ export async function verifyTrace(
   const ledgers = await loadLedgersFor(named, located, options);
   const lookup = buildLookup(index);
   const ledgerRules = new Map<string, ReceiptRules | null>();
-  const vault = { index, lookup, rules, linesCache: new Map<string, string[]>(), drift, recorded: located.recorded, views: sessionLineViews(ledgers, index, lookup, ledgerRules) };
+  const vault = { index, lookup, rules, linesCache: new Map<string, string[]>(), drift, recorded: located.recorded, views: checked.some((c) => c.e.origin === 'responder_reported') ? sessionLineViews(ledgers, index, lookup, ledgerRules) : new Map<string, SessionView>() };
   const backing: BackingContext = { located, ledgers, packet: expectedPacket(input, located.kind, options), index, lookup, rules, ledgerRules, bound: new Map() };
   const entries: TraceEntryVerdict[] = [];
   for (const { pointer, e, query } of checked) {
@@ -828,8 +828,8 @@ function sessionRules(view: NonNullable<Awaited<ReturnType<typeof loadTraceLedge
 }
 
 /**
- * The line views of the research sessions among the given ledgers (responder lane, `serve`; a ledger whose
- * records do not verify gives none), by note path: a note with hidden sections was served with every section
+ * The line views of the research sessions among the given ledgers (responder lane, `serve`, of this vault's
+ * namespace; a ledger whose records do not verify gives none), by note path: a note with hidden sections was served with every section
  * counted as one marker line (docs/PROXY.md "Line numbers", src/proxy/withhold.ts `lineView`), so the line
  * numbers its responder was given, and cites, are view lines. The sections are those the sessions' policy
  * receipts resolve to in this snapshot (`ReceiptRules.sections`), merged per note.
@@ -837,7 +837,7 @@ function sessionRules(view: NonNullable<Awaited<ReturnType<typeof loadTraceLedge
 function sessionLineViews(ledgers: Awaited<ReturnType<typeof loadTraceLedgers>>, index: VaultIndex, lookup: Lookup, cache: Map<string, ReceiptRules | null>): Map<string, SessionView> {
   const sections = new Map<string, HiddenSection[]>();
   for (const l of ledgers) {
-    if (l.view === null || l.view.mode !== 'responder_scoped_repository_search' || l.verdict.disposition === 'ledger_broken') continue;
+    if (l.view === null || l.view.mode !== 'responder_scoped_repository_search' || l.verdict.disposition === 'ledger_broken' || l.view.namespace !== index.namespace) continue;
     const rules = sessionRules(l.view, l.verdict.file ?? l.view.ledger_id, index, cache);
     for (const s of rules?.sections ?? []) sections.set(s.path, [...(sections.get(s.path) ?? []), s]);
   }
