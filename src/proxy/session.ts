@@ -294,7 +294,6 @@ export class ProxySession {
       packet_file: this.packetFile,
       namespace: this.index.namespace,
       snapshot_id: this.index.snapshot_id,
-      lore_root: this.index.root,
       mode: 'responder_scoped_repository_search',
       policy_receipt: this.compiled.receipt,
       budgets: { ...this.budgets },

@@ -41,7 +41,7 @@ import { validateCapture, validateCaptureFragment, validatePacket } from '../con
 import { hiddenRefNamedBy, jsonDuplicateKey, jsonSyntaxError, lineColumnAt } from '../contracts/rules.js';
 import { parseRef } from '../refs/ref.js';
 import { verifyLedger } from './ledger.js';
-import { exportLedger } from './ledger-export.js';
+import { exportLedger, refsNotRead } from './ledger-export.js';
 import type { LedgerVerifyReport } from './ledger.js';
 import { isFailedResponderEntry, verifyTrace } from './verify-trace.js';
 import { traceNotePath } from '../excerpts/trace.js';
@@ -850,9 +850,7 @@ function compareDerivedFields(stored: Obj, derived: AssembledCapture, file: stri
   for (const key of ['consulted_refs', 'followed_refs'] as const) {
     const got = Array.isArray(access[key]) ? (access[key] as unknown[]) : [];
     const receipts: readonly string[] = want[key] ?? [];
-    got.forEach((ref, i) => {
-      if (!receipts.includes(ref as string)) push('claimed_not_read', `/lore_access/${key}/${i}`, `lore_access.${key} names ${JSON.stringify(ref)}, which the receipts never ${key === 'consulted_refs' ? 'served' : 'followed'} (they give ${receipts.length ? receipts.join(', ') : 'none'})`);
-    });
+    for (const r of refsNotRead(key, got, receipts, `/lore_access/${key}`, `lore_access.${key}`)) push('claimed_not_read', r.pointer, r.message);
     const left = receipts.filter((r) => !got.includes(r));
     if (!Array.isArray(access[key]) || left.length > 0) push('capture_review_mismatch', `/lore_access/${key}`, `lore_access.${key} leaves out ${left.join(', ') || 'the list'}, which the receipts give`);
   }
