@@ -185,7 +185,7 @@ describe("a SESSION_CLOSED record's totals are held to the records (a read inser
       if (r === result) rec['call_record_id'] = `${String(r['ledger_id'])}:${seq - 1}`;
       if (r === closing) rec['signature'] = runner.key.signer.sign({ ...rec, prev_hash: prev });
       const hash = hashLedgerRecord(prev, rec);
-      lines.push(JSON.stringify({ ...rec, prev_hash: prev, record_hash: hash }));
+      lines.push(canonicalJson({ ...rec, prev_hash: prev, record_hash: hash }));
       prev = hash;
     });
     writeFileSync(join(tmp.dir, 'forged.jsonl'), lines.join('\n') + '\n');
