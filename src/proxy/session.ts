@@ -668,6 +668,9 @@ export class ProxySession {
       if (isLoretraceError(e) && (e.code === 'binary_file' || e.code === 'not_utf8')) throw new Refuse('bad_request', e.code, `lore_read: ${e.message}`);
       throw e;
     }
+    // An empty note has no line to serve, and none to withhold: it is answered as such before the
+    // hidden-section test, and before any line argument is compared with its (empty) range 1-0.
+    if (note.line_count === 0) throw new Refuse('bad_request', 'empty_note', `lore_read: ${shown} has no lines`);
     const sections = sectionsOf(this.compiled, note.path);
     // A ref that names only hidden lines (the hidden heading under any spelling, one of its chunks) is
     // answered as a missing fragment, before its lines can show in a message.
@@ -686,7 +689,6 @@ export class ProxySession {
     }
     const start = args.line_start === undefined ? range.line_start : view.firstDisk(viewStart);
     const end = args.line_end === undefined ? range.line_end : view.lastDisk(viewEnd);
-    if (note.line_count === 0 || end < 1) throw new Refuse('bad_request', 'empty_note', `lore_read: ${shown} has no lines`);
     const b = this.budgets;
     if (b.max_reads !== null && this.used.reads >= b.max_reads) {
       throw new Refuse('budget_exhausted', 'max_reads', `the session's read budget (${b.max_reads} reads, policy max_chunks) is spent`);
