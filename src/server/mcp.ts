@@ -19,13 +19,16 @@
  *   session, so both are enforced and recorded exactly like those tools (docs/PROXY.md, "Resources").
  */
 import type { Readable, Writable } from 'node:stream';
+import { z } from 'zod';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListResourcesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { CallToolResult, JSONRPCMessage, ListResourcesResult, ReadResourceResult, Resource, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, JSONRPCMessage, ListResourcesResult, ReadResourceResult, Resource, ServerNotification, ServerRequest, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ProxySession } from '../proxy/session.js';
 import { LORE_DATA_NOTICE, TOOL_DESCRIPTIONS, TOOL_NAMES, toolJsonSchemas } from '../proxy/tools.js';
 import type { ToolResult } from '../proxy/tools.js';
-import { DEFAULT_MAX_FRAME_BYTES, LineStdioTransport } from './stdio-lines.js';
+import { DEFAULT_MAX_FRAME_BYTES, JSONRPC_INVALID_PARAMS, LineStdioTransport, mcpParamsProblem } from './stdio-lines.js';
 import type { FrameRejection } from './stdio-lines.js';
 
 /** Static server instructions (no lore text). */
@@ -149,6 +152,39 @@ async function readResource(session: ProxySession, uri: string): Promise<ReadRes
   };
 }
 
+/** The methods whose `params` the server checks itself ({@link mcpParamsProblem}) instead of the SDK's schemas. */
+type LoreMethod = 'tools/call' | 'resources/list' | 'resources/read';
+
+/**
+ * A request schema that only names the method: the SDK parses every request with the schema its handler was
+ * registered with and answers a mismatch `-32603` with a multi-line zod dump before any handler runs (and
+ * `Server` checks `tools/call` against `CallToolRequestSchema` first, answering `-32602` with the same dump),
+ * so a malformed request would never reach the ledger. With this schema the handler gets `params` as sent
+ * and checks it with {@link mcpParamsProblem}, the check the stdio framing runs.
+ */
+function methodOnly<M extends LoreMethod>(method: M) {
+  return z.object({ method: z.literal(method), params: z.unknown().optional() });
+}
+
+/** A JSON-RPC error answer sent with its message as is (the SDK's `McpError` writes `MCP error <code>: ` before it). */
+class JsonRpcError extends Error {
+  constructor(readonly code: number, message: string, readonly data?: unknown) {
+    super(message);
+  }
+}
+
+/**
+ * Refuse a request whose `params` {@link mcpParamsProblem} finds malformed: record it as the stdio framing
+ * records such a frame (a `TOOL_CALL` and a `TOOL_REFUSED` with tool = the method, code `bad_request`, reason
+ * `invalid_params`, the params as sent, bounded), then throw the one-line `-32602` answer.
+ */
+async function refuseBadParams(session: ProxySession, method: LoreMethod, params: unknown, extra: RequestHandlerExtra<ServerRequest, ServerNotification>): Promise<void> {
+  const problem = mcpParamsProblem(method, params);
+  if (problem === null) return;
+  await session.recordTransportRefusal(method, { jsonrpc: { id: extra.requestId, method, params: params ?? null } }, 'bad_request', 'invalid_params', `${problem} (JSON-RPC ${JSONRPC_INVALID_PARAMS})`, 'mcp');
+  throw new JsonRpcError(JSONRPC_INVALID_PARAMS, problem);
+}
+
 /**
  * Create an MCP server whose tools are the session's. Connect it to any SDK transport
  * (`server.connect(transport)`); {@link serveMcpStdio} does that for stdio.
@@ -160,8 +196,12 @@ export function createMcpServer(session: ProxySession, version = '0.1.0'): Serve
   );
   const tools = mcpToolList(session);
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
-  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
-    const r = await session.call(request.params.name, request.params.arguments ?? {}, 'mcp');
+  // Registered through Protocol's setRequestHandler, as `Server.setRequestHandler` does for every other
+  // method: Server's own override validates tools/call with the SDK's schema before the handler (see methodOnly).
+  Protocol.prototype.setRequestHandler.call(server, methodOnly('tools/call'), async (request, extra): Promise<CallToolResult> => {
+    await refuseBadParams(session, 'tools/call', request.params, extra);
+    const params = request.params as { name: string; arguments?: Record<string, unknown> };
+    const r = await session.call(params.name, params.arguments ?? {}, 'mcp');
     if (r.ok) {
       const structured = r.result as unknown as Record<string, unknown>;
       return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured, _meta: { [MCP_SEQ_META_KEY]: r.seq } };
@@ -172,12 +212,16 @@ export function createMcpServer(session: ProxySession, version = '0.1.0'): Serve
       _meta: { [MCP_REFUSAL_META_KEY]: { ...r.refusal }, [MCP_SEQ_META_KEY]: r.seq },
     };
   });
-  server.setRequestHandler(ListResourcesRequestSchema, async (): Promise<ListResourcesResult> => {
+  server.setRequestHandler(methodOnly('resources/list'), async (request, extra): Promise<ListResourcesResult> => {
+    await refuseBadParams(session, 'resources/list', request.params, extra);
     const r = await session.call('research_status', {}, 'mcp');
     if (!r.ok) throw resourceError(r.refusal);
     return resourceList(session, r.result as ToolResult<'research_status'>);
   });
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => readResource(session, request.params.uri));
+  server.setRequestHandler(methodOnly('resources/read'), async (request, extra): Promise<ReadResourceResult> => {
+    await refuseBadParams(session, 'resources/read', request.params, extra);
+    return readResource(session, (request.params as { uri: string }).uri);
+  });
   return server;
 }
 
