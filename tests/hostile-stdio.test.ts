@@ -16,6 +16,8 @@ import type { McpStdioHandle } from '../src/server/mcp.js';
 import { sniffId } from '../src/server/stdio-lines.js';
 import { verifyLedger } from '../src/receipts/ledger.js';
 import type { ProxySession } from '../src/proxy/session.js';
+import { canonicalJson } from '../src/receipts/ledger-record.js';
+import { sha256Hex } from '../src/vault/hash.js';
 import { BIN, FIXTURE_VAULT, PROXY_PACKET, R, fixtureSession, readLedger, tempDir } from './helpers/proxy.js';
 import { REPO } from './helpers/shared.js';
 
@@ -131,6 +133,64 @@ describe('serveMcpStdio with hostile frames', () => {
     expect(sniffId('{"id" : "a\\"b", "method"')).toBe('a"b');
     expect(sniffId('{"jsonrpc":"2.0","method":"x","params":{"q":"')).toBeNull();
     expect(sniffId('{"id":1.5}')).toBeNull();
+  });
+});
+
+describe('serveMcpStdio payload_hash', () => {
+  it('is the RFC 8785 hash of the exact answer sent: tools/call, resources/read and resources/list, each served and refused, and a framing refusal', async () => {
+    const dir = tempDir('loretrace-stdio-hash-');
+    const led = join(dir.dir, 'hash.jsonl');
+    // Six session calls: the sixth, a resources/list, is refused budget_exhausted (JSON-RPC -32001).
+    const s = await fixtureSession({ ledgerPath: led, limits: { max_calls: 5 } });
+    const input = new PassThrough();
+    const output = new PassThrough();
+    const got = new Map<string, any>();
+    let rest = '';
+    output.on('data', (d) => {
+      rest += String(d);
+      for (let nl = rest.indexOf('\n'); nl >= 0; nl = rest.indexOf('\n')) {
+        const m = JSON.parse(rest.slice(0, nl));
+        rest = rest.slice(nl + 1);
+        got.set(m.id, m);
+      }
+    });
+    const h = await serveMcpStdio(s, { stdin: input, stdout: output });
+    const send = async (id: string, method: string, params: unknown): Promise<any> => {
+      input.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
+      for (let i = 0; i < 500 && !got.has(id); i++) await new Promise((r) => setTimeout(r, 10));
+      if (!got.has(id)) throw new Error(`no reply to ${id}`);
+      return got.get(id);
+    };
+    try {
+      await send('init', 'initialize', INIT.params);
+      const hashOf = (answer: unknown) => sha256Hex(canonicalJson(answer));
+      /** [request id, method, params, the answer a client reads off the reply, the outcome reason]. */
+      const cases: [string, string, unknown, (m: any) => unknown, string | null][] = [
+        ['t-ok', 'tools/call', { name: 'lore_read', arguments: { ref: `${R.territories}#chunk0` } }, (m) => m.result.structuredContent, null],
+        ['t-no', 'tools/call', { name: 'lore_read', arguments: { ref: R.truth } }, (m) => JSON.parse(m.result.content[0].text), 'hidden_ref'],
+        ['r-ok', 'resources/read', { uri: 'lore://FixtureLore/World/Pre-Elysium/Territories.md#Brinefall%20Shelf' }, (m) => m.result, null],
+        ['r-no', 'resources/read', { uri: 'lore://FixtureLore/World/Pre-Elysium/Author%20Notes/Brinefall%20Truth.md' }, (m) => ({ error: m.error }), 'hidden_ref'],
+        ['l-ok', 'resources/list', {}, (m) => m.result, null],
+        ['l-no', 'resources/list', {}, (m) => ({ error: m.error }), 'max_calls'],
+        ['p-no', 'resources/read', { uri: 5 }, (m) => ({ error: m.error }), 'invalid_params'],
+      ];
+      for (const [id, method, params, answerOf, reason] of cases) {
+        const before = readLedger(led).length;
+        const reply = await send(id, method, params);
+        const record = readLedger(led)[before + 1]!;
+        expect([id, record.kind, (record.outcome as any).reason ?? null]).toEqual([id, reason === null ? 'TOOL_RESULT' : 'TOOL_REFUSED', reason]);
+        expect([id, record.payload_hash]).toEqual([id, hashOf(answerOf(reply))]);
+      }
+      // What the client got, in the cases a hash could miss: the seq inside the resource answer, the JSON-RPC errors.
+      expect(got.get('r-ok').result.contents[0]._meta['loretrace/ledger_seq']).toBe(6);
+      expect(got.get('r-no').error).toEqual({ code: -32002, message: `no admitted note matches ${JSON.stringify(R.truth)} in this session's index`, data: { code: 'not_found', message: `no admitted note matches ${JSON.stringify(R.truth)} in this session's index` } });
+      expect(got.get('l-no').error).toEqual({ code: -32001, message: "the session's call budget (5 calls) is spent", data: { code: 'budget_exhausted', message: "the session's call budget (5 calls) is spent" } });
+    } finally {
+      input.end();
+      await h.closed;
+      await s.close();
+      dir.cleanup();
+    }
   });
 });
 

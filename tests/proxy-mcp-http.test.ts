@@ -17,6 +17,8 @@ import { loreResourceUri, refOfLoreUri } from '../src/server/mcp.js';
 import type { ProxySession } from '../src/proxy/session.js';
 import { LORE_DATA_NOTICE } from '../src/proxy/tools.js';
 import { verifyLedger } from '../src/receipts/ledger.js';
+import { canonicalJson } from '../src/receipts/ledger-record.js';
+import { sha256Hex } from '../src/vault/hash.js';
 import { FIXTURE_VAULT, R, fixtureSession, outcomes, readLedger, tempDir } from './helpers/proxy.js';
 
 let tmp: { dir: string; cleanup: () => void };
@@ -236,7 +238,14 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
       const answer = await raw(url, 'POST', '/mcp', headers, JSON.stringify({ jsonrpc: '2.0', id: 10 + i, ...(request as object) }));
       expect(answer).toEqual({ status: 200, body: { jsonrpc: '2.0', id: 10 + i, error: { code: -32602, message } } });
     }
+    // A request refused before the MCP server: its JSON-RPC error is what the record's payload_hash covers too.
+    const badHost = await raw(url, 'POST', '/mcp', { ...headers, host: 'rebind.example:80' }, INIT);
     const records = readLedger(ledgerPath());
+    expect(records.filter((r) => r.kind === 'TOOL_REFUSED').map((r) => r.payload_hash)).toEqual([
+      ...cases.map(([, message]) => sha256Hex(canonicalJson({ error: { code: -32602, message } }))),
+      sha256Hex(canonicalJson({ error: badHost.body.error })),
+    ]);
+    records.splice(-2);
     expect(records.slice(1).map((r) => [r.kind, r.tool, r.transport, r.arguments ?? null, (r.outcome as any)?.reason ?? null, (r.outcome as any)?.message ?? null])).toEqual(cases.flatMap(([request, message], i) => [
       ['TOOL_CALL', (request as any).method, 'mcp', { jsonrpc: { id: 10 + i, ...(request as object) } }, null, null],
       ['TOOL_REFUSED', (request as any).method, 'mcp', null, 'invalid_params', `${message} (JSON-RPC -32602)`],

@@ -191,10 +191,13 @@ function createHttpApp(session: ProxySession, config: { allowedHosts: Set<string
   /** Refuse a request before it reaches a tool; record it when it targets a tool. */
   const refuse = async (req: Request, res: Response, status: number, code: RefusalCode, reason: string, message: string) => {
     const tool = toolOf(req.path);
+    // An MCP client reads a JSON-RPC error; the refusal code travels in `data` as in every loretrace refusal.
+    const mcpError = { code: -32000, message, data: { code, message } };
     if (tool !== null) {
       const summary = { $omitted: 'http_request', method: req.method, content_length: req.headers['content-length'] ?? null };
       try {
-        await session.recordTransportRefusal(tool, summary, code, reason, message, 'http');
+        // payload_hash: the answer's `{ error }` (a REST body is `{ error: { code, message } }`, the default).
+        await session.recordTransportRefusal(tool, summary, code, reason, message, 'http', req.path === MCP_HTTP_PATH ? { error: mcpError } : undefined);
       } catch {
         res.status(503).json({ error: { code: 'unavailable', message: 'the ledger cannot be written; the session is stopped' } });
         return;
@@ -202,8 +205,7 @@ function createHttpApp(session: ProxySession, config: { allowedHosts: Set<string
     }
     if (status === 429) res.set('Retry-After', '1');
     if (req.path === MCP_HTTP_PATH) {
-      // An MCP client reads a JSON-RPC error; the refusal code travels in `data` as in every loretrace refusal.
-      res.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message, data: { code, message } }, id: null });
+      res.status(status).json({ jsonrpc: '2.0', error: mcpError, id: null });
       return;
     }
     res.status(status).json({ error: { code, message } });
