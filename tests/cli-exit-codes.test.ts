@@ -5,7 +5,8 @@
  * or a report that lists an unusable input, `2` for a folder holding nothing to check and for an output
  * that would be overwritten. Exact exit codes, error codes and messages; in-process runs of the CLI.
  */
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -199,6 +200,21 @@ describe('an output that would be overwritten: exit 2 in every command', () => {
     expect(await run(['ledger', 'export', 'lore-fixtures/ledgers/none.jsonl', ...L, '--out', existing])).toEqual({
       code: 2, stdout: '', stderr: `loretrace: --out ${existing} already exists; outputs are never overwritten silently: pass --force to replace an unlocked file, or choose a new name (nothing written) [output_exists]\n`,
     });
+  });
+});
+
+describe('a vault path that is not a folder: exit 2, vault_not_a_directory naming it, never a config file\'s ENOTDIR', () => {
+  it('ledger verify --lore, search --lore and serve --lore naming a file or a FIFO', async () => {
+    const file = BAD.empty!.file;
+    const fifo = join(T, 'vault.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const ledger = join(REPO, 'lore-fixtures', 'artifacts', 'ledger.harbor.jsonl');
+    for (const lore of [file, fifo]) {
+      const said = { code: 2, stdout: '', stderr: `loretrace: vault path is not a directory: ${lore} [vault_not_a_directory]\n` };
+      expect(await run(['ledger', 'verify', ledger, '--lore', lore])).toEqual(said);
+      expect(await run(['search', 'Fences', '--lore', lore, '--index-dir', IDX])).toEqual(said);
+      expect(await run(['serve', '--lore', lore, '--index-dir', IDX, '--packet', RESEARCH, '--ledger', out('.jsonl'), '--http', '127.0.0.1:0'])).toEqual(said);
+    }
   });
 });
 
