@@ -218,6 +218,17 @@ describe('a vault path that is not a folder: exit 2, vault_not_a_directory namin
   });
 });
 
+describe('--head that is no record_hash: a usage error naming the option (exit 2)', () => {
+  it('ledger verify and ledger export refuse --head "" and a short or upper-case hash', async () => {
+    const ledger = join(REPO, 'lore-fixtures', 'artifacts', 'ledger.harbor.jsonl');
+    for (const head of ['', 'abc', 'A'.repeat(64)]) {
+      const said = { code: 2, stdout: '', stderr: `loretrace: --head ${JSON.stringify(head)} is not a record_hash; expected the 64 lower-case hex digits of the last record's record_hash, as ledger verify and ledger export print it [bad_option]\n` };
+      expect(await run(['ledger', 'verify', ledger, '--head', head])).toEqual(said);
+      expect(await run(['ledger', 'export', ledger, ...L, '--out', out(), '--head', head])).toEqual(said);
+    }
+  });
+});
+
 describe('an output folder that is a file: exit 2, nothing written', () => {
   it('--index-dir that is a file, or under one, names the path and what is there, never the system\'s ENOTDIR', async () => {
     const file = out('.txt');
