@@ -203,6 +203,22 @@ describe('an output that would be overwritten: exit 2 in every command', () => {
   });
 });
 
+describe('a ledger output named like a folder or a lock: exit 2, nothing written', () => {
+  it('serve and retrieve refuse a --ledger ending in a separator; serve refuses a --ledger named *.lock.json as retrieve does', async () => {
+    const folder = join(T, 'ledger-folder') + '/';
+    const folderSaid = (command: string) => ({
+      code: 2, stdout: '', stderr: `loretrace: --ledger ${folder} ends in a path separator, so it names a folder; expected the path of a file to write (nothing written); see 'loretrace ${command} --help' [usage]\n`,
+    });
+    expect(await run(['serve', ...L, '--packet', RESEARCH, '--ledger', folder, '--http', '127.0.0.1:0'])).toEqual(folderSaid('serve'));
+    expect(await run(['retrieve', ...L, '--packet', DRAFT, '--policy', POLICY, '--out', out(), '--ledger', folder])).toEqual(folderSaid('retrieve'));
+    const lockLike = join(T, 'session.lock.json');
+    const named = 'ends in .lock.json, the name loretrace gives lock files: folder scans (lock verify, capture check, the never-overwrite check) would take it for a lock; choose a name that does not end in .lock.json (nothing written) [output_named_like_lock]';
+    expect(await run(['serve', ...L, '--packet', RESEARCH, '--ledger', lockLike, '--http', '127.0.0.1:0'])).toEqual({ code: 2, stdout: '', stderr: `loretrace: --ledger ${lockLike} ${named}\n` });
+    expect(await run(['retrieve', ...L, '--packet', DRAFT, '--policy', POLICY, '--out', out(), '--ledger', lockLike])).toEqual({ code: 2, stdout: '', stderr: `loretrace: --ledger ${lockLike} ${named}\n` });
+    expect([existsSync(join(T, 'ledger-folder')), existsSync(lockLike)]).toEqual([false, false]);
+  });
+});
+
 describe('a vault path that is not a folder: exit 2, vault_not_a_directory naming it, never a config file\'s ENOTDIR', () => {
   it('ledger verify --lore, search --lore and serve --lore naming a file or a FIFO', async () => {
     const file = BAD.empty!.file;
