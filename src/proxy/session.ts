@@ -522,7 +522,9 @@ export class ProxySession {
     // Never the validator's text for unknown keys: it would echo the key names as sent.
     const keys = issue?.code === 'unrecognized_keys' ? ((issue as { keys?: unknown }).keys as string[] | undefined) ?? [] : null;
     const detail = big !== null
-      ? (big.origin === 'number' ? `is larger than the maximum of ${String(big.maximum)}` : `is longer than the limit of ${String(big.maximum)}`)
+      // zod names a number's bound by its kind: `number` for a schema maximum, `int` for the safe-integer range
+      // every integer argument has (line_end: 1e300), `bigint`; only a string is "longer".
+      ? (big.origin === 'number' || big.origin === 'int' || big.origin === 'bigint' ? `is larger than the maximum of ${String(big.maximum)}` : `is longer than the limit of ${String(big.maximum)}`)
       : keys !== null ? `has unknown argument(s) ${keys.slice(0, 4).map((k) => shownInput(k, 32)).join(', ')}${keys.length > 4 ? ` and ${keys.length - 4} more` : ''}`
         : plainIssue(issue);
     return new Refuse('bad_request', reason, `${tool}: argument ${field} ${detail}`);
