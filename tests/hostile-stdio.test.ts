@@ -123,6 +123,11 @@ describe('serveMcpStdio with hostile frames', () => {
     expect(JSON.stringify(reply)).not.toContain('Author-only');
   });
 
+  it('reads a frame that starts with a UTF-8 byte-order mark as the message after it, as every JSON input is read (RFC 8259 §8.1)', async () => {
+    const reply = await exchange(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 'bom', method: 'ping' }))]), (m) => m.id === 'bom');
+    expect(reply).toEqual({ jsonrpc: '2.0', id: 'bom', result: {} });
+  });
+
   it('offers exactly the methods the server registered', async () => {
     const { createMcpServer } = await import('../src/server/mcp.js');
     expect(mcpRequestMethods(createMcpServer(session))).toEqual(['ping', 'initialize', 'tools/list', 'tools/call', 'resources/list', 'resources/read']);
