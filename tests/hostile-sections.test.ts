@@ -9,7 +9,7 @@
  * lore-fixtures/packets/section-hiding.research.packet.json.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexVault } from '../src/indexer/build.js';
@@ -331,5 +331,61 @@ describe('a responder citing the line view a research session served (hidden sec
   it('without the session\'s ledger the lines are read as disk lines (a coordinator-lane trace)', async () => {
     const report = await verifyTrace(index, { research_trace: [cite(13, 13, 4, 'The quay was rebuilt after the storm')] } as never);
     expect(report.entries.map((e) => [e.disposition, e.detail])).toEqual([['chunk_mismatch', 'lines 13-13 are not inside chunk 4 of Harbor/Quay Ledger.md (lines 18-20)']]);
+  });
+});
+
+describe('two headings of one name (lore-fixtures/SectionLore/Twins/Twin Accord.md: "## Sealed Accord" on lines 5 and 13)', () => {
+  const TWIN = 'SectionLore:Twins/Twin Accord.md';
+  const TWIN_LINES = readFileSync(join(VAULT, 'Twins', 'Twin Accord.md'), 'utf8').split('\n');
+  const twin = (a: number, b: number) => TWIN_LINES.slice(a - 1, b).join('\n');
+  const twinPacket = {
+    ...packet,
+    packet_prompt_text: `${packet.packet_prompt_text}\n\nLore scope: allowed prefix SectionLore:Twins/; seed and scope ${TWIN}.`,
+    lore_access: { ...packet.lore_access, traversal_policy: { ...packet.lore_access.traversal_policy!, allowed_prefixes: ['SectionLore:Twins/'], required_seed_refs: [TWIN] }, allowed_scope: [TWIN] },
+    hidden_context_audit: { ...packet.hidden_context_audit, omitted_context_refs: [`${TWIN}#Sealed Accord`] },
+  } as ResponderPacket;
+
+  it('hides every section of that name (fail closed), not only the first a heading link opens', () => {
+    const compiled = compilePolicy(twinPacket.lore_access.traversal_policy!, { index, packet: twinPacket });
+    const pointer = '/hidden_context_audit/omitted_context_refs/0';
+    expect(compiled.hidden).toEqual([]);
+    expect(compiled.hidden_sections).toEqual([
+      { path: 'Twins/Twin Accord.md', heading: 'Sealed Accord', line_start: 5, line_end: 7, chunks: [1], pointer },
+      { path: 'Twins/Twin Accord.md', heading: 'Sealed Accord', line_start: 13, line_end: 15, chunks: [3], pointer },
+    ]);
+    expect(compiled.receipt.find((r) => r.kind === 'hidden_ref')).toMatchObject({
+      clause: `${TWIN}#Sealed Accord`, disposition: 'enforced', matches: 1,
+      rule: 'never consult the 2 sections headed "Sealed Accord" of Twins/Twin Accord.md (lines 5-7, chunk 1; lines 13-15, chunk 3): every heading of that name is withheld from search, links, traversal and reads; the rest of the note stays readable',
+    });
+  });
+
+  it('a session reads the note with a marker for each, finds neither by search, and verify-trace refuses lines of the second', async () => {
+    const t = tempDir('loretrace-twin-');
+    try {
+      const packetPath = join(t.dir, 'twin.packet.json');
+      writeFileSync(packetPath, JSON.stringify(twinPacket, null, 2));
+      const s = await fixtureSession({ ledgerPath: join(t.dir, 'twin.jsonl'), lore: VAULT, packetPath });
+      try {
+        const read = await s.call('lore_read', { ref: TWIN });
+        expect(read.ok && read.result).toMatchObject({ data: { line_start: 1, line_end: 11, content: `${twin(1, 4)}\n${WITHHELD_MARKER}\n${twin(8, 12)}\n${WITHHELD_MARKER}`, withheld: true } });
+        const found = await s.call('lore_search', { query: 'lanterns lamp oil sealed' });
+        expect(found.ok && (found.result as { results: unknown[] }).results).toEqual([]);
+        const second = await s.call('lore_read', { ref: TWIN, line_start: 11, line_end: 11 });
+        expect(second.ok ? null : second.refusal.code).toBe('not_found');
+      } finally {
+        await s.close();
+      }
+      const compiled = compilePolicy(twinPacket.lore_access.traversal_policy!, { index, packet: twinPacket });
+      const entry = (chunk: number, a: number, b: number) => ({
+        trace_id: `trace.twin.${chunk}`, origin: 'runner_captured', query: 'q', source_ref: `${TWIN}#chunk${chunk}`,
+        source_path: 'Twins/Twin Accord.md', chunk_index: chunk, line_start: a, line_end: b, extracted_constraint: twin(a, b), used_for: 'u',
+      });
+      const report = await verifyTrace(index, { policy_receipt: compiled.receipt, research_trace: [entry(2, 11, 11), entry(3, 15, 15)] } as never);
+      // Without a ledger a verbatim entry is `unbacked` (its text verified); a line of the second section is refused.
+      expect(report.entries.map((e) => [e.disposition, e.text_verified])).toEqual([['unbacked', true], ['policy_violation', false]]);
+      expect(report.entries[1]!.detail!.split(':')[0]).toBe('Twins/Twin Accord.md is hidden lore (lines 13-15 are a hidden section)');
+    } finally {
+      t.cleanup();
+    }
   });
 });

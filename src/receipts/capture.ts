@@ -194,7 +194,8 @@ export function rawOutputDuplicateKey(raw: string, file: string): LoretraceError
  * `file` names the raw output in messages.
  * @throws LoretraceError `json_too_deep` (exit 2) when the raw output is JSON nested deeper than
  *   `MAX_JSON_DEPTH` (src/contracts/rules.ts) arrays and objects, naming `file`, the line, column and pointer;
- *   `proto_key` / `unsafe_integer` (exit 2) for a `__proto__` key or an integer beyond 2^53 − 1 in it.
+ *   `proto_key` / `unsafe_integer` / `non_finite_number` (exit 2) for a `__proto__` key, an integer beyond
+ *   2^53 − 1 or a number beyond the largest double (`1e400`) in it.
  */
 export function parseResponderOutput(raw: string, packet: ResponderPacket, file = 'the raw output'): { parsed: unknown; failures: ValidationIssue[] } {
   const bad = jsonSyntaxError(raw);

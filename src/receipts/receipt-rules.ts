@@ -9,7 +9,7 @@
 import { LoretraceError } from '../errors.js';
 import type { NoteRecord, VaultIndex, VaultPath } from '../types.js';
 import { getNote } from '../indexer/lookup.js';
-import { hiddenSectionOf } from '../policy/sections.js';
+import { hiddenSectionsOf } from '../policy/sections.js';
 import type { HiddenSection } from '../policy/types.js';
 import { isUnderPrefix, parseRef } from '../refs/ref.js';
 import { parseStopCondition } from '../policy/stop-conditions.js';
@@ -128,15 +128,16 @@ export function readReceiptRules(at: ReceiptAt | null, options: ReadReceiptOptio
         // hide the whole note (which would flag reads of the note's visible parts).
         if (h.fragment?.kind === 'heading' && index === undefined) break;
         const sectionNote = h.fragment?.kind === 'heading' && index !== undefined ? paths.map((p) => getNote(index, p as VaultPath)).find((n) => n !== undefined) : undefined;
-        const section = sectionNote && index !== undefined ? hiddenSectionOf(index, sectionNote, h, row) : null;
-        if (section) {
+        const found = sectionNote && index !== undefined ? hiddenSectionsOf(index, sectionNote, h, row) : [];
+        // Every heading of that name is a hidden section (hiddenSectionsOf), as compilePolicy hides them.
+        for (const section of found) {
           rules.sections.push(section);
           rules.before.push({
             row, kind, clause, what: `hidden lore (lines ${section.line_start}-${section.line_end} are a hidden section)`,
             denies: (p, _note, lines) => p === section.path && lines[0] <= section.line_end && lines[1] >= section.line_start,
           });
-          break;
         }
+        if (found.length > 0) break;
         rules.before.push({ row, kind, clause, what: 'hidden lore', denies: (p) => paths.some((x) => isUnderPrefix(p, x)) });
         break;
       }
