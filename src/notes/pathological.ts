@@ -36,7 +36,8 @@ import { parseWikiLinkContent, type WikiLink } from './wikilink.js';
  *   list items: open items by indentation, plus further markers on the same line). Limit
  *   `1,000,000 + 2 × N`.
  *
- * Fenced code (backtick or tilde fences) and frontmatter are not measured.
+ * Frontmatter is not measured; fenced code (backtick or tilde fences) counts only its non-blank lines,
+ * as parse units ({@link PathologyThreshold}).
  */
 export const PATHOLOGY_LIMITS = {
   inlineWorkBase: 50_000_000,
