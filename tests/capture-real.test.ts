@@ -133,7 +133,7 @@ describe.skipIf(!hasShared)(`capture on the real Ghostlight files (${hasShared ?
     expect(c.coordinator_review.failure_labels).toEqual(['trace_not_ledger_backed']);
     // Without the ledger every entry is unbacked (its text still verifies: no trace_not_verified label above).
     const n = fragment.research_trace.length;
-    expect(r.out).toContain(`research_trace: ${n} runner_captured entries, ${n} failed (verified 0, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 0, unbacked ${n}, ledger_mismatch 0, ledger_broken 0, ledger_untrusted 0, seed_not_consulted 0, ledger_not_closed 0, ledger_unsigned 0, ledger_untrusted_signer 0, ledger_signature_invalid 0)`);
+    expect(r.out).toContain(`research_trace: ${n} runner_captured entries, ${n} failed (verified 0, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 0, unbacked ${n}, ledger_mismatch 0, ledger_broken 0, ledger_untrusted 0, seed_not_consulted 0, claimed_not_read 0, ledger_not_closed 0, ledger_unsigned 0, ledger_untrusted_signer 0, ledger_signature_invalid 0)`);
   });
 
   it('Lucent: retrieve then capture with the normalised raw output — valid by the original schema, no leakage flag', async () => {

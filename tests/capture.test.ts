@@ -222,7 +222,7 @@ describe('assembleCapture in responder_scoped_repository_search (a real ProxySes
     ]);
     expect(c.parsed_output).toEqual(JSON.parse(read(ILSE_RAW)));
     // The responder's two responder_reported quotes (parsed_output) are counted too, as capture check counts them.
-    expect(r.trace!.totals).toEqual({ verified: 3, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, missing_file: 0, policy_violation: 0, drifted: 0, unverifiable: 2, unbacked: 0, ledger_mismatch: 0, ledger_broken: 0, ledger_untrusted: 0, seed_not_consulted: 0, ledger_not_closed: 0, ledger_unsigned: 0, ledger_untrusted_signer: 0, ledger_signature_invalid: 0 });
+    expect(r.trace!.totals).toEqual({ verified: 3, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, missing_file: 0, policy_violation: 0, drifted: 0, unverifiable: 2, unbacked: 0, ledger_mismatch: 0, ledger_broken: 0, ledger_untrusted: 0, seed_not_consulted: 0, claimed_not_read: 0, ledger_not_closed: 0, ledger_unsigned: 0, ledger_untrusted_signer: 0, ledger_signature_invalid: 0 });
     expect(r.trace!.runner_captured).toEqual({ checked: 3, failed: 0, ledger_backed: 3 });
     expect(r.ledger).toMatchObject({ valid: true, closed: true, records: 10 });
     // Every receipt check passed, but nobody checked who wrote the (unsigned) ledger: a draft, never accepted.
@@ -552,7 +552,7 @@ describe('loretrace capture (CLI)', () => {
     const raw = JSON.parse(read(ILSE_RAW));
     raw.research_trace[1].extracted_constraint = 'the harbor council swore every frozen crew one free berth plus fuel until spring came back';
     writeFileSync(join(tmp.dir, 'ilse-invented.raw.json'), JSON.stringify(raw));
-    const totals = 'verified 3, text_mismatch 1, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 1, unbacked 0, ledger_mismatch 0, ledger_broken 0, ledger_untrusted 0, seed_not_consulted 0, ledger_not_closed 0, ledger_unsigned 0, ledger_untrusted_signer 0, ledger_signature_invalid 0';
+    const totals = 'verified 3, text_mismatch 1, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 1, unbacked 0, ledger_mismatch 0, ledger_broken 0, ledger_untrusted 0, seed_not_consulted 0, claimed_not_read 0, ledger_not_closed 0, ledger_unsigned 0, ledger_untrusted_signer 0, ledger_signature_invalid 0';
     const c = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'ilse.packet.json', '--raw-output', 'ilse-invented.raw.json', '--ledger', 'ilse.jsonl', '--out', 'ilse-invented.capture.json', '--model-family', 'fixture model', '--reviewer', 'fixture reviewer']);
     expect(c.code).toBe(0);
     expect(c.out.split('\n').slice(0, 7)).toEqual([
@@ -573,7 +573,7 @@ describe('loretrace capture (CLI)', () => {
       `  trace: 3 runner_captured entries: 3 ledger-backed and verified, 0 failed; other entries: text_mismatch 1 (${totals})`,
     ]);
     const clean = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'ilse.capture.json']);
-    expect(clean.out.split('\n')[2]).toBe('  trace: 3 runner_captured entries: 3 ledger-backed and verified, 0 failed (verified 3, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 2, unbacked 0, ledger_mismatch 0, ledger_broken 0, ledger_untrusted 0, seed_not_consulted 0, ledger_not_closed 0, ledger_unsigned 0, ledger_untrusted_signer 0, ledger_signature_invalid 0)');
+    expect(clean.out.split('\n')[2]).toBe('  trace: 3 runner_captured entries: 3 ledger-backed and verified, 0 failed (verified 3, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 2, unbacked 0, ledger_mismatch 0, ledger_broken 0, ledger_untrusted 0, seed_not_consulted 0, claimed_not_read 0, ledger_not_closed 0, ledger_unsigned 0, ledger_untrusted_signer 0, ledger_signature_invalid 0)');
   });
 
   it('assembles the coordinator lane from retrieve --capture-out (not ledger-backed: draft, summary built from the receipts)', async () => {
@@ -783,7 +783,7 @@ describe('a capture held to its lock: verify-trace --lock and capture check', ()
   const sha = (t: string | Buffer) => createHash('sha256').update(t).digest('hex');
   const totals = (counts: Record<string, number>) => ({
     verified: 0, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, missing_file: 0, policy_violation: 0, drifted: 0, unverifiable: 0,
-    unbacked: 0, ledger_mismatch: 0, ledger_broken: 0, ledger_untrusted: 0, seed_not_consulted: 0, ledger_not_closed: 0,
+    unbacked: 0, ledger_mismatch: 0, ledger_broken: 0, ledger_untrusted: 0, seed_not_consulted: 0, claimed_not_read: 0, ledger_not_closed: 0,
     ledger_unsigned: 0, ledger_untrusted_signer: 0, ledger_signature_invalid: 0, ...counts,
   });
   beforeAll(async () => {

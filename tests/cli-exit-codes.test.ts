@@ -5,7 +5,8 @@
  * or a report that lists an unusable input, `2` for a folder holding nothing to check and for an output
  * that would be overwritten. Exact exit codes, error codes and messages; in-process runs of the CLI.
  */
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -199,6 +200,48 @@ describe('an output that would be overwritten: exit 2 in every command', () => {
     expect(await run(['ledger', 'export', 'lore-fixtures/ledgers/none.jsonl', ...L, '--out', existing])).toEqual({
       code: 2, stdout: '', stderr: `loretrace: --out ${existing} already exists; outputs are never overwritten silently: pass --force to replace an unlocked file, or choose a new name (nothing written) [output_exists]\n`,
     });
+  });
+});
+
+describe('a ledger output named like a folder or a lock: exit 2, nothing written', () => {
+  it('serve and retrieve refuse a --ledger ending in a separator; serve refuses a --ledger named *.lock.json as retrieve does', async () => {
+    const folder = join(T, 'ledger-folder') + '/';
+    const folderSaid = (command: string) => ({
+      code: 2, stdout: '', stderr: `loretrace: --ledger ${folder} ends in a path separator, so it names a folder; expected the path of a file to write (nothing written); see 'loretrace ${command} --help' [usage]\n`,
+    });
+    expect(await run(['serve', ...L, '--packet', RESEARCH, '--ledger', folder, '--http', '127.0.0.1:0'])).toEqual(folderSaid('serve'));
+    expect(await run(['retrieve', ...L, '--packet', DRAFT, '--policy', POLICY, '--out', out(), '--ledger', folder])).toEqual(folderSaid('retrieve'));
+    const lockLike = join(T, 'session.lock.json');
+    const named = 'ends in .lock.json, the name loretrace gives lock files: folder scans (lock verify, capture check, the never-overwrite check) would take it for a lock; choose a name that does not end in .lock.json (nothing written) [output_named_like_lock]';
+    expect(await run(['serve', ...L, '--packet', RESEARCH, '--ledger', lockLike, '--http', '127.0.0.1:0'])).toEqual({ code: 2, stdout: '', stderr: `loretrace: --ledger ${lockLike} ${named}\n` });
+    expect(await run(['retrieve', ...L, '--packet', DRAFT, '--policy', POLICY, '--out', out(), '--ledger', lockLike])).toEqual({ code: 2, stdout: '', stderr: `loretrace: --ledger ${lockLike} ${named}\n` });
+    expect([existsSync(join(T, 'ledger-folder')), existsSync(lockLike)]).toEqual([false, false]);
+  });
+});
+
+describe('a vault path that is not a folder: exit 2, vault_not_a_directory naming it, never a config file\'s ENOTDIR', () => {
+  it('ledger verify --lore, search --lore and serve --lore naming a file or a FIFO', async () => {
+    const file = BAD.empty!.file;
+    const fifo = join(T, 'vault.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const ledger = join(REPO, 'lore-fixtures', 'artifacts', 'ledger.harbor.jsonl');
+    for (const lore of [file, fifo]) {
+      const said = { code: 2, stdout: '', stderr: `loretrace: vault path is not a directory: ${lore} [vault_not_a_directory]\n` };
+      expect(await run(['ledger', 'verify', ledger, '--lore', lore])).toEqual(said);
+      expect(await run(['search', 'Fences', '--lore', lore, '--index-dir', IDX])).toEqual(said);
+      expect(await run(['serve', '--lore', lore, '--index-dir', IDX, '--packet', RESEARCH, '--ledger', out('.jsonl'), '--http', '127.0.0.1:0'])).toEqual(said);
+    }
+  });
+});
+
+describe('--head that is no record_hash: a usage error naming the option (exit 2)', () => {
+  it('ledger verify and ledger export refuse --head "" and a short or upper-case hash', async () => {
+    const ledger = join(REPO, 'lore-fixtures', 'artifacts', 'ledger.harbor.jsonl');
+    for (const head of ['', 'abc', 'A'.repeat(64)]) {
+      const said = { code: 2, stdout: '', stderr: `loretrace: --head ${JSON.stringify(head)} is not a record_hash; expected the 64 lower-case hex digits of the last record's record_hash, as ledger verify and ledger export print it [bad_option]\n` };
+      expect(await run(['ledger', 'verify', ledger, '--head', head])).toEqual(said);
+      expect(await run(['ledger', 'export', ledger, ...L, '--out', out(), '--head', head])).toEqual(said);
+    }
   });
 });
 

@@ -131,11 +131,11 @@ describe('loretrace coverage on artifacts written live by retrieve, traverse, se
     expect(report.skipped.map((s) => [s.file.slice(art.length + 1), s.reason])).toEqual([['export.lock.json', 'no_lore_refs'], ['packet.lock.json', 'no_lore_refs']]);
     expect(report.artifacts.map((a) => [a.file.slice(art.length + 1), a.kind, a.schema_version, a.snapshot_matches, a.lore_citations, a.stale_citations, a.non_lore_refs])).toEqual([
       ['export.json', 'capture_fragment', null, true, 6, 0, 0],
-      ['ledger.jsonl', 'proxy_ledger', 'loretrace.ledger.v3', true, 4, 0, 0],
+      ['ledger.jsonl', 'proxy_ledger', 'loretrace.ledger.v4', true, 4, 0, 0],
       ['lore_access.json', 'capture_fragment', null, true, 8, 0, 0],
       ['packet.json', 'responder_packet', 'ghostlight.responder_packet.v0', null, 4, 0, 1],
       // retrieve's own ledger, named by its lane: one served range per chunk the walk excerpted (the fragment's four trace entries).
-      ['packet.ledger.jsonl', 'retrieve_ledger', 'loretrace.ledger.v3', true, 4, 0, 0],
+      ['packet.ledger.jsonl', 'retrieve_ledger', 'loretrace.ledger.v4', true, 4, 0, 0],
       ['traverse.json', 'traverse_result', 'loretrace.traverse_result.v1', true, 15, 0, 0],
     ]);
     expect(report.totals.stale_by_status).toEqual({ missing_path: 0, missing_fragment: 0, range_beyond_eof: 0, invalid_range: 0, text_changed: 0 });

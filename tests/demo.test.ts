@@ -25,7 +25,7 @@ describe('npm run demo', () => {
         'Details\n' +
         // Every entry of .demo-out/, sorted: the two locks retrieve writes beside its packets and the index folder too.
         '  files written: .demo-out/index/, .demo-out/lore_access.json, .demo-out/packet.coordinator.json, .demo-out/packet.coordinator.ledger.jsonl, .demo-out/packet.coordinator.lock.json, .demo-out/packet.research.json, .demo-out/packet.research.lock.json, .demo-out/runner.key.pem, .demo-out/runner.pub.pem\n' +
-        '  verify-trace: verified 3, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 0, unbacked 0, ledger_mismatch 0, ledger_broken 0, ledger_untrusted 0, seed_not_consulted 0, ledger_not_closed 0, ledger_unsigned 0, ledger_untrusted_signer 0, ledger_signature_invalid 0\n',
+        '  verify-trace: verified 3, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 0, unbacked 0, ledger_mismatch 0, ledger_broken 0, ledger_untrusted 0, seed_not_consulted 0, claimed_not_read 0, ledger_not_closed 0, ledger_unsigned 0, ledger_untrusted_signer 0, ledger_signature_invalid 0\n',
     );
   });
 });

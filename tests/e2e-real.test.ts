@@ -116,7 +116,7 @@ describe.skipIf(!hasShared)(`retrieve + verify-trace on the real Pallas packet (
     expect(report.snapshot.drift).toBe(false);
     expect(report.totals).toEqual({
       verified: 4, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, missing_file: 0, policy_violation: 0, drifted: 0, unverifiable: 0,
-      unbacked: 0, ledger_mismatch: 0, ledger_broken: 0, ledger_untrusted: 0, seed_not_consulted: 0, ledger_not_closed: 0,
+      unbacked: 0, ledger_mismatch: 0, ledger_broken: 0, ledger_untrusted: 0, seed_not_consulted: 0, claimed_not_read: 0, ledger_not_closed: 0,
       ledger_unsigned: 0, ledger_untrusted_signer: 0, ledger_signature_invalid: 0,
     });
     // Every entry is bound to a record of retrieve's own ledger, pinned by the fragment's ledger_head.

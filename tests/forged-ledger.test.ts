@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GENESIS_HASH, hashLedgerRecord } from '../src/receipts/ledger.js';
 import type { LedgerRecord } from '../src/receipts/ledger.js';
+import { canonicalJson } from '../src/receipts/ledger-record.js';
 import { writeTestKey } from './helpers/keys.js';
 import { runCliIn } from './helpers/cli.js';
 import { fixtureSession, R, tempDir } from './helpers/proxy.js';
@@ -56,7 +57,7 @@ describe('a ledger, fragment and lock forged by hand (re-hashed, chain intact, u
       const rec: Record<string, unknown> = r.seq === 0 ? { ...body } : { ...body, occurred_on: '2030-01-01T00:00:00.000Z' };
       const hash = hashLedgerRecord(prev, rec);
       renamed.set(old, hash);
-      lines.push(JSON.stringify({ ...rec, prev_hash: prev, record_hash: hash }));
+      lines.push(canonicalJson({ ...rec, prev_hash: prev, record_hash: hash }));
       prev = hash;
     }
     writeFileSync(at('mara.packet.ledger.jsonl'), lines.join('\n') + '\n');
@@ -184,7 +185,7 @@ describe("a SESSION_CLOSED record's totals are held to the records (a read inser
       if (r === result) rec['call_record_id'] = `${String(r['ledger_id'])}:${seq - 1}`;
       if (r === closing) rec['signature'] = runner.key.signer.sign({ ...rec, prev_hash: prev });
       const hash = hashLedgerRecord(prev, rec);
-      lines.push(JSON.stringify({ ...rec, prev_hash: prev, record_hash: hash }));
+      lines.push(canonicalJson({ ...rec, prev_hash: prev, record_hash: hash }));
       prev = hash;
     });
     writeFileSync(join(tmp.dir, 'forged.jsonl'), lines.join('\n') + '\n');

@@ -5,7 +5,8 @@
  * - refusal messages never echo raw input: the value is quoted, escaped and cut short;
  * - served lore with invisible, tag-block, bidi-control or zero-width characters comes back escaped with a
  *   structured `escaped_characters` flag, which the v2 ledger record carries in its outcome (its
- *   `served[].text_sha256` stays the hash of the vault's text; `payload_hash` is that of the escaped answer).
+ *   `served[].text_sha256` stays the hash of the vault's text; `payload_hash` is that of the escaped answer);
+ * - an empty admitted note is `bad_request` / `empty_note`, never the vacuous "every line is a hidden section".
  */
 import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,6 +24,8 @@ const INK = 'World/Pre-Elysium/Hidden Ink.md';
 const KEEPER = 'World/Pre-Elysium-Extra/Keeper Ledger.md';
 /** "IGNORE" in tag characters, a right-to-left override, a zero-width space and an invisible times. */
 const TAGS = [...'IGNORE'].map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join('');
+/** An empty admitted note (zero bytes): a scope note of the packet, in a packet with no hidden section of it. */
+const BLANK = 'World/Pre-Elysium/Blank Page.md';
 const INK_TEXT = `# Hidden Ink\n\nThe ledger${TAGS} clerk\u202Egnirts\u202C counts\u200B berths\u2062 daily.\n`;
 let tmp: { dir: string; cleanup: () => void };
 let ledger: string;
@@ -35,9 +38,10 @@ beforeAll(async () => {
   cpSync(FIXTURE_VAULT, vault, { recursive: true });
   writeFileSync(join(vault, ...INK.split('/')), INK_TEXT);
   writeFileSync(join(vault, ...KEEPER.split('/')), '---\nvisibility: author-only\n---\n# Keeper Ledger\n\nThe keepers were paid.\n');
+  writeFileSync(join(vault, ...BLANK.split('/')), '');
   const packet = JSON.parse(readFileSync(PROXY_PACKET, 'utf8'));
-  packet.lore_access.allowed_scope.push(`FixtureLore:${INK}`);
-  packet.packet_prompt_text += `\n- FixtureLore:${INK}`;
+  packet.lore_access.allowed_scope.push(`FixtureLore:${INK}`, `FixtureLore:${BLANK}`);
+  packet.packet_prompt_text += `\n- FixtureLore:${INK}\n- FixtureLore:${BLANK}`;
   const packetPath = join(tmp.dir, 'p.packet.json');
   writeFileSync(packetPath, JSON.stringify(packet, null, 2));
   ledger = join(tmp.dir, 'l.jsonl');
@@ -108,6 +112,30 @@ describe.each(['mcp', 'http'] as const)('refusal messages over %s', (transport) 
     expect(seen.text).not.toContain('hidden author notes in full');
     // One call: its TOOL_CALL and its TOOL_REFUSED.
     expect(readLedger(ledger).length).toBe(before + 2);
+  });
+});
+
+describe.each(['mcp', 'http'] as const)('an empty admitted note over %s', (transport) => {
+  it('is bad_request empty_note (with or without line arguments), and the ledger records empty_note, not a hidden section', async () => {
+    const ref = `FixtureLore:${BLANK}`;
+    const message = `lore_read: ${ref} has no lines`;
+    for (const args of [{ ref }, { ref, line_start: 1, line_end: 1 }]) {
+      const seen = await io.call(transport, 'lore_read', args);
+      expect([seen.code, seen.status, seen.message]).toEqual(['bad_request', transport === 'http' ? 400 : null, message]);
+      expect(readLedger(ledger)[seen.seq]).toMatchObject({ kind: 'TOOL_REFUSED', tool: 'lore_read', transport, outcome: { status: 'refused', code: 'bad_request', reason: 'empty_note', message } });
+    }
+  });
+});
+
+describe('an empty admitted note over MCP resources/read', () => {
+  it('is -32001 with the refusal bad_request empty_note; the ledger records empty_note', async () => {
+    const before = readLedger(ledger).length;
+    expect(await io.readResource(`lore://FixtureLore/${BLANK.split('/').map(encodeURIComponent).join('/')}`)).toEqual({
+      code: -32001, data: { code: 'bad_request', message: `lore_read: FixtureLore:${BLANK} has no lines` },
+    });
+    const records = readLedger(ledger);
+    expect(records.length).toBe(before + 2);
+    expect(records[before + 1]!.outcome).toEqual({ status: 'refused', code: 'bad_request', reason: 'empty_note', message: `lore_read: FixtureLore:${BLANK} has no lines` });
   });
 });
 

@@ -230,6 +230,22 @@ describe('values a JavaScript reader would lose', () => {
     expect(decodeJsonDocument(Buffer.from('[9007199254740991, -9007199254740991, 12345678901234567.5, "90071992547409930"]'), 'ok.json')).toEqual([9007199254740991, -9007199254740991, 12345678901234567.5, '90071992547409930']);
   });
 
+  it('refuses a number beyond the largest double (1e400) with non_finite_number instead of reading Infinity and writing null; 1e308 and 1e-400 are numbers', () => {
+    expect(() => decodeJsonDocument(Buffer.from('{\n  "extra": [1, -1e400]\n}'), 'inf.json')).toThrow(expect.objectContaining({
+      code: 'non_finite_number', exitCode: 2, details: expect.objectContaining({ file: 'inf.json', pointer: '/extra/1', line: 2 }),
+      message: `inf.json has the number -1e400 at /extra/1 (line 2, column 16), beyond the largest number a JSON reader keeps (±${Number.MAX_VALUE}); it would be read as -Infinity and written back as null; expected a finite number`,
+    }));
+    expect(decodeJsonDocument(Buffer.from('[1e308, 1e-400]'), 'ok.json')).toEqual([1e308, 0]);
+  });
+
+  it('capture --allow-invalid refuses a raw output holding 1e400 (exit 2, one line, nothing written) instead of keeping null in parsed_output', async () => {
+    const raw = write('inf.raw.json', '{"spoken_text": "x", "extra": 1e400}');
+    const out = join(tmp.dir, 'inf.capture.json');
+    const c = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', MARA_PACKET, '--raw-output', raw, '--out', out, '--model-family', 'm', '--reviewer', 'r', '--allow-invalid', '--index-dir', join(tmp.dir, 'idx')]);
+    expect([c.code, c.stderr]).toEqual([2, `loretrace: ${raw} has the number 1e400 at /extra (line 1, column 31), beyond the largest number a JSON reader keeps (±${Number.MAX_VALUE}); it would be read as Infinity and written back as null; expected a finite number [non_finite_number]\n`]);
+    expect(existsSync(out)).toBe(false);
+  });
+
   it('validate and capture refuse them through the CLI (exit 2, one line)', async () => {
     const p = write('proto.packet.json', '{"__proto__": {"packet_id": "x"}}');
     const v = await run(['validate', 'packet', p]);

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexVault } from '../src/indexer/build.js';
 import { parseMarkdown, parseNote, sliceLines, splitLines } from '../src/notes/index.js';
 import type { ParsedNote } from '../src/notes/index.js';
-import { degradedRoot, frontmatterFences, measureMarkdown, PATHOLOGY_LIMITS, pathologyHits } from '../src/notes/pathological.js';
+import { degradedRoot, frontmatterFences, measureMarkdown, PATHOLOGY_LIMITS, pathologyHits, pathologyMessage } from '../src/notes/pathological.js';
 import { buildChunks } from '../src/chunks/chunk.js';
 import { collectNoteRefs } from '../src/links/extract.js';
 import { checkPath, compilePolicy } from '../src/policy/index.js';
@@ -92,6 +92,7 @@ describe('parseNote: pathological markdown (degraded mode)', () => {
     const r = parseNote('Hostile.md', enc(text));
     expect(r.findings.map((f) => [f.code, f.line, f.message])).toEqual([
       ['pathological_markdown', 1, `Hostile.md:1: pathological markdown: inline_work 3,000,050,000 exceeds the limit 53,000,000 (50,000,000 + 50 per character); the largest inline block (line 1) has 50,000 delimiters (* _ [ ] < \`) in 60,001 characters${TAIL}`],
+      ['pathological_markdown', 1, `Hostile.md:1: pathological markdown: block_work 50,002 exceeds the limit 30,000 parse units (non-blank lines, > and list markers, inline blocks, * _ [ ] < \` delimiters, table cells) in one micromark run; line 1 is one run${TAIL}`],
     ]);
     expect(ranges(r)).toEqual([[0, [], 1, 1, 1]]);
     expect(r.links).toEqual([]);
@@ -118,10 +119,13 @@ describe('parseNote: pathological markdown (degraded mode)', () => {
     const emph = parseNote('E.md', enc(`# E\n${'*_'.repeat(200000)}x\n`));
     expect(emph.findings.map((f) => f.message)).toEqual([
       `E.md:2: pathological markdown: inline_work 160,000,800,000 exceeds the limit 70,000,300 (50,000,000 + 50 per character); the largest inline block (line 2) has 400,000 delimiters (* _ [ ] < \`) in 400,002 characters${TAIL}`,
+      `E.md:1: pathological markdown: block_work 400,004 exceeds the limit 30,000 parse units (non-blank lines, > and list markers, inline blocks, * _ [ ] < \` delimiters, table cells) in one micromark run; lines 1-2 are one run${TAIL}`,
+      `E.md:1: pathological markdown: block_total 400,004 exceeds the limit 180,001 (100,000 + 1 per 5 characters) parse units (non-blank lines, > and list markers, inline blocks, * _ [ ] < \` delimiters, table cells) in the note (lines 1-2)${TAIL}`,
     ]);
     expect(ranges(emph)).toEqual([[0, ['E'], 1, 2, 3]]);
     const brackets = parseNote('B.md', enc('['.repeat(150000) + ']'.repeat(150000) + '[a]('.repeat(25000)));
-    expect(brackets.findings.map((f) => [f.code, f.line])).toEqual([['pathological_markdown', 1]]);
+    // inline_work, block_work and block_total (350,000 delimiters on one line).
+    expect(brackets.findings.map((f) => [f.code, f.line])).toEqual([['pathological_markdown', 1], ['pathological_markdown', 1], ['pathological_markdown', 1]]);
     expect(ranges(brackets)).toEqual([[0, [], 1, 1, 1]]);
     const list = nestedList(624);
     const nested = parseNote('L.md', enc(list));
@@ -198,6 +202,105 @@ describe('parseNote: pathological markdown (degraded mode)', () => {
   });
 });
 
+/** A note with one `cols` × `rows` GFM table (a wikilink in the last row's first cell) between two sections. */
+const wideTableNote = (cols: number, rows: number): string =>
+  `# Wide\n\nIntro [[Target]].\n\n|${'a|'.repeat(cols)}\n|${'-|'.repeat(cols)}\n${`|${'b|'.repeat(cols)}\n`.repeat(rows - 1)}|[[Cell]]|${'b|'.repeat(cols - 1)}\n\n## After\n\nText [[Other]].\n`;
+
+describe('parseNote: parse units (block_work, block_total)', () => {
+  it('sends a wide table over the block_work limit to degraded mode, with exact chunks and links', () => {
+    // 1,500 columns × 20 rows: 33,000 cells in 66 KB (far under max_file_bytes). Units: lines 1, 5, 28
+    // are 2 each (line + inline block), lines 3 and 30 6 (with the 4 brackets of a wikilink), the
+    // delimiter row 1 + 2 × 1,500 (header and delimiter cells), each body row 1 + 1 + 1,499, the last
+    // one 4 more → 18 + 3,001 + 20 × 1,501 + 4 = 33,043.
+    const text = wideTableNote(1500, 20);
+    expect(splitLines(text)).toHaveLength(30);
+    const r = parseNote('Wide.md', enc(text));
+    expect(r.findings).toEqual([
+      {
+        code: 'pathological_markdown',
+        severity: 'warning',
+        message: `Wide.md:1: pathological markdown: block_work 33,043 exceeds the limit 30,000 parse units (non-blank lines, > and list markers, inline blocks, * _ [ ] < \` delimiters, table cells) in one micromark run; lines 1-30 are one run, 33,000 of them table cells${TAIL}`,
+        path: 'Wide.md',
+        line: 1,
+      },
+    ]);
+    expect(r.chunks.map((c) => [c.chunk_index, c.heading_path, c.line_start, c.line_end])).toEqual([
+      [0, ['Wide'], 1, 26],
+      [1, ['Wide', 'After'], 28, 30],
+    ]);
+    expect(r.links.map((l) => [l.line, l.column, l.chunk_index, l.position, l.target])).toEqual([
+      [3, 7, 0, 'prose', 'Target'],
+      [26, 2, 0, 'table', 'Cell'],
+      [30, 6, 1, 'prose', 'Other'],
+    ]);
+    expectChunkInvariant(text, r);
+  });
+
+  it('keeps a table just under the block_work limit on the normal path, parsed as a table', () => {
+    // 1,300 columns: 18 + (1 + 2,600) + 20 × 1,301 + 4 = 28,643 units ≤ 30,000.
+    const text = wideTableNote(1300, 20);
+    const syntax = parseMarkdown('Near.md', text);
+    expect(syntax.pathology).toEqual([]);
+    const table = syntax.root.children.find((n) => n.type === 'table');
+    expect(table?.type === 'table' && [table.children.length, table.children[0]?.children.length, table.position?.start.line, table.position?.end.line]).toEqual([21, 1300, 5, 26]);
+    // The chunks and links of that one parse (what parseNote does after parseMarkdown).
+    const { chunks } = buildChunks(syntax, {});
+    expect(chunks.map((c) => [c.heading_path, c.line_start, c.line_end])).toEqual([
+      [['Wide'], 1, 26],
+      [['Wide', 'After'], 28, 30],
+    ]);
+    expect(collectNoteRefs(syntax, chunks).links.map((l) => [l.line, l.column, l.position, l.target])).toEqual([
+      [3, 7, 'prose', 'Target'],
+      [26, 2, 'table', 'Cell'],
+      [30, 6, 'prose', 'Other'],
+    ]);
+  });
+
+  it('parses an ordinary table (Edge/Tables.md) as a table with its cells', () => {
+    const text = readFileSync(join(FIXTURE_VAULT, 'Edge/Tables.md'), 'utf8');
+    const syntax = parseMarkdown('Edge/Tables.md', text);
+    expect(syntax.pathology).toEqual([]);
+    const table = syntax.root.children.find((n) => n.type === 'table');
+    expect(table?.type === 'table' && table.children.map((row) => row.children.length)).toEqual([2, 2, 2, 2, 2]);
+  });
+
+  it('sends a long flat list over the block_work limit to degraded mode', () => {
+    // 4,300 items: each line is 7 units (line, marker, inline block, 4 brackets) → 30,100.
+    const text = '- item [[Target]]\n'.repeat(4300);
+    const r = parseNote('List.md', enc(text));
+    expect(r.findings.map((f) => [f.code, f.line, f.message])).toEqual([
+      ['pathological_markdown', 1, `List.md:1: pathological markdown: block_work 30,100 exceeds the limit 30,000 parse units (non-blank lines, > and list markers, inline blocks, * _ [ ] < \` delimiters, table cells) in one micromark run; lines 1-4300 are one run${TAIL}`],
+    ]);
+    expect(r.links).toHaveLength(4300);
+    expect(r.links.every((l, i) => l.line === i + 1 && l.column === 8 && l.position === 'list_item')).toBe(true);
+    expectChunkInvariant(text, r);
+  });
+
+  it('counts parse units per micromark run and for the whole note (block_total)', () => {
+    // 200 rows of 1,000 cells in runs of 10 rows: each run 10 × 1,001 units (the first also the header
+    // and delimiter rows), under block_work; the note 200,200 + 2 + 2,001 units, over 100,000 + N / 5.
+    const lines = [`|${'a|'.repeat(1000)}`, `|${'-|'.repeat(1000)}`, ...Array.from({ length: 200 }, () => `|${'b|'.repeat(1000)}`)];
+    const n = lines.join('\n').length;
+    const runStarts = Array.from({ length: 19 }, (_, i) => 13 + 10 * i);
+    const shape = measureMarkdown(lines, 1, runStarts);
+    expect(shape.blocks).toEqual({ units: 202203, cells: 202000, line_start: 1, line_end: 202 });
+    expect(shape.largest_run).toEqual({ units: 2003 + 10010, cells: 12000, line_start: 1, line_end: 12 });
+    expect(pathologyHits(shape, n).map((h) => [h.threshold, h.value, h.limit, h.line, h.line_end, h.count])).toEqual([
+      ['block_total', 202203, 100000 + Math.floor(n / 5), 1, 202, 202000],
+    ]);
+    expect(pathologyMessage('T.md', pathologyHits(shape, n)[0]!)).toBe(
+      `T.md:1: pathological markdown: block_total 202,203 exceeds the limit ${(100000 + Math.floor(n / 5)).toLocaleString('en-US')} (100,000 + 1 per 5 characters) parse units (non-blank lines, > and list markers, inline blocks, * _ [ ] < \` delimiters, table cells) in the note (lines 1-202), 202,000 of them table cells${TAIL}`,
+    );
+    // One run: the same units in one micromark run exceed block_work too.
+    expect(pathologyHits(measureMarkdown(lines, 1), n).map((h) => h.threshold)).toEqual(['block_work', 'block_total']);
+  });
+
+  it('counts code lines inside fences but not frontmatter', () => {
+    const lines = splitLines('---\na: 1\n---\n```\nx\n\ny\n```\n> - q\n');
+    expect(measureMarkdown(lines, 4).blocks).toEqual({ units: 1 + 1 + 1 + 1 + 3 + 1, cells: 0, line_start: 4, line_end: 9 });
+  });
+});
+
 describe('measureMarkdown', () => {
   it('does not measure fenced code or frontmatter, and splits inline blocks at blank lines, items, headings and table rows', () => {
     const lines = splitLines('---\na: [[[[\n---\n```\n]]]]]]\n```\npara [x]\nmore *y*\n\n- i [[A]]\n- j\n# H _z_\n|a|b|\n|-|-|\n|[c]|d|\n');
@@ -232,6 +335,7 @@ describe.skipIf(!hasShared)(`pathological-markdown guard on the real vault (${ha
     let maxInline = 0;
     let maxNesting = 0;
     let maxDepth = 0;
+    let maxRun = 0;
     for (const [p, text] of texts) {
       const lines = splitLines(text);
       const fm = frontmatterFences(lines);
@@ -240,9 +344,11 @@ describe.skipIf(!hasShared)(`pathological-markdown guard on the real vault (${ha
       maxInline = Math.max(maxInline, shape.inline_work);
       maxNesting = Math.max(maxNesting, shape.nesting_work);
       maxDepth = Math.max(maxDepth, shape.deepest.depth);
+      maxRun = Math.max(maxRun, shape.largest_run.units);
     }
     // The largest values in the vault: hundreds of times below the base limits.
-    expect([maxInline, maxNesting, maxDepth]).toEqual([115126, 139, 2]);
+    expect([maxInline, maxNesting, maxDepth, maxRun]).toEqual([115126, 139, 2, 526]);
+    expect(PATHOLOGY_LIMITS.blockWorkRun / maxRun).toBeGreaterThan(50);
     expect(PATHOLOGY_LIMITS.inlineWorkBase / maxInline).toBeGreaterThan(400);
     expect(PATHOLOGY_LIMITS.nestingWorkBase / maxNesting).toBeGreaterThan(7000);
   });

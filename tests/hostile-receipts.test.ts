@@ -7,7 +7,7 @@
  * must not accept. Built in a temp dir from lore-fixtures only.
  */
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
@@ -175,6 +175,10 @@ describe('lore_access and isolation are re-derived from the receipts and the pac
       c.lore_access.consulted_refs.push('FixtureLore:World/Post-Elysium/Veil Drive.md');
       c.lore_access.followed_refs.unshift('FixtureLore:World/Post-Elysium/Veil Drive.md');
     })).toEqual({ code: 1, review: [['claimed_not_read', '/lore_access/consulted_refs/2'], ['claimed_not_read', '/lore_access/followed_refs/0']] });
+    // verify-trace on the same capture says so too, from the same rule (refsNotRead).
+    const v = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'future.capture.json', '--trust-key', 'k.pub.pem', '--json']);
+    const j = JSON.parse(v.out);
+    expect([v.code, j.verdict, j.totals.claimed_not_read, j.refs_not_read.map((c: { pointer: string }) => c.pointer)]).toEqual([1, 'failed', 2, ['/lore_access/consulted_refs/2', '/lore_access/followed_refs/0']]);
   });
 
   it('a rewritten research_summary, a changed mode or trace status, a receipt ref left out are capture_review_mismatch', async () => {
@@ -285,5 +289,64 @@ describe('a research capture whose receipts are unknown is never verified nor ac
     const made = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'ilse.packet.json', '--raw-output', 'ilse.raw.json', '--ledger', 'idle.jsonl', '--out', 'idle.capture.json', '--model-family', 't', '--reviewer', 'r', '--trust-key', 'k.pub.pem', '--json']);
     expect([made.code, JSON.parse(made.out).error.code, JSON.parse(made.out).error.pointer]).toEqual([1, 'capture_invalid', '/lore_access/consulted_refs']);
     expect(existsSync(at('idle.capture.json'))).toBe(false);
+  });
+});
+
+describe('verify-trace holds a capture fragment to its ledger as capture check and lock verify do', () => {
+  const retrieveInto = async (dir: string) => {
+    mkdirSync(at(dir), { recursive: true });
+    const r = await run([
+      'retrieve', '--lore', FIXTURE_VAULT, '--packet', join(PACKETS, 'brinefall-intake.turn-01.mara-voss.draft.packet.json'),
+      '--projected-context', join(PACKETS, 'brinefall-intake.turn-01.mara-voss.projected-context.json'),
+      '--policy', join(PACKETS, 'brinefall-intake.policy.json'), '--out', `${dir}/x.packet.json`, '--capture-out', `${dir}/x.lore_access.json`, '--signing-key', 'k.key.pem',
+    ]);
+    expect(r.code).toBe(0);
+  };
+  const verify = async (file: string, ...more: string[]) => {
+    const r = await run(['verify-trace', '--lore', FIXTURE_VAULT, file, ...more, '--trust-key', 'k.pub.pem', '--json']);
+    const j = JSON.parse(r.out);
+    return { code: r.code, verdict: j.verdict, claimed_not_read: j.totals.claimed_not_read, refs: j.refs_not_read.map((c: { pointer: string; ref: string }) => [c.pointer, c.ref]), packet: j.packet_file ? [j.packet_file.file, j.packet_file.disposition, j.packet_file.source] : null };
+  };
+  const FUTURE = 'FixtureLore:World/Post-Elysium/Veil Drive.md';
+
+  it('a consulted or followed ref the ledger never served, added to the fragment and re-hashed into its lock, is claimed_not_read (exit 1)', async () => {
+    await retrieveInto('claims');
+    expect(await verify('claims/x.lore_access.json')).toEqual({ code: 0, verdict: 'verified', claimed_not_read: 0, refs: [], packet: ['claims/x.packet.json', 'unchanged', 'lock claims/x.packet.lock.json'] });
+    const f = JSON.parse(read(at('claims/x.lore_access.json')));
+    f.consulted_refs.push(FUTURE);
+    f.followed_refs.unshift(FUTURE);
+    const text0 = JSON.stringify(f, null, 2) + '\n';
+    writeFileSync(at('claims/x.lore_access.json'), text0);
+    const lock = JSON.parse(read(at('claims/x.packet.lock.json')));
+    Object.assign(lock.files.find((r: { path: string }) => r.path === 'x.lore_access.json'), { sha256: sha256(text0), bytes: Buffer.byteLength(text0) });
+    writeFileSync(at('claims/x.packet.lock.json'), JSON.stringify(lock, null, 2) + '\n');
+    expect(await verify('claims/x.lore_access.json')).toEqual({
+      code: 1, verdict: 'failed', claimed_not_read: 2, refs: [['/consulted_refs/1', FUTURE], ['/followed_refs/0', FUTURE]],
+      packet: ['claims/x.packet.json', 'unchanged', 'lock claims/x.packet.lock.json'],
+    });
+    const text = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'claims/x.lore_access.json', '--trust-key', 'k.pub.pem']);
+    const lines = text.out.split('\n');
+    expect(lines.find((l) => l.startsWith('  claimed_not_read /consulted_refs/1: '))).toBe(`  claimed_not_read /consulted_refs/1: consulted_refs names ${JSON.stringify(FUTURE)}, which ledger claims/x.packet.ledger.jsonl never served (they give FixtureLore:World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md)`);
+    expect(lines.at(-2)).toBe('runner_captured: 3 entries: 3 ledger-backed and verified, 0 failed; session: claimed_not_read 2 — FAILED');
+  });
+
+  it('without a lock, the packet the ledger\'s SESSION_OPENED pins is re-hashed: packet_changed, packet_missing (exit 1)', async () => {
+    await retrieveInto('pinned');
+    mkdirSync(at('nolock'));
+    for (const f of ['x.packet.json', 'x.packet.ledger.jsonl', 'x.lore_access.json']) copyFileSync(at(`pinned/${f}`), at(`nolock/${f}`));
+    const source = 'ledger nolock/x.packet.ledger.jsonl SESSION_OPENED';
+    const L = ['--ledger', 'nolock/x.packet.ledger.jsonl'];
+    expect(await verify('nolock/x.lore_access.json', ...L)).toEqual({ code: 0, verdict: 'verified', claimed_not_read: 0, refs: [], packet: ['nolock/x.packet.json', 'unchanged', source] });
+    const packet = read(at('nolock/x.packet.json'));
+    writeFileSync(at('nolock/x.packet.json'), packet.replace('"packet_prompt_text": "', '"packet_prompt_text": "The Compact staged the blackout. '));
+    expect(await verify('nolock/x.lore_access.json', ...L)).toEqual({ code: 1, verdict: 'failed', claimed_not_read: 0, refs: [], packet: ['nolock/x.packet.json', 'packet_changed', source] });
+    const text = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'nolock/x.lore_access.json', ...L, '--trust-key', 'k.pub.pem']);
+    expect(text.out).toContain(`  packet: packet_changed    nolock/x.packet.json: sha256 now ${sha256(read(at('nolock/x.packet.json')))}, ${source} pins ${sha256(packet)} — the packet was swapped or edited after the run\n`);
+    expect(text.out.split('\n').at(-2)).toBe('runner_captured: 3 entries: 3 ledger-backed and verified, 0 failed; session: packet_file packet_changed — FAILED');
+    rmSync(at('nolock/x.packet.json'));
+    expect(await verify('nolock/x.lore_access.json', ...L)).toEqual({ code: 1, verdict: 'failed', claimed_not_read: 0, refs: [], packet: ['nolock/x.packet.json', 'packet_missing', source] });
+    // The raw ledger given as the input is held to its packet the same way.
+    const raw = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'nolock/x.packet.ledger.jsonl', '--trust-key', 'k.pub.pem', '--json']);
+    expect([raw.code, JSON.parse(raw.out).packet_file.disposition]).toEqual([1, 'packet_missing']);
   });
 });

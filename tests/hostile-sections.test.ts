@@ -9,7 +9,7 @@
  * lore-fixtures/packets/section-hiding.research.packet.json.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexVault } from '../src/indexer/build.js';
@@ -19,6 +19,7 @@ import { relevanceTables, traverse } from '../src/traversal/traverse.js';
 import { verifyTrace } from '../src/receipts/verify-trace.js';
 import { withholdReason } from '../src/packet/scope.js';
 import { WITHHELD_MARKER } from '../src/proxy/withhold.js';
+import { auditLeakage } from '../src/receipts/leakage.js';
 import type { ProxySession } from '../src/proxy/session.js';
 import type { ResponderPacket } from '../src/contracts/types.js';
 import type { VaultIndex } from '../src/types.js';
@@ -248,5 +249,143 @@ describe('scores and the walk', () => {
     expect(report.entries[1]!.detail).toBe(
       `Harbor/Quay Ledger.md is hidden lore (lines 9-16 are a hidden section): policy_receipt row /policy_receipt/${compiled.receipt.findIndex((r) => r.kind === 'hidden_ref')} (hidden_ref "${QUAY}#Sealed Accord") denies it; expected runner_captured entries only from paths the policy admits`,
     );
+  });
+});
+
+describe('the leakage audit of a hidden section matches the section, not the note it is in', () => {
+  const audit = (spoken: string) => {
+    const parsed = { spoken_text: spoken };
+    return auditLeakage({ rawOutput: JSON.stringify(parsed), parsed, packet, index });
+  };
+  const SOURCE = `hidden_context_audit.omitted_context_refs/0 (${JSON.stringify(`${QUAY}#Sealed Accord`)})`;
+
+  it('naming the note the section is in (its title, its path) is no leak: the rest of the note is visible', () => {
+    for (const spoken of ['The Quay Ledger lists twelve berths on the eastern quay.', 'See Harbor/Quay Ledger.md for the berths.', 'the quay-ledger says so']) {
+      const r = audit(spoken);
+      expect([spoken, r.audit.author_only_leak, r.hits]).toEqual([spoken, false, []]);
+    }
+  });
+
+  it('the section\'s own heading, a sub-section\'s heading or 8 words of its text are author_only_leak', () => {
+    expect(audit('Nobody speaks of the Sealed Accord here.').hits).toEqual([{ flag: 'author_only_leak', matched: 'Sealed Accord', source: SOURCE }]);
+    expect(audit('The tithe-schedule is posted nowhere.').hits).toEqual([{ flag: 'author_only_leak', matched: 'Tithe Schedule', source: SOURCE }]);
+    const quoted = audit('They say the accord promises the lamplighters a tithe of every cargo.');
+    expect([quoted.audit.author_only_leak, quoted.hits]).toEqual([true, [
+      { flag: 'author_only_leak', matched: 'accord promises the lamplighters a tithe of every', source: `${SOURCE}: text of Harbor/Quay Ledger.md lines 9-12 quoted verbatim` },
+    ]]);
+    // Text of the note outside the section (the Berths section, 8+ words) is not the section's.
+    expect(audit('Twelve berths line the eastern quay; the harbor master assigns them at dawn.').hits).toEqual([]);
+  });
+
+  it('a hidden whole note is still matched by its title', () => {
+    const whole = { ...packet, hidden_context_audit: { ...packet.hidden_context_audit, omitted_context_refs: [QUAY] } };
+    const parsed = { spoken_text: 'The Quay Ledger lists twelve berths.' };
+    expect(auditLeakage({ rawOutput: JSON.stringify(parsed), parsed, packet: whole, index }).hits).toEqual([
+      { flag: 'author_only_leak', matched: 'Quay Ledger', source: `hidden_context_audit.omitted_context_refs/0 (${JSON.stringify(QUAY)})` },
+    ]);
+  });
+});
+
+describe('a responder citing the line view a research session served (hidden sections count as one line)', () => {
+  /** A responder_reported entry as a responder writes it from a read's answer: the lines and chunk it was given. */
+  const cite = (a: number, b: number, chunk: number, quote: string, ref = `${QUAY}#L${a}-L${b}`) => ({
+    trace_id: `responder.${a}.${b}`, origin: 'responder_reported', query: 'lore_read', source_ref: ref,
+    source_path: 'Harbor/Quay Ledger.md', chunk_index: chunk, line_start: a, line_end: b, extracted_constraint: quote, used_for: 'u',
+  });
+  let ledgerText: string;
+  let served: { line_start: number; line_end: number; chunk_index: number; content: string };
+
+  beforeAll(async () => {
+    const t = tempDir('loretrace-sections-view-');
+    const path = join(t.dir, 'view.jsonl');
+    const s = await fixtureSession({ ledgerPath: path, lore: VAULT, packetPath: PACKET_FILE });
+    const r = await s.call('lore_read', { ref: `${QUAY}#Repairs` });
+    await s.close();
+    if (!r.ok) throw new Error('the read was refused');
+    served = (r.result as { data: typeof served }).data;
+    ledgerText = readFileSync(path, 'utf8');
+    t.cleanup();
+  });
+
+  it('the read of #Repairs (disk lines 18-20) is served as view lines 11-13, chunk 4', () => {
+    expect([served.line_start, served.line_end, served.chunk_index, served.content]).toEqual([11, 13, 4, lines(18, 20)]);
+  });
+
+  it('a citation of the served lines verifies against their disk lines; the marker line and lines past the view do not', async () => {
+    const ledgers = [{ file: 'view.jsonl', text: ledgerText }];
+    const quote = 'The quay was rebuilt after the storm';
+    const report = await verifyTrace(index, { research_trace: [
+      cite(13, 13, 4, quote), cite(11, 13, 4, served.content), cite(1, 3, 0, 'The quay ledger records every berth'),
+      cite(9, 9, 2, WITHHELD_MARKER), cite(8, 10, 1, 'Twelve berths line the eastern quay'), cite(20, 20, 4, quote),
+    ] } as never, { ledgers });
+    expect(report.entries.map((e) => [e.line_start, e.line_end, e.disposition, e.similarity])).toEqual([
+      [13, 13, 'unverifiable', 1], [11, 13, 'unverifiable', 1], [1, 3, 'unverifiable', 1],
+      [9, 9, 'out_of_range', null], [8, 10, 'out_of_range', null], [20, 20, 'out_of_range', null],
+    ]);
+    expect(report.entries[0]!.detail).toBe('responder_reported entry: location checked (lines 13-13 of the line view the research session served, disk lines 20-20: a hidden section counts as one line), text not held to verbatim (token containment 1); not proof of the research path');
+    expect(report.entries[3]!.detail).toBe('line 9 of the line view the research session served is the marker that stands for a hidden section of Harbor/Quay Ledger.md, not a line of the file; expected lines the session served');
+    expect(report.entries[5]!.detail).toBe('lines 20-20 are not inside the line view the research session served of Harbor/Quay Ledger.md, which has 13 lines (a hidden section counts as one line); expected 1 ≤ line_start ≤ line_end ≤ 13');
+    expect(report.totals.out_of_range).toBe(3);
+  });
+
+  it('without the session\'s ledger the lines are read as disk lines (a coordinator-lane trace)', async () => {
+    const report = await verifyTrace(index, { research_trace: [cite(13, 13, 4, 'The quay was rebuilt after the storm')] } as never);
+    expect(report.entries.map((e) => [e.disposition, e.detail])).toEqual([['chunk_mismatch', 'lines 13-13 are not inside chunk 4 of Harbor/Quay Ledger.md (lines 18-20)']]);
+  });
+});
+
+describe('two headings of one name (lore-fixtures/SectionLore/Twins/Twin Accord.md: "## Sealed Accord" on lines 5 and 13)', () => {
+  const TWIN = 'SectionLore:Twins/Twin Accord.md';
+  const TWIN_LINES = readFileSync(join(VAULT, 'Twins', 'Twin Accord.md'), 'utf8').split('\n');
+  const twin = (a: number, b: number) => TWIN_LINES.slice(a - 1, b).join('\n');
+  const twinPacket = {
+    ...packet,
+    packet_prompt_text: `${packet.packet_prompt_text}\n\nLore scope: allowed prefix SectionLore:Twins/; seed and scope ${TWIN}.`,
+    lore_access: { ...packet.lore_access, traversal_policy: { ...packet.lore_access.traversal_policy!, allowed_prefixes: ['SectionLore:Twins/'], required_seed_refs: [TWIN] }, allowed_scope: [TWIN] },
+    hidden_context_audit: { ...packet.hidden_context_audit, omitted_context_refs: [`${TWIN}#Sealed Accord`] },
+  } as ResponderPacket;
+
+  it('hides every section of that name (fail closed), not only the first a heading link opens', () => {
+    const compiled = compilePolicy(twinPacket.lore_access.traversal_policy!, { index, packet: twinPacket });
+    const pointer = '/hidden_context_audit/omitted_context_refs/0';
+    expect(compiled.hidden).toEqual([]);
+    expect(compiled.hidden_sections).toEqual([
+      { path: 'Twins/Twin Accord.md', heading: 'Sealed Accord', line_start: 5, line_end: 7, chunks: [1], pointer },
+      { path: 'Twins/Twin Accord.md', heading: 'Sealed Accord', line_start: 13, line_end: 15, chunks: [3], pointer },
+    ]);
+    expect(compiled.receipt.find((r) => r.kind === 'hidden_ref')).toMatchObject({
+      clause: `${TWIN}#Sealed Accord`, disposition: 'enforced', matches: 1,
+      rule: 'never consult the 2 sections headed "Sealed Accord" of Twins/Twin Accord.md (lines 5-7, chunk 1; lines 13-15, chunk 3): every heading of that name is withheld from search, links, traversal and reads; the rest of the note stays readable',
+    });
+  });
+
+  it('a session reads the note with a marker for each, finds neither by search, and verify-trace refuses lines of the second', async () => {
+    const t = tempDir('loretrace-twin-');
+    try {
+      const packetPath = join(t.dir, 'twin.packet.json');
+      writeFileSync(packetPath, JSON.stringify(twinPacket, null, 2));
+      const s = await fixtureSession({ ledgerPath: join(t.dir, 'twin.jsonl'), lore: VAULT, packetPath });
+      try {
+        const read = await s.call('lore_read', { ref: TWIN });
+        expect(read.ok && read.result).toMatchObject({ data: { line_start: 1, line_end: 11, content: `${twin(1, 4)}\n${WITHHELD_MARKER}\n${twin(8, 12)}\n${WITHHELD_MARKER}`, withheld: true } });
+        const found = await s.call('lore_search', { query: 'lanterns lamp oil sealed' });
+        expect(found.ok && (found.result as { results: unknown[] }).results).toEqual([]);
+        const second = await s.call('lore_read', { ref: TWIN, line_start: 11, line_end: 11 });
+        expect(second.ok ? null : second.refusal.code).toBe('not_found');
+      } finally {
+        await s.close();
+      }
+      const compiled = compilePolicy(twinPacket.lore_access.traversal_policy!, { index, packet: twinPacket });
+      const entry = (chunk: number, a: number, b: number) => ({
+        trace_id: `trace.twin.${chunk}`, origin: 'runner_captured', query: 'q', source_ref: `${TWIN}#chunk${chunk}`,
+        source_path: 'Twins/Twin Accord.md', chunk_index: chunk, line_start: a, line_end: b, extracted_constraint: twin(a, b), used_for: 'u',
+      });
+      const report = await verifyTrace(index, { policy_receipt: compiled.receipt, research_trace: [entry(2, 11, 11), entry(3, 15, 15)] } as never);
+      // Without a ledger a verbatim entry is `unbacked` (its text verified); a line of the second section is refused.
+      expect(report.entries.map((e) => [e.disposition, e.text_verified])).toEqual([['unbacked', true], ['policy_violation', false]]);
+      expect(report.entries[1]!.detail!.split(':')[0]).toBe('Twins/Twin Accord.md is hidden lore (lines 13-15 are a hidden section)');
+    } finally {
+      t.cleanup();
+    }
   });
 });

@@ -298,7 +298,7 @@ describe('loretrace verify-trace', () => {
       '  ledger: none given; no runner_captured entry can be ledger-backed',
       `  policy_violation forged.truth (runner_captured) FixtureLore:${TRUTH}#chunk0 L6-L7 chunk 0`,
       `                 ${TRUTH} is hidden lore: policy_receipt row /policy_receipt/7 (hidden_note "${TRUTH}") denies it; ${EXPECTED}`,
-      'totals: verified 0, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 1, drifted 0, unverifiable 0, unbacked 0, ledger_mismatch 0, ledger_broken 0, ledger_untrusted 0, seed_not_consulted 0, ledger_not_closed 0, ledger_unsigned 0, ledger_untrusted_signer 0, ledger_signature_invalid 0',
+      'totals: verified 0, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 1, drifted 0, unverifiable 0, unbacked 0, ledger_mismatch 0, ledger_broken 0, ledger_untrusted 0, seed_not_consulted 0, claimed_not_read 0, ledger_not_closed 0, ledger_unsigned 0, ledger_untrusted_signer 0, ledger_signature_invalid 0',
       'runner_captured: 1 entry: 0 ledger-backed and verified, 1 failed — FAILED',
       '',
     ]);

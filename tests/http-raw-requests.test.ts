@@ -1,7 +1,7 @@
 /**
  * Requests node's http client cannot send (or sends only one way), written on a raw socket: an absolute-form
  * request target (RFC 9112 §3.2.2), two Authorization headers, `Content-Length` with `Transfer-Encoding:
- * chunked` (refused by node's parser), an upper-case route; and MCP sessions past MAX_MCP_SESSIONS, which
+ * chunked` (refused by node's parser), an upper-case route, two Content-Type headers, a body with a BOM; and MCP sessions past MAX_MCP_SESSIONS, which
  * close the least-recently-used idle one instead of refusing every later client.
  */
 import { connect } from 'node:net';
@@ -85,6 +85,24 @@ describe('HTTP requests written on a raw socket', () => {
     expect([two.status, two.headers['content-type'], two.body]).toEqual([400, 'application/json; charset=utf-8', { error: { code: 'bad_request', message: 'the request has more than one Authorization header; send one' } }]);
     const one = await rawSend(port, post('/tools/lore_read', host, [`Authorization: Bearer ${TOKEN}`]), READ);
     expect(one.status).toBe(200);
+  });
+
+  it('refuses two Content-Type headers with 400 duplicate_content_type and records the refusal', async () => {
+    const { port } = await serve();
+    const host = `127.0.0.1:${port}`;
+    const two = await rawSend(port, post('/tools/lore_read', host, ['Content-Type: text/plain']), READ);
+    expect([two.status, two.body]).toEqual([400, { error: { code: 'bad_request', message: 'the request has more than one Content-Type header; send one' } }]);
+    const mcp = await rawSend(port, post('/mcp', host, ['content-type: application/json']), READ);
+    expect([mcp.status, mcp.body.error.data]).toEqual([400, { code: 'bad_request', message: 'the request has more than one Content-Type header; send one' }]);
+    const records = readLedger(join(tmp.dir, 'raw.jsonl'));
+    expect(records.filter((r) => r.kind === 'TOOL_REFUSED').map((r) => [r.tool, (r.outcome as any).reason])).toEqual([['lore_read', 'duplicate_content_type'], ['mcp', 'duplicate_content_type']]);
+  });
+
+  it('reads a body that starts with a UTF-8 byte-order mark as the JSON after it, as every JSON input is read (RFC 8259 §8.1)', async () => {
+    const { port } = await serve();
+    const body = `\uFEFF${READ}`;
+    const r = await rawSend(port, post('/tools/lore_read', `127.0.0.1:${port}`, [], body), body);
+    expect([r.status, r.body.data.ref, r.body.data.line_start, r.body.data.line_end]).toEqual([200, `${R.territories}#L1-L2`, 1, 2]);
   });
 
   it('answers Content-Length with Transfer-Encoding: chunked (refused by node\'s parser) with a JSON 400 body', async () => {

@@ -16,6 +16,7 @@ import { main } from '../src/cli/main.js';
 import { FIXTURE_VAULT, R, fixtureSession, tempDir } from './helpers/proxy.js';
 import { REPO } from './helpers/shared.js';
 import type { LedgerSessionInfo } from '../src/receipts/ledger-record.js';
+import { ledgerIdOf } from '../src/receipts/ledger-record.js';
 
 let tmp: { dir: string; cleanup: () => void };
 beforeEach(() => {
@@ -57,7 +58,7 @@ describe('hashLedgerRecord', () => {
 });
 
 describe('LedgerWriter', () => {
-  it('chains v3 records from the genesis hash, derives ledger_id and record_id, and never opens an existing file', async () => {
+  it('chains v4 records from the genesis hash, derives ledger_id and record_id, writes each line in its RFC 8785 form, and never opens an existing file', async () => {
     const path = join(tmp.dir, 'w.jsonl');
     const w = LedgerWriter.create(path);
     const system = { kind: 'system' as const, id: 'loretrace-proxy' };
@@ -68,10 +69,13 @@ describe('LedgerWriter', () => {
     await w.flush();
     await w.close();
     const id = `lt-${createHash('sha256').update('{"occurred_on":"2025-01-01T00:00:00.000Z","session":{"packet_id":"p"}}', 'utf8').digest('hex').slice(0, 16)}`;
-    expect(a).toMatchObject({ schema_version: 'loretrace.ledger.v3', ledger_id: id, seq: 0, record_id: `${id}:0`, canonical_form: 'RFC8785', prev_hash: GENESIS_HASH });
+    expect(a).toMatchObject({ schema_version: 'loretrace.ledger.v4', ledger_id: id, seq: 0, record_id: `${id}:0`, canonical_form: 'RFC8785', prev_hash: GENESIS_HASH });
     expect(b).toMatchObject({ ledger_id: id, seq: 1, record_id: `${id}:1`, prev_hash: a.record_hash });
     expect(Object.keys(b)).toEqual(['schema_version', 'ledger_id', 'seq', 'record_id', 'kind', 'occurred_on', 'actor', 'canonical_form', 'totals', 'prev_hash', 'record_hash']);
     expect(lines(path).map((l) => JSON.parse(l).record_hash)).toEqual([a.record_hash, b.record_hash]);
+    // On disk each line is the record's one byte form: RFC 8785 (keys sorted, no white space), then a line feed.
+    expect(readFileSync(path, 'utf8')).toBe(`${canonicalize(a)}\n${canonicalize(b)}\n`);
+    expect(lines(path)[1]).toBe(`{"actor":{"id":"loretrace-proxy","kind":"system"},"canonical_form":"RFC8785","kind":"SESSION_CLOSED","ledger_id":"${id}","occurred_on":"2025-01-01T00:00:01.000Z","prev_hash":"${a.record_hash}","record_hash":"${b.record_hash}","record_id":"${id}:1","schema_version":"loretrace.ledger.v4","seq":1,"totals":{"tool_calls":0}}`);
     expect(() => LedgerWriter.create(path)).toThrow(expect.objectContaining({ code: 'ledger_exists' }));
   });
 });
@@ -81,7 +85,7 @@ describe('verifyLedger', () => {
     const path = await sessionLedger();
     const r = await verifyLedger(readFileSync(path, 'utf8'), { file: 'session.jsonl' });
     expect(r).toMatchObject({
-      valid: true, records: 10, verified_through_seq: 9, first_bad_seq: null, closed: true, schema_version: 'loretrace.ledger.v3',
+      valid: true, records: 10, verified_through_seq: 9, first_bad_seq: null, closed: true, schema_version: 'loretrace.ledger.v4',
       packet_id: 'proxy-fixture.brinefall-berths.dock_warden_ilse.packet.research.v0',
       totals: { tool_calls: 4, ok: 3, refused: 1, unanswered: 0 }, findings: [],
     });
@@ -96,8 +100,8 @@ describe('verifyLedger', () => {
       ['TOOL_CALL', 'lore_read', null], ['TOOL_RESULT', 'lore_read', records[7].record_id],
       ['SESSION_CLOSED', null, null],
     ]);
-    expect(Object.keys(records[1])).toEqual(['schema_version', 'ledger_id', 'seq', 'record_id', 'kind', 'occurred_on', 'actor', 'canonical_form', 'tool', 'transport', 'arguments', 'prev_hash', 'record_hash']);
-    expect(Object.keys(records[2])).toEqual(['schema_version', 'ledger_id', 'seq', 'record_id', 'kind', 'occurred_on', 'actor', 'canonical_form', 'call_record_id', 'tool', 'transport', 'payload_hash', 'outcome', 'prev_hash', 'record_hash']);
+    expect(Object.keys(records[1])).toEqual(['actor', 'arguments', 'canonical_form', 'kind', 'ledger_id', 'occurred_on', 'prev_hash', 'record_hash', 'record_id', 'schema_version', 'seq', 'tool', 'transport']);
+    expect(Object.keys(records[2])).toEqual(['actor', 'call_record_id', 'canonical_form', 'kind', 'ledger_id', 'occurred_on', 'outcome', 'payload_hash', 'prev_hash', 'record_hash', 'record_id', 'schema_version', 'seq', 'tool', 'transport']);
     expect(records[1]).toMatchObject({ actor: { kind: 'agent', id: 'dock_warden_ilse' }, transport: 'direct', arguments: { ref: `${R.territories}#Brinefall Shelf` }, occurred_on: '2025-01-01T00:00:01.000Z' });
     expect(records[2].occurred_on).toBe('2025-01-01T00:00:02.000Z');
   });
@@ -120,7 +124,7 @@ describe('verifyLedger', () => {
     expect(rec.kind).toBe('TOOL_REFUSED');
     rec.outcome.code = 'not_reached';
     rec.record_hash = hashLedgerRecord(rec.prev_hash, rec);
-    ls[4] = JSON.stringify(rec);
+    ls[4] = canonicalize(rec)!;
     const r = await verifyLedger(ls.join('\n') + '\n');
     expect(r.first_bad_seq).toBe(5);
     expect(r.findings[0]!.code).toBe('ledger_prev_hash_mismatch');
@@ -147,7 +151,7 @@ describe('verifyLedger', () => {
         forged.kind = 'TOOL_RESULT';
         forged.outcome = { status: 'ok', snapshot_id: forged.outcome.snapshot_id ?? 'x', chars_returned: 0 };
         forged.record_hash = hashLedgerRecord(forged.prev_hash, forged);
-        return [...ls.slice(0, 2), JSON.stringify(forged), ...ls.slice(2)];
+        return [...ls.slice(0, 2), canonicalize(forged)!, ...ls.slice(2)];
       },
       message: 'line 4 has seq 2, expected 3: a record was deleted, inserted or reordered before it',
     },
@@ -170,7 +174,7 @@ describe('verifyLedger', () => {
       const rec = JSON.parse(ls[0]!);
       edit(rec.session.policy_receipt);
       rec.record_hash = hashLedgerRecord(rec.prev_hash, rec);
-      return [JSON.stringify(rec), ...ls.slice(1)].join('\n') + '\n';
+      return [canonicalize(rec)!, ...ls.slice(1)].join('\n') + '\n';
     };
     const missing = await verifyLedger(forge((rows) => delete rows[1]!.disposition), { file: 'x.jsonl' });
     expect(missing).toMatchObject({ valid: false, first_bad_seq: 0, records: 0 });
@@ -188,13 +192,14 @@ describe('verifyLedger', () => {
   it('refuses a line with a duplicate key whose last value is the hashed one, naming seq and pointer', async () => {
     const ls = lines(await sessionLedger());
     // A reader of line 2 sees seq 5 first; JSON.parse (and so the hash) keeps the last value, 1.
-    expect(ls[1]!).toMatch(/^\{"schema_version":"loretrace\.ledger\.v3","ledger_id":"lt-[0-9a-f]{16}","seq":1,/);
+    expect(ls[1]!).toMatch(/^\{"actor":\{"id":"dock_warden_ilse","kind":"agent"\},"arguments":.*,"seq":1,"tool":"lore_read","transport":"direct"\}$/);
     const top = [ls[0]!, ls[1]!.replace('"seq":1,', '"seq":5,"seq":1,'), ...ls.slice(2)];
+    const column = ls[1]!.indexOf('"seq":1,') + '"seq":5,'.length + 1;
     const r = await verifyLedger(top.join('\n') + '\n', { file: 'x.jsonl' });
     expect(r).toMatchObject({ valid: false, first_bad_seq: 1, verified_through_seq: 0, records: 1 });
     expect(r.findings).toEqual([{
       code: 'ledger_bad_record', severity: 'error', path: 'x.jsonl', line: 2, pointer: '/seq',
-      message: 'line 2 (seq 1): /seq is a duplicate key (column 83); JSON.parse keeps the last value and the record_hash covers only that, so a reader of the line may see a value that was never hashed; expected each key once',
+      message: `line 2 (seq 1): /seq is a duplicate key (column ${column}); JSON.parse keeps the last value and the record_hash covers only that, so a reader of the line may see a value that was never hashed; expected each key once`,
     }]);
     // Nested: a second "ref" inside the arguments of the TOOL_CALL seq 3 (the hash still matches the last-wins parse).
     const ref = JSON.parse(ls[3]!).arguments.ref as string;
@@ -217,7 +222,7 @@ describe('verifyLedger', () => {
   });
 
   it('says a file that is not a ledger is not one, naming the file and line 1 and what line 1 must be (ledger_not_a_ledger)', async () => {
-    const expected = 'expected a SESSION_OPENED record of schema loretrace.ledger.v3 (or loretrace.ledger.v2, loretrace.ledger.v1): {"schema_version":"loretrace.ledger.v3","ledger_id":…,"seq":0,"kind":"SESSION_OPENED",…}';
+    const expected = 'expected a SESSION_OPENED record of schema loretrace.ledger.v4 (or loretrace.ledger.v3, loretrace.ledger.v2, loretrace.ledger.v1): {"actor":…,"kind":"SESSION_OPENED",…,"schema_version":"loretrace.ledger.v4","seq":0,…}';
     const cases: [string, string, string][] = [
       ['{"not":"a ledger"}\n{"x":1}\n', 'ledger_not_a_ledger', `notes.jsonl is not a loretrace ledger: line 1 is an object without schema_version (keys "not"); ${expected}`],
       ['{"schema_version":"ghostlight.responder_packet.v0","packet_id":"p"}\n', 'ledger_not_a_ledger', `notes.jsonl is not a loretrace ledger: line 1 is an object of schema_version "ghostlight.responder_packet.v0"; ${expected}`],
@@ -314,6 +319,17 @@ describe('verifyLedger', () => {
 });
 
 /**
+ * Records of a v4 ledger as an earlier format version wrote them: `schema_version` set, and the absolute vault
+ * root v2 and v3 recorded in their SESSION_OPENED (`lore_root`, which v4 leaves out).
+ */
+function asVersion(records: readonly Record<string, unknown>[], version: string): Record<string, unknown>[] {
+  const session = { ...(records[0]!['session'] as object), lore_root: '/srv/lore/FixtureLore' };
+  // The ledger_id is derived from the opening record's occurred_on and session, so it changes with lore_root.
+  const id = ledgerIdOf(records[0]!['occurred_on'] as string, session);
+  return records.map((r, i) => ({ ...r, schema_version: version, ledger_id: id, ...(i === 0 ? { session } : {}) }));
+}
+
+/**
  * What a forger who can write the file does: edit, insert or delete records, then renumber (`seq`,
  * `record_id`, and every `call_record_id` that named a renumbered record) and re-chain every hash, so the
  * chain itself verifies.
@@ -331,11 +347,11 @@ function rechain(records: Record<string, unknown>[]): string {
     rec['prev_hash'] = prev;
     rec['record_hash'] = hashLedgerRecord(prev, rec);
     prev = rec['record_hash'] as string;
-    return JSON.stringify(rec) + '\n';
+    return canonicalize(rec) + '\n';
   }).join('');
 }
 
-describe('verifyLedger: every call has its one outcome (loretrace.ledger.v3)', () => {
+describe('verifyLedger: every call has its one outcome (loretrace.ledger.v3 and v4)', () => {
   // The session ledger: 0 SESSION_OPENED; 1/2 lore_read (TOOL_CALL, TOOL_RESULT); 3/4 lore_read refused;
   // 5/6 lore_follow; 7/8 lore_read; 9 SESSION_CLOSED.
   const records = async () => lines(await sessionLedger()).map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -384,7 +400,7 @@ describe('verifyLedger: every call has its one outcome (loretrace.ledger.v3)', (
   it('lets the last record of an unclosed ledger be a call without its answer (ledger_call_pending, a warning)', async () => {
     const rs = await records();
     const id = rs[0]!['ledger_id'] as string;
-    const text = rs.slice(0, 4).map((r) => JSON.stringify(r) + '\n').join('');
+    const text = rs.slice(0, 4).map((r) => canonicalize(r) + '\n').join('');
     const r = await verifyLedger(text, { file: 'x.jsonl' });
     expect(r).toMatchObject({ valid: true, closed: false, first_bad_seq: null, totals: { tool_calls: 1, ok: 1, refused: 0, unanswered: 1 } });
     expect(codes(r)).toEqual([
@@ -398,8 +414,7 @@ describe('verifyLedger: every call has its one outcome (loretrace.ledger.v3)', (
     const { call_record_id: _c, ...bare } = rs[2]!;
     const r = await verifyLedger(rechain([...rs.slice(0, 2), bare, ...rs.slice(3)]), { file: 'x.jsonl' });
     expect(r.findings.map((f) => [f.code, f.line])).toEqual([['ledger_bad_record', 3]]);
-    const v2 = rs.map((x) => ({ ...x, schema_version: 'loretrace.ledger.v2' }));
-    const old = await verifyLedger(rechain(v2), { file: 'x.jsonl' });
+    const old = await verifyLedger(rechain(asVersion(rs, 'loretrace.ledger.v2')), { file: 'x.jsonl' });
     expect(old.findings.map((f) => [f.code, f.line])).toEqual([['ledger_bad_record', 2]]);
   });
 });
@@ -655,5 +670,87 @@ describe('loretrace ledger', () => {
     const r = await cli(['ledger', 'verify', path, '--head', early]);
     expect(r.code).toBe(1);
     expect(r.stdout.split('\n')[0]).toBe(`${path}: INVALID — the pinned head ${early} is the record_hash of seq 1, not of the last record; the ledger ends at seq ${n - 1} (head ${last}): records were added after the head was pinned; ${n} records verify (seq 0-${n - 1})`);
+  });
+});
+
+describe('verifyLedger: each line is the byte form its record was written in (ledger_not_canonical)', () => {
+  const notCanonical = (line: number, how: string, file = 'x.jsonl') => ({
+    code: 'ledger_not_canonical', severity: 'error', path: file, line,
+    message: `${file} line ${line} (seq ${line - 1}) is not the byte form its record was written in: ${how}; the record_hash covers that form, so these bytes are another document than the one hashed (re-saved or re-formatted after the run)`,
+  });
+  const RFC = 'the RFC 8785 form of its record (keys sorted, no white space)';
+
+  it('refuses a v4 line with a CRLF line end, white space, another escape or its keys reordered — the parse and the hash unchanged', async () => {
+    const text = readFileSync(await sessionLedger(), 'utf8');
+    const ls = text.split('\n').slice(0, -1);
+    expect((await verifyLedger(text, { file: 'x.jsonl' })).findings).toEqual([]);
+    const crlf = await verifyLedger(text.replace(/\n/g, '\r\n'), { file: 'x.jsonl' });
+    expect(crlf).toMatchObject({ valid: false, records: 0, first_bad_seq: 0, verified_through_seq: null });
+    expect(crlf.findings).toEqual([notCanonical(1, `it ends in a carriage return (a CRLF line end); expected ${RFC} and a line feed alone`)]);
+    const at = async (n: number, line: string) => {
+      expect(JSON.parse(line)).toEqual(JSON.parse(ls[n]!));
+      const r = await verifyLedger([...ls.slice(0, n), line, ...ls.slice(n + 1)].join('\n') + '\n', { file: 'x.jsonl' });
+      expect(r).toMatchObject({ valid: false, records: n, first_bad_seq: n, verified_through_seq: n - 1 });
+      return r.findings;
+    };
+    expect(await at(2, ls[2]!.replace('{"actor":', '{ "actor":'))).toEqual([notCanonical(3, `it differs from ${RFC} at column 2 (" \\"actor\\":{\\"i" where "\\"actor\\":{\\"id" was expected)`)]);
+    const kind = ls[2]!.indexOf('"kind":"TOOL_RESULT"');
+    expect(await at(2, ls[2]!.replace('"kind":"TOOL_RESULT"', '"kind":"TOOL_RESUL\\u0054"'))).toEqual([notCanonical(3, `it differs from ${RFC} at column ${kind + 19} ("\\\\u0054\\",\\"led" where "T\\",\\"ledger_i" was expected)`)]);
+    const rec = JSON.parse(ls[4]!) as Record<string, unknown>;
+    const reordered = JSON.stringify({ seq: rec['seq'], ...rec });
+    expect(await at(4, reordered)).toEqual([notCanonical(5, `its keys are not in RFC 8785 order (first difference at column 3); expected ${RFC}`)]);
+    // Every command reads ledgers through verifyLedger: ledger verify names the file and line, verify-trace breaks the ledger.
+    writeFileSync(join(tmp.dir, 'crlf.jsonl'), text.replace(/\n/g, '\r\n'));
+    const out = await cli(['ledger', 'verify', 'crlf.jsonl']);
+    expect(out.code).toBe(1);
+    expect(out.stdout).toContain(`\ncrlf.jsonl:1: [ledger_not_canonical] crlf.jsonl line 1 (seq 0) is not the byte form its record was written in: it ends in a carriage return (a CRLF line end);`);
+  });
+
+  it('still reads a loretrace.ledger.v3 ledger of JSON.stringify lines; refuses its lines with CRLF or white space, not one with its keys reordered (v3 cannot say which order was written)', async () => {
+    const text = rechain(asVersion(lines(await sessionLedger()).map((l) => JSON.parse(l) as Record<string, unknown>), 'loretrace.ledger.v3'));
+    const ok = await verifyLedger(text, { file: 'v3.jsonl' });
+    expect(ok).toMatchObject({ valid: true, schema_version: 'loretrace.ledger.v3', records: 10, closed: true, findings: [] });
+    const ls = text.split('\n').slice(0, -1);
+    const rec = JSON.parse(ls[3]!) as Record<string, unknown>;
+    const reordered = [...ls.slice(0, 3), JSON.stringify({ seq: rec['seq'], ...rec }), ...ls.slice(4)].join('\n') + '\n';
+    expect((await verifyLedger(reordered, { file: 'v3.jsonl' })).findings).toEqual([]);
+    const FORM = "loretrace.ledger.v3's written form (JSON.stringify of its record: no white space)";
+    const crlf = await verifyLedger(text.replace(/\n/g, '\r\n'), { file: 'v3.jsonl' });
+    expect(crlf.findings).toEqual([notCanonical(1, `it ends in a carriage return (a CRLF line end); expected ${FORM} and a line feed alone`, 'v3.jsonl')]);
+    const pretty = [...ls.slice(0, 3), ls[3]!.replace('{"actor":', '{"actor": '), ...ls.slice(4)].join('\n') + '\n';
+    expect((await verifyLedger(pretty, { file: 'v3.jsonl' })).findings).toEqual([notCanonical(4, `it differs from ${FORM} at column 10 (" {\\"id\\":\\"dock" where "{\\"id\\":\\"dock_" was expected)`, 'v3.jsonl')]);
+  });
+});
+
+describe('loretrace.ledger.v4 records no vault location (a verifier needs the snapshot and vault-relative paths)', () => {
+  it('the same session on the vault copied to another folder writes the same ledger, byte for byte; no record names the folder', async () => {
+    const here = join(tmp.dir, 'here', 'FixtureLore');
+    const there = join(tmp.dir, 'moved', 'elsewhere', 'FixtureLore');
+    cpSync(FIXTURE_VAULT, here, { recursive: true });
+    cpSync(FIXTURE_VAULT, there, { recursive: true });
+    const first = readFileSync(await sessionLedger(here), 'utf8');
+    rmSync(join(tmp.dir, 'session.jsonl'));
+    const second = readFileSync(await sessionLedger(there), 'utf8');
+    expect(second).toBe(first);
+    expect(first).not.toContain(tmp.dir);
+    expect(Object.keys(JSON.parse(first.split('\n')[0]!).session)).toEqual([
+      'admitted', 'budgets', 'limits', 'loretrace_version', 'mode', 'namespace', 'not_admitted', 'packet_file', 'packet_id', 'packet_sha256', 'policy_receipt',
+      'required_seeds', 'runner', 'snapshot_id',
+    ]);
+  });
+
+  it('refuses a v4 SESSION_OPENED that names lore_root, and a v3 one that lacks it (schema); a v2 ledger with it still verifies', async () => {
+    const ls = lines(await sessionLedger());
+    const opened = JSON.parse(ls[0]!) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const withRoot = rechain([{ ...opened, session: { ...opened.session, lore_root: '/srv/lore/FixtureLore' } }, ...ls.slice(1).map((l) => JSON.parse(l) as Record<string, unknown>)]);
+    const r = await verifyLedger(withRoot, { file: 'x.jsonl' });
+    expect(r).toMatchObject({ valid: false, records: 0, first_bad_seq: 0 });
+    expect(r.findings[0]).toMatchObject({ code: 'ledger_bad_record', line: 1, pointer: '/session' });
+    const v3 = rechain(ls.map((l) => ({ ...(JSON.parse(l) as Record<string, unknown>), schema_version: 'loretrace.ledger.v3' })));
+    const missing = await verifyLedger(v3, { file: 'v3.jsonl' });
+    expect(missing.findings[0]).toMatchObject({ code: 'ledger_bad_record', line: 1, pointer: '/session', message: "line 1 (seq 0): /session must have required property 'lore_root' (required); expected a record of schemas/ledger-record.schema.json" });
+    const v2 = readFileSync(join(REPO, 'lore-fixtures/ledgers/ledger.ilse.v2.jsonl'), 'utf8');
+    expect(JSON.parse(v2.split('\n')[0]!).session.lore_root).toEqual(expect.any(String));
+    expect((await verifyLedger(v2, { file: 'ledger.ilse.v2.jsonl' })).findings.filter((f) => f.severity === 'error')).toEqual([]);
   });
 });

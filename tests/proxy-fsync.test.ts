@@ -16,9 +16,11 @@ vi.mock('node:fs', async (importOriginal) => {
   const actual = await importOriginal<typeof import('node:fs')>();
   const writeSync = ((fd: number, buf: Buffer, ...rest: unknown[]) => {
     const n = (actual.writeSync as (...a: unknown[]) => number)(fd, buf, ...rest);
-    if (log.fds.has(fd) || (Buffer.isBuffer(buf) && buf.toString('utf8', 0, 40).startsWith('{"schema_version":"loretrace.ledger'))) {
+    // A ledger line is one record in its RFC 8785 form: keys sorted, so `schema_version` and `seq` come last.
+    const line = Buffer.isBuffer(buf) ? buf.toString('utf8') : '';
+    if (log.fds.has(fd) || (line.startsWith('{"actor":') && line.includes('"schema_version":"loretrace.ledger'))) {
       log.fds.add(fd);
-      const seq = /"seq":(\d+)/.exec(buf.toString('utf8', 0, 200))?.[1];
+      const seq = /"seq":(\d+)[,}]/.exec(line.slice(line.lastIndexOf('"schema_version":')))?.[1];
       log.events.push(`write ${seq}`);
     }
     return n;

@@ -17,6 +17,8 @@ import { loreResourceUri, refOfLoreUri } from '../src/server/mcp.js';
 import type { ProxySession } from '../src/proxy/session.js';
 import { LORE_DATA_NOTICE } from '../src/proxy/tools.js';
 import { verifyLedger } from '../src/receipts/ledger.js';
+import { canonicalJson } from '../src/receipts/ledger-record.js';
+import { sha256Hex } from '../src/vault/hash.js';
 import { FIXTURE_VAULT, R, fixtureSession, outcomes, readLedger, tempDir } from './helpers/proxy.js';
 
 let tmp: { dir: string; cleanup: () => void };
@@ -211,6 +213,43 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     ]);
     const report = await verifyLedger(readFileSync(ledgerPath(), 'utf8'), { file: ledgerPath() });
     expect(report).toMatchObject({ valid: true, records: 10, closed: true });
+  });
+
+  it('answers malformed tools/call, resources/read and resources/list params -32602 in one line and records each as invalid_params', async () => {
+    const { url } = await serve();
+    const host = new URL(url).host;
+    const init = await new Promise<string>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: new URL(url).port, method: 'POST', path: '/mcp', headers: { ...MCP_HEADERS, host }, agent: false }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(String(res.headers['mcp-session-id'])));
+      });
+      req.on('error', reject);
+      req.end(INIT);
+    });
+    const headers = { ...MCP_HEADERS, host, 'mcp-session-id': init, 'mcp-protocol-version': '2025-06-18' };
+    const cases: [unknown, string][] = [
+      [{ method: 'resources/read', params: { uri: 5 } }, 'invalid params: resources/read needs "uri", a string (the lore:// URI of the note to read), not a number'],
+      [{ method: 'resources/read', params: {} }, 'invalid params: resources/read needs "uri", a string (the lore:// URI of the note to read)'],
+      [{ method: 'resources/list', params: { cursor: ['x'] } }, 'invalid params: "cursor" of resources/list must be a string, not an array'],
+      [{ method: 'tools/call', params: { name: 5 } }, 'invalid params: tools/call needs "name", a string (the tool to call)'],
+      [{ method: 'tools/call', params: { name: 'lore_read', arguments: 'x' } }, 'invalid params: "arguments" of tools/call must be an object, not a string'],
+    ];
+    for (const [i, [request, message]] of cases.entries()) {
+      const answer = await raw(url, 'POST', '/mcp', headers, JSON.stringify({ jsonrpc: '2.0', id: 10 + i, ...(request as object) }));
+      expect(answer).toEqual({ status: 200, body: { jsonrpc: '2.0', id: 10 + i, error: { code: -32602, message } } });
+    }
+    // A request refused before the MCP server: its JSON-RPC error is what the record's payload_hash covers too.
+    const badHost = await raw(url, 'POST', '/mcp', { ...headers, host: 'rebind.example:80' }, INIT);
+    const records = readLedger(ledgerPath());
+    expect(records.filter((r) => r.kind === 'TOOL_REFUSED').map((r) => r.payload_hash)).toEqual([
+      ...cases.map(([, message]) => sha256Hex(canonicalJson({ error: { code: -32602, message } }))),
+      sha256Hex(canonicalJson({ error: badHost.body.error })),
+    ]);
+    records.splice(-2);
+    expect(records.slice(1).map((r) => [r.kind, r.tool, r.transport, r.arguments ?? null, (r.outcome as any)?.reason ?? null, (r.outcome as any)?.message ?? null])).toEqual(cases.flatMap(([request, message], i) => [
+      ['TOOL_CALL', (request as any).method, 'mcp', { jsonrpc: { id: 10 + i, ...(request as object) } }, null, null],
+      ['TOOL_REFUSED', (request as any).method, 'mcp', null, 'invalid_params', `${message} (JSON-RPC -32602)`],
+    ]));
   });
 
   it('applies the REST routes\' Host, Origin and token checks to /mcp, answers JSON-RPC errors and records each refusal', async () => {

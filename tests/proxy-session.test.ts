@@ -422,6 +422,14 @@ describe('ProxySession.call lore_search', () => {
     expect(schema.properties.k.description).toBe('Number of hits wanted (default 8; at most 5, the server\'s max_k: a larger k is refused).');
   });
 
+  it('says a number past the safe-integer range is larger than the maximum (line_end: 1e300), as for k; only a string is longer than a limit', async () => {
+    session = await fixtureSession({ ledgerPath: ledgerPath() });
+    expect(refused(await session.call('lore_read', { ref: R.territories, line_end: 1e300 }))).toEqual({ code: 'bad_request', message: 'lore_read: argument line_end is larger than the maximum of 9007199254740991' });
+    expect(refused(await session.call('lore_search', { query: 'berths', k: 2 ** 60 }))).toEqual({ code: 'bad_request', message: 'lore_search: argument k is larger than the maximum of 9007199254740991' });
+    const rec = readLedger(ledgerPath()).at(-1)!;
+    expect(rec.outcome).toEqual({ status: 'refused', code: 'bad_request', reason: 'invalid_arguments', message: 'lore_search: argument k is larger than the maximum of 9007199254740991' });
+  });
+
   it('refuses a 1 MB query with bad_request and records a digest of it, not the query', async () => {
     session = await fixtureSession({ ledgerPath: ledgerPath() });
     const query = 'x'.repeat(1024 * 1024);

@@ -82,7 +82,7 @@ describe('outputSchema', () => {
       retrieve_batch: 'loretrace.retrieve_batch.v1',
     });
     expect([TRAVERSE_RESULT_VERSION, POLICY_RECEIPT_SCHEMA_VERSION, LEDGER_SCHEMA_VERSION, COVERAGE_SCHEMA_VERSION]).toEqual([
-      'loretrace.traverse_result.v1', 'loretrace.policy_receipt.v1', 'loretrace.ledger.v3', 'loretrace.coverage_report.v2',
+      'loretrace.traverse_result.v1', 'loretrace.policy_receipt.v1', 'loretrace.ledger.v4', 'loretrace.coverage_report.v2',
     ]);
     expect(loadSchema('capture-fragment').$id).toBe('https://loretrace.dev/schemas/capture-fragment.schema.json');
   });

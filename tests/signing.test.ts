@@ -14,6 +14,7 @@ import type { LedgerRecord } from '../src/receipts/ledger.js';
 import { keyIdOf, readSigningKey, readTrustedKey, signedBytes } from '../src/receipts/signing.js';
 import type { LedgerSigner, TrustedKey } from '../src/receipts/signing.js';
 import { exportLedger } from '../src/receipts/ledger-export.js';
+import { canonicalJson } from '../src/receipts/ledger-record.js';
 import { verifyTrace } from '../src/receipts/verify-trace.js';
 import { assembleCapture } from '../src/receipts/capture.js';
 import { indexStats, indexVault } from '../src/indexer/build.js';
@@ -62,7 +63,7 @@ function rechain(records: LedgerRecord[], sign: LedgerSigner | null | 'keep'): s
     out.push({ ...(rec as unknown as LedgerRecord), prev_hash: prev, record_hash: hash });
     prev = hash;
   }
-  return out.map((r) => JSON.stringify(r) + '\n').join('');
+  return out.map((r) => canonicalJson(r) + '\n').join('');
 }
 
 const codes = (r: Awaited<ReturnType<typeof verifyLedger>>) => r.findings.filter((f) => f.severity === 'error').map((f) => f.code);
@@ -162,7 +163,7 @@ describe('forged and tampered ledgers', () => {
     const sig = Buffer.from(last.signature!.sig, 'base64url');
     sig[10] = sig[10]! ^ 0x01;
     last.signature = { ...last.signature!, sig: sig.toString('base64url') };
-    const asWritten = records.map((r) => JSON.stringify(r) + '\n').join('');
+    const asWritten = records.map((r) => canonicalJson(r) + '\n').join('');
     const r1 = await verifyLedger(asWritten, { trustedKeys: [KEY1.trusted] });
     expect(codes(r1)).toEqual(['ledger_record_hash_mismatch']);
     expect(r1.first_bad_seq).toBe(7);

@@ -18,7 +18,7 @@ import type { VaultIndex } from '../src/types.js';
 import { main } from '../src/cli/main.js';
 import { renderVerification } from '../src/cli/commands/verify-trace.js';
 import { FIXTURE_VAULT, PROXY_PACKET, PROXY_PACKET_ID, R, fixtureSession, tempDir } from './helpers/proxy.js';
-import { hashLedgerRecord, ledgerIdOf } from '../src/receipts/ledger-record.js';
+import { canonicalJson, hashLedgerRecord, ledgerIdOf } from '../src/receipts/ledger-record.js';
 
 let index: VaultIndex;
 let tmp: { dir: string; cleanup: () => void };
@@ -45,7 +45,7 @@ async function session(readBothSeeds = true): Promise<{ path: string; text: stri
 function totals(counts: Partial<Record<TraceDisposition, number>>): Record<TraceDisposition, number> {
   return {
     verified: 0, text_mismatch: 0, out_of_range: 0, chunk_mismatch: 0, missing_file: 0, policy_violation: 0, drifted: 0, unverifiable: 0,
-    unbacked: 0, ledger_mismatch: 0, ledger_broken: 0, ledger_untrusted: 0, seed_not_consulted: 0, ledger_not_closed: 0,
+    unbacked: 0, ledger_mismatch: 0, ledger_broken: 0, ledger_untrusted: 0, seed_not_consulted: 0, claimed_not_read: 0, ledger_not_closed: 0,
     ledger_unsigned: 0, ledger_untrusted_signer: 0, ledger_signature_invalid: 0, ...counts,
   };
 }
@@ -65,7 +65,7 @@ describe('verifyTrace against the ledger', () => {
     // Each entry names the TOOL_RESULT that served it (seq 2, 4), not the TOOL_CALL before it (seq 1, 3).
     expect(r.entries.map((e) => [e.disposition, e.ledger_record, e.text_verified])).toEqual([['verified', `${id}:2`, true], ['verified', `${id}:4`, true]]);
     expect(r.ledgers).toEqual([{
-      file: path, ledger_id: id, schema_version: 'loretrace.ledger.v3', records: 6, head: fragment.ledger_head,
+      file: path, ledger_id: id, schema_version: 'loretrace.ledger.v4', records: 6, head: fragment.ledger_head,
       pinned_head: fragment.ledger_head, pin_source: 'f.json /ledger_head', closed: true, disposition: 'intact', detail: null,
       authorship: { checked: false, status: 'not_checked', key_id: null, detail: 'authorship not checked (no --trust-key); the ledger is unsigned' },
     }]);
@@ -196,7 +196,7 @@ function rechain(text: string, edit: (session: Record<string, unknown>) => void)
     r['prev_hash'] = prev;
     r['record_hash'] = hashLedgerRecord(prev, r);
     prev = r['record_hash'] as string;
-    return JSON.stringify(r);
+    return canonicalJson(r);
   }).join('\n') + '\n';
 }
 
@@ -330,6 +330,6 @@ describe('loretrace verify-trace with ledgers', () => {
     const text = await cli(['verify-trace', '--lore', FIXTURE_VAULT, 'good.json', 'forged.json', '--ledger', path]);
     expect(text.code).toBe(1);
     expect(text.stdout).toContain('2 files: 0 ok, 1 integrity-only, 1 failed, 0 skipped, 0 draft — FAILED\n');
-    expect(text.stdout).toContain('totals: verified 2, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 0, unbacked 1, ledger_mismatch 0, ledger_broken 0, ledger_untrusted 0, seed_not_consulted 0, ledger_not_closed 0, ledger_unsigned 0, ledger_untrusted_signer 0, ledger_signature_invalid 0\n');
+    expect(text.stdout).toContain('totals: verified 2, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 0, unbacked 1, ledger_mismatch 0, ledger_broken 0, ledger_untrusted 0, seed_not_consulted 0, claimed_not_read 0, ledger_not_closed 0, ledger_unsigned 0, ledger_untrusted_signer 0, ledger_signature_invalid 0\n');
   });
 });

@@ -90,7 +90,7 @@ describe('verifyTrace', () => {
     expect(report.totals).toEqual({ ...zeroTotals, unbacked: 2 });
     expect(Object.keys(report.totals)).toEqual([
       'verified', 'text_mismatch', 'out_of_range', 'chunk_mismatch', 'missing_file', 'policy_violation', 'drifted', 'unverifiable',
-      'unbacked', 'ledger_mismatch', 'ledger_broken', 'ledger_untrusted', 'seed_not_consulted', 'ledger_not_closed', 'ledger_unsigned', 'ledger_untrusted_signer', 'ledger_signature_invalid',
+      'unbacked', 'ledger_mismatch', 'ledger_broken', 'ledger_untrusted', 'seed_not_consulted', 'claimed_not_read', 'ledger_not_closed', 'ledger_unsigned', 'ledger_untrusted_signer', 'ledger_signature_invalid',
     ]);
     expect(report.runner_captured).toEqual({ checked: 2, failed: 2, ledger_backed: 0 });
     expect(report.ok).toBe(false);
@@ -280,7 +280,7 @@ describe('loretrace verify-trace', () => {
     expect(out).toContain('  policy: /policy_receipt is empty; paths not checked against a policy\n');
     expect(out).toContain('  ledger: none given; no runner_captured entry can be ledger-backed\n');
     expect(out).toContain(`  unbacked       T-oath (runner_captured) FixtureLore:${QUIET}#chunk1 L7-L7 chunk 1 similarity 1\n`);
-    expect(out).toContain('totals: verified 0, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 0, unbacked 1, ledger_mismatch 0, ledger_broken 0, ledger_untrusted 0, seed_not_consulted 0, ledger_not_closed 0, ledger_unsigned 0, ledger_untrusted_signer 0, ledger_signature_invalid 0\n');
+    expect(out).toContain('totals: verified 0, text_mismatch 0, out_of_range 0, chunk_mismatch 0, missing_file 0, policy_violation 0, drifted 0, unverifiable 0, unbacked 1, ledger_mismatch 0, ledger_broken 0, ledger_untrusted 0, seed_not_consulted 0, claimed_not_read 0, ledger_not_closed 0, ledger_unsigned 0, ledger_untrusted_signer 0, ledger_signature_invalid 0\n');
     expect(out).toContain('runner_captured: 1 entry: 0 ledger-backed and verified, 1 failed — FAILED\n');
   });
 

@@ -12,8 +12,9 @@
  * 5. **at most {@link MAX_JSON_DEPTH} levels** of nested arrays and objects (`json_too_deep`, with the line,
  *    column and pointer where it goes deeper): every later step that walks the value is recursive;
  * 6. **nothing a JavaScript reader would lose**: no key named `__proto__` (`proto_key`), no integer beyond
- *    ±(2^53 − 1) (`unsafe_integer`, which `JSON.parse` would round) — refused with the pointer and line,
- *    never silently dropped or rounded;
+ *    ±(2^53 − 1) (`unsafe_integer`, which `JSON.parse` would round), no number beyond the largest double
+ *    (`non_finite_number`: `1e400` reads as Infinity, which JSON writes as `null`) — refused with the pointer
+ *    and line, never silently dropped, rounded or nulled;
  * 7. **no duplicate keys** anywhere (`duplicate_key`, with the JSON pointer and the line of both
  *    occurrences): JSON.parse keeps the last value, so a packet listing `allowed_prefixes` twice would be
  *    enforced with the second while a reviewer reads the first. The ledger verifier refuses duplicates
@@ -80,8 +81,8 @@ function tooLarge(file: string, size: number, cap: number): LoretraceError {
 /**
  * Parse JSON text (BOM ignored), refusing duplicate keys.
  * @throws LoretraceError `bad_json` (exit 2: reason, line and column), `json_too_deep` (exit 2: line, column
- *   and pointer where it nests deeper than {@link MAX_JSON_DEPTH}), `proto_key` / `unsafe_integer` (exit 2:
- *   pointer, line; {@link lossyValueError}), `duplicate_key` (exit 2: pointer,
+ *   and pointer where it nests deeper than {@link MAX_JSON_DEPTH}), `proto_key` / `unsafe_integer` /
+ *   `non_finite_number` (exit 2: pointer, line; {@link lossyValueError}), `duplicate_key` (exit 2: pointer,
  *   the line of the first and of the second occurrence; `details.line` is the second).
  */
 export function parseStrictJson(text: string, file: string, options: { shapeChecks?: boolean } = {}): unknown {
@@ -109,13 +110,19 @@ export function parseStrictJson(text: string, file: string, options: { shapeChec
 /**
  * The error (exit 2) for JSON text holding a value JavaScript would not keep as written ({@link jsonLossyValue}),
  * or null: `proto_key` — a key named `__proto__`, refused rather than dropped or turned into a prototype;
- * `unsafe_integer` — an integer beyond ±(2^53 − 1), refused rather than rounded. Both name `file`, the
- * line, the pointer and the token.
+ * `unsafe_integer` — an integer beyond ±(2^53 − 1), refused rather than rounded; `non_finite_number` — a number
+ * beyond the largest double (`1e400`), refused rather than read as Infinity and written as `null`. Each names
+ * `file`, the line, the pointer and the token.
  */
 export function lossyValueError(body: string, file: string): LoretraceError | null {
-  const bad = jsonLossyValue(body);
+  const bad = jsonLossyValue(body, { nonFinite: true });
   if (bad === null) return null;
   const { line, column } = lineColumnAt(body, bad.offset);
+  if (bad.kind === 'non_finite_number') {
+    return new LoretraceError('non_finite_number', `${file} has the number ${bad.token.slice(0, 40)} at ${bad.pointer} (line ${line}, column ${column}), beyond the largest number a JSON reader keeps (±${Number.MAX_VALUE}); it would be read as ${Number(bad.token) > 0 ? 'Infinity' : '-Infinity'} and written back as null; expected a finite number`, {
+      file, pointer: bad.pointer, line, expected: `a number between -${Number.MAX_VALUE} and ${Number.MAX_VALUE}`,
+    }, 2);
+  }
   if (bad.kind === 'proto_key') {
     return new LoretraceError('proto_key', `${file} has a key named __proto__ at ${bad.pointer} (line ${line}, column ${column}); JavaScript readers drop it or take it for the object's prototype, so it would be lost; expected no key named __proto__`, {
       file, pointer: bad.pointer, line, expected: 'no key named __proto__',

@@ -872,12 +872,15 @@ export function jsonTooDeep(text: string, max: number = MAX_JSON_DEPTH): { point
  *   every later copy by assignment (`Object.assign`, `obj[key] = value`) drops it or sets the prototype;
  * - `unsafe_integer`: an integer beyond ±(2^53 − 1) (`Number.MAX_SAFE_INTEGER`), which `JSON.parse` rounds
  *   to the nearest double (`9007199254740993` reads as `9007199254740992`).
+ * - `non_finite_number` (only with `options.nonFinite`): a number beyond the largest double (`1e400`), which
+ *   `JSON.parse` reads as `Infinity` and `JSON.stringify` then writes as `null`.
  * Returns the kind, the RFC 6901 pointer (of the key, or of the number), its 0-based offset and the token as
  * written. Strings are skipped; linear, iterative. Run it on text that parses.
  */
-export function jsonLossyValue(text: string): { kind: 'proto_key' | 'unsafe_integer'; pointer: string; offset: number; token: string } | null {
+export function jsonLossyValue(text: string, options: { nonFinite?: boolean } = {}): { kind: 'proto_key' | 'unsafe_integer' | 'non_finite_number'; pointer: string; offset: number; token: string } | null {
   return walkJson(text, (e, pointer) => {
     if (e.kind === 'key' && e.key === '__proto__') return { kind: 'proto_key' as const, pointer: pointer(), offset: e.offset, token: e.raw };
+    if (options.nonFinite === true && e.kind === 'number' && !Number.isFinite(Number(e.token))) return { kind: 'non_finite_number' as const, pointer: pointer(), offset: e.offset, token: e.token };
     if (e.kind === 'number' && /^-?\d{16,}$/.test(e.token)) {
       const n = BigInt(e.token);
       const limit = BigInt(Number.MAX_SAFE_INTEGER);

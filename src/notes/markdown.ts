@@ -99,8 +99,9 @@ export interface MarkdownOptions {
  * `---` at the top without a closing fence is a thematic break. `options.frontmatter: false` turns
  * frontmatter recognition off (the block is then body markdown).
  *
- * Before micromark runs, a linear pre-scan measures the shapes micromark is superlinear on
- * (`measureMarkdown` in src/notes/pathological.ts); a note over a threshold is parsed by the degraded
+ * Before micromark runs, a linear pre-scan measures the shapes micromark is superlinear on and the parse
+ * units each micromark run would hold (`measureMarkdown` in src/notes/pathological.ts, given the runs of
+ * the sectioned parse); a note over a threshold is parsed by the degraded
  * line scan instead (`pathology` lists the thresholds it exceeded; parseNote reports each as a
  * `pathological_markdown` finding). Deterministic: characters are counted, time is never measured.
  */
@@ -112,12 +113,14 @@ export function parseMarkdown(path: VaultPath, text: string, options: MarkdownOp
   const fences = withFrontmatter ? frontmatterFences(lines) : null;
   const bodyStart = fences ? fences.line_end + 1 : 1;
   const parsed = maskInert(text, lines, lineStarts, bodyStart).text;
-  const pathology = pathologyHits(measureMarkdown(lines, bodyStart), text.length);
   const parsedLines = parsed === text ? lines : splitLines(parsed);
+  const pieces = micromarkRuns(parsed, parsedLines, lineStarts, bodyStart, options.sections);
+  const runStarts = pieces.slice(1).map(([start]) => start);
+  const pathology = pathologyHits(measureMarkdown(lines, bodyStart, runStarts), text.length);
   const root =
     pathology.length > 0
       ? degradedRoot(parsed, parsedLines, lineStarts, { frontmatter: withFrontmatter })
-      : micromarkRoot(withFrontmatter ? processor : bodyOnlyProcessor, parsed, parsedLines, lineStarts, bodyStart, options.sections);
+      : micromarkRoot(withFrontmatter ? processor : bodyOnlyProcessor, parsed, lineStarts, pieces);
   const first = root.children[0];
   const frontmatter =
     first && first.type === 'yaml' && first.position
@@ -127,21 +130,28 @@ export function parseMarkdown(path: VaultPath, text: string, options: MarkdownOp
 }
 
 /**
- * The micromark/mdast parse of `parsed`: in one run, or, for a note of at least
- * {@link SECTIONED_PARSE_MIN_CHARS} code units that may be cut (src/notes/sections.ts), one run per piece
- * of whole top-level sections — the same tree, without micromark's cost quadratic in the note's size.
+ * The micromark runs of `parsed`, as `[startLine, endLine]` pairs (1-based inclusive): one run over the
+ * whole note, or, for a note of at least {@link SECTIONED_PARSE_MIN_CHARS} code units that may be cut
+ * (src/notes/sections.ts), one run per piece of whole top-level sections. The pathology pre-scan counts
+ * parse units per run (`block_work`), so it sees exactly the runs micromark will make.
  */
-function micromarkRoot(
-  stack: { parse(text: string): unknown },
+function micromarkRuns(
   parsed: string,
   parsedLines: readonly string[],
   lineStarts: readonly number[],
   bodyStart: number,
   sections: MarkdownOptions['sections'],
-): Root {
+): [number, number][] {
   const minChars = sections?.minChars ?? SECTIONED_PARSE_MIN_CHARS;
+  if (parsed.length < minChars) return [[1, parsedLines.length]];
+  return sectionPieces(sectionCutLines(parsedLines, bodyStart), lineStarts, parsedLines.length, sections?.pieceChars ?? SECTION_PIECE_CHARS);
+}
+
+/**
+ * The micromark/mdast parse of `parsed` over the runs of {@link micromarkRuns}: one run, or one run per
+ * piece of whole top-level sections — the same tree, without micromark's cost quadratic in the note's size.
+ */
+function micromarkRoot(stack: { parse(text: string): unknown }, parsed: string, lineStarts: readonly number[], pieces: readonly [number, number][]): Root {
   const parse = (t: string): Root => stack.parse(t) as Root;
-  if (parsed.length < minChars) return parse(parsed);
-  const pieces = sectionPieces(sectionCutLines(parsedLines, bodyStart), lineStarts, parsedLines.length, sections?.pieceChars ?? SECTION_PIECE_CHARS);
-  return pieces.length === 1 ? parse(parsed) : parseInSections(parse, parsed, lineStarts, pieces);
+  return pieces.length <= 1 ? parse(parsed) : parseInSections(parse, parsed, lineStarts, pieces);
 }

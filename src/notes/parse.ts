@@ -23,8 +23,9 @@ import { pathologyMessage } from './pathological.js';
  * Version of the parse rules (docs/PARSING.md). It is part of the persisted index's options hash, so an
  * index written under other rules is rebuilt rather than mixed with records parsed under these.
  * 2: invalid frontmatter is body text, property links, comments and math, nested headings, embed sizes.
+ * 3: the parse-unit thresholds (`block_work`, `block_total`) send notes of dense markup to degraded mode.
  */
-export const PARSER_VERSION = 2;
+export const PARSER_VERSION = 3;
 
 /** Options of {@link parseNote}. All optional. */
 export interface ParseOptions {

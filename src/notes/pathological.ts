@@ -11,6 +11,11 @@
  * `'] *a* _b_ '.repeat(10000)` 29 s; a 500-line list nested one level deeper per line 7 s; one line of
  * 40,000 `>` 19 s. None of it is a bug in loretrace's code, and none of it shows on real notes.
  *
+ * A second cost is linear but heavy: micromark keeps a tokenizer or its events for every table cell,
+ * list item, paragraph, line and delimiter of a run until the run ends (about 2–9 KB each), so a 2.5 MB
+ * note of one table of 1.25 million tiny cells needs about 8 GB. The parse-unit thresholds (`block_work`,
+ * `block_total`) bound that.
+ *
  * The guard is never time-based (output must be byte-identical on any machine): it counts characters.
  * The limits are set so the superlinear part stays under about a second, and far above the real vault
  * (AetheriaLore's largest values are asserted in tests/hostile-parse.test.ts).
@@ -31,17 +36,30 @@ import { parseWikiLinkContent, type WikiLink } from './wikilink.js';
  *   list items: open items by indentation, plus further markers on the same line). Limit
  *   `1,000,000 + 2 × N`.
  *
- * Fenced code (backtick or tilde fences) and frontmatter are not measured.
+ * Frontmatter is not measured; fenced code (backtick or tilde fences) counts only its non-blank lines,
+ * as parse units ({@link PathologyThreshold}).
  */
 export const PATHOLOGY_LIMITS = {
   inlineWorkBase: 50_000_000,
   inlineWorkPerChar: 50,
   nestingWorkBase: 1_000_000,
   nestingWorkPerChar: 2,
+  blockWorkRun: 30_000,
+  blockTotalBase: 100_000,
+  blockTotalCharsPerUnit: 5,
 } as const;
 
-/** Which threshold a note exceeded. */
-export type PathologyThreshold = 'inline_work' | 'nesting_work';
+/**
+ * Which threshold a note exceeded. `block_work` and `block_total` count parse units: every non-blank line,
+ * every block-quote `>` and list marker, every inline block (as for `inline_work`), every inline delimiter
+ * (`*` `_` `[` `]` `<` `` ` ``, as for `inline_work`) and every table cell (a table row counts its cells,
+ * so a row of 5,000 cells is 5,000 units). micromark keeps a tokenizer and
+ * its events for each of them until its run ends (about 2–9 KB of heap per unit, measured), and the mdast
+ * tree keeps a node for each to the end of the parse (about 0.5 KB). `block_work` = the units of the
+ * largest micromark run (the whole note, or its largest sectioned piece: src/notes/sections.ts), limit
+ * 30,000; `block_total` = the note's units, limit `100,000 + N / 5`.
+ */
+export type PathologyThreshold = 'inline_work' | 'nesting_work' | 'block_work' | 'block_total';
 
 /** One exceeded threshold: the measured value, the limit, and where the largest contribution is. */
 export interface PathologyHit {
@@ -52,11 +70,14 @@ export interface PathologyHit {
   limit: number;
   /** 1-based line where the largest contribution starts (inline block start, or deepest line). */
   line: number;
-  /** inline_work: last line of that inline block; nesting_work: same as `line`. */
+  /** inline_work: last line of that inline block; nesting_work: same as `line`; block_*: last line of the run or note. */
   line_end: number;
-  /** inline_work: delimiters in that block; nesting_work: the container depth of that line. */
+  /**
+   * inline_work: delimiters in that block; nesting_work: the container depth of that line; block_*: table
+   * cells in the run (block_work) or note (block_total).
+   */
   count: number;
-  /** inline_work: that block's length in UTF-16 code units; nesting_work: 0. */
+  /** inline_work: that block's length in UTF-16 code units; nesting_work and block_*: 0. */
   length: number;
 }
 
@@ -68,6 +89,10 @@ export interface MarkdownShape {
   worst_inline: { line_start: number; line_end: number; delimiters: number; length: number; work: number };
   /** Deepest line (first of equals) and its depth. */
   deepest: { line: number; depth: number };
+  /** Parse units of the whole note (see {@link PathologyThreshold}) and its table cells. */
+  blocks: { units: number; cells: number; line_start: number; line_end: number };
+  /** The micromark run with the most parse units (first of equals): its lines, units and table cells. */
+  largest_run: { units: number; cells: number; line_start: number; line_end: number };
 }
 
 /** A fence opener on a line's text after its container prefix: marker char and length, or null. */
@@ -189,6 +214,25 @@ function isTableDelimiterRow(s: string): boolean {
   return cells > 0 && pipes > 0;
 }
 
+/**
+ * Cells of a table row (`rest` = the line after its container prefix): unescaped `|` separate cells, a
+ * leading and a trailing `|` open and close the row (GFM); at least 1.
+ */
+function tableCells(rest: string): number {
+  let pipes = 0;
+  for (let i = 0; i < rest.length; i++) {
+    const c = rest.charCodeAt(i);
+    if (c === 92) i++;
+    else if (c === 124) pipes++;
+  }
+  if (pipes === 0) return 1;
+  const t = rest.trim();
+  let cells = pipes + 1;
+  if (t.charCodeAt(0) === 124) cells--;
+  if (t.length > 1 && t.charCodeAt(t.length - 1) === 124 && t.charCodeAt(t.length - 2) !== 92) cells--;
+  return Math.max(cells, 1);
+}
+
 /** Delimiters micromark walks a paragraph for: `*`, `_`, `[`, `]`, `<`, `` ` ``. */
 function countDelimiters(s: string, from: number): number {
   let d = 0;
@@ -212,13 +256,28 @@ export function frontmatterFences(lines: readonly string[]): { line_start: numbe
 
 /**
  * Measure a note (linear in its length). `lines` = `splitLines(text)`; `bodyStart` = the first line after
- * the frontmatter (1 without frontmatter).
+ * the frontmatter (1 without frontmatter); `runStarts` = the 1-based first lines of the second and later
+ * micromark runs, ascending (the sectioned pieces' starts; empty when the note is parsed in one run).
  */
-export function measureMarkdown(lines: readonly string[], bodyStart: number): MarkdownShape {
+export function measureMarkdown(lines: readonly string[], bodyStart: number, runStarts: readonly number[] = []): MarkdownShape {
   let inlineWork = 0;
   let nestingWork = 0;
   const worst = { line_start: 0, line_end: 0, delimiters: 0, length: 0, work: -1 };
   const deepest = { line: 0, depth: -1 };
+  // Parse units (block_work, block_total): of the note, of the current micromark run, of the largest run.
+  const blocks = { units: 0, cells: 0, line_start: bodyStart, line_end: lines.length };
+  const largest = { units: -1, cells: 0, line_start: 0, line_end: 0 };
+  let run = { units: 0, cells: 0, line_start: 1 };
+  let nextRun = 0;
+  const closeRun = (lastLine: number): void => {
+    if (run.units > largest.units) Object.assign(largest, { units: run.units, cells: run.cells, line_start: run.line_start, line_end: lastLine });
+  };
+  const addUnits = (units: number, cells: number): void => {
+    blocks.units += units;
+    blocks.cells += cells;
+    run.units += units;
+    run.cells += cells;
+  };
 
   let segStart = 0; // 0 = no open inline block
   let segEnd = 0;
@@ -235,7 +294,10 @@ export function measureMarkdown(lines: readonly string[], bodyStart: number): Ma
     segL = 0;
   };
   const addToSegment = (line: number, d: number, l: number): void => {
-    if (segStart === 0) segStart = line;
+    if (segStart === 0) {
+      segStart = line;
+      addUnits(1, 0);
+    }
     segEnd = line;
     segD += d;
     segL += l;
@@ -248,6 +310,11 @@ export function measureMarkdown(lines: readonly string[], bodyStart: number): Ma
   const listStack: number[] = []; // content columns of open list items (estimated by indentation)
 
   for (let ln = bodyStart; ln <= lines.length; ln++) {
+    while (nextRun < runStarts.length && (runStarts[nextRun] as number) <= ln) {
+      closeRun((runStarts[nextRun] as number) - 1);
+      run = { units: 0, cells: 0, line_start: runStarts[nextRun] as number };
+      nextRun++;
+    }
     const line = lines[ln - 1] as string;
     const prefix = containerPrefix(line);
     const rest = line.slice(prefix.rest);
@@ -272,12 +339,15 @@ export function measureMarkdown(lines: readonly string[], bodyStart: number): Ma
 
     // Inline blocks (inline_work).
     if (fence) {
+      // Code lines are parse units too (a line prefix, a value and a line ending each), not inline work.
+      if (!blank) addUnits(1, 0);
       if (fenceCloses(rest, fence)) fence = null;
       prevBlank = blank;
       continue;
     }
     const open = fenceOpen(rest);
     if (open) {
+      addUnits(1 + prefix.quotes + prefix.markers, 0);
       closeSegment();
       fence = open;
       table = false;
@@ -293,6 +363,7 @@ export function measureMarkdown(lines: readonly string[], bodyStart: number): Ma
     }
     const l = line.length + 1;
     const d = countDelimiters(line, prefix.rest);
+    addUnits(1 + prefix.quotes + prefix.markers + d, 0);
     if (ATX.test(rest)) {
       closeSegment();
       addToSegment(ln, d, l);
@@ -302,10 +373,15 @@ export function measureMarkdown(lines: readonly string[], bodyStart: number): Ma
       closeSegment();
       addToSegment(ln, d, l);
       closeSegment();
+      const cells = tableCells(rest);
+      addUnits(cells - 1, cells);
     } else if (rest.includes('|') && isTableDelimiterRow(rest)) {
       // A table's delimiter row: the header row (the open block) ends; each later row is its own block.
+      // The header row and the delimiter row each have the delimiter row's cells.
       closeSegment();
       table = true;
+      const cells = tableCells(rest);
+      addUnits(2 * cells, 2 * cells);
     } else {
       if (prefix.markers > 0 || prefix.quotes !== prevQuotes) closeSegment();
       addToSegment(ln, d, l);
@@ -314,9 +390,10 @@ export function measureMarkdown(lines: readonly string[], bodyStart: number): Ma
     prevQuotes = prefix.quotes;
   }
   closeSegment();
+  closeRun(lines.length);
   if (worst.work < 0) worst.work = 0;
   if (deepest.depth < 0) deepest.depth = 0;
-  return { inline_work: inlineWork, nesting_work: nestingWork, worst_inline: worst, deepest };
+  return { inline_work: inlineWork, nesting_work: nestingWork, worst_inline: worst, deepest, blocks, largest_run: largest };
 }
 
 /**
@@ -333,6 +410,15 @@ export function pathologyHits(shape: MarkdownShape, textLength: number): Patholo
   if (shape.nesting_work > nestingLimit) {
     hits.push({ threshold: 'nesting_work', value: shape.nesting_work, limit: nestingLimit, line: shape.deepest.line, line_end: shape.deepest.line, count: shape.deepest.depth, length: 0 });
   }
+  const run = shape.largest_run;
+  if (run.units > PATHOLOGY_LIMITS.blockWorkRun) {
+    hits.push({ threshold: 'block_work', value: run.units, limit: PATHOLOGY_LIMITS.blockWorkRun, line: run.line_start, line_end: run.line_end, count: run.cells, length: 0 });
+  }
+  const totalLimit = PATHOLOGY_LIMITS.blockTotalBase + Math.floor(textLength / PATHOLOGY_LIMITS.blockTotalCharsPerUnit);
+  if (shape.blocks.units > totalLimit) {
+    const b = shape.blocks;
+    hits.push({ threshold: 'block_total', value: b.units, limit: totalLimit, line: b.line_start, line_end: b.line_end, count: b.cells, length: 0 });
+  }
   return hits;
 }
 
@@ -344,6 +430,14 @@ export function pathologyMessage(path: string, hit: PathologyHit): string {
   if (hit.threshold === 'inline_work') {
     const where = hit.line === hit.line_end ? `line ${hit.line}` : `lines ${hit.line}-${hit.line_end}`;
     return `${path}:${hit.line}: pathological markdown: inline_work ${fmt(hit.value)} exceeds the limit ${fmt(hit.limit)} (${fmt(PATHOLOGY_LIMITS.inlineWorkBase)} + ${PATHOLOGY_LIMITS.inlineWorkPerChar} per character); the largest inline block (${where}) has ${fmt(hit.count)} delimiters (* _ [ ] < \`) in ${fmt(hit.length)} characters${tail}`;
+  }
+  if (hit.threshold === 'block_work' || hit.threshold === 'block_total') {
+    const units = 'parse units (non-blank lines, > and list markers, inline blocks, * _ [ ] < ` delimiters, table cells)';
+    const where = hit.line === hit.line_end ? `line ${hit.line}` : `lines ${hit.line}-${hit.line_end}`;
+    const cells = hit.count > 0 ? `, ${fmt(hit.count)} of them table cells` : '';
+    return hit.threshold === 'block_work'
+      ? `${path}:${hit.line}: pathological markdown: block_work ${fmt(hit.value)} exceeds the limit ${fmt(hit.limit)} ${units} in one micromark run; ${where} ${hit.line === hit.line_end ? 'is' : 'are'} one run${cells}${tail}`
+      : `${path}:${hit.line}: pathological markdown: block_total ${fmt(hit.value)} exceeds the limit ${fmt(hit.limit)} (${fmt(PATHOLOGY_LIMITS.blockTotalBase)} + 1 per ${PATHOLOGY_LIMITS.blockTotalCharsPerUnit} characters) ${units} in the note (${where})${cells}${tail}`;
   }
   return `${path}:${hit.line}: pathological markdown: nesting_work ${fmt(hit.value)} exceeds the limit ${fmt(hit.limit)} (${fmt(PATHOLOGY_LIMITS.nestingWorkBase)} + ${PATHOLOGY_LIMITS.nestingWorkPerChar} per character); line ${hit.line} is nested ${fmt(hit.count)} containers deep (lists and block quotes)${tail}`;
 }
@@ -367,8 +461,20 @@ export function pathologyMessage(path: string, hit: PathologyHit): string {
  */
 export function degradedRoot(text: string, lines: readonly string[], lineStarts: readonly number[], options: { frontmatter?: boolean } = {}): Root {
   const n = text.length;
-  const point = (offset: number): { line: number; column: number; offset: number } => ({ ...locateOffset(lineStarts, offset), offset });
-  const position = (from: number, to: number): Position => ({ start: point(from), end: point(to) });
+  // Nodes that span the same characters share one position object, and positions share their points: a
+  // note of many one-line blocks (each a list, item, paragraph and text node) then holds two points per
+  // line instead of eight. Nothing downstream mutates positions.
+  const points = new Map<number, { line: number; column: number; offset: number }>();
+  const point = (offset: number): { line: number; column: number; offset: number } => {
+    let p = points.get(offset);
+    if (p === undefined) points.set(offset, (p = { ...locateOffset(lineStarts, offset), offset }));
+    return p;
+  };
+  let last: Position | null = null;
+  const position = (from: number, to: number): Position => {
+    if (last !== null && last.start.offset === from && last.end.offset === to) return last;
+    return (last = { start: point(from), end: point(to) });
+  };
   const lineStart = (ln: number): number => lineStarts[ln - 1] as number;
   const lineEnd = (ln: number): number => lineStart(ln) + (lines[ln - 1] as string).length;
 

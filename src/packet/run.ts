@@ -27,7 +27,7 @@ import type { VaultIndex } from '../types.js';
 import { recordRetrieval } from '../receipts/retrieve-ledger.js';
 import { lockPathFor } from '../receipts/lock.js';
 import type { LockInputFile } from '../receipts/lock.js';
-import { documentText, guardOutputs, lockTarget, refuseLockLikeNames, writeAllAtomic, type OutputTarget } from '../receipts/outputs.js';
+import { documentText, guardOutputs, lockTarget, refuseFolderNames, refuseLockLikeNames, writeAllAtomic, type OutputTarget } from '../receipts/outputs.js';
 import { assertNoSymlinkOnPath } from '../safe-write.js';
 import { buildPacket } from './build.js';
 import type { LedgerSigner } from '../receipts/signing.js';
@@ -259,8 +259,9 @@ async function checkOneTarget(option: string, file: string, abs: string, inputId
  * Step 1: refuse the run's output paths before anything is read or built — each path as
  * {@link checkOneTarget}, then `guardOutputs` over the packet, capture fragment and lock (`output_exists`
  * unless `force`, `output_locked` always; exit 2).
- * @throws LoretraceError `usage`, `output_named_like_lock` (an output, the ledger included, ending in
- *   `.lock.json`), `output_symlink`, `output_exists`, `output_locked` (all exit 2).
+ * @throws LoretraceError `usage` (also an output path ending in a separator, {@link refuseFolderNames}),
+ *   `output_named_like_lock` (an output, the ledger included, ending in `.lock.json`), `output_symlink`,
+ *   `output_exists`, `output_locked` (all exit 2).
  */
 export async function checkRetrieveTargets(request: RetrieveRequest, env: RetrieveRunEnv): Promise<void> {
   const { outputs, inputs } = requestFiles(request);
@@ -270,6 +271,7 @@ export async function checkRetrieveTargets(request: RetrieveRequest, env: Retrie
     if (id !== null) inputIds.set(id, option);
   }
   const seen = new Map<string, string>();
+  refuseFolderNames(outputs.map(([option, file]) => ({ given: file, option })));
   for (const [option, file] of outputs) await checkOneTarget(option, file, resolve(env.cwd, file), inputIds, seen);
   const outAbs = resolve(env.cwd, request.out);
   // Every output, the ledger included (guardOutputs does not cover it: LedgerWriter refuses an existing one).

@@ -21,7 +21,7 @@ import { preview } from '../contracts/rules.js';
 import { DEFAULT_MIN_RELATIVE_RELEVANCE, DEFAULT_MIN_RELEVANCE, DEFAULT_MIN_SCORE_RATIO, STOP_PATTERNS, parseStopCondition } from './stop-conditions.js';
 import type { StopEffect } from './stop-conditions.js';
 import type { Budgets, CheckResult, CompiledPolicy, DenyRule, Disposition, EdgeSkipReason, FollowRules, HiddenSection, PolicyReceiptRow, ReceiptTotals } from './types.js';
-import { hiddenSectionOf } from './sections.js';
+import { hiddenSectionsOf } from './sections.js';
 import { isJsonObject } from '../contracts/json-object.js';
 import { fileFindings } from '../indexer/lookup.js';
 
@@ -539,12 +539,16 @@ export function compileHidden(ctx: CompileContext, allowed: readonly string[]): 
     const prefixes = [r.path as string];
     if (!r.is_prefix && !r.path.endsWith('.md') && ctx.notes.has(r.path + '.md')) prefixes.push(r.path + '.md');
     const sectionNote = r.fragment?.kind === 'heading' ? prefixes.map((p) => ctx.notes.get(p)).find((n) => n !== undefined) : undefined;
-    const section = sectionNote ? hiddenSectionOf(index, sectionNote, r, pointer) : null;
-    if (section) {
-      sections.push(section);
+    const found = sectionNote ? hiddenSectionsOf(index, sectionNote, r, pointer) : [];
+    if (found.length > 0) {
+      sections.push(...found);
+      // Every heading of that name is hidden (hiddenSectionsOf): the row names each section's lines and chunks.
+      const where = found.map((x) => `lines ${x.line_start}-${x.line_end}, chunk${x.chunks.length === 1 ? '' : 's'} ${x.chunks.join(', ')}`).join('; ');
       rows.push({
         clause: h, kind: 'hidden_ref', pointer, disposition: 'enforced',
-        rule: `never consult the section ${JSON.stringify(section.heading)} of ${section.path} (lines ${section.line_start}-${section.line_end}, chunk${section.chunks.length === 1 ? '' : 's'} ${section.chunks.join(', ')}): withheld from search, links, traversal and reads; the rest of the note stays readable`,
+        rule: found.length === 1
+          ? `never consult the section ${JSON.stringify(found[0]!.heading)} of ${found[0]!.path} (${where}): withheld from search, links, traversal and reads; the rest of the note stays readable`
+          : `never consult the ${found.length} sections headed ${JSON.stringify(found[0]!.heading)} of ${found[0]!.path} (${where}): every heading of that name is withheld from search, links, traversal and reads; the rest of the note stays readable`,
         matches: 1,
       });
       return;

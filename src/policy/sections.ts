@@ -13,28 +13,33 @@
  */
 import type { LinkRecord, NoteRecord, VaultIndex, VaultPath } from '../types.js';
 import { chunksOf } from '../indexer/lookup.js';
-import { resolveRef } from '../refs/ref.js';
+import { headingSection } from '../refs/ref.js';
 import type { ParsedRef } from '../refs/ref.js';
 import type { CompiledPolicy, HiddenSection } from './types.js';
 
 /**
- * The section an omitted heading ref hides, or null when the note has no such heading (the caller then
- * denies the whole note: a hidden ref that names nothing findable fails closed).
+ * The sections an omitted heading ref hides, in line order, or an empty list when the note has no such
+ * heading (the caller then denies the whole note: a hidden ref that names nothing findable fails closed).
+ *
+ * **Every** heading of the note whose text matches the fragment — exactly or without case, as a heading link
+ * matches — gives a section, not only the first one a link `[[Note#Heading]]` would open: an author who
+ * omits "the Sealed Accord section" of a note that has two `## Sealed Accord` headings means both, and
+ * hiding only the first would serve the second (fail closed, as every hidden rule is read).
  * @param parsed the omitted ref, parsed; its fragment must be a heading.
  * @param pointer JSON pointer of the omitted ref (`/hidden_context_audit/omitted_context_refs/0`).
  */
-export function hiddenSectionOf(index: VaultIndex, note: NoteRecord, parsed: ParsedRef, pointer: string): HiddenSection | null {
-  if (parsed.fragment === null || parsed.fragment.kind !== 'heading') return null;
-  let range;
-  try {
-    range = resolveRef(index, { ...parsed, path: note.path });
-  } catch {
-    return null;
-  }
-  const chunks = chunksOf(index, note.path)
-    .filter((c) => c.line_start >= range.line_start && c.line_start <= range.line_end)
-    .map((c) => c.chunk_index);
-  return { path: note.path, heading: parsed.fragment.text, line_start: range.line_start, line_end: range.line_end, chunks, pointer };
+export function hiddenSectionsOf(index: VaultIndex, note: NoteRecord, parsed: ParsedRef, pointer: string): HiddenSection[] {
+  const f = parsed.fragment;
+  if (f === null || f.kind !== 'heading') return [];
+  const wanted = f.text.toLowerCase();
+  const all = chunksOf(index, note.path);
+  return note.headings
+    .filter((h) => h.text === f.text || h.text.toLowerCase() === wanted)
+    .map((h) => {
+      const range = headingSection(note, all, h);
+      const chunks = all.filter((c) => c.line_start >= range.line_start && c.line_start <= range.line_end).map((c) => c.chunk_index);
+      return { path: note.path, heading: f.text, line_start: range.line_start, line_end: range.line_end, chunks, pointer };
+    });
 }
 
 /** The hidden sections of the note at `path` (empty when none), in line order. */

@@ -69,6 +69,14 @@ export type ProxyResponse =
   | { ok: true; tool: ToolName; seq: number; result: ToolResult<ToolName> }
   | { ok: false; tool: string; seq: number; refusal: Refusal };
 
+/**
+ * How a transport sends a call's outcome when that is not the tool result or `{ error: refusal }` itself (MCP
+ * `resources/read` sends `{ contents }`, `resources/list` a resource list, a refusal of either a JSON-RPC
+ * error): given the response (its `seq` is the outcome record's), the exact answer the client will get, as
+ * JSON — the result, or `{ error }` with the error object sent. Its RFC 8785 hash is the record's `payload_hash`.
+ */
+export type ProxyAnswer = (response: ProxyResponse) => unknown;
+
 /** Clocks of a session (injectable for tests). */
 export interface ProxyClock {
   /** Wall-clock time written to ledger records. */
@@ -294,7 +302,6 @@ export class ProxySession {
       packet_file: this.packetFile,
       namespace: this.index.namespace,
       snapshot_id: this.index.snapshot_id,
-      lore_root: this.index.root,
       mode: 'responder_scoped_repository_search',
       policy_receipt: this.compiled.receipt,
       budgets: { ...this.budgets },
@@ -321,13 +328,15 @@ export class ProxySession {
    *
    * @param tool tool name as requested (an unknown name is refused with `bad_request` and recorded).
    * @param args the tool's arguments as received (validated here against the tool's input schema).
+   * @param answer the answer the transport sends, when it reshapes the outcome ({@link ProxyAnswer}); by
+   *   default the result, or `{ error: refusal }` — what `POST /tools/…` and MCP `tools/call` send.
    * @throws LoretraceError `session_closed` after {@link close}; `ledger_write_failed` when the ledger
    *   cannot be written (the session is then unusable).
    */
-  async call(tool: string, args: unknown, transport: ProxyTransport = 'direct'): Promise<ProxyResponse> {
+  async call(tool: string, args: unknown, transport: ProxyTransport = 'direct', answer?: ProxyAnswer): Promise<ProxyResponse> {
     if (!this.started) throw new LoretraceError('session_not_started', 'call start() before calling tools');
     if (this.closed) throw new LoretraceError('session_closed', 'the proxy session is closed');
-    return this.serialized(() => this.handle(tool, args, transport));
+    return this.serialized(() => this.handle(tool, args, transport, answer));
   }
 
   /**
@@ -359,9 +368,12 @@ export class ProxySession {
   /**
    * Record a request that a transport refused before it could reach a tool (body too large, malformed
    * JSON, wrong method, bad Host header …), so the ledger still holds every request: its `TOOL_CALL` and
-   * `TOOL_REFUSED`, fsync'ed once. Returns the `TOOL_REFUSED` record's seq (-1 when the session is not open).
+   * `TOOL_REFUSED`, fsync'ed once. `answer` is the exact answer the transport sends, whose hash is the
+   * record's `payload_hash` (default `{ error: { code, message } }`, the body of a refused `POST /tools/…`; a
+   * JSON-RPC transport passes `{ error }` with the JSON-RPC error object it sends). Returns the `TOOL_REFUSED`
+   * record's seq (-1 when the session is not open).
    */
-  async recordTransportRefusal(tool: string, argumentsSummary: unknown, code: RefusalCode, reason: string, message: string, transport: ProxyTransport): Promise<number> {
+  async recordTransportRefusal(tool: string, argumentsSummary: unknown, code: RefusalCode, reason: string, message: string, transport: ProxyTransport, answer?: unknown): Promise<number> {
     if (this.closed || !this.started) return -1;
     return this.serialized(() => {
       this.totals.tool_calls! += 1;
@@ -370,7 +382,7 @@ export class ProxySession {
       const call = this.recordCall(tool, argumentsSummary, transport);
       const rec = this.ledger.append({
         kind: 'TOOL_REFUSED', occurred_on: this.clock.now().toISOString(), actor: this.agent, call_record_id: call.record_id, tool, transport,
-        payload: { error: { code, message } },
+        payload: answer ?? { error: { code, message } },
         outcome: { status: 'refused', code, reason, message },
       });
       return rec.seq;
@@ -416,7 +428,7 @@ export class ProxySession {
     });
   }
 
-  private async handle(tool: string, args: unknown, transport: ProxyTransport): Promise<ProxyResponse> {
+  private async handle(tool: string, args: unknown, transport: ProxyTransport, answer?: ProxyAnswer): Promise<ProxyResponse> {
     const call = this.recordCall(tool, args, transport);
     let outcome: LedgerOutcome;
     let result: ToolResult<ToolName> | null = null;
@@ -436,14 +448,17 @@ export class ProxySession {
       this.totals.refused! += 1;
       this.totals[outcome.code] = (this.totals[outcome.code] ?? 0) + 1;
     }
-    const record = this.ledger.append({
+    // The outcome record directly follows its TOOL_CALL (calls are serialised and append is synchronous), so
+    // its seq is known before it is written — and with it the answer, which may carry the seq (MCP `_meta`).
+    const seq = call.seq + 1;
+    const response: ProxyResponse = refusal ? { ok: false, tool, seq, refusal } : { ok: true, tool: tool as ToolName, seq, result: result! };
+    this.ledger.append({
       kind: outcome.status === 'ok' ? 'TOOL_RESULT' : 'TOOL_REFUSED', occurred_on: this.clock.now().toISOString(), actor: this.agent,
       call_record_id: call.record_id, tool, transport,
-      payload: refusal ? { error: refusal } : result,
+      payload: answer ? answer(response) : refusal ? { error: refusal } : result,
       outcome,
     });
-    if (refusal) return { ok: false, tool, seq: record.seq, refusal };
-    return { ok: true, tool: tool as ToolName, seq: record.seq, result: result! };
+    return response;
   }
 
   /**
@@ -506,7 +521,9 @@ export class ProxySession {
     // Never the validator's text for unknown keys: it would echo the key names as sent.
     const keys = issue?.code === 'unrecognized_keys' ? ((issue as { keys?: unknown }).keys as string[] | undefined) ?? [] : null;
     const detail = big !== null
-      ? (big.origin === 'number' ? `is larger than the maximum of ${String(big.maximum)}` : `is longer than the limit of ${String(big.maximum)}`)
+      // zod names a number's bound by its kind: `number` for a schema maximum, `int` for the safe-integer range
+      // every integer argument has (line_end: 1e300), `bigint`; only a string is "longer".
+      ? (big.origin === 'number' || big.origin === 'int' || big.origin === 'bigint' ? `is larger than the maximum of ${String(big.maximum)}` : `is longer than the limit of ${String(big.maximum)}`)
       : keys !== null ? `has unknown argument(s) ${keys.slice(0, 4).map((k) => shownInput(k, 32)).join(', ')}${keys.length > 4 ? ` and ${keys.length - 4} more` : ''}`
         : plainIssue(issue);
     return new Refuse('bad_request', reason, `${tool}: argument ${field} ${detail}`);
@@ -668,6 +685,9 @@ export class ProxySession {
       if (isLoretraceError(e) && (e.code === 'binary_file' || e.code === 'not_utf8')) throw new Refuse('bad_request', e.code, `lore_read: ${e.message}`);
       throw e;
     }
+    // An empty note has no line to serve, and none to withhold: it is answered as such before the
+    // hidden-section test, and before any line argument is compared with its (empty) range 1-0.
+    if (note.line_count === 0) throw new Refuse('bad_request', 'empty_note', `lore_read: ${shown} has no lines`);
     const sections = sectionsOf(this.compiled, note.path);
     // A ref that names only hidden lines (the hidden heading under any spelling, one of its chunks) is
     // answered as a missing fragment, before its lines can show in a message.
@@ -686,7 +706,6 @@ export class ProxySession {
     }
     const start = args.line_start === undefined ? range.line_start : view.firstDisk(viewStart);
     const end = args.line_end === undefined ? range.line_end : view.lastDisk(viewEnd);
-    if (note.line_count === 0 || end < 1) throw new Refuse('bad_request', 'empty_note', `lore_read: ${shown} has no lines`);
     const b = this.budgets;
     if (b.max_reads !== null && this.used.reads >= b.max_reads) {
       throw new Refuse('budget_exhausted', 'max_reads', `the session's read budget (${b.max_reads} reads, policy max_chunks) is spent`);

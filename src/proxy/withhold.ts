@@ -53,8 +53,13 @@ export function withholdSections(lines: readonly string[], start: number, end: n
   return { text: out.join('\n'), withheld };
 }
 
-/** Whether every line of `start..end` lies in one of `sections` (nothing of the read would be visible). */
+/**
+ * Whether every line of `start..end` (1-based, inclusive) lies in one of `sections` (nothing of the read would
+ * be visible). An empty range (`start > end`, an empty note's 1-0) has no line, so none of it is withheld:
+ * false, never the vacuous "every line" that would answer an empty note as a hidden section.
+ */
 export function whollyWithheld(start: number, end: number, sections: readonly HiddenSection[]): boolean {
+  if (start > end) return false;
   let line = start;
   const sorted = [...sections].sort((x, y) => x.line_start - y.line_start);
   for (const s of sorted) {

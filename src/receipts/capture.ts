@@ -41,7 +41,7 @@ import { validateCapture, validateCaptureFragment, validatePacket } from '../con
 import { hiddenRefNamedBy, jsonDuplicateKey, jsonSyntaxError, lineColumnAt } from '../contracts/rules.js';
 import { parseRef } from '../refs/ref.js';
 import { verifyLedger } from './ledger.js';
-import { exportLedger } from './ledger-export.js';
+import { exportLedger, refsNotRead } from './ledger-export.js';
 import type { LedgerVerifyReport } from './ledger.js';
 import { isFailedResponderEntry, verifyTrace } from './verify-trace.js';
 import { traceNotePath } from '../excerpts/trace.js';
@@ -194,7 +194,8 @@ export function rawOutputDuplicateKey(raw: string, file: string): LoretraceError
  * `file` names the raw output in messages.
  * @throws LoretraceError `json_too_deep` (exit 2) when the raw output is JSON nested deeper than
  *   `MAX_JSON_DEPTH` (src/contracts/rules.ts) arrays and objects, naming `file`, the line, column and pointer;
- *   `proto_key` / `unsafe_integer` (exit 2) for a `__proto__` key or an integer beyond 2^53 − 1 in it.
+ *   `proto_key` / `unsafe_integer` / `non_finite_number` (exit 2) for a `__proto__` key, an integer beyond
+ *   2^53 − 1 or a number beyond the largest double (`1e400`) in it.
  */
 export function parseResponderOutput(raw: string, packet: ResponderPacket, file = 'the raw output'): { parsed: unknown; failures: ValidationIssue[] } {
   const bad = jsonSyntaxError(raw);
@@ -850,9 +851,7 @@ function compareDerivedFields(stored: Obj, derived: AssembledCapture, file: stri
   for (const key of ['consulted_refs', 'followed_refs'] as const) {
     const got = Array.isArray(access[key]) ? (access[key] as unknown[]) : [];
     const receipts: readonly string[] = want[key] ?? [];
-    got.forEach((ref, i) => {
-      if (!receipts.includes(ref as string)) push('claimed_not_read', `/lore_access/${key}/${i}`, `lore_access.${key} names ${JSON.stringify(ref)}, which the receipts never ${key === 'consulted_refs' ? 'served' : 'followed'} (they give ${receipts.length ? receipts.join(', ') : 'none'})`);
-    });
+    for (const r of refsNotRead(key, got, receipts, `/lore_access/${key}`, `lore_access.${key}`)) push('claimed_not_read', r.pointer, r.message);
     const left = receipts.filter((r) => !got.includes(r));
     if (!Array.isArray(access[key]) || left.length > 0) push('capture_review_mismatch', `/lore_access/${key}`, `lore_access.${key} leaves out ${left.join(', ') || 'the list'}, which the receipts give`);
   }

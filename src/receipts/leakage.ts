@@ -19,7 +19,9 @@
  *
  * What it decides (booleans it sets true on a hit):
  * - `private_state_leak` / `future_branch_leak` / `author_only_leak`: the name, title, alias or path of an
- *   entry of `hidden_context_audit.omitted_context_refs` (or of a vault note under it) appears. The entry's
+ *   entry of `hidden_context_audit.omitted_context_refs` (or of a vault note under it) appears — for an entry
+ *   that hides a part of a note (`#Heading`, `#chunkN`, a line range, a block), the part's own headings instead
+ *   of the note's names: the rest of the note is visible, so naming the note leaks nothing of the part. The entry's
  *   own words choose the boolean: one mentioning `private` → private_state_leak, `future` → future_branch_leak,
  *   anything else (author notes, coordinator rationale, hidden lore) → author_only_leak. The same flag for
  *   hidden text quoted verbatim: a run of {@link SHINGLE_WORDS} word tokens of such a note's text (its
@@ -216,7 +218,13 @@ function notesUnder(ref: string, index: VaultIndex): NoteRecord[] {
   return index.notes.filter((n) => (parsed.is_prefix ? isUnderPrefix(n.path, parsed.path) : n.path === parsed.path || n.path === `${parsed.path}.md`));
 }
 
-/** Hits on omitted refs: the entry itself and, for a lore ref, every name of the notes under it, then their text quoted verbatim. */
+/**
+ * Hits on omitted refs: the entry itself and, for a lore ref, the names of what it hides, then the hidden text
+ * quoted verbatim. A whole note or folder hides its notes, so their titles, aliases and paths are searched
+ * ({@link noteNames}). A ref to a part of a note (`#Heading`, `#chunkN`, `#Lx-Ly`, `#^block`) hides that part
+ * only: the note itself stays visible (the proxy serves its other sections; docs/PROXY.md "withheld"), so its
+ * name in the output is no leak of the part; the part's own headings are searched instead ({@link sectionNames}).
+ */
 function omittedHits(scan: ScannedText, packet: LeakagePacket, index: VaultIndex): LeakageHit[] {
   const hits: LeakageHit[] = [];
   const visible = visibleShingles(packet);
@@ -224,11 +232,12 @@ function omittedHits(scan: ScannedText, packet: LeakagePacket, index: VaultIndex
     const source = `hidden_context_audit.omitted_context_refs/${i} (${JSON.stringify(ref)})`;
     const flag = flagForOmitted(ref);
     const notes = notesUnder(ref, index);
-    const names = [ref, ...notes.flatMap(noteNames)];
+    const chunks = hiddenChunks(ref, notes, index);
+    const names = [ref, ...(refFragment(ref, index) === null ? notes.flatMap(noteNames) : sectionNames(chunks))];
     for (const name of [...new Set(names)]) {
       if (hasName(scan, name)) hits.push({ flag, matched: name, source });
     }
-    for (const chunk of hiddenChunks(ref, notes, index)) {
+    for (const chunk of chunks) {
       const quoted = quotedShingle(scan, chunk.text, visible);
       if (quoted !== null) hits.push({ flag, matched: quoted, source: `${source}: text of ${chunk.path} lines ${chunk.line_start}-${chunk.line_end} quoted verbatim` });
     }
@@ -236,16 +245,30 @@ function omittedHits(scan: ScannedText, packet: LeakagePacket, index: VaultIndex
   return hits;
 }
 
+/** The fragment of an omitted lore ref (`#Heading`, `#chunkN`, a line range, a block), or null for a whole note, a folder or no lore ref. */
+function refFragment(ref: string, index: VaultIndex): ReturnType<typeof parseRef>['fragment'] {
+  try {
+    return parseRef(ref, { namespace: index.namespace }).fragment;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The headings a hidden part of a note is named by: the own heading of each hidden chunk that opens with one
+ * (the `#Heading` itself and its subsections' headings; for `#chunkN` that chunk's heading), in file order. A
+ * chunk that opens with body text (a note's preamble) adds none: the last entry of its `heading_path` is an
+ * enclosing heading, which the part does not own.
+ */
+function sectionNames(chunks: readonly Chunk[]): string[] {
+  return chunks.filter((c) => c.heading_path.length > 0 && /^ {0,3}#{1,6}(?:[ \t]|$)/.test(c.text)).map((c) => c.heading_path[c.heading_path.length - 1]!);
+}
+
 /** The chunks whose text an omitted ref hides: every chunk of its notes, or for a `#Heading` / `#chunkN` ref only that section's. */
 function hiddenChunks(ref: string, notes: readonly NoteRecord[], index: VaultIndex): Chunk[] {
   const paths = new Set(notes.map((n) => n.path));
   if (paths.size === 0) return [];
-  let fragment: ReturnType<typeof parseRef>['fragment'] = null;
-  try {
-    fragment = parseRef(ref, { namespace: index.namespace }).fragment;
-  } catch {
-    return [];
-  }
+  const fragment = refFragment(ref, index);
   const heading = fragment?.kind === 'heading' ? leakTokens(fragment.text).join(' ') : null;
   return index.chunks.filter((c) => {
     if (!paths.has(c.path)) return false;

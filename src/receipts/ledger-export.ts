@@ -200,34 +200,14 @@ export interface ExportLedgerOptions {
  */
 export async function exportLedger(text: string, options: ExportLedgerOptions = {}): Promise<LedgerExport> {
   const { view } = await readVerifiedLedger(text, { ...(options.file ? { file: options.file } : {}), ...(options.head ? { head: options.head } : {}) });
-  const consulted: string[] = [];
-  const followed: string[] = [];
-  const seen = new Set<string>();
+  const { consulted_refs: consulted, followed_refs: followed } = ledgerReadRefs(view);
   const trace: LedgerTraceEntry[] = [];
   const cache = new Map<string, string[]>();
-  // The coordinator walk's session lists every note it consulted or followed (read or not). A proxy
-  // session's consulted notes are the seed and scope notes whose text was served; its followed notes are
-  // those a lore_follow admitted, read or not (the field's meaning in the retrieve lane too).
-  const walked = view.runner === 'retrieve';
-  if (walked) for (const a of view.admitted) (a.via === 'follow' ? followed : consulted).push(a.ref);
   for (const call of view.calls) {
     if (call.outcome.status !== 'ok') continue;
-    const admitted = call.outcome.admitted;
-    if (!walked && admitted !== undefined && admitted.newly_admitted !== false) {
-      const noteRef = `${view.namespace}:${admitted.path}`;
-      if (!seen.has(noteRef)) {
-        seen.add(noteRef);
-        followed.push(noteRef);
-      }
-    }
     const served = call.outcome.served;
     for (let n = 0; n < served.length; n++) {
       const piece = served[n]!;
-      const noteRef = `${view.namespace}:${piece.path}`;
-      if (!walked && !seen.has(noteRef)) {
-        seen.add(noteRef);
-        (piece.via === 'follow' ? followed : consulted).push(noteRef);
-      }
       const extracted = await servedText(piece, call.seq, options.index, cache, options.file);
       if (extracted.trim() === '') continue;
       const wording = entryWording(view, call, piece);
@@ -256,6 +236,74 @@ export async function exportLedger(text: string, options: ExportLedgerOptions = 
     policy_receipt: view.policy_receipt,
     ledger_head: view.head,
   };
+}
+
+/**
+ * The notes a ledger shows read, as the `consulted_refs` and `followed_refs` of its export (note refs
+ * `<namespace>:<path>`, each once, in ledger order). The coordinator walk's session (`runner: retrieve`) lists
+ * every note it consulted or followed, read or not (`session.admitted`, `via` `follow` or not). A proxy
+ * session's consulted notes are the seed and scope notes whose text a record served; its followed notes are
+ * those a successful `lore_follow` admitted (its `TOOL_RESULT` says `newly_admitted`), read or not, and notes
+ * served `via: follow`; a note already listed is not listed again. Pure: no text is re-derived.
+ */
+export function ledgerReadRefs(view: LedgerView): { consulted_refs: string[]; followed_refs: string[] } {
+  const consulted: string[] = [];
+  const followed: string[] = [];
+  if (view.runner === 'retrieve') {
+    for (const a of view.admitted) (a.via === 'follow' ? followed : consulted).push(a.ref);
+    return { consulted_refs: consulted, followed_refs: followed };
+  }
+  const seen = new Set<string>();
+  for (const call of view.calls) {
+    if (call.outcome.status !== 'ok') continue;
+    const admitted = call.outcome.admitted;
+    if (admitted !== undefined && admitted.newly_admitted !== false) {
+      const noteRef = `${view.namespace}:${admitted.path}`;
+      if (!seen.has(noteRef)) {
+        seen.add(noteRef);
+        followed.push(noteRef);
+      }
+    }
+    for (const piece of call.outcome.served) {
+      const noteRef = `${view.namespace}:${piece.path}`;
+      if (!seen.has(noteRef)) {
+        seen.add(noteRef);
+        (piece.via === 'follow' ? followed : consulted).push(noteRef);
+      }
+    }
+  }
+  return { consulted_refs: consulted, followed_refs: followed };
+}
+
+/** A `consulted_refs` / `followed_refs` entry that no receipt shows read (see {@link refsNotRead}). */
+export interface RefNotRead {
+  /** RFC 6901 pointer of the entry, `<base>/<i>`. */
+  pointer: string;
+  /** The entry as written (a non-string entry is reported as its JSON). */
+  ref: string;
+  /** `claimed_not_read: lore_access.consulted_refs names "…", which the receipts never served (they give …)`-style wording. */
+  message: string;
+}
+
+/**
+ * The entries of a claimed `consulted_refs` or `followed_refs` list (`key`) that are not among the receipts'
+ * refs of the same key (`ledgerReadRefs`, or a re-assembled capture's `lore_access`): each is a claim of a read
+ * no ledger record made. Seed 001: "Trust, but make the trust write receipts" — a read the ledger never recorded
+ * is not research. `base` is the list's pointer (`/lore_access/consulted_refs`, `/consulted_refs`), `label` how
+ * messages name it (`lore_access.consulted_refs`), `source` what the receipts are (`the receipts`, `ledger x.jsonl`).
+ * Used by `capture check` (`recheckCaptureReview`) and `verify-trace` alike, so both say `claimed_not_read` for the
+ * same entry. Pure.
+ */
+export function refsNotRead(key: 'consulted_refs' | 'followed_refs', claimed: readonly unknown[], receipts: readonly string[], base: string, label: string, source = 'the receipts'): RefNotRead[] {
+  const out: RefNotRead[] = [];
+  claimed.forEach((ref, i) => {
+    if (typeof ref === 'string' && receipts.includes(ref)) return;
+    out.push({
+      pointer: `${base}/${i}`, ref: typeof ref === 'string' ? ref : JSON.stringify(ref),
+      message: `${label} names ${JSON.stringify(ref)}, which ${source} never ${key === 'consulted_refs' ? 'served' : 'followed'} (they give ${receipts.length ? receipts.join(', ') : 'none'})`,
+    });
+  });
+  return out;
 }
 
 /** The pin of a verified ledger view (what a lock file records about the ledger). */

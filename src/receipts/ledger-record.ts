@@ -2,7 +2,13 @@
  * The ledger record form (seed 004): what one line of a loretrace ledger holds, how it is hashed, and how
  * the records of every format version read as one view.
  *
- * `loretrace.ledger.v3` (written): every record carries `ledger_id`, `seq`, `record_id`
+ * `loretrace.ledger.v4` (written): the v3 record form below, each line the record's RFC 8785 form byte for byte
+ * (keys sorted, no white space) and a line feed ({@link serialiseRecord}), so the bytes of a line are the
+ * document its `record_hash` covers and a ledger has one byte form: a line re-saved with CRLF, re-indented or with
+ * its keys reordered is refused (`ledger_not_canonical`, src/receipts/ledger.ts).
+ *
+ * `loretrace.ledger.v3` (read and verified, no longer written; its lines were `JSON.stringify` of the record,
+ * keys in the order the writer built them): every record carries `ledger_id`, `seq`, `record_id`
  * (`<ledger_id>:<seq>`), `kind` (`SESSION_OPENED`, `TOOL_CALL`, `TOOL_RESULT`, `TOOL_REFUSED`,
  * `SESSION_CLOSED`), `occurred_on`, `actor`, `canonical_form: "RFC8785"`, `prev_hash` and
  * `record_hash = SHA-256( UTF-8( prev_hash ‖ JCS(record without prev_hash and record_hash) ) )`, where JCS
@@ -31,7 +37,10 @@ import { sha256Hex } from '../vault/hash.js';
 import type { EscapedCharacters, RefusalCode } from '../proxy/refusals.js';
 
 /** `schema_version` of every ledger record written by this version. */
-export const LEDGER_SCHEMA_VERSION = 'loretrace.ledger.v3';
+export const LEDGER_SCHEMA_VERSION = 'loretrace.ledger.v4';
+
+/** `schema_version` of the v4 record form written as `JSON.stringify` lines (keys in build order), still read and verified. */
+export const LEDGER_V3_SCHEMA_VERSION = 'loretrace.ledger.v3';
 
 /** `schema_version` of the one-record-per-call format (no `TOOL_CALL`), still read and verified. */
 export const LEDGER_V2_SCHEMA_VERSION = 'loretrace.ledger.v2';
@@ -39,16 +48,16 @@ export const LEDGER_V2_SCHEMA_VERSION = 'loretrace.ledger.v2';
 /** `schema_version` of the first format, still read and verified. */
 export const LEDGER_V1_SCHEMA_VERSION = 'loretrace.ledger.v1';
 
-/** `canonical_form` of every v2 and v3 record: the RFC 8785 JSON Canonicalization Scheme. */
+/** `canonical_form` of every v2, v3 and v4 record: the RFC 8785 JSON Canonicalization Scheme. */
 export const CANONICAL_FORM = 'RFC8785';
 
 /** `prev_hash` of the first record (seq 0): 64 zeros. */
 export const GENESIS_HASH = '0'.repeat(64);
 
-/** Record kinds of a v3 ledger (seed 004's names); a v2 ledger has all but `TOOL_CALL`. */
+/** Record kinds of a v3 or v4 ledger (seed 004's names); a v2 ledger has all but `TOOL_CALL`. */
 export type LedgerKind = 'SESSION_OPENED' | 'TOOL_CALL' | 'TOOL_RESULT' | 'TOOL_REFUSED' | 'SESSION_CLOSED';
 
-/** The kinds that record a call's outcome (v2, v3), and v1's one tool kind. */
+/** The kinds that record a call's outcome (v2 to v4), and v1's one tool kind. */
 export const OUTCOME_KINDS: ReadonlySet<string> = new Set(['TOOL_RESULT', 'TOOL_REFUSED', 'tool_call']);
 
 /**
@@ -64,7 +73,7 @@ export interface LedgerActor {
 /** How a note entered the proxy session's admitted set. */
 export type AdmissionVia = 'seed' | 'scope' | 'follow';
 
-/** One lore range served to the client, as a v2 or v3 record holds it: location and text hash, no text. */
+/** One lore range served to the client, as a v2, v3 or v4 record holds it: location and text hash, no text. */
 export interface ServedRange {
   /** Ref of the range: `Ns:path#chunkN` for a whole chunk, else `Ns:path#L<a>-L<b>`. */
   ref: string;
@@ -146,10 +155,15 @@ export interface LedgerSessionInfo {
   packet_sha256: string | null;
   /** That packet file (informational): as given on the command line (proxy), relative to the ledger's folder (retrieve). */
   packet_file: string | null;
+  /**
+   * Where the vault is, as a verifier needs it: its namespace and content snapshot (every path in the ledger is
+   * vault-relative, every served range carries its file's sha256). `loretrace.ledger.v4` records no vault
+   * location: an absolute root (`lore_root`, which v1–v3 wrote, informational only — no check ever read it) made
+   * the same run on a moved or another machine's vault a different ledger (another ledger_id, every record_hash
+   * and trace_id), and handed the runner's file-system layout to whoever got the receipts.
+   */
   namespace: string;
   snapshot_id: string;
-  /** Absolute vault root at session start (informational; `verify --lore` takes its own). */
-  lore_root: string;
   mode: 'responder_scoped_repository_search' | 'coordinator_scoped_retrieval';
   policy_receipt: unknown[];
   budgets: Record<string, number | null>;
@@ -192,7 +206,7 @@ export interface LedgerSigner {
   sign(body: object): LedgerSignature;
 }
 
-/** A v3 ledger record without its two hash fields (what is hashed). */
+/** A v4 ledger record without its two hash fields (what is hashed). */
 export interface LedgerRecordBody {
   schema_version: typeof LEDGER_SCHEMA_VERSION;
   /** `lt-` + 16 hex digits, the same on every record of one ledger (see {@link ledgerIdOf}). */
@@ -228,7 +242,7 @@ export interface LedgerRecordBody {
   signature?: LedgerSignature;
 }
 
-/** A complete v3 ledger record. */
+/** A complete v4 ledger record. */
 export interface LedgerRecord extends LedgerRecordBody {
   prev_hash: string;
   record_hash: string;
@@ -388,7 +402,7 @@ export interface LedgerChainOptions {
 }
 
 /**
- * An in-memory hash chain of v3 records: assigns `ledger_id` (from the first record, which must be
+ * An in-memory hash chain of v4 records: assigns `ledger_id` (from the first record, which must be
  * `SESSION_OPENED`), `seq`, `record_id`, `canonical_form`, `payload_hash`, `prev_hash` and `record_hash`,
  * and with a signer the `signature` of the `SESSION_CLOSED` record (before its `record_hash`).
  * {@link LedgerWriter} writes its records to a file; retrieve keeps them and writes the text at the end.
@@ -486,9 +500,14 @@ export class LedgerChain {
   }
 }
 
-/** One JSONL line: fields in the order the record object holds them, then a line feed. */
+/**
+ * One JSONL line of a `loretrace.ledger.v4` ledger: the record's RFC 8785 form ({@link canonicalJson}: keys sorted
+ * by UTF-16 code units, no white space, ECMAScript number and string forms), then a line feed — the one byte form
+ * a record has, which `verifyLedger` requires of every v4 line (`ledger_not_canonical`).
+ * @throws LoretraceError `ledger_bad_record` when the record has no JSON form (NaN, a cycle).
+ */
 export function serialiseRecord(record: LedgerRecord): string {
-  return JSON.stringify(record) + '\n';
+  return canonicalJson(record) + '\n';
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -516,8 +535,8 @@ export interface ViewedCall {
 
 /** A verified ledger read into one shape, whatever its version. */
 export interface LedgerView {
-  schema_version: typeof LEDGER_SCHEMA_VERSION | typeof LEDGER_V2_SCHEMA_VERSION | typeof LEDGER_V1_SCHEMA_VERSION;
-  /** v2, v3: the records' `ledger_id`; v1: `lt-` + the first 16 hex digits of seq 0's record_hash. */
+  schema_version: typeof LEDGER_SCHEMA_VERSION | typeof LEDGER_V3_SCHEMA_VERSION | typeof LEDGER_V2_SCHEMA_VERSION | typeof LEDGER_V1_SCHEMA_VERSION;
+  /** v2, v3, v4: the records' `ledger_id`; v1: `lt-` + the first 16 hex digits of seq 0's record_hash. */
   ledger_id: string;
   namespace: string;
   snapshot_id: string;
@@ -527,11 +546,11 @@ export interface LedgerView {
   mode: string;
   runner: 'proxy' | 'retrieve';
   policy_receipt: unknown[];
-  /** v2, v3: the session's required seeds; v1: the admitted notes with `via: seed`. */
+  /** v2 to v4: the session's required seeds; v1: the admitted notes with `via: seed`. */
   required_seeds: { ref: string; path: string }[];
   /** The session's `admitted` list (see {@link LedgerSessionInfo}). */
   admitted: { ref: string; path: string; via: string }[];
-  /** Calls that have an outcome, in outcome order (a v3 `TOOL_CALL` still unanswered is not among them). */
+  /** Calls that have an outcome, in outcome order (a v3 or v4 `TOOL_CALL` still unanswered is not among them). */
   calls: ViewedCall[];
   /** record_hash per seq. */
   hashes: string[];
@@ -546,8 +565,8 @@ export interface LedgerView {
 
 /**
  * Read verified records (any version) into a {@link LedgerView}. Call only on records that
- * `verifyLedger` accepted (it checks shape, chain, kinds and, for v3, that every outcome names its call);
- * an empty list is refused. A v3 outcome takes its `arguments` from the `TOOL_CALL` it names.
+ * `verifyLedger` accepted (it checks shape, chain, kinds and, for v3 and v4, that every outcome names its call);
+ * an empty list is refused. A v3 or v4 outcome takes its `arguments` from the `TOOL_CALL` it names.
  * @throws LoretraceError `ledger_empty` for no records.
  */
 export function viewLedger(records: readonly Record<string, unknown>[]): LedgerView {
@@ -574,7 +593,7 @@ export function viewLedger(records: readonly Record<string, unknown>[]): LedgerV
   }
   const last = records[records.length - 1]!;
   return {
-    schema_version: v1 ? LEDGER_V1_SCHEMA_VERSION : version === LEDGER_V2_SCHEMA_VERSION ? LEDGER_V2_SCHEMA_VERSION : LEDGER_SCHEMA_VERSION,
+    schema_version: v1 ? LEDGER_V1_SCHEMA_VERSION : version === LEDGER_V2_SCHEMA_VERSION ? LEDGER_V2_SCHEMA_VERSION : version === LEDGER_V3_SCHEMA_VERSION ? LEDGER_V3_SCHEMA_VERSION : LEDGER_SCHEMA_VERSION,
     ledger_id: v1 ? `lt-${(first['record_hash'] as string).slice(0, 16)}` : (first['ledger_id'] as string),
     namespace: session['namespace'] as string,
     snapshot_id: session['snapshot_id'] as string,

@@ -10,7 +10,7 @@
  * the response that they record leaves the server ({@link LedgerWriter.flush}).
  *
  * Readers: {@link verifyLedger} (chain, seq, schema, ids, calls and their outcomes, the session's policy,
- * optional re-check against the vault; `loretrace.ledger.v1`, `v2` and `v3`) and `exportLedger`
+ * optional re-check against the vault; `loretrace.ledger.v1` to `v4`) and `exportLedger`
  * (src/receipts/ledger-export.ts).
  */
 import { closeSync, fdatasync, fdatasyncSync, fsyncSync, openSync, writeSync } from 'node:fs';
@@ -26,8 +26,8 @@ import { MAX_JSON_DEPTH, jsonDuplicateKey, jsonLossyValue, jsonTooDeep, preview,
 import { sliceLines } from '../notes/lines.js';
 import { sha256Hex } from '../vault/hash.js';
 import {
-  GENESIS_HASH, LEDGER_SCHEMA_VERSION, LEDGER_V1_SCHEMA_VERSION, LEDGER_V2_SCHEMA_VERSION, LedgerChain, OUTCOME_KINDS, hashLedgerRecord, ledgerIdOf,
-  serialiseRecord, viewLedger,
+  GENESIS_HASH, LEDGER_SCHEMA_VERSION, LEDGER_V1_SCHEMA_VERSION, LEDGER_V2_SCHEMA_VERSION, LEDGER_V3_SCHEMA_VERSION, LedgerChain, OUTCOME_KINDS, canonicalJson,
+  hashLedgerRecord, ledgerIdOf, serialiseRecord, viewLedger,
 } from './ledger-record.js';
 import type { LedgerEntry, LedgerRecord, LedgerView } from './ledger-record.js';
 import { checkLedgerAuthorship, verificationVerdict } from './signing.js';
@@ -35,7 +35,7 @@ import type { LedgerAuthorship, LedgerSigner, TrustedKey, VerificationVerdict } 
 import { readReceiptRules, receiptDenial } from './receipt-rules.js';
 import type { ReceiptRules } from './receipt-rules.js';
 
-export { GENESIS_HASH, LEDGER_SCHEMA_VERSION, LEDGER_V1_SCHEMA_VERSION, LEDGER_V2_SCHEMA_VERSION, hashLedgerRecord };
+export { GENESIS_HASH, LEDGER_SCHEMA_VERSION, LEDGER_V1_SCHEMA_VERSION, LEDGER_V2_SCHEMA_VERSION, LEDGER_V3_SCHEMA_VERSION, hashLedgerRecord };
 
 /** Options of {@link LedgerWriter.flush}. */
 export interface LedgerFlushOptions {
@@ -284,16 +284,16 @@ export interface LedgerVerifyReport {
   head_hash: string | null;
   /** True when the last verified record closes the session (`SESSION_CLOSED`; v1 `session_end`). */
   closed: boolean;
-  /** `schema_version` of the records (`loretrace.ledger.v3`, `v2` or `v1`), null when none verified. */
+  /** `schema_version` of the records (`loretrace.ledger.v4`, `v3`, `v2` or `v1`), null when none verified. */
   schema_version: string | null;
-  /** The ledger's id (v2, v3 `ledger_id`; v1: `lt-` + 16 hex digits of seq 0's record_hash), null when none verified. */
+  /** The ledger's id (v2 to v4 `ledger_id`; v1: `lt-` + 16 hex digits of seq 0's record_hash), null when none verified. */
   ledger_id: string | null;
   packet_id: string | null;
   packet_sha256: string | null;
   snapshot_id: string | null;
   /**
    * Tool calls by outcome among verified records, zeros included: `tool_calls` counts outcome records
-   * (`TOOL_RESULT`, `TOOL_REFUSED`; v1 `tool_call`), `unanswered` v3 `TOOL_CALL` records with no outcome.
+   * (`TOOL_RESULT`, `TOOL_REFUSED`; v1 `tool_call`), `unanswered` v3/v4 `TOOL_CALL` records with no outcome.
    */
   totals: { tool_calls: number; ok: number; refused: number; unanswered: number };
   lore: LoreCheckTotals | null;
@@ -315,13 +315,34 @@ function ledgerLines(text: string): { lines: string[]; tornTail: boolean } {
 }
 
 /** What line 1 of every ledger is, for messages. */
-const FIRST_RECORD = `SESSION_OPENED record of schema ${LEDGER_SCHEMA_VERSION} (or ${LEDGER_V2_SCHEMA_VERSION}, ${LEDGER_V1_SCHEMA_VERSION}): {"schema_version":"${LEDGER_SCHEMA_VERSION}","ledger_id":…,"seq":0,"kind":"SESSION_OPENED",…}`;
+const FIRST_RECORD = `SESSION_OPENED record of schema ${LEDGER_SCHEMA_VERSION} (or ${LEDGER_V3_SCHEMA_VERSION}, ${LEDGER_V2_SCHEMA_VERSION}, ${LEDGER_V1_SCHEMA_VERSION}): {"actor":…,"kind":"SESSION_OPENED",…,"schema_version":"${LEDGER_SCHEMA_VERSION}","seq":0,…}`;
 
 /** True for a JSON object whose `schema_version` is one of the ledger versions loretrace reads. */
 function isLedgerVersion(value: unknown): boolean {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const v = (value as Record<string, unknown>)['schema_version'];
-  return v === LEDGER_SCHEMA_VERSION || v === LEDGER_V2_SCHEMA_VERSION || v === LEDGER_V1_SCHEMA_VERSION;
+  return v === LEDGER_SCHEMA_VERSION || v === LEDGER_V3_SCHEMA_VERSION || v === LEDGER_V2_SCHEMA_VERSION || v === LEDGER_V1_SCHEMA_VERSION;
+}
+
+/**
+ * Why a ledger line is not the byte form its record was written in, or null when it is. A `loretrace.ledger.v4`
+ * line must be the record's RFC 8785 form ({@link canonicalJson}, what {@link serialiseRecord} writes); a v1–v3 line
+ * `JSON.stringify` of the parsed record (their writer's form: no white space, keys in the order written — which is
+ * not known apart from the line, so a v1–v3 line with its keys reordered is not caught; v4 was made for that).
+ * Either way the line ends at its line feed, with no carriage return before it. Seed 004: the record_hash covers the
+ * canonical form of the record, so a line in any other byte form is another document than the one hashed, and a
+ * ledger's sha256 (which a lock pins) would no longer say which bytes were written.
+ */
+function notCanonical(line: string, record: Record<string, unknown>, version: string): string | null {
+  const v4 = version === LEDGER_SCHEMA_VERSION;
+  const expected = v4 ? canonicalJson(record) : JSON.stringify(record);
+  if (line === expected) return null;
+  const form = v4 ? 'the RFC 8785 form of its record (keys sorted, no white space)' : `${version}'s written form (JSON.stringify of its record: no white space)`;
+  if (line.endsWith('\r') && line.slice(0, -1) === expected) return `it ends in a carriage return (a CRLF line end); expected ${form} and a line feed alone`;
+  let col = 0;
+  while (col < line.length && line[col] === expected[col]) col += 1;
+  if (v4 && JSON.stringify(record) === line) return `its keys are not in RFC 8785 order (first difference at column ${col + 1}); expected ${form}`;
+  return `it differs from ${form} at column ${col + 1} (${JSON.stringify(line.slice(col, col + 12))} where ${JSON.stringify(expected.slice(col, col + 12))} was expected)`;
 }
 
 /** A parsed JSON value described for a message: its type, and for an object its schema_version or first keys. */
@@ -337,7 +358,9 @@ function describeJson(value: unknown): string {
 }
 
 /**
- * Verify a ledger (`loretrace.ledger.v3`, `v2` or `v1`): every line is one JSON record valid against schemas/ledger-record.schema.json; `seq`
+ * Verify a ledger (`loretrace.ledger.v4`, `v3`, `v2` or `v1`): every line is one JSON record valid against schemas/ledger-record.schema.json,
+ * in the byte form it was written in (v4: its RFC 8785 form; v1–v3: `JSON.stringify` of it; no carriage return:
+ * `ledger_not_canonical`, see `notCanonical`); `seq`
  * equals its line number − 1; `prev_hash` equals the previous `record_hash` (64 zeros for seq 0);
  * `record_hash` recomputes; every record has the ledger's version and (v2) its `ledger_id` — seq 0's
  * recomputes from its content — and `record_id` `<ledger_id>:<seq>`; seq 0 is the only opening record
@@ -357,10 +380,11 @@ function describeJson(value: unknown): string {
  * but no loretrace ledger record: no `schema_version` of a ledger version), ledger_bad_record,
  * ledger_seq_mismatch, ledger_prev_hash_mismatch, ledger_record_hash_mismatch, ledger_torn_record,
  * ledger_id_mismatch (a record of another ledger, or a seq 0 whose ledger_id does not recompute),
- * ledger_version_mixed (records of two format versions),
+ * ledger_version_mixed (records of two format versions), ledger_not_canonical (a line that is not its record's
+ * written byte form: CRLF, white space, other escapes, v4 keys out of RFC 8785 order; file and line named),
  * ledger_no_session_start, ledger_duplicate_session_start, ledger_record_after_end, ledger_head_mismatch,
  * ledger_not_closed (warning), plus the lore codes above. Once the chain verifies, the records are held to
- * their session: (v3) each call to its one outcome — ledger_outcome_without_call, ledger_call_answered_twice,
+ * their session: (v3, v4) each call to its one outcome — ledger_outcome_without_call, ledger_call_answered_twice,
  * ledger_call_tool_mismatch, ledger_call_without_outcome, ledger_call_pending (warning: the last record of
  * an unclosed ledger is a call without an answer), see `checkCallPairing`; (every version) each served
  * range, search hit and followed note to the session's `policy_receipt` — ledger_policy_violation,
@@ -457,6 +481,11 @@ export async function verifyLedger(text: string, options: VerifyLedgerOptions = 
       fail(i, 'ledger_record_hash_mismatch', `seq ${i} (line ${i + 1}) has record_hash ${rec.record_hash}, but its content hashes to ${recomputed}: the record was edited`, '/record_hash');
       break;
     }
+    const reform = notCanonical(line, rec, rec.schema_version);
+    if (reform !== null) {
+      fail(i, 'ledger_not_canonical', `${file ?? 'the ledger'} line ${i + 1} (seq ${i}) is not the byte form its record was written in: ${reform}; the record_hash covers that form, so these bytes are another document than the one hashed (re-saved or re-formatted after the run)`);
+      break;
+    }
     const names = kindNames(rec.schema_version);
     if (version !== null && rec.schema_version !== version) {
       fail(i, 'ledger_version_mixed', `seq ${i} (line ${i + 1}) is a ${rec.schema_version} record in a ${version} ledger; expected one format version per ledger`, '/schema_version');
@@ -509,8 +538,9 @@ export async function verifyLedger(text: string, options: VerifyLedgerOptions = 
     else report.totals.refused += 1;
   }
   const chainIntact = report.first_bad_seq === null;
-  if (version === LEDGER_SCHEMA_VERSION) report.totals.unanswered = checkCallPairing(good, !chainIntact ? 'broken' : report.closed ? 'closed' : 'open', findings, at);
-  if (version === LEDGER_SCHEMA_VERSION && chainIntact && report.closed) checkClosingTotals(good[good.length - 1]!, report.totals, findings, at(good.length));
+  const paired = version === LEDGER_SCHEMA_VERSION || version === LEDGER_V3_SCHEMA_VERSION;
+  if (paired) report.totals.unanswered = checkCallPairing(good, !chainIntact ? 'broken' : report.closed ? 'closed' : 'open', findings, at);
+  if (paired && chainIntact && report.closed) checkClosingTotals(good[good.length - 1]!, report.totals, findings, at(good.length));
   if (good.length > 0) checkServedPolicy(viewLedger(good), options.index, findings, file);
   if (report.first_bad_seq === null) {
     if (options.head !== undefined && options.head !== report.head_hash) {
@@ -664,7 +694,7 @@ function checkServedPolicy(view: LedgerView, index: VaultIndex | undefined, find
   }
 }
 
-/** Opening and closing kinds of a format version (v2 and v3 share seed 004's names). */
+/** Opening and closing kinds of a format version (v2 to v4 share seed 004's names). */
 function kindNames(version: string): { open: string; close: string } {
   return version === LEDGER_V1_SCHEMA_VERSION ? { open: 'session_start', close: 'session_end' } : { open: 'SESSION_OPENED', close: 'SESSION_CLOSED' };
 }

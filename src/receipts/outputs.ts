@@ -45,6 +45,20 @@ export function refuseLockLikeNames(targets: readonly { abs: string; option: str
 }
 
 /**
+ * Refuse an output file named with a trailing path separator (`--ledger out/`): a trailing `/` (or `\`)
+ * always means a folder (as `keygen --out` reads it), and these outputs are files, so writing one under the
+ * folder's name (`out`) would be silent data loss of the user's meaning. `given` is the path as typed:
+ * `resolve` drops the separator.
+ * @throws LoretraceError `usage` (exit 2), naming the option and the path.
+ */
+export function refuseFolderNames(targets: readonly { given: string; option: string }[]): void {
+  for (const t of targets) {
+    if (!/[\\/]$/.test(t.given)) continue;
+    throw new LoretraceError('usage', `${t.option} ${t.given} ends in a path separator, so it names a folder; expected the path of a file to write (nothing written)`, { file: t.given, expected: 'a file path, not ending in / or \\' }, 2);
+  }
+}
+
+/**
  * Refuse outputs that would overwrite a locked file (always) or an existing file (unless `force`); checked
  * before anything is built or written.
  * @throws LoretraceError `output_named_like_lock` ({@link refuseLockLikeNames}), `output_symlink` (a symlink on

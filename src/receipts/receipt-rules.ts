@@ -9,7 +9,8 @@
 import { LoretraceError } from '../errors.js';
 import type { NoteRecord, VaultIndex, VaultPath } from '../types.js';
 import { getNote } from '../indexer/lookup.js';
-import { hiddenSectionOf } from '../policy/sections.js';
+import { hiddenSectionsOf } from '../policy/sections.js';
+import type { HiddenSection } from '../policy/types.js';
 import { isUnderPrefix, parseRef } from '../refs/ref.js';
 import { parseStopCondition } from '../policy/stop-conditions.js';
 import { preview } from '../contracts/rules.js';
@@ -66,6 +67,12 @@ export interface ReceiptRules {
   after: ReceiptDeny[];
   /** The `max_link_depth` row: links are followed at most `depth` hops from a seed or scope note (depth 0). */
   max_link_depth: { row: string; depth: number } | null;
+  /**
+   * The hidden sections its `Note.md#Heading` hidden_ref rows resolve to in this snapshot (lines 1-based,
+   * inclusive, on disk), in row order; [] without the vault. The proxy served such a note in its line view
+   * (src/proxy/withhold.ts `lineView`), which trace verification reads a responder's citations in.
+   */
+  sections: HiddenSection[];
 }
 
 /**
@@ -87,7 +94,7 @@ export function readReceiptRules(at: ReceiptAt | null, options: ReadReceiptOptio
     bad(at.pointer, `${at.pointer} must be an array of policy receipt rows (got ${preview(at.value, 100)})`, 'the policy_receipt rows of schemas/policy-receipt.schema.json ($defs/rows)');
   }
   const rows = at.value as unknown[];
-  const rules: ReceiptRules = { pointer: at.pointer, rows: rows.length, allowed: [], before: [], after: [], max_link_depth: null };
+  const rules: ReceiptRules = { pointer: at.pointer, rows: rows.length, allowed: [], before: [], after: [], max_link_depth: null, sections: [] };
   const future: { row: string; clause: string; prefix: string }[] = [];
   const ref = (input: string, row: string, kind: string) => {
     try {
@@ -121,14 +128,16 @@ export function readReceiptRules(at: ReceiptAt | null, options: ReadReceiptOptio
         // hide the whole note (which would flag reads of the note's visible parts).
         if (h.fragment?.kind === 'heading' && index === undefined) break;
         const sectionNote = h.fragment?.kind === 'heading' && index !== undefined ? paths.map((p) => getNote(index, p as VaultPath)).find((n) => n !== undefined) : undefined;
-        const section = sectionNote && index !== undefined ? hiddenSectionOf(index, sectionNote, h, row) : null;
-        if (section) {
+        const found = sectionNote && index !== undefined ? hiddenSectionsOf(index, sectionNote, h, row) : [];
+        // Every heading of that name is a hidden section (hiddenSectionsOf), as compilePolicy hides them.
+        for (const section of found) {
+          rules.sections.push(section);
           rules.before.push({
             row, kind, clause, what: `hidden lore (lines ${section.line_start}-${section.line_end} are a hidden section)`,
             denies: (p, _note, lines) => p === section.path && lines[0] <= section.line_end && lines[1] >= section.line_start,
           });
-          break;
         }
+        if (found.length > 0) break;
         rules.before.push({ row, kind, clause, what: 'hidden lore', denies: (p) => paths.some((x) => isUnderPrefix(p, x)) });
         break;
       }

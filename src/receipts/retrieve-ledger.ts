@@ -120,7 +120,6 @@ export function recordRetrieval<C extends RetrievalRun['capture']>(index: VaultI
     packet_file: options.packetFile ?? null,
     namespace: index.namespace,
     snapshot_id: index.snapshot_id,
-    lore_root: index.root,
     mode: 'coordinator_scoped_retrieval',
     policy_receipt: [...run.capture.policy_receipt],
     budgets: {},

@@ -11,6 +11,7 @@
  */
 import { LoretraceError } from '../errors.js';
 import type { Chunk, NoteRecord, VaultIndex } from '../types.js';
+import type { HiddenSection } from '../policy/types.js';
 import { readNoteLines } from '../indexer/lookup.js';
 import { sliceLines } from '../notes/lines.js';
 import { parseRef } from '../refs/ref.js';
@@ -18,12 +19,15 @@ import { preview } from '../contracts/rules.js';
 import type { ResearchTraceEntry, TraceOrigin } from '../contracts/types.js';
 import { checkBacking, checkSeeds, loadTraceLedgers } from './trace-ledger.js';
 import type { LedgerHeadPin, SeedVerdict, TraceLedgerInput, TraceLedgerVerdict } from './trace-ledger.js';
-import { entryWording, parseTraceId } from './ledger-export.js';
+import { entryWording, ledgerReadRefs, parseTraceId, refsNotRead } from './ledger-export.js';
+import type { RefNotRead } from './ledger-export.js';
 import { readReceiptRules, receiptDenial } from './receipt-rules.js';
 import type { ReceiptAt, ReceiptRules } from './receipt-rules.js';
 import { AUTHORSHIP_CODES, AUTHORSHIP_NOT_CHECKED, verificationVerdict } from './signing.js';
 import type { TrustedKey, VerificationVerdict } from './signing.js';
 import { isJsonObject } from '../contracts/json-object.js';
+import { lineView } from '../proxy/withhold.js';
+import type { LineView } from '../proxy/withhold.js';
 
 
 /**
@@ -65,7 +69,9 @@ import { isJsonObject } from '../contracts/json-object.js';
  *    recorded every entry.
  *
  * More dispositions are counted in `totals` but given to no entry: `seed_not_consulted` (per required
- * seed of a responder-lane ledger never read, an error), `ledger_not_closed` (per given ledger without
+ * seed of a responder-lane ledger never read, an error), `claimed_not_read` (per `consulted_refs` /
+ * `followed_refs` entry of a capture fragment or a capture's `lore_access` that the ledgers its entries name
+ * never served or followed — `refsNotRead`, the rule `capture check` applies; an error), `ledger_not_closed` (per given ledger without
  * its closing record and with no pinned head, a warning that makes the capture a draft), and per given
  * ledger whose authorship fails, its code — `ledger_unsigned`, `ledger_untrusted_signer` (only with
  * trusted keys), `ledger_signature_invalid` (always) — each an error that fails the file.
@@ -84,6 +90,7 @@ export type TraceDisposition =
   | 'ledger_broken'
   | 'ledger_untrusted'
   | 'seed_not_consulted'
+  | 'claimed_not_read'
   | 'ledger_not_closed'
   | 'ledger_unsigned'
   | 'ledger_untrusted_signer'
@@ -104,6 +111,7 @@ export const TRACE_DISPOSITIONS: readonly TraceDisposition[] = [
   'ledger_broken',
   'ledger_untrusted',
   'seed_not_consulted',
+  'claimed_not_read',
   'ledger_not_closed',
   'ledger_unsigned',
   'ledger_untrusted_signer',
@@ -189,13 +197,21 @@ export interface TraceVerificationReport {
   /** Responder lane: each required seed of each given ledger and whether it was read. */
   seeds: SeedVerdict[];
   /**
+   * Each `consulted_refs` / `followed_refs` entry of the input (a capture fragment's, a capture's `lore_access`)
+   * that the ledgers its trace entries name never served or followed (`claimed_not_read`, counted in `totals`),
+   * with the ledger(s) it was checked against; [] when every claimed ref is a read the ledgers record, or when
+   * no ledger named by an entry verifies (its entries then fail on their own).
+   */
+  refs_not_read: (RefNotRead & { ledgers: string[] })[];
+  /**
    * Whether the ledgers' authorship was checked (trusted keys given, `--trust-key`) and the key ids
    * trusted; `note` is `authorship not checked (no --trust-key)` when it was not, else null.
    */
   authorship: { checked: boolean; trusted_key_ids: string[]; note: string | null };
   /**
    * Count per disposition, every key of {@link TRACE_DISPOSITIONS} always present: entries for the first
-   * twelve, seeds for `seed_not_consulted`, ledgers for `ledger_not_closed` and the three authorship codes.
+   * twelve, seeds for `seed_not_consulted`, claimed refs for `claimed_not_read` ({@link refs_not_read}), ledgers
+   * for `ledger_not_closed` and the three authorship codes.
    */
   totals: Record<TraceDisposition, number>;
   /** runner_captured entries checked, how many of them did not pass, and how many are ledger-backed. */
@@ -213,15 +229,19 @@ export interface TraceVerificationReport {
   /**
    * Every check but authorship passed: at least one entry was checked, every runner_captured entry is
    * verified and ledger-backed, no entry is `unbacked`, no responder_reported entry fails a vault check
-   * (`isFailedResponderEntry`), no required seed is unread, no given ledger is broken or fails its
-   * authorship, and the packet file a lock lists (when given) is `unchanged`, and so is the input file
+   * (`isFailedResponderEntry`), no required seed is unread, no consulted or followed ref is claimed that the
+   * ledgers never recorded (`claimed_not_read`), no given ledger is broken or fails its
+   * authorship, and the packet file a lock lists or a named ledger pins (when given) is `unchanged`, and so is the input file
    * itself when a lock lists it as an output.
    */
   integrity_ok: boolean;
   /** True when a given ledger is `ledger_not_closed`: whatever `ok` says, a capture it backs is a draft. */
   draft: boolean;
   entries: TraceEntryVerdict[];
-  /** Present when the caller gave the packet file a lock lists ({@link VerifyTraceOptions.packetFile}). */
+  /**
+   * Present when the caller gave the packet file a lock lists ({@link VerifyTraceOptions.packetFile}), or —
+   * without it — the packet the `SESSION_OPENED` of a ledger the entries name pins ({@link VerifyTraceOptions.ledgerPackets}).
+   */
   packet_file?: TracePacketFileCheck;
   /** Present when the caller gave the sha256 a lock records for the input itself ({@link VerifyTraceOptions.inputFile}). */
   input_file?: TraceInputFileCheck;
@@ -286,6 +306,15 @@ export interface VerifyTraceOptions {
    * input whose bytes are no longer the locked ones (`changed`) fails the report.
    */
   inputFile?: { file: string; locked_sha256: string; sha256: string; source: string };
+  /**
+   * The packet each given ledger's `SESSION_OPENED` pins (`packet_sha256`, `packet_file`), re-hashed by the
+   * caller: `ledger_id` the ledger's, the rest as {@link packetFile} with `locked_sha256` the sha256 the ledger
+   * pins and `source` naming the ledger. Applied when `packetFile` is not given (no lock holds the input, or
+   * its lock lists no packet): the one for the ledger the input's first ledger-bound entry names is reported as
+   * `packet_file`, so a packet edited after the run fails the report as it fails `lock verify` (seed 004: the
+   * ledger's hashes are the receipt).
+   */
+  ledgerPackets?: readonly { ledger_id: string; file: string; locked_sha256: string; sha256: string | null; source: string }[];
   /**
    * Runner public keys (`--trust-key`, src/receipts/signing.ts): given, a ledger must be signed by one of
    * them to back anything. Absent or empty: authorship is not checked, and `report.authorship` says so.
@@ -607,6 +636,7 @@ function checkLocation(
   index: VaultIndex,
   lookup: Lookup,
   rules: ReceiptRules | null,
+  view?: LineView,
 ): { failure: TraceFailure | 'policy_violation'; detail: string } | { note: NoteRecord } {
   const ns = index.namespace;
   let parsed: ReturnType<typeof parseRef>;
@@ -642,10 +672,13 @@ function checkLocation(
     };
   }
   const frag = parsed.fragment;
-  if (frag && frag.kind === 'lines' && (e.line_start < frag.start || e.line_end > frag.end)) {
+  // A `#La-Lb` of a responder's ref in a research session's line view names view lines too: compared at disk lines.
+  const fragStart = frag && frag.kind === 'lines' ? (view ? view.firstDisk(frag.start) : frag.start) : 0;
+  const fragEnd = frag && frag.kind === 'lines' ? (view ? view.lastDisk(frag.end) : frag.end) : 0;
+  if (frag && frag.kind === 'lines' && (e.line_start < fragStart || e.line_end > fragEnd)) {
     return {
       failure: 'out_of_range',
-      detail: `lines ${e.line_start}-${e.line_end} are not inside the source_ref's range L${frag.start}-L${frag.end}`,
+      detail: `lines ${e.line_start}-${e.line_end} are not inside the source_ref's range L${frag.start}-L${frag.end}${view ? ` (disk lines ${fragStart}-${fragEnd})` : ''}`,
     };
   }
   const chunk = (lookup.chunks.get(refPath) ?? []).find((c) => c.chunk_index === e.chunk_index);
@@ -707,7 +740,7 @@ function checkLocation(
  *   const report = await verifyTrace(await indexVault('lore-fixtures/FixtureLore'), fragment, { file: 'frag.json' });
  *   report.totals // { verified: 0, …, unbacked: 3, … } — without its ledger, no entry is backed
  *   const backed = await verifyTrace(index, fragment, { ledgers: [{ file: 'run.ledger.jsonl', text }] });
- *   backed.totals // { verified: 3, text_mismatch: 0, …, unbacked: 0, ledger_mismatch: 0, ledger_broken: 0, seed_not_consulted: 0, ledger_not_closed: 0 }
+ *   backed.totals // { verified: 3, text_mismatch: 0, …, unbacked: 0, ledger_mismatch: 0, ledger_broken: 0, seed_not_consulted: 0, claimed_not_read: 0, ledger_not_closed: 0 }
  */
 export async function verifyTrace(
   index: VaultIndex,
@@ -719,22 +752,50 @@ export async function verifyTrace(
   const checked = located.found.map(({ pointer, entry }) => ({ pointer, e: checkEntry(entry, pointer, where || 'input'), query: typeof entry['query'] === 'string' ? (entry['query'] as string) : null }));
   const drift = located.recorded !== null && located.recorded !== index.snapshot_id;
   const rules = readReceipt(located.receipt ?? options.policyReceipt ?? null, index, where || 'input');
-  const ledgers = await loadLedgersFor(checked.map((c) => c.e), located, options);
-  const vault = { index, lookup: buildLookup(index), rules, linesCache: new Map<string, string[]>(), drift, recorded: located.recorded };
-  const backing: BackingContext = { located, ledgers, packet: expectedPacket(input, located.kind, options), index, lookup: vault.lookup, rules, ledgerRules: new Map(), bound: new Map() };
+  const named = checked.map((c) => parseTraceId(c.e.trace_id)?.ledger_id).find((id) => id !== undefined) ?? null;
+  const ledgers = await loadLedgersFor(named, located, options);
+  const lookup = buildLookup(index);
+  const ledgerRules = new Map<string, ReceiptRules | null>();
+  const vault = { index, lookup, rules, linesCache: new Map<string, string[]>(), drift, recorded: located.recorded, views: checked.some((c) => c.e.origin === 'responder_reported') ? sessionLineViews(ledgers, index, lookup, ledgerRules) : new Map<string, SessionView>() };
+  const backing: BackingContext = { located, ledgers, packet: expectedPacket(input, located.kind, options), index, lookup, rules, ledgerRules, bound: new Map() };
   const entries: TraceEntryVerdict[] = [];
   for (const { pointer, e, query } of checked) {
     const verdict = await vaultVerdict(e, pointer, vault);
     entries.push(ledgerVerdict(verdict, e, query, backing));
   }
-  return summarise({ index, options, kind: located.kind, recorded: located.recorded, drift, rules, status: located.status, entries, ledgers });
+  const notRead = claimedRefsNotRead(input, located.kind, checked.map((c) => c.e), ledgers);
+  return summarise({ index, options, kind: located.kind, recorded: located.recorded, drift, rules, status: located.status, entries, ledgers, notRead, named });
+}
+
+/**
+ * The `claimed_not_read` step of {@link verifyTrace}: each `consulted_refs` / `followed_refs` entry of a capture
+ * fragment (top level) or a capture (`lore_access`) that the ledgers named by its trace entries (loaded, their
+ * records verifying) never served or followed ({@link ledgerReadRefs}, {@link refsNotRead}: the rule `capture
+ * check` applies). [] for other inputs, and when no such ledger is loaded (the entries are unbacked then).
+ */
+function claimedRefsNotRead(doc: unknown, kind: TraceInputKind, entries: readonly CheckedEntry[], ledgers: Awaited<ReturnType<typeof loadTraceLedgers>>): TraceVerificationReport['refs_not_read'] {
+  const holder = kind === 'capture_fragment' ? doc : kind === 'capture' ? (doc as Record<string, unknown>)['lore_access'] : null;
+  if (!isJsonObject(holder)) return [];
+  const ids = new Set(entries.map((e) => parseTraceId(e.trace_id)?.ledger_id).filter((id): id is string => id !== undefined));
+  const backing = ledgers.filter((l) => l.view !== null && ids.has(l.view.ledger_id) && l.verdict.disposition !== 'ledger_broken');
+  if (backing.length === 0) return [];
+  const names = backing.map((l) => l.verdict.file ?? l.view!.ledger_id);
+  const base = kind === 'capture' ? '/lore_access' : '';
+  const out: TraceVerificationReport['refs_not_read'] = [];
+  for (const key of ['consulted_refs', 'followed_refs'] as const) {
+    const claimed = holder[key];
+    if (!Array.isArray(claimed)) continue;
+    const read = [...new Set(backing.flatMap((l) => ledgerReadRefs(l.view!)[key]))];
+    const label = `${kind === 'capture' ? 'lore_access.' : ''}${key}`;
+    for (const r of refsNotRead(key, claimed, read, `${base}/${key}`, label, `ledger ${names.join(', ')}`)) out.push({ ...r, ledgers: names });
+  }
+  return out;
 }
 
 /** Step 1 of {@link verifyTrace}: verify the given ledgers against every pin, the input's `ledger_head` included. */
-function loadLedgersFor(entries: readonly CheckedEntry[], located: StatusAt, options: VerifyTraceOptions): ReturnType<typeof loadTraceLedgers> {
+function loadLedgersFor(named: string | null, located: StatusAt, options: VerifyTraceOptions): ReturnType<typeof loadTraceLedgers> {
   const pins: LedgerHeadPin[] = [...(options.pins ?? [])];
   if (located.ledgerHead !== null) pins.push({ head: located.ledgerHead, source: `${options.file ?? 'the input'} /ledger_head` });
-  const named = entries.map((e) => parseTraceId(e.trace_id)?.ledger_id).find((id) => id !== undefined) ?? null;
   return loadTraceLedgers(options.ledgers ?? [], pins, named, options.trustedKeys ?? []);
 }
 
@@ -746,9 +807,82 @@ interface VaultContext {
   linesCache: Map<string, string[]>;
   drift: boolean;
   recorded: string | null;
+  /** Per note path: the line view a research session served it in (see {@link sessionLineViews}). */
+  views: ReadonlyMap<string, SessionView>;
 }
 
-/** Step 2 of {@link verifyTrace}: checks 1-5 of {@link TraceDisposition} against the vault as it is now. */
+/** A note's line view in a research session: the view, and the view line of each hidden section's marker. */
+interface SessionView {
+  view: LineView;
+  markers: number[];
+}
+
+/** The policy receipt of a loaded ledger's session, read once per ledger (cached in `cache` by ledger_id). */
+function sessionRules(view: NonNullable<Awaited<ReturnType<typeof loadTraceLedgers>>[number]['view']>, where: string, index: VaultIndex, cache: Map<string, ReceiptRules | null>): ReceiptRules | null {
+  let rules = cache.get(view.ledger_id);
+  if (rules === undefined) {
+    rules = readReceipt({ pointer: `${where} SESSION_OPENED /session/policy_receipt`, value: view.policy_receipt }, index, where);
+    cache.set(view.ledger_id, rules);
+  }
+  return rules;
+}
+
+/**
+ * The line views of the research sessions among the given ledgers (responder lane, `serve`, of this vault's
+ * namespace; a ledger whose records do not verify gives none), by note path: a note with hidden sections was served with every section
+ * counted as one marker line (docs/PROXY.md "Line numbers", src/proxy/withhold.ts `lineView`), so the line
+ * numbers its responder was given, and cites, are view lines. The sections are those the sessions' policy
+ * receipts resolve to in this snapshot (`ReceiptRules.sections`), merged per note.
+ */
+function sessionLineViews(ledgers: Awaited<ReturnType<typeof loadTraceLedgers>>, index: VaultIndex, lookup: Lookup, cache: Map<string, ReceiptRules | null>): Map<string, SessionView> {
+  const sections = new Map<string, HiddenSection[]>();
+  for (const l of ledgers) {
+    if (l.view === null || l.view.mode !== 'responder_scoped_repository_search' || l.verdict.disposition === 'ledger_broken' || l.view.namespace !== index.namespace) continue;
+    const rules = sessionRules(l.view, l.verdict.file ?? l.view.ledger_id, index, cache);
+    for (const s of rules?.sections ?? []) sections.set(s.path, [...(sections.get(s.path) ?? []), s]);
+  }
+  const out = new Map<string, SessionView>();
+  for (const [path, list] of sections) {
+    const note = lookup.notes.get(path);
+    if (note === undefined) continue;
+    const view = lineView(note.line_count, list);
+    out.set(path, { view, markers: [...new Set(list.map((s) => view.toView(s.line_start)))].sort((a, b) => a - b) });
+  }
+  return out;
+}
+
+/**
+ * A responder_reported entry's lines read in the line view its research session served ({@link sessionLineViews}):
+ * the disk lines they stand for, or why they stand for none — outside the view, or a marker line (the line that
+ * stands for a hidden section is no line of the file). Null when the entry's note was served without hidden
+ * sections (its view lines are its disk lines). 1-based, inclusive.
+ */
+function viewedLines(e: CheckedEntry, ctx: VaultContext): { line_start: number; line_end: number; view: LineView } | { failure: 'out_of_range'; detail: string } | null {
+  if (e.origin !== 'responder_reported' || ctx.views.size === 0) return null;
+  let path: string;
+  try {
+    path = parseRef(e.source_ref, { namespace: ctx.index.namespace }).path;
+  } catch {
+    return null;
+  }
+  const sv = ctx.views.get(path);
+  if (sv === undefined) return null;
+  const n = sv.view.lineCount;
+  if (e.line_end < e.line_start || e.line_end > n) {
+    return { failure: 'out_of_range', detail: `lines ${e.line_start}-${e.line_end} are not inside the line view the research session served of ${path}, which has ${n} line${n === 1 ? '' : 's'} (a hidden section counts as one line); expected 1 ≤ line_start ≤ line_end ≤ ${n}` };
+  }
+  const marker = sv.markers.find((m) => e.line_start <= m && m <= e.line_end);
+  if (marker !== undefined) {
+    return { failure: 'out_of_range', detail: `line ${marker} of the line view the research session served is the marker that stands for a hidden section of ${path}, not a line of the file; expected lines the session served` };
+  }
+  return { line_start: sv.view.firstDisk(e.line_start), line_end: sv.view.lastDisk(e.line_end), view: sv.view };
+}
+
+/**
+ * Step 2 of {@link verifyTrace}: checks 1-5 of {@link TraceDisposition} against the vault as it is now. A
+ * responder_reported entry on a note a research session served with hidden sections is checked at the disk
+ * lines its view lines stand for ({@link viewedLines}); the verdict keeps the lines the entry states.
+ */
 async function vaultVerdict(e: CheckedEntry, pointer: string, ctx: VaultContext): Promise<TraceEntryVerdict> {
   const { index } = ctx;
   let disposition: TraceDisposition;
@@ -756,7 +890,10 @@ async function vaultVerdict(e: CheckedEntry, pointer: string, ctx: VaultContext)
   let detail: string | null = null;
   let similarity: number | null = null;
   let textVerified: boolean | null = false;
-  const loc = checkLocation(e, index, ctx.lookup, ctx.rules);
+  const viewed = viewedLines(e, ctx);
+  const d: CheckedEntry = viewed !== null && !('failure' in viewed) ? { ...e, line_start: viewed.line_start, line_end: viewed.line_end } : e;
+  const at = d === e ? `lines ${e.line_start}-${e.line_end}` : `lines ${e.line_start}-${e.line_end} of the line view the research session served, disk lines ${d.line_start}-${d.line_end}`;
+  const loc = viewed !== null && 'failure' in viewed ? viewed : checkLocation(d, index, ctx.lookup, ctx.rules, viewed === null ? undefined : viewed.view);
   if ('failure' in loc) {
     // policy_violation is decided by the receipt, not the vault: never `drifted`.
     failure = loc.failure === 'policy_violation' ? null : loc.failure;
@@ -766,7 +903,7 @@ async function vaultVerdict(e: CheckedEntry, pointer: string, ctx: VaultContext)
     const path = loc.note.path;
     const lines = ctx.linesCache.get(path) ?? (await readNoteLines(index, path));
     ctx.linesCache.set(path, lines);
-    const actual = sliceLines(lines, e.line_start, e.line_end);
+    const actual = sliceLines(lines, d.line_start, d.line_end);
     similarity = tokenContainment(e.extracted_constraint, actual);
     const exact = actual === e.extracted_constraint;
     if (e.origin === 'runner_captured') {
@@ -781,11 +918,12 @@ async function vaultVerdict(e: CheckedEntry, pointer: string, ctx: VaultContext)
     } else if (e.origin === 'responder_reported' && similarity < 1) {
       failure = 'text_mismatch';
       disposition = 'text_mismatch';
-      detail = `responder_reported entry: lines ${e.line_start}-${e.line_end} of ${path} do not hold its extracted_constraint (token containment ${similarity}); expected a quote of those lines (every word in them)`;
+      detail = `responder_reported entry: ${at} of ${path} do not hold its extracted_constraint (token containment ${similarity}); expected a quote of those lines (every word in them)`;
     } else {
       disposition = 'unverifiable';
       textVerified = null;
-      detail = `${e.origin} entry: location checked, text not held to verbatim (${exact ? 'verbatim match' : `token containment ${similarity}`}); not proof of the research path`;
+      const where = d === e ? '' : ` (${at}: a hidden section counts as one line)`;
+      detail = `${e.origin} entry: location checked${where}, text not held to verbatim (${exact ? 'verbatim match' : `token containment ${similarity}`}); not proof of the research path`;
     }
   }
   let cause: TraceFailure | null = null;
@@ -862,11 +1000,7 @@ function backedEntryProblem(
   }
   // Narrow, never widen: the receipt the input (or its lock) carries may refuse more than the session did,
   // never admit more, so the ledger session's own policy is applied whatever receipt came with the input.
-  let rules = ctx.ledgerRules.get(view.ledger_id);
-  if (rules === undefined) {
-    rules = readReceipt({ pointer: `${where} SESSION_OPENED /session/policy_receipt`, value: view.policy_receipt }, ctx.index, where);
-    ctx.ledgerRules.set(view.ledger_id, rules);
-  }
+  const rules = sessionRules(view, where, ctx.index, ctx.ledgerRules);
   if (rules !== null && rules.rows > 0) {
     const path = backing.range.path;
     const detail = policyDetail(rules, path, ctx.lookup.notes.get(path), [e.line_start, e.line_end]);
@@ -901,19 +1035,22 @@ export function isFailedResponderEntry(v: Pick<TraceEntryVerdict, 'origin' | 'di
 function summarise(r: {
   index: VaultIndex; options: VerifyTraceOptions; kind: TraceInputKind; recorded: string | null; drift: boolean; rules: ReceiptRules | null;
   status: string | null; entries: TraceEntryVerdict[]; ledgers: Awaited<ReturnType<typeof loadTraceLedgers>>;
+  notRead: TraceVerificationReport['refs_not_read']; named: string | null;
 }): TraceVerificationReport {
   const { entries, rules } = r;
   const seeds = checkSeeds(r.ledgers);
   const totals = Object.fromEntries(TRACE_DISPOSITIONS.map((d) => [d, 0])) as Record<TraceDisposition, number>;
   for (const v of entries) totals[v.disposition] += 1;
   totals.seed_not_consulted = seeds.filter((s) => s.disposition === 'seed_not_consulted').length;
+  totals.claimed_not_read = r.notRead.length;
   totals.ledger_not_closed = r.ledgers.filter((l) => l.verdict.disposition === 'ledger_not_closed').length;
   for (const code of AUTHORSHIP_CODES) totals[code] = r.ledgers.filter((l) => l.verdict.disposition === code).length;
   const trusted = r.options.trustedKeys ?? [];
   const runner = entries.filter((v) => v.origin === 'runner_captured');
   const failed = runner.filter((v) => v.disposition !== 'verified').length;
   const broken = r.ledgers.some((l) => l.verdict.disposition === 'ledger_broken' || (AUTHORSHIP_CODES as readonly string[]).includes(l.verdict.disposition));
-  const pf = r.options.packetFile;
+  // Without a lock's packet, the one the named ledger's session pins (a packet edited after the run fails).
+  const pf = r.options.packetFile ?? r.options.ledgerPackets?.find((p) => p.ledger_id === r.named);
   const packetFile: TracePacketFileCheck | null = pf === undefined ? null : {
     file: pf.file, source: pf.source, locked_sha256: pf.locked_sha256, sha256: pf.sha256,
     disposition: pf.sha256 === null ? 'packet_missing' : pf.sha256 === pf.locked_sha256 ? 'unchanged' : 'packet_changed',
@@ -921,7 +1058,7 @@ function summarise(r: {
   const inf = r.options.inputFile;
   const inputFile: TraceInputFileCheck | null = inf === undefined ? null : { ...inf, disposition: inf.sha256 === inf.locked_sha256 ? 'unchanged' : 'changed' };
   const responderFailed = entries.some(isFailedResponderEntry);
-  const integrityOk = entries.length > 0 && failed === 0 && totals.unbacked === 0 && totals.seed_not_consulted === 0 && !broken && !responderFailed && (packetFile === null || packetFile.disposition === 'unchanged') && (inputFile === null || inputFile.disposition === 'unchanged');
+  const integrityOk = entries.length > 0 && failed === 0 && totals.unbacked === 0 && totals.seed_not_consulted === 0 && totals.claimed_not_read === 0 && !broken && !responderFailed && (packetFile === null || packetFile.disposition === 'unchanged') && (inputFile === null || inputFile.disposition === 'unchanged');
   // A receipt anyone could write by hand is worthless (seed 001): a report that rests on a ledger whose
   // authorship nobody checked is integrity-only, never plain verified.
   const verdict = verificationVerdict(integrityOk, r.ledgers.length > 0 && trusted.length === 0);
@@ -946,6 +1083,7 @@ function summarise(r: {
     research_trace_status: r.status,
     ledgers: r.ledgers.map((l) => l.verdict),
     seeds,
+    refs_not_read: r.notRead,
     authorship: { checked: trusted.length > 0, trusted_key_ids: trusted.map((k) => k.key_id), note: trusted.length > 0 ? null : AUTHORSHIP_NOT_CHECKED },
     totals,
     runner_captured: { checked: runner.length, failed, ledger_backed: runner.length - failed },

@@ -85,17 +85,26 @@ export function resolveRef(index: VaultIndex, ref: string | ParsedRef): Resolved
         note.headings.find((x) => x.text === f.text) ??
         note.headings.find((x) => x.text.toLowerCase() === f.text.toLowerCase());
       if (!h) throw new LoretraceError('not_found', `ref ${shown}: no heading ${JSON.stringify(f.text)} in ${note.path}`, { data: { ref: shown } });
-      const start = chunks.find((x) => x.chunk_index === h.chunk_index);
-      let end = start ? start.line_end : h.line;
-      // Extend through following chunks until a heading of the same or a shallower depth.
-      const later = note.headings.filter((x) => x.line > h.line);
-      const stop = later.find((x) => x.depth <= h.depth);
-      for (const c of chunks) {
-        if (c.line_start > h.line && (stop === undefined || c.line_start < stop.line)) end = Math.max(end, c.line_end);
-      }
-      return { path: note.path, chunk_index: h.chunk_index, line_start: h.line, line_end: end };
+      return headingSection(note, chunks, h);
     }
   }
+}
+
+/**
+ * The section of one heading of a note (Obsidian's heading-link rule): the heading line through the end of the
+ * last chunk before the next heading of the same or a shallower depth, so its sub-headings are inside it.
+ * `chunks` are the note's chunks in order. Lines 1-based, inclusive.
+ */
+export function headingSection(note: NoteRecord, chunks: readonly Chunk[], h: NoteRecord['headings'][number]): ResolvedRef {
+  const start = chunks.find((x) => x.chunk_index === h.chunk_index);
+  let end = start ? start.line_end : h.line;
+  // Extend through following chunks until a heading of the same or a shallower depth.
+  const later = note.headings.filter((x) => x.line > h.line);
+  const stop = later.find((x) => x.depth <= h.depth);
+  for (const c of chunks) {
+    if (c.line_start > h.line && (stop === undefined || c.line_start < stop.line)) end = Math.max(end, c.line_end);
+  }
+  return { path: note.path, chunk_index: h.chunk_index, line_start: h.line, line_end: end };
 }
 
 /**

@@ -17,7 +17,8 @@
  *   bind also `localhost`/`127.0.0.1`/`[::1]`; on a wildcard bind `0.0.0.0`/`::` the address of any local
  *   interface or `localhost`; see {@link acceptedHostNames}) or one of `allowedHosts`; an `Origin` header,
  *   when present, must be `http://<accepted host>`; an absolute-form target's authority must be one too
- *   (RFC 9112 §3.2.2). More than one `Authorization` header is `400` (`duplicate_authorization`).
+ *   (RFC 9112 §3.2.2). More than one `Authorization` header is `400` (`duplicate_authorization`), more than
+ *   one `Content-Type` header likewise (`duplicate_content_type`).
  * - Size limits: request target ≤ `max_url_chars` (414), JSON body ≤ `max_body_bytes` (413, collected by
  *   express's raw body reader with that limit), headers ≤ Node's default 16 KiB. The body is read with the
  *   project's strict JSON reader: invalid UTF-8 and duplicate keys are refused `400` (reason `bad_json`).
@@ -191,10 +192,13 @@ function createHttpApp(session: ProxySession, config: { allowedHosts: Set<string
   /** Refuse a request before it reaches a tool; record it when it targets a tool. */
   const refuse = async (req: Request, res: Response, status: number, code: RefusalCode, reason: string, message: string) => {
     const tool = toolOf(req.path);
+    // An MCP client reads a JSON-RPC error; the refusal code travels in `data` as in every loretrace refusal.
+    const mcpError = { code: -32000, message, data: { code, message } };
     if (tool !== null) {
       const summary = { $omitted: 'http_request', method: req.method, content_length: req.headers['content-length'] ?? null };
       try {
-        await session.recordTransportRefusal(tool, summary, code, reason, message, 'http');
+        // payload_hash: the answer's `{ error }` (a REST body is `{ error: { code, message } }`, the default).
+        await session.recordTransportRefusal(tool, summary, code, reason, message, 'http', req.path === MCP_HTTP_PATH ? { error: mcpError } : undefined);
       } catch {
         res.status(503).json({ error: { code: 'unavailable', message: 'the ledger cannot be written; the session is stopped' } });
         return;
@@ -202,8 +206,7 @@ function createHttpApp(session: ProxySession, config: { allowedHosts: Set<string
     }
     if (status === 429) res.set('Retry-After', '1');
     if (req.path === MCP_HTTP_PATH) {
-      // An MCP client reads a JSON-RPC error; the refusal code travels in `data` as in every loretrace refusal.
-      res.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message, data: { code, message } }, id: null });
+      res.status(status).json({ jsonrpc: '2.0', error: mcpError, id: null });
       return;
     }
     res.status(status).json({ error: { code, message } });
@@ -228,6 +231,12 @@ function createHttpApp(session: ProxySession, config: { allowedHosts: Set<string
     }
     if (headerCount(req.rawHeaders, 'authorization') > 1) {
       void refuse(req, res, 400, 'bad_request', 'duplicate_authorization', 'the request has more than one Authorization header; send one');
+      return;
+    }
+    // Node keeps the first Content-Type and drops the rest, so the body would be read by a type another reader
+    // of the same request (a proxy in front, a log) may take to be the second one.
+    if (headerCount(req.rawHeaders, 'content-type') > 1) {
+      void refuse(req, res, 400, 'bad_request', 'duplicate_content_type', 'the request has more than one Content-Type header; send one');
       return;
     }
     const origin = req.headers.origin;

@@ -19,13 +19,16 @@
  *   session, so both are enforced and recorded exactly like those tools (docs/PROXY.md, "Resources").
  */
 import type { Readable, Writable } from 'node:stream';
+import { z } from 'zod';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListResourcesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { CallToolResult, JSONRPCMessage, ListResourcesResult, ReadResourceResult, Resource, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, JSONRPCMessage, ListResourcesResult, ReadResourceResult, Resource, ServerNotification, ServerRequest, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ProxySession } from '../proxy/session.js';
 import { LORE_DATA_NOTICE, TOOL_DESCRIPTIONS, TOOL_NAMES, toolJsonSchemas } from '../proxy/tools.js';
-import type { ToolResult } from '../proxy/tools.js';
-import { DEFAULT_MAX_FRAME_BYTES, LineStdioTransport } from './stdio-lines.js';
+import type { ToolName, ToolResult } from '../proxy/tools.js';
+import { DEFAULT_MAX_FRAME_BYTES, JSONRPC_INVALID_PARAMS, LineStdioTransport, mcpParamsProblem } from './stdio-lines.js';
 import type { FrameRejection } from './stdio-lines.js';
 
 /** Static server instructions (no lore text). */
@@ -124,9 +127,50 @@ function resourceList(session: ProxySession, status: ToolResult<'research_status
   return { resources };
 }
 
-/** Refuse a `resources/*` request with the session's refusal as a JSON-RPC error. */
-function resourceError(refusal: { code: string; message: string }): McpError {
-  return new McpError(refusal.code === 'not_found' ? MCP_RESOURCE_NOT_FOUND : MCP_RESOURCE_REFUSED, refusal.message, { ...refusal });
+/** The error object of a JSON-RPC error answer (JSON-RPC 2.0 §5.1), as the SDK's protocol writes it. */
+interface JsonRpcErrorBody {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/**
+ * A JSON-RPC error answer: the SDK's protocol sends `{ code, message, data }` of a thrown error, and this one's
+ * message as is (the SDK's `McpError` writes `MCP error <code>: ` before it), so {@link body} is exactly the
+ * error object the client gets — what the ledger's `payload_hash` covers, as `{ error: body }`.
+ */
+class JsonRpcError extends Error {
+  constructor(readonly code: number, message: string, readonly data?: unknown) {
+    super(message);
+  }
+
+  /** The error object sent. */
+  get body(): JsonRpcErrorBody {
+    return { code: this.code, message: this.message, ...(this.data !== undefined ? { data: this.data } : {}) };
+  }
+}
+
+/** The JSON-RPC error of a refused `resources/*` request: the session's refusal, with MCP's code for it. */
+function resourceError(refusal: { code: string; message: string }): JsonRpcError {
+  return new JsonRpcError(refusal.code === 'not_found' ? MCP_RESOURCE_NOT_FOUND : MCP_RESOURCE_REFUSED, refusal.message, { ...refusal });
+}
+
+/**
+ * Call the session for a `resources/*` request whose answer is `shape(result)` or, for a refusal, the JSON-RPC
+ * error {@link resourceError}: the answer is built inside the call, so the record's `payload_hash` is the
+ * hash of exactly what is sent — the JSON-RPC `result`, or `{ error }` with the error object — and the answer
+ * may carry the outcome's ledger seq.
+ */
+async function resourceCall<T>(session: ProxySession, tool: 'lore_read' | 'research_status', args: Record<string, unknown>, shape: (result: ToolResult<ToolName>, seq: number) => T): Promise<T> {
+  let sent: { result: T } | { error: JsonRpcError } | null = null;
+  await session.call(tool, args, 'mcp', (r) => {
+    sent = r.ok ? { result: shape(r.result, r.seq) } : { error: resourceError(r.refusal) };
+    return 'result' in sent ? sent.result : { error: sent.error.body };
+  });
+  const answer = sent as { result: T } | { error: JsonRpcError } | null;
+  if (answer === null) throw new JsonRpcError(-32603, 'internal error: the session gave no answer');
+  if ('error' in answer) throw answer.error;
+  return answer.result;
 }
 
 /**
@@ -140,13 +184,40 @@ function resourceError(refusal: { code: string; message: string }): McpError {
 async function readResource(session: ProxySession, uri: string): Promise<ReadResourceResult> {
   // Any other URI goes to the session as it is: the ref grammar refuses a scheme (`bad_ref`), recorded.
   const ref = refOfLoreUri(uri) ?? uri;
-  const r = await session.call('lore_read', { ref }, 'mcp');
-  if (!r.ok) throw resourceError(r.refusal);
-  const { data } = r.result as ToolResult<'lore_read'>;
-  const provenance = { ref: data.ref, path: data.path, line_start: data.line_start, line_end: data.line_end, snapshot_id: data.snapshot_id, via: data.via, depth: data.depth };
-  return {
-    contents: [{ uri, mimeType: 'text/markdown', text: data.content, _meta: { [MCP_PROVENANCE_META_KEY]: provenance, 'loretrace/notice': LORE_DATA_NOTICE, [MCP_SEQ_META_KEY]: r.seq } }],
-  };
+  return resourceCall(session, 'lore_read', { ref }, (result, seq): ReadResourceResult => {
+    const { data } = result as ToolResult<'lore_read'>;
+    const provenance = { ref: data.ref, path: data.path, line_start: data.line_start, line_end: data.line_end, snapshot_id: data.snapshot_id, via: data.via, depth: data.depth };
+    return {
+      contents: [{ uri, mimeType: 'text/markdown', text: data.content, _meta: { [MCP_PROVENANCE_META_KEY]: provenance, 'loretrace/notice': LORE_DATA_NOTICE, [MCP_SEQ_META_KEY]: seq } }],
+    };
+  });
+}
+
+/** The methods whose `params` the server checks itself ({@link mcpParamsProblem}) instead of the SDK's schemas. */
+type LoreMethod = 'tools/call' | 'resources/list' | 'resources/read';
+
+/**
+ * A request schema that only names the method: the SDK parses every request with the schema its handler was
+ * registered with and answers a mismatch `-32603` with a multi-line zod dump before any handler runs (and
+ * `Server` checks `tools/call` against `CallToolRequestSchema` first, answering `-32602` with the same dump),
+ * so a malformed request would never reach the ledger. With this schema the handler gets `params` as sent
+ * and checks it with {@link mcpParamsProblem}, the check the stdio framing runs.
+ */
+function methodOnly<M extends LoreMethod>(method: M) {
+  return z.object({ method: z.literal(method), params: z.unknown().optional() });
+}
+
+/**
+ * Refuse a request whose `params` {@link mcpParamsProblem} finds malformed: record it as the stdio framing
+ * records such a frame (a `TOOL_CALL` and a `TOOL_REFUSED` with tool = the method, code `bad_request`, reason
+ * `invalid_params`, the params as sent, bounded), then throw the one-line `-32602` answer.
+ */
+async function refuseBadParams(session: ProxySession, method: LoreMethod, params: unknown, extra: RequestHandlerExtra<ServerRequest, ServerNotification>): Promise<void> {
+  const problem = mcpParamsProblem(method, params);
+  if (problem === null) return;
+  const error = new JsonRpcError(JSONRPC_INVALID_PARAMS, problem);
+  await session.recordTransportRefusal(method, { jsonrpc: { id: extra.requestId, method, params: params ?? null } }, 'bad_request', 'invalid_params', `${problem} (JSON-RPC ${JSONRPC_INVALID_PARAMS})`, 'mcp', { error: error.body });
+  throw error;
 }
 
 /**
@@ -160,8 +231,12 @@ export function createMcpServer(session: ProxySession, version = '0.1.0'): Serve
   );
   const tools = mcpToolList(session);
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
-  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
-    const r = await session.call(request.params.name, request.params.arguments ?? {}, 'mcp');
+  // Registered through Protocol's setRequestHandler, as `Server.setRequestHandler` does for every other
+  // method: Server's own override validates tools/call with the SDK's schema before the handler (see methodOnly).
+  Protocol.prototype.setRequestHandler.call(server, methodOnly('tools/call'), async (request, extra): Promise<CallToolResult> => {
+    await refuseBadParams(session, 'tools/call', request.params, extra);
+    const params = request.params as { name: string; arguments?: Record<string, unknown> };
+    const r = await session.call(params.name, params.arguments ?? {}, 'mcp');
     if (r.ok) {
       const structured = r.result as unknown as Record<string, unknown>;
       return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured, _meta: { [MCP_SEQ_META_KEY]: r.seq } };
@@ -172,12 +247,14 @@ export function createMcpServer(session: ProxySession, version = '0.1.0'): Serve
       _meta: { [MCP_REFUSAL_META_KEY]: { ...r.refusal }, [MCP_SEQ_META_KEY]: r.seq },
     };
   });
-  server.setRequestHandler(ListResourcesRequestSchema, async (): Promise<ListResourcesResult> => {
-    const r = await session.call('research_status', {}, 'mcp');
-    if (!r.ok) throw resourceError(r.refusal);
-    return resourceList(session, r.result as ToolResult<'research_status'>);
+  server.setRequestHandler(methodOnly('resources/list'), async (request, extra): Promise<ListResourcesResult> => {
+    await refuseBadParams(session, 'resources/list', request.params, extra);
+    return resourceCall(session, 'research_status', {}, (result) => resourceList(session, result as ToolResult<'research_status'>));
   });
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => readResource(session, request.params.uri));
+  server.setRequestHandler(methodOnly('resources/read'), async (request, extra): Promise<ReadResourceResult> => {
+    await refuseBadParams(session, 'resources/read', request.params, extra);
+    return readResource(session, (request.params as { uri: string }).uri);
+  });
   return server;
 }
 
@@ -216,7 +293,8 @@ export interface McpStdioOptions {
  * (`parse_error`, `invalid_request`, `frame_too_large`, `invalid_params`, `method_not_found`).
  */
 async function recordRejection(session: ProxySession, r: FrameRejection): Promise<void> {
-  await session.recordTransportRefusal(r.method ?? '(jsonrpc)', { jsonrpc: { id: r.id, method: r.method, bytes: r.bytes, params: r.params ?? null } }, 'bad_request', r.reason, `${r.message} (JSON-RPC ${r.code})`, 'mcp');
+  // payload_hash: the error object the framing writes (`{ code, message }`, LineStdioTransport.reject).
+  await session.recordTransportRefusal(r.method ?? '(jsonrpc)', { jsonrpc: { id: r.id, method: r.method, bytes: r.bytes, params: r.params ?? null } }, 'bad_request', r.reason, `${r.message} (JSON-RPC ${r.code})`, 'mcp', { error: { code: r.code, message: r.message } });
 }
 
 /**

@@ -15,8 +15,9 @@
  *     a bad id), or a frame over `maxFrameBytes` (its bytes are skipped up to the next newline, never
  *     buffered; the id is read from the frame's first 4 KiB when it can be, so the caller's request settles);
  *   - `-32602` invalid params — `params` nests deeper than `MAX_ARGUMENT_DEPTH` + 1 levels (checked before
- *     anything walks it; recorded as a bounded summary), `params` is not an object, or `tools/call` has no
- *     string `name` or an `arguments` that is not an object;
+ *     anything walks it; recorded as a bounded summary), `params` is not an object, `tools/call` has no
+ *     string `name` or an `arguments` that is not an object, `resources/read` no string `uri`, or
+ *     `resources/list` a `cursor` that is not a string ({@link mcpParamsProblem});
  *   - `-32601` method not found — a request for a method the server does not offer.
  * Messages are one line each, echo no more than 64 escaped characters of the input, and carry no stack.
  * The connection stays open after any rejection.
@@ -73,6 +74,33 @@ export interface LineStdioOptions {
 }
 
 const ID_SNIFF_BYTES = 4096;
+
+/** How a JSON value is named in a message: `an array`, `null`, `a number` … */
+function kindOf(v: unknown): string {
+  return Array.isArray(v) ? 'an array' : v === null ? 'null' : typeof v === 'object' ? 'an object' : `a ${typeof v}`;
+}
+
+/**
+ * The one-line `-32602` message for the `params` of a request the server answers with lore — `tools/call`
+ * (a string `name`, an object `arguments` when present), `resources/read` (a string `uri`), `resources/list`
+ * (a string `cursor` when present) — or null when they are well-formed (`params` itself is known to be an
+ * object or absent). The SDK's request schemas would refuse them too, but with `-32603` and a multi-line zod
+ * dump and before any loretrace code runs, so the request would never reach the ledger: the stdio framing
+ * answers these frames itself, and the MCP server's own handlers (src/server/mcp.ts, reached over Streamable
+ * HTTP and in-process transports) check them with this same function before the session is called.
+ */
+export function mcpParamsProblem(method: string, params: unknown): string | null {
+  const p = (isJsonObject(params) ? params : {}) as Record<string, unknown>;
+  if (method === 'tools/call') {
+    if (typeof p.name !== 'string') return 'invalid params: tools/call needs "name", a string (the tool to call)';
+    if (p.arguments !== undefined && !isJsonObject(p.arguments)) return `invalid params: "arguments" of tools/call must be an object, not ${kindOf(p.arguments)}`;
+  } else if (method === 'resources/read') {
+    if (typeof p.uri !== 'string') return `invalid params: resources/read needs "uri", a string (the lore:// URI of the note to read)${p.uri === undefined ? '' : `, not ${kindOf(p.uri)}`}`;
+  } else if (method === 'resources/list') {
+    if (p.cursor !== undefined && typeof p.cursor !== 'string') return `invalid params: "cursor" of resources/list must be a string, not ${kindOf(p.cursor)}`;
+  }
+  return null;
+}
 
 /** A JSON-RPC id as JSON-RPC 2.0 allows it (string or number; null is not an id to answer with). */
 function isId(v: unknown): v is string | number {
@@ -220,19 +248,14 @@ export class LineStdioTransport implements Transport {
       return at('invalid_params', JSONRPC_INVALID_PARAMS, id, method, `invalid params: "params" of ${shownInput(method, 64)} are nested deeper than ${MAX_ARGUMENT_DEPTH + 1} levels (tool arguments at most ${MAX_ARGUMENT_DEPTH})`, { $omitted: 'nested', levels_over: MAX_ARGUMENT_DEPTH + 1 });
     }
     if (value.params !== undefined && !isJsonObject(value.params)) {
-      return at('invalid_params', JSONRPC_INVALID_PARAMS, id, method, `invalid params: "params" of ${shownInput(method, 64)} must be an object, not ${Array.isArray(value.params) ? 'an array' : value.params === null ? 'null' : `a ${typeof value.params}`}`, value.params);
+      return at('invalid_params', JSONRPC_INVALID_PARAMS, id, method, `invalid params: "params" of ${shownInput(method, 64)} must be an object, not ${kindOf(value.params)}`, value.params);
     }
     const offered = this.options.methods();
     if (!offered.includes(method)) {
       return at('method_not_found', JSONRPC_METHOD_NOT_FOUND, id, method, `method not found: ${shownInput(method, 64)}; this server offers ${offered.join(', ')}`, value.params ?? null);
     }
-    if (method === 'tools/call') {
-      const p = (value.params ?? {}) as Record<string, unknown>;
-      if (typeof p.name !== 'string') return at('invalid_params', JSONRPC_INVALID_PARAMS, id, method, 'invalid params: tools/call needs "name", a string (the tool to call)', value.params ?? null);
-      if (p.arguments !== undefined && !isJsonObject(p.arguments)) {
-        return at('invalid_params', JSONRPC_INVALID_PARAMS, id, method, `invalid params: "arguments" of tools/call must be an object, not ${Array.isArray(p.arguments) ? 'an array' : p.arguments === null ? 'null' : `a ${typeof p.arguments}`}`, value.params);
-      }
-    }
+    const bad = mcpParamsProblem(method, value.params);
+    if (bad !== null) return at('invalid_params', JSONRPC_INVALID_PARAMS, id, method, bad, value.params ?? null);
     return null;
   }
 

@@ -91,6 +91,8 @@ export interface LoadedVaultConfig {
  * (optional: absent ⇒ `{}` and `file: null`).
  *
  * @throws LoretraceError `config_not_found` (exit 2) — `configPath` does not exist.
+ * @throws LoretraceError `vault_not_a_directory` (exit 2) — no `configPath` and `vaultRoot` is a file, a FIFO or
+ *   anything else that is not a directory (as `vaultRoot` in src/vault/scan.ts says it).
  * @throws LoretraceError `bad_config` (exit 2) — an unreadable file, or schema violations (each pointer
  *   (RFC 6901) and what was expected); `not_utf8`, `bad_json`, `duplicate_key` (exit 2) from the strict JSON
  *   reader, naming `config file <file>`.
@@ -103,9 +105,16 @@ export async function loadVaultConfig(vaultRoot: string, options: LoadVaultConfi
   try {
     await stat(file);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') {
       if (!explicit) return { config: {}, file: null };
       throw new LoretraceError('config_not_found', `config file not found: ${file}`, { file, expected: 'an existing JSON file' }, 2);
+    }
+    // `<vault>/loretrace.config.json` under a vault path that is a file (or a FIFO): the problem is the vault
+    // path the user named, answered as the vault scan answers it — not a system error about a config file
+    // the user never named.
+    if (code === 'ENOTDIR' && !explicit) {
+      throw new LoretraceError('vault_not_a_directory', `vault path is not a directory: ${vaultRoot}`, { file: vaultRoot, expected: 'a directory of markdown notes' }, 2);
     }
   }
   let bytes: Buffer;

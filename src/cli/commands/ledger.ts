@@ -26,6 +26,7 @@ import { documentText, guardOutputs, lockTarget, readInputBytes, writeAllAtomic 
 import { addIntegrityOnlyOption, addTrustKeyOption, integrityOnlyVerdict, trustedKeysFromOptions, verdictPasses } from '../keys.js';
 import type { IntegrityOnlyOption } from '../keys.js';
 import { authorshipCode } from '../../receipts/signing.js';
+import { LoretraceError } from '../../errors.js';
 import type { LedgerAuthorship } from '../../receipts/signing.js';
 
 /**
@@ -109,6 +110,17 @@ export function renderLedgerReport(r: LedgerVerifyReport, pinned?: PinnedHeadLoc
   return out.join('\n') + '\n';
 }
 
+/**
+ * The `--head <record_hash>` value, checked: a record_hash is SHA-256 in lower-case hex (docs/PROXY.md,
+ * "Ledger"), so anything else — `""` above all, which no record has — pins no record and is a usage error,
+ * not a verdict that records were cut off.
+ * @throws LoretraceError `bad_option` (exit 2) naming `--head`, the value and what was expected.
+ */
+export function headOption(value: string | undefined): string | undefined {
+  if (value === undefined || /^[0-9a-f]{64}$/.test(value)) return value;
+  throw new LoretraceError('bad_option', `--head ${JSON.stringify(value.slice(0, 80))} is not a record_hash; expected the 64 lower-case hex digits of the last record's record_hash, as ledger verify and ledger export print it`, { expected: 'a record_hash: 64 lower-case hex digits', data: { option: '--head' } }, 2);
+}
+
 /** Register `loretrace ledger` on the program; its action writes to `ctx` and sets `ctx.exitCode`. */
 export function register(program: Command, ctx: CliContext): void {
   const ledger = program.command('ledger').description('verify or export a research-proxy ledger (hash-chained JSONL)');
@@ -120,6 +132,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--json', 'print the verification report as JSON')))
     .action(
       action(ctx, async (file: string, opts: Partial<VaultCliOptions> & IntegrityOnlyOption & { head?: string; trustKey?: string[] }) => {
+        headOption(opts.head);
         const trustedKeys = await trustedKeysFromOptions(ctx, opts);
         const text = await readLedgerFile(ctx, file);
         let index;
@@ -143,6 +156,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--json', 'print a summary as JSON')
     .action(
       action(ctx, async (file: string, opts: Partial<VaultCliOptions> & { out: string; head?: string; force?: boolean }) => {
+        headOption(opts.head);
         const outAbs = resolve(ctx.cwd, opts.out);
         await guardOutputs([{ abs: outAbs, option: '--out' }, { abs: lockPathFor(outAbs), option: 'the lock file' }], opts.force === true);
         // The same cap and strict UTF-8 as `ledger verify` (readLedgerFile): one ledger, one reading of it.

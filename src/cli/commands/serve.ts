@@ -26,6 +26,7 @@ import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
 import { addVaultOptions, inputCap, readInputText, vaultIndexOptions, type VaultCliOptions } from '../vault-options.js';
 import { addSigningKeyOption, signerFromOptions } from '../keys.js';
+import { refuseFolderNames, refuseLockLikeNames } from '../../receipts/outputs.js';
 
 /** Largest `--token-file` read, in bytes (a bearer token is a line, not a document). */
 const TOKEN_FILE_MAX_BYTES = 4096;
@@ -105,6 +106,10 @@ export function register(program: Command, ctx: CliContext): void {
           }
         }
         if (target) assertHttpBindAllowed(target.host, { allowRemote: opts.allowRemote === true, ...(token !== undefined ? { token } : {}) });
+        // The ledger is an output file like retrieve's: never a folder name, never named like a lock (lock verify
+        // and capture check would read it as one) — refused before anything is read or indexed.
+        refuseFolderNames([{ given: opts.ledger, option: '--ledger' }]);
+        refuseLockLikeNames([{ abs: resolve(ctx.cwd, opts.ledger), option: '--ledger' }]);
         // Same one-line refusal as every other command for an unreadable input, before anything is indexed.
         await readInputText(ctx, opts.packet, 'responder packet');
         const signer = await signerFromOptions(ctx, opts);

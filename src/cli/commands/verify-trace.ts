@@ -11,7 +11,8 @@
  * (packets, projected contexts, locks) are listed as skipped. With no `--ledger`, `--lock` or `--head`, a trace
  * input named on the command line gets the ledger of the lock that lists it (`findLockFor`, the rule
  * `capture check` uses: `retrieve` locks its packet, ledger and fragment together), and the output names that
- * lock (`found_locks` in the JSON). Exit 0 when every file passes with established authorship; 1 when any
+ * lock (`found_locks` in the JSON). Without a lock's packet, the packet the ledger's `SESSION_OPENED` pins is
+ * re-hashed (`ledgerPinnedPackets`), and a fragment's claimed refs are held to the ledger (`claimed_not_read`). Exit 0 when every file passes with established authorship; 1 when any
  * fails (or on invalid input), or when a file passes only on integrity — it rests on a ledger and no trusted
  * key was given (`UNAUTHENTICATED`; `--integrity-only` accepts it with exit 0, its verdict still saying so);
  * 2 on usage errors (unreadable: `file_not_found`, non-JSON: `bad_json`). The trusted keys (`--trust-key`, else
@@ -20,7 +21,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readdir, stat } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { TRACE_DISPOSITIONS, isFailedResponderEntry, verifyTrace } from '../../receipts/verify-trace.js';
 import type { TraceDisposition, TraceVerificationReport, VerifyTraceOptions } from '../../receipts/verify-trace.js';
@@ -33,7 +34,7 @@ import { parseJsonDocument } from '../../contracts/validate.js';
 import { exportLedger } from '../../receipts/ledger-export.js';
 import { findLockFor, lockListsOutput, lockedOutput, lockedTrace, openingSession } from '../../receipts/lock.js';
 import { lockedPacketFile } from '../outputs.js';
-import { MAX_LEDGER_BYTES, addVaultOptions, openIndex, readInputText, type VaultCliOptions } from '../vault-options.js';
+import { MAX_LEDGER_BYTES, addVaultOptions, openIndex, readInputFile, readInputText, type VaultCliOptions } from '../vault-options.js';
 import { reportWithErrors } from './retrieve.js';
 import { addIntegrityOnlyOption, addTrustKeyOption, integrityOnlyVerdict, trustOrigin, trustedKeysFromOptions, verdictPasses } from '../keys.js';
 import type { IntegrityOnlyOption } from '../keys.js';
@@ -70,11 +71,43 @@ async function readTraceText(ctx: CliContext, file: string): Promise<{ text: str
   }
 }
 
-/** The line of a report's `packet_file` (the packet a lock lists, re-hashed), indented two spaces; `capture check` prints it too. */
+/**
+ * The line of a report's `packet_file` (the packet a lock lists, or the one a ledger's session pins, re-hashed),
+ * indented two spaces; `capture check` prints it too.
+ */
 export function renderPacketFile(pf: NonNullable<TraceVerificationReport['packet_file']>): string {
+  const underLock = pf.source.startsWith('lock ');
   return pf.disposition === 'unchanged'
-    ? `  packet: unchanged         ${pf.file} (sha256 ${pf.locked_sha256.slice(0, 12)} as ${pf.source} records it)`
-    : `  packet: ${pf.disposition.padEnd(17)} ${pf.file}: ${pf.sha256 === null ? 'cannot be read' : `sha256 now ${pf.sha256}`}, ${pf.source} records ${pf.locked_sha256} — the packet was swapped or edited under its lock`;
+    ? `  packet: unchanged         ${pf.file} (sha256 ${pf.locked_sha256.slice(0, 12)} as ${pf.source} ${underLock ? 'records' : 'pins'} it)`
+    : `  packet: ${pf.disposition.padEnd(17)} ${pf.file}: ${pf.sha256 === null ? 'cannot be read' : `sha256 now ${pf.sha256}`}, ${pf.source} ${underLock ? 'records' : 'pins'} ${pf.locked_sha256} — the packet was swapped or edited ${underLock ? 'under its lock' : 'after the run'}`;
+}
+
+/**
+ * The packet each ledger's `SESSION_OPENED` pins (`packet_sha256` and `packet_file`, relative to the ledger's
+ * folder as `retrieve` writes it; `serve` records the file name), re-hashed now, for `verifyTrace`'s
+ * `ledgerPackets` (used when no lock supplies the packet). A `retrieve` ledger's packet that cannot be read is
+ * reported with sha256 null (`packet_missing`: the run wrote it there); a `serve` ledger records only the file's
+ * name, so a packet not beside its ledger is not looked for elsewhere (the lock, or `capture check`, holds it).
+ */
+async function ledgerPinnedPackets(ctx: CliContext, ledgers: readonly TraceLedgerInput[]): Promise<NonNullable<VerifyTraceOptions['ledgerPackets']>> {
+  const out: NonNullable<VerifyTraceOptions['ledgerPackets']>[number][] = [];
+  for (const l of ledgers) {
+    const session = openingSession(l.text);
+    let ledgerId: unknown;
+    try {
+      ledgerId = (JSON.parse((l.text.split('\n', 1)[0] ?? '').replace(/^\uFEFF/, '')) as { ledger_id?: unknown } | null)?.ledger_id;
+    } catch {
+      continue;
+    }
+    const pinned = session?.['packet_sha256'];
+    const named = session?.['packet_file'];
+    if (l.file === null || typeof ledgerId !== 'string' || typeof pinned !== 'string' || pinned === '' || typeof named !== 'string' || named === '' || isAbsolute(named)) continue;
+    const file = join(dirname(l.file), named);
+    const sha256 = await readInputFile(ctx, file, 'packet the ledger pins (JSON)').then((b) => createHash('sha256').update(b).digest('hex'), () => null);
+    if (sha256 === null && session?.['runner'] !== 'retrieve') continue;
+    out.push({ ledger_id: ledgerId, file, locked_sha256: pinned, sha256, source: `ledger ${l.file} SESSION_OPENED` });
+  }
+  return out;
 }
 
 /**
@@ -108,6 +141,7 @@ export function problemsOutsideEntries(report: TraceVerificationReport): { entri
   }
   const session: string[] = [];
   if (report.totals.seed_not_consulted > 0) session.push(`seed_not_consulted ${report.totals.seed_not_consulted}`);
+  if (report.totals.claimed_not_read > 0) session.push(`claimed_not_read ${report.totals.claimed_not_read}`);
   const ledgers = new Map<string, number>();
   for (const l of report.ledgers) if (l.disposition !== 'intact' && l.disposition !== 'ledger_not_closed') ledgers.set(l.disposition, (ledgers.get(l.disposition) ?? 0) + 1);
   for (const [d, n] of ledgers) session.push(`${d} ${n}`);
@@ -167,6 +201,7 @@ export function renderVerification(report: TraceVerificationReport, options: Ren
   if (report.packet_file) lines.push(renderPacketFile(report.packet_file));
   if (report.input_file && report.input_file.disposition !== 'unchanged') lines.push(renderInputFile(report.input_file));
   for (const s of report.seeds) if (s.disposition === 'seed_not_consulted') lines.push(`  seed_not_consulted ${s.ref}: required seed never read in ledger ${s.ledger_id}`);
+  for (const c of report.refs_not_read) lines.push(`  claimed_not_read ${c.pointer}: ${c.message}`);
   for (const e of report.entries) {
     const sim = e.similarity !== null && e.disposition !== 'verified' ? ` similarity ${e.similarity}` : '';
     lines.push(`  ${e.disposition.padEnd(14)} ${e.trace_id} (${e.origin}) ${e.source_ref} L${e.line_start}-L${e.line_end} chunk ${e.chunk_index}${sim}`);
@@ -362,11 +397,11 @@ async function verifyOne(ctx: CliContext, file: string, index: VaultIndex, ledge
     const exported = await exportLedger(text, { file, index });
     const own = ledgers.some((l) => l.file === file) ? ledgers : [...ledgers, { file, text }];
     const inputKind = exported.mode === 'coordinator_scoped_retrieval' ? 'retrieve_ledger' : 'proxy_ledger';
-    return verifyTrace(index, exported, { file, inputKind, ledgers: own, pins, trustedKeys });
+    return verifyTrace(index, exported, { file, inputKind, ledgers: own, pins, trustedKeys, ledgerPackets: await ledgerPinnedPackets(ctx, own) });
   }
   // Strict UTF-8 text read with its BOM kept re-encodes to the exact bytes read: their sha256 is the file's.
   const sha256 = createHash('sha256').update(text, 'utf8').digest('hex');
-  return verifyTrace(index, input.doc, { file, ledgers, pins, ...(await lockOptions(ctx, lock, input.doc, ledgers, { file, sha256 })), trustedKeys });
+  return verifyTrace(index, input.doc, { file, ledgers, pins, ...(await lockOptions(ctx, lock, input.doc, ledgers, { file, sha256 })), trustedKeys, ledgerPackets: await ledgerPinnedPackets(ctx, ledgers) });
 }
 
 /** Totals of a many-file run: see {@link setTotals}. */
