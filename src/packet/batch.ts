@@ -27,6 +27,7 @@ import type { Finding } from '../errors.js';
 import { decodeUtf8Strict, readInputBytes } from '../contracts/json-input.js';
 import type { VaultIndex } from '../types.js';
 import { writeAllAtomic } from '../receipts/outputs.js';
+import { checkOutputPath } from '../safe-write.js';
 import { builtByRetrieve } from './build.js';
 import type { RetrievalLane } from './build.js';
 import { BATCH_FILE_LABELS, checkRetrieveTargets, planRetrieveOutputs, readRetrieveInputs } from './run.js';
@@ -352,6 +353,8 @@ export async function retrieveBatch(index: VaultIndex, options: RetrieveBatchOpt
     throw new LoretraceError('usage', `concurrency must be an integer ≥ 1 (got ${JSON.stringify(concurrency)})`, { expected: 'an integer ≥ 1' }, 2);
   }
   if (options.policyDir !== undefined) await checkPolicyDir(options.policyDir, env);
+  // An --out-dir whose folders cannot be made is refused before any draft is read (output_unwritable).
+  checkOutputPath(join(resolve(env.cwd, options.outDir), 'packet.json'), `--out-dir ${options.outDir}`);
   const drafts = await listBatchDrafts(options.corpus, options.outDir, env);
   const requests = await Promise.all(drafts.map((d) => (d.skip !== undefined ? null : planBatchEntry(d, options, env))));
   const seen = { byAbs: new Map<string, BatchDraft>(), byOut: new Map<string, BatchDraft>() };

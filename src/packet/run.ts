@@ -28,7 +28,7 @@ import { recordRetrieval } from '../receipts/retrieve-ledger.js';
 import { lockPathFor } from '../receipts/lock.js';
 import type { LockInputFile } from '../receipts/lock.js';
 import { documentText, guardOutputs, lockTarget, refuseLockLikeNames, writeAllAtomic, type OutputTarget } from '../receipts/outputs.js';
-import { assertNoSymlinkOnPath } from '../safe-write.js';
+import { assertNoSymlinkOnPath, checkOutputPath } from '../safe-write.js';
 import { buildPacket } from './build.js';
 import type { LedgerSigner } from '../receipts/signing.js';
 import type { BuildPacketResult, RetrievalLane } from './build.js';
@@ -253,6 +253,8 @@ async function checkOneTarget(option: string, file: string, abs: string, inputId
     }
     if (dirname(dir) === dir) break;
   }
+  // The folders can be made and take the file: found now, before the build, not when writing (/proc).
+  checkOutputPath(abs, `${option} ${file}`);
 }
 
 /**

@@ -12,7 +12,7 @@
  */
 import { basename, posix, resolve, sep } from 'node:path';
 import type { Command } from 'commander';
-import { coverageReport, loadNoteLines, readArtifacts, writeCoverageFiles } from '../../coverage/index.js';
+import { checkCoverageOut, coverageReport, loadNoteLines, readArtifacts, writeCoverageFiles } from '../../coverage/index.js';
 import type { CoverageReport } from '../../coverage/index.js';
 import type { CliContext } from '../context.js';
 import { action, plural, printJson } from '../context.js';
@@ -74,6 +74,8 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--json', 'print a JSON summary (files written, totals, untouched classes, skipped inputs) instead of text')
     .action(
       action(ctx, async (inputs: string[], opts: VaultCliOptions & { out: string }) => {
+        // A --out that cannot be written is refused before the vault and the artifacts are read.
+        await checkCoverageOut(resolve(ctx.cwd, opts.out), opts.out);
         const index = await openIndex(ctx, opts);
         const noteLines = await loadNoteLines(index);
         const { artifacts, skipped } = await readArtifacts(inputs, { cwd: ctx.cwd });
