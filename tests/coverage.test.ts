@@ -5,7 +5,7 @@
  */
 import { cell } from '../src/coverage/render-md.js';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -558,7 +558,7 @@ describe('loretrace coverage', () => {
   it('writes coverage.json, coverage.md and coverage.html and exits 1 when citations are stale', async () => {
     const r = await run(['coverage', '--lore', 'lore-fixtures/FixtureLore', 'lore-fixtures/artifacts', '--out', join(out, 'a'), '--index-dir', join(out, 'idx')]);
     // Exit 1 says why on stderr: the stale citations and the named inputs that could not be used, each with the first.
-    expect(r.err).toBe(`loretrace: coverage exits 1: 5 stale citations (first: lore-fixtures/artifacts/bad/range-past-eof.digest.json /source_refs/0: Coverage/Archive/Old Pier.md is range_beyond_eof); 1 named input could not be used (first: [not_json] lore-fixtures/artifacts/bad/not-json.json: not JSON at line 1, column 1: expected a JSON value, found "t"; expected a responder packet, responder output capture, loretrace traverse result, capture fragment, proxy ledger (JSONL), lore-grounding digest or Ghostlight corpus coverage ledger (by schema_version or shape)); the report was written all the same\n`);
+    expect(r.err).toBe(`loretrace: coverage exits 1: 5 stale citations (first: lore-fixtures/artifacts/bad/range-past-eof.digest.json /source_refs/0: Coverage/Archive/Old Pier.md is range_beyond_eof); 1 input could not be used (first: [not_json] lore-fixtures/artifacts/bad/not-json.json: not JSON at line 1, column 1: expected a JSON value, found "t"; expected a responder packet, responder output capture, loretrace traverse result, capture fragment, proxy ledger (JSONL), lore-grounding digest or Ghostlight corpus coverage ledger (by schema_version or shape)); the report was written all the same\n`);
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/^coverage of FixtureLore \(snapshot [0-9a-f]{12}\)\n  artifacts read     8 \(skipped 1\)\n  lore citations     18 \(stale 5, unverifiable 1; counted apart: 3 non-lore, 1 other namespace, 1 refused\)\n  notes cited        3 of 54 \(3 whole-note or section citations; line coverage 3\.0%: 9 of 296 body lines in cited ranges\)\n/);
     expect(r.out).toContain('  skipped [not_json] lore-fixtures/artifacts/bad/not-json.json: not JSON');
@@ -586,10 +586,37 @@ describe('loretrace coverage', () => {
     mkdirSync(join(out, 'nothing'));
     const r = await run(['coverage', '--lore', 'lore-fixtures/FixtureLore', join(out, 'nothing'), '--out', join(out, 'c'), '--json', '--index-dir', join(out, 'idx')]);
     expect(r.code).toBe(1);
-    expect(r.err).toBe(`loretrace: coverage exits 1: 1 named input could not be used (first: [empty_folder] ${join(out, 'nothing')}: folder holds no files; expected artifact files (*.json, *.jsonl)); the report was written all the same\n`);
+    expect(r.err).toBe(`loretrace: coverage exits 1: 1 input could not be used (first: [empty_folder] ${join(out, 'nothing')}: folder holds no files; expected artifact files (*.json, *.jsonl)); the report was written all the same\n`);
     const s = JSON.parse(r.out);
     expect(s.skipped).toEqual([{ file: expect.stringMatching(/nothing$/), reason: 'empty_folder', message: expect.stringMatching(/nothing: folder holds no files; expected artifact files \(\*\.json, \*\.jsonl\)$/) }]);
     expect(s.totals.artifacts).toBe(0);
+  });
+
+  it('a run folder: unknown JSON found inside it is counted apart (not_an_artifact, exit 0), the same file named is unrecognised (exit 1)', async () => {
+    const run1 = join(out, 'run');
+    mkdirSync(run1);
+    writeFileSync(join(run1, 'session.mcp.jsonl'), '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}\n{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
+    writeFileSync(join(run1, 'notes.json'), '{"hello":1}\n');
+    const raw = { responder_agent_id: 'mara_voss', action_label: 'a', visible_action: 'v', spoken_text: 's', private_interpretation: 'p', intended_effect: 'e', state_update_candidates: [], relationship_update_candidates: [], unresolved_hooks: [], consulted_refs: ['FixtureLore:Coverage/Harbor Ledger.md'] };
+    writeFileSync(join(run1, 'raw.json'), JSON.stringify(raw));
+    writeFileSync(join(run1, 'runner.key.pem'), 'x');
+    copyFileSync(join(REPO, 'lore-fixtures', 'artifacts', 'digest.harbor.json'), join(run1, 'digest.harbor.json'));
+    const r = await run(['coverage', '--lore', 'lore-fixtures/FixtureLore', run1, '--out', join(out, 'run-cov'), '--index-dir', join(out, 'idx')]);
+    expect([r.code, r.err]).toEqual([0, '']);
+    expect(r.out).toContain(`  not counted        4 files (no_lore_refs 1, not_an_artifact 2, unsupported_extension 1), listed in ${join(out, 'run-cov')}/coverage.md\n`);
+    expect(r.out).not.toContain('skipped [');
+    const json = JSON.parse(readFileSync(join(out, 'run-cov', 'coverage.json'), 'utf8')) as CoverageReport;
+    expect(json.totals.artifacts).toBe(1);
+    expect(json.skipped).toEqual([
+      { file: `${run1}/notes.json`, reason: 'not_an_artifact', message: `${run1}/notes.json: unrecognised JSON (schema_version absent; keys hello); not a loretrace or Ghostlight artifact, found in a folder: not counted (name it on the command line to have it checked)` },
+      { file: `${run1}/raw.json`, reason: 'no_lore_refs', message: `${run1}/raw.json: a responder raw output (the fields of the packet's output contract): its lore claims are counted from the capture \`loretrace capture\` builds from it; pass the capture` },
+      { file: `${run1}/runner.key.pem`, reason: 'unsupported_extension', message: `${run1}/runner.key.pem: not a .json or .jsonl file; name it on the command line to read it anyway` },
+      { file: `${run1}/session.mcp.jsonl`, reason: 'not_an_artifact', message: `${run1}/session.mcp.jsonl: JSONL records without seq/prev_hash/record_hash; not a loretrace or Ghostlight artifact, found in a folder: not counted (name it on the command line to have it checked)` },
+    ]);
+    const named = await run(['coverage', '--lore', 'lore-fixtures/FixtureLore', join(run1, 'notes.json'), join(run1, 'raw.json'), '--out', join(out, 'run-cov2'), '--json', '--index-dir', join(out, 'idx')]);
+    expect(named.code).toBe(1);
+    expect(named.err).toBe(`loretrace: coverage exits 1: 1 input could not be used (first: [unrecognised] ${run1}/notes.json: unrecognised JSON (schema_version absent; keys hello); expected a responder packet, responder output capture, loretrace traverse result, capture fragment, proxy ledger (JSONL), lore-grounding digest or Ghostlight corpus coverage ledger (by schema_version or shape)); the report was written all the same\n`);
+    expect(JSON.parse(named.out).skipped.map((x: { reason: string }) => x.reason)).toEqual(['unrecognised', 'no_lore_refs']);
   });
 
   it('is a usage error (exit 2) without --out or without artifacts', async () => {

@@ -283,6 +283,12 @@ function corpusInput(v: Obj): NonNullable<CoverageArtifact['corpus']> {
   return { coverage_id: typeof v.coverage_id === 'string' ? v.coverage_id : null, fixtures };
 }
 
+/**
+ * The fields Ghostlight's output contract requires of a responder's answer (a packet's
+ * `/output_contract/required_fields`, response schema `ghostlight.responder_output.v0.parsed_output`).
+ */
+const RAW_OUTPUT_FIELDS = ['responder_agent_id', 'action_label', 'visible_action', 'spoken_text', 'private_interpretation', 'intended_effect', 'state_update_candidates', 'relationship_update_candidates', 'unresolved_hooks'];
+
 function kindOf(v: Obj): ArtifactKind | { skip: string } | null {
   const sv = typeof v.schema_version === 'string' ? v.schema_version : '';
   if (sv === COVERAGE_SCHEMA_VERSION) return { skip: 'a loretrace coverage report (output of this command), not an input' };
@@ -300,6 +306,11 @@ function kindOf(v: Obj): ArtifactKind | { skip: string } | null {
     return { skip: "loretrace's own command output (a --json summary or report), not a lore artifact: its citations are in the files it wrote; pass those" };
   }
   if (typeof v.$schema === 'string') return { skip: 'a JSON Schema document, not an artifact' };
+  // A responder's raw output (`capture --raw-output`): its lore claims are unchecked until `capture` holds them
+  // to the receipts, and the capture built from it carries them, so reading both would count them twice.
+  if (v.schema_version === undefined && RAW_OUTPUT_FIELDS.every((k) => k in v)) {
+    return { skip: 'a responder raw output (the fields of the packet\'s output contract): its lore claims are counted from the capture `loretrace capture` builds from it; pass the capture' };
+  }
   // Shapes, when schema_version does not say.
   if (isJsonObject(v.visible_context) && isJsonObject(v.lore_access)) return 'responder_packet';
   if (isJsonObject(v.lore_access) && ('raw_output' in v || 'parsed_output' in v)) return 'responder_capture';
@@ -445,7 +456,8 @@ function notRegular(st: { isFile(): boolean; isFIFO(): boolean; isSocket(): bool
 
 /**
  * Read artifact files and folders (folders recursively; dot-entries and `node_modules` skipped; inside a
- * folder only `*.json` and `*.jsonl` are read, other files are listed as `unsupported_extension`). Each
+ * folder only `*.json` and `*.jsonl` are read, other files are listed as `unsupported_extension`, and JSON
+ * of no known kind is `not_an_artifact` where a named file would be `unrecognised`). Each
  * file is read as UTF-8 and passed to {@link recogniseArtifact}; a file named twice is read once.
  * Missing inputs (`not_found`), unreadable files, FIFOs, devices and (inside folders) symbolic links
  * (`unreadable`, never opened or followed) and folders holding no files at all (`empty_folder`) become
@@ -508,7 +520,11 @@ export async function readArtifacts(inputs: readonly string[], options: ReadArti
       continue;
     }
     const r = recogniseArtifact(name, text);
-    if (isSkipped(r)) skipped.push(r);
+    // A folder holds whatever a run left beside its artifacts (MCP transcripts, answers files): a JSON file of
+    // no known kind found there is listed and counted, not a failure; named on the command line it is one.
+    if (isSkipped(r) && r.reason === 'unrecognised' && !explicit) {
+      skipped.push({ file: name, reason: 'not_an_artifact', message: `${r.message.replace(/; expected .*$/s, '')}; not a loretrace or Ghostlight artifact, found in a folder: not counted (name it on the command line to have it checked)` });
+    } else if (isSkipped(r)) skipped.push(r);
     else artifacts.push(r);
   }
   artifacts.sort((a, b) => cmp(a.file, b.file));

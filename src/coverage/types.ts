@@ -116,10 +116,15 @@ export interface CorpusLedgerInput {
 /** How a fixture names a subject: `primary_subjects`, `secondary_subjects`, or its `flashpoint`. */
 export type CorpusSubjectRole = 'primary' | 'secondary' | 'flashpoint';
 
-/** Why an input file was not read as an artifact. */
+/**
+ * Why an input file was not read as an artifact. `not_an_artifact` is a JSON file of no known kind found by
+ * walking a named folder (a responder's MCP transcript, a server's answers file): listed and counted, never
+ * a failure; the same file named on the command line is `unrecognised`, a failure (docs/COVERAGE.md).
+ */
 export type SkipReason =
   | 'not_json'
   | 'unrecognised'
+  | 'not_an_artifact'
   | 'no_lore_refs'
   | 'unreadable'
   | 'unsupported_extension'
