@@ -619,6 +619,48 @@ describe('loretrace coverage', () => {
     expect(JSON.parse(named.out).skipped.map((x: { reason: string }) => x.reason)).toEqual(['unrecognised', 'no_lore_refs']);
   });
 
+  it('counts one lookup once across the files of a run, and a whole-note or section read as note cited, not lines', async () => {
+    // A research run (serve --mcp: a whole-note and a #Heading lore_read; ledger export) and a coordinator run
+    // (retrieve: packet, its ledger, its capture fragment), all on FixtureLore.
+    const dir = join(out, 'runs');
+    mkdirSync(dir);
+    const transcript = [
+      ...readFileSync(join(REPO, 'lore-fixtures', 'captures', 'dock-warden-ilse.research.mcp.jsonl'), 'utf8').split('\n').slice(0, 2),
+      '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"lore_read","arguments":{"ref":"FixtureLore:World/Pre-Elysium/Territories.md"}}}',
+      '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"lore_read","arguments":{"ref":"FixtureLore:World/Pre-Elysium/Factions/index.md#Movements"}}}',
+    ].join('\n') + '\n';
+    execFileSync(process.execPath, [join(REPO, 'bin', 'loretrace.js'), 'serve', '--lore', FIXTURE_VAULT, '--packet', join(REPO, 'lore-fixtures', 'packets', 'proxy-fixture-research.packet.json'), '--ledger', join(dir, 'session.jsonl'), '--mcp'], { input: transcript, stdio: ['pipe', 'ignore', 'ignore'] });
+    expect((await run(['ledger', 'export', join(dir, 'session.jsonl'), '--lore', FIXTURE_VAULT, '--out', join(dir, 'fragment.json')])).code).toBe(0);
+    const P = join(REPO, 'lore-fixtures', 'packets');
+    expect((await run(['retrieve', '--lore', FIXTURE_VAULT, '--packet', join(P, 'brinefall-intake.turn-01.mara-voss.draft.packet.json'), '--projected-context', join(P, 'brinefall-intake.turn-01.mara-voss.projected-context.json'), '--policy', join(P, 'brinefall-intake.policy.json'), '--out', join(dir, 'run', 'packet.json'), '--capture-out', join(dir, 'run', 'lore_access.json')])).code).toBe(0);
+    const r = await run(['coverage', '--lore', FIXTURE_VAULT, dir, '--out', join(out, 'runs-cov'), '--index-dir', join(out, 'idx')]);
+    expect([r.code, r.err]).toEqual([0, '']);
+    expect(r.out).toContain('  lore citations     6 (stale 0, unverifiable 0; 17 more repeat a lookup, counted once; counted apart: 1 non-lore, 0 other namespace, 0 refused)\n');
+    expect(r.out).toContain('  notes cited        6 of 54 (3 whole-note or section citations; line coverage 1.4%: 4 of 296 body lines in cited ranges)\n');
+    const json = JSON.parse(readFileSync(join(out, 'runs-cov', 'coverage.json'), 'utf8')) as CoverageReport;
+    expect(validateReport(json)).toBe(true);
+    expect([json.totals.lore_citations, json.totals.repeated_citations, json.citations.length]).toEqual([6, 17, 23]);
+    const row = (path: string) => json.notes.find((n) => n.path === path)!;
+    const figures = (path: string) => { const n = row(path); return [n.citations, n.whole_citations, n.covered_lines, n.artifacts, n.cited_ranges]; };
+    // One whole-note lore_read (three chunks served; the ledger, the fragment's trace and consulted_refs): one note citation, no line covered.
+    expect(figures('World/Pre-Elysium/Territories.md')).toEqual([1, 1, 0, 2, []]);
+    expect(json.citations.filter((c) => c.path === 'World/Pre-Elysium/Territories.md').map((c) => [c.artifact.slice(dir.length + 1), c.role, c.cites, c.repeat ?? false])).toEqual([
+      ['fragment.json', 'consulted_ref', 'note', true],
+      ['fragment.json', 'research_trace', 'note', false],
+      ['fragment.json', 'research_trace', 'note', true],
+      ['fragment.json', 'research_trace', 'note', true],
+      ['session.jsonl', 'ledger_result', 'note', true],
+      ['session.jsonl', 'ledger_result', 'note', true],
+      ['session.jsonl', 'ledger_result', 'note', true],
+    ]);
+    // A #Heading read is a section citation.
+    expect(figures('World/Pre-Elysium/Factions/index.md')).toEqual([1, 1, 0, 2, []]);
+    // A coordinator read, cited by the packet's excerpt, its ledger and its fragment: one citation of lines 11-12.
+    expect(figures('World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md')).toEqual([1, 0, 2, 3, [[11, 12]]]);
+    // Followed, never read: the fragment's followed_ref is its own lookup.
+    expect(figures('World/Pre-Elysium/Timeline/Events/Kestrel Route Accord.md')).toEqual([1, 1, 0, 1, []]);
+  });
+
   it('is a usage error (exit 2) without --out or without artifacts', async () => {
     const noOut = await run(['coverage', '--lore', 'lore-fixtures/FixtureLore', 'lore-fixtures/artifacts']);
     expect(noOut.code).toBe(2);

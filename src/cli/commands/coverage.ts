@@ -54,7 +54,7 @@ function summary(report: CoverageReport, files: { json: string; md: string; html
   const lines = [
     `coverage of ${report.namespace} (snapshot ${report.snapshot_id.slice(0, 12)})`,
     `  artifacts read     ${t.artifacts} (skipped ${t.skipped_inputs})`,
-    `  lore citations     ${t.lore_citations} (stale ${t.stale_citations}, unverifiable ${t.unverifiable_citations}; counted apart: ${t.non_lore_refs} non-lore, ${t.other_namespace_refs} other namespace, ${t.rejected_refs} refused)`,
+    `  lore citations     ${t.lore_citations} (stale ${t.stale_citations}, unverifiable ${t.unverifiable_citations}${t.repeated_citations > 0 ? `; ${t.repeated_citations} more ${t.repeated_citations === 1 ? 'repeats' : 'repeat'} a lookup, counted once` : ''}; counted apart: ${t.non_lore_refs} non-lore, ${t.other_namespace_refs} other namespace, ${t.rejected_refs} refused)`,
     `  notes cited        ${t.cited_notes} of ${t.notes} (${plural(t.whole_citations, 'whole-note or section citation')}; line coverage ${pct(t.line_coverage)}: ${t.covered_lines} of ${t.body_lines} body lines in cited ranges)`,
     `  untouched classes  ${t.untouched_classes} of ${t.classes}${report.untouched_classes.length ? `: ${report.untouched_classes.slice(0, 12).join(', ')}${report.untouched_classes.length > 12 ? ', …' : ''}` : ''}`,
     `  vault gaps         ${t.unresolved_links} unresolved, ${t.ambiguous_links} ambiguous, ${plural(t.broken_fragments, 'broken fragment')}, ${plural(t.orphan_notes, 'orphan note')}`,
