@@ -215,7 +215,7 @@ describe('retrieve --batch on lore-fixtures/batch', () => {
     expect(tty.err).toContain('5/5 packets');
     const plain = await run(['retrieve', '--lore', FIXTURE_VAULT, '--batch', CORPUS, '--out-dir', join(tmp, 'plain-out'), '--policy', POLICY], env);
     expect(plain.err).toBe('');
-    expect(plain.out.split('\n').at(-2)).toBe('totals: packets 5, ok 3, failed 2, skipped 0 — failed');
+    expect(plain.out.split('\n').at(-2)).toBe('totals: packets 5, ok 3 (3 with warnings), failed 2, skipped 0 — failed');
   });
 
   it('refuses bad batch options and an empty corpus with usage-level errors (exit 2)', async () => {
@@ -316,17 +316,29 @@ describe('retrieve --batch --policy-dir: per-draft policies, and a policy from a
     expect(summary.packets.flatMap((p) => p.findings ?? []).filter((f) => f.code === 'policy_seed_off_scene')).toEqual([]);
   }, 120_000);
 
-  it('warns (policy_seed_off_scene) when none of the policy\'s seeds shares anything with the draft\'s scene, in the text summary too', async () => {
+  it('fails a draft whose policy is off its scene (policy_off_scene); --allow-off-scene-policy builds it with the warning under its line', async () => {
     const dir = join(tmp, 'policies');
     const draftDir = join(tmp, 'corpus');
     mkdirSync(draftDir);
     writeFileSync(join(draftDir, 'brinefall-intake.turn-03.mara-voss.draft.packet.json'), readFileSync(join(REPO, P, 'brinefall-intake.turn-01.mara-voss.draft.packet.json')));
-    const r = await run(['retrieve', '--lore', FIXTURE_VAULT, '--batch', draftDir, '--out-dir', join(tmp, 'out3'), '--policy-dir', dir], env);
-    expect(r.code).toBe(0);
     const policyFile = `${dir}/brinefall-intake.turn-03.mara-voss.policy.json`;
-    expect(r.out.split('\n')[2]).toBe(
-      `           warning policy_seed_off_scene: ${policyFile}: none of the policy's required seeds (FixtureLore:World/Politics/Salvage Law.md) is on the scene of ${draftDir}/brinefall-intake.turn-03.mara-voss.draft.packet.json: no allowed_scope entry or source_excerpt names it, and no word of its title or aliases occurs in the draft's prompt; is this the policy of another scene?`,
-    );
+    const draft = `${draftDir}/brinefall-intake.turn-03.mara-voss.draft.packet.json`;
+    const finding = `${policyFile}: none of the policy's required seeds (FixtureLore:World/Politics/Salvage Law.md) is on the scene of ${draft}: no allowed_scope entry or source_excerpt names it, and no word of its title or aliases occurs in the draft's prompt; is this the policy of another scene?`;
+    const refused = await run(['retrieve', '--lore', FIXTURE_VAULT, '--batch', draftDir, '--out-dir', join(tmp, 'out3'), '--policy-dir', dir], env);
+    expect(refused.code).toBe(1);
+    expect(refused.out.split('\n').slice(1)).toEqual([
+      `  failed   ${finding} Not built: a packet grounded in another scene's lore is wrong output; give this scene's policy, or pass --allow-off-scene-policy to build it anyway (nothing written) [policy_off_scene]`,
+      'totals: packets 1, ok 0, failed 1, skipped 0 — failed',
+      '',
+    ]);
+    expect(existsSync(join(tmp, 'out3'))).toBe(false);
+    const allowed = await run(['retrieve', '--lore', FIXTURE_VAULT, '--batch', draftDir, '--out-dir', join(tmp, 'out4'), '--policy-dir', dir, '--allow-off-scene-policy'], env);
+    expect(allowed.code).toBe(0);
+    const lines = allowed.out.split('\n');
+    expect(lines[1]).toMatch(/^ {2}ok {7}.* \(coordinator_scoped_retrieval, \d+ lore excerpts?, \d+ trace entr(y|ies)\)$/);
+    expect(lines.slice(2).filter((l) => l.startsWith('           ')).map((l) => l.trim().split(':')[0])).toEqual(expect.arrayContaining(['warning policy_seed_off_scene']));
+    expect(lines.find((l) => l.includes('policy_seed_off_scene'))).toBe(`           warning policy_seed_off_scene: ${finding}`);
+    expect(lines.at(-2)).toBe('totals: packets 1, ok 1 (1 with warnings), failed 0, skipped 0 — ok');
   }, 120_000);
 
   it('refuses a --policy-dir that is not a folder, and --policy-dir without --batch', async () => {
@@ -370,10 +382,14 @@ describe.skipIf(!hasShared)(`retrieve --batch on the real Ghostlight drafts (${h
     expect(summary.packets.flatMap((p) => p.findings ?? []).filter((f) => f.code === 'policy_seed_off_scene')).toEqual([]);
   });
 
-  it('flags the Pallas policy applied to a Lucent draft as off its scene', async () => {
+  it('refuses the Pallas policy applied to a Lucent draft (policy_off_scene); --allow-off-scene-policy builds it with the finding', async () => {
     const pallas = 'lore-fixtures/policies/pallas-strikes.policy.json';
     const target = join(tmp, 'offscene', 'lucent.packet.json');
-    const r = await run(['retrieve', '--lore', AETHERIA, '--packet', join(GHOSTLIGHT, 'packets', 'lucent-hostage-feed-v0.turn-06.sol-vant.packet.json'), '--policy', pallas, '--out', target, '--json'], env);
+    const refused = await run(['retrieve', '--lore', AETHERIA, '--packet', join(GHOSTLIGHT, 'packets', 'lucent-hostage-feed-v0.turn-06.sol-vant.packet.json'), '--policy', pallas, '--out', target, '--json'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toMatch(/^loretrace: lore-fixtures\/policies\/pallas-strikes\.policy\.json: none of the policy's required seeds .* Not built: a packet grounded in another scene's lore is wrong output; give this scene's policy, or pass --allow-off-scene-policy to build it anyway \(nothing written\).*\[policy_off_scene\]\n$/);
+    expect(existsSync(target)).toBe(false);
+    const r = await run(['retrieve', '--lore', AETHERIA, '--packet', join(GHOSTLIGHT, 'packets', 'lucent-hostage-feed-v0.turn-06.sol-vant.packet.json'), '--policy', pallas, '--out', target, '--json', '--allow-off-scene-policy'], env);
     expect(r.code).toBe(0);
     const findings = (JSON.parse(r.out) as { findings: { code: string; path: string; pointer: string }[] }).findings;
     expect(findings.filter((f) => f.code === 'policy_seed_off_scene').map((f) => [f.path, f.pointer])).toEqual([[pallas, '/required_seed_refs']]);

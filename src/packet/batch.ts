@@ -58,6 +58,8 @@ export interface RetrieveBatchOptions {
   strictPolicy?: boolean;
   /** Replace existing outputs no lock lists. */
   force?: boolean;
+  /** Build drafts whose policy is off their scene (`RetrieveRequest.allowOffScenePolicy`); else they fail. */
+  allowOffScenePolicy?: boolean;
   /** Drafts run at once, an integer ≥ 1 (default {@link DEFAULT_BATCH_CONCURRENCY}). Never changes the results. */
   concurrency?: number;
   /** Called once per draft as it finishes (in completion order; for a progress bar). */
@@ -268,6 +270,7 @@ export async function planBatchEntry(draft: BatchDraft, options: RetrieveBatchOp
     out,
     captureOut: posix.join(outBase, `${id}.packet.lore_access.json`),
     force: options.force === true,
+    ...(options.allowOffScenePolicy === true ? { allowOffScenePolicy: true } : {}),
     responderLane: 'omit',
     labels: BATCH_FILE_LABELS,
   };
