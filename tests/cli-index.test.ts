@@ -200,16 +200,27 @@ describe('loretrace search', () => {
     const score = (i: number) => [...r.stdout.matchAll(/score ([\d.]+)/g)][i]![1];
     expect(r.stdout).toBe(
       `1. NameLookupLore:Vellacourt.md#chunk0  (score ${score(0)})\n   lines 1-3 · Vellacourt (introduction)\n` +
-        '   │ *"Pay the river, and the river lets you pass."*\n' +
-        '   │ [[Vellacourt]] is the toll city of the lower river, where every barge is weighed and taxed before i…\n' +
+        '   1 │ *"Pay the river, and the river lets you pass."*\n' +
+        '   3 │ [[Vellacourt]] is the toll city of the lower river, where every barge is weighed and taxed before i…\n' +
         `2. NameLookupLore:Vellacourt.md#chunk1  (score ${score(1)})\n   lines 5-7 · A Life in Vellacourt\n` +
-        '   │ ### A Life in Vellacourt\n   │ Children in Vellacourt grow up on the quays, and every Vellacourt family keeps a toll book.\n',
+        '   5 │ ### A Life in Vellacourt\n   7 │ Children in Vellacourt grow up on the quays, and every Vellacourt family keeps a toll book.\n',
     );
   });
 
   it('prints numbered human results', async () => {
     const r = await run(['search', 'tides', ...V(), '--k', '1']);
-    expect(r.stdout).toBe('1. Isles:Brine.md#chunk1  (score ' + r.stdout.match(/score ([\d.]+)/)![1] + ')\n   lines 5-7 · Brine › Tides\n   │ ## Tides\n   │ Tides rise twice.\n');
+    expect(r.stdout).toBe('1. Isles:Brine.md#chunk1  (score ' + r.stdout.match(/score ([\d.]+)/)![1] + ')\n   lines 5-7 · Brine › Tides\n   5 │ ## Tides\n   7 │ Tides rise twice.\n');
+  });
+
+  it('numbers the preview lines (a blank line shows as a gap) and says how many non-blank lines it left out', async () => {
+    const dir = freshDir();
+    mkdirSync(join(dir, 'V'));
+    writeFileSync(join(dir, 'V', 'Dock.md'), '# Dock\n\nOne dock line.\nTwo dock lines.\n\nThree dock lines.\nFour dock lines.\n');
+    const r = await run(['search', 'dock', '--lore', join(dir, 'V'), '--index-dir', join(dir, 'idx'), '--k', '1']);
+    expect(r.stdout).toBe(
+      `1. V:Dock.md#chunk0  (score ${r.stdout.match(/score ([\d.]+)/)![1]})\n   lines 1-7 · Dock\n` +
+        '   1 │ # Dock\n   3 │ One dock line.\n   4 │ Two dock lines.\n     ⋮ 2 more non-blank lines to line 7: loretrace show V:Dock.md#chunk0\n',
+    );
   });
 
   it('gives byte-identical JSON on repeated runs, and from the built bin', async () => {

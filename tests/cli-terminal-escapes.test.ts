@@ -38,8 +38,8 @@ describe('the CLI prints a vault\'s control and bidi characters escaped', () => 
     expect(search.out.split('\n').slice(0, 4)).toEqual([
       expect.stringMatching(/^1\. SpoofLore:World\/Harbor\.md#chunk0 {2}\(score [0-9.]+\)$/),
       '   lines 1-3 · Harbor \\u202Eeciffo\\u001B[31m red',
-      '   │ # Harbor \\u202Eeciffo\\u001B[31m red',
-      '   │ The harbor officer\trings the \\u0007 bell \\u0085 at \\u2066dusk\\u2069.',
+      '   1 │ # Harbor \\u202Eeciffo\\u001B[31m red',
+      '   3 │ The harbor officer\trings the \\u0007 bell \\u0085 at \\u2066dusk\\u2069.',
     ]);
     expect(search.out).not.toMatch(/[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/u);
     const show = await run(['show', '--lore', vault, 'World/Harbor.md', '--index-dir', join(vault, '..', 'idx')]);

@@ -5,7 +5,7 @@
  */
 import { cell } from '../src/coverage/render-md.js';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -558,7 +558,7 @@ describe('loretrace coverage', () => {
   it('writes coverage.json, coverage.md and coverage.html and exits 1 when citations are stale', async () => {
     const r = await run(['coverage', '--lore', 'lore-fixtures/FixtureLore', 'lore-fixtures/artifacts', '--out', join(out, 'a'), '--index-dir', join(out, 'idx')]);
     // Exit 1 says why on stderr: the stale citations and the named inputs that could not be used, each with the first.
-    expect(r.err).toBe(`loretrace: coverage exits 1: 5 stale citations (first: lore-fixtures/artifacts/bad/range-past-eof.digest.json /source_refs/0: Coverage/Archive/Old Pier.md is range_beyond_eof); 1 named input could not be used (first: [not_json] lore-fixtures/artifacts/bad/not-json.json: not JSON at line 1, column 1: expected a JSON value, found "t"; expected a responder packet, responder output capture, loretrace traverse result, capture fragment, proxy ledger (JSONL), lore-grounding digest or Ghostlight corpus coverage ledger (by schema_version or shape)); the report was written all the same\n`);
+    expect(r.err).toBe(`loretrace: coverage exits 1: 5 stale citations (first: lore-fixtures/artifacts/bad/range-past-eof.digest.json /source_refs/0: Coverage/Archive/Old Pier.md is range_beyond_eof); 1 input could not be used (first: [not_json] lore-fixtures/artifacts/bad/not-json.json: not JSON at line 1, column 1: expected a JSON value, found "t"; expected a responder packet, responder output capture, loretrace traverse result, capture fragment, proxy ledger (JSONL), lore-grounding digest or Ghostlight corpus coverage ledger (by schema_version or shape)); the report was written all the same\n`);
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/^coverage of FixtureLore \(snapshot [0-9a-f]{12}\)\n  artifacts read     8 \(skipped 1\)\n  lore citations     18 \(stale 5, unverifiable 1; counted apart: 3 non-lore, 1 other namespace, 1 refused\)\n  notes cited        3 of 54 \(3 whole-note or section citations; line coverage 3\.0%: 9 of 296 body lines in cited ranges\)\n/);
     expect(r.out).toContain('  skipped [not_json] lore-fixtures/artifacts/bad/not-json.json: not JSON');
@@ -586,10 +586,79 @@ describe('loretrace coverage', () => {
     mkdirSync(join(out, 'nothing'));
     const r = await run(['coverage', '--lore', 'lore-fixtures/FixtureLore', join(out, 'nothing'), '--out', join(out, 'c'), '--json', '--index-dir', join(out, 'idx')]);
     expect(r.code).toBe(1);
-    expect(r.err).toBe(`loretrace: coverage exits 1: 1 named input could not be used (first: [empty_folder] ${join(out, 'nothing')}: folder holds no files; expected artifact files (*.json, *.jsonl)); the report was written all the same\n`);
+    expect(r.err).toBe(`loretrace: coverage exits 1: 1 input could not be used (first: [empty_folder] ${join(out, 'nothing')}: folder holds no files; expected artifact files (*.json, *.jsonl)); the report was written all the same\n`);
     const s = JSON.parse(r.out);
     expect(s.skipped).toEqual([{ file: expect.stringMatching(/nothing$/), reason: 'empty_folder', message: expect.stringMatching(/nothing: folder holds no files; expected artifact files \(\*\.json, \*\.jsonl\)$/) }]);
     expect(s.totals.artifacts).toBe(0);
+  });
+
+  it('a run folder: unknown JSON found inside it is counted apart (not_an_artifact, exit 0), the same file named is unrecognised (exit 1)', async () => {
+    const run1 = join(out, 'run');
+    mkdirSync(run1);
+    writeFileSync(join(run1, 'session.mcp.jsonl'), '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}\n{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
+    writeFileSync(join(run1, 'notes.json'), '{"hello":1}\n');
+    const raw = { responder_agent_id: 'mara_voss', action_label: 'a', visible_action: 'v', spoken_text: 's', private_interpretation: 'p', intended_effect: 'e', state_update_candidates: [], relationship_update_candidates: [], unresolved_hooks: [], consulted_refs: ['FixtureLore:Coverage/Harbor Ledger.md'] };
+    writeFileSync(join(run1, 'raw.json'), JSON.stringify(raw));
+    writeFileSync(join(run1, 'runner.key.pem'), 'x');
+    copyFileSync(join(REPO, 'lore-fixtures', 'artifacts', 'digest.harbor.json'), join(run1, 'digest.harbor.json'));
+    const r = await run(['coverage', '--lore', 'lore-fixtures/FixtureLore', run1, '--out', join(out, 'run-cov'), '--index-dir', join(out, 'idx')]);
+    expect([r.code, r.err]).toEqual([0, '']);
+    expect(r.out).toContain(`  not counted        4 files (no_lore_refs 1, not_an_artifact 2, unsupported_extension 1), listed in ${join(out, 'run-cov')}/coverage.md\n`);
+    expect(r.out).not.toContain('skipped [');
+    const json = JSON.parse(readFileSync(join(out, 'run-cov', 'coverage.json'), 'utf8')) as CoverageReport;
+    expect(json.totals.artifacts).toBe(1);
+    expect(json.skipped).toEqual([
+      { file: `${run1}/notes.json`, reason: 'not_an_artifact', message: `${run1}/notes.json: unrecognised JSON (schema_version absent; keys hello); not a loretrace or Ghostlight artifact, found in a folder: not counted (name it on the command line to have it checked)` },
+      { file: `${run1}/raw.json`, reason: 'no_lore_refs', message: `${run1}/raw.json: a responder raw output (the fields of the packet's output contract): its lore claims are counted from the capture \`loretrace capture\` builds from it; pass the capture` },
+      { file: `${run1}/runner.key.pem`, reason: 'unsupported_extension', message: `${run1}/runner.key.pem: not a .json or .jsonl file; name it on the command line to read it anyway` },
+      { file: `${run1}/session.mcp.jsonl`, reason: 'not_an_artifact', message: `${run1}/session.mcp.jsonl: JSONL records without seq/prev_hash/record_hash; not a loretrace or Ghostlight artifact, found in a folder: not counted (name it on the command line to have it checked)` },
+    ]);
+    const named = await run(['coverage', '--lore', 'lore-fixtures/FixtureLore', join(run1, 'notes.json'), join(run1, 'raw.json'), '--out', join(out, 'run-cov2'), '--json', '--index-dir', join(out, 'idx')]);
+    expect(named.code).toBe(1);
+    expect(named.err).toBe(`loretrace: coverage exits 1: 1 input could not be used (first: [unrecognised] ${run1}/notes.json: unrecognised JSON (schema_version absent; keys hello); expected a responder packet, responder output capture, loretrace traverse result, capture fragment, proxy ledger (JSONL), lore-grounding digest or Ghostlight corpus coverage ledger (by schema_version or shape)); the report was written all the same\n`);
+    expect(JSON.parse(named.out).skipped.map((x: { reason: string }) => x.reason)).toEqual(['unrecognised', 'no_lore_refs']);
+  });
+
+  it('counts one lookup once across the files of a run, and a whole-note or section read as note cited, not lines', async () => {
+    // A research run (serve --mcp: a whole-note and a #Heading lore_read; ledger export) and a coordinator run
+    // (retrieve: packet, its ledger, its capture fragment), all on FixtureLore.
+    const dir = join(out, 'runs');
+    mkdirSync(dir);
+    const transcript = [
+      ...readFileSync(join(REPO, 'lore-fixtures', 'captures', 'dock-warden-ilse.research.mcp.jsonl'), 'utf8').split('\n').slice(0, 2),
+      '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"lore_read","arguments":{"ref":"FixtureLore:World/Pre-Elysium/Territories.md"}}}',
+      '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"lore_read","arguments":{"ref":"FixtureLore:World/Pre-Elysium/Factions/index.md#Movements"}}}',
+    ].join('\n') + '\n';
+    execFileSync(process.execPath, [join(REPO, 'bin', 'loretrace.js'), 'serve', '--lore', FIXTURE_VAULT, '--packet', join(REPO, 'lore-fixtures', 'packets', 'proxy-fixture-research.packet.json'), '--ledger', join(dir, 'session.jsonl'), '--mcp'], { input: transcript, stdio: ['pipe', 'ignore', 'ignore'] });
+    expect((await run(['ledger', 'export', join(dir, 'session.jsonl'), '--lore', FIXTURE_VAULT, '--out', join(dir, 'fragment.json')])).code).toBe(0);
+    const P = join(REPO, 'lore-fixtures', 'packets');
+    expect((await run(['retrieve', '--lore', FIXTURE_VAULT, '--packet', join(P, 'brinefall-intake.turn-01.mara-voss.draft.packet.json'), '--projected-context', join(P, 'brinefall-intake.turn-01.mara-voss.projected-context.json'), '--policy', join(P, 'brinefall-intake.policy.json'), '--out', join(dir, 'run', 'packet.json'), '--capture-out', join(dir, 'run', 'lore_access.json')])).code).toBe(0);
+    const r = await run(['coverage', '--lore', FIXTURE_VAULT, dir, '--out', join(out, 'runs-cov'), '--index-dir', join(out, 'idx')]);
+    expect([r.code, r.err]).toEqual([0, '']);
+    expect(r.out).toContain('  lore citations     6 (stale 0, unverifiable 0; 17 more repeat a lookup, counted once; counted apart: 1 non-lore, 0 other namespace, 0 refused)\n');
+    expect(r.out).toContain('  notes cited        6 of 54 (3 whole-note or section citations; line coverage 1.4%: 4 of 296 body lines in cited ranges)\n');
+    const json = JSON.parse(readFileSync(join(out, 'runs-cov', 'coverage.json'), 'utf8')) as CoverageReport;
+    expect(validateReport(json)).toBe(true);
+    expect([json.totals.lore_citations, json.totals.repeated_citations, json.citations.length]).toEqual([6, 17, 23]);
+    const row = (path: string) => json.notes.find((n) => n.path === path)!;
+    const figures = (path: string) => { const n = row(path); return [n.citations, n.whole_citations, n.covered_lines, n.artifacts, n.cited_ranges]; };
+    // One whole-note lore_read (three chunks served; the ledger, the fragment's trace and consulted_refs): one note citation, no line covered.
+    expect(figures('World/Pre-Elysium/Territories.md')).toEqual([1, 1, 0, 2, []]);
+    expect(json.citations.filter((c) => c.path === 'World/Pre-Elysium/Territories.md').map((c) => [c.artifact.slice(dir.length + 1), c.role, c.cites, c.repeat ?? false])).toEqual([
+      ['fragment.json', 'consulted_ref', 'note', true],
+      ['fragment.json', 'research_trace', 'note', false],
+      ['fragment.json', 'research_trace', 'note', true],
+      ['fragment.json', 'research_trace', 'note', true],
+      ['session.jsonl', 'ledger_result', 'note', true],
+      ['session.jsonl', 'ledger_result', 'note', true],
+      ['session.jsonl', 'ledger_result', 'note', true],
+    ]);
+    // A #Heading read is a section citation.
+    expect(figures('World/Pre-Elysium/Factions/index.md')).toEqual([1, 1, 0, 2, []]);
+    // A coordinator read, cited by the packet's excerpt, its ledger and its fragment: one citation of lines 11-12.
+    expect(figures('World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md')).toEqual([1, 0, 2, 3, [[11, 12]]]);
+    // Followed, never read: the fragment's followed_ref is its own lookup.
+    expect(figures('World/Pre-Elysium/Timeline/Events/Kestrel Route Accord.md')).toEqual([1, 1, 0, 1, []]);
   });
 
   it('is a usage error (exit 2) without --out or without artifacts', async () => {

@@ -4,11 +4,11 @@
  * symlink, or lies under a symlinked folder, with `output_symlink` (exit 2), and the link's target is left
  * exactly as it was.
  */
-import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
-import { assertNoSymlinkOnPath, writeFileNoFollow } from '../src/safe-write.js';
+import { assertNoSymlinkOnPath, checkOutputPath, makeOutputFolder, writeFileNoFollow } from '../src/safe-write.js';
 import { LedgerWriter } from '../src/receipts/ledger.js';
 import { FIXTURE_VAULT, PROXY_PACKET, tempDir } from './helpers/proxy.js';
 import { FIXTURES, REPO } from './helpers/shared.js';
@@ -108,5 +108,57 @@ describe('the shared helpers', () => {
     expect(() => LedgerWriter.create(join(tmp.dir, 'link.json'))).toThrow(expect.objectContaining({ code: 'output_symlink' }));
     expect(() => LedgerWriter.create(join(tmp.dir, 'linked-dir', 'l.jsonl'))).toThrow(expect.objectContaining({ code: 'output_symlink' }));
     expect(readFileSync(victim, 'utf8')).toBe(VICTIM_TEXT);
+  });
+});
+
+// Node's recursive mkdir retries for ever where the file system answers ENOENT for a folder it will not
+// create (/proc): every writer makes folders one level at a time and checks the path before building.
+const HAS_PROC = existsSync('/proc/self');
+const UNWRITABLE = (what: string, folder: string, reason: string) => `loretrace: ${what}: cannot create ${folder}: ${reason}; expected an output path whose folder exists or can be created (nothing written) [output_unwritable]\n`;
+
+describe('an output whose folder cannot be created', () => {
+  const PROC_WRITERS: [string, string[], string][] = [
+    ['retrieve --out', RETRIEVE('/proc/nope/x.json'), '--out /proc/nope/x.json'],
+    ['retrieve --out and --capture-out', RETRIEVE('/proc/nope/p.json', '/proc/nope/la.json'), '--out /proc/nope/p.json'],
+    ['retrieve --batch --out-dir', ['retrieve', '--lore', FIXTURE_VAULT, '--batch', PACKETS, '--out-dir', '/proc/nope/b'], '--out-dir /proc/nope/b'],
+    ['coverage --out', ['coverage', '--lore', FIXTURE_VAULT, LEDGER, '--out', '/proc/nope/cov'], '--out /proc/nope/cov'],
+    ['keygen --out (file)', ['keygen', '--out', '/proc/nope/k.key.pem'], '--out /proc/nope/k.key.pem'],
+    ['keygen --out (folder)', ['keygen', '--out', '/proc/nope/'], '--out /proc/nope/'],
+    ['ledger export --out', ['ledger', 'export', LEDGER, '--out', '/proc/nope/f.json'], '--out /proc/nope/f.json'],
+    ['capture --out', ['capture', '--lore', FIXTURE_VAULT, '--packet', PROXY_PACKET, '--raw-output', LEDGER, '--out', '/proc/nope/c.json', '--model-family', 'm', '--reviewer', 'r'], '--out /proc/nope/c.json'],
+  ];
+  it.skipIf(!HAS_PROC).each(PROC_WRITERS)('%s under /proc fails at once (output_unwritable, exit 2), not a hang', async (_name, argv, what) => {
+    const started = Date.now();
+    const r = await run(argv);
+    expect(r).toEqual({ code: 2, stdout: '', stderr: UNWRITABLE(what, '/proc/nope', '/proc does not take new entries (ENOENT)') });
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+  if (!HAS_PROC) it.skip('the /proc cases need a Linux /proc (absent here)', () => {});
+
+  it.skipIf(!HAS_PROC)('an existing folder that takes no new entry (/proc) is refused before the build, naming it', async () => {
+    const r = await run(RETRIEVE('/proc/x.json'));
+    expect(r).toEqual({ code: 2, stdout: '', stderr: 'loretrace: --out /proc/x.json: cannot write in /proc: /proc does not take new entries (ENOENT); expected an output path whose folder exists or can be created (nothing written) [output_unwritable]\n' });
+  });
+
+  it('a file where a folder of --out goes is refused at once for coverage, keygen and ledger export', async () => {
+    const file = join(tmp.dir, 'a-file');
+    writeFileSync(file, 'x');
+    const cov = await run(['coverage', '--lore', FIXTURE_VAULT, LEDGER, '--out', join(file, 'cov')]);
+    expect(cov).toEqual({ code: 2, stdout: '', stderr: UNWRITABLE(`--out ${join(file, 'cov')}`, join(file, 'cov'), `${file} is not a folder`) });
+    const key = await run(['keygen', '--out', join(file, 'sub', 'k.key.pem')]);
+    expect(key).toEqual({ code: 2, stdout: '', stderr: UNWRITABLE(`--out ${join(file, 'sub', 'k.key.pem')}`, join(file, 'sub'), `${file} is not a folder`) });
+    const exp = await run(['ledger', 'export', LEDGER, '--out', join(file, 'f.json')]);
+    expect(exp).toEqual({ code: 2, stdout: '', stderr: UNWRITABLE(`--out ${join(file, 'f.json')}`, file, `${file} is not a folder`) });
+    expect(readFileSync(file, 'utf8')).toBe('x');
+  });
+
+  it('makeOutputFolder and checkOutputPath make or probe folders one level at a time and leave nothing behind', () => {
+    const deep = join(tmp.dir, 'made', 'a', 'b');
+    checkOutputPath(join(deep, 'x.json'), '--out x');
+    expect(existsSync(join(tmp.dir, 'made'))).toBe(false);
+    makeOutputFolder(deep, '--out x');
+    expect(statSync(deep).isDirectory()).toBe(true);
+    checkOutputPath(join(deep, 'x.json'), '--out x');
+    expect(readdirSync(deep)).toEqual([]);
   });
 });

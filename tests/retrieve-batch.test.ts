@@ -215,7 +215,7 @@ describe('retrieve --batch on lore-fixtures/batch', () => {
     expect(tty.err).toContain('5/5 packets');
     const plain = await run(['retrieve', '--lore', FIXTURE_VAULT, '--batch', CORPUS, '--out-dir', join(tmp, 'plain-out'), '--policy', POLICY], env);
     expect(plain.err).toBe('');
-    expect(plain.out.split('\n').at(-2)).toBe('totals: packets 5, ok 3, failed 2, skipped 0 — failed');
+    expect(plain.out.split('\n').at(-2)).toBe('totals: packets 5, ok 3 (3 with warnings), failed 2, skipped 0 — failed');
   });
 
   it('refuses bad batch options and an empty corpus with usage-level errors (exit 2)', async () => {
@@ -255,7 +255,7 @@ describe('retrieve --batch on lore-fixtures/batch', () => {
     await expect(retrieveBatch(index, { ...options, concurrency: 0 }, { cwd: tmp })).rejects.toMatchObject({ code: 'usage', exitCode: 2 });
   });
 
-  it('lists a Ghostlight research packet (*.packet.research.v0.json) the folder walk finds as skipped, with the reason, and runs the drafts beside it', async () => {
+  it('runs a Ghostlight research packet (*.packet.research.v0.json) the folder walk finds, as a single run builds it: files are told by content, not name', async () => {
     const corpus = join(tmp, 'research-corpus');
     mkdirSync(join(corpus, 'packets'), { recursive: true });
     mkdirSync(join(corpus, 'projected-contexts'));
@@ -265,23 +265,24 @@ describe('retrieve --batch on lore-fixtures/batch', () => {
     writeFileSync(join(corpus, 'packets', 'proxy-fixture.dock_warden_ilse.packet.research.v0.json'), readFileSync(join(FIXTURES, 'packets', 'proxy-fixture-research.packet.json')));
     const index = await indexVault(FIXTURE_VAULT, { indexDir: join(tmp, 'index') });
     const s = await retrieveBatch(index, { corpus: 'research-corpus', outDir: 'research-out', policy: join(FIXTURES, 'packets', 'brinefall-intake.policy.json') }, { cwd: tmp, now: () => new Date(0) });
-    expect(s.totals).toEqual({ packets: 2, ok: 1, failed: 0, skipped: 1 });
-    expect(s.packets.map((p) => [p.packet, p.status])).toEqual([
-      ['research-corpus/packets/brinefall-intake.turn-01.mara-voss.draft.packet.json', 'ok'],
-      ['research-corpus/packets/proxy-fixture.dock_warden_ilse.packet.research.v0.json', 'skipped'],
+    expect(s.totals).toEqual({ packets: 2, ok: 2, failed: 0, skipped: 0 });
+    expect(s.packets.map((p) => [p.packet, p.status, p.lane, p.written?.[0]])).toEqual([
+      ['research-corpus/packets/brinefall-intake.turn-01.mara-voss.draft.packet.json', 'ok', 'coordinator_scoped_retrieval', 'research-out/packets/brinefall-intake.turn-01.mara-voss.packet.json'],
+      // Its own mode and traversal_policy, as `retrieve --packet` without --lane: the --policy is not used.
+      ['research-corpus/packets/proxy-fixture.dock_warden_ilse.packet.research.v0.json', 'ok', 'responder_scoped_repository_search', 'research-out/packets/proxy-fixture.dock_warden_ilse.packet.json'],
     ]);
-    expect(s.packets[1]).toEqual({
-      packet: 'research-corpus/packets/proxy-fixture.dock_warden_ilse.packet.research.v0.json', projected_context: null, policy: null, status: 'skipped',
-      reason: 'a Ghostlight research packet (*.packet.research.v0.json): a built responder_scoped_repository_search packet for loretrace serve, not a draft; not retrieved (name it in a list file to run it anyway)',
-    });
+    expect(s.packets[1]!.findings?.map((f) => f.code)).toContain('policy_option_ignored');
     expect(schemaErrors(s)).toEqual([]);
-    expect(existsSync(join(tmp, 'research-out', 'packets', 'proxy-fixture.dock_warden_ilse.packet.research.v0.packet.json'))).toBe(false);
+    // What the batch wrote for it is what a single run writes.
+    const single = await run(['retrieve', '--lore', FIXTURE_VAULT, '--packet', join(corpus, 'packets', 'proxy-fixture.dock_warden_ilse.packet.research.v0.json'), '--out', join(tmp, 'research-single', 'p.json')], { LORETRACE_INDEX_DIR: join(tmp, 'index') });
+    expect(single.code).toBe(0);
+    expect(readFileSync(join(tmp, 'research-single', 'p.json'), 'utf8')).toBe(readFileSync(join(tmp, 'research-out', 'packets', 'proxy-fixture.dock_warden_ilse.packet.json'), 'utf8'));
   });
 
   it('names a draft by Ghostlight\'s file naming: <id> without .json, .packet and .draft', () => {
     expect(draftId('brinefall-intake.turn-01.mara-voss.draft.packet.json')).toBe('brinefall-intake.turn-01.mara-voss');
     expect(draftId('pallas-training-loop-v0.turn-01.nara-7.packet.json')).toBe('pallas-training-loop-v0.turn-01.nara-7');
-    expect(draftId('scene-02-sanctuary-intake.sella_ren.packet.research.v0.json')).toBe('scene-02-sanctuary-intake.sella_ren.packet.research.v0');
+    expect(draftId('scene-02-sanctuary-intake.sella_ren.packet.research.v0.json')).toBe('scene-02-sanctuary-intake.sella_ren');
   });
 });
 
@@ -316,17 +317,29 @@ describe('retrieve --batch --policy-dir: per-draft policies, and a policy from a
     expect(summary.packets.flatMap((p) => p.findings ?? []).filter((f) => f.code === 'policy_seed_off_scene')).toEqual([]);
   }, 120_000);
 
-  it('warns (policy_seed_off_scene) when none of the policy\'s seeds shares anything with the draft\'s scene, in the text summary too', async () => {
+  it('fails a draft whose policy is off its scene (policy_off_scene); --allow-off-scene-policy builds it with the warning under its line', async () => {
     const dir = join(tmp, 'policies');
     const draftDir = join(tmp, 'corpus');
     mkdirSync(draftDir);
     writeFileSync(join(draftDir, 'brinefall-intake.turn-03.mara-voss.draft.packet.json'), readFileSync(join(REPO, P, 'brinefall-intake.turn-01.mara-voss.draft.packet.json')));
-    const r = await run(['retrieve', '--lore', FIXTURE_VAULT, '--batch', draftDir, '--out-dir', join(tmp, 'out3'), '--policy-dir', dir], env);
-    expect(r.code).toBe(0);
     const policyFile = `${dir}/brinefall-intake.turn-03.mara-voss.policy.json`;
-    expect(r.out.split('\n')[2]).toBe(
-      `           warning policy_seed_off_scene: ${policyFile}: none of the policy's required seeds (FixtureLore:World/Politics/Salvage Law.md) is on the scene of ${draftDir}/brinefall-intake.turn-03.mara-voss.draft.packet.json: no allowed_scope entry or source_excerpt names it, and no word of its title or aliases occurs in the draft's prompt; is this the policy of another scene?`,
-    );
+    const draft = `${draftDir}/brinefall-intake.turn-03.mara-voss.draft.packet.json`;
+    const finding = `${policyFile}: none of the policy's required seeds (FixtureLore:World/Politics/Salvage Law.md) is on the scene of ${draft}: no allowed_scope entry or source_excerpt names it, and no word of its title or aliases occurs in the draft's prompt; is this the policy of another scene?`;
+    const refused = await run(['retrieve', '--lore', FIXTURE_VAULT, '--batch', draftDir, '--out-dir', join(tmp, 'out3'), '--policy-dir', dir], env);
+    expect(refused.code).toBe(1);
+    expect(refused.out.split('\n').slice(1)).toEqual([
+      `  failed   ${finding} Not built: a packet grounded in another scene's lore is wrong output; give this scene's policy, or pass --allow-off-scene-policy to build it anyway (nothing written) [policy_off_scene]`,
+      'totals: packets 1, ok 0, failed 1, skipped 0 — failed',
+      '',
+    ]);
+    expect(existsSync(join(tmp, 'out3'))).toBe(false);
+    const allowed = await run(['retrieve', '--lore', FIXTURE_VAULT, '--batch', draftDir, '--out-dir', join(tmp, 'out4'), '--policy-dir', dir, '--allow-off-scene-policy'], env);
+    expect(allowed.code).toBe(0);
+    const lines = allowed.out.split('\n');
+    expect(lines[1]).toMatch(/^ {2}ok {7}.* \(coordinator_scoped_retrieval, \d+ lore excerpts?, \d+ trace entr(y|ies)\)$/);
+    expect(lines.slice(2).filter((l) => l.startsWith('           ')).map((l) => l.trim().split(':')[0])).toEqual(expect.arrayContaining(['warning policy_seed_off_scene']));
+    expect(lines.find((l) => l.includes('policy_seed_off_scene'))).toBe(`           warning policy_seed_off_scene: ${finding}`);
+    expect(lines.at(-2)).toBe('totals: packets 1, ok 1 (1 with warnings), failed 0, skipped 0 — ok');
   }, 120_000);
 
   it('refuses a --policy-dir that is not a folder, and --policy-dir without --batch', async () => {
@@ -355,25 +368,31 @@ describe.skipIf(!hasShared)(`retrieve --batch on the real Ghostlight drafts (${h
   }, 300_000);
   afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-  it('runs the four *.packet.json drafts of packets/, each with its projected context from projected-contexts/, and lists the research packet as skipped', () => {
+  it('runs the four *.packet.json drafts of packets/, each with its projected context from projected-contexts/, and the Sella research packet as a single run does', () => {
     expect(code).toBe(0);
-    expect(summary.totals).toEqual({ packets: 5, ok: 4, failed: 0, skipped: 1 });
-    expect(summary.packets.filter((p) => p.status !== 'skipped').map((p) => [p.packet.slice(GHOSTLIGHT.length + 1), p.projected_context?.slice(GHOSTLIGHT.length + 1), p.status])).toEqual([
+    expect(summary.totals).toEqual({ packets: 5, ok: 5, failed: 0, skipped: 0 });
+    expect(summary.packets.slice(0, 4).map((p) => [p.packet.slice(GHOSTLIGHT.length + 1), p.projected_context?.slice(GHOSTLIGHT.length + 1), p.status])).toEqual([
       'lucent-hostage-feed-v0.turn-06.sol-vant', 'lucent-hostage-feed-v0.turn-14.sol-vant', 'pallas-training-loop-v0.turn-01.nara-7', 'pallas-training-loop-v0.turn-02.ilya-marne',
     ].map((id) => [`packets/${id}.packet.json`, `projected-contexts/${id}.projected-context.json`, 'ok']));
-    expect(summary.packets.filter((p) => p.status === 'skipped').map((p) => p.packet.slice(GHOSTLIGHT.length + 1))).toEqual(['packets/scene-02-sanctuary-intake.sella_ren.packet.research.v0.json']);
+    // A research packet Ghostlight wrote (review.reviewer is not loretrace retrieve) is a draft for the coordinator
+    // lane, with its own traversal_policy (no <id>.policy.json in --policy-dir), no projected context.
+    expect(summary.packets[4]).toMatchObject({ packet: `${GHOSTLIGHT}/packets/scene-02-sanctuary-intake.sella_ren.packet.research.v0.json`, projected_context: null, policy: null, status: 'ok', lane: 'coordinator_scoped_retrieval' });
     // Each scene's drafts get that scene's policy, and none is off its scene.
     expect(summary.packets.filter((p) => p.status === 'ok').map((p) => p.policy)).toEqual([
       `${policyDir}/lucent-hostage-feed-v0.policy.json`, `${policyDir}/lucent-hostage-feed-v0.policy.json`,
-      `${policyDir}/pallas-training-loop-v0.policy.json`, `${policyDir}/pallas-training-loop-v0.policy.json`,
+      `${policyDir}/pallas-training-loop-v0.policy.json`, `${policyDir}/pallas-training-loop-v0.policy.json`, null,
     ]);
     expect(summary.packets.flatMap((p) => p.findings ?? []).filter((f) => f.code === 'policy_seed_off_scene')).toEqual([]);
   });
 
-  it('flags the Pallas policy applied to a Lucent draft as off its scene', async () => {
+  it('refuses the Pallas policy applied to a Lucent draft (policy_off_scene); --allow-off-scene-policy builds it with the finding', async () => {
     const pallas = 'lore-fixtures/policies/pallas-strikes.policy.json';
     const target = join(tmp, 'offscene', 'lucent.packet.json');
-    const r = await run(['retrieve', '--lore', AETHERIA, '--packet', join(GHOSTLIGHT, 'packets', 'lucent-hostage-feed-v0.turn-06.sol-vant.packet.json'), '--policy', pallas, '--out', target, '--json'], env);
+    const refused = await run(['retrieve', '--lore', AETHERIA, '--packet', join(GHOSTLIGHT, 'packets', 'lucent-hostage-feed-v0.turn-06.sol-vant.packet.json'), '--policy', pallas, '--out', target, '--json'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toMatch(/^loretrace: lore-fixtures\/policies\/pallas-strikes\.policy\.json: none of the policy's required seeds .* Not built: a packet grounded in another scene's lore is wrong output; give this scene's policy, or pass --allow-off-scene-policy to build it anyway \(nothing written\).*\[policy_off_scene\]\n$/);
+    expect(existsSync(target)).toBe(false);
+    const r = await run(['retrieve', '--lore', AETHERIA, '--packet', join(GHOSTLIGHT, 'packets', 'lucent-hostage-feed-v0.turn-06.sol-vant.packet.json'), '--policy', pallas, '--out', target, '--json', '--allow-off-scene-policy'], env);
     expect(r.code).toBe(0);
     const findings = (JSON.parse(r.out) as { findings: { code: string; path: string; pointer: string }[] }).findings;
     expect(findings.filter((f) => f.code === 'policy_seed_off_scene').map((f) => [f.path, f.pointer])).toEqual([[pallas, '/required_seed_refs']]);
@@ -387,11 +406,11 @@ describe.skipIf(!hasShared)(`retrieve --batch on the real Ghostlight drafts (${h
       expect(packetText).toBeDefined();
       expect([p.packet, schema(JSON.parse(packetText!)), schema.errors ?? null]).toEqual([p.packet, true, null]);
       const single = join(tmp, 'run', 'single', `${draftId(p.packet)}.packet.json`);
-      const r = await run(['retrieve', '--lore', AETHERIA, '--packet', p.packet, '--projected-context', p.projected_context!, '--policy', p.policy!, '--lane', 'coordinator_scoped_retrieval', '--out', single, '--capture-out', single.replace(/\.json$/, '.lore_access.json')], env);
+      const r = await run(['retrieve', '--lore', AETHERIA, '--packet', p.packet, ...(p.projected_context !== null ? ['--projected-context', p.projected_context] : []), ...(p.policy !== null ? ['--policy', p.policy] : []), '--lane', 'coordinator_scoped_retrieval', '--out', single, '--capture-out', single.replace(/\.json$/, '.lore_access.json')], env);
       expect([r.code, r.err]).toEqual([0, '']);
     }
     expect(filesUnder(join(tmp, 'run', 'single'))).toEqual(batchFiles);
-    expect(Object.keys(batchFiles).length).toBe(16);
+    expect(Object.keys(batchFiles).length).toBe(20);
     expect(existsSync(join(out(), 'pallas-training-loop-v0.turn-01.nara-7.packet.lock.json'))).toBe(true);
   }, 300_000);
 });

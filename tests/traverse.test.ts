@@ -490,6 +490,21 @@ describe('loretrace traverse (CLI)', () => {
     expect(res.research_trace[1]!.used_for).toBe(`required_seed_refs[1] ${F}Pre-Elysium/Territories.md; query from runtime_retrieval_requirements[0] req.rescue`);
   }, 30_000);
 
+  it('warns no_start_notes when the policy has no seed and no scope note, even with --query (exit 0, nothing walked)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'loretrace-d-'));
+    const file = join(dir, 'noseeds.policy.json');
+    writeFileSync(file, JSON.stringify({ max_link_depth: 2, allowed_prefixes: ['FixtureLore:World/'], required_seed_refs: [], follow_link_classes: ['wikilink'], stop_conditions: ['max_refs:3'] }));
+    const r = await cli(['traverse', '--lore', 'FixtureLore', '--policy', file, '--query', 'sanctuary capacity', '--json']);
+    expect(r.code).toBe(0);
+    expect(r.err).toBe(`loretrace: warning: ${file}: the policy has no required_seed_refs and no allowed_scope note it admits, so there is nothing to walk from (a --query ranks what the walk reaches; it does not start it): add a note to /required_seed_refs (a Namespace:path ref under allowed_prefixes), or give allowed_scope notes (a policy file of { traversal_policy, allowed_scope }, or --packet) [no_start_notes]\n`);
+    expect(JSON.parse(r.out)).toMatchObject({ consulted_refs: [], research_trace: [] });
+    // A scope note is a start point: no warning.
+    writeFileSync(file, JSON.stringify({ traversal_policy: { max_link_depth: 2, allowed_prefixes: ['FixtureLore:World/'], required_seed_refs: [], follow_link_classes: ['wikilink'], stop_conditions: ['max_refs:3'] }, allowed_scope: ['FixtureLore:World/Pre-Elysium/Territories.md'] }));
+    const scoped = await cli(['traverse', '--lore', 'FixtureLore', '--policy', file, '--json']);
+    expect([scoped.code, scoped.err]).toEqual([0, '']);
+    expect(JSON.parse(scoped.out).consulted_refs[0]).toBe('FixtureLore:World/Pre-Elysium/Territories.md');
+  });
+
   it('exits 2 with neither --policy nor --packet', async () => {
     const r = await cli(['traverse', '--lore', 'FixtureLore']);
     expect(r).toEqual({ code: 2, out: '', err: 'loretrace: traverse needs --policy <file>, --packet <file>, or both (a packet without a traversal_policy takes the --policy one); see \'loretrace traverse --help\' [usage]\n' });

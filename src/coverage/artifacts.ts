@@ -104,6 +104,9 @@ function notAList(list: unknown, role: RefOccurrence['role'], pointer: string, o
   return true;
 }
 
+/** A `trace_id` that names its ledger record: `<ledger_id>:<seq>` then `.<n>` (the n-th range of it) and `:<hash>`. */
+const TRACE_RECORD = /^(lt-[0-9a-f]+:\d+)(?:\.\d+)?:[0-9a-f]+$/;
+
 function refsFromTraceEntry(entry: unknown, pointer: string, out: RefOccurrence[]): void {
   if (!isJsonObject(entry)) {
     out.push(notARef('research_trace', pointer, entry, `research_trace entry is ${kindWord(entry)}; expected an object with source_ref`));
@@ -119,6 +122,9 @@ function refsFromTraceEntry(entry: unknown, pointer: string, out: RefOccurrence[
   if (setRange(occ, entry) && entry.origin === 'runner_captured' && typeof entry.extracted_constraint === 'string') {
     occ.verbatim_text = entry.extracted_constraint;
   }
+  // A trace id names the ledger record that served the entry (`<ledger_id>:<seq>[.<n>]:<hash>`).
+  const lookup = typeof entry.trace_id === 'string' ? TRACE_RECORD.exec(entry.trace_id) : null;
+  if (lookup !== null) occ.lookup = lookup[1];
   out.push(occ);
 }
 
@@ -174,7 +180,7 @@ function snapshotOf(v: Obj): string | null {
  * depth-first (array items in order, object keys in code-unit order). Iterative, so a hostile, deeply
  * nested outcome cannot overflow the call stack.
  */
-function ledgerResults(root: unknown, rootPointer: string, out: RefOccurrence[], line: number): void {
+function ledgerResults(root: unknown, rootPointer: string, out: RefOccurrence[], line: number, lookup: { lookup?: string; read_scope?: 'note' | 'section' } = {}): void {
   const stack: { node: unknown; pointer: string }[] = [{ node: root, pointer: rootPointer }];
   while (stack.length > 0) {
     const { node, pointer } = stack.pop()!;
@@ -185,7 +191,7 @@ function ledgerResults(root: unknown, rootPointer: string, out: RefOccurrence[],
     if (!isJsonObject(node)) continue;
     const ref = typeof node.ref === 'string' ? node.ref : typeof node.source_ref === 'string' ? node.source_ref : null;
     if (ref !== null && ref.trim()) {
-      const occ: RefOccurrence = { role: 'ledger_result', pointer, record_line: line, ref: ref.trim() };
+      const occ: RefOccurrence = { role: 'ledger_result', pointer, record_line: line, ref: ref.trim(), ...lookup };
       if (setRange(occ, node)) {
         if (typeof node.text === 'string') occ.verbatim_text = node.text;
         else {
@@ -221,6 +227,18 @@ function ledgerLane(first: Obj): 'proxy_ledger' | 'retrieve_ledger' {
   return session.runner === 'retrieve' || session.mode === 'coordinator_scoped_retrieval' ? 'retrieve_ledger' : 'proxy_ledger';
 }
 
+/**
+ * What a `lore_read` call's ref asked for: `note` (no fragment), `section` (`#Heading`), or null for lines,
+ * a block, a chunk (`#L3-L5`, `#^id`, `#chunk2`) or no ref at all.
+ */
+function readScope(ref: string | undefined): 'note' | 'section' | null {
+  if (ref === undefined || ref.trim() === '') return null;
+  const hash = ref.indexOf('#');
+  if (hash < 0) return 'note';
+  const fragment = ref.slice(hash + 1);
+  return /^(?:chunk\d+|L\d+(?:-L?\d+)?|\^.*)$/.test(fragment) ? null : 'section';
+}
+
 function recogniseLedger(file: string, text: string): CoverageArtifact | SkippedInput {
   const lines = text.split(/\r\n|\r|\n/);
   const records: { line: number; value: Obj }[] = [];
@@ -242,6 +260,13 @@ function recogniseLedger(file: string, text: string): CoverageArtifact | Skipped
   const refs: RefOccurrence[] = [];
   let snapshot: string | null = null;
   let schemaVersion: string | null = null;
+  // What each call asked for (`arguments.ref`), by record id, so a result knows whether it read a whole note or section.
+  const asked = new Map<string, string>();
+  for (const { value } of records) {
+    const args = value.arguments ?? value.args;
+    // A read given line_start/line_end asked for those lines, whatever its ref.
+    if (typeof value.record_id === 'string' && isJsonObject(args) && typeof args.ref === 'string' && args.line_start === undefined && args.line_end === undefined) asked.set(value.record_id, args.ref);
+  }
   for (const { line, value } of records) {
     if (schemaVersion === null && typeof value.schema_version === 'string') schemaVersion = value.schema_version;
     if (snapshot === null) {
@@ -252,7 +277,11 @@ function recogniseLedger(file: string, text: string): CoverageArtifact | Skipped
     if (tool === null || !LEDGER_READING_TOOLS.has(tool)) continue;
     const outcome = value.outcome ?? value.result;
     if (outcome === undefined || isRefusal(outcome)) continue;
-    ledgerResults(outcome, value.outcome !== undefined ? '/outcome' : '/result', refs, line);
+    const lookup: { lookup?: string; read_scope?: 'note' | 'section' } = {};
+    if (typeof value.record_id === 'string') lookup.lookup = value.record_id;
+    const scope = typeof value.call_record_id === 'string' ? readScope(asked.get(value.call_record_id)) : null; // asked: see above
+    if (scope !== null) lookup.read_scope = scope;
+    ledgerResults(outcome, value.outcome !== undefined ? '/outcome' : '/result', refs, line, lookup);
   }
   return { file, kind: ledgerLane(records[0]!.value), schema_version: schemaVersion, snapshot_id: snapshot, refs };
 }
@@ -283,6 +312,12 @@ function corpusInput(v: Obj): NonNullable<CoverageArtifact['corpus']> {
   return { coverage_id: typeof v.coverage_id === 'string' ? v.coverage_id : null, fixtures };
 }
 
+/**
+ * The fields Ghostlight's output contract requires of a responder's answer (a packet's
+ * `/output_contract/required_fields`, response schema `ghostlight.responder_output.v0.parsed_output`).
+ */
+const RAW_OUTPUT_FIELDS = ['responder_agent_id', 'action_label', 'visible_action', 'spoken_text', 'private_interpretation', 'intended_effect', 'state_update_candidates', 'relationship_update_candidates', 'unresolved_hooks'];
+
 function kindOf(v: Obj): ArtifactKind | { skip: string } | null {
   const sv = typeof v.schema_version === 'string' ? v.schema_version : '';
   if (sv === COVERAGE_SCHEMA_VERSION) return { skip: 'a loretrace coverage report (output of this command), not an input' };
@@ -300,6 +335,11 @@ function kindOf(v: Obj): ArtifactKind | { skip: string } | null {
     return { skip: "loretrace's own command output (a --json summary or report), not a lore artifact: its citations are in the files it wrote; pass those" };
   }
   if (typeof v.$schema === 'string') return { skip: 'a JSON Schema document, not an artifact' };
+  // A responder's raw output (`capture --raw-output`): its lore claims are unchecked until `capture` holds them
+  // to the receipts, and the capture built from it carries them, so reading both would count them twice.
+  if (v.schema_version === undefined && RAW_OUTPUT_FIELDS.every((k) => k in v)) {
+    return { skip: 'a responder raw output (the fields of the packet\'s output contract): its lore claims are counted from the capture `loretrace capture` builds from it; pass the capture' };
+  }
   // Shapes, when schema_version does not say.
   if (isJsonObject(v.visible_context) && isJsonObject(v.lore_access)) return 'responder_packet';
   if (isJsonObject(v.lore_access) && ('raw_output' in v || 'parsed_output' in v)) return 'responder_capture';
@@ -445,7 +485,8 @@ function notRegular(st: { isFile(): boolean; isFIFO(): boolean; isSocket(): bool
 
 /**
  * Read artifact files and folders (folders recursively; dot-entries and `node_modules` skipped; inside a
- * folder only `*.json` and `*.jsonl` are read, other files are listed as `unsupported_extension`). Each
+ * folder only `*.json` and `*.jsonl` are read, other files are listed as `unsupported_extension`, and JSON
+ * of no known kind is `not_an_artifact` where a named file would be `unrecognised`). Each
  * file is read as UTF-8 and passed to {@link recogniseArtifact}; a file named twice is read once.
  * Missing inputs (`not_found`), unreadable files, FIFOs, devices and (inside folders) symbolic links
  * (`unreadable`, never opened or followed) and folders holding no files at all (`empty_folder`) become
@@ -508,7 +549,11 @@ export async function readArtifacts(inputs: readonly string[], options: ReadArti
       continue;
     }
     const r = recogniseArtifact(name, text);
-    if (isSkipped(r)) skipped.push(r);
+    // A folder holds whatever a run left beside its artifacts (MCP transcripts, answers files): a JSON file of
+    // no known kind found there is listed and counted, not a failure; named on the command line it is one.
+    if (isSkipped(r) && r.reason === 'unrecognised' && !explicit) {
+      skipped.push({ file: name, reason: 'not_an_artifact', message: `${r.message.replace(/; expected .*$/s, '')}; not a loretrace or Ghostlight artifact, found in a folder: not counted (name it on the command line to have it checked)` });
+    } else if (isSkipped(r)) skipped.push(r);
     else artifacts.push(r);
   }
   artifacts.sort((a, b) => cmp(a.file, b.file));

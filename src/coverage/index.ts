@@ -6,7 +6,7 @@ export type { ReadArtifactsOptions } from './artifacts.js';
 export { renderCoverageMarkdown } from './render-md.js';
 export { renderCoverageHtml } from './render-html.js';
 export type { CoverageHtmlContext } from './render-html.js';
-export { loadNoteLines, writeCoverageFiles } from './load.js';
+export { checkCoverageOut, loadNoteLines, writeCoverageFiles } from './load.js';
 export type { CoverageFiles } from './load.js';
 export { COVERAGE_SCHEMA_VERSION } from './types.js';
 export type {

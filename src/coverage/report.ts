@@ -211,7 +211,11 @@ function checkCoverageArguments(index: unknown, artifacts: unknown, options: unk
  * (folders and classes), {@link vaultGaps}, {@link corpusCoverage}, {@link reportTotals}.
  *
  * Figures (lines 1-based inclusive; counts of lines, not characters):
- * - per note: `citations` (occurrences naming the note, stale included), `artifacts` (distinct files),
+ * - one lookup, counted once ({@link markLookups}): citations of one ledger record and range — the ledger, its
+ *   fragment and the capture of one run — count once; the others are listed with `repeat: true`
+ *   (`totals.repeated_citations`); a `lore_read` of a whole note or `#Heading` makes its record's citations
+ *   "note cited" / section, never lines.
+ * - per note: `citations` (lookups naming the note, stale included), `artifacts` (distinct files),
  *   `body_lines` (non-blank lines outside frontmatter), `covered_lines` (of those, lines inside an `ok`
  *   citation that cites *lines*: a trace entry's or ledger's range, a digest range, `#L…`, `#^block`, or
  *   the lines a packet excerpt quotes), `whole_citations` (ok citations of a whole note, `#Heading` or
@@ -364,7 +368,78 @@ function citeArtifacts(index: VaultIndex, artifacts: readonly CoverageArtifact[]
       rejected_refs: sum.rej,
     });
   }
+  markLookups(out.citations, artifacts);
   return out;
+}
+
+/** The ledger id of a lookup `<ledger_id>:<seq>`. */
+const ledgerOf = (lookup: string): string => lookup.slice(0, lookup.lastIndexOf(':'));
+
+/**
+ * The run each artifact belongs to, by ledger id: the one ledger its records or trace entries name (an
+ * artifact naming two ledgers belongs to none), and for a packet the run of the ledger `retrieve` wrote beside
+ * it (`x.packet.json` → `x.packet.ledger.jsonl`) when that ledger is among the artifacts.
+ */
+function runsOf(artifacts: readonly CoverageArtifact[]): Map<string, string> {
+  const runs = new Map<string, string>();
+  for (const art of artifacts) {
+    const ids = new Set(art.refs.flatMap((o) => (o.lookup !== undefined ? [ledgerOf(o.lookup)] : [])));
+    if (ids.size === 1) runs.set(art.file, [...ids][0]!);
+  }
+  for (const art of artifacts) {
+    if (art.kind !== 'responder_packet' || runs.has(art.file) || !art.file.endsWith('.json')) continue;
+    const beside = runs.get(art.file.slice(0, -'.json'.length) + '.ledger.jsonl');
+    if (beside !== undefined) runs.set(art.file, beside);
+  }
+  return runs;
+}
+
+/**
+ * One lookup, counted once (docs/COVERAGE.md "One lookup"). In place, in report order:
+ * - a ledger record's read of a whole note or section (its call's ref had no fragment, or a `#Heading`)
+ *   makes every citation of that record "note cited" (or section), never lines;
+ * - a citation with a record (`lookup`) whose record, path and lines (any lines, for a whole-note or section
+ *   read) equal an earlier one's is a `repeat`: the ledger, its exported fragment and the capture of one run
+ *   cite the same read; the first stale citation of a lookup, if any, is the one counted;
+ * - a citation without a record in an artifact of a run ({@link runsOf}) is a `repeat` when a citation of the
+ *   same run already names its note (a consulted or followed ref, which cites the whole note) or its path and
+ *   lines (a packet excerpt the run's ledger read); two such citations of one run with the same path and
+ *   lines are one.
+ * Every other citation is its own lookup.
+ */
+function markLookups(citations: Citation[], artifacts: readonly CoverageArtifact[]): void {
+  const scopes = new Map<string, 'note' | 'section'>();
+  for (const art of artifacts) for (const occ of art.refs) if (occ.lookup !== undefined && occ.read_scope !== undefined) scopes.set(occ.lookup, occ.read_scope);
+  const runs = runsOf(artifacts);
+  const seen = new Set<string>();
+  // The citation counted for each record key; a stale one takes the place of an earlier one that holds (a
+  // whole-note read of which one chunk changed is a stale lookup).
+  const counted = new Map<string, Citation>();
+  // What each run's records read: `run path` and `run path start-end`.
+  const read = new Set<string>();
+  for (const c of citations) {
+    if (c.lookup === undefined) continue;
+    const scope = scopes.get(c.lookup);
+    if (scope !== undefined && c.cites === 'lines') c.cites = scope;
+    const run = ledgerOf(c.lookup);
+    read.add(`${run}\u0000${c.path}`);
+    read.add(`${run}\u0000${c.path}\u0000${c.line_start}-${c.line_end}`);
+    const key = scope !== undefined ? `${c.lookup}\u0000${c.path}` : `${c.lookup}\u0000${c.path}\u0000${c.line_start}-${c.line_end}`;
+    const first = counted.get(key);
+    if (first === undefined) counted.set(key, c);
+    else if (isStale(c.status) && !isStale(first.status)) {
+      first.repeat = true;
+      counted.set(key, c);
+    } else c.repeat = true;
+  }
+  for (const c of citations) {
+    const run = runs.get(c.artifact);
+    if (c.lookup !== undefined || run === undefined) continue;
+    const lines = `${run}\u0000${c.path}\u0000${c.line_start}-${c.line_end}`;
+    const note = `${run}\u0000${c.path}`;
+    if (c.cites === 'note' ? read.has(note) || seen.has(note) : read.has(lines) || seen.has(lines)) c.repeat = true;
+    else seen.add(c.cites === 'note' ? note : lines);
+  }
 }
 
 type SortedRef =
@@ -414,6 +489,7 @@ function citeOne(index: VaultIndex, art: CoverageArtifact, occ: RefOccurrence, p
     ref: occ.ref, path: path as VaultPath, line_start: placed.line_start, line_end: placed.line_end,
     cites: placed.cites, status: placed.status, checked: placed.checked,
     ...(placed.detail !== undefined ? { detail: placed.detail } : {}),
+    ...(occ.lookup !== undefined ? { lookup: occ.lookup } : {}),
   };
 }
 
@@ -503,8 +579,9 @@ function noteRows(index: VaultIndex, texts: NoteTexts, citations: readonly Citat
   for (const c of citations) {
     const p = perNote.get(c.path);
     if (!p) continue;
-    p.cit++;
     p.arts.add(c.artifact);
+    if (c.repeat === true) continue; // the same lookup as an earlier citation: its lines are already counted
+    p.cit++;
     if (isStale(c.status)) p.stale++;
     else if (c.status === 'unverifiable') p.unver++;
     else if (c.cites !== 'lines') p.whole++;
@@ -606,7 +683,9 @@ function reportTotals(x: {
   notes: readonly NoteCoverage[]; classes: readonly ClassCoverage[]; untouched: readonly string[]; gaps: VaultGaps;
   cited: CitedArtifacts; stale: readonly Citation[]; artifacts: number; skipped: number;
 }): CoverageReport['totals'] {
-  const staleBy = Object.fromEntries(STALE_STATUSES.map((s) => [s, x.stale.filter((c) => c.status === s).length])) as CoverageReport['totals']['stale_by_status'];
+  // Counted: one citation per lookup (repeats listed in `citations` and `stale`, not counted).
+  const counted = x.cited.citations.filter((c) => c.repeat !== true);
+  const staleBy = Object.fromEntries(STALE_STATUSES.map((s) => [s, counted.filter((c) => c.status === s).length])) as CoverageReport['totals']['stale_by_status'];
   const sum = (f: (r: NoteCoverage) => number): number => x.notes.reduce((s, r) => s + f(r), 0);
   const body = sum((r) => r.body_lines);
   const covered = sum((r) => r.covered_lines);
@@ -615,12 +694,13 @@ function reportTotals(x: {
     notes: x.notes.length,
     artifacts: x.artifacts,
     skipped_inputs: x.skipped,
-    lore_citations: x.cited.citations.length,
+    lore_citations: counted.length,
+    repeated_citations: x.cited.citations.length - counted.length,
     cited_notes: citedNotes,
     never_cited_notes: x.notes.length - citedNotes,
-    stale_citations: x.stale.length,
+    stale_citations: counted.filter((c) => isStale(c.status)).length,
     stale_by_status: staleBy,
-    unverifiable_citations: x.cited.citations.filter((c) => c.status === 'unverifiable').length,
+    unverifiable_citations: counted.filter((c) => c.status === 'unverifiable').length,
     whole_citations: sum((r) => r.whole_citations),
     non_lore_refs: x.cited.nonLore.length,
     other_namespace_refs: x.cited.otherNs.length,

@@ -85,6 +85,17 @@ export interface RefOccurrence {
    */
   bad_range?: string;
   /**
+   * The ledger record that served these lines, `<ledger_id>:<seq>`: a ledger result's record (`record_id`),
+   * or a research_trace entry's `trace_id` prefix (`<ledger_id>:<seq>[.<n>]:<hash>`, src/receipts/trace.ts).
+   * Citations of one record and range are one lookup, counted once (docs/COVERAGE.md "One lookup").
+   */
+  lookup?: string;
+  /**
+   * What the lookup asked for, when its ledger call says so: `note` for a `lore_read` of a ref without a
+   * fragment, `section` for one of a `#Heading` (neither when the call gave `line_start`/`line_end`). Every range it served is then "note cited" (or section), not lines.
+   */
+  read_scope?: 'note' | 'section';
+  /**
    * Set when the entry is not a ref at all (a number or `null` in `consulted_refs`, an empty string, a
    * trace entry with neither `source_ref` nor `source_path`, a list field that is not an array): the
    * reason in words. `ref` then holds the entry as JSON (at most 80 characters). Reported in
@@ -116,10 +127,15 @@ export interface CorpusLedgerInput {
 /** How a fixture names a subject: `primary_subjects`, `secondary_subjects`, or its `flashpoint`. */
 export type CorpusSubjectRole = 'primary' | 'secondary' | 'flashpoint';
 
-/** Why an input file was not read as an artifact. */
+/**
+ * Why an input file was not read as an artifact. `not_an_artifact` is a JSON file of no known kind found by
+ * walking a named folder (a responder's MCP transcript, a server's answers file): listed and counted, never
+ * a failure; the same file named on the command line is `unrecognised`, a failure (docs/COVERAGE.md).
+ */
 export type SkipReason =
   | 'not_json'
   | 'unrecognised'
+  | 'not_an_artifact'
   | 'no_lore_refs'
   | 'unreadable'
   | 'unsupported_extension'
@@ -204,6 +220,13 @@ export interface Citation {
   checked: CitationCheck;
   /** For stale and unverifiable citations: what is wrong, in words. Absent when `ok`. */
   detail?: string;
+  /** The ledger record behind the citation, `<ledger_id>:<seq>` ({@link RefOccurrence.lookup}). */
+  lookup?: string;
+  /**
+   * True when an earlier citation (in report order) is the same lookup: same `lookup`, same path, and the same
+   * lines (or, for a whole-note or section read, any lines of it). Listed, never counted (docs/COVERAGE.md).
+   */
+  repeat?: true;
 }
 
 /** A ref that is not vault lore, lore of another namespace, or an entry refused as a ref — counted apart. */
@@ -313,7 +336,10 @@ export interface CoverageTotals {
   notes: number;
   artifacts: number;
   skipped_inputs: number;
+  /** Lore citations counted: one per lookup (repeats of a lookup are left out; see `repeated_citations`). */
   lore_citations: number;
+  /** Citations that repeat an earlier one's lookup (the ledger, fragment and capture of one run): listed, not counted. */
+  repeated_citations: number;
   cited_notes: number;
   never_cited_notes: number;
   stale_citations: number;

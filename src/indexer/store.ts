@@ -19,7 +19,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +29,7 @@ import type { Finding } from '../errors.js';
 import type { ManifestEntry } from '../types.js';
 import { sha256Hex } from '../vault/hash.js';
 import type { FileIdentity } from '../vault/scan.js';
+import { makeOutputFolder } from '../safe-write.js';
 
 /** Layout version of the persisted index. Any other version found on disk is rebuilt (`index_rebuilt`). */
 export const INDEX_SCHEMA_VERSION = '3';
@@ -225,9 +226,13 @@ export async function atomicWrite(target: string, data: string | Buffer): Promis
   }
 }
 
-/** Make sure `<indexDir>/data` exists. */
+/**
+ * Make sure `<indexDir>/data` exists, one folder level at a time (src/safe-write.ts `makeOutputFolder`: Node's
+ * recursive mkdir never returns under /proc).
+ * @throws LoretraceError `output_unwritable` (exit 2) naming the folder that cannot be made and why.
+ */
 export async function ensureIndexDir(indexDir: string): Promise<void> {
-  await mkdir(join(indexDir, 'data'), { recursive: true });
+  makeOutputFolder(join(indexDir, 'data'), `index directory ${indexDir}`);
 }
 
 /** Unreferenced temp files (`*.tmp-*`) are removed only when older than this (ms). */

@@ -17,7 +17,8 @@
  * 4. {@link retrieveBatch} — all of it, the summary in corpus order whatever the completion order.
  *
  * A draft's status is `ok`, `failed` (its coded error, as the single run would raise it) or `skipped`
- * (listed twice; already a packet built by loretrace retrieve; a Ghostlight research packet found by the walk).
+ * (listed twice; already a packet built by loretrace retrieve, by its `review.reviewer`: the one content rule,
+ * which a single run applies too as `already_built`).
  */
 import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
@@ -27,6 +28,7 @@ import type { Finding } from '../errors.js';
 import { decodeUtf8Strict, readInputBytes } from '../contracts/json-input.js';
 import type { VaultIndex } from '../types.js';
 import { writeAllAtomic } from '../receipts/outputs.js';
+import { checkOutputPath } from '../safe-write.js';
 import { builtByRetrieve } from './build.js';
 import type { RetrievalLane } from './build.js';
 import { BATCH_FILE_LABELS, checkRetrieveTargets, planRetrieveOutputs, readRetrieveInputs } from './run.js';
@@ -57,6 +59,8 @@ export interface RetrieveBatchOptions {
   strictPolicy?: boolean;
   /** Replace existing outputs no lock lists. */
   force?: boolean;
+  /** Build drafts whose policy is off their scene (`RetrieveRequest.allowOffScenePolicy`); else they fail. */
+  allowOffScenePolicy?: boolean;
   /** Drafts run at once, an integer ≥ 1 (default {@link DEFAULT_BATCH_CONCURRENCY}). Never changes the results. */
   concurrency?: number;
   /** Called once per draft as it finishes (in completion order; for a progress bar). */
@@ -127,19 +131,14 @@ function shown(cwd: string, abs: string): string {
 const SKIPPED_FOLDERS: ReadonlySet<string> = new Set(['node_modules']);
 
 /**
- * Ghostlight's name for a built research packet (`scene-02-sanctuary-intake.sella_ren.packet.research.v0.json`,
- * ../shared/ghostlight/packets): a `responder_scoped_repository_search` packet for `loretrace serve`, not a
- * draft for `retrieve`. A folder walk lists it as skipped, so a corpus of them is not silently empty.
+ * Ghostlight's name for a research packet (`scene-02-sanctuary-intake.sella_ren.packet.research.v0.json`,
+ * ../shared/ghostlight/packets). A walk lists it beside `*.packet.json`: whether a file is run is decided by
+ * its content, as in a single run (only a packet loretrace retrieve built is skipped, by `review.reviewer`),
+ * never by its name — a single `retrieve --packet` builds this file, so the batch does too.
  */
 const RESEARCH_PACKET_NAME = /\.packet\.research\.v\d+\.json$/;
 
-/** The summary's reason for a research packet found by the walk. */
-const RESEARCH_PACKET_SKIP = 'a Ghostlight research packet (*.packet.research.v0.json): a built responder_scoped_repository_search packet for loretrace serve, not a draft; not retrieved (name it in a list file to run it anyway)';
-
-/**
- * Walk `dir` for `*.packet.json`, entries in code-unit order, leaving out `skip` (the output folder); a
- * Ghostlight research packet ({@link RESEARCH_PACKET_NAME}) is listed with its skip reason.
- */
+/** Walk `dir` for `*.packet.json` and `*.packet.research.v<N>.json`, entries in code-unit order, leaving out `skip` (the output folder). */
 async function walkDrafts(dir: string, shownDir: string, rel: string, skip: string, out: BatchDraft[]): Promise<void> {
   const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const e of entries) {
@@ -147,10 +146,8 @@ async function walkDrafts(dir: string, shownDir: string, rel: string, skip: stri
     const abs = join(dir, e.name);
     if (e.isDirectory()) {
       if (!SKIPPED_FOLDERS.has(e.name) && abs !== skip) await walkDrafts(abs, `${shownDir}/${e.name}`, rel === '' ? e.name : `${rel}/${e.name}`, skip, out);
-    } else if (e.isFile() && e.name.endsWith('.packet.json')) {
+    } else if (e.isFile() && (e.name.endsWith('.packet.json') || RESEARCH_PACKET_NAME.test(e.name))) {
       out.push({ packet: `${shownDir}/${e.name}`, abs, outFolder: rel, line: null });
-    } else if (e.isFile() && RESEARCH_PACKET_NAME.test(e.name)) {
-      out.push({ packet: `${shownDir}/${e.name}`, abs, outFolder: rel, line: null, skip: RESEARCH_PACKET_SKIP });
     }
   }
 }
@@ -205,9 +202,12 @@ export async function listBatchDrafts(corpus: string, outDir: string, env: Retri
   return drafts;
 }
 
-/** `<id>` of a draft file: its name without `.json`, then without a trailing `.packet`, then `.draft`. */
+/**
+ * `<id>` of a draft file: its name without `.json`, then without a trailing `.packet` (or Ghostlight's
+ * `.packet.research.v<N>`), then `.draft`.
+ */
 export function draftId(file: string): string {
-  return basename(file).replace(/\.json$/i, '').replace(/\.packet$/, '').replace(/\.draft$/, '');
+  return basename(file).replace(/\.json$/i, '').replace(/\.packet(?:\.research\.v\d+)?$/, '').replace(/\.draft$/, '');
 }
 
 /** True when the file exists (any kind). */
@@ -267,6 +267,7 @@ export async function planBatchEntry(draft: BatchDraft, options: RetrieveBatchOp
     out,
     captureOut: posix.join(outBase, `${id}.packet.lore_access.json`),
     force: options.force === true,
+    ...(options.allowOffScenePolicy === true ? { allowOffScenePolicy: true } : {}),
     responderLane: 'omit',
     labels: BATCH_FILE_LABELS,
   };
@@ -352,6 +353,8 @@ export async function retrieveBatch(index: VaultIndex, options: RetrieveBatchOpt
     throw new LoretraceError('usage', `concurrency must be an integer ≥ 1 (got ${JSON.stringify(concurrency)})`, { expected: 'an integer ≥ 1' }, 2);
   }
   if (options.policyDir !== undefined) await checkPolicyDir(options.policyDir, env);
+  // An --out-dir whose folders cannot be made is refused before any draft is read (output_unwritable).
+  checkOutputPath(join(resolve(env.cwd, options.outDir), 'packet.json'), `--out-dir ${options.outDir}`);
   const drafts = await listBatchDrafts(options.corpus, options.outDir, env);
   const requests = await Promise.all(drafts.map((d) => (d.skip !== undefined ? null : planBatchEntry(d, options, env))));
   const seen = { byAbs: new Map<string, BatchDraft>(), byOut: new Map<string, BatchDraft>() };

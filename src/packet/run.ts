@@ -28,7 +28,7 @@ import { recordRetrieval } from '../receipts/retrieve-ledger.js';
 import { lockPathFor } from '../receipts/lock.js';
 import type { LockInputFile } from '../receipts/lock.js';
 import { documentText, guardOutputs, lockTarget, refuseFolderNames, refuseLockLikeNames, writeAllAtomic, type OutputTarget } from '../receipts/outputs.js';
-import { assertNoSymlinkOnPath } from '../safe-write.js';
+import { assertNoSymlinkOnPath, checkOutputPath } from '../safe-write.js';
 import { buildPacket } from './build.js';
 import type { LedgerSigner } from '../receipts/signing.js';
 import type { BuildPacketResult, RetrievalLane } from './build.js';
@@ -53,6 +53,11 @@ export interface RetrieveRequest {
   ledger?: string;
   /** Replace existing outputs that no lock lists (`--force`). */
   force?: boolean;
+  /**
+   * Build even when a policy given from outside the draft is off its scene (`policy_seed_off_scene`;
+   * `--allow-off-scene-policy`); by default that run fails with `policy_off_scene` (exit 1), nothing written.
+   */
+  allowOffScenePolicy?: boolean;
   /**
    * A packet built for the responder lane has no capture fragment and no ledger: `'refuse'` (default, the
    * single command: a `captureOut` or `ledger` given for it is a usage error) or `'omit'` (a batch: those
@@ -253,6 +258,8 @@ async function checkOneTarget(option: string, file: string, abs: string, inputId
     }
     if (dirname(dir) === dir) break;
   }
+  // The folders can be made and take the file: found now, before the build, not when writing (/proc).
+  checkOutputPath(abs, `${option} ${file}`);
 }
 
 /**
@@ -337,6 +344,19 @@ function checkLaneOutputs(request: RetrieveRequest, result: BuildPacketResult): 
  * @throws what `buildPacket` throws (`invalid_draft`, `no_policy`, `seed_not_found`, …); `usage` (exit 2)
  *   from {@link checkLaneOutputs}; `ledger_exists` (exit 2, an output refused as `output_exists` is).
  */
+/**
+ * A policy from outside the draft whose seeds are on another scene (`policy_seed_off_scene`, src/packet/build.ts)
+ * would ground the responder in that scene's lore: for training data that is a wrong packet, not a packet
+ * with a warning. Refused unless `allowOffScenePolicy`, where the finding stays a warning.
+ * @throws LoretraceError `policy_off_scene` (exit 1) with the finding's message, the policy file and pointer.
+ */
+function refuseOffScenePolicy(request: RetrieveRequest, result: BuildPacketResult): void {
+  if (request.allowOffScenePolicy === true) return;
+  const off = result.findings.find((f) => f.code === 'policy_seed_off_scene');
+  if (off === undefined) return;
+  throw new LoretraceError('policy_off_scene', `${off.message} Not built: a packet grounded in another scene's lore is wrong output; give this scene's policy, or pass --allow-off-scene-policy to build it anyway (nothing written)`, { ...(off.path !== undefined ? { file: off.path } : {}), ...(off.pointer !== undefined ? { pointer: off.pointer } : {}), expected: "a policy whose required seeds are on the draft's scene" }, 1);
+}
+
 export async function planRetrieveOutputs(index: VaultIndex, inputs: RetrieveInputs, request: RetrieveRequest, env: RetrieveRunEnv): Promise<RetrievePlan> {
   const result = await buildPacket(index, inputs.draft.value, {
     ...(request.lane !== undefined ? { lane: request.lane } : {}),
@@ -346,6 +366,7 @@ export async function planRetrieveOutputs(index: VaultIndex, inputs: RetrieveInp
     file: request.packet,
   });
   checkLaneOutputs(request, result);
+  refuseOffScenePolicy(request, result);
   const outAbs = resolve(env.cwd, request.out);
   const label = request.labels ?? OPTION_FILE_LABELS;
   const targets: OutputTarget[] = [{ abs: outAbs, text: documentText(result.packet), option: label.out }];

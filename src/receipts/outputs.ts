@@ -10,12 +10,12 @@
  *   through a symlink (`assertNoSymlinkOnPath`, src/safe-write.ts: `output_symlink`, exit 2);
  * - {@link lockTarget}: the `<name>.lock.json` written beside the outputs (src/receipts/lock.ts).
  */
-import { lstat, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { lstat, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { LoretraceError } from '../errors.js';
 import { buildLock, lockPathFor, lockedPaths } from './lock.js';
 import type { BuildLockInput } from './lock.js';
-import { assertNoSymlinkOnPath } from '../safe-write.js';
+import { checkOutputPath, assertNoSymlinkOnPath, makeOutputFolder } from '../safe-write.js';
 
 /** One file a command writes: absolute path, text, and the option that named it (for messages). */
 export interface OutputTarget {
@@ -62,13 +62,14 @@ export function refuseFolderNames(targets: readonly { given: string; option: str
  * Refuse outputs that would overwrite a locked file (always) or an existing file (unless `force`); checked
  * before anything is built or written.
  * @throws LoretraceError `output_named_like_lock` ({@link refuseLockLikeNames}), `output_symlink` (a symlink on
- *   the path, src/safe-write.ts), `output_locked` / `output_exists` (exit 2), naming the option, the file and the lock.
+ *   the path), `output_unwritable` (a folder on the path cannot be made or takes no new entry: `checkOutputPath`,
+ *   src/safe-write.ts), `output_locked` / `output_exists` (exit 2), naming the option, the file and the lock.
  */
 export async function guardOutputs(targets: readonly { abs: string; option: string }[], force: boolean): Promise<void> {
   refuseLockLikeNames(targets);
   const locks = new Map<string, Map<string, string>>();
   for (const t of targets) {
-    assertNoSymlinkOnPath(t.abs);
+    checkOutputPath(t.abs, `${t.option} ${t.abs}`);
     const folder = dirname(t.abs);
     let listed = locks.get(folder);
     if (!listed) {
@@ -104,8 +105,9 @@ export function lockTarget(mainOut: string, lock: Omit<BuildLockInput, 'lockPath
 /**
  * Write every target or none: each text goes to a fresh temp file next to its target (created with
  * O_EXCL, so a planted file or symlink of that name is never followed), and only when all temp files
- * are written are they renamed into place. On a failure the temp files are removed and
- * `write_failed` (exit 1) names the file.
+ * are written are they renamed into place. Missing folders are made first, one level at a time
+ * (`makeOutputFolder`: `output_unwritable`, exit 2, before any file is written). On a failure the temp files
+ * are removed and `write_failed` (exit 1) names the file.
  */
 export async function writeAllAtomic(targets: readonly OutputTarget[]): Promise<void> {
   const temps: string[] = [];
@@ -115,7 +117,10 @@ export async function writeAllAtomic(targets: readonly OutputTarget[]): Promise<
     for (const t of targets) {
       current = t;
       assertNoSymlinkOnPath(t.abs);
-      await mkdir(dirname(t.abs), { recursive: true });
+      makeOutputFolder(dirname(t.abs), `${t.option} ${t.abs}`);
+    }
+    for (const t of targets) {
+      current = t;
       const tmp = `${t.abs}.${process.pid}.${temps.length}.tmp`;
       await writeFile(tmp, t.text, { encoding: 'utf8', flag: 'wx' });
       temps.push(tmp);
@@ -128,7 +133,7 @@ export async function writeAllAtomic(targets: readonly OutputTarget[]): Promise<
     }
   } catch (e) {
     await Promise.all(temps.slice(renamed).map((t) => rm(t, { force: true })));
-    if (e instanceof LoretraceError && e.code === 'output_symlink') throw e;
+    if (e instanceof LoretraceError && (e.code === 'output_symlink' || e.code === 'output_unwritable')) throw e;
     const done = targets.slice(0, renamed).map((t) => t.abs);
     throw new LoretraceError(
       'write_failed',

@@ -11,11 +11,11 @@
  * Never overwrites: when either file exists nothing is written (`output_exists`, exit 2). Both files are
  * created with `O_EXCL` and never through a symbolic link (src/safe-write.ts).
  */
-import { closeSync, mkdirSync, statSync, writeSync } from 'node:fs';
+import { closeSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { LoretraceError } from '../../errors.js';
-import { openExclusiveNoFollow } from '../../safe-write.js';
+import { checkOutputPath, makeOutputFolder, openExclusiveNoFollow } from '../../safe-write.js';
 import { generateRunnerKey } from '../../receipts/signing.js';
 import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
@@ -81,16 +81,20 @@ export function register(program: Command, ctx: CliContext): void {
           try { statSync(abs); } catch { exists = false; }
           if (exists) throw new LoretraceError('output_exists', `${shown} already exists; loretrace keygen never overwrites a key — choose another --out (nothing written)`, { file: shown, expected: 'a path that does not exist yet' }, 2);
         }
+        // Every refusal comes before the key is made (nothing written): a folder that cannot be made, or
+        // one that takes no new entry, is output_unwritable (exit 2), as for every other output.
         if (createDir !== null) {
           const shownDir = shownPath(ctx, createDir);
-          try {
-            mkdirSync(createDir, { mode: 0o700 });
-          } catch (e) {
-            throw new LoretraceError('write_failed', `cannot create folder ${shownDir} for --out: ${(e as Error).message} (nothing written)`, { file: shownDir, expected: 'a folder whose parent exists' }, 1);
+          if (!statSync(dirname(createDir), { throwIfNoEntry: false })?.isDirectory()) {
+            throw new LoretraceError('output_unwritable', `--out ${opts.out}: cannot create ${shownDir}: its parent ${shownPath(ctx, dirname(createDir))} is not an existing folder (a trailing / creates one folder, not its parents); expected an output path whose folder exists or can be created (nothing written)`, { file: shownDir, expected: 'a folder whose parent exists' }, 2);
           }
+          checkOutputPath(privatePath, `--out ${opts.out}`);
+          makeOutputFolder(createDir, `--out ${opts.out}`, 0o700);
+        } else {
+          checkOutputPath(privatePath, `--out ${opts.out}`);
+          makeOutputFolder(dirname(privatePath), `--out ${opts.out}`);
         }
         const key = generateRunnerKey();
-        mkdirSync(dirname(privatePath), { recursive: true });
         writeNew(privatePath, shownPrivate, key.private_pem, 0o600);
         writeNew(publicPath, shownPublic, key.public_pem, 0o644);
         if (opts.json) printJson(ctx, { alg: 'ed25519', key_id: key.key_id, private_key: shownPrivate, public_key: shownPublic });

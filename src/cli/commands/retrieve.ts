@@ -1,10 +1,10 @@
 /**
  * `loretrace retrieve --lore <dir> --packet <draft.json> [--projected-context <ctx.json>]
  *   [--lane coordinator_scoped_retrieval|responder_scoped_repository_search] [--policy <policy.json>]
- *   [--strict-policy] --out <packet.json> [--capture-out <lore_access.json>] [--ledger <ledger.jsonl>]
+ *   [--strict-policy] [--allow-off-scene-policy] --out <packet.json> [--capture-out <lore_access.json>] [--ledger <ledger.jsonl>]
  *   [--signing-key <file>] [--json]`
  * `loretrace retrieve --lore <dir> --batch <dir-or-list> --out-dir <dir> [--policy <policy.json>]
- *   [--concurrency N] [--lane …] [--strict-policy] [--force] [--signing-key <file>] [--json]`
+ *   [--concurrency N] [--lane …] [--strict-policy] [--allow-off-scene-policy] [--force] [--signing-key <file>] [--json]`
  *
  * `--signing-key` (or `LORETRACE_SIGNING_KEY`, src/cli/keys.ts) signs the coordinator lane's ledger
  * (docs/RECEIPTS.md "Authorship"); Ed25519 is deterministic, so with SOURCE_DATE_EPOCH a signed re-run is
@@ -78,6 +78,7 @@ interface RetrieveOptions extends VaultCliOptions {
   lane?: string;
   policy?: string;
   strictPolicy?: boolean;
+  allowOffScenePolicy?: boolean;
   out?: string;
   captureOut?: string;
   force?: boolean;
@@ -171,7 +172,10 @@ function humanSummary(r: BuildPacketResult, index: VaultIndex, written: string[]
   return lines.join('\n') + '\n';
 }
 
-/** The text form of a batch summary: one line per draft, then the totals. */
+/**
+ * The text form of a batch summary: one line per draft with its warnings (and errors) under it, as a single
+ * run prints them, then the totals (`ok 4 (2 with warnings)`).
+ */
 function batchText(summary: BatchSummary): string {
   const lines = [`retrieve --batch: ${summary.corpus} over ${summary.namespace} (snapshot ${summary.snapshot_id.slice(0, 12)}) → ${summary.out_dir}`];
   for (const p of summary.packets) {
@@ -180,8 +184,8 @@ function batchText(summary: BatchSummary): string {
         ? `${plural(p.stats?.['excerpts_added'] ?? 0, 'lore excerpt')}, ${plural(p.stats?.['trace_entries'] ?? 0, 'trace entry', 'trace entries')}`
         : 'research through the proxy';
       lines.push(`  ok       ${p.packet} → ${p.written?.[0] ?? ''} (${p.lane}, ${what})`);
-      // A policy mapped to the wrong scene is the batch's likeliest mistake: shown, not only in --json.
-      for (const f of p.findings ?? []) if (f.code === 'policy_seed_off_scene') lines.push(`           ${f.severity} ${f.code}: ${f.message}`);
+      // Every warning a single run prints is shown under its draft's line (infos stay in --json).
+      for (const f of p.findings ?? []) if (f.severity !== 'info') lines.push(`           ${f.severity} ${f.code}: ${f.message}`);
     } else if (p.status === 'failed') {
       const message = String(p.error?.['message'] ?? '');
       // The file the error belongs to (a policy beside the draft, say) is named as the single run names it.
@@ -192,7 +196,8 @@ function batchText(summary: BatchSummary): string {
     }
   }
   const t = summary.totals;
-  lines.push(`totals: packets ${t.packets}, ok ${t.ok}, failed ${t.failed}, skipped ${t.skipped} — ${summary.ok ? 'ok' : 'failed'}`);
+  const warned = summary.packets.filter((p) => p.status === 'ok' && (p.findings ?? []).some((f) => f.severity !== 'info')).length;
+  lines.push(`totals: packets ${t.packets}, ok ${t.ok}${warned > 0 ? ` (${warned} with warnings)` : ''}, failed ${t.failed}, skipped ${t.skipped} — ${summary.ok ? 'ok' : 'failed'}`);
   return lines.join('\n') + '\n';
 }
 
@@ -213,6 +218,7 @@ async function runBatch(ctx: CliContext, opts: RetrieveOptions, env: RetrieveRun
       ...(opts.lane !== undefined ? { lane: opts.lane as RetrievalLane } : {}),
       strictPolicy: opts.strictPolicy === true,
       force: opts.force === true,
+      ...(opts.allowOffScenePolicy === true ? { allowOffScenePolicy: true } : {}),
       concurrency,
       ...(ctx.isTTY ? {
         onProgress: ({ done, total }: { done: number; total: number }) => {
@@ -245,6 +251,7 @@ async function runSingle(ctx: CliContext, opts: RetrieveOptions, env: RetrieveRu
     ...(opts.captureOut !== undefined ? { captureOut: opts.captureOut } : {}),
     ...(opts.ledger !== undefined ? { ledger: opts.ledger } : {}),
     force: opts.force === true,
+    ...(opts.allowOffScenePolicy === true ? { allowOffScenePolicy: true } : {}),
   };
   await checkRetrieveTargets(request, env);
   const inputs = await readRetrieveInputs(request, env);
@@ -287,6 +294,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--policy <policy.json>', "traversal policy, used when the draft's lore_access has none (with --batch: for every draft without its own <id>.policy.json or one in --policy-dir)")
     .option('--policy-dir <dir>', 'with --batch: per-draft policies, <dir>/<id>.policy.json, else the policy of the longest dotted prefix of <id> (<scene>.policy.json for every turn of a Ghostlight scene); before --policy')
     .option('--strict-policy', 'refuse a policy with any clause short of enforced (partially enforced or advisory)')
+    .option('--allow-off-scene-policy', "build even when --policy (or a batch's per-draft policy) has no seed on the draft's scene (policy_seed_off_scene stays a warning); without it that run fails with policy_off_scene")
     .option('--out <packet.json>', 'where to write the packet; required without --batch')
     .option('--capture-out <lore_access.json>', 'coordinator lane: where to write the capture fragment (consulted refs, runner_captured research_trace bound to the ledger, snapshot, policy receipt, ledger head)')
     .option('--force', 'replace an existing output that no lock lists: a file another tool wrote, or an output whose lock was deleted. It never applies to a rerun into the same place (every output is listed in the lock beside it: output_locked); use a new --out/--out-dir instead')

@@ -122,13 +122,31 @@ export function register(program: Command, ctx: CliContext): void {
     results.forEach((h, i) => {
       out += `${i + 1}. ${h.ref}  (score ${h.score})\n`;
       out += `   lines ${h.line_start}-${h.line_end} · ${hitHeading(h)}\n`;
-      const preview = h.text.split('\n').filter((l) => l.trim() !== '').slice(0, 3);
-      for (const l of preview) out += `   │ ${l.length > 100 ? `${l.slice(0, 99)}…` : l}\n`;
+      out += previewLines(h);
     });
     ctx.stdout(out + skippedLine);
     return 0;
   }));
 }
+
+/**
+ * The preview under a hit: its first {@link PREVIEW_LINES} non-blank lines, each with its 1-based line number in
+ * the note as `show` prints it (`3 │ text`; numbers right-aligned to the range's last), so a blank line left out
+ * shows as a gap in the numbers; a line over 100 characters is cut with `…`. When non-blank lines of the range
+ * are left out, a last line says how many and where to read them (`loretrace show <ref>`).
+ */
+function previewLines(h: Pick<SearchHit, 'text' | 'line_start' | 'line_end' | 'ref'>): string {
+  const width = String(h.line_end).length;
+  const lines = h.text.split('\n').map((text, i) => ({ n: h.line_start + i, text })).filter((l) => l.text.trim() !== '');
+  let out = '';
+  for (const l of lines.slice(0, PREVIEW_LINES)) out += `   ${String(l.n).padStart(width)} │ ${l.text.length > 100 ? `${l.text.slice(0, 99)}…` : l.text}\n`;
+  const more = lines.length - PREVIEW_LINES;
+  if (more > 0) out += `   ${' '.repeat(width)} ⋮ ${more} more non-blank line${more === 1 ? '' : 's'} to line ${h.line_end}: loretrace show ${h.ref}\n`;
+  return out;
+}
+
+/** Non-blank lines shown under a search hit. */
+const PREVIEW_LINES = 3;
 
 /**
  * Where a hit sits in its note, for the human output: its heading path (`Brine › Tides`), or for a chunk

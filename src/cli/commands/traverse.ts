@@ -125,6 +125,11 @@ export function register(program: Command, ctx: CliContext): void {
       pointerBase: doc.pointer,
       file,
     });
+    // A walk starts only from seeds and allowed_scope notes; --query ranks what the walk reaches but never
+    // starts it (docs/TRAVERSAL.md "Walk"). Say so instead of an empty result that looks like "no lore".
+    if (compiled.seeds.length === 0 && compiled.scope.length === 0) {
+      ctx.stderr(`loretrace: warning: ${file}: the policy has no required_seed_refs and no allowed_scope note it admits, so there is nothing to walk from (a --query ranks what the walk reaches; it does not start it): add a note to /required_seed_refs (a Namespace:path ref under allowed_prefixes), or give allowed_scope notes (a policy file of { traversal_policy, allowed_scope }, or --packet) [no_start_notes]\n`);
+    }
     if (opts.receiptOnly) {
       const doc = policyReceiptDocument(compiled, file);
       if (opts.json) printJson(ctx, doc);
