@@ -296,7 +296,7 @@ describe('loretrace verify-trace', () => {
     expect(code).toBe(1);
     expect(out.split('\n').slice(1)).toEqual([
       '  snapshot: same as recorded',
-      '  policy: runner_captured paths checked against /policy_receipt (2 allowed_prefix rows, 2 deny rows)',
+      '  policy: entry paths checked against /policy_receipt (2 allowed_prefix rows, 2 deny rows)',
       '  ledger: none given; no runner_captured entry can be ledger-backed',
       `  policy_violation forged.truth (runner_captured) FixtureLore:${TRUTH}#chunk0 L6-L7 chunk 0`,
       `                 ${TRUTH} is hidden lore: policy_receipt row /policy_receipt/7 (hidden_note "${TRUTH}") denies it; ${EXPECTED}`,

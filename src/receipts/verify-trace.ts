@@ -196,7 +196,7 @@ export interface TraceVerificationReport {
     /** Under drift: trace_ids of the entries that still verify verbatim (in input order); else []. */
     holding: string[];
   };
-  /** What the runner_captured source paths were checked against (see {@link TracePolicyCheck}). */
+  /** What the entries' source paths (any origin) were checked against (see {@link TracePolicyCheck}). */
   policy: TracePolicyCheck;
   /** The `research_trace_status` the input states (capture `lore_access`, fragment), or null. */
   research_trace_status: string | null;
@@ -277,7 +277,7 @@ export interface TraceRunnerClaim {
 }
 
 /**
- * The policy check of a report: which `policy_receipt` the `runner_captured` entries were held to.
+ * The policy check of a report: which `policy_receipt` the entries (any origin) were held to.
  * - `receipt`: JSON pointer of the receipt in the input (`/policy_receipt`, or
  *   `/lore_access/policy_receipt` in a capture), or null when the input carries none (captures usually
  *   do not: a strict capture forbids the field).

@@ -201,7 +201,7 @@ export function renderVerification(report: TraceVerificationReport, options: Ren
   }
   const p = report.policy;
   if (p.checked) {
-    lines.push(`  policy: runner_captured paths checked against ${p.receipt} (${p.allowed_prefixes.length} allowed_prefix row${p.allowed_prefixes.length === 1 ? '' : 's'}, ${p.deny_rows} deny row${p.deny_rows === 1 ? '' : 's'})`);
+    lines.push(`  policy: entry paths checked against ${p.receipt} (${p.allowed_prefixes.length} allowed_prefix row${p.allowed_prefixes.length === 1 ? '' : 's'}, ${p.deny_rows} deny row${p.deny_rows === 1 ? '' : 's'})`);
   } else {
     lines.push(`  policy: ${p.receipt === null ? 'the input carries no policy_receipt' : `${p.receipt} is empty`}; paths not checked against a policy`);
   }
