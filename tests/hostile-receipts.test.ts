@@ -4,7 +4,10 @@
  * `capture check` and `lock verify` — a promoted leak whose lock lost the packet's entry or whose
  * `packet_ref` was respelled, a swapped raw output, a packet edited after `retrieve`; and a hand-made research
  * capture with no lock at all, or with every runner_captured entry dropped, which `capture check --require-accepted`
- * must not accept. Built in a temp dir from lore-fixtures only.
+ * must not accept; and `verify-trace` with no key at all on a runner_captured capture holding no runner_captured
+ * entry beside an invented reconstruction or a verbatim quote of the packet's omitted note, which must fail
+ * (`no_runner_captured_entries`, `unbacked`, `policy_violation`) — a trace nothing backs is never `ok`.
+ * Built in a temp dir from lore-fixtures only.
  */
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -248,7 +251,8 @@ describe('a research capture whose receipts are unknown is never verified nor ac
         ['claimed_not_read', '/lore_access/consulted_refs/0'], ['claimed_not_read', '/lore_access/consulted_refs/1'],
         ['claimed_not_read', '/lore_access/followed_refs/0'], ['claimed_not_read', '/lore_access/followed_refs/1'],
       ],
-      totals: { captures: 1, ok: 0, integrity_only: 0, failed: 1, invalid: 0, trace_failed: 0, lock_drift: 0, review_mismatch: 1, unreadable: 0, not_accepted: 1 },
+      // Its trace fails too: the responder's quotes remain, no runner_captured entry is left (no_runner_captured_entries).
+      totals: { captures: 1, ok: 0, integrity_only: 0, failed: 1, invalid: 0, trace_failed: 1, lock_drift: 0, review_mismatch: 1, unreadable: 0, not_accepted: 1 },
     });
     const text = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'alone/quote.capture.json', '--trust-key', 'k.pub.pem', '--require-accepted']);
     expect([text.code, ...text.out.split('\n').slice(0, 2)]).toEqual([1, 'alone/quote.capture.json: FAILED',
@@ -278,7 +282,7 @@ describe('a research capture whose receipts are unknown is never verified nor ac
       code: 1, verdict: 'failed', ok: false,
       not_accepted: 'not accepted: review_status accepted_as_draft is not upheld by the receipts (research_trace_empty)',
       review: [['research_trace_empty', '/lore_access/research_trace']],
-      totals: { captures: 1, ok: 0, integrity_only: 0, failed: 1, invalid: 0, trace_failed: 0, lock_drift: 0, review_mismatch: 1, unreadable: 0, not_accepted: 1 },
+      totals: { captures: 1, ok: 0, integrity_only: 0, failed: 1, invalid: 0, trace_failed: 1, lock_drift: 0, review_mismatch: 1, unreadable: 0, not_accepted: 1 },
     });
   });
 
@@ -289,6 +293,120 @@ describe('a research capture whose receipts are unknown is never verified nor ac
     const made = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'ilse.packet.json', '--raw-output', 'ilse.raw.json', '--ledger', 'idle.jsonl', '--out', 'idle.capture.json', '--model-family', 't', '--reviewer', 'r', '--trust-key', 'k.pub.pem', '--json']);
     expect([made.code, JSON.parse(made.out).error.code, JSON.parse(made.out).error.pointer]).toEqual([1, 'capture_invalid', '/lore_access/consulted_refs']);
     expect(existsSync(at('idle.capture.json'))).toBe(false);
+  });
+});
+
+describe('a runner_captured claim with no runner_captured entry is never ok (verify-trace without any key)', () => {
+  const TRUTH_LINES = 'Author-only: the blackout was staged by relay keepers paid to sink a rival convoy.\nNo character in the harbor era knows this.';
+  /** An invented reconstruction of the author-only secret, cited at Territories lines 5-8 (token containment 0.2727). */
+  const invented = {
+    trace_id: 'made.up', origin: 'coordinator_reconstructed', query: 'anything', source_ref: `${R.territories}#chunk1`, source_path: 'World/Pre-Elysium/Territories.md',
+    chunk_index: 1, line_start: 5, line_end: 8, extracted_constraint: 'The relay keepers staged the blackout to sink a rival convoy.', used_for: 'x',
+  };
+  /** The responder quoting the packet's own omitted, author-only note verbatim. */
+  const quoted = {
+    trace_id: 'sella.truth', origin: 'responder_reported', query: 'q', source_ref: `${R.truth}#chunk0`, source_path: 'World/Pre-Elysium/Author Notes/Brinefall Truth.md',
+    chunk_index: 0, line_start: 6, line_end: 7, extracted_constraint: TRUTH_LINES, used_for: 'x',
+  };
+  /** The honest capture re-written by hand: accepted, no labels, every flag false, its runner_captured entries gone, `entry` the responder's only one. */
+  const forged = async (name: string, entry: Record<string, unknown>): Promise<string> => {
+    expect((await capture('ilse.raw.json', `${name}.src.capture.json`)).code).toBe(0);
+    const c = JSON.parse(read(at(`${name}.src.capture.json`)));
+    c.review_status = 'accepted_as_draft';
+    c.coordinator_review.failure_labels = [];
+    c.lore_access.research_trace = [];
+    c.parsed_output.research_trace = [entry];
+    c.raw_output = JSON.stringify(c.parsed_output);
+    mkdirSync(at(name));
+    writeFileSync(at(`${name}/${name}.capture.json`), JSON.stringify(c, null, 2) + '\n');
+    return `${name}/${name}.capture.json`;
+  };
+  const verify = async (file: string, ...extra: string[]) => {
+    const r = await run(['verify-trace', '--lore', FIXTURE_VAULT, file, '--json', ...extra]);
+    const j = JSON.parse(r.out);
+    return { code: r.code, verdict: j.verdict, ok: j.ok, integrity_ok: j.integrity_ok, runner_claim: j.runner_claim ?? null, entries: j.entries.map((e: { pointer: string; disposition: string }) => [e.pointer, e.disposition]) };
+  };
+  const claim = (beside: string) => ({
+    code: 'no_runner_captured_entries', pointer: '/lore_access/research_trace',
+    message: `research_trace_status is "runner_captured" but /lore_access/research_trace holds no entry (${beside}): a runner_captured claim with no receipt proves nothing (seed 001)`,
+  });
+
+  it('zero runner_captured entries and one invented coordinator_reconstructed entry: no_runner_captured_entries, the entry unbacked, FAILED, exit 1', async () => {
+    const file = await forged('vt4', invented);
+    expect(await verify(file)).toEqual({
+      code: 1, verdict: 'failed', ok: false, integrity_ok: false,
+      runner_claim: claim("the 1 entry of /parsed_output/research_trace is the responder's, not the runner's"),
+      entries: [['/parsed_output/research_trace/0', 'unbacked']],
+    });
+    // A trusted key changes nothing (no ledger backs anything), nor does --integrity-only (not an authorship question).
+    expect((await verify(file, '--trust-key', 'k.pub.pem')).code).toBe(1);
+    expect((await verify(file, '--integrity-only')).verdict).toBe('failed');
+    const text = await run(['verify-trace', '--lore', FIXTURE_VAULT, file]);
+    expect(text.code).toBe(1);
+    expect(text.out).toContain(`  no_runner_captured_entries /lore_access/research_trace: ${claim("the 1 entry of /parsed_output/research_trace is the responder's, not the runner's").message}\n`);
+    expect(text.out.split('\n').at(-2)).toBe('runner_captured: 0 entries: 0 ledger-backed and verified, 0 failed; other entries: unbacked 1; session: no_runner_captured_entries 1 — FAILED');
+  });
+
+  it('zero runner_captured entries and a responder quote of the packet\'s omitted author-only note: policy_violation, FAILED, exit 1; validate capture refuses it', async () => {
+    const file = await forged('vt5', quoted);
+    const r = await verify(file);
+    expect(r).toEqual({
+      code: 1, verdict: 'failed', ok: false, integrity_ok: false,
+      runner_claim: claim("the 1 entry of /parsed_output/research_trace is the responder's, not the runner's"),
+      entries: [['/parsed_output/research_trace/0', 'policy_violation']],
+    });
+    const text = await run(['verify-trace', '--lore', FIXTURE_VAULT, file]);
+    expect(text.out).toContain(`  policy_violation sella.truth (responder_reported) ${R.truth}#chunk0 L6-L7 chunk 0\n                 source_ref "${R.truth}#chunk0" names the hidden ref "${R.truth}" of isolation.hidden_context_refs (the packet's hidden_context_audit.omitted_context_refs); expected trace entries only from lore the packet does not omit\n`);
+    expect(text.out.split('\n').at(-2)).toBe('runner_captured: 0 entries: 0 ledger-backed and verified, 0 failed; other entries: policy_violation 1; session: no_runner_captured_entries 1 — FAILED');
+    const v = await run(['validate', 'capture', file, '--json']);
+    expect([v.code, JSON.parse(v.out).reports[0].errors.map((e: { rule: string; pointer: string }) => [e.rule, e.pointer])]).toEqual([1, [['capture.hidden_ref_consulted', '/parsed_output/research_trace/0/source_ref']]]);
+  });
+
+  it('the same quote beside the honest, ledger-backed entries under its lock: policy_violation still fails the file with a trusted key', async () => {
+    expect((await capture('ilse.raw.json', 'vt6.capture.json')).code).toBe(0);
+    forge('vt6.capture.json', 'vt6.capture.lock.json', (c) => {
+      c.parsed_output.research_trace.push(quoted);
+      c.raw_output = JSON.stringify(c.parsed_output);
+    });
+    const r = await verify('vt6.capture.json', '--trust-key', 'k.pub.pem');
+    expect([r.code, r.verdict, r.runner_claim, r.entries.filter(([, d]: [string, string]) => d !== 'verified')]).toEqual([1, 'failed', null, [
+      ['/parsed_output/research_trace/0', 'unverifiable'], ['/parsed_output/research_trace/1', 'unverifiable'], ['/parsed_output/research_trace/2', 'policy_violation'],
+    ]]);
+  });
+
+  it('the honest capture: ok with its trusted key (exit 0), UNAUTHENTICATED without (exit 1)', async () => {
+    expect((await capture('ilse.raw.json', 'vt7.capture.json')).code).toBe(0);
+    const trusted = await verify('vt7.capture.json', '--trust-key', 'k.pub.pem');
+    expect([trusted.code, trusted.verdict, trusted.runner_claim]).toEqual([0, 'verified', null]);
+    expect([...new Set(trusted.entries.map(([, d]: [string, string]) => d))]).toEqual(['verified', 'unverifiable']);
+    const bare = await verify('vt7.capture.json');
+    expect([bare.code, bare.verdict, bare.integrity_ok]).toEqual([1, 'integrity_only', true]);
+  });
+
+  it('capture writes a raw output whose own trace quotes the omitted note as a draft labelled hidden_ref_consulted; capture check re-derives the same review and fails it (invalid, policy_violation)', async () => {
+    const raw = JSON.parse(read(ILSE_RAW));
+    raw.research_trace.push(quoted);
+    writeFileSync(at('cites.raw.json'), JSON.stringify(raw, null, 2));
+    const made = await capture('cites.raw.json', 'cites.capture.json');
+    const out = JSON.parse(made.out);
+    expect([made.code, out.review_status, out.failure_labels, out.valid]).toEqual([0, 'draft', ['hidden_ref_consulted', 'claimed_not_read', 'author_only_leak'], false]);
+    expect(out.findings.filter((f: { code: string }) => f.code === 'hidden_ref_consulted')).toEqual([{
+      code: 'hidden_ref_consulted', severity: 'error', path: 'ilse.packet.json', pointer: '/parsed_output/research_trace/2/source_ref',
+      message: `${R.truth}#chunk0 names the packet's omitted ref ${R.truth} (hidden_context_audit.omitted_context_refs): the responder's trace cites hidden lore`,
+    }]);
+    const c = await check('cites.capture.json');
+    expect([c.code, c.review]).toEqual([1, []]);
+  });
+
+  it('a trace of responder quotes alone, every quote in its lines, no ledger: never verified — UNAUTHENTICATED, exit 1, even with a trusted key', async () => {
+    const blackout = read(join(FIXTURE_VAULT, 'World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md')).split('\n').slice(10, 12).join('\n');
+    writeFileSync(at('quotes.json'), JSON.stringify({ research_trace_status: 'responder_reported', research_trace: [{ ...quoted, trace_id: 'q1', source_ref: `${R.blackout}#chunk1`, source_path: 'World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md', chunk_index: 1, line_start: 11, line_end: 12, extracted_constraint: blackout }] }));
+    const r = await verify('quotes.json', '--trust-key', 'k.pub.pem');
+    expect(r).toEqual({ code: 1, verdict: 'integrity_only', ok: false, integrity_ok: true, runner_claim: null, entries: [['/research_trace/0', 'unverifiable']] });
+    const text = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'quotes.json', '--trust-key', 'k.pub.pem']);
+    expect([text.code, text.out.split('\n').at(-2)]).toEqual([1, 'runner_captured: 0 entries: 0 ledger-backed and verified, 0 failed — UNAUTHENTICATED — entries checked against the vault, none ledger-backed: nothing shows who wrote the trace or that the research happened']);
+    const accepted = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'quotes.json', '--integrity-only']);
+    expect([accepted.code, accepted.out.split('\n').at(-2)]).toEqual([0, 'runner_captured: 0 entries: 0 ledger-backed and verified, 0 failed — INTEGRITY ONLY (--integrity-only) — entries checked against the vault, none ledger-backed: nothing shows who wrote the trace or that the research happened']);
   });
 });
 

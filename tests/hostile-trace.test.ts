@@ -230,7 +230,7 @@ describe('verifyTrace', () => {
       expect(counts).toEqual([[14, 9], [15, 8], [11, 12]]);
     });
 
-    it('holds runner_captured entries of a ledger export to the session receipt; another origin in its runner_captured trace is unbacked', async () => {
+    it('holds every entry of a ledger export to the session receipt, whatever its origin: a hidden note is policy_violation', async () => {
       const ledgerPath = join(tmp, 'session.jsonl');
       const s = await fixtureSession({ ledgerPath });
       expect((await s.call('lore_read', { ref: `${R.territories}#chunk1` })).ok).toBe(true);
@@ -243,8 +243,10 @@ describe('verifyTrace', () => {
       const rows = exported['policy_receipt'] as { kind: string }[];
       const hiddenRef = rows.findIndex((r) => r.kind === 'hidden_ref');
       expect(rows[hiddenRef]).toMatchObject({ clause: `FixtureLore:${TRUTH}`, pointer: '/hidden_context_audit/omitted_context_refs/0' });
-      expect(report.entries.map((e) => [e.trace_id.replace(/^lt-[0-9a-f]{16}:2:[0-9a-f]{12}$/, '<ledger_id>:2:<hash>'), e.disposition])).toEqual([['<ledger_id>:2:<hash>', 'verified'], ['forged.truth', 'policy_violation'], ['reported.truth', 'unbacked']]);
+      expect(report.entries.map((e) => [e.trace_id.replace(/^lt-[0-9a-f]{16}:2:[0-9a-f]{12}$/, '<ledger_id>:2:<hash>'), e.disposition])).toEqual([['<ledger_id>:2:<hash>', 'verified'], ['forged.truth', 'policy_violation'], ['reported.truth', 'policy_violation']]);
       expect(report.entries[1]?.detail).toBe(`${TRUTH} is hidden lore: policy_receipt row /policy_receipt/${hiddenRef} (hidden_ref "FixtureLore:${TRUTH}") denies it; ${EXPECTED}`);
+      expect(report.entries[2]?.detail).toBe(`${TRUTH} is hidden lore: policy_receipt row /policy_receipt/${hiddenRef} (hidden_ref "FixtureLore:${TRUTH}") denies it; expected responder_reported entries, as every trace entry, only from paths the policy admits`);
+      expect([report.totals.policy_violation, report.verdict]).toEqual([2, 'failed']);
       expect(report.runner_captured).toEqual({ checked: 2, failed: 1, ledger_backed: 1 });
     });
 
@@ -294,7 +296,7 @@ describe('loretrace verify-trace', () => {
     expect(code).toBe(1);
     expect(out.split('\n').slice(1)).toEqual([
       '  snapshot: same as recorded',
-      '  policy: runner_captured paths checked against /policy_receipt (2 allowed_prefix rows, 2 deny rows)',
+      '  policy: entry paths checked against /policy_receipt (2 allowed_prefix rows, 2 deny rows)',
       '  ledger: none given; no runner_captured entry can be ledger-backed',
       `  policy_violation forged.truth (runner_captured) FixtureLore:${TRUTH}#chunk0 L6-L7 chunk 0`,
       `                 ${TRUTH} is hidden lore: policy_receipt row /policy_receipt/7 (hidden_note "${TRUTH}") denies it; ${EXPECTED}`,

@@ -60,7 +60,7 @@ export const VALIDATION_RULES: readonly ValidationRule[] = [
   { id: 'capture.raw_output_not_json', kinds: ['capture'], meaning: '`raw_output` is not JSON (message gives line and column of the syntax error inside raw_output).', source: 'seed 001, Output Captures: "The raw output must parse to the reviewed parsed_output exactly."' },
   { id: 'capture.raw_output_mismatch', kinds: ['capture'], meaning: '`raw_output` parses to a value that is not deep-equal to `parsed_output` (pointer = first difference under /parsed_output; key order is ignored).', source: 'seed 001, Output Captures: "The raw output must parse to the reviewed parsed_output exactly."' },
   { id: 'capture.agent_mismatch', kinds: ['capture'], meaning: '`parsed_output.responder_agent_id` differs from the capture\'s `responder_agent_id`.', source: 'Ghostlight validate_responder_outputs.py: "parsed_output.responder_agent_id mismatch"' },
-  { id: 'capture.hidden_ref_consulted', kinds: ['capture'], meaning: 'A `lore_access.consulted_refs` / `followed_refs` entry or a `lore_access.research_trace[].source_ref` names an `isolation.hidden_context_refs` entry: the same note (its fragment ignored), a note under a hidden folder (`Ns:folder/`), or — for a hidden `Note.md#Heading` — that exact ref. One error per ref.', source: 'seed 001: "hidden_context_audit: refs and inference classes deliberately omitted" — research that consulted them is not the packet\'s; seed 000 `no_hidden_state_refs: true`' },
+  { id: 'capture.hidden_ref_consulted', kinds: ['capture'], meaning: 'A `lore_access.consulted_refs` / `followed_refs` entry, a `lore_access.research_trace[].source_ref` or a `parsed_output.research_trace[].source_ref` (the responder\'s own trace, any origin) names an `isolation.hidden_context_refs` entry: the same note (its fragment ignored), a note under a hidden folder (`Ns:folder/`), or — for a hidden `Note.md#Heading` — that exact ref. One error per ref.', source: 'seed 001: "hidden_context_audit: refs and inference classes deliberately omitted" — research that consulted them is not the packet\'s; seed 000 `no_hidden_state_refs: true`' },
   { id: 'capture.leakage_accepted', kinds: ['capture'], meaning: '`review_status` is `accepted` or `accepted_as_draft` while a `leakage_audit` flag (`private_state_leak`, `author_only_leak`, `future_branch_leak`, `raw_state_soup`, `prompt_parroting`, `body_or_object_omniscience`) is true. One error per flag set, pointer /review_status.', source: 'seed 001, Output Captures: the leakage audit is part of the review — a capture whose own audit found a leak is not accepted; `loretrace capture` writes such a capture as `draft` (docs/RECEIPTS.md "Capture assembly", step 8)' },
   { id: 'capture.leakage_unlabelled', kinds: ['capture'], meaning: '`coordinator_review.failure_labels` is empty while a `leakage_audit` flag is true (pointer /coordinator_review/failure_labels; one error, naming every flag set).', source: 'seed 001, Output Captures: failure labels record why a sample is not accepted; `loretrace capture` writes every set leakage flag as a failure label (docs/RECEIPTS.md "Capture assembly", step 8)' },
   { id: 'capture.training_unaccepted', kinds: ['capture'], meaning: '`coordinator_review.accepted_for_training` is true while the capture is not accepted: `review_status` is not `accepted` or `accepted_as_draft`, or `coordinator_review.failure_labels` is not empty, or a `leakage_audit` flag is true. One error naming every reason, pointer /coordinator_review/accepted_for_training.', source: 'seed 001, Training Use: only accepted gold captures train; `loretrace capture` always writes `accepted_for_training: false` (docs/RECEIPTS.md "Capture assembly", step 8), and a sample labelled with a failure or left draft is not accepted' },
@@ -922,7 +922,7 @@ export function captureRules(doc: unknown, root?: string): ValidationIssue[] {
   if (la) out.push(...traceArrayRules(la.research_trace, ['lore_access', 'research_trace']));
   if (la) out.push(...statusOriginRules(la, ['lore_access'], 'capture.origin_mismatch'));
   const isolation = isJsonObject(doc.isolation) ? doc.isolation : undefined;
-  if (la && isolation && Array.isArray(isolation.hidden_context_refs)) out.push(...hiddenRefConsultedRules(la, isolation.hidden_context_refs.filter(isStr)));
+  if (isolation && Array.isArray(isolation.hidden_context_refs)) out.push(...hiddenRefConsultedRules(la, parsed, isolation.hidden_context_refs.filter(isStr)));
   if (parsed) out.push(...traceArrayRules(parsed.research_trace, ['parsed_output', 'research_trace']));
 
   const review = isJsonObject(doc.coordinator_review) ? doc.coordinator_review : undefined;
@@ -995,23 +995,29 @@ function trainingAcceptedRules(doc: Record<string, unknown>, review: Record<stri
 
 /**
  * `capture.hidden_ref_consulted`: every `consulted_refs` / `followed_refs` entry and `research_trace[].source_ref`
- * of a capture's `lore_access` that names one of `hiddenRefs` ({@link hiddenRefNamedBy}), one issue each,
- * pointer = that field.
+ * of a capture's `lore_access`, and every `research_trace[].source_ref` of its `parsed_output` (`po`, the
+ * responder's own trace, whatever origin an entry states), that names one of `hiddenRefs`
+ * ({@link hiddenRefNamedBy}), one issue each, pointer = that field. A responder's entry quoting the packet's
+ * omitted author-only note cites lore the packet never gave, as a receipt that served it would.
  */
-function hiddenRefConsultedRules(la: Record<string, unknown>, hiddenRefs: readonly string[]): ValidationIssue[] {
+function hiddenRefConsultedRules(la: Record<string, unknown> | undefined, po: Record<string, unknown> | undefined, hiddenRefs: readonly string[]): ValidationIssue[] {
   const out: ValidationIssue[] = [];
   const check = (ref: unknown, at: (string | number)[]) => {
     if (!isStr(ref)) return;
     const hit = hiddenRefNamedBy(ref, hiddenRefs);
     if (hit === null) return;
     const pointer = pointerOf(...at);
-    out.push(issue('capture.hidden_ref_consulted', pointer, `${pointer.slice(1).replace(/\//g, '.')} ${preview(ref, 200)} names the hidden ref ${preview(hit, 200)} of isolation.hidden_context_refs: the research consulted lore the packet omits`, 'only refs outside isolation.hidden_context_refs'));
+    const what = at[0] === 'parsed_output' ? 'the responder\'s trace cites lore the packet omits' : 'the research consulted lore the packet omits';
+    out.push(issue('capture.hidden_ref_consulted', pointer, `${pointer.slice(1).replace(/\//g, '.')} ${preview(ref, 200)} names the hidden ref ${preview(hit, 200)} of isolation.hidden_context_refs: ${what}`, 'only refs outside isolation.hidden_context_refs'));
   };
-  for (const field of ['consulted_refs', 'followed_refs'] as const) {
-    const list = la[field];
-    if (Array.isArray(list)) list.forEach((ref, i) => check(ref, ['lore_access', field, i]));
+  if (la) {
+    for (const field of ['consulted_refs', 'followed_refs'] as const) {
+      const list = la[field];
+      if (Array.isArray(list)) list.forEach((ref, i) => check(ref, ['lore_access', field, i]));
+    }
+    if (Array.isArray(la.research_trace)) la.research_trace.forEach((t, i) => check(isJsonObject(t) ? t.source_ref : undefined, ['lore_access', 'research_trace', i, 'source_ref']));
   }
-  if (Array.isArray(la.research_trace)) la.research_trace.forEach((t, i) => check(isJsonObject(t) ? t.source_ref : undefined, ['lore_access', 'research_trace', i, 'source_ref']));
+  if (po && Array.isArray(po.research_trace)) po.research_trace.forEach((t, i) => check(isJsonObject(t) ? t.source_ref : undefined, ['parsed_output', 'research_trace', i, 'source_ref']));
   return out;
 }
 

@@ -421,23 +421,28 @@ interface HiddenRefConsulted {
 }
 
 /**
- * Step 5b: every consulted, followed and research_trace source ref of the receipts that names one of the
- * packet's own `hidden_context_audit.omitted_context_refs` ({@link hiddenRefNamedBy}). The receipts'
+ * Step 5b: every consulted, followed and research_trace source ref of the receipts, and every
+ * `research_trace[].source_ref` of the responder's parsed output (`parsed`, any lane: the responder's own
+ * trace, whatever origin it states), that names one of the packet's own `hidden_context_audit.omitted_context_refs`
+ * ({@link hiddenRefNamedBy}) — the refs `capture.hidden_ref_consulted` holds (src/contracts/rules.ts). The receipts'
  * policy_receipt is not trusted for this: a ledger or fragment whose receipt admitted the omitted note
  * (re-chained, or recorded for another policy) still names it here, and the capture stays draft
  * (`hidden_ref_consulted`). Seed 001: omitted refs are "deliberately omitted" from the responder's research.
  */
-function consultedHiddenRefs(packet: ResponderPacket, receipts: Pick<LoreReceipts, 'kind' | 'consulted' | 'followed' | 'trace'>): HiddenRefConsulted[] {
-  if (receipts.kind === 'none') return [];
+function consultedHiddenRefs(packet: ResponderPacket, receipts: Pick<LoreReceipts, 'kind' | 'consulted' | 'followed' | 'trace'>, parsed: unknown): HiddenRefConsulted[] {
   const hidden = packet.hidden_context_audit.omitted_context_refs;
   const out: HiddenRefConsulted[] = [];
   const check = (ref: string, pointer: string) => {
     const hit = hiddenRefNamedBy(ref, hidden);
     if (hit !== null) out.push({ ref, hidden: hit, pointer });
   };
-  receipts.consulted.forEach((r, i) => check(r, `/lore_access/consulted_refs/${i}`));
-  receipts.followed.forEach((r, i) => check(r, `/lore_access/followed_refs/${i}`));
-  receipts.trace.forEach((t, i) => check(t.source_ref, `/lore_access/research_trace/${i}/source_ref`));
+  if (receipts.kind !== 'none') {
+    receipts.consulted.forEach((r, i) => check(r, `/lore_access/consulted_refs/${i}`));
+    receipts.followed.forEach((r, i) => check(r, `/lore_access/followed_refs/${i}`));
+    receipts.trace.forEach((t, i) => check(t.source_ref, `/lore_access/research_trace/${i}/source_ref`));
+  }
+  const own = isJsonObject(parsed) ? parsed['research_trace'] : undefined;
+  if (Array.isArray(own)) own.forEach((t, i) => { if (isJsonObject(t) && typeof t['source_ref'] === 'string') check(t['source_ref'], `/parsed_output/research_trace/${i}/source_ref`); });
   return out;
 }
 
@@ -561,8 +566,10 @@ function reviewNotes(input: AssembleCaptureInput, packetSha: string, rawSha: str
     const t = r.trace;
     notes.push(`lore_access.research_trace: ${count(t.runner_captured.checked, 'runner_captured entry', 'runner_captured entries')} checked against ${r.index.namespace} snapshot ${short(t.snapshot.current)}${t.snapshot.drift ? ` (recorded ${short(t.snapshot.recorded)}: DRIFT)` : ''}, ${t.runner_captured.failed} failed (${Object.entries(t.totals).map(([k, v]) => `${k} ${v}`).join(', ')}).`);
   }
-  const hiddenRefs = r.hiddenConsulted ?? [];
+  const hiddenRefs = (r.hiddenConsulted ?? []).filter((h) => !h.pointer.startsWith('/parsed_output/'));
   if (hiddenRefs.length > 0) notes.push(`The receipts name the packet's own omitted refs (hidden_context_audit.omitted_context_refs), whatever their policy_receipt says: ${hiddenRefs.map((h) => `${h.ref} at ${h.pointer}`).join(', ')}.`);
+  const hiddenCited = (r.hiddenConsulted ?? []).filter((h) => h.pointer.startsWith('/parsed_output/'));
+  if (hiddenCited.length > 0) notes.push(`The responder's own research_trace cites the packet's omitted refs (hidden_context_audit.omitted_context_refs): ${hiddenCited.map((h) => `${h.ref} at ${h.pointer}`).join(', ')}.`);
   const seeds = (input.packet as ResponderPacket).lore_access.traversal_policy?.required_seed_refs;
   if (rc.kind !== 'none' && seeds) notes.push(r.unconsulted.length === 0 ? `Required seeds: all ${seeds.length} read.` : `Required seeds never read: ${r.unconsulted.join(', ')}.`);
   const bad = failedResponderEntries(r.trace);
@@ -581,7 +588,7 @@ function reviewNotes(input: AssembleCaptureInput, packetSha: string, rawSha: str
 /** Findings for the caller (the CLI prints them; a test asserts them). */
 function captureFindings(r: ReviewInputs, file: string): Finding[] {
   const out: Finding[] = [];
-  for (const h of r.hiddenConsulted ?? []) out.push({ code: 'hidden_ref_consulted', severity: 'error', message: `${h.ref} names the packet's omitted ref ${h.hidden} (hidden_context_audit.omitted_context_refs): the receipts consulted hidden lore`, path: file, pointer: h.pointer });
+  for (const h of r.hiddenConsulted ?? []) out.push({ code: 'hidden_ref_consulted', severity: 'error', message: `${h.ref} names the packet's omitted ref ${h.hidden} (hidden_context_audit.omitted_context_refs): ${h.pointer.startsWith('/parsed_output/') ? 'the responder\'s trace cites hidden lore' : 'the receipts consulted hidden lore'}`, path: file, pointer: h.pointer });
   for (const s of r.unconsulted) out.push({ code: 'seed_not_consulted', severity: 'error', message: `required seed ${s} was never read according to the receipts`, path: file });
   if (r.claims.claimed_not_read.length) out.push({ code: 'claimed_not_read', severity: 'warning', message: `the responder claims refs the receipts never show read: ${r.claims.claimed_not_read.join(', ')}`, path: file, pointer: '/parsed_output' });
   for (const p of r.claims.unbacked_runner_claims) out.push({ code: 'responder_claims_runner_captured', severity: 'warning', message: `${p} says origin runner_captured but matches no receipt entry verbatim`, path: file, pointer: p });
@@ -596,8 +603,9 @@ function captureFindings(r: ReviewInputs, file: string): Finding[] {
  * as an invalid draft), and the rest (an assembly bug).
  */
 function splitValidation(errors: ValidationIssue[]): { output: ValidationIssue[]; other: ValidationIssue[] } {
-  const fromOutput = (e: ValidationIssue) => e.pointer.startsWith('/parsed_output') || e.pointer === '/raw_output' || e.rule === 'capture.agent_mismatch';
+  // A hidden ref in the responder's own trace is labelled like one in the receipts (a draft), not a contract failure.
   const fromReceipts = (e: ValidationIssue) => e.rule === 'capture.hidden_ref_consulted';
+  const fromOutput = (e: ValidationIssue) => !fromReceipts(e) && (e.pointer.startsWith('/parsed_output') || e.pointer === '/raw_output' || e.rule === 'capture.agent_mismatch');
   return { output: errors.filter(fromOutput), other: errors.filter((e) => !fromOutput(e) && !fromReceipts(e)) };
 }
 
@@ -695,7 +703,7 @@ export async function assembleCapture(input: AssembleCaptureInput): Promise<Asse
     trustedKeys: input.trustedKeys ?? [],
   });
   const refusals = receipts.kind === 'ledger' && input.source?.kind === 'ledger' ? refusalsByCode(input.source.text, input.source.file) : null;
-  const reviewIn: ReviewInputs = { outputFailures, hiddenConsulted: consultedHiddenRefs(packet, receipts), receipts, trace, unconsulted, claims, leakage: leakage.audit, refusals };
+  const reviewIn: ReviewInputs = { outputFailures, hiddenConsulted: consultedHiddenRefs(packet, receipts, parsed), receipts, trace, unconsulted, claims, leakage: leakage.audit, refusals };
   const { status, labels } = decideReview(reviewIn);
   const notes = reviewNotes(input, packetSha, rawSha, { ...reviewIn, summaryFrom: from, status, labels, index: input.index });
   const capture = captureWith(status, labels, notes);

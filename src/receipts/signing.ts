@@ -272,10 +272,11 @@ export const AUTHORSHIP_NOT_CHECKED = 'authorship not checked (no --trust-key)';
  * The verdict of a verification that may rest on a ledger (`verifyTrace`, `verifyLock`, `verifyLedger`), the
  * field a caller reads before anything else:
  * - `verified` — every check passed and every ledger it rests on is signed by a trusted key (or it rests on
- *   no ledger at all);
+ *   no ledger at all — except a trace: `verifyTrace` is `verified` only when a ledger backs an entry);
  * - `integrity_only` — every check passed, but no trusted key was given, so the authorship of a ledger it
  *   rests on was not checked: the chain and hashes are intact, and anyone who can write the file can write
- *   such a ledger (seed 001: "a receipt that anyone could write by hand is worthless");
+ *   such a ledger (seed 001: "a receipt that anyone could write by hand is worthless"); for `verifyTrace` also
+ *   a trace none of whose entries is ledger-backed, whatever keys were given;
  * - `failed` — a check failed.
  * Only `verified` is a success; `integrity_only` is one only when the caller opts in (`--integrity-only`).
  */

@@ -26,6 +26,7 @@ import type { ReceiptAt, ReceiptRules } from './receipt-rules.js';
 import { AUTHORSHIP_CODES, AUTHORSHIP_NOT_CHECKED, verificationVerdict } from './signing.js';
 import type { TrustedKey, VerificationVerdict } from './signing.js';
 import { isJsonObject } from '../contracts/json-object.js';
+import { hiddenRefNamedBy } from '../contracts/rules.js';
 import { lineView } from '../proxy/withhold.js';
 import type { LineView } from '../proxy/withhold.js';
 
@@ -34,7 +35,12 @@ import type { LineView } from '../proxy/withhold.js';
  * Outcome of checking one trace entry. Checks run in this order and the first failure decides:
  * 1. `missing_file` — the source_ref does not parse, names another namespace or a folder, or disagrees
  *    with `source_path`;
- * 1b. `policy_violation` — `runner_captured` only, and only when the input carries a non-empty
+ * 1a. `policy_violation` — any origin, in any trace array of a capture: the entry's source_ref names one of the
+ *    capture's `isolation.hidden_context_refs` (the packet's `hidden_context_audit.omitted_context_refs`, matched
+ *    as `capture.hidden_ref_consulted` matches them: `hiddenRefNamedBy`). Seed 001: the omitted refs are
+ *    "deliberately omitted", so a trace that cites one — a responder quoting the author-only note verbatim
+ *    included — cites lore the packet never gave; never turned into `drifted`;
+ * 1b. `policy_violation` — any origin, when the input carries a non-empty
  *    `policy_receipt` (traverse result, capture fragment, ledger export): the entry's path lies outside
  *    every `allowed_prefix` row, or on a deny row (`hidden_ref`, `hidden_prefix`, `hidden_note`,
  *    `future_era_prefix`, an enforced `deny_prefix:` / `deny_class:` stop condition) — the same rules,
@@ -66,7 +72,9 @@ import type { LineView } from '../proxy/withhold.js';
  *    the same array may be bound to the same served piece, else `ledger_mismatch`;
  * 7. status — in a trace whose `research_trace_status` is `runner_captured` (a capture's
  *    `lore_access`, a fragment), an entry of another origin is `unbacked`: the status claims the runner
- *    recorded every entry.
+ *    recorded every entry. In a capture, the responder's own trace (`parsed_output.research_trace`) may hold
+ *    `responder_reported` entries (its quotes, held to their lines by check 4), but a `coordinator_reconstructed`
+ *    entry there is `unbacked` too: under a runner_captured status nothing is the coordinator's reconstruction.
  *
  * More dispositions are counted in `totals` but given to no entry: `seed_not_consulted` (per required
  * seed of a responder-lane ledger never read, an error), `claimed_not_read` (per `consulted_refs` /
@@ -188,7 +196,7 @@ export interface TraceVerificationReport {
     /** Under drift: trace_ids of the entries that still verify verbatim (in input order); else []. */
     holding: string[];
   };
-  /** What the runner_captured source paths were checked against (see {@link TracePolicyCheck}). */
+  /** What the entries' source paths (any origin) were checked against (see {@link TracePolicyCheck}). */
   policy: TracePolicyCheck;
   /** The `research_trace_status` the input states (capture `lore_access`, fragment), or null. */
   research_trace_status: string | null;
@@ -218,17 +226,20 @@ export interface TraceVerificationReport {
   runner_captured: { checked: number; failed: number; ledger_backed: number };
   /**
    * What the report's success rests on — read this first (src/receipts/signing.ts `VerificationVerdict`):
-   * `verified` when `integrity_ok` and, if any ledger was given, trusted keys were given (so every ledger is
-   * signed by one of them: one that is not fails `integrity_ok`); `integrity_only` when `integrity_ok` but a
-   * ledger was given and no trusted key (`authorship.checked` false: anyone can write such a ledger);
-   * `failed` otherwise.
+   * `verified` when `integrity_ok`, at least one entry is ledger-backed (`runner_captured.ledger_backed` > 0)
+   * and trusted keys were given (so every ledger is signed by one of them: one that is not fails
+   * `integrity_ok`); `integrity_only` when `integrity_ok` but a ledger was given and no trusted key
+   * (`authorship.checked` false: anyone can write such a ledger), or when no entry is ledger-backed at all —
+   * entries of other origins are checked against the vault only, so nothing shows who wrote them or that the
+   * research happened (seed 001: a receipt anyone could write by hand is worthless); `failed` otherwise.
    */
   verdict: VerificationVerdict;
   /** True only when `verdict` is `verified`: a hand-written, re-hashed ledger checked without a trusted key is not ok. */
   ok: boolean;
   /**
-   * Every check but authorship passed: at least one entry was checked, every runner_captured entry is
-   * verified and ledger-backed, no entry is `unbacked`, no responder_reported entry fails a vault check
+   * Every check but authorship passed: at least one entry was checked, a `runner_captured` status has a
+   * runner_captured entry under it ({@link runner_claim}), every runner_captured entry is
+   * verified and ledger-backed, no entry is `unbacked` or `policy_violation` (whatever its origin), no responder_reported entry fails a vault check
    * (`isFailedResponderEntry`), no required seed is unread, no consulted or followed ref is claimed that the
    * ledgers never recorded (`claimed_not_read`), no given ledger is broken or fails its
    * authorship, and the packet file a lock lists or a named ledger pins (when given) is `unchanged`, and so is the input file
@@ -245,10 +256,28 @@ export interface TraceVerificationReport {
   packet_file?: TracePacketFileCheck;
   /** Present when the caller gave the sha256 a lock records for the input itself ({@link VerifyTraceOptions.inputFile}). */
   input_file?: TraceInputFileCheck;
+  /**
+   * Present when the input's `research_trace_status` is `runner_captured` but the trace that status governs
+   * (`/lore_access/research_trace` of a capture, `/research_trace` of a fragment) holds no `runner_captured`
+   * entry: a claim with no receipt ({@link runnerClaimWithoutEntry}); it fails the report.
+   */
+  runner_claim?: TraceRunnerClaim;
 }
 
 /**
- * The policy check of a report: which `policy_receipt` the `runner_captured` entries were held to.
+ * A `runner_captured` status with no `runner_captured` entry under it: `code` is always
+ * `no_runner_captured_entries`, `pointer` the trace array the status governs, `message` says what is missing.
+ * `capture check`'s `research_trace_empty` is the same claim for a capture whose `lore_access.research_trace`
+ * is empty; this one also covers a trace that holds only entries of other origins.
+ */
+export interface TraceRunnerClaim {
+  code: 'no_runner_captured_entries';
+  pointer: string;
+  message: string;
+}
+
+/**
+ * The policy check of a report: which `policy_receipt` the entries (any origin) were held to.
  * - `receipt`: JSON pointer of the receipt in the input (`/policy_receipt`, or
  *   `/lore_access/policy_receipt` in a capture), or null when the input carries none (captures usually
  *   do not: a strict capture forbids the field).
@@ -574,9 +603,12 @@ function readReceipt(at: ReceiptAt | null, index: VaultIndex, where: string): Re
   return readReceiptRules(at, { namespace: index.namespace, index, where, code: 'bad_trace_input' });
 }
 
-/** Does the receipt admit `path` for a runner_captured entry? Null when it does, else the refusing row's detail. */
-function policyDetail(rules: ReceiptRules, path: string, note: NoteRecord | undefined, lines: readonly [number, number]): string | null {
-  return receiptDenial(rules, path, note, lines, 'expected runner_captured entries only from paths the policy admits');
+/**
+ * Does the receipt admit `path` for an entry of `origin`? Null when it does, else the refusing row's detail
+ * (its expectation names runner_captured entries for those, any trace entry otherwise).
+ */
+function policyDetail(rules: ReceiptRules, path: string, note: NoteRecord | undefined, lines: readonly [number, number], origin: TraceOrigin = 'runner_captured'): string | null {
+  return receiptDenial(rules, path, note, lines, origin === 'runner_captured' ? 'expected runner_captured entries only from paths the policy admits' : `expected ${origin} entries, as every trace entry, only from paths the policy admits`);
 }
 
 /** Lower-cased letter/digit word tokens (Unicode-aware), NFKC-normalised. */
@@ -627,9 +659,9 @@ function buildLookup(index: VaultIndex): Lookup {
 }
 
 /**
- * Check one entry's location (checks 1-3) and, for a runner_captured entry when `rules` is given, its
- * path against the policy receipt (check 1b). Returns the failure with its detail, or the note when the
- * location holds.
+ * Check one entry's location (checks 1-3) and, when `rules` is given, its path against the policy receipt
+ * (check 1b, any origin: a responder or coordinator entry citing lore the policy denies cites lore nobody
+ * was given). Returns the failure with its detail, or the note when the location holds.
  */
 function checkLocation(
   e: CheckedEntry,
@@ -658,8 +690,8 @@ function checkLocation(
     };
   }
   const note = lookup.notes.get(refPath);
-  if (rules !== null && rules.rows > 0 && e.origin === 'runner_captured') {
-    const detail = policyDetail(rules, refPath, note, [e.line_start, e.line_end]);
+  if (rules !== null && rules.rows > 0) {
+    const detail = policyDetail(rules, refPath, note, [e.line_start, e.line_end], e.origin);
     if (detail !== null) return { failure: 'policy_violation', detail };
   }
   if (!note) {
@@ -714,21 +746,24 @@ function checkLocation(
  * (a leading `<namespace>/` is tolerated). Lines are 1-based inclusive; text of a range is the lines
  * joined with "\n" (src/types.ts). The disposition rules are on {@link TraceDisposition}.
  *
- * `ok` is false when no entry was found in the arrays (an empty bundle proves nothing, seed 003), when
+ * `ok` is false when no entry was found in the arrays (an empty bundle proves nothing, seed 003), when a
+ * `runner_captured` status has no runner_captured entry under it (`runner_claim`), when
  * any `runner_captured` entry is not `verified` and ledger-backed, when an entry is `unbacked` (a
- * `research_trace_status: runner_captured` trace with entries of another origin), when a
+ * `research_trace_status: runner_captured` trace with entries of another origin), when an entry of any
+ * origin cites a hidden or policy-denied ref (`policy_violation`), when a
  * `responder_reported` entry fails a vault check ({@link isFailedResponderEntry}), when a required seed of
- * a responder-lane ledger was never read, or when a given ledger is broken; `unverifiable` entries of
- * other origins never make it false. `draft` is true when a given ledger is not closed.
+ * a responder-lane ledger was never read, or when a given ledger is broken; and it is false (verdict
+ * `integrity_only`) when no entry is ledger-backed at all — `unverifiable` entries of other origins never fail
+ * the report, but they never make it `verified` either. `draft` is true when a given ledger is not closed.
  *
  * Ledgers (`options.ledgers`) are verified against their pinned heads (`options.pins`, plus the input's
  * own `ledger_head`), so a ledger cut at a record boundary fails as `ledger_broken` whenever anything pins
  * its head; without a pin it is `ledger_not_closed`.
  *
  * When the input carries a non-empty `policy_receipt` (traverse result, capture fragment, ledger export;
- * `lore_access.policy_receipt` in a capture), every `runner_captured` entry's path must be admitted by
+ * `lore_access.policy_receipt` in a capture), every entry's path (any origin) must be admitted by
  * it — inside an `allowed_prefix` row and on no deny row — else `policy_violation` (report.policy says
- * what was applied). The receipt is taken as given: it shows a hand-edited trace, not a hand-edited receipt.
+ * what was applied); a capture's entries must also cite none of its `isolation.hidden_context_refs` (check 1a). The receipt is taken as given: it shows a hand-edited trace, not a hand-edited receipt.
  *
  * Errors: `bad_trace_input` (not an object, trace not an array, bad snapshot_id, a policy_receipt that
  * is not an array of rows, a row clause that is not a lore ref of this vault, a non-empty receipt
@@ -756,7 +791,7 @@ export async function verifyTrace(
   const ledgers = await loadLedgersFor(named, located, options);
   const lookup = buildLookup(index);
   const ledgerRules = new Map<string, ReceiptRules | null>();
-  const vault = { index, lookup, rules, linesCache: new Map<string, string[]>(), drift, recorded: located.recorded, views: checked.some((c) => c.e.origin === 'responder_reported') ? sessionLineViews(ledgers, index, lookup, ledgerRules) : new Map<string, SessionView>() };
+  const vault = { index, lookup, rules, linesCache: new Map<string, string[]>(), drift, recorded: located.recorded, hiddenRefs: hiddenRefsOf(input, located.kind), views: checked.some((c) => c.e.origin === 'responder_reported') ? sessionLineViews(ledgers, index, lookup, ledgerRules) : new Map<string, SessionView>() };
   const backing: BackingContext = { located, ledgers, packet: expectedPacket(input, located.kind, options), index, lookup, rules, ledgerRules, bound: new Map() };
   const entries: TraceEntryVerdict[] = [];
   for (const { pointer, e, query } of checked) {
@@ -764,7 +799,39 @@ export async function verifyTrace(
     entries.push(ledgerVerdict(verdict, e, query, backing));
   }
   const notRead = claimedRefsNotRead(input, located.kind, checked.map((c) => c.e), ledgers);
-  return summarise({ index, options, kind: located.kind, recorded: located.recorded, drift, rules, status: located.status, entries, ledgers, notRead, named });
+  const claim = runnerClaimWithoutEntry(located, checked);
+  return summarise({ index, options, kind: located.kind, recorded: located.recorded, drift, rules, status: located.status, entries, ledgers, notRead, named, claim });
+}
+
+/** The hidden refs of check 1a: a capture's `isolation.hidden_context_refs` (its string entries), else []. */
+function hiddenRefsOf(doc: unknown, kind: TraceInputKind): string[] {
+  if (kind !== 'capture') return [];
+  const iso = (doc as Record<string, unknown>)['isolation'];
+  const refs = isJsonObject(iso) ? iso['hidden_context_refs'] : undefined;
+  return Array.isArray(refs) ? refs.filter((r): r is string => typeof r === 'string') : [];
+}
+
+/**
+ * `no_runner_captured_entries` when the input's `research_trace_status` is `runner_captured` and the trace
+ * array that status governs (`/lore_access/research_trace` of a capture, `/research_trace` otherwise) holds no
+ * `runner_captured` entry — whatever entries of other origins it or `parsed_output.research_trace` hold; null
+ * otherwise. The status claims the runner recorded the lookups; with no runner_captured entry there is no
+ * receipt to check (seed 001: "runner_captured … is required for accepted gold research-enabled captures"), the
+ * claim `capture check` calls `research_trace_empty` when the array is empty.
+ */
+function runnerClaimWithoutEntry(located: StatusAt, checked: readonly { pointer: string; e: CheckedEntry }[]): TraceRunnerClaim | null {
+  if (located.status !== 'runner_captured' || located.statusPointer === null) return null;
+  const governed = checked.filter((c) => c.pointer.startsWith(located.statusPointer!));
+  if (governed.some((c) => c.e.origin === 'runner_captured')) return null;
+  const pointer = located.statusPointer.slice(0, -1);
+  const others = checked.length - governed.length;
+  const held = governed.length === 0 ? 'holds no entry' : `holds ${governed.length} entr${governed.length === 1 ? 'y' : 'ies'}, none runner_captured`;
+  const beside = others > 0 ? ` (the ${others} entr${others === 1 ? 'y' : 'ies'} of /parsed_output/research_trace ${others === 1 ? 'is' : 'are'} the responder's, not the runner's)` : '';
+  return {
+    code: 'no_runner_captured_entries',
+    pointer,
+    message: `research_trace_status is "runner_captured" but ${pointer} ${held}${beside}: a runner_captured claim with no receipt proves nothing (seed 001)`,
+  };
 }
 
 /**
@@ -809,6 +876,8 @@ interface VaultContext {
   recorded: string | null;
   /** Per note path: the line view a research session served it in (see {@link sessionLineViews}). */
   views: ReadonlyMap<string, SessionView>;
+  /** A capture's `isolation.hidden_context_refs` (strings only; [] for other inputs): check 1a. */
+  hiddenRefs: readonly string[];
 }
 
 /** A note's line view in a research session: the view, and the view line of each hidden section's marker. */
@@ -890,6 +959,16 @@ async function vaultVerdict(e: CheckedEntry, pointer: string, ctx: VaultContext)
   let detail: string | null = null;
   let similarity: number | null = null;
   let textVerified: boolean | null = false;
+  const hidden = ctx.hiddenRefs.length > 0 ? hiddenRefNamedBy(e.source_ref, ctx.hiddenRefs) : null;
+  if (hidden !== null) {
+    const bound = parseTraceId(e.trace_id);
+    return {
+      pointer, trace_id: e.trace_id, origin: e.origin, source_ref: e.source_ref, source_path: e.source_path, chunk_index: e.chunk_index,
+      line_start: e.line_start, line_end: e.line_end, disposition: 'policy_violation', cause: null, similarity: null, text_verified: false,
+      ledger_record: bound ? `${bound.ledger_id}:${bound.seq}` : null,
+      detail: `source_ref ${preview(e.source_ref, 200)} names the hidden ref ${preview(hidden, 200)} of isolation.hidden_context_refs (the packet's hidden_context_audit.omitted_context_refs); expected trace entries only from lore the packet does not omit`,
+    };
+  }
   const viewed = viewedLines(e, ctx);
   const d: CheckedEntry = viewed !== null && !('failure' in viewed) ? { ...e, line_start: viewed.line_start, line_end: viewed.line_end } : e;
   const at = d === e ? `lines ${e.line_start}-${e.line_end}` : `lines ${e.line_start}-${e.line_end} of the line view the research session served, disk lines ${d.line_start}-${d.line_end}`;
@@ -970,8 +1049,14 @@ function ledgerVerdict(v: TraceEntryVerdict, e: CheckedEntry, query: string | nu
     if (why !== null) return { ...v, disposition: why.disposition, ledger_record: backing.record_id, detail: why.detail };
     return { ...v, ledger_record: backing.record_id };
   }
+  if (v.disposition === 'policy_violation') return v;
   if (located.status === 'runner_captured' && located.statusPointer !== null && v.pointer.startsWith(located.statusPointer)) {
     return { ...v, disposition: 'unbacked', detail: `research_trace_status is runner_captured but this entry's origin is ${e.origin}: every entry of a runner_captured trace must be a ledger-backed runner_captured entry (${v.detail ?? 'text not checked'})` };
+  }
+  // The responder's own trace of a runner_captured capture holds its quotes (responder_reported, check 4) or
+  // the runner's entries; a coordinator reconstruction there is nobody's receipt.
+  if (located.status === 'runner_captured' && e.origin === 'coordinator_reconstructed') {
+    return { ...v, disposition: 'unbacked', detail: `research_trace_status is runner_captured but this entry's origin is coordinator_reconstructed: in a runner_captured capture an entry is the runner's (ledger-backed) or the responder's own quote (responder_reported), never a reconstruction (${v.detail ?? 'text not checked'})` };
   }
   return v;
 }
@@ -1035,7 +1120,7 @@ export function isFailedResponderEntry(v: Pick<TraceEntryVerdict, 'origin' | 'di
 function summarise(r: {
   index: VaultIndex; options: VerifyTraceOptions; kind: TraceInputKind; recorded: string | null; drift: boolean; rules: ReceiptRules | null;
   status: string | null; entries: TraceEntryVerdict[]; ledgers: Awaited<ReturnType<typeof loadTraceLedgers>>;
-  notRead: TraceVerificationReport['refs_not_read']; named: string | null;
+  notRead: TraceVerificationReport['refs_not_read']; named: string | null; claim: TraceRunnerClaim | null;
 }): TraceVerificationReport {
   const { entries, rules } = r;
   const seeds = checkSeeds(r.ledgers);
@@ -1058,10 +1143,11 @@ function summarise(r: {
   const inf = r.options.inputFile;
   const inputFile: TraceInputFileCheck | null = inf === undefined ? null : { ...inf, disposition: inf.sha256 === inf.locked_sha256 ? 'unchanged' : 'changed' };
   const responderFailed = entries.some(isFailedResponderEntry);
-  const integrityOk = entries.length > 0 && failed === 0 && totals.unbacked === 0 && totals.seed_not_consulted === 0 && totals.claimed_not_read === 0 && !broken && !responderFailed && (packetFile === null || packetFile.disposition === 'unchanged') && (inputFile === null || inputFile.disposition === 'unchanged');
+  const integrityOk = entries.length > 0 && r.claim === null && failed === 0 && totals.unbacked === 0 && totals.policy_violation === 0 && totals.seed_not_consulted === 0 && totals.claimed_not_read === 0 && !broken && !responderFailed && (packetFile === null || packetFile.disposition === 'unchanged') && (inputFile === null || inputFile.disposition === 'unchanged');
   // A receipt anyone could write by hand is worthless (seed 001): a report that rests on a ledger whose
   // authorship nobody checked is integrity-only, never plain verified.
-  const verdict = verificationVerdict(integrityOk, r.ledgers.length > 0 && trusted.length === 0);
+  // A trace with no ledger-backed entry rests on nothing but its own say-so: never verified.
+  const verdict = verificationVerdict(integrityOk, runner.length - failed === 0 || trusted.length === 0);
   return {
     schema_version: 'loretrace.trace_verification.v1',
     file: r.options.file ?? null,
@@ -1094,5 +1180,6 @@ function summarise(r: {
     entries,
     ...(packetFile !== null ? { packet_file: packetFile } : {}),
     ...(inputFile !== null ? { input_file: inputFile } : {}),
+    ...(r.claim !== null ? { runner_claim: r.claim } : {}),
   };
 }

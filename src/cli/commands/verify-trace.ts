@@ -14,7 +14,8 @@
  * lock (`found_locks` in the JSON). Without a lock's packet, the packet the ledger's `SESSION_OPENED` pins is
  * re-hashed (`ledgerPinnedPackets`), and a fragment's claimed refs are held to the ledger (`claimed_not_read`). Exit 0 when every file passes with established authorship; 1 when any
  * fails (or on invalid input), or when a file passes only on integrity — it rests on a ledger and no trusted
- * key was given (`UNAUTHENTICATED`; `--integrity-only` accepts it with exit 0, its verdict still saying so);
+ * key was given, or no entry of it is ledger-backed at all (`UNAUTHENTICATED`; `--integrity-only` accepts it
+ * with exit 0, its verdict still saying so);
  * 2 on usage errors (unreadable: `file_not_found`, non-JSON: `bad_json`). The trusted keys (`--trust-key`, else
  * `LORETRACE_TRUSTED_KEYS`, else the config's `trusted_keys`; src/cli/keys.ts) make every ledger prove its runner
  * (docs/RECEIPTS.md "Authorship"); without them each report with a ledger says `authorship not checked (no --trust-key)`.
@@ -131,15 +132,18 @@ export interface RenderVerificationOptions {
 /**
  * What failed outside the runner_captured entries, as `<what> <count>` items: `entries` — entries of other
  * origins that fail (a responder quote not in its lines, an entry of a runner_captured trace that is not the
- * runner's); `session` — what belongs to the run, not to one entry: required seeds never read, ledgers that are
- * broken or fail their authorship, and the packet or input file a lock holds when it drifted.
+ * runner's, an entry citing a hidden or policy-denied ref); `session` — what belongs to the run, not to one
+ * entry: a runner_captured status with no runner_captured entry (`no_runner_captured_entries`), required seeds
+ * never read, ledgers that are broken or fail their authorship, and the packet or input file a lock holds when
+ * it drifted.
  */
 export function problemsOutsideEntries(report: TraceVerificationReport): { entries: string[]; session: string[] } {
   const other = new Map<string, number>();
   for (const e of report.entries) {
-    if (e.origin !== 'runner_captured' && (isFailedResponderEntry(e) || e.disposition === 'unbacked')) other.set(e.disposition, (other.get(e.disposition) ?? 0) + 1);
+    if (e.origin !== 'runner_captured' && (isFailedResponderEntry(e) || e.disposition === 'unbacked' || e.disposition === 'policy_violation')) other.set(e.disposition, (other.get(e.disposition) ?? 0) + 1);
   }
   const session: string[] = [];
+  if (report.runner_claim) session.push(`${report.runner_claim.code} 1`);
   if (report.totals.seed_not_consulted > 0) session.push(`seed_not_consulted ${report.totals.seed_not_consulted}`);
   if (report.totals.claimed_not_read > 0) session.push(`claimed_not_read ${report.totals.claimed_not_read}`);
   const ledgers = new Map<string, number>();
@@ -151,10 +155,20 @@ export function problemsOutsideEntries(report: TraceVerificationReport): { entri
 }
 
 /**
+ * The verdict text of an `integrity_only` report in which no entry is ledger-backed (no ledger given, or none
+ * backing anything): every entry held up against the vault, but nothing shows who wrote the trace or that the
+ * research happened — never plain "ok", whether or not `--integrity-only` accepted it.
+ */
+export function unbackedVerdict(accepted: boolean): string {
+  return `${accepted ? 'INTEGRITY ONLY (--integrity-only)' : 'UNAUTHENTICATED'} — entries checked against the vault, none ledger-backed: nothing shows who wrote the trace or that the research happened`;
+}
+
+/**
  * The last line of a report: the runner_captured entry counts, then — kept apart, so "0 failed" never
  * stands beside a FAILED it did not cause — other entries that fail and the session-level problems, then the
  * verdict: `ok`, the integrity-only wording (src/cli/keys.ts `integrityOnlyVerdict`; never plain "ok") when no
- * trusted key was given, or `FAILED`; `(draft: a ledger is not closed)` follows a passing verdict of a draft.
+ * trusted key was given ({@link unbackedVerdict} when no entry is ledger-backed), or `FAILED`; `(draft: a
+ * ledger is not closed)` follows a passing verdict of a draft.
  */
 export function verdictLine(report: TraceVerificationReport, options: RenderVerificationOptions = {}): string {
   const rc = report.runner_captured;
@@ -165,7 +179,8 @@ export function verdictLine(report: TraceVerificationReport, options: RenderVeri
   const draft = report.draft ? ' (draft: a ledger is not closed)' : '';
   const verdict = report.entries.length === 0 ? 'FAILED (no entries: nothing was verified)'
     : report.verdict === 'verified' ? `ok${draft}`
-      : report.verdict === 'integrity_only' ? `${integrityOnlyVerdict(options.integrityOnly === true)}${draft}` : 'FAILED';
+      : report.verdict === 'integrity_only'
+        ? `${rc.ledger_backed === 0 ? unbackedVerdict(options.integrityOnly === true) : integrityOnlyVerdict(options.integrityOnly === true)}${draft}` : 'FAILED';
   return `${parts.join('; ')} — ${verdict}`;
 }
 
@@ -186,7 +201,7 @@ export function renderVerification(report: TraceVerificationReport, options: Ren
   }
   const p = report.policy;
   if (p.checked) {
-    lines.push(`  policy: runner_captured paths checked against ${p.receipt} (${p.allowed_prefixes.length} allowed_prefix row${p.allowed_prefixes.length === 1 ? '' : 's'}, ${p.deny_rows} deny row${p.deny_rows === 1 ? '' : 's'})`);
+    lines.push(`  policy: entry paths checked against ${p.receipt} (${p.allowed_prefixes.length} allowed_prefix row${p.allowed_prefixes.length === 1 ? '' : 's'}, ${p.deny_rows} deny row${p.deny_rows === 1 ? '' : 's'})`);
   } else {
     lines.push(`  policy: ${p.receipt === null ? 'the input carries no policy_receipt' : `${p.receipt} is empty`}; paths not checked against a policy`);
   }
@@ -202,6 +217,7 @@ export function renderVerification(report: TraceVerificationReport, options: Ren
   if (report.input_file && report.input_file.disposition !== 'unchanged') lines.push(renderInputFile(report.input_file));
   for (const s of report.seeds) if (s.disposition === 'seed_not_consulted') lines.push(`  seed_not_consulted ${s.ref}: required seed never read in ledger ${s.ledger_id}`);
   for (const c of report.refs_not_read) lines.push(`  claimed_not_read ${c.pointer}: ${c.message}`);
+  if (report.runner_claim) lines.push(`  ${report.runner_claim.code} ${report.runner_claim.pointer}: ${report.runner_claim.message}`);
   for (const e of report.entries) {
     const sim = e.similarity !== null && e.disposition !== 'verified' ? ` similarity ${e.similarity}` : '';
     lines.push(`  ${e.disposition.padEnd(14)} ${e.trace_id} (${e.origin}) ${e.source_ref} L${e.line_start}-L${e.line_end} chunk ${e.chunk_index}${sim}`);
