@@ -168,14 +168,17 @@ describe('loretrace traverse with hostile files (CLI)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'loretrace-hostile-policy-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('refuses a policy 1e309 deep in a real file run through the CLI path', async () => {
+  it('refuses a policy file holding 1e309 through the CLI path as non_finite_number, before the policy is compiled', async () => {
     const { main } = await import('../src/cli/main.js');
     const f = join(dir, 'inf.policy.json');
     writeFileSync(f, JSON.stringify(base).replace('"max_link_depth":1', '"max_link_depth":1e309'));
     let err = '';
     const code = await main(['traverse', '--lore', FIXTURE_VAULT, '--policy', f], { stdout: () => {}, stderr: (t) => void (err += t), env: { LORETRACE_INDEX_DIR: join(dir, 'idx') }, cwd: dir, isTTY: false });
-    expect(code).toBe(1);
-    expect(err).toBe(`loretrace: traversal_policy /max_link_depth must be an integer ≥ 0 (got Infinity) (${f}, pointer /max_link_depth) [bad_policy]\n`);
+    // The JSON reader refuses the literal before the policy sees it: a number past the largest double would be
+    // read as Infinity and written back as null (non_finite_number, an unreadable option file: exit 2).
+    const column = JSON.stringify(base).indexOf('"max_link_depth":1') + '"max_link_depth":'.length + 1;
+    expect(code).toBe(2);
+    expect(err).toBe(`loretrace: ${f} has the number 1e309 at /max_link_depth (line 1, column ${column}), beyond the largest number a JSON reader keeps (±1.7976931348623157e+308); it would be read as Infinity and written back as null; expected a finite number [non_finite_number]\n`);
   });
 });
 

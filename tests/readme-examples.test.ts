@@ -99,7 +99,8 @@ afterAll(() => {
 
 /** Run one command line of an example; `tmp` stands for `/tmp/` and the cache is the block's own. */
 function runStep(command: string, cwd: string, tmp: string, cache: string): { code: number; lines: string[] } {
-  const line = command.replace(/(^|[\s;&|(])loretrace(?=\s)/g, `$1node ${JSON.stringify(BIN)}`).replaceAll('/tmp/', `${tmp}/`);
+  // `/tmp/` of the example first, then the CLI's path: a checkout that itself lives under /tmp keeps its own path.
+  const line = command.replaceAll('/tmp/', `${tmp}/`).replace(/(^|[\s;&|(])loretrace(?=\s)/g, `$1node ${JSON.stringify(BIN)}`);
   const env = { ...process.env, XDG_CACHE_HOME: cache, NO_COLOR: '1' } as NodeJS.ProcessEnv;
   delete env.LORETRACE_INDEX_DIR;
   // The group sends stderr to the same stream even when the command redirects its stdout to a file
