@@ -182,7 +182,7 @@ describe('a folder holding nothing to check is a usage error (exit 2)', () => {
   it('verify-trace on a folder whose only JSON holds no trace (a coverage report): usage, the file named once', async () => {
     const folder = mkdtempSync(join(T, 'no-trace-'));
     writeFileSync(join(folder, 'coverage.json'), '{"schema_version": "loretrace.coverage.v1"}\n');
-    expect(await run(['verify-trace', ...L, folder])).toEqual({ code: 2, stdout: '', stderr: `loretrace: nothing to verify in ${folder}: no file found there holds a research_trace; skipped 1 file (first: ${folder}/coverage.json: no research_trace to verify (looked at /research_trace); a packet_only capture has no trace); see 'loretrace verify-trace --help' [usage]\n` });
+    expect(await run(['verify-trace', ...L, folder])).toEqual({ code: 2, stdout: '', stderr: `loretrace: nothing to verify in ${folder}: no file found there holds a research_trace; skipped 1 file (first: ${folder}/coverage.json: no research_trace to verify (looked at /research_trace); a loretrace.coverage.v1 document holds no trace); see 'loretrace verify-trace --help' [usage]\n` });
   });
 });
 

@@ -246,6 +246,15 @@ describe('verifyTrace', () => {
       code: 'no_research_trace',
       message: 'y.json: no research_trace to verify (looked at /research_trace); a packet_only capture has no trace',
     });
+    // A raw responder output is named as one, with the step that makes it verifiable.
+    await expect(verifyTrace(index, { responder_agent_id: 'mara_voss', action_label: 'speak', spoken_text: 'Hold the berth.' }, { file: 'raw.json' })).rejects.toMatchObject({
+      code: 'no_research_trace',
+      message: 'raw.json: no research_trace to verify (looked at /research_trace); this is a raw responder output (no schema_version; keys responder_agent_id, action_label, …), not a capture, capture fragment or ledger export: assemble it into a capture with `loretrace capture --raw-output` first',
+    });
+    await expect(verifyTrace(index, { a: 1 }, { file: 'a.json' })).rejects.toMatchObject({
+      code: 'no_research_trace',
+      message: 'a.json: no research_trace to verify (looked at /research_trace); expected a capture, a capture fragment (retrieve --capture-out, ledger export) or a traverse result; this document has keys a',
+    });
     const bad = fragment([oath()]);
     (bad['research_trace'] as Record<string, unknown>[])[0]!['line_start'] = '7';
     await expect(verifyTrace(index, bad, { file: 'z.json' })).rejects.toMatchObject({

@@ -383,6 +383,23 @@ interface ExpectedPacket {
   source: string;
 }
 
+/**
+ * Why a document holds no trace, for `no_research_trace`: a capture (or its lore_access) may be packet_only; a
+ * document of another kind is named by its `schema_version`; a document with no
+ * `schema_version` whose keys are a responder output contract's (`responder_agent_id`, `action_label`) is a raw
+ * responder output, which verify-trace does not read (`loretrace capture --raw-output` assembles it into a
+ * capture first); anything else is named by its keys.
+ */
+function noTraceReason(kind: string, doc: Record<string, unknown>): string {
+  if (kind === 'capture' || doc['mode'] === 'curated_excerpts_only') return 'a packet_only capture has no trace';
+  if (typeof doc['schema_version'] === 'string') return `a ${doc['schema_version']} document holds no trace`;
+  const keys = Object.keys(doc);
+  if (doc['schema_version'] === undefined && 'responder_agent_id' in doc && 'action_label' in doc) {
+    return 'this is a raw responder output (no schema_version; keys responder_agent_id, action_label, …), not a capture, capture fragment or ledger export: assemble it into a capture with `loretrace capture --raw-output` first';
+  }
+  return `expected a capture, a capture fragment (retrieve --capture-out, ledger export) or a traverse result; this document has ${keys.length === 0 ? 'no keys' : `keys ${keys.slice(0, 5).join(', ')}${keys.length > 5 ? ', …' : ''}`}`;
+}
+
 /** The expected packet: the caller's, else the one the input names (capture_id, fragment packet_id); null when neither. */
 function expectedPacket(doc: unknown, kind: TraceInputKind, options: VerifyTraceOptions): ExpectedPacket | null {
   if (options.packet) return { packet_id: options.packet.packet_id, packet_sha256: options.packet.packet_sha256 ?? null, source: options.packet.source };
@@ -507,7 +524,7 @@ function locateTrace(doc: unknown, file: string): { kind: TraceInputKind; record
   if (arrays.length === 0) {
     throw new LoretraceError(
       'no_research_trace',
-      `${where}: no research_trace to verify (looked at ${kind === 'capture' ? '/lore_access/research_trace and /parsed_output/research_trace' : '/research_trace'}); a packet_only capture has no trace`,
+      `${where}: no research_trace to verify (looked at ${kind === 'capture' ? '/lore_access/research_trace and /parsed_output/research_trace' : '/research_trace'}); ${noTraceReason(kind, doc)}`,
       { file: where, pointer: kind === 'capture' ? '/lore_access/research_trace' : '/research_trace', expected: 'an array of research_trace entries' },
     );
   }
