@@ -380,10 +380,13 @@ describe.skipIf(!hasShared)(`every real Ghostlight draft keeps its prompt lines 
     ]);
     // Requirement [1] (the ring's geometry) and the latent speech requirement got no lore: reported, in --json too.
     expect(r.unmet_requirements).toEqual([
-      { index: 1, label: 'runtime_retrieval_requirements[1] turn-01.geometry.kappa (spatial grounding: Kappa is a service ring around manifold machinery with partial sightlines.)', covered_by_draft: ['kappa-geometry'] },
-      { index: 2, label: 'latent_pressure_requirements[0] turn-01.speech.review (Responder speech should sound like a worker or supervisor under immediate but not melodramatic pressure.)', covered_by_draft: [] },
+      { index: 1, label: 'runtime_retrieval_requirements[1] turn-01.geometry.kappa (spatial grounding: Kappa is a service ring around manifold machinery with partial sightlines.)', covered_by_draft: ['kappa-geometry'], kind: 'runtime' },
+      { index: 2, label: 'latent_pressure_requirements[0] turn-01.speech.review (Responder speech should sound like a worker or supervisor under immediate but not melodramatic pressure.)', covered_by_draft: [], kind: 'latent' },
     ]);
+    // The runtime one is a warning; the latent one (speech, which no lore serves) is info.
     expect(r.findings.find((f) => f.code === 'requirements_unmet')).toMatchObject({ severity: 'warning', pointer: '/visible_context/source_excerpts' });
+    expect(r.findings.find((f) => f.code === 'requirements_unmet')?.message).not.toContain('latent_pressure_requirements');
+    expect(r.findings.find((f) => f.code === 'latent_requirements_unmet')).toMatchObject({ severity: 'info', pointer: '/visible_context/source_excerpts' });
     // buildPacket alone writes no ledger: every entry's text verifies, but none can pass as ledger-backed
     // runner_captured (retrieve writes the ledger; tests/trace-ledger.test.ts checks that path).
     const report = await verifyTrace(index, r.capture!);

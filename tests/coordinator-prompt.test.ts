@@ -2,7 +2,8 @@
  * The coordinator lane's lore bullets in the prompt (src/packet/prompt.ts, src/packet/build.ts): each names
  * its note (title › heading) in display form while the trace keeps the exact lines; an excerpt that restates
  * a line the draft already carries is left out (`excerpt_redundant`) and its budget slot goes to the next one;
- * requirements no lore excerpt serves are reported (`requirements_unmet`, `unmet_requirements`); the excerpt
+ * requirements no lore excerpt serves are reported (`requirements_unmet` for runtime ones, `latent_requirements_unmet`
+ * as info for latent ones, `unmet_requirements`); the excerpt
  * budget — default or the policy's `max_chunks` / `max_chars` — and what it cut (`excerpt_budget_cut`).
  * Fixture: the Brinefall intake draft over lore-fixtures/FixtureLore.
  */
@@ -71,12 +72,35 @@ describe('redundant excerpts and unmet requirements (Brinefall intake draft)', (
     expect(r.capture!.research_trace.map((t) => t.source_path)).not.toContain('World/Pre-Elysium/Factions/Movements/Quiet Hands.md');
   });
 
-  it('reports the latent requirement no lore excerpt serves, in the result and as one warning', async () => {
+  it('reports the latent requirement no lore excerpt serves in the result and as info, not as a warning', async () => {
     const r = await buildPacket(index, draft, { projectedContext: context, policy, file: 'draft.json' });
-    expect(r.unmet_requirements).toEqual([{ index: 2, label: "latent_pressure_requirements[0] turn-01.speech.review (Mara's speech should stay practical and short.)", covered_by_draft: [] }]);
-    expect(r.findings.filter((f) => f.code === 'requirements_unmet').map((f) => [f.severity, f.message])).toEqual([
-      ['warning', "draft.json: 1 scene requirement got no lore excerpt that serves it: latent_pressure_requirements[0] turn-01.speech.review (Mara's speech should stay practical and short.)"],
+    expect(r.unmet_requirements).toEqual([{ index: 2, label: "latent_pressure_requirements[0] turn-01.speech.review (Mara's speech should stay practical and short.)", covered_by_draft: [], kind: 'latent' }]);
+    expect(r.findings.filter((f) => f.code === 'requirements_unmet')).toEqual([]);
+    expect(r.findings.filter((f) => f.code === 'latent_requirements_unmet').map((f) => [f.severity, f.pointer, f.message])).toEqual([
+      [
+        'info',
+        '/visible_context/source_excerpts',
+        "draft.json: 1 latent pressure requirement got no lore excerpt that serves it (they label excerpts but are not retrieval requirements; speech or manner is not lore): latent_pressure_requirements[0] turn-01.speech.review (Mara's speech should stay practical and short.)",
+      ],
     ]);
+    expect(r.findings.filter((f) => f.severity === 'warning').map((f) => f.code)).toEqual([]);
+  });
+
+  it('keeps an unmet runtime retrieval requirement a warning, beside the latent one as info', async () => {
+    const ctx = structuredClone(context);
+    ctx.context.runtime_retrieval_requirements = [
+      ...(ctx.context.runtime_retrieval_requirements ?? []),
+      { requirement_id: 'turn-01.orbit.zenith', trigger: 'orbital mechanics', compact_fact: 'Zenith tethers precess every ninety minutes over the equatorial spindle.', source_refs: ['brinefall-lore-digest'], prompt_role: 'source_excerpt' },
+    ];
+    const r = await buildPacket(index, draft, { projectedContext: ctx, policy, file: 'draft.json' });
+    expect(r.unmet_requirements.map((u) => [u.index, u.kind])).toEqual([
+      [2, 'runtime'],
+      [3, 'latent'],
+    ]);
+    expect(r.findings.filter((f) => f.code === 'requirements_unmet').map((f) => [f.severity, f.message])).toEqual([
+      ['warning', 'draft.json: 1 runtime retrieval requirement got no lore excerpt that serves it: runtime_retrieval_requirements[2] turn-01.orbit.zenith (orbital mechanics: Zenith tethers precess every ninety minutes over the equatorial spindle.)'],
+    ]);
+    expect(r.findings.filter((f) => f.code === 'latent_requirements_unmet').map((f) => f.severity)).toEqual(['info']);
   });
 });
 

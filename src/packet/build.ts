@@ -148,8 +148,9 @@ export interface BuildPacketResult {
   budget: ExcerptBudget | null;
   /**
    * Counted scene requirements (runtime retrieval and latent pressure) that no lore excerpt of the packet
-   * serves ({@link unmetRequirements}), in requirement order; also reported as a `requirements_unmet`
-   * warning. [] for the responder lane (the responder researches).
+   * serves ({@link unmetRequirements}), in requirement order, each with its `kind`; also reported as a
+   * `requirements_unmet` warning (runtime) and a `latent_requirements_unmet` info finding (latent). [] for
+   * the responder lane (the responder researches).
    */
   unmet_requirements: UnmetRequirement[];
   /** The validator's report on the output (always valid). */
@@ -1230,19 +1231,34 @@ function dropRedundant(ctx: BuildContext, candidates: readonly LoreCandidate[], 
 }
 
 /**
- * Coordinator step e: the counted requirements no lore excerpt serves ({@link unmetRequirements}), reported
- * as one `requirements_unmet` warning listing each (with the draft's own non-lore excerpts that cover it,
- * if any), so a reader sees which part of the scene got no lore.
+ * Coordinator step e: the counted requirements no lore excerpt serves ({@link unmetRequirements}), so a
+ * reader sees which part of the scene got no lore, each with the draft's own non-lore excerpts that cover
+ * it, if any. Unmet runtime retrieval requirements are one `requirements_unmet` warning: seed 001's packet
+ * builder consumes `runtime_retrieval_requirements`, so one that got no lore is retrieval that fell short.
+ * Unmet latent pressure requirements are one `latent_requirements_unmet` info finding: they label excerpts
+ * (`used_for`) but are not retrieval requirements, and many are about speech or manner that no lore can
+ * serve ("Mara's speech should stay practical and short."), so a warning on every run would say nothing.
  */
 function reportUnmet(ctx: BuildContext, requirements: readonly SceneRequirement[], lore: readonly SourceExcerpt[], draftOwn: readonly SourceExcerpt[]): UnmetRequirement[] {
   const unmet = unmetRequirements(requirements, lore, draftOwn);
-  if (unmet.length > 0) {
+  const list = (us: readonly UnmetRequirement[]): string =>
+    us.map((u) => `${u.label}${u.covered_by_draft.length > 0 ? ` (the draft's own ${u.covered_by_draft.join(', ')} covers it)` : ''}`).join('; ');
+  const runtime = unmet.filter((u) => u.kind === 'runtime');
+  const latent = unmet.filter((u) => u.kind === 'latent');
+  if (runtime.length > 0) {
     ctx.findings.push({
       code: 'requirements_unmet',
       severity: 'warning',
-      message: `${ctx.file}: ${unmet.length} scene requirement${unmet.length === 1 ? '' : 's'} got no lore excerpt that serves ${unmet.length === 1 ? 'it' : 'them'}: ${unmet
-        .map((u) => `${u.label}${u.covered_by_draft.length > 0 ? ` (the draft's own ${u.covered_by_draft.join(', ')} covers it)` : ''}`)
-        .join('; ')}`,
+      message: `${ctx.file}: ${runtime.length} runtime retrieval requirement${runtime.length === 1 ? '' : 's'} got no lore excerpt that serves ${runtime.length === 1 ? 'it' : 'them'}: ${list(runtime)}`,
+      path: ctx.file,
+      pointer: '/visible_context/source_excerpts',
+    });
+  }
+  if (latent.length > 0) {
+    ctx.findings.push({
+      code: 'latent_requirements_unmet',
+      severity: 'info',
+      message: `${ctx.file}: ${latent.length} latent pressure requirement${latent.length === 1 ? '' : 's'} got no lore excerpt that serves ${latent.length === 1 ? 'it' : 'them'} (they label excerpts but are not retrieval requirements; speech or manner is not lore): ${list(latent)}`,
       path: ctx.file,
       pointer: '/visible_context/source_excerpts',
     });
