@@ -34,7 +34,7 @@ import type {
 import { validateCaptureFragment, validatePacket, validateProjectedContext } from '../contracts/validate.js';
 import { hiddenTextForm, hiddenTextIn } from '../contracts/rules.js';
 import { formatRef, isUnderPrefix } from '../refs/ref.js';
-import { applyResearchSection, loreLabel, mergeSourceSection, parseSourceSection, reconcileLaneLines, renderResearchSection, renderSourceSection, researchSectionLines, RESEARCH_OUTPUT_FIELDS } from './prompt.js';
+import { applyResearchSection, coordinatorResearchLines, LORE_USE_HEADING, loreLabel, mergeSourceSection, parseSourceSection, reconcileLaneLines, renderResearchSection, renderSourceSection, researchSectionLines, RESEARCH_OUTPUT_FIELDS } from './prompt.js';
 import { excerptBudget, requirementOverlap, sceneRequirements, selectWithinBudget, servedRequirement, unmetRequirements } from './requirements.js';
 import type { BudgetCandidate, DraftLoreRequirement, ExcerptBudget, SceneRequirement, UnmetRequirement } from './requirements.js';
 import { compactExcerpt, hubLineCounts, isHubNote } from '../excerpts/compact.js';
@@ -1379,7 +1379,9 @@ function assembleLoreAccess(ctx: BuildContext, lane: RetrievalLane, researchInst
  * draft lines that contradict the packet as built are rewritten ({@link reconcileLaneLines},
  * `prompt_lines_rewritten`, listing old and new); then the `## Required Lore Research` section is kept or
  * rendered (responder lane, {@link researchPrompt}) or, when the draft had one, removed (`prompt_research_section_removed`, listing its
- * lines: in the coordinator lane the responder does not research). No other draft line changes.
+ * lines: in the coordinator lane the responder does not research) but for its guard lines on how retrieved
+ * lore is used ({@link coordinatorResearchLines}), kept verbatim under `## Using Retrieved Lore` where the
+ * section was — the responder still reads retrieved lore, the excerpts. No other draft line changes.
  */
 function assemblePrompt(ctx: BuildContext, lane: RetrievalLane, lanes: LaneExcerpts, built: { fields: readonly string[]; packetId: string }): { prompt: string; localContext: string } {
   const { draft, file, findings } = ctx;
@@ -1420,16 +1422,21 @@ function assemblePrompt(ctx: BuildContext, lane: RetrievalLane, lanes: LaneExcer
   const required = requiredPromptLines(ctx, lanes, reconciled, localContext, built.fields);
   if (research) return { prompt: assertMergeKept(ctx, reconciled, researchPrompt(ctx, reconciled, lanes.researchInstructions ?? []), required), localContext };
   const gone = researchSectionLines(reconciled);
-  if (gone.length > 0) {
-    findings.push({
-      code: 'prompt_research_section_removed',
-      severity: 'info',
-      message: `${file}: the draft prompt's ${JSON.stringify(gone[0])} section (${gone.length} lines) was removed: in coordinator_scoped_retrieval the responder has no repository access and does not research; removed lines: ${gone.filter((l) => l.trim() !== '').map((l) => JSON.stringify(l)).join(', ')}`,
-      path: file,
-      pointer: '/packet_prompt_text',
-    });
-  }
-  return { prompt: assertMergeKept(ctx, reconciled, applyResearchSection(reconciled, null), required), localContext };
+  if (gone.length === 0) return { prompt: reconciled, localContext };
+  const { kept, removed: dropped } = coordinatorResearchLines(gone);
+  const quote = (ls: readonly string[]): string => ls.filter((l) => l.trim() !== '').map((l) => JSON.stringify(l)).join(', ');
+  findings.push({
+    code: 'prompt_research_section_removed',
+    severity: 'info',
+    message:
+      kept.length === 0
+        ? `${file}: the draft prompt's ${JSON.stringify(gone[0])} section (${gone.length} lines) was removed: in coordinator_scoped_retrieval the responder has no repository access and does not research; removed lines: ${quote(dropped)}`
+        : `${file}: the draft prompt's ${JSON.stringify(gone[0])} section (${gone.length} lines) was removed but for its ${kept.length} guard line${kept.length === 1 ? '' : 's'} on how retrieved lore is used, kept verbatim under ${JSON.stringify(LORE_USE_HEADING)}: in coordinator_scoped_retrieval the responder has no repository access and does not research, but still reads retrieved lore; removed lines: ${quote(dropped)}; kept lines: ${quote(kept)}`,
+    path: file,
+    pointer: '/packet_prompt_text',
+  });
+  const after = applyResearchSection(reconciled, kept.length === 0 ? null : [LORE_USE_HEADING, ...kept]);
+  return { prompt: assertMergeKept(ctx, reconciled, after, required), localContext };
 }
 
 /**

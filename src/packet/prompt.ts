@@ -568,3 +568,78 @@ export function applyResearchSection(prompt: string, section: readonly string[] 
   }
   return `${prompt.replace(/\n+$/, '')}\n\n${section.join('\n')}`;
 }
+
+/**
+ * The heading the coordinator lane gives the guard lines it keeps from a draft's `## Required Lore Research`
+ * section ({@link coordinatorResearchLines}): neutral, since the responder no longer researches but still
+ * reads retrieved lore (the packet's excerpts), and the guards are about that lore.
+ */
+export const LORE_USE_HEADING = '## Using Retrieved Lore';
+
+/**
+ * Labels of a research section's listing blocks (the seed scope, the traversal policy, the proxy) and of
+ * the policy's fields: lines naming what to look up and where, which need repository access.
+ */
+const RESEARCH_LISTING_LABELS = /^(?:seed research scope|traversal policy|lore search proxy|research instructions|allowed prefixes|required seed refs|follow link classes|stop conditions|max link depth)\b/i;
+/** The blocks whose every item is listing (scope entries, policy rows, proxy tools), not guidance. */
+const RESEARCH_LISTING_BLOCKS = /^(?:seed research scope|traversal policy|lore search proxy):\s*$/i;
+/** A list item that is a bare vault ref or prefix (`- AetheriaLore:Aetheria/…`). */
+const REF_ITEM = /^\s*[-*+]\s+[A-Za-z][\w.-]*:[^\s]/;
+/**
+ * What directs the research itself: a lookup (inspect, consult, look up, search, follow links), the scope
+ * and policy it runs within, the tools, and what the output must record of it (consulted/followed refs,
+ * research trace/summary, "an answer with no consulted refs is failed").
+ */
+const RESEARCH_PROCEDURE = [
+  /\b(?:inspect|consult|look(?:ing)?\s+up|search)\w*\b/i,
+  /\bfollow\w*\s+(?:\S+\s+){0,2}(?:wiki)?links?\b/i,
+  /\b(?:consulted|followed)(?:\s+seed)?\s+refs?\b/i,
+  /\b(?:consulted_refs|followed_refs|research_trace|research_summary)\b/,
+  /\bresearch\s+(?:trace|summary|scope|tools?)\b/i,
+  /\b(?:seed\s+refs?|seed\s+scope|traversal\s+policy|search\s+proxy)\b/i,
+];
+/** What a line says about how lore may be used: it names lore, a source, retrieved material or research. */
+const LORE_USE = /\b(?:lore|sources?|retrieved|research)\b/i;
+/** Isolation words: a line with one is a guard even when it also names the procedure (a guard is never dropped for a clause beside it). */
+const ISOLATION_GUARD = /\b(?:hidden|author-only|future[- ]branch\w*|another character|contradict\w*)\b/i;
+
+/**
+ * Split a draft's `## Required Lore Research` section (`section`: its lines, heading first, as
+ * {@link researchSectionLines} reads them) for the coordinator lane, where the responder has no repository
+ * access and does not research but still reads retrieved lore (the packet's excerpts). A unit — a line and
+ * the lines indented two spaces that continue it — is *kept* (a guard on how lore is used) when it names
+ * lore, a source, retrieved material or research ({@link LORE_USE}) and either directs no lookup
+ * ({@link RESEARCH_PROCEDURE}) or carries an isolation guard ({@link ISOLATION_GUARD}: hidden state,
+ * author-only answers, future branches, another character, contradictions) — "Treat retrieved lore as world
+ * constraint and cultural pressure, not as access to another character's hidden intent.", "If a source
+ * contradicts the packet, follow the packet for character-local knowledge …". Everything else is *removed*:
+ * the heading, the labels of the research blocks and the policy's fields ({@link RESEARCH_LISTING_LABELS}),
+ * every item of the `Seed research scope:`, `Traversal policy:` and `Lore search proxy:` blocks, a list item
+ * that is a bare ref or prefix, a line that directs the research or what the output records of it (inspect,
+ * consult, follow links, consulted/followed refs, research trace), and a line that says nothing about lore.
+ * Blank lines are neither. Returns both lists in section order (kept lines verbatim).
+ */
+export function coordinatorResearchLines(section: readonly string[]): { kept: string[]; removed: string[] } {
+  const kept: string[] = [];
+  const removed: string[] = [];
+  let listing = false;
+  for (let i = 1; i < section.length; i++) {
+    const line = section[i] as string;
+    if (line.trim() === '') {
+      listing = false;
+      continue;
+    }
+    const unit = [line];
+    while (i + 1 < section.length && /^ {2}/.test(section[i + 1] as string) && !/^\s*[-*+]\s/.test(section[i + 1] as string)) unit.push(section[++i] as string);
+    // A nested list item (`  - …`) belongs to the block it is in: continuation lines only are joined.
+    const text = unit.join(' ');
+    let keep = false;
+    if (RESEARCH_LISTING_BLOCKS.test(line.trim())) listing = true;
+    else if (!listing && !RESEARCH_LISTING_LABELS.test(line.trim().replace(/^[-*+]\s+/, '')) && !REF_ITEM.test(line)) {
+      keep = LORE_USE.test(text) && (!RESEARCH_PROCEDURE.some((re) => re.test(text)) || ISOLATION_GUARD.test(text));
+    }
+    (keep ? kept : removed).push(...unit);
+  }
+  if (section.length > 0) removed.unshift(section[0] as string);
+  return { kept, removed };
+}
