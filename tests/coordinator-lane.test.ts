@@ -438,7 +438,33 @@ describe.skipIf(!hasShared)(`every real Ghostlight draft keeps its prompt lines 
     const prompt = r.packet.packet_prompt_text;
     const lines = prompt.split('\n');
     const at = lines.indexOf('## Retrieved Lore To Keep In View');
-    expect(lines.slice(at + 1, at + 11).map((l) => l.split(': ')[0])).toEqual(lore.map((e) => `- ${e.ref_id}`));
+    // The section's own bullets carry no ids, so neither do the added ones: each starts with its note's
+    // display label; the trace and source_excerpts keep the exact refs.
+    expect(lines.slice(at + 1, at + 11).map((l) => l.split(': ')[0])).toEqual([
+      '- Cold Wake Panic',
+      '- Cetacean Navigators › Rescue Ledgers',
+      '- Aya Collective › A Life in Aya',
+      '- Ganymede Route Compact',
+      '- Lightsail Express',
+      '- Territories › Jovian Space',
+      '- Pan-Solar Consortium',
+      '- Aya Collective',
+      '- Thermal Signature Warfare › The Corporate Split',
+      '- Megas › Aya Collective',
+    ]);
+    expect(lore.map((e) => e.ref_id)).toEqual([
+      'lore.cold_wake_panic.chunk0',
+      'lore.cetacean_navigators.chunk5',
+      'lore.aya_collective.chunk6',
+      'lore.ganymede_route_compact.chunk0',
+      'lore.lightsail_express.chunk0',
+      'lore.territories.chunk8',
+      'lore.pan_solar_consortium.chunk0',
+      'lore.aya_collective.chunk0',
+      'lore.thermal_signature_warfare.chunk4',
+      'lore.megas.chunk8',
+    ]);
+    expect(prompt).not.toMatch(/^- lore\./m);
     for (const ex of readJson<ResponderPacket>(join(GHOSTLIGHT, 'packets', 'scene-02-sanctuary-intake.sella_ren.packet.research.v0.json')).visible_context.source_excerpts.slice(3)) {
       expect(prompt).not.toContain(ex.text);
       expect(r.packet.visible_context.local_context_prompt).not.toContain(ex.text);

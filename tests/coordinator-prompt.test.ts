@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexVault } from '../src/indexer/build.js';
 import { buildPacket, type BuildPacketResult } from '../src/packet/build.js';
-import { loreLabel, renderSourceSection } from '../src/packet/prompt.js';
+import { loreLabel, noteDisplayTitle, renderSourceSection } from '../src/packet/prompt.js';
 import type { ProjectedLocalContext, ResponderPacket, TraversalPolicy } from '../src/contracts/types.js';
 import type { VaultIndex } from '../src/types.js';
 import { FIXTURES, FIXTURE_VAULT } from './helpers/shared.js';
@@ -144,5 +144,16 @@ describe('the excerpt budget (Brinefall intake draft)', () => {
       'info', 'draft.json', '/visible_context/source_excerpts',
       'draft.json: the excerpt budget (4 excerpts, 200 characters; default: 3 requirements + 1 seed; stop condition max_chars:200) cut 3 lore excerpts, left out of the packet and the capture: FixtureLore:World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md#chunk1 L11-L12 (225 characters), FixtureLore:World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md#chunk0 L7-L7 (117 characters), FixtureLore:World/Pre-Elysium/Timeline/Events/Kestrel Route Accord.md#chunk0 L6-L7 (219 characters)',
     ]]);
+  });
+});
+
+describe('noteDisplayTitle: what a lore bullet calls its note', () => {
+  it('names an index note by its folder, never the bare file name, and leaves other titles alone', () => {
+    expect(noteDisplayTitle('index', 'World/Pre-Elysium/Factions/index.md')).toBe('Factions');
+    expect(noteDisplayTitle('Index', 'Aetheria/Worldbuilding/Pre-Elysium/index.md')).toBe('Pre-Elysium');
+    expect(noteDisplayTitle('index', 'index.md')).toBe('index');
+    expect(noteDisplayTitle('Quiet Hands', 'World/Pre-Elysium/Factions/Movements/Quiet Hands.md')).toBe('Quiet Hands');
+    // With its chunk's heading, the folder name that repeats the heading is said once.
+    expect(loreLabel(noteDisplayTitle('index', 'World/Pre-Elysium/Factions/index.md'), ['Factions'])).toBe('Factions');
   });
 });

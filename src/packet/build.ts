@@ -34,7 +34,7 @@ import type {
 import { validateCaptureFragment, validatePacket, validateProjectedContext } from '../contracts/validate.js';
 import { hiddenTextForm, hiddenTextIn } from '../contracts/rules.js';
 import { formatRef, isUnderPrefix } from '../refs/ref.js';
-import { applyResearchSection, coordinatorResearchLines, LORE_USE_HEADING, loreLabel, mergeSourceSection, parseSourceSection, reconcileLaneLines, renderResearchSection, renderSourceSection, researchSectionLines, RESEARCH_OUTPUT_FIELDS } from './prompt.js';
+import { applyResearchSection, coordinatorResearchLines, LORE_USE_HEADING, loreLabel, noteDisplayTitle, mergeSourceSection, parseSourceSection, reconcileLaneLines, renderResearchSection, renderSourceSection, researchSectionLines, RESEARCH_OUTPUT_FIELDS } from './prompt.js';
 import { excerptBudget, requirementOverlap, sceneRequirements, selectWithinBudget, servedRequirement, unmetRequirements } from './requirements.js';
 import type { BudgetCandidate, DraftLoreRequirement, ExcerptBudget, SceneRequirement, UnmetRequirement } from './requirements.js';
 import { compactExcerpt, hubLineCounts, isHubNote } from '../excerpts/compact.js';
@@ -1170,7 +1170,7 @@ function mergeTraversalExcerpts(
   for (const c of added) {
     const path = traceNotePath(c.trace.source_path);
     const chunk = chunksOf(ctx.index, path).find((k) => k.chunk_index === c.trace.chunk_index);
-    labels.set(c.excerpt.ref_id, loreLabel(getNote(ctx.index, path)?.title ?? path, chunk?.heading_path ?? []));
+    labels.set(c.excerpt.ref_id, loreLabel(noteDisplayTitle(getNote(ctx.index, path)?.title ?? path, path), chunk?.heading_path ?? []));
   }
   return { added: added.map((c) => c.excerpt), trace, labels, redundant };
 }
@@ -1386,7 +1386,8 @@ function assembleLoreAccess(ctx: BuildContext, lane: RetrievalLane, researchInst
 function assemblePrompt(ctx: BuildContext, lane: RetrievalLane, lanes: LaneExcerpts, built: { fields: readonly string[]; packetId: string }): { prompt: string; localContext: string } {
   const { draft, file, findings } = ctx;
   const ownLocal = draft.visible_context.local_context_prompt;
-  const merged = mergeSourceSection(draft.packet_prompt_text, { replaced: lanes.replaced, added: lanes.added, labels: lanes.labels, localContext: ownLocal });
+  const draftRefIds = new Set(draft.visible_context.source_excerpts.map((ex) => ex.ref_id));
+  const merged = mergeSourceSection(draft.packet_prompt_text, { replaced: lanes.replaced, added: lanes.added, labels: lanes.labels, localContext: ownLocal, draftRefIds });
   const { prompt: withSources, removed } = merged;
   const mergedLocal = merged.localContext ?? ownLocal;
   if (removed.length > 0) {
@@ -1419,7 +1420,7 @@ function assemblePrompt(ctx: BuildContext, lane: RetrievalLane, lanes: LaneExcer
       pointer: '/packet_prompt_text',
     });
   }
-  const required = requiredPromptLines(ctx, lanes, reconciled, localContext, built.fields);
+  const required = requiredPromptLines(ctx, merged.inserted, reconciled, localContext, built.fields);
   if (research) return { prompt: assertMergeKept(ctx, reconciled, researchPrompt(ctx, reconciled, lanes.researchInstructions ?? []), required), localContext };
   const gone = researchSectionLines(reconciled);
   if (gone.length === 0) return { prompt: reconciled, localContext };
@@ -1444,17 +1445,16 @@ function assemblePrompt(ctx: BuildContext, lane: RetrievalLane, lanes: LaneExcer
  * from the draft — each line of the local context (`prompt.missing_local_context`), the observed action's
  * lines (`prompt.missing_observed_action`), the action-label line (`Allowed action labels: …`), the
  * output-contract header and the line naming the required fields — and the lines of the excerpt
- * rendering the source merge just inserted ({@link renderSourceSection} of the added excerpts).
+ * rendering the source merge just inserted (`inserted`, {@link mergeSourceSection}).
  */
-function requiredPromptLines(ctx: BuildContext, lanes: LaneExcerpts, merged: string, localContext: string, fields: readonly string[]): string[] {
+function requiredPromptLines(ctx: BuildContext, inserted: readonly string[], merged: string, localContext: string, fields: readonly string[]): string[] {
   const observed = ctx.draft.visible_context.observed_event?.observable_action;
-  const style = parseSourceSection(merged)?.style ?? (/^## /m.test(merged) ? 'markdown' : 'plain');
   const contract = merged.split('\n').filter((l) => /^(?:##\s+)?(?:Output contract|Allowed action labels)\b/i.test(l) || (fields.length > 0 && l.includes(fields.join(', '))));
   return [
     ...(localContext === '' ? [] : localContext.split('\n')),
     ...(typeof observed === 'string' && observed !== '' ? observed.split('\n') : []),
     ...contract,
-    ...renderSourceSection(lanes.added, style, lanes.labels),
+    ...inserted,
   ].filter((l) => l.trim() !== '');
 }
 
