@@ -2,7 +2,8 @@
  * The coordinator lane's lore bullets in the prompt (src/packet/prompt.ts, src/packet/build.ts): each names
  * its note (title › heading) in display form while the trace keeps the exact lines; an excerpt that restates
  * a line the draft already carries is left out (`excerpt_redundant`) and its budget slot goes to the next one;
- * requirements no lore excerpt serves are reported (`requirements_unmet`, `unmet_requirements`); the excerpt
+ * requirements no lore excerpt serves are reported (`requirements_unmet` for runtime ones, `latent_requirements_unmet`
+ * as info for latent ones, `unmet_requirements`); the excerpt
  * budget — default or the policy's `max_chunks` / `max_chars` — and what it cut (`excerpt_budget_cut`).
  * Fixture: the Brinefall intake draft over lore-fixtures/FixtureLore.
  */
@@ -12,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexVault } from '../src/indexer/build.js';
 import { buildPacket, type BuildPacketResult } from '../src/packet/build.js';
-import { loreLabel, renderSourceSection } from '../src/packet/prompt.js';
+import { loreLabel, noteDisplayTitle, renderSourceSection } from '../src/packet/prompt.js';
 import type { ProjectedLocalContext, ResponderPacket, TraversalPolicy } from '../src/contracts/types.js';
 import type { VaultIndex } from '../src/types.js';
 import { FIXTURES, FIXTURE_VAULT } from './helpers/shared.js';
@@ -71,12 +72,35 @@ describe('redundant excerpts and unmet requirements (Brinefall intake draft)', (
     expect(r.capture!.research_trace.map((t) => t.source_path)).not.toContain('World/Pre-Elysium/Factions/Movements/Quiet Hands.md');
   });
 
-  it('reports the latent requirement no lore excerpt serves, in the result and as one warning', async () => {
+  it('reports the latent requirement no lore excerpt serves in the result and as info, not as a warning', async () => {
     const r = await buildPacket(index, draft, { projectedContext: context, policy, file: 'draft.json' });
-    expect(r.unmet_requirements).toEqual([{ index: 2, label: "latent_pressure_requirements[0] turn-01.speech.review (Mara's speech should stay practical and short.)", covered_by_draft: [] }]);
-    expect(r.findings.filter((f) => f.code === 'requirements_unmet').map((f) => [f.severity, f.message])).toEqual([
-      ['warning', "draft.json: 1 scene requirement got no lore excerpt that serves it: latent_pressure_requirements[0] turn-01.speech.review (Mara's speech should stay practical and short.)"],
+    expect(r.unmet_requirements).toEqual([{ index: 2, label: "latent_pressure_requirements[0] turn-01.speech.review (Mara's speech should stay practical and short.)", covered_by_draft: [], kind: 'latent' }]);
+    expect(r.findings.filter((f) => f.code === 'requirements_unmet')).toEqual([]);
+    expect(r.findings.filter((f) => f.code === 'latent_requirements_unmet').map((f) => [f.severity, f.pointer, f.message])).toEqual([
+      [
+        'info',
+        '/visible_context/source_excerpts',
+        "draft.json: 1 latent pressure requirement got no lore excerpt that serves it (they label excerpts but are not retrieval requirements; speech or manner is not lore): latent_pressure_requirements[0] turn-01.speech.review (Mara's speech should stay practical and short.)",
+      ],
     ]);
+    expect(r.findings.filter((f) => f.severity === 'warning').map((f) => f.code)).toEqual([]);
+  });
+
+  it('keeps an unmet runtime retrieval requirement a warning, beside the latent one as info', async () => {
+    const ctx = structuredClone(context);
+    ctx.context.runtime_retrieval_requirements = [
+      ...(ctx.context.runtime_retrieval_requirements ?? []),
+      { requirement_id: 'turn-01.orbit.zenith', trigger: 'orbital mechanics', compact_fact: 'Zenith tethers precess every ninety minutes over the equatorial spindle.', source_refs: ['brinefall-lore-digest'], prompt_role: 'source_excerpt' },
+    ];
+    const r = await buildPacket(index, draft, { projectedContext: ctx, policy, file: 'draft.json' });
+    expect(r.unmet_requirements.map((u) => [u.index, u.kind])).toEqual([
+      [2, 'runtime'],
+      [3, 'latent'],
+    ]);
+    expect(r.findings.filter((f) => f.code === 'requirements_unmet').map((f) => [f.severity, f.message])).toEqual([
+      ['warning', 'draft.json: 1 runtime retrieval requirement got no lore excerpt that serves it: runtime_retrieval_requirements[2] turn-01.orbit.zenith (orbital mechanics: Zenith tethers precess every ninety minutes over the equatorial spindle.)'],
+    ]);
+    expect(r.findings.filter((f) => f.code === 'latent_requirements_unmet').map((f) => f.severity)).toEqual(['info']);
   });
 });
 
@@ -120,5 +144,16 @@ describe('the excerpt budget (Brinefall intake draft)', () => {
       'info', 'draft.json', '/visible_context/source_excerpts',
       'draft.json: the excerpt budget (4 excerpts, 200 characters; default: 3 requirements + 1 seed; stop condition max_chars:200) cut 3 lore excerpts, left out of the packet and the capture: FixtureLore:World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md#chunk1 L11-L12 (225 characters), FixtureLore:World/Pre-Elysium/Factions/Powers/Major/Meridian Compact.md#chunk0 L7-L7 (117 characters), FixtureLore:World/Pre-Elysium/Timeline/Events/Kestrel Route Accord.md#chunk0 L6-L7 (219 characters)',
     ]]);
+  });
+});
+
+describe('noteDisplayTitle: what a lore bullet calls its note', () => {
+  it('names an index note by its folder, never the bare file name, and leaves other titles alone', () => {
+    expect(noteDisplayTitle('index', 'World/Pre-Elysium/Factions/index.md')).toBe('Factions');
+    expect(noteDisplayTitle('Index', 'Aetheria/Worldbuilding/Pre-Elysium/index.md')).toBe('Pre-Elysium');
+    expect(noteDisplayTitle('index', 'index.md')).toBe('index');
+    expect(noteDisplayTitle('Quiet Hands', 'World/Pre-Elysium/Factions/Movements/Quiet Hands.md')).toBe('Quiet Hands');
+    // With its chunk's heading, the folder name that repeats the heading is said once.
+    expect(loreLabel(noteDisplayTitle('index', 'World/Pre-Elysium/Factions/index.md'), ['Factions'])).toBe('Factions');
   });
 });

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexVault } from '../src/indexer/build.js';
 import { applyResearchSection, buildPacket, renderResearchSection } from '../src/packet/build.js';
-import { reconcileLaneLines, researchSectionLines } from '../src/packet/prompt.js';
+import { coordinatorResearchLines, reconcileLaneLines, researchSectionLines } from '../src/packet/prompt.js';
 import { repositoryAccessDenials } from '../src/contracts/rules.js';
 import type { ResponderPacket, TraversalPolicy } from '../src/contracts/types.js';
 import { validatePacket } from '../src/contracts/validate.js';
@@ -167,5 +167,85 @@ describe('a replaced lore rendering is removed only inside the draft\'s lore sec
     const lines = r.packet.packet_prompt_text.split('\n');
     expect(lines.slice(lines.indexOf('- Do not invent berths the board does not show.'), lines.indexOf('- Do not invent berths the board does not show.') + 2)).toEqual(['- Do not invent berths the board does not show.', own]);
     expect(validatePacket(r.packet).valid).toBe(true);
+  });
+});
+
+describe('coordinator lane: the research section\'s guard lines on how retrieved lore is used stay', () => {
+  it('splits loretrace\'s own rendered section: the two guard lines stay, the procedure, scope, policy and proxy go', () => {
+    const section = renderResearchSection({ allowed_scope: ['FixtureLore:World/Pre-Elysium/Territories.md'], traversal_policy: POLICY, research_instructions: ['Consult the required seed refs before answering.', 'Treat retrieved lore as world constraint, not as access to another character\'s hidden intent.'] });
+    const { kept, removed } = coordinatorResearchLines(section);
+    expect(kept).toEqual([
+      'Use what you find to constrain behavior, affordances, institutions, vocabulary, material stakes, territory and social pressure. Do not use research to learn hidden character state, author-only answers or future branches.',
+      'When a source contradicts this packet, follow the packet for what your character knows and name the contradiction in unresolved_hooks.',
+      "- Treat retrieved lore as world constraint, not as access to another character's hidden intent.",
+    ]);
+    expect(removed.slice(0, 3)).toEqual([
+      '## Required Lore Research',
+      'Before answering, consult the seed research scope below and follow relevant links only within the traversal policy.',
+      'Add consulted_refs, followed_refs, research_trace, research_summary to your JSON object; an answer with no consulted refs is a failed research-enabled response.',
+    ]);
+    expect(removed).toContain('- FixtureLore:World/Pre-Elysium/Territories.md');
+    expect(removed).toContain('- Consult the required seed refs before answering.');
+    expect(removed).toContain('Lore search proxy:');
+    expect([...kept, ...removed].sort()).toEqual(section.filter((l) => l.trim() !== '').sort());
+  });
+
+  it('keeps a nested or continued guard whole, and drops a line that says nothing about lore', () => {
+    expect(coordinatorResearchLines(['## Required Lore Research', '- Treat retrieved lore as constraint,', '  never as hidden intent.', 'Mara always checks the tide tables before promising a berth.'])).toEqual({
+      kept: ['- Treat retrieved lore as constraint,', '  never as hidden intent.'],
+      removed: ['## Required Lore Research', 'Mara always checks the tide tables before promising a berth.'],
+    });
+  });
+
+  it('builds the fixture research packet in the coordinator lane with its guard line under "## Using Retrieved Lore", the rest listed', async () => {
+    const research = readJson<ResponderPacket>(join(PACKETS, 'proxy-fixture-research.packet.json'));
+    const draft = structuredClone(research);
+    draft.review = { ...draft.review, reviewer: 'fixture author' };
+    const r = await buildPacket(index, draft, { lane: 'coordinator_scoped_retrieval', file: 'research.json' });
+    const lines = r.packet.packet_prompt_text.split('\n');
+    const at = lines.indexOf('## Using Retrieved Lore');
+    expect(lines.slice(at - 1, at + 4)).toEqual([
+      '',
+      '## Using Retrieved Lore',
+      "- Treat retrieved lore as world constraint, not as access to another character's hidden intent.",
+      '',
+      '## Local Context',
+    ]);
+    expect(r.packet.packet_prompt_text).not.toContain('Required Lore Research');
+    expect(r.findings.find((f) => f.code === 'prompt_research_section_removed')?.message).toBe(
+      'research.json: the draft prompt\'s "## Required Lore Research" section (13 lines) was removed but for its 1 guard line on how retrieved lore is used, kept verbatim under "## Using Retrieved Lore": in coordinator_scoped_retrieval the responder has no repository access and does not research, but still reads retrieved lore; removed lines: "## Required Lore Research", "Use the lore research tools before answering. Seed research scope:", "- FixtureLore:World/Pre-Elysium/index.md", "- FixtureLore:World/Pre-Elysium/Territories.md", "- FixtureLore:World/Pre-Elysium/Factions/index.md", "Allowed prefixes:", "- FixtureLore:World/Pre-Elysium/", "- FixtureLore:World/Politics/", "- FixtureLore:World/Technology/", "- Consult the required seed refs before answering.", "- Follow relevant wikilinks within the traversal policy to recover faction, territory, event and technology context.", "- Record consulted seed refs, followed refs, research trace entries and a short research summary."; kept lines: "- Treat retrieved lore as world constraint, not as access to another character\'s hidden intent."',
+    );
+    expect(validatePacket(r.packet).valid).toBe(true);
+  });
+
+  it.skipIf(!hasShared)(`keeps the real Sella draft's four guard lines and removes its other 48 lines (${hasShared ? 'shared data present' : sharedNotice})`, () => {
+    const sella = readJson<ResponderPacket>(join(GHOSTLIGHT, 'packets', 'scene-02-sanctuary-intake.sella_ren.packet.research.v0.json'));
+    const section = researchSectionLines(sella.packet_prompt_text);
+    expect(section.length).toBe(55);
+    const { kept, removed } = coordinatorResearchLines(section);
+    expect(kept).toEqual([
+      'Use lore to constrain behavior, affordances, institutions, vocabulary, material stakes, social movements, territory, and cultural pressure. Do not use it to gain hidden character state, author-only answers, or future branch knowledge.',
+      'If a source contradicts the packet, follow the packet for character-local knowledge and flag the contradiction in unresolved hooks.',
+      "- Ground Sella's behavior in retrieved institutional, factional, species, location, crisis-context, and movement-pressure details.",
+      "- Treat retrieved lore as world constraint and cultural pressure, not as access to another character's hidden intent.",
+    ]);
+    expect(removed.length).toBe(48);
+    expect(removed.filter((l) => !l.startsWith('- AetheriaLore:') && !l.startsWith('  - ')).slice(0, 4)).toEqual([
+      '## Required Lore Research',
+      'Before answering, inspect the declared seed scope and follow relevant links within the traversal policy.',
+      'Your output capture must list consulted seed refs, followed refs, research trace entries, and a brief research summary; an answer with no consulted refs is a failed research-enabled response.',
+      'Seed research scope:',
+    ]);
+    expect(removed.slice(-6)).toEqual([
+      'Research instructions:',
+      '- Consult the required seed refs before answering; do not rely only on the packet excerpts.',
+      '- Follow relevant wikilinks within the traversal policy to recover institutional, territorial, technological, and social-movement context.',
+      "- For this fixture, inspect PSC context, Jovian territory context, resident or referenced Jovian factions, and social movements referenced by visible factions when those links affect Sella's local pressures.",
+      '- Record consulted seed refs, followed refs, research trace entries, and a concise research summary in the response object.',
+      '- Each research trace entry must identify the query or lookup, source ref, source path, chunk index, line range, extracted constraint, and how that constraint shaped the response.',
+    ]);
+    // Kept and removed lines are exactly the section's non-blank lines.
+    expect([...kept, ...removed].sort()).toEqual(section.filter((l) => l.trim() !== '').sort());
+    expect(applyResearchSection(sella.packet_prompt_text, ['## Using Retrieved Lore', ...kept]).split('\n').slice(6, 12)).toEqual(['## Using Retrieved Lore', ...kept, '']);
   });
 });

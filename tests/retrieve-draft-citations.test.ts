@@ -148,10 +148,10 @@ describe('the prompt renders the packet\'s lore once, in the draft\'s lore secti
     expect(lines.slice(at, at + 8)).toEqual([
       '## Retrieved Lore To Keep In View',
       '- Keep lore as pressure on the choice, not as exposition.',
-      '- lore.quiet_hands.chunk2: Quiet Hands › Practice: Quiet Hands volunteers keep a capacity board at every sanctuary berth and refuse intake when the beds run out.',
-      '- lore.harbor_neutrality.chunk0: Harbor Neutrality: Neutral piers are funded by a levy on every insured hull, collected by Halcyon Mutual.',
+      '- Quiet Hands › Practice: Quiet Hands volunteers keep a capacity board at every sanctuary berth and refuse intake when the beds run out.',
+      '- Harbor Neutrality: Neutral piers are funded by a levy on every insured hull, collected by Halcyon Mutual.',
       '  Breaking neutrality is the one crime every harbor agrees to punish, and the precedent is Salvage Law.',
-      '- lore.brinefall_blackout.chunk1: Brinefall Blackout › Aftermath: Halcyon Mutual rewrote its storm clauses to price thermal posture, and the Meridian Compact promised sanctuary berths to any crew caught in a blackout.',
+      '- Brinefall Blackout › Aftermath: Halcyon Mutual rewrote its storm clauses to price thermal posture, and the Meridian Compact promised sanctuary berths to any crew caught in a blackout.',
       '  The promise strained the sanctuary capacity of every harbor on the shelf.',
       '',
     ]);
@@ -159,7 +159,7 @@ describe('the prompt renders the packet\'s lore once, in the draft\'s lore secti
     expect(lines.slice(src, src + 3)).toEqual(['## Source Excerpts', '- local.capacity_board: The sanctuary board shows nine of fourteen cots taken.', '']);
     // The prompt still contains the (merged) local context verbatim, and the packet is valid.
     expect(prompt).toContain(r.packet.visible_context.local_context_prompt);
-    expect(r.packet.visible_context.local_context_prompt).toContain('- lore.quiet_hands.chunk2: Quiet Hands › Practice: ');
+    expect(r.packet.visible_context.local_context_prompt).toContain('- Quiet Hands › Practice: ');
     expect(validatePacket(r.packet).errors).toEqual([]);
     // Every other non-blank draft line survives; the removed ones are listed.
     const now = new Set(lines);
@@ -172,7 +172,25 @@ describe('the prompt renders the packet\'s lore once, in the draft\'s lore secti
   it('mergeSourceSection: without a lore section elsewhere the added excerpts go to the source section', () => {
     const prompt = 'Intro.\n\n## Source Excerpts\n- a: Old.\n- b: Kept.\n\n## Output Contract\nx';
     const out = mergeSourceSection(prompt, { replaced: [{ ref_id: 'a', source_ref: 'L:x.md', text: 'Old.' }], added: [{ ref_id: 'n', source_ref: 'L:y.md#chunk0', text: 'New.' }] });
-    expect(out).toEqual({ prompt: 'Intro.\n\n## Source Excerpts\n- b: Kept.\n- n: New.\n\n## Output Contract\nx', removed: ['- a: Old.'] });
+    expect(out).toEqual({ prompt: 'Intro.\n\n## Source Excerpts\n- b: Kept.\n- n: New.\n\n## Output Contract\nx', removed: ['- a: Old.'], inserted: ['- n: New.'] });
+  });
+
+  it('mergeSourceSection: the added bullets carry a ref_id only where the bullets of the run they join carry the draft\'s ids', () => {
+    const ex = { replaced: [{ ref_id: 'lore.a', source_ref: 'L:x.md', text: 'Old.' }], added: [{ ref_id: 'lore.n.chunk2', source_ref: 'L:y.md#chunk2', text: 'New.' }], labels: new Map([['lore.n.chunk2', 'Quiet Hands › Practice']]) };
+    const draftRefIds = new Set(['lore.a', 'local.b']);
+    // A lore section of bare bullets: the added bullet has no id, its label stays.
+    const bare = '## Lore To Keep In View\n- Old.\n- Own line.\n\n## Source Excerpts\n- lore.a: Old.\n- local.b: Kept.\n\n## Output Contract\nx';
+    expect(mergeSourceSection(bare, { ...ex, draftRefIds })).toEqual({
+      prompt: '## Lore To Keep In View\n- Own line.\n- Quiet Hands › Practice: New.\n\n## Source Excerpts\n- local.b: Kept.\n\n## Output Contract\nx',
+      removed: ['- Old.', '- lore.a: Old.'],
+      inserted: ['- Quiet Hands › Practice: New.'],
+    });
+    // A source section whose bullets carry the draft's ids: the added one does too.
+    const ids = '## Source Excerpts\n- lore.a: Old.\n- local.b: Kept.\n\n## Output Contract\nx';
+    expect(mergeSourceSection(ids, { ...ex, draftRefIds }).inserted).toEqual(['- lore.n.chunk2: Quiet Hands › Practice: New.']);
+    // "Note: …" is not an id unless the draft has an excerpt of that ref_id.
+    const colon = '## Source Excerpts\n- Note: the berths are few.\n- Old.\n\n## Output Contract\nx';
+    expect(mergeSourceSection(colon, { ...ex, draftRefIds: new Set(['lore.a']) }).inserted).toEqual(['- Quiet Hands › Practice: New.']);
   });
 });
 

@@ -34,7 +34,7 @@ import type {
 import { validateCaptureFragment, validatePacket, validateProjectedContext } from '../contracts/validate.js';
 import { hiddenTextForm, hiddenTextIn } from '../contracts/rules.js';
 import { formatRef, isUnderPrefix } from '../refs/ref.js';
-import { applyResearchSection, loreLabel, mergeSourceSection, parseSourceSection, reconcileLaneLines, renderResearchSection, renderSourceSection, researchSectionLines, RESEARCH_OUTPUT_FIELDS } from './prompt.js';
+import { applyResearchSection, coordinatorResearchLines, LORE_USE_HEADING, loreLabel, noteDisplayTitle, mergeSourceSection, parseSourceSection, reconcileLaneLines, renderResearchSection, renderSourceSection, researchSectionLines, RESEARCH_OUTPUT_FIELDS } from './prompt.js';
 import { excerptBudget, requirementOverlap, sceneRequirements, selectWithinBudget, servedRequirement, unmetRequirements } from './requirements.js';
 import type { BudgetCandidate, DraftLoreRequirement, ExcerptBudget, SceneRequirement, UnmetRequirement } from './requirements.js';
 import { compactExcerpt, hubLineCounts, isHubNote } from '../excerpts/compact.js';
@@ -148,8 +148,9 @@ export interface BuildPacketResult {
   budget: ExcerptBudget | null;
   /**
    * Counted scene requirements (runtime retrieval and latent pressure) that no lore excerpt of the packet
-   * serves ({@link unmetRequirements}), in requirement order; also reported as a `requirements_unmet`
-   * warning. [] for the responder lane (the responder researches).
+   * serves ({@link unmetRequirements}), in requirement order, each with its `kind`; also reported as a
+   * `requirements_unmet` warning (runtime) and a `latent_requirements_unmet` info finding (latent). [] for
+   * the responder lane (the responder researches).
    */
   unmet_requirements: UnmetRequirement[];
   /** The validator's report on the output (always valid). */
@@ -1169,7 +1170,7 @@ function mergeTraversalExcerpts(
   for (const c of added) {
     const path = traceNotePath(c.trace.source_path);
     const chunk = chunksOf(ctx.index, path).find((k) => k.chunk_index === c.trace.chunk_index);
-    labels.set(c.excerpt.ref_id, loreLabel(getNote(ctx.index, path)?.title ?? path, chunk?.heading_path ?? []));
+    labels.set(c.excerpt.ref_id, loreLabel(noteDisplayTitle(getNote(ctx.index, path)?.title ?? path, path), chunk?.heading_path ?? []));
   }
   return { added: added.map((c) => c.excerpt), trace, labels, redundant };
 }
@@ -1230,19 +1231,34 @@ function dropRedundant(ctx: BuildContext, candidates: readonly LoreCandidate[], 
 }
 
 /**
- * Coordinator step e: the counted requirements no lore excerpt serves ({@link unmetRequirements}), reported
- * as one `requirements_unmet` warning listing each (with the draft's own non-lore excerpts that cover it,
- * if any), so a reader sees which part of the scene got no lore.
+ * Coordinator step e: the counted requirements no lore excerpt serves ({@link unmetRequirements}), so a
+ * reader sees which part of the scene got no lore, each with the draft's own non-lore excerpts that cover
+ * it, if any. Unmet runtime retrieval requirements are one `requirements_unmet` warning: seed 001's packet
+ * builder consumes `runtime_retrieval_requirements`, so one that got no lore is retrieval that fell short.
+ * Unmet latent pressure requirements are one `latent_requirements_unmet` info finding: they label excerpts
+ * (`used_for`) but are not retrieval requirements, and many are about speech or manner that no lore can
+ * serve ("Mara's speech should stay practical and short."), so a warning on every run would say nothing.
  */
 function reportUnmet(ctx: BuildContext, requirements: readonly SceneRequirement[], lore: readonly SourceExcerpt[], draftOwn: readonly SourceExcerpt[]): UnmetRequirement[] {
   const unmet = unmetRequirements(requirements, lore, draftOwn);
-  if (unmet.length > 0) {
+  const list = (us: readonly UnmetRequirement[]): string =>
+    us.map((u) => `${u.label}${u.covered_by_draft.length > 0 ? ` (the draft's own ${u.covered_by_draft.join(', ')} covers it)` : ''}`).join('; ');
+  const runtime = unmet.filter((u) => u.kind === 'runtime');
+  const latent = unmet.filter((u) => u.kind === 'latent');
+  if (runtime.length > 0) {
     ctx.findings.push({
       code: 'requirements_unmet',
       severity: 'warning',
-      message: `${ctx.file}: ${unmet.length} scene requirement${unmet.length === 1 ? '' : 's'} got no lore excerpt that serves ${unmet.length === 1 ? 'it' : 'them'}: ${unmet
-        .map((u) => `${u.label}${u.covered_by_draft.length > 0 ? ` (the draft's own ${u.covered_by_draft.join(', ')} covers it)` : ''}`)
-        .join('; ')}`,
+      message: `${ctx.file}: ${runtime.length} runtime retrieval requirement${runtime.length === 1 ? '' : 's'} got no lore excerpt that serves ${runtime.length === 1 ? 'it' : 'them'}: ${list(runtime)}`,
+      path: ctx.file,
+      pointer: '/visible_context/source_excerpts',
+    });
+  }
+  if (latent.length > 0) {
+    ctx.findings.push({
+      code: 'latent_requirements_unmet',
+      severity: 'info',
+      message: `${ctx.file}: ${latent.length} latent pressure requirement${latent.length === 1 ? '' : 's'} got no lore excerpt that serves ${latent.length === 1 ? 'it' : 'them'} (they label excerpts but are not retrieval requirements; speech or manner is not lore): ${list(latent)}`,
       path: ctx.file,
       pointer: '/visible_context/source_excerpts',
     });
@@ -1363,12 +1379,15 @@ function assembleLoreAccess(ctx: BuildContext, lane: RetrievalLane, researchInst
  * draft lines that contradict the packet as built are rewritten ({@link reconcileLaneLines},
  * `prompt_lines_rewritten`, listing old and new); then the `## Required Lore Research` section is kept or
  * rendered (responder lane, {@link researchPrompt}) or, when the draft had one, removed (`prompt_research_section_removed`, listing its
- * lines: in the coordinator lane the responder does not research). No other draft line changes.
+ * lines: in the coordinator lane the responder does not research) but for its guard lines on how retrieved
+ * lore is used ({@link coordinatorResearchLines}), kept verbatim under `## Using Retrieved Lore` where the
+ * section was — the responder still reads retrieved lore, the excerpts. No other draft line changes.
  */
 function assemblePrompt(ctx: BuildContext, lane: RetrievalLane, lanes: LaneExcerpts, built: { fields: readonly string[]; packetId: string }): { prompt: string; localContext: string } {
   const { draft, file, findings } = ctx;
   const ownLocal = draft.visible_context.local_context_prompt;
-  const merged = mergeSourceSection(draft.packet_prompt_text, { replaced: lanes.replaced, added: lanes.added, labels: lanes.labels, localContext: ownLocal });
+  const draftRefIds = new Set(draft.visible_context.source_excerpts.map((ex) => ex.ref_id));
+  const merged = mergeSourceSection(draft.packet_prompt_text, { replaced: lanes.replaced, added: lanes.added, labels: lanes.labels, localContext: ownLocal, draftRefIds });
   const { prompt: withSources, removed } = merged;
   const mergedLocal = merged.localContext ?? ownLocal;
   if (removed.length > 0) {
@@ -1401,19 +1420,24 @@ function assemblePrompt(ctx: BuildContext, lane: RetrievalLane, lanes: LaneExcer
       pointer: '/packet_prompt_text',
     });
   }
-  const required = requiredPromptLines(ctx, lanes, reconciled, localContext, built.fields);
+  const required = requiredPromptLines(ctx, merged.inserted, reconciled, localContext, built.fields);
   if (research) return { prompt: assertMergeKept(ctx, reconciled, researchPrompt(ctx, reconciled, lanes.researchInstructions ?? []), required), localContext };
   const gone = researchSectionLines(reconciled);
-  if (gone.length > 0) {
-    findings.push({
-      code: 'prompt_research_section_removed',
-      severity: 'info',
-      message: `${file}: the draft prompt's ${JSON.stringify(gone[0])} section (${gone.length} lines) was removed: in coordinator_scoped_retrieval the responder has no repository access and does not research; removed lines: ${gone.filter((l) => l.trim() !== '').map((l) => JSON.stringify(l)).join(', ')}`,
-      path: file,
-      pointer: '/packet_prompt_text',
-    });
-  }
-  return { prompt: assertMergeKept(ctx, reconciled, applyResearchSection(reconciled, null), required), localContext };
+  if (gone.length === 0) return { prompt: reconciled, localContext };
+  const { kept, removed: dropped } = coordinatorResearchLines(gone);
+  const quote = (ls: readonly string[]): string => ls.filter((l) => l.trim() !== '').map((l) => JSON.stringify(l)).join(', ');
+  findings.push({
+    code: 'prompt_research_section_removed',
+    severity: 'info',
+    message:
+      kept.length === 0
+        ? `${file}: the draft prompt's ${JSON.stringify(gone[0])} section (${gone.length} lines) was removed: in coordinator_scoped_retrieval the responder has no repository access and does not research; removed lines: ${quote(dropped)}`
+        : `${file}: the draft prompt's ${JSON.stringify(gone[0])} section (${gone.length} lines) was removed but for its ${kept.length} guard line${kept.length === 1 ? '' : 's'} on how retrieved lore is used, kept verbatim under ${JSON.stringify(LORE_USE_HEADING)}: in coordinator_scoped_retrieval the responder has no repository access and does not research, but still reads retrieved lore; removed lines: ${quote(dropped)}; kept lines: ${quote(kept)}`,
+    path: file,
+    pointer: '/packet_prompt_text',
+  });
+  const after = applyResearchSection(reconciled, kept.length === 0 ? null : [LORE_USE_HEADING, ...kept]);
+  return { prompt: assertMergeKept(ctx, reconciled, after, required), localContext };
 }
 
 /**
@@ -1421,17 +1445,16 @@ function assemblePrompt(ctx: BuildContext, lane: RetrievalLane, lanes: LaneExcer
  * from the draft — each line of the local context (`prompt.missing_local_context`), the observed action's
  * lines (`prompt.missing_observed_action`), the action-label line (`Allowed action labels: …`), the
  * output-contract header and the line naming the required fields — and the lines of the excerpt
- * rendering the source merge just inserted ({@link renderSourceSection} of the added excerpts).
+ * rendering the source merge just inserted (`inserted`, {@link mergeSourceSection}).
  */
-function requiredPromptLines(ctx: BuildContext, lanes: LaneExcerpts, merged: string, localContext: string, fields: readonly string[]): string[] {
+function requiredPromptLines(ctx: BuildContext, inserted: readonly string[], merged: string, localContext: string, fields: readonly string[]): string[] {
   const observed = ctx.draft.visible_context.observed_event?.observable_action;
-  const style = parseSourceSection(merged)?.style ?? (/^## /m.test(merged) ? 'markdown' : 'plain');
   const contract = merged.split('\n').filter((l) => /^(?:##\s+)?(?:Output contract|Allowed action labels)\b/i.test(l) || (fields.length > 0 && l.includes(fields.join(', '))));
   return [
     ...(localContext === '' ? [] : localContext.split('\n')),
     ...(typeof observed === 'string' && observed !== '' ? observed.split('\n') : []),
     ...contract,
-    ...renderSourceSection(lanes.added, style, lanes.labels),
+    ...inserted,
   ].filter((l) => l.trim() !== '');
 }
 

@@ -71,6 +71,18 @@ export function loreLabel(title: string, headingPath: readonly string[]): string
   return parts.filter((p) => p !== '').join(' › ');
 }
 
+/**
+ * The title a responder sees for a note: its `title` (frontmatter `title`, else the file name without
+ * `.md`), or for a note titled `index` — a folder's map of content, Obsidian's folder-note convention — its
+ * folder's name, as the traversal names an `index` seed (src/traversal/traverse.ts `seedTitle`): `Factions`
+ * for `…/Factions/index.md`, never the bare file name. `path` is the vault-relative path (`/`-separated).
+ */
+export function noteDisplayTitle(title: string, path: string): string {
+  if (title.toLowerCase() !== 'index') return title;
+  const parts = path.split('/');
+  return parts.length > 1 ? (parts[parts.length - 2] as string) : title;
+}
+
 /** Line index of the first line matching `re` at or after `from`, or -1. */
 function findLine(lines: readonly string[], re: RegExp, from = 0): number {
   for (let i = from; i < lines.length; i++) if (re.test(lines[i] as string)) return i;
@@ -195,7 +207,9 @@ function sourceItems(lines: readonly string[], header: number, end: number, styl
  * whose text is the excerpt's text) — in the source section and in the draft's lore section (see below; an equal bullet in another section stays) (a
  * Ghostlight research prompt renders its lore excerpts twice: as `- <text>` under
  * `## Retrieved Lore To Keep In View` and as `- <ref_id>: <text>` under `## Source Excerpts`). The `added`
- * excerpts ({@link renderSourceSection}, in the source section's style) are rendered once: in the draft's
+ * excerpts ({@link renderSourceSection}, in the source section's style, but without a ref_id when the bullets
+ * of the run they join carry none: none starts `- <id>: ` with an id of `draftRefIds`, the draft's
+ * source-excerpt ref_ids) are rendered once: in the draft's
  * *lore section* — the bullet run outside the source section that rendered the first replaced excerpt —
  * after its last remaining bullet, so the lore the prompt asks the responder to keep in view is exactly
  * the packet's; else after the source section's last remaining bullet; without a source section, one is
@@ -207,13 +221,13 @@ function sourceItems(lines: readonly string[], header: number, end: number, styl
  * not carry. With `localContext` (the draft's `visible_context.local_context_prompt`, which the prompt must
  * contain verbatim: the validator's `prompt.missing_local_context`), the lines of it the merge changes are
  * changed in it too and the new text is returned as `localContext` (only when it occurs as whole lines;
- * otherwise its lines are left untouched). Returns the new prompt and the removed lines, in prompt order (for
- * the finding).
+ * otherwise its lines are left untouched). Returns the new prompt, the removed lines, in prompt order (for
+ * the finding), and the bullet lines inserted for the added excerpts.
  */
 export function mergeSourceSection(
   prompt: string,
-  change: { replaced: readonly SourceExcerpt[]; added: readonly SourceExcerpt[]; labels?: ReadonlyMap<string, string>; localContext?: string },
-): { prompt: string; removed: string[]; localContext?: string } {
+  change: { replaced: readonly SourceExcerpt[]; added: readonly SourceExcerpt[]; labels?: ReadonlyMap<string, string>; localContext?: string; draftRefIds?: ReadonlySet<string> },
+): { prompt: string; removed: string[]; inserted: string[]; localContext?: string } {
   const lines = prompt.split('\n');
   const block = localContextLines(prompt, change.localContext);
   const found = findSourceHeader(lines);
@@ -229,23 +243,27 @@ export function mergeSourceSection(
   }
   const lore = loreRenderings(lines, change.replaced, found ? [found.header, sourceEnd] : null, protectedLines(prompt, change.localContext, block));
   for (const k of lore.lines) drop.add(k);
-  const body = renderSourceSection(change.added, style, change.labels);
   // Where the added excerpts go: after the last kept line of the lore run, else of the source section.
   let at: number | null = null;
+  let run: [number, number] | null = null;
   if (lore.run !== null) {
+    run = lore.run;
     at = lore.run[0] - 1;
     for (let k = lore.run[0]; k < lore.run[1]; k++) if (!drop.has(k)) at = k;
   } else if (found) {
+    run = [found.header + 1, sourceEnd];
     at = found.header;
     for (let k = found.header + 1; k < sourceEnd; k++) if (!drop.has(k)) at = k;
   }
+  // The added bullets follow the style of the run they join: a ref_id only where its bullets carry one.
+  const body = renderSourceSection(change.added, style === 'markdown' && run !== null && !bulletsCarryIds(lines, run, change.draftRefIds) ? 'plain' : style, change.labels);
   const removed = [...drop].sort((a, b) => a - b).map((k) => lines[k] as string);
   // The local context block, as the merge leaves it (the prompt must keep containing it verbatim).
   const local = block === null ? undefined : lines.flatMap((l, k) => (k < block[0] || k > block[1] ? [] : [...(drop.has(k) ? [] : [l]), ...(k === at ? body : [])])).join('\n');
   const withLocal = <T extends { prompt: string; removed: string[] }>(r: T): T & { localContext?: string } => (local === undefined ? r : { ...r, localContext: local });
   if (at === null) {
     const kept = lines.filter((_, k) => !drop.has(k)).join('\n');
-    return withLocal({ prompt: applySourceSection(kept, change.added, change.labels).prompt, removed });
+    return withLocal({ prompt: applySourceSection(kept, change.added, change.labels).prompt, removed, inserted: renderSourceSection(change.added, style, change.labels) });
   }
   const out: string[] = [];
   if (at < 0) out.push(...body);
@@ -253,7 +271,27 @@ export function mergeSourceSection(
     if (!drop.has(k)) out.push(l);
     if (k === at) out.push(...body);
   });
-  return withLocal({ prompt: out.join('\n'), removed });
+  return withLocal({ prompt: out.join('\n'), removed, inserted: body });
+}
+
+/**
+ * True when a bullet of `lines[run[0]..run[1])` (0-based, end exclusive) starts `- <ref_id>: ` with a
+ * ref_id of the draft's `visible_context.source_excerpts` (`ids`): the draft labels that run's bullets by
+ * their excerpt, so the added ones are too. A run of bare `- <text>` bullets (the Sella draft's
+ * `## Retrieved Lore To Keep In View`) carries none, and an internal id there would be noise to the
+ * responder; the trace and `source_excerpts` keep the exact refs either way.
+ */
+function bulletsCarryIds(lines: readonly string[], run: readonly [number, number], ids: ReadonlySet<string> | undefined): boolean {
+  if (ids === undefined) return true;
+  let bullets = 0;
+  for (let k = run[0]; k < run[1]; k++) {
+    if (!(lines[k] as string).startsWith('- ')) continue;
+    bullets++;
+    const m = /^- ([^\s:]+): /.exec(lines[k] as string);
+    if (m && ids.has(m[1] as string)) return true;
+  }
+  // A run with no bullet shows no style of its own: the section's style decides.
+  return bullets === 0;
 }
 
 /**
@@ -567,4 +605,79 @@ export function applyResearchSection(prompt: string, section: readonly string[] 
     return lines.join('\n');
   }
   return `${prompt.replace(/\n+$/, '')}\n\n${section.join('\n')}`;
+}
+
+/**
+ * The heading the coordinator lane gives the guard lines it keeps from a draft's `## Required Lore Research`
+ * section ({@link coordinatorResearchLines}): neutral, since the responder no longer researches but still
+ * reads retrieved lore (the packet's excerpts), and the guards are about that lore.
+ */
+export const LORE_USE_HEADING = '## Using Retrieved Lore';
+
+/**
+ * Labels of a research section's listing blocks (the seed scope, the traversal policy, the proxy) and of
+ * the policy's fields: lines naming what to look up and where, which need repository access.
+ */
+const RESEARCH_LISTING_LABELS = /^(?:seed research scope|traversal policy|lore search proxy|research instructions|allowed prefixes|required seed refs|follow link classes|stop conditions|max link depth)\b/i;
+/** The blocks whose every item is listing (scope entries, policy rows, proxy tools), not guidance. */
+const RESEARCH_LISTING_BLOCKS = /^(?:seed research scope|traversal policy|lore search proxy):\s*$/i;
+/** A list item that is a bare vault ref or prefix (`- AetheriaLore:Aetheria/…`). */
+const REF_ITEM = /^\s*[-*+]\s+[A-Za-z][\w.-]*:[^\s]/;
+/**
+ * What directs the research itself: a lookup (inspect, consult, look up, search, follow links), the scope
+ * and policy it runs within, the tools, and what the output must record of it (consulted/followed refs,
+ * research trace/summary, "an answer with no consulted refs is failed").
+ */
+const RESEARCH_PROCEDURE = [
+  /\b(?:inspect|consult|look(?:ing)?\s+up|search)\w*\b/i,
+  /\bfollow\w*\s+(?:\S+\s+){0,2}(?:wiki)?links?\b/i,
+  /\b(?:consulted|followed)(?:\s+seed)?\s+refs?\b/i,
+  /\b(?:consulted_refs|followed_refs|research_trace|research_summary)\b/,
+  /\bresearch\s+(?:trace|summary|scope|tools?)\b/i,
+  /\b(?:seed\s+refs?|seed\s+scope|traversal\s+policy|search\s+proxy)\b/i,
+];
+/** What a line says about how lore may be used: it names lore, a source, retrieved material or research. */
+const LORE_USE = /\b(?:lore|sources?|retrieved|research)\b/i;
+/** Isolation words: a line with one is a guard even when it also names the procedure (a guard is never dropped for a clause beside it). */
+const ISOLATION_GUARD = /\b(?:hidden|author-only|future[- ]branch\w*|another character|contradict\w*)\b/i;
+
+/**
+ * Split a draft's `## Required Lore Research` section (`section`: its lines, heading first, as
+ * {@link researchSectionLines} reads them) for the coordinator lane, where the responder has no repository
+ * access and does not research but still reads retrieved lore (the packet's excerpts). A unit — a line and
+ * the lines indented two spaces that continue it — is *kept* (a guard on how lore is used) when it names
+ * lore, a source, retrieved material or research ({@link LORE_USE}) and either directs no lookup
+ * ({@link RESEARCH_PROCEDURE}) or carries an isolation guard ({@link ISOLATION_GUARD}: hidden state,
+ * author-only answers, future branches, another character, contradictions) — "Treat retrieved lore as world
+ * constraint and cultural pressure, not as access to another character's hidden intent.", "If a source
+ * contradicts the packet, follow the packet for character-local knowledge …". Everything else is *removed*:
+ * the heading, the labels of the research blocks and the policy's fields ({@link RESEARCH_LISTING_LABELS}),
+ * every item of the `Seed research scope:`, `Traversal policy:` and `Lore search proxy:` blocks, a list item
+ * that is a bare ref or prefix, a line that directs the research or what the output records of it (inspect,
+ * consult, follow links, consulted/followed refs, research trace), and a line that says nothing about lore.
+ * Blank lines are neither. Returns both lists in section order (kept lines verbatim).
+ */
+export function coordinatorResearchLines(section: readonly string[]): { kept: string[]; removed: string[] } {
+  const kept: string[] = [];
+  const removed: string[] = [];
+  let listing = false;
+  for (let i = 1; i < section.length; i++) {
+    const line = section[i] as string;
+    if (line.trim() === '') {
+      listing = false;
+      continue;
+    }
+    const unit = [line];
+    while (i + 1 < section.length && /^ {2}/.test(section[i + 1] as string) && !/^\s*[-*+]\s/.test(section[i + 1] as string)) unit.push(section[++i] as string);
+    // A nested list item (`  - …`) belongs to the block it is in: continuation lines only are joined.
+    const text = unit.join(' ');
+    let keep = false;
+    if (RESEARCH_LISTING_BLOCKS.test(line.trim())) listing = true;
+    else if (!listing && !RESEARCH_LISTING_LABELS.test(line.trim().replace(/^[-*+]\s+/, '')) && !REF_ITEM.test(line)) {
+      keep = LORE_USE.test(text) && (!RESEARCH_PROCEDURE.some((re) => re.test(text)) || ISOLATION_GUARD.test(text));
+    }
+    (keep ? kept : removed).push(...unit);
+  }
+  if (section.length > 0) removed.unshift(section[0] as string);
+  return { kept, removed };
 }

@@ -43,6 +43,14 @@ export interface SceneRequirement {
   query: boolean;
   /** For a draft lore excerpt's requirement: the excerpt's index in the draft's `visible_context.source_excerpts`. */
   draft_excerpt?: number;
+  /**
+   * Where it comes from: a projected-context `runtime_retrieval_requirements` entry (`runtime`), a
+   * `latent_pressure_requirements` entry (`latent`), the observed event (`event`) or a draft lore excerpt
+   * (`draft_lore`). Seed 001: the packet builder consumes `runtime_retrieval_requirements`; latent pressure
+   * requirements label excerpts (`used_for`) but are not retrieval requirements, so an unmet one is info
+   * (`latent_requirements_unmet`), an unmet runtime one a warning (`requirements_unmet`).
+   */
+  kind: 'runtime' | 'latent' | 'event' | 'draft_lore';
 }
 
 /** A lore excerpt of the draft, as a requirement: its index in `visible_context.source_excerpts`, ref_id and text (the paraphrase). */
@@ -65,7 +73,7 @@ export function sceneRequirements(draft: ResponderPacket, projected?: ProjectedL
   const ctx = projected?.context;
   (ctx?.runtime_retrieval_requirements ?? []).forEach((r, i) => {
     const text = `${r.trigger}: ${r.compact_fact}`;
-    out.push({ label: `runtime_retrieval_requirements[${i}] ${r.requirement_id} (${text})`, text, counted: true, query: true });
+    out.push({ label: `runtime_retrieval_requirements[${i}] ${r.requirement_id} (${text})`, text, counted: true, query: true, kind: 'runtime' });
   });
   const latent = (ctx as { latent_pressure_requirements?: unknown } | undefined)?.latent_pressure_requirements;
   if (Array.isArray(latent)) {
@@ -73,12 +81,12 @@ export function sceneRequirements(draft: ResponderPacket, projected?: ProjectedL
       if (typeof r !== 'object' || r === null) return;
       const { pressure_id: id, text } = r as { pressure_id?: unknown; text?: unknown };
       if (typeof text !== 'string' || text.trim() === '') return;
-      out.push({ label: `latent_pressure_requirements[${i}]${typeof id === 'string' ? ` ${id}` : ''} (${text})`, text, counted: true, query: false });
+      out.push({ label: `latent_pressure_requirements[${i}]${typeof id === 'string' ? ` ${id}` : ''} (${text})`, text, counted: true, query: false, kind: 'latent' });
     });
   }
-  out.push({ label: 'visible_context.observed_event.observable_action', text: draft.visible_context.observed_event.observable_action, counted: false, query: true });
+  out.push({ label: 'visible_context.observed_event.observable_action', text: draft.visible_context.observed_event.observable_action, counted: false, query: true, kind: 'event' });
   for (const d of draftLore) {
-    out.push({ label: `visible_context.source_excerpts[${d.index}] ${d.ref_id} (${d.text})`, text: d.text, counted: false, query: false, draft_excerpt: d.index });
+    out.push({ label: `visible_context.source_excerpts[${d.index}] ${d.ref_id} (${d.text})`, text: d.text, counted: false, query: false, draft_excerpt: d.index, kind: 'draft_lore' });
   }
   return out;
 }
@@ -232,6 +240,12 @@ export interface UnmetRequirement {
   label: string;
   /** ref_ids of the draft's non-lore excerpts that do serve it (the draft's own grounding), if any. */
   covered_by_draft: string[];
+  /**
+   * `runtime` (a `runtime_retrieval_requirements` entry: the lore the builder was asked to retrieve; a
+   * `requirements_unmet` warning) or `latent` (a `latent_pressure_requirements` entry, often about speech
+   * or manner that no lore can serve; a `latent_requirements_unmet` info finding). Seed 001.
+   */
+  kind: 'runtime' | 'latent';
 }
 
 /**
@@ -257,7 +271,7 @@ export function unmetRequirements(
   requirements.forEach((r, index) => {
     if (!r.counted || met.has(index)) return;
     const covered = draftOwn.filter((ex) => servedRequirement(ex.text, requirements)?.index === index).map((ex) => ex.ref_id);
-    out.push({ index, label: r.label, covered_by_draft: covered });
+    out.push({ index, label: r.label, covered_by_draft: covered, kind: r.kind === 'latent' ? 'latent' : 'runtime' });
   });
   return out;
 }
