@@ -117,6 +117,74 @@ describe('a promoted leak cannot dodge the re-derived review (the packet the led
   });
 });
 
+describe('a capture is recognised by what it is and named after the packet its ledger pins', () => {
+  const variants: [string, (id: string) => string][] = [['a trailing space', (id) => `${id} `], ['.Capture', (id) => `${id.slice(0, -'.capture'.length)}.Capture`], ['a .v2 suffix', (id) => `${id}.v2`]];
+
+  it.each(variants)('capture_id respelled with %s, a leak promoted by hand (lock re-hashed): still re-derived, capture_id_mismatch, exit 1', async (_, respell) => {
+    const name = `cid${respell('x').length}${respell('x').endsWith(' ') ? 's' : ''}`;
+    expect((await capture('leak.raw.json', `${name}.capture.json`)).code).toBe(0);
+    forge(`${name}.capture.json`, `${name}.capture.lock.json`, (c) => {
+      promote(c);
+      c.capture_id = respell(c.capture_id);
+    });
+    expect(await check(`${name}.capture.json`)).toEqual({
+      code: 1, bindings: [],
+      review: [
+        ['capture_review_mismatch', '/review_status'], ['capture_review_mismatch', '/coordinator_review/failure_labels'],
+        ['capture_review_mismatch', '/coordinator_review/accepted_for_training'], ['capture_review_mismatch', '/leakage_audit/author_only_leak'],
+        ['capture_id_mismatch', '/capture_id'],
+      ],
+    });
+  });
+
+  it('only capture_id respelled on the honest capture: capture_id_mismatch alone, naming the packet the ledger pins; not accepted', async () => {
+    expect((await capture('ilse.raw.json', 'cidonly.capture.json')).code).toBe(0);
+    const id = JSON.parse(read(at('cidonly.capture.json'))).capture_id as string;
+    forge('cidonly.capture.json', 'cidonly.capture.lock.json', (c) => {
+      c.capture_id = `${id} `;
+    });
+    const r = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'cidonly.capture.json', '--trust-key', 'k.pub.pem', '--require-accepted', '--json']);
+    const c = JSON.parse(r.out).captures[0];
+    expect([r.code, c.verdict, c.not_accepted, c.review]).toEqual([1, 'failed', 'not accepted: review_status accepted_as_draft is not upheld by the receipts (capture_id_mismatch)', [{
+      code: 'capture_id_mismatch', severity: 'error', path: 'cidonly.capture.json', pointer: '/capture_id',
+      message: `capture_id is ${JSON.stringify(`${id} `)} but the packet its receipts answer (packet_id ${JSON.stringify(id.slice(0, -'.capture'.length))}, the packet its lock lists and its ledger pins) gives ${JSON.stringify(id)}: a capture is named <packet_id>.capture of its own packet`,
+    }]]);
+  });
+
+  it('cross-packet replay: a capture naming this packet whose receipts are another packet\'s signed session fails (capture_id_mismatch)', async () => {
+    const other = JSON.parse(read(PROXY_PACKET));
+    other.packet_id = `${other.packet_id}.other`;
+    writeFileSync(at('other.packet.json'), JSON.stringify(other, null, 2) + '\n');
+    const s = await fixtureSession({ ledgerPath: at('other.jsonl'), packetPath: at('other.packet.json'), clock: fakeClock(), signer: readSigningKey(read(at('k.key.pem')), 'k.key.pem') });
+    await s.call('lore_read', { ref: `${R.territories}#Brinefall Shelf` });
+    await s.call('lore_read', { ref: `${R.factions}#Movements` });
+    await s.call('lore_follow', { from_ref: R.territories, target: 'Brinefall Blackout' });
+    await s.call('lore_read', { ref: `${R.blackout}#chunk1` });
+    await s.close();
+    const made = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'other.packet.json', '--raw-output', 'ilse.raw.json', '--ledger', 'other.jsonl', '--out', 'cross.capture.json', '--model-family', 't', '--reviewer', 'r', '--trust-key', 'k.pub.pem', '--json']);
+    expect([made.code, JSON.parse(made.out).review_status]).toEqual([0, 'accepted_as_draft']);
+    const ilseId = JSON.parse(read(PROXY_PACKET)).packet_id as string;
+    forge('cross.capture.json', 'cross.capture.lock.json', (c) => {
+      c.capture_id = `${ilseId}.capture`;
+      c.packet_ref = 'ilse.packet.json';
+      c.isolation.visible_input_ref = 'ilse.packet.json';
+    });
+    expect(await check('cross.capture.json')).toEqual({ code: 1, bindings: [], review: [['capture_id_mismatch', '/capture_id']] });
+    // The lock re-pointed at this packet instead: its ledger pins the other packet, which the lock no longer lists.
+    const lock = JSON.parse(read(at('cross.capture.lock.json')));
+    const row = lock.files.find((f: { path: string }) => f.path === 'other.packet.json');
+    copyFileSync(PROXY_PACKET, at('ilse2.packet.json'));
+    row.path = 'ilse2.packet.json';
+    row.sha256 = sha256(read(at('ilse2.packet.json')));
+    writeFileSync(at('cross.capture.lock.json'), JSON.stringify(lock, null, 2) + '\n');
+    expect((await check('cross.capture.json')).review).toEqual([['capture_packet_not_locked', '/packet_ref']]);
+  });
+
+  it('the capture id capture writes is <packet_id>.capture, as every Ghostlight capture\'s', async () => {
+    expect(JSON.parse(read(at('honest.capture.json'))).capture_id).toBe(`${JSON.parse(read(PROXY_PACKET)).packet_id}.capture`);
+  });
+});
+
 describe('a swapped raw output fails against the lock\'s raw_output_sha256', () => {
   it('capture check and lock verify fail with lock_raw_output_mismatch', async () => {
     expect((await capture('ilse.raw.json', 'swap.capture.json')).code).toBe(0);

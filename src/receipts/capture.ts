@@ -834,6 +834,8 @@ function compareReview(stored: Obj, derived: AssembledCapture, file: string, key
  * `omitted_context_refs`) must equal the re-derivation (`capture_review_mismatch`). `consulted_refs` and
  * `followed_refs` must be exactly the receipts' refs: a ref the receipts never served or admitted is
  * `claimed_not_read` (error, pointer of the entry), a receipt ref left out is `capture_review_mismatch`.
+ * `capture_id` must be exactly the re-derived `<packet_id>.capture` of the packet the lock lists (for a
+ * ledger-backed capture, the one its ledger's `SESSION_OPENED` pins): `capture_id_mismatch` (error, `/capture_id`).
  * Seed 001: "Trust, but make the trust write receipts" — a read the ledger never recorded is not research.
  * `research_trace` is not compared here: its entries are verified one by one, and dropping one is allowed.
  */
@@ -856,6 +858,10 @@ function compareDerivedFields(stored: Obj, derived: AssembledCapture, file: stri
     const left = receipts.filter((r) => !got.includes(r));
     if (!Array.isArray(access[key]) || left.length > 0) push('capture_review_mismatch', `/lore_access/${key}`, `lore_access.${key} leaves out ${left.join(', ') || 'the list'}, which the receipts give`);
   }
+  // A capture is named `<packet_id>.capture` of the packet it answered (Ghostlight's naming, what `capture`
+  // writes): the packet is the one the lock lists and its ledger's SESSION_OPENED pins, so an id respelled by
+  // hand (a trailing space, `.Capture`, a `.v2` suffix, another packet's id) claims another packet.
+  if (stored.capture_id !== derived.capture_id) push('capture_id_mismatch', '/capture_id', `capture_id is ${JSON.stringify(stored.capture_id)} but the packet its receipts answer (packet_id ${JSON.stringify(derived.capture_id.slice(0, -'.capture'.length))}, the packet its lock lists and its ledger pins) gives ${JSON.stringify(derived.capture_id)}: a capture is named <packet_id>.capture of its own packet`);
   const iso = derived.isolation;
   for (const key of ['isolation_method', 'fork_context', 'hidden_context_refs'] as const) {
     if (!same(isolation[key], iso[key])) push('capture_review_mismatch', `/isolation/${key}`, `isolation.${key} is ${JSON.stringify(isolation[key])} but the packet gives ${JSON.stringify(iso[key])}`);
