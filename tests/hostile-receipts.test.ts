@@ -115,6 +115,19 @@ describe('a promoted leak cannot dodge the re-derived review (the packet the led
     expect(await check('honest.capture.json')).toEqual({ code: 0, review: [], bindings: [] });
     expect(await lockVerify('honest.capture.lock.json')).toEqual({ code: 0, bindings: [] });
   });
+
+  it('the honest capture checked without --trust-key: UNAUTHENTICATED, its acceptance not checked (pass --trust-key), never a review mismatch; the gate refuses it', async () => {
+    const plain = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'honest.capture.json']);
+    expect([plain.code, plain.out.split('\n')[0], plain.out.split('\n').filter((l) => l.startsWith('  review:'))]).toEqual([1,
+      'honest.capture.json: UNAUTHENTICATED — chain and hashes intact, authorship not checked (no trusted key): anyone can write such a ledger',
+      ['  review: not checked — review_status "accepted_as_draft" rests on the ledger\'s authorship, which was not checked (no trusted key): re-derived without one it is draft (ledger_authorship_not_checked), so its acceptance is neither upheld nor refused — pass --trust-key (or LORETRACE_TRUSTED_KEYS, or trusted_keys in a --config file outside the vault) [capture_review_authorship_not_checked]']]);
+    const gated = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'honest.capture.json', '--integrity-only', '--require-accepted', '--json']);
+    const c = JSON.parse(gated.out).captures[0];
+    expect([gated.code, c.verdict, c.review, c.not_accepted, JSON.parse(gated.out).totals]).toEqual([1, 'failed', [],
+      'not accepted: review_status accepted_as_draft was not checked (capture_review_authorship_not_checked): pass --trust-key to check the ledger\'s authorship',
+      { captures: 1, ok: 0, integrity_only: 0, review_unchecked: 0, failed: 1, invalid: 0, trace_failed: 0, lock_drift: 0, review_mismatch: 0, unreadable: 0, not_accepted: 1 }]);
+    expect((await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'honest.capture.json', '--integrity-only'])).code).toBe(0);
+  });
 });
 
 describe('a capture is recognised by what it is and named after the packet its ledger pins', () => {
@@ -312,7 +325,7 @@ describe('a research capture whose receipts are unknown is never verified nor ac
         ['claimed_not_read', '/lore_access/consulted_refs/0'], ['claimed_not_read', '/lore_access/consulted_refs/1'],
         ['claimed_not_read', '/lore_access/followed_refs/0'], ['claimed_not_read', '/lore_access/followed_refs/1'],
       ],
-      totals: { captures: 1, ok: 0, integrity_only: 0, failed: 1, invalid: 0, trace_failed: 0, lock_drift: 0, review_mismatch: 1, unreadable: 0, not_accepted: 1 },
+      totals: { captures: 1, ok: 0, integrity_only: 0, review_unchecked: 0, failed: 1, invalid: 0, trace_failed: 0, lock_drift: 0, review_mismatch: 1, unreadable: 0, not_accepted: 1 },
     });
     const text = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'alone/quote.capture.json', '--trust-key', 'k.pub.pem', '--require-accepted']);
     expect([text.code, ...text.out.split('\n').slice(0, 2)]).toEqual([1, 'alone/quote.capture.json: FAILED',
@@ -330,7 +343,7 @@ describe('a research capture whose receipts are unknown is never verified nor ac
     expect([r.code, r.verdict, r.not_accepted, r.review.map(([code]: [string]) => code)]).toEqual([1, 'failed',
       'not accepted: review_status accepted_as_draft is not upheld by the receipts (capture_review_not_rederived, claimed_not_read)',
       ['capture_review_not_rederived', 'claimed_not_read', 'claimed_not_read', 'claimed_not_read']]);
-    expect(r.totals).toEqual({ captures: 1, ok: 0, integrity_only: 0, failed: 1, invalid: 0, trace_failed: 1, lock_drift: 0, review_mismatch: 1, unreadable: 0, not_accepted: 1 });
+    expect(r.totals).toEqual({ captures: 1, ok: 0, integrity_only: 0, review_unchecked: 0, failed: 1, invalid: 0, trace_failed: 1, lock_drift: 0, review_mismatch: 1, unreadable: 0, not_accepted: 1 });
   });
 
   it('under its lock, every runner_captured entry dropped (the lock re-hashed): research_trace_empty, not accepted', async () => {
@@ -342,7 +355,7 @@ describe('a research capture whose receipts are unknown is never verified nor ac
       code: 1, verdict: 'failed', ok: false,
       not_accepted: 'not accepted: review_status accepted_as_draft is not upheld by the receipts (research_trace_empty)',
       review: [['research_trace_empty', '/lore_access/research_trace']],
-      totals: { captures: 1, ok: 0, integrity_only: 0, failed: 1, invalid: 0, trace_failed: 0, lock_drift: 0, review_mismatch: 1, unreadable: 0, not_accepted: 1 },
+      totals: { captures: 1, ok: 0, integrity_only: 0, review_unchecked: 0, failed: 1, invalid: 0, trace_failed: 0, lock_drift: 0, review_mismatch: 1, unreadable: 0, not_accepted: 1 },
     });
   });
 
