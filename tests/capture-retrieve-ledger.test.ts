@@ -178,7 +178,7 @@ describe('capture --ledger on the ledger retrieve wrote (coordinator lane, Fixtu
     const check = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'mara.capture.json', '--json']);
     expect(check.code).toBe(1);
     const report = JSON.parse(check.out);
-    expect(report.totals).toEqual({ captures: 1, ok: 0, integrity_only: 1, failed: 0, invalid: 0, trace_failed: 0, lock_drift: 0, review_mismatch: 0, unreadable: 0 });
+    expect(report.totals).toEqual({ captures: 1, ok: 0, integrity_only: 1, review_unchecked: 0, failed: 0, invalid: 0, trace_failed: 0, lock_drift: 0, review_mismatch: 0, unreadable: 0 });
     expect(report.captures[0].verdict).toBe('integrity_only');
     expect((await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'mara.capture.json', '--integrity-only'])).code).toBe(0);
     expect(report.captures[0].trace.runner_captured).toEqual({ checked: 3, failed: 0, ledger_backed: 3 });
@@ -216,7 +216,7 @@ describe('capture --ledger on the ledger retrieve wrote (coordinator lane, Fixtu
     const check = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'again.capture.json', '--json']);
     expect(check.code).toBe(1);
     const report = JSON.parse(check.out);
-    expect(report.totals).toEqual({ captures: 1, ok: 0, integrity_only: 0, failed: 1, invalid: 0, trace_failed: 1, lock_drift: 1, review_mismatch: 1, unreadable: 0 });
+    expect(report.totals).toEqual({ captures: 1, ok: 0, integrity_only: 0, review_unchecked: 0, failed: 1, invalid: 0, trace_failed: 1, lock_drift: 1, review_mismatch: 1, unreadable: 0 });
     expect(report.captures[0].trace.totals).toEqual(totals({ ledger_broken: 3 }));
     expect(report.captures[0].lock.files.filter((f: { disposition: string }) => f.disposition !== 'unchanged').map((f: { path: string; disposition: string }) => [f.path, f.disposition]))
       .toEqual([['mara.packet.ledger.jsonl', 'changed']]);

@@ -602,14 +602,14 @@ describe('loretrace capture check (many files, one report)', () => {
     const ok = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'ilse.capture.json', 'mara.capture.json', '--json']);
     // ilse's ledger is unsigned and no key is given: integrity only (exit 1); mara's packet-only capture has no ledger.
     expect(ok.code).toBe(1);
-    expect(JSON.parse(ok.out).totals).toEqual({ captures: 2, ok: 1, integrity_only: 1, failed: 0, invalid: 0, trace_failed: 0, lock_drift: 0, review_mismatch: 0, unreadable: 0 });
+    expect(JSON.parse(ok.out).totals).toEqual({ captures: 2, ok: 1, integrity_only: 1, review_unchecked: 0, failed: 0, invalid: 0, trace_failed: 0, lock_drift: 0, review_mismatch: 0, unreadable: 0 });
     expect((await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'ilse.capture.json', 'mara.capture.json', '--integrity-only'])).code).toBe(0);
     writeFileSync(join(tmp.dir, 'mara.packet.json'), read(PROXY_PACKET));
     const bad = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'ilse.capture.json', 'mara.capture.json']);
     expect(bad.code).toBe(1);
     expect(bad.out).toContain('mara.capture.json: FAILED');
     expect(bad.out).toContain('  lock mara.capture.lock.json (capture, ready_for_next_role): DRIFT');
-    expect(bad.out.trimEnd().split('\n').at(-1)).toBe('totals: captures 2, ok 0, integrity_only 1, failed 1, invalid 0, trace_failed 0, lock_drift 1, review_mismatch 0, unreadable 0');
+    expect(bad.out.trimEnd().split('\n').at(-1)).toBe('totals: captures 2, ok 0, integrity_only 1, review_unchecked 0, failed 1, invalid 0, trace_failed 0, lock_drift 1, review_mismatch 0, unreadable 0');
     copyFileSync(MARA_PACKET, join(tmp.dir, 'mara.packet.json'));
   });
 
@@ -656,7 +656,7 @@ describe('capture check re-derives the review from the receipts (a hand-promoted
       '  review: leak.capture.json /review_status: review_status is "accepted_as_draft" but the receipts and the re-run leakage audit give draft (ledger_authorship_not_checked, author_only_leak) [capture_review_mismatch]',
       '  review: leak.capture.json /coordinator_review/failure_labels: failure_labels [] differ from the re-derived ["ledger_authorship_not_checked","author_only_leak"]: missing author_only_leak [capture_review_mismatch]',
     ]);
-    expect(r.out.trimEnd().split('\n').at(-1)).toBe('totals: captures 1, ok 0, integrity_only 0, failed 1, invalid 1, trace_failed 0, lock_drift 0, review_mismatch 1, unreadable 0');
+    expect(r.out.trimEnd().split('\n').at(-1)).toBe('totals: captures 1, ok 0, integrity_only 0, review_unchecked 0, failed 1, invalid 1, trace_failed 0, lock_drift 0, review_mismatch 1, unreadable 0');
     const v = await run(['validate', 'capture', 'leak.capture.json', '--json']);
     expect(v.code).toBe(1);
     expect(JSON.parse(v.out).reports[0].errors.map((e: { rule: string; pointer: string }) => [e.rule, e.pointer])).toEqual([
@@ -689,10 +689,11 @@ describe('capture check re-derives the review from the receipts (a hand-promoted
       c.coordinator_review.accepted_for_training = true;
     });
     const lines = (out: string) => out.split('\n').filter((l) => l.startsWith('train.capture.json') || l.startsWith('  review:'));
+    // Without a key its acceptance is an authorship question (not checked), accepted_for_training an edit (failed).
     const promoted = [
       'train.capture.json: FAILED',
-      '  review: train.capture.json /review_status: review_status is "accepted_as_draft" but the receipts and the re-run leakage audit give draft (ledger_authorship_not_checked) [capture_review_mismatch]',
       '  review: train.capture.json /coordinator_review/accepted_for_training: accepted_for_training is true but the re-derived review gives false (loretrace never accepts a capture for training; the re-derived review_status is draft, failure_labels ledger_authorship_not_checked) [capture_review_mismatch]',
+      '  review: not checked — review_status "accepted_as_draft" rests on the ledger\'s authorship, which was not checked (no trusted key): re-derived without one it is draft (ledger_authorship_not_checked), so its acceptance is neither upheld nor refused — pass --trust-key (or LORETRACE_TRUSTED_KEYS, or trusted_keys in a --config file outside the vault) [capture_review_authorship_not_checked]',
     ];
     const r = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'train.capture.json']);
     expect([r.code, lines(r.out)]).toEqual([1, promoted]);
@@ -759,7 +760,7 @@ describe('loretrace capture check on FIFOs (refused on the open handle, never bl
     ]);
     const ilse = report.captures[2];
     expect(ilse.lock.files.find((f: { path: string }) => f.path === 'ilse.jsonl')).toMatchObject({ disposition: 'changed', actual_sha256: null, detail: 'ilse.jsonl is not a regular file (a FIFO, device or folder now stands where the input was): it was not read' });
-    expect(report.totals).toEqual({ captures: 3, ok: 0, integrity_only: 0, failed: 3, invalid: 0, trace_failed: 1, lock_drift: 1, review_mismatch: 1, unreadable: 1 });
+    expect(report.totals).toEqual({ captures: 3, ok: 0, integrity_only: 0, review_unchecked: 0, failed: 3, invalid: 0, trace_failed: 1, lock_drift: 1, review_mismatch: 1, unreadable: 1 });
     const text = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'fifo/pipe.capture.json']);
     expect(text.out.split('\n').slice(0, 2)).toEqual(['fifo/pipe.capture.json: FAILED', '  error: cannot read fifo/pipe.capture.json: not a regular file [file_not_found]']);
     rmSync(dir, { recursive: true });
@@ -881,7 +882,7 @@ describe('a capture held to its lock: verify-trace --lock and capture check', ()
       const r = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'locked/ilse.capture.json', '--json']);
       expect(r.code).toBe(1);
       const report = JSON.parse(r.out);
-      expect(report.totals).toEqual({ captures: 1, ok: 0, integrity_only: 0, failed: 1, invalid: 0, trace_failed: 1, lock_drift: 1, review_mismatch: 1, unreadable: 0 });
+      expect(report.totals).toEqual({ captures: 1, ok: 0, integrity_only: 0, review_unchecked: 0, failed: 1, invalid: 0, trace_failed: 1, lock_drift: 1, review_mismatch: 1, unreadable: 0 });
       const trace = report.captures[0].trace;
       expect(trace.totals).toEqual(totals({ unbacked: 3, unverifiable: 2 }));
       expect(trace.ledgers.map((l: { disposition: string; pin_source: string }) => [l.disposition, l.pin_source])).toEqual([['ledger_broken', 'lock locked/ilse.capture.lock.json']]);

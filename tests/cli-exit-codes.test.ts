@@ -165,7 +165,7 @@ describe('commands that check many inputs list an unusable one in their report a
   const f = BAD.missing!.file;
   it('capture check and lock verify count it unreadable', async () => {
     const check = await run(['capture', 'check', ...L, f]);
-    expect([check.code, check.stdout.trimEnd().split('\n').pop()]).toEqual([1, 'totals: captures 1, ok 0, integrity_only 0, failed 1, invalid 0, trace_failed 0, lock_drift 0, review_mismatch 0, unreadable 1']);
+    expect([check.code, check.stdout.trimEnd().split('\n').pop()]).toEqual([1, 'totals: captures 1, ok 0, integrity_only 0, review_unchecked 0, failed 1, invalid 0, trace_failed 0, lock_drift 0, review_mismatch 0, unreadable 1']);
     const lock = await run(['lock', 'verify', f]);
     expect([lock.code, lock.stdout.trimEnd().split('\n').pop()]).toEqual([1, 'totals: 1 lock, ok 0, integrity_only 0, drift 0, unreadable 1, files_unchanged 0, files_changed 0, files_missing 0, snapshot_unchanged 0, snapshot_changed 0, snapshot_not_checked 0, snapshot_other_vault 0, snapshot_not_recorded 0, authorship_failed 0']);
   });
@@ -305,7 +305,7 @@ describe('a ref the grammar refuses: exit 1 as the argument asked about, exit 2 
 describe('capture check --require-accepted: a draft that passes every check exits 1 with the option, 0 without', () => {
   // README "Exit codes": a draft is the checks holding and the capture saying it is not final (exit 0); a CI
   // gate that must stop leaked captures asks for --require-accepted.
-  it('a capture flagged by the leakage audit is named with its status and labels', async () => {
+  it('a capture flagged by the leakage audit is named with its status and labels; under the gate its headline is FAILED and it counts as failed, not ok', async () => {
     const dir = mkdtempSync(join(T, 'accept-'));
     const { privatePath, publicPath } = writeTestKey(dir, 7);
     const packet = join(dir, 'mara.packet.json');
@@ -321,12 +321,13 @@ describe('capture check --require-accepted: a draft that passes every check exit
     const plain = await run(['capture', 'check', ...L, capture, '--trust-key', publicPath]);
     expect([plain.code, plain.stdout.split('\n')[0], plain.stdout.trimEnd().split('\n').pop()]).toEqual([0,
       `${capture}: ok (draft: review_status draft, failure_label author_only_leak, failure_label raw_state_soup)`,
-      'totals: captures 1, ok 1, integrity_only 0, failed 0, invalid 0, trace_failed 0, lock_drift 0, review_mismatch 0, unreadable 0']);
+      'totals: captures 1, ok 1, integrity_only 0, review_unchecked 0, failed 0, invalid 0, trace_failed 0, lock_drift 0, review_mismatch 0, unreadable 0']);
     const gated = await run(['capture', 'check', ...L, capture, '--trust-key', publicPath, '--require-accepted']);
+    // One verdict, counted once: the gate's refusal is the headline and a failure in the totals, never `ok` too.
     expect([gated.code, ...gated.stdout.split('\n').slice(0, 2), gated.stdout.trimEnd().split('\n').pop()]).toEqual([1,
-      `${capture}: ok (draft: review_status draft, failure_label author_only_leak, failure_label raw_state_soup)`,
+      `${capture}: FAILED (draft: review_status draft, failure_label author_only_leak, failure_label raw_state_soup)`,
       '  not accepted: review_status draft (failure_labels author_only_leak, raw_state_soup) — FAILED (--require-accepted)',
-      'totals: captures 1, ok 1, integrity_only 0, failed 0, invalid 0, trace_failed 0, lock_drift 0, review_mismatch 0, unreadable 0, not_accepted 1']);
+      'totals: captures 1, ok 0, integrity_only 0, review_unchecked 0, failed 1, invalid 0, trace_failed 0, lock_drift 0, review_mismatch 0, unreadable 0, not_accepted 1']);
   });
 });
 

@@ -138,7 +138,7 @@ describe('a ledger, fragment and lock forged by hand (re-hashed, chain intact, u
     expect([keyed.code, firstLine(keyed.out)]).toEqual([1, 'mara.capture.json: FAILED (draft: review_status draft, failure_label ledger_authorship_not_checked)']);
   });
 
-  it('a capture of it edited to accepted_as_draft, its lock re-hashed, is a review mismatch even with --integrity-only', async () => {
+  it('a capture of it edited to accepted_as_draft, its lock re-hashed: without a key UNAUTHENTICATED, its acceptance not checked (pass --trust-key) and refused by --require-accepted even with --integrity-only; with the runner key FAILED', async () => {
     const capture = JSON.parse(read('mara.capture.json'));
     capture.review_status = 'accepted_as_draft';
     capture.coordinator_review.failure_labels = [];
@@ -149,10 +149,19 @@ describe('a ledger, fragment and lock forged by hand (re-hashed, chain intact, u
       f.bytes = statSync(at(f.path)).size;
     }
     writeFileSync(at('mara.capture.lock.json'), JSON.stringify(lock, null, 2) + '\n');
+    // Without a key a forged and a genuine signed ledger look the same: the acceptance is an authorship question.
+    const notChecked = '  review: not checked — review_status "accepted_as_draft" rests on the ledger\'s authorship, which was not checked (no trusted key): re-derived without one it is draft (ledger_authorship_not_checked), so its acceptance is neither upheld nor refused — pass --trust-key (or LORETRACE_TRUSTED_KEYS, or trusted_keys in a --config file outside the vault) [capture_review_authorship_not_checked]';
+    const plain = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'mara.capture.json']);
+    expect([plain.code, firstLine(plain.out), plain.out.split('\n').filter((l) => l.startsWith('  review:'))]).toEqual([1, `mara.capture.json: ${UNAUTHENTICATED}`, [notChecked]]);
     const opted = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'mara.capture.json', '--integrity-only']);
-    expect(opted.code).toBe(1);
-    expect(firstLine(opted.out)).toBe('mara.capture.json: FAILED');
-    expect(opted.out).toContain('  review: mara.capture.json /review_status: review_status is "accepted_as_draft" but the receipts and the re-run leakage audit give draft (ledger_authorship_not_checked) [capture_review_mismatch]');
+    expect([opted.code, firstLine(opted.out)]).toEqual([0, `mara.capture.json: ${INTEGRITY_ONLY}`]);
+    const gated = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'mara.capture.json', '--integrity-only', '--require-accepted', '--json']);
+    const c = JSON.parse(gated.out).captures[0];
+    expect([gated.code, c.verdict, c.review, c.review_unchecked.code, c.not_accepted]).toEqual([1, 'failed', [], 'capture_review_authorship_not_checked',
+      'not accepted: review_status accepted_as_draft was not checked (capture_review_authorship_not_checked): pass --trust-key to check the ledger\'s authorship']);
+    const keyed = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'mara.capture.json', '--trust-key', 'key1.pub.pem']);
+    expect([keyed.code, firstLine(keyed.out)]).toEqual([1, 'mara.capture.json: FAILED']);
+    expect(keyed.out).toContain('  review: mara.capture.json /review_status: review_status is "accepted_as_draft" but the receipts and the re-run leakage audit give draft (ledger_unsigned) [capture_review_mismatch]');
   });
 });
 

@@ -118,6 +118,87 @@ describe('a promoted leak cannot dodge the re-derived review (the packet the led
     expect(await check('honest.capture.json')).toEqual({ code: 0, review: [], bindings: [] });
     expect(await lockVerify('honest.capture.lock.json')).toEqual({ code: 0, bindings: [] });
   });
+
+  it('the honest capture checked without --trust-key: UNAUTHENTICATED, its acceptance not checked (pass --trust-key), never a review mismatch; the gate refuses it', async () => {
+    const plain = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'honest.capture.json']);
+    expect([plain.code, plain.out.split('\n')[0], plain.out.split('\n').filter((l) => l.startsWith('  review:'))]).toEqual([1,
+      'honest.capture.json: UNAUTHENTICATED — chain and hashes intact, authorship not checked (no trusted key): anyone can write such a ledger',
+      ['  review: not checked — review_status "accepted_as_draft" rests on the ledger\'s authorship, which was not checked (no trusted key): re-derived without one it is draft (ledger_authorship_not_checked), so its acceptance is neither upheld nor refused — pass --trust-key (or LORETRACE_TRUSTED_KEYS, or trusted_keys in a --config file outside the vault) [capture_review_authorship_not_checked]']]);
+    const gated = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'honest.capture.json', '--integrity-only', '--require-accepted', '--json']);
+    const c = JSON.parse(gated.out).captures[0];
+    expect([gated.code, c.verdict, c.review, c.not_accepted, JSON.parse(gated.out).totals]).toEqual([1, 'failed', [],
+      'not accepted: review_status accepted_as_draft was not checked (capture_review_authorship_not_checked): pass --trust-key to check the ledger\'s authorship',
+      { captures: 1, ok: 0, integrity_only: 0, review_unchecked: 0, failed: 1, invalid: 0, trace_failed: 0, lock_drift: 0, review_mismatch: 0, unreadable: 0, not_accepted: 1 }]);
+    expect((await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'honest.capture.json', '--integrity-only'])).code).toBe(0);
+  });
+});
+
+describe('a capture is recognised by what it is and named after the packet its ledger pins', () => {
+  const variants: [string, (id: string) => string][] = [['a trailing space', (id) => `${id} `], ['.Capture', (id) => `${id.slice(0, -'.capture'.length)}.Capture`], ['a .v2 suffix', (id) => `${id}.v2`]];
+
+  it.each(variants)('capture_id respelled with %s, a leak promoted by hand (lock re-hashed): still re-derived, capture_id_mismatch, exit 1', async (_, respell) => {
+    const name = `cid${respell('x').length}${respell('x').endsWith(' ') ? 's' : ''}`;
+    expect((await capture('leak.raw.json', `${name}.capture.json`)).code).toBe(0);
+    forge(`${name}.capture.json`, `${name}.capture.lock.json`, (c) => {
+      promote(c);
+      c.capture_id = respell(c.capture_id);
+    });
+    expect(await check(`${name}.capture.json`)).toEqual({
+      code: 1, bindings: [],
+      review: [
+        ['capture_review_mismatch', '/review_status'], ['capture_review_mismatch', '/coordinator_review/failure_labels'],
+        ['capture_review_mismatch', '/coordinator_review/accepted_for_training'], ['capture_review_mismatch', '/leakage_audit/author_only_leak'],
+        ['capture_id_mismatch', '/capture_id'],
+      ],
+    });
+  });
+
+  it('only capture_id respelled on the honest capture: capture_id_mismatch alone, naming the packet the ledger pins; not accepted', async () => {
+    expect((await capture('ilse.raw.json', 'cidonly.capture.json')).code).toBe(0);
+    const id = JSON.parse(read(at('cidonly.capture.json'))).capture_id as string;
+    forge('cidonly.capture.json', 'cidonly.capture.lock.json', (c) => {
+      c.capture_id = `${id} `;
+    });
+    const r = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'cidonly.capture.json', '--trust-key', 'k.pub.pem', '--require-accepted', '--json']);
+    const c = JSON.parse(r.out).captures[0];
+    expect([r.code, c.verdict, c.not_accepted, c.review]).toEqual([1, 'failed', 'not accepted: review_status accepted_as_draft is not upheld by the receipts (capture_id_mismatch)', [{
+      code: 'capture_id_mismatch', severity: 'error', path: 'cidonly.capture.json', pointer: '/capture_id',
+      message: `capture_id is ${JSON.stringify(`${id} `)} but the packet its receipts answer (packet_id ${JSON.stringify(id.slice(0, -'.capture'.length))}, the packet its lock lists and its ledger pins) gives ${JSON.stringify(id)}: a capture is named <packet_id>.capture of its own packet`,
+    }]]);
+  });
+
+  it('cross-packet replay: a capture naming this packet whose receipts are another packet\'s signed session fails (capture_id_mismatch)', async () => {
+    const other = JSON.parse(read(PROXY_PACKET));
+    other.packet_id = `${other.packet_id}.other`;
+    writeFileSync(at('other.packet.json'), JSON.stringify(other, null, 2) + '\n');
+    const s = await fixtureSession({ ledgerPath: at('other.jsonl'), packetPath: at('other.packet.json'), clock: fakeClock(), signer: readSigningKey(read(at('k.key.pem')), 'k.key.pem') });
+    await s.call('lore_read', { ref: `${R.territories}#Brinefall Shelf` });
+    await s.call('lore_read', { ref: `${R.factions}#Movements` });
+    await s.call('lore_follow', { from_ref: R.territories, target: 'Brinefall Blackout' });
+    await s.call('lore_read', { ref: `${R.blackout}#chunk1` });
+    await s.close();
+    const made = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'other.packet.json', '--raw-output', 'ilse.raw.json', '--ledger', 'other.jsonl', '--out', 'cross.capture.json', '--model-family', 't', '--reviewer', 'r', '--trust-key', 'k.pub.pem', '--json']);
+    expect([made.code, JSON.parse(made.out).review_status]).toEqual([0, 'accepted_as_draft']);
+    const ilseId = JSON.parse(read(PROXY_PACKET)).packet_id as string;
+    forge('cross.capture.json', 'cross.capture.lock.json', (c) => {
+      c.capture_id = `${ilseId}.capture`;
+      c.packet_ref = 'ilse.packet.json';
+      c.isolation.visible_input_ref = 'ilse.packet.json';
+    });
+    expect(await check('cross.capture.json')).toEqual({ code: 1, bindings: [], review: [['capture_id_mismatch', '/capture_id']] });
+    // The lock re-pointed at this packet instead: its ledger pins the other packet, which the lock no longer lists.
+    const lock = JSON.parse(read(at('cross.capture.lock.json')));
+    const row = lock.files.find((f: { path: string }) => f.path === 'other.packet.json');
+    copyFileSync(PROXY_PACKET, at('ilse2.packet.json'));
+    row.path = 'ilse2.packet.json';
+    row.sha256 = sha256(read(at('ilse2.packet.json')));
+    writeFileSync(at('cross.capture.lock.json'), JSON.stringify(lock, null, 2) + '\n');
+    expect((await check('cross.capture.json')).review).toEqual([['capture_packet_not_locked', '/packet_ref']]);
+  });
+
+  it('the capture id capture writes is <packet_id>.capture, as every Ghostlight capture\'s', async () => {
+    expect(JSON.parse(read(at('honest.capture.json'))).capture_id).toBe(`${JSON.parse(read(PROXY_PACKET)).packet_id}.capture`);
+  });
 });
 
 describe('a swapped raw output fails against the lock\'s raw_output_sha256', () => {
@@ -252,7 +333,7 @@ describe('a research capture whose receipts are unknown is never verified nor ac
         ['claimed_not_read', '/lore_access/followed_refs/0'], ['claimed_not_read', '/lore_access/followed_refs/1'],
       ],
       // Its trace fails too: the responder's quotes remain, no runner_captured entry is left (no_runner_captured_entries).
-      totals: { captures: 1, ok: 0, integrity_only: 0, failed: 1, invalid: 0, trace_failed: 1, lock_drift: 0, review_mismatch: 1, unreadable: 0, not_accepted: 1 },
+      totals: { captures: 1, ok: 0, integrity_only: 0, review_unchecked: 0, failed: 1, invalid: 0, trace_failed: 1, lock_drift: 0, review_mismatch: 1, unreadable: 0, not_accepted: 1 },
     });
     const text = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'alone/quote.capture.json', '--trust-key', 'k.pub.pem', '--require-accepted']);
     expect([text.code, ...text.out.split('\n').slice(0, 2)]).toEqual([1, 'alone/quote.capture.json: FAILED',
@@ -270,7 +351,7 @@ describe('a research capture whose receipts are unknown is never verified nor ac
     expect([r.code, r.verdict, r.not_accepted, r.review.map(([code]: [string]) => code)]).toEqual([1, 'failed',
       'not accepted: review_status accepted_as_draft is not upheld by the receipts (capture_review_not_rederived, claimed_not_read)',
       ['capture_review_not_rederived', 'claimed_not_read', 'claimed_not_read', 'claimed_not_read']]);
-    expect(r.totals).toEqual({ captures: 1, ok: 0, integrity_only: 0, failed: 1, invalid: 0, trace_failed: 1, lock_drift: 0, review_mismatch: 1, unreadable: 0, not_accepted: 1 });
+    expect(r.totals).toEqual({ captures: 1, ok: 0, integrity_only: 0, review_unchecked: 0, failed: 1, invalid: 0, trace_failed: 1, lock_drift: 0, review_mismatch: 1, unreadable: 0, not_accepted: 1 });
   });
 
   it('under its lock, every runner_captured entry dropped (the lock re-hashed): research_trace_empty, not accepted', async () => {
@@ -282,7 +363,7 @@ describe('a research capture whose receipts are unknown is never verified nor ac
       code: 1, verdict: 'failed', ok: false,
       not_accepted: 'not accepted: review_status accepted_as_draft is not upheld by the receipts (research_trace_empty)',
       review: [['research_trace_empty', '/lore_access/research_trace']],
-      totals: { captures: 1, ok: 0, integrity_only: 0, failed: 1, invalid: 0, trace_failed: 1, lock_drift: 0, review_mismatch: 1, unreadable: 0, not_accepted: 1 },
+      totals: { captures: 1, ok: 0, integrity_only: 0, review_unchecked: 0, failed: 1, invalid: 0, trace_failed: 1, lock_drift: 0, review_mismatch: 1, unreadable: 0, not_accepted: 1 },
     });
   });
 

@@ -773,6 +773,10 @@ const STRICTER_STATUSES = new Set(['draft', 'useful_needs_revision', 'rejected',
  * Not compared: `reviewer` and `isolation.worker_model_family` (inputs of the re-assembly, taken from the
  * capture), and the prose of `review_notes` and `leakage_audit.notes` (they name files as the run was given
  * them and a person may add to them; every machine-readable verdict they describe is compared above).
+ * One warning, not a mismatch: `capture_review_authorship_not_checked` (pointer `/review_status`) when the check has
+ * no trusted key and the stored `accepted` / `accepted_as_draft` differs from the derivation only by
+ * `ledger_authorship_not_checked` — the acceptance rests on authorship the check could not establish (`capture
+ * check` says UNAUTHENTICATED and asks for `--trust-key`; `--require-accepted` refuses it).
  * And `capture_review_not_rederived` (error, pointer ''): the re-assembly itself failed (the receipts no
  * longer fit the packet, a ledger that does not verify, a raw output with a key twice, …), its code and
  * message quoted. Returns [] when everything matches. Async: reads the cited lines.
@@ -803,7 +807,13 @@ function compareReview(stored: Obj, derived: AssembledCapture, file: string, key
   const want = derived.review_status;
   const got = stored.review_status;
   const allowed = got === want || (typeof got === 'string' && STRICTER_STATUSES.has(got)) || (got === 'accepted' && want === 'accepted_as_draft');
-  if (!allowed) mismatch('/review_status', `review_status is ${JSON.stringify(got)} but the receipts and the re-run leakage audit give ${want}${derived.coordinator_review.failure_labels.length ? ` (${derived.coordinator_review.failure_labels.join(', ')})` : ''}`);
+  // Without a trusted key a ledger's authorship is unknown, so a capture accepted with keys re-derives as draft
+  // with that one label: its acceptance is neither upheld nor refused (an authorship question, not an edit).
+  const onlyAuthorship = !keysGiven && want === 'draft' && derived.coordinator_review.failure_labels.length > 0
+    && derived.coordinator_review.failure_labels.every((l) => l === 'ledger_authorship_not_checked');
+  if (!allowed && onlyAuthorship && (got === 'accepted' || got === 'accepted_as_draft')) {
+    out.push({ code: 'capture_review_authorship_not_checked', severity: 'warning', path: file, pointer: '/review_status', message: `review_status ${JSON.stringify(got)} rests on the ledger's authorship, which was not checked (no trusted key): re-derived without one it is draft (ledger_authorship_not_checked), so its acceptance is neither upheld nor refused — pass --trust-key (or LORETRACE_TRUSTED_KEYS, or trusted_keys in a --config file outside the vault)` });
+  } else if (!allowed) mismatch('/review_status', `review_status is ${JSON.stringify(got)} but the receipts and the re-run leakage audit give ${want}${derived.coordinator_review.failure_labels.length ? ` (${derived.coordinator_review.failure_labels.join(', ')})` : ''}`);
   const review = isJsonObject(stored.coordinator_review) ? stored.coordinator_review : {};
   const labels = Array.isArray(review.failure_labels) ? review.failure_labels.filter((l): l is string => typeof l === 'string') : [];
   const wanted = derived.coordinator_review.failure_labels;
@@ -843,6 +853,8 @@ function compareReview(stored: Obj, derived: AssembledCapture, file: string, key
  * `omitted_context_refs`) must equal the re-derivation (`capture_review_mismatch`). `consulted_refs` and
  * `followed_refs` must be exactly the receipts' refs: a ref the receipts never served or admitted is
  * `claimed_not_read` (error, pointer of the entry), a receipt ref left out is `capture_review_mismatch`.
+ * `capture_id` must be exactly the re-derived `<packet_id>.capture` of the packet the lock lists (for a
+ * ledger-backed capture, the one its ledger's `SESSION_OPENED` pins): `capture_id_mismatch` (error, `/capture_id`).
  * Seed 001: "Trust, but make the trust write receipts" — a read the ledger never recorded is not research.
  * `research_trace` is not compared here: its entries are verified one by one, and dropping one is allowed.
  */
@@ -863,6 +875,10 @@ function compareDerivedFields(stored: Obj, derived: AssembledCapture, file: stri
     const left = receipts.filter((r) => !got.includes(r));
     if (!Array.isArray(access[key]) || left.length > 0) push('capture_review_mismatch', `/lore_access/${key}`, `lore_access.${key} leaves out ${left.join(', ') || 'the list'}, which the receipts give`);
   }
+  // A capture is named `<packet_id>.capture` of the packet it answered (Ghostlight's naming, what `capture`
+  // writes): the packet is the one the lock lists and its ledger's SESSION_OPENED pins, so an id respelled by
+  // hand (a trailing space, `.Capture`, a `.v2` suffix, another packet's id) claims another packet.
+  if (stored.capture_id !== derived.capture_id) push('capture_id_mismatch', '/capture_id', `capture_id is ${JSON.stringify(stored.capture_id)} but the packet its receipts answer (packet_id ${JSON.stringify(derived.capture_id.slice(0, -'.capture'.length))}, the packet its lock lists and its ledger pins) gives ${JSON.stringify(derived.capture_id)}: a capture is named <packet_id>.capture of its own packet`);
   const iso = derived.isolation;
   for (const key of ['isolation_method', 'fork_context', 'hidden_context_refs'] as const) {
     if (!same(isolation[key], iso[key])) push('capture_review_mismatch', `/isolation/${key}`, `isolation.${key} is ${JSON.stringify(isolation[key])} but the packet gives ${JSON.stringify(iso[key])}`);
@@ -896,20 +912,49 @@ export function emptyRunnerTrace(capture: unknown, file: string): Finding | null
 const PACKETLESS_FLAGS = ['private_state_leak', 'author_only_leak', 'future_branch_leak', 'raw_state_soup'] as const;
 
 /**
+ * What a capture claims that only receipts could back, each named for messages (in this order): a research lane
+ * (`lore_access.mode` `responder_scoped_repository_search` or `coordinator_scoped_retrieval`), a
+ * `research_trace_status` other than `none` (`runner_captured` above all), `lore_access.research_trace` or
+ * `parsed_output.research_trace` entries, `followed_refs`. [] for a packet-only capture
+ * (`curated_excerpts_only`, status `none` or absent, no trace, nothing followed) — Ghostlight's own reviewed
+ * captures: its `consulted_refs` name the packet's own visible parts (`packet_prompt_text`, its excerpts'
+ * refs), which the packet shows, so no lookup stands behind them to re-derive.
+ */
+export function receiptClaims(capture: unknown): string[] {
+  if (!isJsonObject(capture)) return [];
+  const access = isJsonObject(capture.lore_access) ? capture.lore_access : {};
+  const parsed = isJsonObject(capture.parsed_output) ? capture.parsed_output : {};
+  const out: string[] = [];
+  if (RESEARCH_MODES.includes(access.mode as string)) out.push(`lore_access.mode ${String(access.mode)}`);
+  if (access.research_trace_status !== undefined && access.research_trace_status !== 'none') out.push(`research_trace_status ${JSON.stringify(access.research_trace_status)}`);
+  if (Array.isArray(access.research_trace) && access.research_trace.length > 0) out.push(`${count(access.research_trace.length, 'lore_access.research_trace entry', 'lore_access.research_trace entries')}`);
+  if (Array.isArray(parsed.research_trace) && parsed.research_trace.length > 0) out.push(`${count(parsed.research_trace.length, 'parsed_output.research_trace entry', 'parsed_output.research_trace entries')}`);
+  if (Array.isArray(access.followed_refs) && access.followed_refs.length > 0) out.push(`${count(access.followed_refs.length, 'followed ref')}`);
+  return out;
+}
+
+/**
  * What `capture check` holds a capture to when its review cannot be re-derived — no lock lists the capture,
  * or the lock that does lists no packet — so neither its receipts nor the packet it answered are known
- * (`why` says which, for the message). Findings (error, `path` = `file`):
- * - `capture_review_not_rederived` (pointer `/review_status`): always. Without receipts its `review_status`,
- *   `failure_labels` and leakage flags are the file's say-so (seed 001: "a receipt that anyone could write by
- *   hand is worthless"), so the capture is never `verified` and never accepted (`--require-accepted`).
- * - `capture_review_mismatch` (pointer `/leakage_audit/<flag>`): the leakage audit (`auditLeakage`) re-run
- *   over the capture's own `raw_output` (its JSON parse when it is JSON) with what is known without the packet —
- *   the capture's `isolation.hidden_context_refs` (the packet's `omitted_context_refs`, copied by `capture`)
- *   as the hidden refs, their notes' names and text from the vault, and raw-state markers and scores — sets a
- *   flag the capture leaves false. Only the flags of {@link PACKETLESS_FLAGS} and only in that direction: the
- *   packet's visible text (which a responder may repeat) and its prompt (parroting) are unknown here, so a flag
- *   the capture sets is kept, never called a mismatch.
- * - `claimed_not_read` (pointer of the entry): in a research lane (`responder_scoped_repository_search`,
+ * (`why` says which, for the message). Findings (`path` = `file`):
+ * - `capture_review_not_rederived` (error, pointer `/review_status`): when the capture claims receipts
+ *   ({@link receiptClaims}: a research lane, a `runner_captured` or other research_trace_status, trace entries,
+ *   followed refs). Without them its `review_status`, `failure_labels` and leakage flags are the file's say-so
+ *   (seed 001: "a receipt that anyone could write by hand is worthless"), so the capture is never `verified`
+ *   and never accepted (`--require-accepted`).
+ * - `capture_review_unchecked` (warning, pointer `/review_status`): instead, when it claims none (a packet-only,
+ *   `curated_excerpts_only` capture reviewed by a person, as Ghostlight's own): there is nothing to re-derive,
+ *   so its `review_status` is the reviewer's own and is neither upheld nor refused — `capture check` reports it
+ *   `review_unchecked`, never `verified`, and `--require-accepted` refuses its acceptance.
+ * - `capture_review_mismatch` (error, pointer `/leakage_audit/<flag>`), either way: the leakage audit
+ *   (`auditLeakage`) re-run over the capture's own `raw_output` (its JSON parse when it is JSON) with what is
+ *   known without the packet — the capture's `isolation.hidden_context_refs` (the packet's
+ *   `omitted_context_refs`, copied by `capture`) as the hidden refs, their notes' names and text from the vault,
+ *   and raw-state markers and scores — sets a flag the capture leaves false. Only the flags of
+ *   {@link PACKETLESS_FLAGS} and only in that direction: the packet's visible text (which a responder may
+ *   repeat) and its prompt (parroting) are unknown here, so a flag the capture sets is kept, never called a
+ *   mismatch.
+ * - `claimed_not_read` (error, pointer of the entry): in a research lane (`responder_scoped_repository_search`,
  *   `coordinator_scoped_retrieval`) or under `research_trace_status: "runner_captured"`, every
  *   `lore_access.consulted_refs` / `followed_refs` entry: no receipt shows it read. A ref the packet's policy
  *   denies (hidden, future-era, outside the allowed prefixes) is among them: without receipts nothing is read.
@@ -919,7 +964,11 @@ export function unrederivedReview(capture: unknown, file: string, index: VaultIn
   if (!isJsonObject(capture)) return [];
   const out: Finding[] = [];
   const push = (code: string, pointer: string, message: string) => out.push({ code, severity: 'error', path: file, pointer, message });
-  push('capture_review_not_rederived', '/review_status', `the review was not re-derived: ${why}, so the receipts and the packet it answered are unknown; review_status ${JSON.stringify(capture.review_status)}, its failure_labels and its leakage flags are the file's say-so`);
+  const claims = receiptClaims(capture);
+  if (claims.length > 0) push('capture_review_not_rederived', '/review_status', `the review was not re-derived: ${why}, so the receipts and the packet it answered are unknown; review_status ${JSON.stringify(capture.review_status)}, its failure_labels and its leakage flags are the file's say-so`);
+  else {
+    out.push({ code: 'capture_review_unchecked', severity: 'warning', path: file, pointer: '/review_status', message: `review_status ${JSON.stringify(capture.review_status)} is the reviewer's own and was not checked: ${why}, and the capture claims no receipts (lore_access.mode ${JSON.stringify((isJsonObject(capture.lore_access) ? capture.lore_access : {}).mode)}, no research trace, nothing followed), so there is nothing to re-derive; its leakage was re-audited from raw_output with its isolation.hidden_context_refs and the vault` });
+  }
   if (typeof capture.raw_output === 'string') {
     let parsed: unknown;
     try {

@@ -525,8 +525,10 @@ export interface LockedTrace {
   policyReceipt: { pointer: string; value: unknown } | null;
   /**
    * The trace's packet as the lock lists it, the file joined to the lock's folder with the sha256 recorded
-   * for it. A capture's: its packet id (`capture_id` minus `.capture`) and the `files` input named like its
-   * `packet_ref`. A capture fragment's (`retrieve --capture-out` locks the packet it wrote with the
+   * for it. A capture's (recognised by {@link isCaptureDocument}): when the lock's ledger pins a packet, the
+   * `packet_id` of that ledger's `SESSION_OPENED` (the signed record) and the input it pins; otherwise the
+   * packet id its `capture_id` names ({@link captureIdPacket}; '' when it names none, so no ledger backs its
+   * entries) and the `files` input named like its `packet_ref`. A capture fragment's (`retrieve --capture-out` locks the packet it wrote with the
    * fragment): its `packet_id` and the `files` entry that is the file the lock's ledger session names as its
    * `packet_file` (relative to the ledger's folder; given as `ledgerSession`). Null when the trace is neither,
    * or the lock lists no single such file (a `ledger export` lock lists no packet).
@@ -571,7 +573,7 @@ export function lockedTrace(lock: unknown, lockFile: string, trace: unknown, led
   }
   if (Array.isArray(l.policy_receipt)) out.policyReceipt = { pointer: `lock ${lockFile} /policy_receipt`, value: l.policy_receipt };
   const files = (Array.isArray(l.files) ? l.files : []) as LockedFileRow[];
-  const pinned = isCapture(trace) && out.ledger !== null && isJsonObject(ledgerSession)
+  const pinned = isCaptureDocument(trace) && out.ledger !== null && isJsonObject(ledgerSession)
     ? pinnedPacketRow(files.filter((f) => f.role === 'input'), resolve(folder), resolve(out.ledger), ledgerSession) : { kind: 'not_pinned' as const };
   if (pinned.kind === 'not_pinned') {
     out.packet = capturePacket(trace, files, folder, lockFile) ?? fragmentPacket(trace, files, folder, lockFile, out.ledger, ledgerSession);
@@ -581,16 +583,42 @@ export function lockedTrace(lock: unknown, lockFile: string, trace: unknown, led
     out.packetProblem = { code: 'capture_packet_not_locked', message: `the ledger ${out.ledger} pins packet ${pinned.pinned_file ?? '(no file name)'} sha256 ${pinned.pinned_sha256}, but lock ${lockFile} lists no such input: the review cannot be re-derived against the packet the run answered` };
     return out;
   }
-  const packetId = (trace as { capture_id: string }).capture_id.slice(0, -'.capture'.length);
+  // The packet identity is the signed record's (SESSION_OPENED), never the capture's own capture_id.
+  const session = ledgerSession as Record<string, unknown>;
+  const packetId = typeof session['packet_id'] === 'string' ? session['packet_id'] : captureIdPacket(trace) ?? '';
   out.packet = { packet_id: packetId, file: join(folder, pinned.path), sha256: pinned.sha256, source: `${basename(pinned.path)} as lock ${lockFile} records it` };
   if (pinned.sha256 !== pinned.pinned_sha256) out.packetProblem = { code: 'capture_packet_mismatch', message: `lock ${lockFile} records sha256 ${pinned.sha256} for the packet ${pinned.path}, but the ledger ${out.ledger} pins sha256 ${pinned.pinned_sha256}` };
   return out;
 }
 
-/** True for a capture document: a `capture_id` ending in `.capture`. */
-function isCapture(trace: unknown): boolean {
-  const id = (trace as { capture_id?: unknown } | null)?.capture_id;
-  return typeof id === 'string' && id.endsWith('.capture');
+/** The `schema_version` of a Ghostlight responder output capture (its schema's `const`). */
+const CAPTURE_SCHEMA_VERSION = 'ghostlight.responder_output.v0';
+
+/**
+ * True for a responder output capture, recognised by what it is, never by how its `capture_id` is spelled:
+ * its `schema_version` is `ghostlight.responder_output.v0`, or it has the responder-output shape (a
+ * `lore_access` object with a `parsed_output` object or a `capture_id`, as src/receipts/verify-trace.ts
+ * classifies inputs). A `capture_id` with a trailing space, `.Capture` or a `.v2` suffix is still a capture:
+ * recognising it by that suffix let a respelled id switch off the packet binding and the review re-derivation.
+ */
+export function isCaptureDocument(doc: unknown): boolean {
+  if (!isJsonObject(doc)) return false;
+  if (doc['schema_version'] === CAPTURE_SCHEMA_VERSION) return true;
+  return isJsonObject(doc['lore_access']) && (isJsonObject(doc['parsed_output']) || 'capture_id' in doc);
+}
+
+/**
+ * The packet id a capture's `capture_id` names: the id minus its `.capture` suffix when it is exactly
+ * `<packet_id>.capture` (Ghostlight's naming; every capture of /work/shared/ghostlight/captures and every one
+ * `capture` writes), else null — then the id names no packet, and a caller that binds ledgers to "the
+ * capture's packet" must bind them to none. A capture's real packet is the one its ledger's `SESSION_OPENED`
+ * pins ({@link lockedTrace}); this is only what the capture says of itself.
+ */
+export function captureIdPacket(doc: unknown): string | null {
+  const id = isJsonObject(doc) ? doc['capture_id'] : undefined;
+  if (typeof id !== 'string' || !id.endsWith('.capture')) return null;
+  const packetId = id.slice(0, -'.capture'.length);
+  return packetId !== '' && packetId.trim() === packetId ? packetId : null;
 }
 
 /**
@@ -598,12 +626,12 @@ function isCapture(trace: unknown): boolean {
  * like its `packet_ref` (spacing around the ref trimmed, so a padded ref does not dodge the lookup); null otherwise.
  */
 function capturePacket(trace: unknown, files: readonly LockedFileRow[], folder: string, lockFile: string): LockedTrace['packet'] {
-  const d = trace as { capture_id?: unknown; packet_ref?: unknown } | null;
-  if (typeof d?.capture_id !== 'string' || !d.capture_id.endsWith('.capture') || typeof d.packet_ref !== 'string') return null;
+  const d = trace as { packet_ref?: unknown } | null;
+  if (!isCaptureDocument(trace) || typeof d?.packet_ref !== 'string') return null;
   const name = basename(d.packet_ref.trim());
   const inputs = files.filter((f) => f.role === 'input' && typeof f.path === 'string' && basename(f.path) === name && typeof f.sha256 === 'string');
   if (inputs.length !== 1) return null;
-  return { packet_id: d.capture_id.slice(0, -'.capture'.length), file: join(folder, inputs[0]!.path as string), sha256: inputs[0]!.sha256 as string, source: `${name} as lock ${lockFile} records it` };
+  return { packet_id: captureIdPacket(trace) ?? '', file: join(folder, inputs[0]!.path as string), sha256: inputs[0]!.sha256 as string, source: `${name} as lock ${lockFile} records it` };
 }
 
 /**

@@ -20,8 +20,10 @@
  * entries (when it has any) and `verifyLock` on the lock that lists it (`findLockFor`: its own
  * `<name>.lock.json`, else the lock of its folder that lists it as an output); the review re-derived from what
  * that lock lists (`recheckCaptureReview`), or — no lock, or a lock listing no packet — the findings of
- * `unrederivedReview` (never verified: its receipts are unknown); `emptyRunnerTrace` on every capture. One report,
- * totals with zeros, exit 1 when any capture fails or (without `--integrity-only`) is only integrity-checked.
+ * `unrederivedReview` (never verified: its receipts are unknown; one that claims none is `review_unchecked`, exit 0);
+ * `emptyRunnerTrace` on every capture. One report, totals with zeros (each capture counted once by its verdict), exit
+ * 1 when any capture fails, (without `--integrity-only`) is only integrity-checked, or (with `--require-accepted`)
+ * is not accepted — then its verdict is `failed`.
  */
 import { createHash } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -194,11 +196,14 @@ export interface CaptureCheck {
    */
   error_code: string | null;
   /**
-   * The capture's verdict (src/receipts/signing.ts `VerificationVerdict`): `failed` when any check failed;
-   * `integrity_only` when every check passed but its trace or lock rests on a ledger whose authorship was not
-   * checked (no trusted key); else `verified`.
+   * The capture's verdict, one per capture (the totals count each capture under exactly one of `ok`,
+   * `integrity_only`, `review_unchecked`, `failed`): `failed` when any check failed — and, under
+   * `--require-accepted`, when {@link not_accepted} is set; `integrity_only` when every check passed but its
+   * trace or lock rests on a ledger whose authorship was not checked (no trusted key); `review_unchecked` when
+   * every check passed but the capture claims no receipts and no lock lists its packet, so its `review_status`
+   * is the reviewer's own (`capture_review_unchecked` in {@link review_unchecked}); else `verified`.
    */
-  verdict: VerificationVerdict;
+  verdict: CaptureVerdict;
   /** True only when `verdict` is `verified`. */
   ok: boolean;
   /**
@@ -218,9 +223,23 @@ export interface CaptureCheck {
    * review was re-derived and matches (or the packet drifted under its lock, a failure reported as `packet_file`).
    */
   review: Finding[];
-  /** {@link notAcceptedReason} of the capture and its {@link review}: what `--require-accepted` fails it for, or null. */
+  /**
+   * Why its `review_status` was neither upheld nor refused (a warning, not a failure), or null:
+   * `capture_review_unchecked` — it claims no receipts and no lock lists its packet, so the status is the
+   * reviewer's own (`unrederivedReview`); `capture_review_authorship_not_checked` — it is accepted over a ledger
+   * and the check has no trusted key (`recheckCaptureReview`: pass `--trust-key`).
+   */
+  review_unchecked: Finding | null;
+  /** {@link notAcceptedReason} of the capture, its {@link review} and {@link review_unchecked}: what `--require-accepted` fails it for, or null. */
   not_accepted: string | null;
 }
+
+/**
+ * A `capture check` verdict: the three of src/receipts/signing.ts `VerificationVerdict`, and `review_unchecked`
+ * — every check passed, nothing claims a receipt, and the review is a person's that the check could not
+ * re-derive (neither `verified` nor a failure; exit 0 unless `--require-accepted`).
+ */
+export type CaptureVerdict = VerificationVerdict | 'review_unchecked';
 
 /**
  * Why `capture check --require-accepted` refuses a capture, or null when it passes that gate: its
@@ -229,15 +248,19 @@ export interface CaptureCheck {
  * author_only_leak, raw_state_soup)`; or it says it is accepted but `review` (the check's findings on what it
  * claims, {@link CaptureCheck.review}) is not empty — the status was not re-derived or claims more than the
  * receipts give — named with the distinct codes in order: `not accepted: review_status accepted_as_draft is not
- * upheld by the receipts (capture_review_not_rederived, claimed_not_read)`. A status typed by hand is not a
- * receipt. A capture that is not JSON has no status: `review_status missing`.
+ * upheld by the receipts (capture_review_not_rederived, claimed_not_read)`; or the check could neither uphold nor
+ * refuse it (`unchecked`, {@link CaptureCheck.review_unchecked}: the reviewer's own status with no receipts to
+ * re-derive, or authorship not checked for want of a trusted key): `not accepted: review_status accepted_as_draft
+ * was not checked (capture_review_unchecked): it is the reviewer's own, with no receipts to re-derive`. A status typed
+ * by hand is not a receipt. A capture that is not JSON has no status: `review_status missing`.
  */
-export function notAcceptedReason(doc: unknown, review: readonly Finding[] = []): string | null {
+export function notAcceptedReason(doc: unknown, review: readonly Finding[] = [], unchecked: Finding | null = null): string | null {
   const d = doc as { review_status?: unknown; coordinator_review?: { failure_labels?: unknown } } | null;
   const status = d?.review_status;
   if (status === 'accepted' || status === 'accepted_as_draft') {
-    if (review.length === 0) return null;
-    return `not accepted: review_status ${status} is not upheld by the receipts (${[...new Set(review.map((f) => f.code))].join(', ')})`;
+    if (review.length > 0) return `not accepted: review_status ${status} is not upheld by the receipts (${[...new Set(review.map((f) => f.code))].join(', ')})`;
+    if (unchecked === null) return null;
+    return `not accepted: review_status ${status} was not checked (${unchecked.code}): ${unchecked.code === 'capture_review_authorship_not_checked' ? 'pass --trust-key to check the ledger\'s authorship' : 'it is the reviewer\'s own, with no receipts to re-derive'}`;
   }
   const labels = Array.isArray(d?.coordinator_review?.failure_labels) ? (d.coordinator_review.failure_labels as unknown[]).map(String) : [];
   const named = typeof status === 'string' ? `review_status ${status}` : 'review_status missing';
@@ -369,7 +392,7 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex, truste
   try {
     doc = parseJsonDocument(await readInputText(ctx, file, 'JSON capture'), file);
   } catch (e) {
-    return { file, validation: null, trace: null, lock: null, error: (e as Error).message, error_code: codeOf(e), verdict: 'failed', ok: false, draft: [], review: [], not_accepted: notAcceptedReason(undefined) };
+    return { file, validation: null, trace: null, lock: null, error: (e as Error).message, error_code: codeOf(e), verdict: 'failed', ok: false, draft: [], review: [], review_unchecked: null, not_accepted: notAcceptedReason(undefined) };
   }
   const validation = validateCapture(doc, { file });
   const d = doc as { lore_access?: { research_trace?: unknown[] }; parsed_output?: { research_trace?: unknown[] } };
@@ -381,7 +404,7 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex, truste
   try {
     lockFile = await findLockFor(file, ctx.cwd);
   } catch (e) {
-    return { file, validation, trace: null, lock: null, error: (e as Error).message, error_code: codeOf(e), verdict: 'failed', ok: false, draft: [], review: [], not_accepted: notAcceptedReason(doc) };
+    return { file, validation, trace: null, lock: null, error: (e as Error).message, error_code: codeOf(e), verdict: 'failed', ok: false, draft: [], review: [], review_unchecked: null, not_accepted: notAcceptedReason(doc) };
   }
   const fromLock = lockFile === null ? null : await lockedInputs(ctx, lockFile, doc, file);
   // A capture no lock lists, or whose lock lists no packet, has no known receipts: its review is not
@@ -398,11 +421,14 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex, truste
     }
   }
   // The review is the receipts' verdict, not the file's say-so: re-derive it from what the lock lists.
-  const review: Finding[] = [
+  const found: Finding[] = [
     ...(empty ? [empty] : []),
     ...(fromLock?.recheck ? await recheckCaptureReview(doc, file, { ...fromLock.recheck, index, trustedKeys })
       : fromLock?.problem ? [fromLock.problem] : unknown !== null ? unrederivedReview(doc, file, index, unknown) : []),
   ];
+  // Errors are what the capture claims beyond the check; a warning says what the check could not decide.
+  const review = found.filter((f) => f.severity === 'error');
+  const unchecked = found.find((f) => f.severity !== 'error') ?? null;
   let lock: LockVerificationReport | null = null;
   if (lockFile !== null) {
     try {
@@ -415,8 +441,10 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex, truste
     }
   }
   const integrityOk = error === null && validation.valid && (trace === null || trace.integrity_ok) && (lock === null || lock.integrity_ok) && review.length === 0;
-  const verdict = verificationVerdict(integrityOk, trace?.verdict === 'integrity_only' || lock?.verdict === 'integrity_only');
-  return { file, validation, trace, lock, error, error_code: errorCode, verdict, ok: verdict === 'verified', draft: draftReasons(doc, trace), review, not_accepted: notAcceptedReason(doc, review) };
+  const checked = verificationVerdict(integrityOk, trace?.verdict === 'integrity_only' || lock?.verdict === 'integrity_only');
+  // Never vouched for: a review the check could not re-derive is not `verified`, even when nothing failed.
+  const verdict: CaptureVerdict = checked === 'verified' && unchecked?.code === 'capture_review_unchecked' ? 'review_unchecked' : checked;
+  return { file, validation, trace, lock, error, error_code: errorCode, verdict, ok: verdict === 'verified', draft: draftReasons(doc, trace), review, review_unchecked: unchecked, not_accepted: notAcceptedReason(doc, review, unchecked) };
 }
 
 /**
@@ -436,7 +464,8 @@ function traceSummary(t: TraceVerificationReport): string {
 function renderChecks(checks: CaptureCheck[], totals: Record<string, number>, integrityOnly: boolean, requireAccepted: boolean): string {
   const out: string[] = [];
   for (const c of checks) {
-    const verdict = c.verdict === 'verified' ? 'ok' : c.verdict === 'integrity_only' ? integrityOnlyVerdict(integrityOnly) : 'FAILED';
+    const verdict = c.verdict === 'verified' ? 'ok' : c.verdict === 'integrity_only' ? integrityOnlyVerdict(integrityOnly)
+      : c.verdict === 'review_unchecked' ? 'REVIEW NOT CHECKED — every check passed; it claims no receipts and no lock lists its packet, so its review_status is the reviewer\'s own' : 'FAILED';
     out.push(`${c.file}: ${verdict}${c.draft.length > 0 ? ` (draft: ${c.draft.join(', ')})` : ''}`);
     if (c.error) out.push(`  error: ${c.error}${c.error_code ? ` [${c.error_code}]` : ''}`);
     if (requireAccepted && c.not_accepted !== null) out.push(`  ${c.not_accepted} — FAILED (--require-accepted)`);
@@ -447,6 +476,7 @@ function renderChecks(checks: CaptureCheck[], totals: Record<string, number>, in
     out.push(c.trace ? `  trace: ${traceSummary(c.trace)}` : '  trace: no research_trace entries');
     if (c.trace?.packet_file) out.push(renderPacketFile(c.trace.packet_file));
     for (const f of c.review) out.push(`  review: ${f.path ?? c.file} ${f.pointer || '/'}: ${f.message} [${f.code}]`);
+    if (c.review_unchecked) out.push(`  review: not checked — ${c.review_unchecked.message} [${c.review_unchecked.code}]`);
     if (c.trace && c.trace.ledgers.length > 0) {
       out.push(c.trace.authorship.checked
         ? `  authorship: ${c.trace.ledgers.map((l) => `${l.authorship.status === 'trusted' ? 'signed by trusted key' : l.disposition} ${l.authorship.key_id ?? '(unsigned)'}`).join(', ')}`
@@ -506,10 +536,15 @@ export function register(program: Command, ctx: CliContext): void {
         const trustedKeys = await trustedKeysFromOptions(ctx, opts);
         const index = await openIndex(ctx, opts as VaultCliOptions);
         const checks: CaptureCheck[] = [];
-        for (const f of files) checks.push(await checkOne(ctx, f, index, trustedKeys));
+        for (const f of files) {
+          const c = await checkOne(ctx, f, index, trustedKeys);
+          // Under the gate a capture it refuses is failed, one verdict counted once (never `ok` and FAILED at once).
+          checks.push(requireAccepted && c.not_accepted !== null ? { ...c, verdict: 'failed', ok: false } : c);
+        }
         const totals = {
           captures: checks.length, ok: checks.filter((c) => c.verdict === 'verified').length,
-          integrity_only: checks.filter((c) => c.verdict === 'integrity_only').length, failed: checks.filter((c) => c.verdict === 'failed').length,
+          integrity_only: checks.filter((c) => c.verdict === 'integrity_only').length, review_unchecked: checks.filter((c) => c.verdict === 'review_unchecked').length,
+          failed: checks.filter((c) => c.verdict === 'failed').length,
           invalid: checks.filter((c) => c.validation !== null && !c.validation.valid).length,
           trace_failed: checks.filter((c) => c.trace !== null && !c.trace.integrity_ok).length,
           lock_drift: checks.filter((c) => c.lock !== null && !c.lock.integrity_ok).length,
