@@ -196,6 +196,20 @@ describe('a capture is recognised by what it is and named after the packet its l
     expect((await check('cross.capture.json')).review).toEqual([['capture_packet_not_locked', '/packet_ref']]);
   });
 
+  it('verify-trace with --ledger and no lock: a respelled capture_id names no packet, so the session backs none of its entries (exit 1); the honest id is backed', async () => {
+    expect((await capture('ilse.raw.json', 'vtcid.capture.json')).code).toBe(0);
+    const doc = JSON.parse(read(at('vtcid.capture.json')));
+    mkdirSync(at('vtcid'), { recursive: true });
+    const verify = async (id: string) => {
+      writeFileSync(at('vtcid/c.capture.json'), JSON.stringify({ ...doc, capture_id: id }, null, 2) + '\n');
+      const r = await run(['verify-trace', '--lore', FIXTURE_VAULT, 'vtcid/c.capture.json', '--ledger', 'ilse.jsonl', '--trust-key', 'k.pub.pem', '--json']);
+      const t = JSON.parse(r.out).runner_captured;
+      return [r.code, t.checked > 0, t.ledger_backed === t.checked];
+    };
+    expect(await verify(doc.capture_id)).toEqual([0, true, true]);
+    expect(await verify(`${doc.capture_id} `)).toEqual([1, true, false]);
+  });
+
   it('the capture id capture writes is <packet_id>.capture, as every Ghostlight capture\'s', async () => {
     expect(JSON.parse(read(at('honest.capture.json'))).capture_id).toBe(`${JSON.parse(read(PROXY_PACKET)).packet_id}.capture`);
   });

@@ -28,6 +28,7 @@ import type { TrustedKey, VerificationVerdict } from './signing.js';
 import { isJsonObject } from '../contracts/json-object.js';
 import { hiddenRefNamedBy } from '../contracts/rules.js';
 import { lineView } from '../proxy/withhold.js';
+import { captureIdPacket } from './lock.js';
 import type { LineView } from '../proxy/withhold.js';
 
 
@@ -405,10 +406,15 @@ function expectedPacket(doc: unknown, kind: TraceInputKind, options: VerifyTrace
   if (options.packet) return { packet_id: options.packet.packet_id, packet_sha256: options.packet.packet_sha256 ?? null, source: options.packet.source };
   const d = doc as Record<string, unknown>;
   const where = options.file ?? 'the input';
-  if (kind === 'capture' && typeof d['capture_id'] === 'string' && (d['capture_id'] as string).endsWith('.capture')) {
-    return { packet_id: (d['capture_id'] as string).slice(0, -'.capture'.length), packet_sha256: null, source: `${where} /capture_id` };
+  if (kind === 'capture') {
+    // A capture names its packet only as exactly `<packet_id>.capture` (captureIdPacket); a respelled id
+    // (padded, re-cased, suffixed) names none, so no ledger of any packet backs its entries.
+    const packetId = captureIdPacket(d);
+    return packetId !== null
+      ? { packet_id: packetId, packet_sha256: null, source: `${where} /capture_id` }
+      : { packet_id: '', packet_sha256: null, source: `${where} /capture_id (not <packet_id>.capture: it names no packet)` };
   }
-  if (kind !== 'capture' && typeof d['packet_id'] === 'string') return { packet_id: d['packet_id'] as string, packet_sha256: null, source: `${where} /packet_id` };
+  if (typeof d['packet_id'] === 'string') return { packet_id: d['packet_id'] as string, packet_sha256: null, source: `${where} /packet_id` };
   return null;
 }
 
