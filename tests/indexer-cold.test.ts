@@ -89,7 +89,7 @@ describe('indexVault (cold build, streamed)', () => {
     writeFileSync(join(dir, 'data'), 'a file where the data folder belongs');
     const index = await indexVault(v, { indexDir: dir });
     expect(index.findings.map((f) => f.code)).toEqual(['index_not_saved']);
-    expect(index.findings[0]!.message).toBe(`cannot save the index to ${dir}: EEXIST: file already exists, mkdir '${dir}/data'; results are correct but the next run starts cold`);
+    expect(index.findings[0]!.message).toBe(`cannot save the index to ${dir}: index directory ${dir}: cannot create ${dir}/data: ${dir}/data is not a folder; expected an output path whose folder exists or can be created (nothing written); results are correct but the next run starts cold`);
     expect(readdirSync(dir)).toEqual(['data']);
     expect(index.chunks).toHaveLength(600);
     expect(search(index, 'Region 042', { k: 1 })[0]!.ref).toBe('Lore:Region-042.md#chunk0');
