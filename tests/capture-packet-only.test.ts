@@ -9,7 +9,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../src/cli/main.js';
+import { runCliIn } from './helpers/cli.js';
 import { tempDir } from './helpers/proxy.js';
 import { AETHERIA, FIXTURES, FIXTURE_VAULT, GHOSTLIGHT, hasShared, sharedNotice } from './helpers/shared.js';
 
@@ -18,15 +18,8 @@ const FIXTURE_CAPTURE = join(FIXTURES, 'captures', 'packet-only', 'mara-voss.tur
 let tmp: { dir: string; cleanup: () => void };
 const at = (name: string): string => join(tmp.dir, name);
 
-async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await main(argv, {
-    stdout: (t) => void (out += t), stderr: (t) => void (err += t), env: { LORETRACE_INDEX_DIR: join(tmp.dir, 'index') }, cwd: tmp.dir,
-    readStdin: async () => Buffer.from('', 'utf8'),
-  });
-  return { code, out, err };
-}
+/** The CLI in-process in the test's folder (tests/helpers/cli.ts). */
+const run = (argv: string[]) => runCliIn(tmp.dir, argv);
 
 /** `capture check --json` on one file: the exit code, the capture's verdict fields and the totals. */
 async function checkJson(lore: string, file: string, ...extra: string[]) {
