@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { indexVault } from '../src/indexer/build.js';
 import { exhaustiveSearch, PHRASE_CANDIDATES, search, searchCorpus, type SearchOptions } from '../src/search/search.js';
-import { kthLargest } from '../src/search/maxscore.js';
+import { gallop, kthLargest } from '../src/search/maxscore.js';
 import { STOP_WORDS } from '../src/search/tokenize.js';
 import type { VaultIndex } from '../src/types.js';
 import { AETHERIA, FIXTURE_VAULT, FIXTURES, sharedNotice } from './helpers/shared.js';
@@ -108,6 +108,27 @@ describe('kthLargest', () => {
   });
 });
 
+describe('gallop', () => {
+  it('is the first position at or after lo whose doc id is ≥ d (end when none), as a linear scan finds it', () => {
+    const rand = prng(41);
+    for (let trial = 0; trial < 400; trial++) {
+      const n = Math.floor(rand() * 60);
+      const docs = new Uint32Array(n);
+      let d = 0;
+      for (let i = 0; i < n; i++) docs[i] = d += 1 + Math.floor(rand() * 5);
+      const lo = Math.floor(rand() * (n + 1));
+      const end = lo + Math.floor(rand() * (n - lo + 1));
+      const target = Math.floor(rand() * (d + 4));
+      let expected = lo;
+      while (expected < end && docs[expected]! < target) expected++;
+      expect(gallop(docs, lo, end, target)).toBe(expected);
+    }
+    // Past every posting, before the first, and exactly on the last.
+    const docs = Uint32Array.from([3, 9, 27, 81]);
+    expect([gallop(docs, 0, 4, 100), gallop(docs, 0, 4, 0), gallop(docs, 1, 4, 81), gallop(docs, 2, 2, 1)]).toEqual([4, 0, 3, 2]);
+  });
+});
+
 describe('pruned search = exhaustive search', () => {
   let generated: VaultIndex;
   let fixture: VaultIndex;
@@ -191,6 +212,60 @@ describe('pruned search = exhaustive search on a vault of copies', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 120_000);
+});
+
+/**
+ * High duplication, as the bench's ×1000 vault has it: 6 notes copied 250 times (c000/ … c249/, about 6,000
+ * chunks), so every chunk ties with 249 copies (ties at θ and at the pool's edge, which falls inside a
+ * set of copies), plus a few notes with rare words, so that a query's first runs see few chunks and its
+ * later runs, 250 times longer, are only checked for them (by galloping search).
+ */
+function duplicatedFiles(): Record<string, string> {
+  const base = Object.entries(generatedFiles()).slice(0, 6);
+  const files: Record<string, string> = {};
+  for (let c = 0; c < 250; c++) for (const [path, body] of base) files[`c${String(c).padStart(3, '0')}/${path}`] = body;
+  const RARE = ['quillon', 'marrowgate', 'thessaly', 'brackwater'];
+  RARE.forEach((w, i) => {
+    const [path, body] = base[i % base.length]!;
+    files[`rare/${i}/${path.slice(path.lastIndexOf('/') + 1)}`] = body.replace(/\n\n/, `\n\n${w} ${CONTENT[i]} ${w}\n\n`);
+    files[`rare/${i}/Rare ${w}.md`] = `# Rare ${w}\n\n${w} the ${CONTENT[i + 1]} and ${CONTENT[i + 2]} of the ${pick(prng(i), NAMES)}.\n`;
+  });
+  return files;
+}
+
+describe('pruned search = exhaustive search on a highly duplicated vault', () => {
+  it('same refs, order and scores with 250 copies of every chunk, rare terms, filters and the pool edge among copies', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lt-prune-dup-'));
+    try {
+      const vault = makeVault('DupLore', duplicatedFiles());
+      await indexVault(vault, { indexDir: dir });
+      const index = await indexVault(vault, { indexDir: dir }); // warm: the content classes come from the manifest
+      expect(index.chunks.length).toBeGreaterThan(2 * PHRASE_CANDIDATES);
+      const titles = [...new Set(index.notes.map((n) => n.title))];
+      const rand = prng(51);
+      const rare = ['quillon', 'marrowgate', 'thessaly', 'brackwater'];
+      const mixed = rare.flatMap((w, i) => [`${w} ${CONTENT[i]}`, `the ${CONTENT[i]} ${w} of the ${CONTENT[i + 1]}`, `${w} ${CONTENT[i + 1]} ${CONTENT[i + 2]} storm pilot`, w]);
+      const queries = [...queriesOf(index, 120, 52), ...Array.from({ length: 20 }, () => pick(rand, titles)), ...mixed, 'the of and', 'Soliton Drive'];
+      expect(compareAll(index, queries, 53)).toBeGreaterThan(500);
+      // The same queries with filters that keep a few copies and one rare folder, at every k of the walk.
+      for (const q of mixed) {
+        const options: SearchOptions[] = [
+          { k: 1 }, { k: 7, prefixes: ['c123/', 'rare/2/'] }, { k: 3, paths: index.notes.filter((n, i) => i % 97 === 0).map((n) => n.path) }, { k: 40, phrase: false },
+          // Plain BM25 (no pool) with a small k: the rare term's runs decide θ at once, and the long runs
+          // of the common content terms and of the stop words are only searched for the chunks seen.
+          { k: 1, phrase: false }, { k: 2, phrase: false, commonTerms: true },
+        ];
+        for (const o of options) {
+          expect({ q, o, hits: search(index, q, o) }).toEqual({ q, o, hits: exhaustiveSearch(index, q, o) });
+        }
+      }
+      // Ties at θ: the top hits of a query every copy answers alike are copies, in path order.
+      const top = search(index, CONTENT.slice(0, 3).join(' '), { k: 5 });
+      expect(new Set(top.map((h) => h.score)).size).toBeLessThan(top.length);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
 });
 
 describe.skipIf(!existsSync(AETHERIA))(`pruned search = exhaustive search on AetheriaLore${existsSync(AETHERIA) ? '' : ` (${sharedNotice})`}`, () => {

@@ -9,10 +9,13 @@
  * each term score a sum over fields. So a document found only in a set R of (term, field) runs scores at
  * most `(sum of the runs' largest contributions) × (distinct terms of R)`. Runs are processed in
  * descending order of their largest contribution; once the remaining runs R cannot lift a document that
- * has not been seen yet into the results, they are only scanned for documents already seen (one array
- * check per posting instead of a BM25 evaluation and a new candidate). Then every seen document's score
- * is computed again in the engine's own order of floating-point operations, and documents that cannot
- * reach the top k are not reported at all.
+ * has not been seen yet into the results, they only add to documents already seen, and only to those
+ * that can still matter with every remaining run added (`liveDocs`, the same two rules below with the
+ * remaining runs' bound). When they are few against a run's postings, each is looked up in the run by
+ * galloping search over its doc ids, which are ascending (`addToSeen`: the skipping of Moffat & Zobel's
+ * self-indexing inverted files, 1996), instead of an array check per posting; else the run is scanned.
+ * Then every seen document's score is computed again in the engine's own order of floating-point
+ * operations, and documents that cannot reach the top k are not reported at all.
  *
  * What "cannot reach the top k" means, for a document d with BM25 score s (rounded like every score) and
  * final factor bound F(d) (the walk's own bound in search.ts): with θ = the k-th best BM25 score among
@@ -23,6 +26,13 @@
  * above in BM25 order is below θ / maxFactor too and cannot be a result either). Under these two rules the
  * pool membership of every document that can be a result is the same as with every document scored, and
  * a document that is not a result never gets a score of θ or more, so the top k is unchanged.
+ *
+ * What this does not skip: postings of a run before the switch (every one may be a new document), and the
+ * copies of a chunk — identical chunks tie exactly, so with a vault of 1,000 copies every copy of a
+ * chunk that can reach θ is scored and reported; the work per query grows with the number of copies
+ * (docs/PERFORMANCE.md "Round 7"). Block-max bounds (Ding & Suel, "Faster top-k document retrieval using
+ * block-max indexes", SIGIR 2011) do not help there either: a block of a duplicated run holds copies of
+ * the run's best posting.
  */
 
 /** Score rounding of `search()`: 6 decimals. */
@@ -177,19 +187,29 @@ export function prunedExact(
   const sorted = runs.map((r, i) => ({ r, i })).sort((a, b) => Number(a.r.scoreOnly === true) - Number(b.r.scoreOnly === true) || b.r.max - a.r.max || a.i - b.i).map((x) => x.r);
   const suffix = suffixBounds(sorted);
   let onlySeen = false;
+  // From the switch on: the seen documents that can still matter, by ascending doc id.
+  let live: Uint32Array | null = null;
   for (let i = 0; i < sorted.length; i++) {
     const run = sorted[i]!;
+    let bounds: Thresholds | null = null;
     if (!onlySeen && run.scoreOnly === true) onlySeen = true;
-    if (!onlySeen && i > 0 && suffix.postings[i]! > count && unseenCannotMatter(suffix, i, count, sc, gate)) onlySeen = true;
+    if (!onlySeen && i > 0 && suffix.postings[i]! > count) {
+      bounds = lowerThresholds(count, sc, gate);
+      onlySeen = unseenCannotMatter(suffix, i, bounds, gate);
+    }
+    if (onlySeen && live === null) live = liveDocs(suffix, i, count, sc, gate, bounds ?? lowerThresholds(count, sc, gate));
     const bit = (1 << run.term) >>> 0;
     const cell = run.term * fieldCount + run.field;
-    if (!onlySeen) reserve(sc, count + (run.end - run.start), width);
+    if (onlySeen) {
+      addToSeen(run, live!, bit, cell, width, lengths, fieldCount, stamp, sc);
+      continue;
+    }
+    reserve(sc, count + (run.end - run.start), width);
     const { mark, slot: slots, acc, mask, seen, values } = sc;
     for (let j = run.start; j < run.end; j++) {
       const d = run.docs[j]!;
       let slot: number;
       if (mark[d] !== stamp) {
-        if (onlySeen) continue;
         mark[d] = stamp;
         slot = count++;
         slots[d] = slot;
@@ -206,6 +226,101 @@ export function prunedExact(
     }
   }
   reportSurvivors(count, width, fieldCount, order, gate, sc, visit);
+}
+
+/**
+ * The seen documents (slots `0 … count − 1`) that can still matter once only seen documents are scored
+ * (from sorted run i on), as doc ids in ascending order. A document is left out when even with every
+ * remaining run's largest contribution and every remaining term its score would satisfy the two rules of
+ * the module comment against the current θ and E: θ and E only grow as runs add to the running sums, and
+ * the survivor pass applies the same rules to the sum the document has (at most that bound) with a factor
+ * no larger, so it drops the document whether or not later runs were added to it. Skipping it in those
+ * runs therefore changes no reported document and no score.
+ */
+function liveDocs(suffix: SuffixBounds, i: number, count: number, sc: PruneScratch, gate: PruneGate, { theta, edge }: Thresholds): Uint32Array {
+  const { acc, mask, seen } = sc;
+  const rest = suffix.maxSum[i]!;
+  const restMask = suffix.masks[i]!;
+  const out = new Uint32Array(count);
+  let n = 0;
+  for (let s = 0; s < count; s++) {
+    const m = (mask[s]! | restMask) >>> 0;
+    const d = seen[s]!;
+    if (droppableBy(roundScore((acc[s]! + rest) * popcount(m) * (1 + SLACK)), m, d, gate, theta, edge)) continue;
+    out[n++] = d;
+  }
+  return out.subarray(0, n).sort();
+}
+
+/**
+ * Add a run's weights to the `live` documents (ascending doc ids) that have a posting in it. Postings of a
+ * run are in ascending doc id order (src/search/postings.ts), so when the live documents are few against
+ * the run's postings each is found by galloping search from the previous one's position — the skipping of
+ * self-indexing inverted files (Moffat & Zobel, "Self-indexing inverted files for fast text retrieval",
+ * ACM TOIS 14(4), 1996), with exponential then binary search (Bentley & Yao 1976) in place of stored skip
+ * pointers, about `live × log2(postings / live)` steps instead of one per posting. Otherwise the run is
+ * scanned. Either way each live document with a posting gets the same weight added to the same running
+ * sum, in the same run order.
+ */
+function addToSeen(
+  run: PostingRun,
+  live: Uint32Array,
+  bit: number,
+  cell: number,
+  width: number,
+  lengths: Uint32Array,
+  fieldCount: number,
+  stamp: number,
+  sc: PruneScratch,
+): void {
+  const { mark, slot: slots, acc, mask, values } = sc;
+  const docs = run.docs;
+  const end = run.end;
+  const n = end - run.start;
+  const m = live.length;
+  if (m === 0) return;
+  const add = (j: number, d: number) => {
+    const slot = slots[d]!;
+    const w = postingWeight(run, run.tfs[j]!, lengths[d * fieldCount + run.field]!);
+    values[slot * width + cell] = w;
+    acc[slot] = acc[slot]! + w;
+    mask[slot] = (mask[slot]! | bit) >>> 0;
+  };
+  if (m * (2 + 2 * Math.log2(1 + n / m)) >= n) {
+    for (let j = run.start; j < end; j++) {
+      const d = docs[j]!;
+      if (mark[d] === stamp) add(j, d);
+    }
+    return;
+  }
+  let j = run.start;
+  for (let x = 0; x < m && j < end; x++) {
+    const d = live[x]!;
+    j = gallop(docs, j, end, d);
+    if (j < end && docs[j] === d) add(j++, d);
+  }
+}
+
+/** The first position p in `lo … end − 1` with `docs[p] ≥ d` (`end` when none); `docs` ascending there. */
+export function gallop(docs: Uint32Array, lo: number, end: number, d: number): number {
+  if (lo >= end || docs[lo]! >= d) return lo;
+  // docs[lo] < d: double the step until a posting ≥ d or the end, then binary search the last step.
+  let below = lo;
+  let step = 1;
+  let hi = lo + 1;
+  while (hi < end && docs[hi]! < d) {
+    below = hi;
+    step *= 2;
+    hi = lo + step;
+  }
+  if (hi > end) hi = end;
+  let a = below + 1;
+  while (a < hi) {
+    const mid = (a + hi) >>> 1;
+    if (docs[mid]! < d) a = mid + 1;
+    else hi = mid;
+  }
+  return a;
 }
 
 /** Per start position i of the sorted runs: bounds of a document found only in runs i … end. */
@@ -239,19 +354,27 @@ function suffixBounds(sorted: readonly PostingRun[]): SuffixBounds {
  * can be left out: its largest possible final score is below the k-th best lower bound θ of the seen
  * documents that pass the filters, and it cannot be in the pool or ranks below θ / maxFactor.
  */
-function unseenCannotMatter(suffix: SuffixBounds, i: number, count: number, sc: PruneScratch, gate: PruneGate): boolean {
+function unseenCannotMatter(suffix: SuffixBounds, i: number, { theta, edge }: Thresholds, gate: PruneGate): boolean {
   const ubRaw = suffix.maxSum[i]! * suffix.terms[i]! * (1 + SLACK);
-  // The partial sum over the runs seen so far, times the terms seen so far: a lower bound of the score.
-  const { theta, edge } = thresholds(count, sc, gate, (s) => sc.acc[s]! * popcount(sc.mask[s]!) * (1 - SLACK));
   return droppable(roundScore(ubRaw), gate.factor(suffix.masks[i]!, -1), theta, edge, gate.maxFactor);
 }
+
+/** θ and E of the seen documents (`thresholds`), from their running sums: lower bounds of their scores. */
+function lowerThresholds(count: number, sc: PruneScratch, gate: PruneGate): Thresholds {
+  const { acc, mask } = sc;
+  // The partial sum over the runs seen so far, times the terms seen so far: a lower bound of the score.
+  return thresholds(count, sc, gate, (s) => acc[s]! * popcount(mask[s]!) * (1 - SLACK));
+}
+
+/** θ and E (see {@link thresholds}). */
+interface Thresholds { theta: number; edge: number }
 
 /**
  * θ (the k-th best of `lower` over seen documents that pass the filters) and E (the pool-th best over
  * every seen document; −∞ without a pool or with fewer documents), `lower(s)` being a lower bound of
  * the unrounded score of the document in slot s.
  */
-function thresholds(count: number, sc: PruneScratch, gate: PruneGate, lower: (s: number) => number): { theta: number; edge: number } {
+function thresholds(count: number, sc: PruneScratch, gate: PruneGate, lower: (s: number) => number): Thresholds {
   const work = sc.work.subarray(0, count);
   let kept = 0;
   for (let s = 0; s < count; s++) {
@@ -269,6 +392,19 @@ function droppable(bm25: number, factor: number, theta: number, edge: number, ma
 }
 
 /**
+ * {@link droppable} for a document `d` with matched-term mask `mask` whose BM25 score is at most `bm25`,
+ * asking the gate for its factor bound only when the answer depends on it: with the largest factor of
+ * any document the rules already hold (dropped), and at or above E with `round(bm25 × maxFactor) ≥ θ`
+ * the second rule cannot hold whatever the factor (kept).
+ */
+function droppableBy(bm25: number, mask: number, d: number, gate: PruneGate, theta: number, edge: number): boolean {
+  const most = roundScore(bm25 * gate.maxFactor);
+  if (most < theta) return true;
+  if (bm25 >= edge) return false;
+  return roundScore(bm25 * gate.factor(mask, d)) < theta;
+}
+
+/**
  * `visit` for the seen documents the rules keep, with their exact score (the engine's order: groups,
  * terms in group order, fields in field order). The rules are applied to the running sums first (with
  * slack both ways), so only the documents that may be kept are scored again.
@@ -283,11 +419,11 @@ function reportSurvivors(
   visit: (id: number, raw: number, mask: number) => void,
 ): void {
   const { seen, values, acc, mask: masks } = sc;
-  const { theta, edge } = thresholds(count, sc, gate, (s) => acc[s]! * popcount(masks[s]!) * (1 - SLACK));
+  const { theta, edge } = lowerThresholds(count, sc, gate);
   for (let s = 0; s < count; s++) {
     const d = seen[s]!;
     const mask = masks[s]!;
-    if (droppable(roundScore(acc[s]! * popcount(mask) * (1 + SLACK)), gate.factor(mask, d), theta, edge, gate.maxFactor)) continue;
+    if (droppableBy(roundScore(acc[s]! * popcount(mask) * (1 + SLACK)), mask, d, gate, theta, edge)) continue;
     const base = s * width;
     let raw = 0;
     let terms = 0;

@@ -147,6 +147,8 @@ interface DocTable {
   content?: Int32Array;
   /** Content class ids by `sha256 file-name`. */
   contentIds?: Map<string, number>;
+  /** Title then aliases by content class, filled on first use ({@link namesOfNote}). */
+  classNames?: Map<number, readonly string[]>;
 }
 
 const states = new WeakMap<VaultIndex, SearchState>();
@@ -330,9 +332,10 @@ function pathUnderPrefix(path: string, prefix: string): boolean {
  *
  * Cost: one pass over the postings of the query's terms (typed arrays) with exact top-k pruning
  * (src/search/maxscore.ts: (term, field) runs that cannot lift an unseen chunk into the top k are only
- * checked for chunks already seen, and chunks that cannot be a result are never re-ranked; not with a
- * stem weight above 0), then a k-sized heap; only the k returned chunks are materialised. The results
- * are those of scoring every matching chunk ({@link exhaustiveSearch}), byte for byte.
+ * searched for the chunks already seen that can still matter, and chunks that cannot be a result are
+ * never re-ranked; not with a stem weight above 0), then a k-sized heap; only the k returned chunks are
+ * materialised. Names and phrase evidence are read once per content class (copies of a note share
+ * them). The results are those of scoring every matching chunk ({@link exhaustiveSearch}), byte for byte.
  *
  * @returns at most `k` hits, score descending, then path, then chunk_index (code-unit order).
  * @throws LoretraceError `bad_option` (exit 2) when `k` is not an integer ≥ 1.
@@ -478,9 +481,11 @@ function phraseRanked(
   prune: boolean,
 ): Ranked[] {
   // The pool is the first PHRASE_CANDIDATES of all exact hits, filtered or not, so a hit's score does not
-  // depend on the filters (a proxy confined to some notes scores them as the CLI does). `poolEdge` keeps
-  // the best PHRASE_CANDIDATES (score, ordinal) pairs of all hits; only filtered hits become candidates.
-  const poolEdge = new TopK(PHRASE_CANDIDATES);
+  // depend on the filters (a proxy confined to some notes scores them as the CLI does). `hitScores` and
+  // `hitOrds` hold the (score, ordinal) pairs of all hits, whose PHRASE_CANDIDATES-th best is the pool's
+  // edge (one selection after the pass); only filtered hits become candidates.
+  const hitScores: number[] = [];
+  const hitOrds: number[] = [];
   const ids: number[] = [];
   const scores: number[] = [];
   const masks: number[] = [];
@@ -491,7 +496,7 @@ function phraseRanked(
   const terms = [...content, ...common];
   const scoreOnly = new Set(common);
   const bound = phraseBound(phrase, terms);
-  const { notes: entities, names: entityNames } = entityNotes(index, st, table, engine, content, query);
+  const { notes: entities, names: entityNames } = entityNotes(index, st, table, engine, content, query, prune);
   const named = namedSpans(query, n, entityNames);
   const priorOf = (id: number) => (entities.has(table.note[id]!) ? ENTITY_PRIOR : 1);
   const maxFactor = phraseFactor(n, n) * NAME_MATCH_FACTOR * (entities.size > 0 ? ENTITY_PRIOR : 1);
@@ -502,7 +507,8 @@ function phraseRanked(
       stemOnly(id, score, ord); // not an exact hit: neither in the pool nor a candidate
       return;
     }
-    if (poolEdge.accepts(score, ord)) poolEdge.push(id, score, ord);
+    hitScores.push(score);
+    hitOrds.push(ord);
     if (filter(id)) {
       ids.push(id);
       scores.push(score);
@@ -512,7 +518,7 @@ function phraseRanked(
   // Pruning covers the exact fields only; with the stemmed field every document is scored.
   if (prune && stemWeight === 0) engine.exactPruned(terms, factorGate(table, k, filter, phrase, query, bound, entities, maxFactor), visit, scoreOnly);
   else engine.exact(terms, visit, stemWeight, scoreOnly);
-  const edge = poolEdge.full() ? poolEdge.min() : null;
+  const edge = kthBest(hitScores, hitOrds, PHRASE_CANDIDATES);
   const inPool = (score: number, ord: number) => edge === null || score > edge.score || (score === edge.score && ord <= edge.ord);
   const order = new CandidateHeap(ids, scores, table.ord);
   const heap = new TopK(k);
@@ -551,17 +557,18 @@ function phraseRanked(
     const score = round(bm25 * factor);
     if (heap.accepts(score, ord)) heap.push(id, score, ord);
   }
-  const lookups = query.length === n ? namedNotes(index, st, table, entities, phrase) : [];
+  const lookups = query.length === n ? namedNotes(index, st, table, entities, phrase, prune) : [];
   return introductionFirst(heap.sorted(), lookups, table, engine);
 }
 
 /**
  * The notes (doc-table indices, ascending) among `entities` one of whose names (title or an alias) is the
- * whole query phrase — a lookup by name of that note.
+ * whole query phrase — a lookup by name of that note. `memo`: names read once per content class
+ * ({@link namesOfNote}), else each note's own.
  */
-function namedNotes(index: VaultIndex, st: SearchState, table: DocTable, entities: ReadonlySet<number>, phrase: readonly string[]): number[] {
+function namedNotes(index: VaultIndex, st: SearchState, table: DocTable, entities: ReadonlySet<number>, phrase: readonly string[], memo: boolean): number[] {
   const out: number[] = [];
-  for (const i of entities) if (phraseIsName(phrase, noteNames(index, st, table.meta.meta.notes[i]![0]))) out.push(i);
+  for (const i of entities) if (phraseIsName(phrase, memo ? namesOfNote(index, st, table, i) : noteNames(index, st, table.meta.meta.notes[i]![0]))) out.push(i);
   return out.sort((a, b) => a - b);
 }
 
@@ -707,7 +714,8 @@ const NAME_FIELDS = [0, 1];
  * phrase: all of the name's terms, consecutive and in order, among the query's terms (`query`: all of
  * them, stop words and repeats kept), and those names' terms (for `namedSpans`). Candidates are the notes
  * with a BM25 term of the query in their title or aliases field (a name made only of stop words is never
- * an entity); only their names are read.
+ * an entity); only their names are read. With `memo` (the pruned search) names are read and checked once
+ * per content class ({@link namesOfNote}); without it (the exhaustive reference) each note's own.
  */
 function entityNotes(
   index: VaultIndex,
@@ -716,6 +724,7 @@ function entityNotes(
   engine: ShardedEngine,
   terms: readonly string[],
   query: readonly string[],
+  memo: boolean,
 ): { notes: Set<number>; names: string[][] } {
   const candidates = new Set<number>();
   engine.fieldDocs(terms, NAME_FIELDS, (id) => {
@@ -725,14 +734,22 @@ function entityNotes(
   const out = { notes: new Set<number>(), names: [] as string[][] };
   if (candidates.size === 0) return out;
   const positions = termPositions(query);
+  // The names of a note that occur in the query, per content class: the copies of a note (same bytes and
+  // file name) have the same names, so at ×1000 one check stands for a thousand notes.
+  const byClass = new Map<number, string[][]>();
   for (const i of candidates) {
-    const [path] = table.meta.meta.notes[i]!;
-    for (const name of noteNames(index, st, path)) {
-      const nt = nameTerms(name);
-      if (!occursAsPhrase(nt, query, positions)) continue;
-      out.notes.add(i);
-      out.names.push(nt);
+    const cls = memo ? contentClass(st, table, i) : -1;
+    let found = cls >= 0 ? byClass.get(cls) : undefined;
+    if (!found) {
+      found = [];
+      for (const name of memo ? namesOfNote(index, st, table, i) : noteNames(index, st, table.meta.meta.notes[i]![0])) {
+        const nt = nameTerms(name);
+        if (occursAsPhrase(nt, query, positions)) found.push(nt);
+      }
+      if (cls >= 0) byClass.set(cls, found);
     }
+    if (found.length > 0) out.notes.add(i);
+    for (const nt of found) out.names.push(nt);
   }
   return out;
 }
@@ -761,6 +778,20 @@ function phraseBound(phrase: readonly string[], terms: readonly string[]): (mask
     memo.set(mask, best);
     return best;
   };
+}
+
+/**
+ * Title and aliases of note `note` of the doc table: read once per content class ({@link contentClass}: a
+ * note's names are a function of its bytes and file name), so the thousand copies of a note cost one read
+ * of its record; a note without a class is read on its own ({@link noteNames}).
+ */
+function namesOfNote(index: VaultIndex, st: SearchState, table: DocTable, note: number): readonly string[] {
+  const cls = contentClass(st, table, note);
+  if (cls < 0) return noteNames(index, st, table.meta.meta.notes[note]![0]);
+  const cache = (table.classNames ??= new Map());
+  let names = cache.get(cls);
+  if (!names) cache.set(cls, (names = noteNames(index, st, table.meta.meta.notes[note]![0])));
+  return names;
 }
 
 /** Title and aliases of the note at `path` (for the phrase check of its first chunk). */
@@ -832,6 +863,44 @@ function siftDown<T>(h: { [i: number]: T }, size: number, i: number, above: (a: 
 
 interface Ranked { id: number; score: number; ord: number }
 
+/**
+ * The `k`-th best of the pairs `(scores[i], ords[i])` in rank order (score descending, then ordinal
+ * ascending; ordinals are distinct, so the order is total), or null when there are fewer than `k`.
+ * Quickselect (Hoare's FIND) over an index array: expected linear in the number of pairs, where keeping a
+ * k-sized heap costs a log-k sift for each of the first k pairs and each better one after them.
+ */
+function kthBest(scores: readonly number[], ords: readonly number[], k: number): { score: number; ord: number } | null {
+  const n = scores.length;
+  if (k < 1 || n < k) return null;
+  const idx = new Int32Array(n);
+  for (let i = 0; i < n; i++) idx[i] = i;
+  const before = (a: number, b: number) => scores[a]! > scores[b]! || (scores[a] === scores[b] && ords[a]! < ords[b]!);
+  let lo = 0;
+  let hi = n - 1;
+  const target = k - 1;
+  while (lo < hi) {
+    const pivot = idx[(lo + hi) >>> 1]!;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (before(idx[i]!, pivot)) i++;
+      while (before(pivot, idx[j]!)) j--;
+      if (i <= j) {
+        const t = idx[i]!;
+        idx[i] = idx[j]!;
+        idx[j] = t;
+        i++;
+        j--;
+      }
+    }
+    if (target <= j) hi = j;
+    else if (target >= i) lo = i;
+    else break;
+  }
+  const at = idx[target]!;
+  return { score: scores[at]!, ord: ords[at]! };
+}
+
 function order(hits: { id: number; score: number }[], table: DocTable): Ranked[] {
   return hits
     .map((h) => ({ id: h.id, score: round(h.score), ord: table.ord[h.id]! }))
@@ -875,16 +944,6 @@ class TopK {
 
   sorted(): Ranked[] {
     return [...this.items].sort((a, b) => b.score - a.score || a.ord - b.ord);
-  }
-
-  /** Whether the heap holds k items. */
-  full(): boolean {
-    return this.items.length >= this.k;
-  }
-
-  /** The worst item kept (the k-th best when full). */
-  min(): Ranked {
-    return this.items[0]!;
   }
 }
 
