@@ -6,15 +6,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FIXTURE_VAULT, REPO } from './helpers/shared.js';
+import { AETHERIA, FIXTURE_VAULT, GHOSTLIGHT, REPO, hasShared } from './helpers/shared.js';
 import { indexVault } from '../src/indexer/build.js';
 import { resolveRef } from '../src/refs/ref.js';
 import {
   DEV_PERCENT,
   FAMILIES,
+  fnv1a,
   EVAL_RESULTS_VERSION,
   judge,
   noteSections,
@@ -77,12 +78,22 @@ describe('walkFigures', () => {
 
 describe('splitOf', () => {
   it('depends on the id and the seed only', () => {
-    expect(splitOf('section:x.md#A@L3', 16)).toBe(splitOf('section:x.md#A@L3', 16));
+    // FNV-1a 32-bit reference vectors (the FNV authors' test suite), then the rule itself: hash of `seed:id`.
+    expect([fnv1a(''), fnv1a('a'), fnv1a('foobar')]).toEqual([0x811c9dc5, 0xe40c292c, 0xbf9cf968]);
+    expect(splitOf('section:x.md#A@L3', 16)).toBe(fnv1a('16:section:x.md#A@L3') % 100 < DEV_PERCENT ? 'dev' : 'held_out');
     const ids = Array.from({ length: 1000 }, (_, i) => `q${i}`);
     const dev = ids.filter((id) => splitOf(id, 16) === 'dev').length;
     expect(dev).toBeGreaterThan(DEV_PERCENT * 10 - 60);
     expect(dev).toBeLessThan(DEV_PERCENT * 10 + 60);
     expect(ids.filter((id) => splitOf(id, 16) !== splitOf(id, 17)).length).toBeGreaterThan(0);
+  });
+
+  it('puts every committed query where its id puts it, so a case added later moves no existing one', async () => {
+    for (const vault of ['fixture', 'aetheria']) {
+      const set = JSON.parse(await readFile(join(REPO, 'eval', 'sets', `${vault}.json`), 'utf8')) as { seed: number; queries: { id: string; split: string }[] };
+      const moved = set.queries.filter((q) => q.split !== splitOf(q.id, set.seed)).map((q) => q.id);
+      expect({ vault, moved }).toEqual({ vault, moved: [] });
+    }
   });
 });
 
@@ -169,6 +180,15 @@ describe('npm run eval on lore-fixtures', () => {
     expect([check.stdout, check.stderr]).toEqual([`eval --check: ${join(out, 'a')} is current (3 files identical to this run: fixture)\n`, '']);
   });
 
+  it('--check exits 1 when a file in --out differs from the run, even by one byte', async () => {
+    const file = join(out, 'b', 'results', 'fixture.md');
+    await writeFile(file, (await readFile(file, 'utf8')) + ' ');
+    const stale = run(join(out, 'b'), '--check');
+    expect(stale.status).toBe(1);
+    expect(stale.stdout).toBe('');
+    expect(stale.stderr).toBe(`eval --check: 1 of 3 files differ from this run (listed above without --quiet); run it without --check to rewrite ${join(out, 'b')}\n`);
+  });
+
   it('reports every family, part and ranker, and traversal recall and precision per case', async () => {
     const results = JSON.parse(await readFile(join(out, 'a', 'results', 'fixture.json'), 'utf8'));
     expect(results.schema_version).toBe(EVAL_RESULTS_VERSION);
@@ -193,4 +213,43 @@ describe('npm run eval on lore-fixtures', () => {
     const walked = new Set([...brinefall.consulted, ...brinefall.followed]);
     expect(brinefall.recall).toBe(Math.round((brinefall.cited.filter((p: string) => walked.has(p)).length / brinefall.cited.length) * 1e4) / 1e4);
   });
+});
+
+/**
+ * The committed eval/results and eval/sets against a fresh run of this build (dist/: run `npm run build`
+ * first). `--check` compares the run with the files under `--out`, and the run reads its "before" from
+ * `<out>/baseline/<vault>.json`, so the run writes to a temporary folder holding a copy of the committed
+ * baseline, and each file is compared byte for byte with the committed one — a stale committed figure fails
+ * here, with the difference shown.
+ */
+async function committedEvalDiffers(vault: 'fixture' | 'aetheria'): Promise<void> {
+  const out = await mkdtemp(join(tmpdir(), `loretrace-eval-committed-${vault}-`));
+  try {
+    await mkdir(join(out, 'baseline'));
+    const baseline = join(REPO, 'eval', 'baseline', `${vault}.json`);
+    if (existsSync(baseline)) await copyFile(baseline, join(out, 'baseline', `${vault}.json`));
+    const r = spawnSync(process.execPath, ['scripts/eval.mjs', '--vault', vault, '--out', out, '--quiet'], { cwd: REPO, encoding: 'utf8', timeout: 280_000 });
+    expect([r.status, r.stderr]).toEqual([0, '']);
+    for (const f of [`results/${vault}.json`, `results/${vault}.md`, `sets/${vault}.json`]) {
+      expect({ file: `eval/${f}`, text: await readFile(join(out, f), 'utf8') }).toEqual({ file: `eval/${f}`, text: await readFile(join(REPO, 'eval', f), 'utf8') });
+    }
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+}
+
+describe('the committed eval results are current', () => {
+  it('eval/results/fixture.* and eval/sets/fixture.json are what this build writes', async () => {
+    await committedEvalDiffers('fixture');
+  }, 120_000);
+
+  it.skipIf(!hasShared)(
+    hasShared
+      ? 'eval/results/aetheria.* and eval/sets/aetheria.json are what this build writes (real vault, 1–2 minutes)'
+      : `eval/results/aetheria.* is not checked: the real vault or the Ghostlight files are missing (${AETHERIA}, ${GHOSTLIGHT}; set LORETRACE_SHARED)`,
+    async () => {
+      await committedEvalDiffers('aetheria');
+    },
+    300_000,
+  );
 });

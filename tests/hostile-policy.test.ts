@@ -57,7 +57,11 @@ describe('mapLinkClassPhrase', () => {
 describe('parseStopCondition', () => {
   it('matches a 400 000-character clause of stop verbs in linear time (once a quadratic regex backtrack)', () => {
     expect(parseStopCondition('stop '.repeat(80_000))).toEqual({ form: 'unrecognised', effects: [] });
-    expect(parseStopCondition('stop '.repeat(80_000) + 'post-Elysium')).toEqual({ form: 'english', effects: [{ kind: 'deny_future_era' }], patterns: ['future_era'] });
+    expect(parseStopCondition('stop '.repeat(80_000) + 'post-Elysium')).toEqual({ form: 'english', effects: [{ kind: 'deny_future_era' }], patterns: ['future_era'], dropped: [], exceptions: [] });
+    const t0 = performance.now();
+    const many = parseStopCondition('stop after 3 notes ' + 'unless x. '.repeat(40_000));
+    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(many.form === 'english' && many.exceptions).toEqual(['unless x']);
   });
 
   it('keeps the line rule of the old regex: the verb and the keyword must share a line', () => {

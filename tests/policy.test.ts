@@ -306,6 +306,54 @@ describe('compilePolicy', () => {
     expect(compilePolicy(base({ stop_conditions: ['max_refs:4'], follow_link_classes: ['wikilink', 'factions'] }), { index, strict: true }).receipt_totals).toEqual({ enforced: 9, partially_enforced: 0, advisory: 0 });
   });
 
+  it('names what a plain-English stop condition leaves unenforced: an exception, a named topic, a restriction', () => {
+    const p = base({
+      allowed_prefixes: ['World/'],
+      stop_conditions: [
+        'stop after 12 notes unless the scene needs more',
+        "stop when a link is not relevant to Nara's labor grievances",
+        'never follow future lore about Jovian colonies only',
+      ],
+    });
+    const c = compilePolicy(p, { index });
+    expect(rows(c, 'stop_condition').map((r) => [r.pointer, r.disposition, r.rule, r.matches])).toEqual([
+      ['/stop_conditions/0', 'partially_enforced', 'pattern max_refs: max_refs:12; not enforced: "unless the scene needs more" (the rule applies in every case; loretrace does not evaluate the exception)', null],
+      ['/stop_conditions/1', 'partially_enforced', "pattern not_relevant: min_relevance:0.3; not enforced: nara, labor, grievances (relevance is measured against the walk's queries, not against these words)", null],
+      ['/stop_conditions/2', 'partially_enforced', 'pattern future_era: deny future-era prefixes World/Post-Elysium/; not enforced: jovian, colonies, only (the rule applies whatever these words say)', 3],
+    ]);
+    expect(c.budgets.max_refs).toBe(12);
+    expect(checkPath(c, 'World/Post-Elysium/Echo Minds.md')).toMatchObject({ ok: false, reason: 'future_era' });
+    expect(refusal(() => compilePolicy(p, { index, strict: true }))).toEqual({
+      code: 'strict_policy',
+      pointer: '/stop_conditions/0',
+      message: '--strict-policy refuses this policy: 3 clauses are not fully enforced: /stop_conditions/0 "stop after 12 notes unless the scene needs more" (partially_enforced); /stop_conditions/1 "stop when a link is not relevant to Nara\'s labor grievances" (partially_enforced); /stop_conditions/2 "never follow future lore about Jovian colonies only" (partially_enforced)',
+    });
+  });
+
+  it('keeps a plain-English stop condition enforced when its patterns account for every word', () => {
+    const p = base({
+      allowed_prefixes: ['World/'],
+      stop_conditions: [
+        "stop when a link is not relevant to the responder's local action, institution, relationship, or material stakes",
+        'stop before post-Elysium or future-outcome lore unless the packet explicitly requests it',
+        'stop after 4 notes',
+        'no more than 3 excerpts',
+      ],
+    });
+    const c = compilePolicy(p, { index, strict: true });
+    expect(rows(c, 'stop_condition').map((r) => [r.disposition, r.rule])).toEqual([
+      ['enforced', 'pattern not_relevant: min_relevance:0.3'],
+      ['enforced', 'pattern future_era: deny future-era prefixes World/Post-Elysium/'],
+      ['enforced', 'pattern max_refs: max_refs:4'],
+      ['enforced', 'pattern max_chunks: max_chunks:3'],
+    ]);
+    // Only the exception the future-era rule implements (an allowed prefix inside the era) is accounted for.
+    const other = compilePolicy(base({ allowed_prefixes: ['World/'], stop_conditions: ['stop before post-Elysium lore except when the scene asks for it'] }), { index });
+    expect(rows(other, 'stop_condition').map((r) => [r.disposition, r.rule])).toEqual([
+      ['partially_enforced', 'pattern future_era: deny future-era prefixes World/Post-Elysium/; not enforced: "except when the scene asks for it" (the rule applies in every case; loretrace does not evaluate the exception)'],
+    ]);
+  });
+
   it('turns allowed_scope entries into start points, advisory when not a usable note', () => {
     const c = compilePolicy(base(), {
       index,
@@ -354,6 +402,17 @@ describe('parseStopCondition', () => {
     const p = parseStopCondition(clause);
     expect(p.form).toBe('english');
     expect(p.form === 'english' && p.patterns).toEqual(patterns);
+    expect(p.form === 'english' && [p.dropped, p.exceptions]).toEqual([[], []]);
+  });
+
+  it.each([
+    ['stop after 12 notes unless the scene needs more', [], ['unless the scene needs more']],
+    ["stop when a link is not relevant to Nara's labor grievances", ['nara', 'labor', 'grievances'], []],
+    ['never follow future lore about Jovian colonies only', ['jovian', 'colonies', 'only'], []],
+    ['stop before hidden harbor lore except the berth logs; at most 5 notes', ['harbor'], ['except the berth logs']],
+  ])('names the words and exceptions of %j its patterns do not account for', (clause, dropped, exceptions) => {
+    const p = parseStopCondition(clause);
+    expect(p.form === 'english' && { dropped: p.dropped, exceptions: p.exceptions }).toEqual({ dropped, exceptions });
   });
 
   it('leaves the answer-shaping clause unrecognised', () => {

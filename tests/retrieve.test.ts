@@ -411,6 +411,23 @@ describe('loretrace retrieve', () => {
     expect(text).toBe(JSON.stringify(coordinator.packet, null, 2) + '\n');
   });
 
+  it('exits 1 under --strict-policy on plain-English stop conditions it enforces only in part, and writes nothing', async () => {
+    const file = join(tmp, 'partial-stops.policy.json');
+    writeFileSync(file, JSON.stringify({
+      ...policy,
+      stop_conditions: ['stop after 12 notes unless the scene needs more', "stop when a link is not relevant to Nara's labor grievances", 'never follow future lore about Jovian colonies only'],
+    }));
+    const out = join(tmp, 'partial-stops', 'packet.json');
+    const r = await run(['retrieve', '--lore', FIXTURE_VAULT, '--packet', DRAFT_FILE, '--projected-context', CONTEXT_FILE, '--policy', file, '--out', out, '--strict-policy']);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('--strict-policy refuses this policy: 3 clauses are not fully enforced: ' +
+      '/stop_conditions/0 "stop after 12 notes unless the scene needs more" (partially_enforced); ' +
+      '/stop_conditions/1 "stop when a link is not relevant to Nara\'s labor grievances" (partially_enforced); ' +
+      '/stop_conditions/2 "never follow future lore about Jovian colonies only" (partially_enforced)');
+    expect(r.err).toMatch(/\[strict_policy\]\n$/);
+    expect(existsSync(out)).toBe(false);
+  });
+
   it('exits 2 on an unknown lane and writes nothing', async () => {
     const out = join(tmp, 'lane', 'packet.json');
     const r = await run([...base(out), '--lane', 'packet_only']);

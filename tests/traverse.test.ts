@@ -518,6 +518,39 @@ describe('loretrace traverse (CLI)', () => {
     expect(r).toEqual({ code: 2, out: '', err: `loretrace: ${bad} is not JSON: unexpected end of input at line 1, column 24 [bad_json]\n` });
   });
 
+  it('names, and refuses under --strict-policy, what plain-English stop conditions leave unenforced', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'loretrace-d-'));
+    const file = join(dir, 'partial-stops.policy.json');
+    writeFileSync(file, JSON.stringify({
+      max_link_depth: 2,
+      allowed_prefixes: ['FixtureLore:World/'],
+      required_seed_refs: ['FixtureLore:World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md'],
+      follow_link_classes: ['wikilink'],
+      stop_conditions: ['stop after 12 notes unless the scene needs more', "stop when a link is not relevant to Nara's labor grievances", 'never follow future lore about Jovian colonies only'],
+    }));
+    const receipt = await cli(['traverse', '--lore', 'FixtureLore', '--policy', file, '--receipt-only', '--json']);
+    expect(receipt.code).toBe(0);
+    const doc = JSON.parse(receipt.out) as { totals: unknown; rows: { kind: string; disposition: string; rule: string }[] };
+    // depth, prefix, seed, wikilink, the author-only Brinefall Truth note and the future-era prefix are enforced.
+    expect(doc.totals).toEqual({ enforced: 6, partially_enforced: 3, advisory: 0 });
+    expect(doc.rows.filter((r) => r.kind === 'stop_condition').map((r) => [r.disposition, r.rule.slice(r.rule.indexOf('not enforced: '))])).toEqual([
+      ['partially_enforced', 'not enforced: "unless the scene needs more" (the rule applies in every case; loretrace does not evaluate the exception)'],
+      ['partially_enforced', "not enforced: nara, labor, grievances (relevance is measured against the walk's queries, not against these words)"],
+      ['partially_enforced', 'not enforced: jovian, colonies, only (the rule applies whatever these words say)'],
+    ]);
+    const r = await cli(['traverse', '--lore', 'FixtureLore', '--policy', file, '--strict-policy']);
+    expect(r).toEqual({
+      code: 1,
+      out: '',
+      err: 'loretrace: --strict-policy refuses this policy: 3 clauses are not fully enforced: ' +
+        '/stop_conditions/0 "stop after 12 notes unless the scene needs more" (partially_enforced); ' +
+        '/stop_conditions/1 "stop when a link is not relevant to Nara\'s labor grievances" (partially_enforced); ' +
+        '/stop_conditions/2 "never follow future lore about Jovian colonies only" (partially_enforced) ' +
+        `(${file}, pointer /stop_conditions/0) [strict_policy]\n`,
+    });
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('exits 1 under --strict-policy when a clause is advisory or partially enforced', async () => {
     const r = await cli(['traverse', '--lore', 'FixtureLore', '--policy', 'policies/world-blackout.policy.json', '--strict-policy']);
     expect(r.code).toBe(1);

@@ -10,6 +10,10 @@
  *   the lore digest of a `corpus-coverage.json` entry whose flashpoint is a note (the digest summarises
  *   that flashpoint's lore; the whole note is the target). Identical
  *   (text, targets) pairs of several turns count once.
+ * - Requirement-text pairs: every `context.runtime_retrieval_requirements[i]` of a projected context
+ *   (`<scene>.projected-context.json`, what `retrieve` queries) whose `prompt_role` is `source_excerpt`,
+ *   when the same scene's packet (`<scene>.packet.json`) cites vault lines in its source_excerpts: the
+ *   `compact_fact` is the query, the lines those excerpts cite (resolved as above) are the targets.
  * - Traversal cases: (1) each packet with a `traversal_policy`: a walk from its `required_seed_refs`
  *   only (not its `allowed_scope`, which lists the answer), with the scene's own queries (the observed
  *   event and the excerpts that are not lore), scored against the notes the author put in
@@ -110,32 +114,69 @@ export async function ghostlightRequirementPairs(api, index, ghostlight, seed) {
   const texts = new Map();
   const skipped = [];
   const seen = new Set();
+  /** Vault lines one excerpt cites ([] when it cites none). */
+  const excerptTargets = (e) => {
+    let targets = e.source_ref.split(';').map((s) => resolveCited(api, index, s.trim())).filter(Boolean);
+    if (targets.length === 0 && typeof e.ref_id === 'string') {
+      const note = byName(e.ref_id.replace(/-/g, ' '));
+      if (note && slugOf(note.title) === e.ref_id) targets = [{ path: note.path, line_start: 1, line_end: note.line_count }];
+    }
+    if (targets.length === 0) {
+      const note = digests.get(e.source_ref.trim());
+      if (note) targets = [{ path: note.path, line_start: 1, line_end: note.line_count }];
+    }
+    return targets;
+  };
+  /** Each packet's cited lines, by the packet file's scene stem (`<stem>.packet.json`). */
+  const citedByScene = new Map();
+  const add = (text, targets, file, pointer) => {
+    const key = JSON.stringify([text, targets]);
+    if (seen.has(key)) return;
+    seen.add(key);
+    const id = `requirement:${file}#${pointer}`;
+    texts.set(id, text);
+    queries.push({ id, family: 'requirement', split: splitOf(id, seed), query: null, query_source: { file: `ghostlight/${file}`, pointer }, targets });
+  };
   for (const file of await jsonFiles(join(ghostlight, 'packets'))) {
     const packet = await readJson(join(ghostlight, 'packets', file));
     const excerpts = packet?.visible_context?.source_excerpts ?? [];
+    const cited = [];
     excerpts.forEach((e, i) => {
       const source = `ghostlight/packets/${file}`;
       const pointer = `/visible_context/source_excerpts/${i}/text`;
       if (typeof e?.text !== 'string' || typeof e?.source_ref !== 'string') return;
-      let targets = e.source_ref.split(';').map((s) => resolveCited(api, index, s.trim())).filter(Boolean);
-      if (targets.length === 0 && typeof e.ref_id === 'string') {
-        const note = byName(e.ref_id.replace(/-/g, ' '));
-        if (note && slugOf(note.title) === e.ref_id) targets = [{ path: note.path, line_start: 1, line_end: note.line_count }];
-      }
-      if (targets.length === 0) {
-        const note = digests.get(e.source_ref.trim());
-        if (note) targets = [{ path: note.path, line_start: 1, line_end: note.line_count }];
-      }
+      const targets = excerptTargets(e);
       if (targets.length === 0) {
         skipped.push({ source: `${source}#${pointer}`, reason: 'source_ref names no note of the vault' });
         return;
       }
+      for (const t of targets) if (!cited.some((c) => JSON.stringify(c) === JSON.stringify(t))) cited.push(t);
+      // The set's ids and file names keep the form they had before projected contexts were read: the
+      // split is a function of the id, so an existing case never moves between dev and held-out.
       const key = JSON.stringify([e.text, targets]);
       if (seen.has(key)) return;
       seen.add(key);
       const id = `requirement:${file}#${pointer}`;
       texts.set(id, e.text);
       queries.push({ id, family: 'requirement', split: splitOf(id, seed), query: null, query_source: { file: source, pointer }, targets });
+    });
+    if (file.endsWith('.packet.json') && cited.length > 0) citedByScene.set(file.slice(0, -'.packet.json'.length), cited);
+  }
+  // What `retrieve` really queries: each projected context's runtime requirements. A requirement the
+  // scene serves with a source excerpt (`prompt_role` `source_excerpt`) is paired with the vault lines the
+  // same scene's packet cites in its excerpts; its compact_fact is the query. A setting constraint is
+  // scene-local (it cites a scene digest, not lore) and is listed as not used.
+  for (const file of await jsonFiles(join(ghostlight, 'projected-contexts'))) {
+    const stem = file.endsWith('.projected-context.json') ? file.slice(0, -'.projected-context.json'.length) : null;
+    const cited = stem ? citedByScene.get(stem) : undefined;
+    const reqs = (await readJson(join(ghostlight, 'projected-contexts', file)))?.context?.runtime_retrieval_requirements ?? [];
+    reqs.forEach((r, i) => {
+      const pointer = `/context/runtime_retrieval_requirements/${i}/compact_fact`;
+      const where = `ghostlight/projected-contexts/${file}#${pointer}`;
+      if (typeof r?.compact_fact !== 'string') return;
+      if (!cited) skipped.push({ source: where, reason: 'the same scene\'s packet cites no note of the vault in its source_excerpts' });
+      else if (r.prompt_role !== 'source_excerpt') skipped.push({ source: where, reason: `prompt_role ${JSON.stringify(r.prompt_role ?? null)}: not served by the packet's lore excerpts` });
+      else add(r.compact_fact, cited, `projected-contexts/${file}`, pointer);
     });
   }
   return { queries, texts, skipped };

@@ -154,6 +154,10 @@ interface ParsedStop {
   effects: StopEffect[];
   patterns: string[] | null;
   form: string;
+  /** Plain English: content words no matched pattern accounts for (stop-conditions.ts `unaccountedStopWords`). */
+  dropped: string[];
+  /** Plain English: exceptions ("unless …") no matched pattern implements. */
+  exceptions: string[];
 }
 
 /** What the stop conditions compile to: budgets (and the clause each came from) and deny rules. */
@@ -200,7 +204,8 @@ interface FutureRules {
  *     outside `allowed_prefixes` or denied by a stop condition / hidden ref; `max_refs` smaller than the
  *     number of seeds. `details.pointer` names the clause (`/max_link_depth`, `/stop_conditions/2`).
  *   - `seed_not_found` (exit 1): a seed (or its fragment) is not in the index; the message names it.
- *   - `strict_policy` (exit 1): `strict` is set and the receipt has advisory rows; lists them.
+ *   - `strict_policy` (exit 1): `strict` is set and the receipt has a row short of `enforced`
+ *     (`partially_enforced` or `advisory`); lists each with its pointer and disposition.
  */
 export function compilePolicy(policy: TraversalPolicy, options: CompileOptions): CompiledPolicy {
   const ctx = compileContext(options);
@@ -422,7 +427,8 @@ export function compileStopEffects(ctx: CompileContext, stopsIn: readonly string
   stopsIn.forEach((s, i) => {
     const p = parseStopCondition(s);
     if (p.form === 'bad_token') fail(ptr('stop_conditions', i), `traversal_policy ${ptr('stop_conditions', i)} ${show(s)}: ${p.error}`, p.expected);
-    else parsed.push({ i, effects: p.effects, patterns: p.form === 'english' ? p.patterns : null, form: p.form });
+    else if (p.form === 'english') parsed.push({ i, effects: p.effects, patterns: p.patterns, form: p.form, dropped: p.dropped, exceptions: p.exceptions });
+    else parsed.push({ i, effects: p.effects, patterns: null, form: p.form, dropped: [], exceptions: [] });
   });
   const out: StopRules = {
     parsed,
@@ -1025,13 +1031,17 @@ export function compileFollowClasses(ctx: CompileContext, followIn: readonly str
  * One receipt row per stop condition, saying what each effect does in this snapshot: a budget (and
  * whether a tighter clause wins), the prefix or class it denies with its note count, the future-era
  * and hidden rules it switched on. A clause whose every effect denies nothing here (no future-era
- * folder, nothing hidden) is advisory; a clause that matches no token and no pattern is advisory.
+ * folder, nothing hidden) is advisory; a clause that matches no token and no pattern is advisory. A
+ * plain-English clause whose patterns leave content words or an exception unaccounted for
+ * (stop-conditions.ts `unaccountedStopWords`) is partially_enforced, and the rule names them:
+ * "stop after 12 notes unless the scene needs more" enforces `max_refs:12` in every case, so the rule ends
+ * `not enforced: "unless the scene needs more" (…)`.
  */
 export function stopConditionRows(ctx: CompileContext, stopsIn: readonly string[], stops: StopRules, rules: PathRules, hidden: HiddenRules, future: FutureRules): PolicyReceiptRow[] {
   const { ptr, config, indexClasses } = ctx;
   const { budgets, budgetSource } = stops;
   const rows: PolicyReceiptRow[] = [];
-  for (const { i, effects, patterns, form } of stops.parsed) {
+  for (const { i, effects, patterns, form, dropped, exceptions } of stops.parsed) {
     const clause = stopsIn[i]!;
     const pointer = ptr('stop_conditions', i);
     if (form === 'unrecognised') {
@@ -1104,7 +1114,14 @@ export function stopConditionRows(ctx: CompileContext, stopsIn: readonly string[
       }
     }
     const how = form === 'token' ? 'structured token' : `pattern ${patterns!.join(' + ')}`;
-    rows.push({ clause, kind: 'stop_condition', pointer, disposition: enforced ? 'enforced' : 'advisory', rule: `${how}: ${parts.join('; ')}`, matches });
+    const notEnforced: string[] = [];
+    if (exceptions.length > 0) notEnforced.push(`${exceptions.map((x) => JSON.stringify(x)).join(', ')} (the rule applies in every case; loretrace does not evaluate the exception)`);
+    if (dropped.length > 0) {
+      const why = patterns!.includes('not_relevant') ? 'relevance is measured against the walk\'s queries, not against these words' : 'the rule applies whatever these words say';
+      notEnforced.push(`${dropped.join(', ')} (${why})`);
+    }
+    const disposition: Disposition = !enforced ? 'advisory' : notEnforced.length > 0 ? 'partially_enforced' : 'enforced';
+    rows.push({ clause, kind: 'stop_condition', pointer, disposition, rule: `${how}: ${parts.join('; ')}${notEnforced.length ? `; not enforced: ${notEnforced.join('; ')}` : ''}`, matches });
   }
   return rows;
 }

@@ -19,6 +19,13 @@
  *
  * Anything else is **plain English**, matched case-insensitively against {@link STOP_PATTERNS}; every
  * pattern that matches contributes its rule. A clause no pattern matches is advisory.
+ *
+ * A pattern enforces only what it measures, so the rest of a matched clause is weighed too
+ * ({@link unaccountedStopWords}): each pattern declares the words it accounts for (its template, and what its
+ * enforcement measures — `not_relevant` measures relevance to the scene's own queries, so "the responder's
+ * local action or material stakes" is accounted for, "Nara's labor grievances" is not), and any content word
+ * left over, and any exception ("unless …", "except …") the pattern does not itself implement, is named in
+ * the receipt as not enforced (`partially_enforced`), as a link-class phrase's dropped qualifiers are.
  */
 
 /** What a stop condition compiles to. */
@@ -76,6 +83,13 @@ export interface StopPattern {
    */
   exec: (text: string) => RegExpExecArray | null;
   effects: (m: RegExpExecArray) => StopEffect[];
+  /**
+   * Words (lower-case, as {@link stopClauseWords} splits them) this pattern accounts for beyond the text its
+   * match covers: its template's other spellings and what its enforcement actually measures.
+   */
+  accounts: readonly string[];
+  /** An exception ("unless …") the pattern's enforcement implements, so it is not named as dropped. */
+  exception?: RegExp;
 }
 
 const STOP_VERB = String.raw`(?:stop|avoid|exclude|skip|never|no|not|don't|do not|before|without|unless)`;
@@ -109,6 +123,11 @@ export const STOP_PATTERNS: readonly StopPattern[] = Object.freeze<StopPattern[]
     regex: /\b(?:not|isn't|is not|no longer)\s+(?:relevant|related)\b|\birrelevant\b|\bunrelated\b/i,
     exec: execOf(/\b(?:not|isn't|is not|no longer)\s+(?:relevant|related)\b|\birrelevant\b|\bunrelated\b/i),
     effects: () => [{ kind: 'min_relevance', value: DEFAULT_MIN_RELEVANCE }],
+    // Relevance is measured against the walk's queries: the scene the packet shows the responder (its
+    // observed event, its source excerpts, the projected context's requirements). Words naming that scene
+    // or the responder's own situation are what it measures; a named topic is not.
+    accounts: ['relevant', 'related', 'irrelevant', 'unrelated', 'longer', 'scene', 'scenes', 'responder', 'character', 'local', 'action', 'actions', 'situation',
+      'material', 'stakes', 'institution', 'institutions', 'relationship', 'relationships', 'query', 'queries', 'requirement', 'requirements', 'context', 'turn', 'moment'],
   },
   {
     id: 'future_era',
@@ -116,6 +135,11 @@ export const STOP_PATTERNS: readonly StopPattern[] = Object.freeze<StopPattern[]
     regex: new RegExp(String.raw`\b${STOP_VERB}\b.*${FUTURE_KEYWORD_RE.source}`, 'i'),
     exec: verbThenKeyword(FUTURE_KEYWORD_RE),
     effects: () => [{ kind: 'deny_future_era' }],
+    // Every future-era prefix is denied, whatever it is about; an allowed prefix inside one is the explicit
+    // request the Ghostlight clause's exception names (docs/TRAVERSAL.md "Stop conditions").
+    accounts: ['post-elysium', 'postelysium', 'post', 'elysium', 'future', 'future-outcome', 'future-era', 'future-branch', 'future-branches', 'future-lore', 'future-event', 'future-events',
+      'outcome', 'outcomes', 'era', 'branch', 'branches', 'event', 'events'],
+    exception: /^unless\s+(?:the\s+)?(?:packet|policy)\s+(?:explicitly\s+)?(?:requests?|asks?\s+for|allows?|names?)\s+(?:it|them)$/i,
   },
   {
     id: 'hidden',
@@ -123,6 +147,10 @@ export const STOP_PATTERNS: readonly StopPattern[] = Object.freeze<StopPattern[]
     regex: new RegExp(String.raw`\b${STOP_VERB}\b.*${HIDDEN_KEYWORD_RE.source}`, 'i'),
     exec: verbThenKeyword(HIDDEN_KEYWORD_RE),
     effects: () => [{ kind: 'deny_hidden' }],
+    // Hidden lore is what the packet's hidden_context_audit, the config and the notes' own markers hide from
+    // this character; the words Ghostlight uses for what such lore holds are accounted for.
+    accounts: ['author-only', 'hidden', 'secret', 'secrets', 'spoiler', 'spoilers', 'gm-only', 'private', 'plot', 'resolution', 'resolutions',
+      'incident', 'truth', 'truths', 'twist', 'twists', 'reveal', 'reveals', 'visible', 'character', 'responder'],
   },
   {
     id: 'max_refs',
@@ -130,6 +158,7 @@ export const STOP_PATTERNS: readonly StopPattern[] = Object.freeze<StopPattern[]
     regex: /\b(?:at most|no more than|up to|after|max(?:imum)?(?: of)?)\s+([1-9][0-9]*)\s+(?:refs?|notes?|documents?|docs?|files?|pages?)\b/i,
     exec: execOf(/\b(?:at most|no more than|up to|after|max(?:imum)?(?: of)?)\s+([1-9][0-9]*)\s+(?:refs?|notes?|documents?|docs?|files?|pages?)\b/i),
     effects: (m) => [{ kind: 'max_refs', value: Number(m[1]) }],
+    accounts: ['refs', 'ref', 'notes', 'documents', 'docs', 'files', 'pages', 'consulted'],
   },
   {
     id: 'max_chunks',
@@ -137,6 +166,7 @@ export const STOP_PATTERNS: readonly StopPattern[] = Object.freeze<StopPattern[]
     regex: /\b(?:at most|no more than|up to|after|max(?:imum)?(?: of)?)\s+([1-9][0-9]*)\s+(?:excerpts?|chunks?|passages?)\b/i,
     exec: execOf(/\b(?:at most|no more than|up to|after|max(?:imum)?(?: of)?)\s+([1-9][0-9]*)\s+(?:excerpts?|chunks?|passages?)\b/i),
     effects: (m) => [{ kind: 'max_chunks', value: Number(m[1]) }],
+    accounts: ['excerpts', 'excerpt', 'chunks', 'chunk', 'passages', 'passage'],
   },
   {
     id: 'max_chars',
@@ -144,6 +174,7 @@ export const STOP_PATTERNS: readonly StopPattern[] = Object.freeze<StopPattern[]
     regex: /\b(?:at most|no more than|up to|after|max(?:imum)?(?: of)?)\s+([1-9][0-9]*)\s+(?:characters?|chars?)\b/i,
     exec: execOf(/\b(?:at most|no more than|up to|after|max(?:imum)?(?: of)?)\s+([1-9][0-9]*)\s+(?:characters?|chars?)\b/i),
     effects: (m) => [{ kind: 'max_chars', value: Number(m[1]) }],
+    accounts: ['characters', 'chars', 'excerpt', 'text'],
   },
 ]);
 
@@ -155,7 +186,7 @@ export const STOP_TOKENS = [
 /** Result of parsing one stop condition. */
 export type ParsedStopCondition =
   | { form: 'token'; effects: StopEffect[] }
-  | { form: 'english'; effects: StopEffect[]; patterns: string[] }
+  | { form: 'english'; effects: StopEffect[]; patterns: string[]; dropped: string[]; exceptions: string[] }
   | { form: 'unrecognised'; effects: [] }
   | { form: 'bad_token'; error: string; expected: string };
 
@@ -214,11 +245,13 @@ export function parseStopCondition(clause: string): ParsedStopCondition {
   }
   const effects: StopEffect[] = [];
   const patterns: string[] = [];
+  const matched: { pattern: StopPattern; match: string }[] = [];
   for (const p of STOP_PATTERNS) {
     const m = p.exec(text);
     if (m) {
       patterns.push(p.id);
       effects.push(...p.effects(m));
+      matched.push({ pattern: p, match: m[0] });
     }
   }
   if (effects.length === 0) return { form: 'unrecognised', effects: [] };
@@ -226,5 +259,72 @@ export function parseStopCondition(clause: string): ParsedStopCondition {
   if (huge) {
     return { form: 'bad_token', error: `${huge.kind} needs a whole number ≥ 1 no larger than ${Number.MAX_SAFE_INTEGER}`, expected: `${huge.kind} N with 1 ≤ N ≤ ${Number.MAX_SAFE_INTEGER}` };
   }
-  return { form: 'english', effects, patterns };
+  return { form: 'english', effects, patterns, ...unaccountedStopWords(text, matched) };
+}
+
+/**
+ * Words every stop clause may use without qualifying it: function words, the stop verbs, and words naming
+ * what a walk does or touches ("follow", "link", "lore", "note") — a rule on the walk satisfies them by
+ * construction. `only` and `more` are not here: they restrict or widen a clause.
+ */
+export const STOP_CLAUSE_WORDS: ReadonlySet<string> = new Set([
+  'a', 'an', 'the', 'and', 'or', 'nor', 'of', 'with', 'that', 'which', 'who', 'whose', 'to', 'in', 'on', 'for', 'by', 'from', 'at', 'as', 'into', 'about', 'its', 'their', 'his', 'her', 'this', 'these', 'those', 'it', 'they', 'them',
+  'is', 'are', 'be', 'been', 'being', 'was', 'were', 'isn', 'aren', 't', 'do', 'does', 'don', 'doesn', 'any', 'every', 'each', 'all', 'once', 'when', 'whenever', 'then', 'than', 'there',
+  'stop', 'stops', 'stopping', 'avoid', 'exclude', 'skip', 'never', 'no', 'not', 'before', 'without', 'after', 'at', 'most', 'up', 'max', 'maximum',
+  'follow', 'follows', 'following', 'followed', 'consult', 'consulting', 'walk', 'walking', 'read', 'reading', 'enter', 'entering', 'open', 'opening', 'visit', 'visiting',
+  'link', 'links', 'linked', 'referenced', 'target', 'targets', 'doc', 'docs', 'document', 'documents', 'note', 'notes', 'page', 'pages', 'file', 'files', 'lore', 'entry', 'entries',
+]);
+
+/** Words that open an exception to a clause: what follows them, to the end of the sentence, is a condition. */
+const EXCEPTION_RE = /\b(?:unless|except(?:ing)?|other\s+than|save\s+for|apart\s+from|but\s+not)\b[^.;!?\n\r\u2028\u2029]*/gi;
+
+/**
+ * Words of a stop clause, as the receipt names them: lower-case, NFC, possessive `'s` dropped, split on
+ * anything but letters, digits and hyphens (src/policy/synonyms.ts `phraseWords`, the link-class rule).
+ */
+export function stopClauseWords(text: string): string[] {
+  return text
+    .normalize('NFC')
+    .toLowerCase()
+    .replace(/['’]s\b/g, '')
+    .split(/[^\p{L}\p{N}-]+/u)
+    .map((w) => w.replace(/^-+|-+$/g, ''))
+    .filter((w) => w.length > 0);
+}
+
+/**
+ * What a matched plain-English clause says that its patterns do not enforce.
+ * - `exceptions`: each "unless …" / "except …" / "other than …" / "save for …" / "apart from …" / "but not …"
+ *   span (to the end of its sentence, whitespace collapsed) that no matched pattern implements (only
+ *   `future_era`'s "unless the packet explicitly requests it" is implemented, by allowed prefixes inside
+ *   a future-era folder); a walk rule applies in every case, so such an exception is never enforced.
+ * - `dropped`: every other word, in clause order and once, that is not a {@link STOP_CLAUSE_WORDS} word,
+ *   not inside a matched pattern's match, not a number, and not in a matched pattern's `accounts`.
+ * Linear in the clause length. Both lists empty ⇒ the clause is enforced as far as its patterns are.
+ */
+export function unaccountedStopWords(text: string, matched: readonly { pattern: StopPattern; match: string }[]): { dropped: string[]; exceptions: string[] } {
+  const exceptions: string[] = [];
+  const kept: string[] = [];
+  let at = 0;
+  for (const m of text.matchAll(EXCEPTION_RE)) {
+    const span = m[0].replace(/\s+/g, ' ').trim().replace(/[,\s]+$/, '');
+    kept.push(text.slice(at, m.index));
+    at = m.index + m[0].length;
+    if (!matched.some(({ pattern }) => pattern.exception?.test(span))) exceptions.push(span.length > 100 ? span.slice(0, 99) + '…' : span);
+  }
+  kept.push(text.slice(at));
+  const rest = kept.join(' ');
+  const accounted = new Set<string>(STOP_CLAUSE_WORDS);
+  for (const { pattern, match } of matched) {
+    for (const w of pattern.accounts) accounted.add(w);
+    for (const w of stopClauseWords(match)) accounted.add(w);
+  }
+  const dropped: string[] = [];
+  const seen = new Set<string>();
+  for (const w of stopClauseWords(rest)) {
+    if (seen.has(w)) continue;
+    seen.add(w);
+    if (!accounted.has(w) && !/^[0-9]+$/.test(w)) dropped.push(w);
+  }
+  return { dropped, exceptions: [...new Set(exceptions)] };
 }
