@@ -642,7 +642,7 @@ function draftLoreRequirements(ctx: BuildContext): DraftLoreRequirement[] {
  * for its paraphrase in the packet: the verified excerpts of its cited refs the budget kept (ref_id, ref,
  * lines), or that none does (its refs were refused, supported nothing, or their excerpts were cut) — and
  * then that its prompt lines stay verbatim. Returns the draft lore excerpts a verified excerpt in the packet
- * stands in for: only their prompt bullets may go (seed 001, "retrieval can make a packet worse": a draft
+ * stands in for: only their prompt bullets may go (seed 001: retrieval can make a packet worse; a draft
  * line is deleted only when loretrace replaced its excerpt by a verified one; a paraphrase with no stand-in
  * is still the author's statement of the scene's lore, so its lines stay although the excerpt object,
  * which would need a runner_captured receipt, leaves `source_excerpts`).

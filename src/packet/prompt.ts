@@ -675,8 +675,8 @@ function sentencesOf(text: string): string[] {
  * heading first, as {@link researchSectionLines} reads them; `fields`: the built packet's
  * `output_contract.required_fields`). In this lane the responder has no repository access and does not
  * research, but still reads retrieved lore (the packet's excerpts). The only draft lines changed are those
- * that contradict the lane (seed 001: "a draft line that contradicts the lane is rewritten and listed — the
- * only kind of draft line the builder may change"), each listed in `changes` with its reason:
+ * that contradict the lane (promise 2, never deleting the character's own prompt lines; seed 001: retrieval
+ * can make a packet worse), each listed in `changes` with its reason:
  * - the heading becomes {@link LORE_USE_HEADING} (the section is no longer a research order);
  * - a line (with the two-space lines that continue it) is tested sentence by sentence with
  *   {@link coordinatorLaneContradiction}; a single line keeps its list marker and its other sentences
