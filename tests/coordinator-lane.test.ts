@@ -150,6 +150,12 @@ describe('repositoryAccessDenials', () => {
       ['You act without repo access.', `You act with ${granted}.`],
       ['You have no conversation context, no repository access, and no hidden author context.', `You have no conversation context, ${granted}, and no hidden author context.`],
       ['Stay in voice; you are unable to consult the lore notes.', `Stay in voice; you have ${granted}.`],
+      // Seed 001's own packet_only wording, a look-up with words between, and a verbless "no lookups".
+      ['Do not search the lore archive.', `You have ${granted}.`],
+      ['You may not look anything up in the lore.', `You have ${granted}.`],
+      ['Answer only from this packet; no lookups.', `Answer only from this packet; you have ${granted}.`],
+      ['- No searches.', `- You have ${granted}.`],
+      ['Never look it up in the vault.', `You have ${granted}.`],
     ];
     for (const [from, to] of cases) {
       expect(repositoryAccessDenials(from)).toHaveLength(1);
@@ -168,6 +174,16 @@ describe('repositoryAccessDenials', () => {
       "You cannot read Mara's lore.",
       'Do not use research to learn hidden character state, author-only answers or future branches.',
       'Your only lore access is the loretrace search proxy.',
+      'Do not invent lore.',
+      'Do not look away from Mara.',
+      'You keep no repository of grievances.',
+      'Do not look up at the gantry.',
+      'You cannot read the files on her desk.',
+      'Do not search the body.',
+      'You may not look him in the eye.',
+      'Do not read lore into her silence.',
+      'No searches of the hold without a warrant.',
+      'The lore of the Navigators says no one searches alone.',
     ]) {
       expect(repositoryAccessDenials(line)).toEqual([]);
       expect(reconcileLaneLines(line, lane)).toEqual({ prompt: line, rewritten: [] });
@@ -228,98 +244,183 @@ function shownAsRead(text: string): string {
   );
 }
 
-/** The quoted lines a finding lists (`"…"` JSON strings; for rewrites, the old line before `→`). */
+/**
+ * The draft lines a finding lists as changed: for `prompt_lines_replaced` every quoted line; for
+ * `prompt_lines_rewritten` and `prompt_research_section_rewritten` the old line of each `"old" → …` pair.
+ */
 function listedLines(result: BuildPacketResult, code: string): string[] {
   const f = result.findings.find((x) => x.code === code);
   if (!f) return [];
   const out: string[] = [];
   for (const m of f.message.matchAll(/"(?:[^"\\]|\\.)*"( →)?/g)) {
-    if (code !== 'prompt_lines_rewritten' || m[1]) out.push(JSON.parse(m[0].replace(/ →$/, '')) as string);
+    if (code === 'prompt_lines_replaced' || m[1]) out.push(JSON.parse(m[0].replace(/ →$/, '')) as string);
   }
   return out;
 }
 
+/** The scene a real draft belongs to (`pallas-training-loop-v0.turn-01.nara-7.packet.json` → `pallas-training-loop-v0`). */
+const sceneOf = (name: string): string => name.split('.turn-')[0] as string;
+
+/** The vault notes a draft excerpt's source_ref cites (`A.md#Heading; agents.x` → [`AetheriaLore:…/A.md`]). */
+const citedNotes = (sourceRef: string): string[] =>
+  sourceRef
+    .split(';')
+    .map((r) => r.trim())
+    .filter((r) => r.startsWith('AetheriaLore:'))
+    .map((r) => r.split('#')[0] as string);
+
+/**
+ * What a draft line that contradicts a retrieval lane looks like, written here independently of
+ * src/packet/prompt.ts: the draft's packet id line, a key list, a denial of repository access, the research
+ * heading, or an order to look lore up (inspect, consult, follow links).
+ */
+const LANE_LINE = /^Packet id:|\bexact keys\b|^Required fields:|\bno repository access\b|^## Required Lore Research$|\b(?:inspect|consult)\b|\bfollow relevant (?:wiki)?links\b/i;
+
 describe.skipIf(!hasShared)(`every real Ghostlight draft keeps its prompt lines (${hasShared ? 'shared data present' : sharedNotice})`, () => {
   let tmp: string;
   let index: VaultIndex;
-  const policy = readJson<TraversalPolicy>(join(FIXTURES, 'policies', 'pallas-strikes.policy.json'));
   const packetSchema = new Ajv2020({ allErrors: true, strict: false }).compile(readJson<object>(join(GHOSTLIGHT, 'schemas', 'responder-packet.schema.json')));
+  // Builds by `<draft> <lane>` at the default budget and `<draft> coordinator_scoped_retrieval tight` at max_chunks:2.
   const built = new Map<string, BuildPacketResult>();
+  const TIGHT = 'max_chunks:2';
+  /**
+   * The draft as built, and the policy it is built with: the draft's own traversal policy when it has one
+   * (Sella), else its scene's (lore-fixtures/policies/ghostlight/<scene>.policy.json); with `tight`, the
+   * policy's stop conditions gain max_chunks:2.
+   */
+  const inputs = (name: string, tight: boolean): { draft: ResponderPacket; policy: TraversalPolicy | undefined } => {
+    const draft = readJson<ResponderPacket>(join(GHOSTLIGHT, 'packets', name));
+    const own = draft.lore_access.traversal_policy;
+    if (own) {
+      if (tight) own.stop_conditions = [...own.stop_conditions, TIGHT];
+      return { draft, policy: undefined };
+    }
+    const policy = readJson<TraversalPolicy>(join(FIXTURES, 'policies', 'ghostlight', `${sceneOf(name)}.policy.json`));
+    if (tight) policy.stop_conditions = [...policy.stop_conditions, TIGHT];
+    return { draft, policy };
+  };
+  const runs = (): { name: string; lane: 'coordinator_scoped_retrieval' | 'responder_scoped_repository_search'; tight: boolean }[] =>
+    realDrafts().flatMap(({ name }) => [
+      { name, lane: 'coordinator_scoped_retrieval' as const, tight: false },
+      { name, lane: 'coordinator_scoped_retrieval' as const, tight: true },
+      { name, lane: 'responder_scoped_repository_search' as const, tight: false },
+    ]);
+  const key = (name: string, lane: string, tight: boolean): string => `${name} ${lane}${tight ? ' tight' : ''}`;
   beforeAll(async () => {
     tmp = mkdtempSync(join(tmpdir(), 'loretrace-coordinator-lane-'));
     index = await indexVault(AETHERIA, { indexDir: join(tmp, 'index') });
-    for (const { name, contextFile } of realDrafts()) {
-      for (const lane of ['coordinator_scoped_retrieval', 'responder_scoped_repository_search'] as const) {
-        const r = await buildPacket(index, readJson(join(GHOSTLIGHT, 'packets', name)), {
-          lane,
-          policy,
-          ...(contextFile ? { projectedContext: readJson(contextFile), projectedContextFile: contextFile } : {}),
-          file: name,
-        });
-        built.set(`${name} ${lane}`, r);
-      }
+    const contexts = new Map(realDrafts().map((d) => [d.name, d.contextFile]));
+    for (const { name, lane, tight } of runs()) {
+      const { draft, policy } = inputs(name, tight);
+      const contextFile = contexts.get(name);
+      const r = await buildPacket(index, draft, {
+        lane,
+        ...(policy ? { policy } : {}),
+        ...(contextFile ? { projectedContext: readJson(contextFile), projectedContextFile: contextFile } : {}),
+        file: name,
+      });
+      built.set(key(name, lane, tight), r);
     }
-  }, 300_000);
+  }, 400_000);
   afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-  it('builds all five drafts in both lanes', () => {
-    expect(built.size).toBe(10);
+  it('builds each draft with its scene policy, and the tight budget is tight: at most 2 lore excerpts, the rest cut and reported', () => {
+    for (const { name } of realDrafts()) {
+      const wide = built.get(key(name, 'coordinator_scoped_retrieval', false))!;
+      const tight = built.get(key(name, 'coordinator_scoped_retrieval', true))!;
+      // The scene's seeds are walked (not another scene's): every seed of the policy is consulted.
+      for (const seed of (inputs(name, false).policy ?? wide.packet.lore_access.traversal_policy!).required_seed_refs) expect(wide.capture!.consulted_refs, name).toContain(seed);
+      expect(tight.budget?.count, name).toBe(2);
+      expect(tight.stats.excerpts_added, name).toBeLessThanOrEqual(2);
+      if (wide.stats.excerpts_added > 2) expect(tight.findings.some((f) => f.code === 'excerpt_budget_cut'), name).toBe(true);
+    }
   });
 
-  for (const { name } of realDrafts()) {
-    for (const lane of ['coordinator_scoped_retrieval', 'responder_scoped_repository_search'] as const) {
-      it(`${name} (${lane}): every non-blank draft line survives unless a finding lists it; valid against Ghostlight's original schema`, () => {
-        const r = built.get(`${name} ${lane}`)!;
-        const draft = readJson<ResponderPacket>(join(GHOSTLIGHT, 'packets', name));
-        const now = new Set(r.packet.packet_prompt_text.split('\n'));
-        const lost = draft.packet_prompt_text.split('\n').filter((l) => l.trim() !== '' && !now.has(l));
-        const listed = new Set([...listedLines(r, 'prompt_lines_replaced'), ...listedLines(r, 'prompt_lines_rewritten'), ...listedLines(r, 'prompt_research_section_removed'), ...listedLines(r, 'prompt_research_section_replaced')]);
-        expect(lost.filter((l) => !listed.has(l))).toEqual([]);
-        // Only replaced excerpt bullets, lane contradictions and (coordinator lane) a research section go.
-        for (const l of listedLines(r, 'prompt_lines_replaced')) expect(draft.visible_context.source_excerpts.some((e) => l.endsWith(e.text))).toBe(true);
-        // Every lore excerpt of the packet is rendered once; no draft lore excerpt it does not carry is.
-        const lines = r.packet.packet_prompt_text.split('\n');
-        for (const e of r.packet.visible_context.source_excerpts.filter((x) => x.source_ref.startsWith('AetheriaLore:'))) {
-          if (lane === 'coordinator_scoped_retrieval') expect(lines.filter((l) => l.includes(e.text.split('\n')[0] as string))).toHaveLength(1);
+  for (const { name, lane, tight } of runs()) {
+    it(`${name} (${lane}${tight ? `, ${TIGHT}` : ''}): every non-blank draft line survives unless a verified excerpt of its ref replaced it or it contradicts the lane; valid against Ghostlight's original schema`, () => {
+      const r = built.get(key(name, lane, tight))!;
+      const draft = readJson<ResponderPacket>(join(GHOSTLIGHT, 'packets', name));
+      const now = new Set(r.packet.packet_prompt_text.split('\n'));
+      const lost = draft.packet_prompt_text.split('\n').filter((l) => l.trim() !== '' && !now.has(l));
+      // (a) A draft lore excerpt's line may go only when a verified excerpt citing the same note is in the
+      // packet, with its runner_captured trace entry — checked here from the packet, not from the findings.
+      const draftIds = new Set(draft.visible_context.source_excerpts.map((e) => e.ref_id));
+      const traced = new Set((r.capture?.research_trace ?? []).map((t) => t.source_ref));
+      const newLoreNotes = new Set(
+        r.packet.visible_context.source_excerpts.filter((e) => !draftIds.has(e.ref_id) && e.source_ref.startsWith('AetheriaLore:') && traced.has(e.source_ref)).map((e) => e.source_ref.split('#')[0] as string),
+      );
+      const replacedLine = (l: string): boolean =>
+        draft.visible_context.source_excerpts.some((e) => (l === `- ${e.text}` || l === `- ${e.ref_id}: ${e.text}`) && citedNotes(e.source_ref).some((n) => newLoreNotes.has(n)));
+      // (b) A lane-contradiction line may change only when a finding lists it as rewritten or removed.
+      const rewritten = new Set([...listedLines(r, 'prompt_lines_rewritten'), ...listedLines(r, 'prompt_research_section_rewritten')]);
+      const laneLine = (l: string): boolean => LANE_LINE.test(l) && rewritten.has(l);
+      expect(lost.filter((l) => !replacedLine(l) && !laneLine(l))).toEqual([]);
+      // Every line a finding says it removed as replaced is such an excerpt line.
+      for (const l of listedLines(r, 'prompt_lines_replaced')) expect(replacedLine(l), l).toBe(true);
+      // Every lore excerpt of the packet is rendered once.
+      const lines = r.packet.packet_prompt_text.split('\n');
+      if (lane === 'coordinator_scoped_retrieval') {
+        for (const e of r.packet.visible_context.source_excerpts.filter((x) => x.source_ref.startsWith('AetheriaLore:'))) expect(lines.filter((l) => l.includes(e.text.split('\n')[0] as string))).toHaveLength(1);
+        // Each lore excerpt is compact and verifiable: its trace entry holds the exact, contiguous file lines,
+        // every one a lore line (never a heading, an epigraph, a field or a list of links); the packet shows
+        // those lines' sentences with wikilinks as display text.
+        const traceByRef = new Map(r.capture!.research_trace.map((t) => [t.source_ref, t]));
+        const lore = r.packet.visible_context.source_excerpts.filter((x) => x.source_ref.startsWith('AetheriaLore:'));
+        expect(lore.length).toBeGreaterThan(0);
+        for (const e of lore) {
+          const t = traceByRef.get(e.source_ref);
+          expect(t, e.source_ref).toBeDefined();
+          const file = readFileSync(join(AETHERIA, t!.source_path), 'utf8').split('\n');
+          expect(t!.extracted_constraint).toBe(file.slice(t!.line_start - 1, t!.line_end).join('\n'));
+          expect(t!.extracted_constraint.split('\n').map((l) => excerptLineKind(l)).filter((k) => k !== 'content' && k !== 'list_item')).toEqual([]);
+          expect(e.text).not.toMatch(/\[\[|\]\]/);
+          expect(shownAsRead(t!.extracted_constraint)).toContain(e.text);
+          expect(e.text.length).toBeLessThanOrEqual(360);
+          // Self-contained: it does not open pointing back ("First, …", "In this way, …", "They …").
+          expect(opensWithReference(e.text), e.text).toBe(false);
         }
-        if (lane === 'coordinator_scoped_retrieval') {
-          for (const e of draft.visible_context.source_excerpts.filter((x) => x.source_ref.startsWith('AetheriaLore:'))) expect(r.packet.packet_prompt_text).not.toContain(e.text);
-          // Each lore excerpt is compact and verifiable: its trace entry holds the exact, contiguous file lines,
-          // every one a lore line (never a heading, an epigraph, a field or a list of links); the packet shows
-          // those lines' sentences with wikilinks as display text.
-          const traceByRef = new Map(r.capture!.research_trace.map((t) => [t.source_ref, t]));
-          const lore = r.packet.visible_context.source_excerpts.filter((x) => x.source_ref.startsWith('AetheriaLore:'));
-          expect(lore.length).toBeGreaterThan(0);
-          for (const e of lore) {
-            const t = traceByRef.get(e.source_ref);
-            expect(t, e.source_ref).toBeDefined();
-            const file = readFileSync(join(AETHERIA, t!.source_path), 'utf8').split('\n');
-            expect(t!.extracted_constraint).toBe(file.slice(t!.line_start - 1, t!.line_end).join('\n'));
-            expect(t!.extracted_constraint.split('\n').map((l) => excerptLineKind(l)).filter((k) => k !== 'content' && k !== 'list_item')).toEqual([]);
-            expect(e.text).not.toMatch(/\[\[|\]\]/);
-            expect(shownAsRead(t!.extracted_constraint)).toContain(e.text);
-            expect(e.text.length).toBeLessThanOrEqual(360);
-            // Self-contained: it does not open pointing back ("First, …", "In this way, …", "They …").
-            expect(opensWithReference(e.text), e.text).toBe(false);
-          }
-        }
-        expect(packetSchema(JSON.parse(JSON.stringify(r.packet)))).toBe(true);
-        expect(validatePacket(r.packet).errors).toEqual([]);
-        expect(r.packet.review).toEqual({
-          reviewer: 'loretrace retrieve',
-          review_notes: [
-            `Built by loretrace retrieve (${lane}) from draft packet ${draft.packet_id}; not yet reviewed by a person.`,
-            expect.stringMatching(/^Policy receipt: \d+ clause rows \(\d+ [a-z_]+(, \d+ [a-z_]+)*\)\.$/),
-            `Vault snapshot: AetheriaLore ${index.snapshot_id}.`,
-          ],
-          accepted_for_sandbox_use: false,
-          failure_labels: [],
-        });
-        expect(r.packet.review_status).toBe('draft');
-        expect(r.packet.packet_id).toBe(builtPacketId(draft.packet_id, lane));
+      }
+      expect(packetSchema(JSON.parse(JSON.stringify(r.packet)))).toBe(true);
+      expect(validatePacket(r.packet).errors).toEqual([]);
+      expect(r.packet.review).toEqual({
+        reviewer: 'loretrace retrieve',
+        review_notes: [
+          `Built by loretrace retrieve (${lane}) from draft packet ${draft.packet_id}; not yet reviewed by a person.`,
+          expect.stringMatching(/^Policy receipt: \d+ clause rows \(\d+ [a-z_]+(, \d+ [a-z_]+)*\)\.$/),
+          `Vault snapshot: AetheriaLore ${index.snapshot_id}.`,
+        ],
+        accepted_for_sandbox_use: false,
+        failure_labels: [],
       });
-    }
+      expect(r.packet.review_status).toBe('draft');
+      expect(r.packet.packet_id).toBe(builtPacketId(draft.packet_id, lane));
+    });
   }
+
+  it('keeps, under max_chunks:2, the Sella draft lore bullets whose verified stand-ins the budget cut, and says so', () => {
+    const r = built.get(key('scene-02-sanctuary-intake.sella_ren.packet.research.v0.json', 'coordinator_scoped_retrieval', true))!;
+    const draft = readJson<ResponderPacket>(join(GHOSTLIGHT, 'packets', 'scene-02-sanctuary-intake.sella_ren.packet.research.v0.json'));
+    const prompt = r.packet.packet_prompt_text.split('\n');
+    const byId = new Map(draft.visible_context.source_excerpts.map((e) => [e.ref_id, e]));
+    // Aya capacity and Ganymede/Lightsail: no verified excerpt of theirs is in the packet; both renderings stay.
+    for (const id of ['lore.aya_sanctuary_capacity', 'lore.ganymede_lightsail_route_obligations']) {
+      const e = byId.get(id)!;
+      expect(prompt, id).toContain(`- ${e.text}`);
+      expect(prompt, id).toContain(`- ${id}: ${e.text}`);
+      expect(r.findings.find((f) => f.code === 'draft_lore_excerpt_dropped' && f.message.includes(`"${id}"`))?.message).toMatch(
+        /no verified excerpt of its cited refs stands in for it \(see the findings above: refused, unsupported or cut by the budget\); its lines in packet_prompt_text are kept verbatim, since nothing loretrace verified replaces them$/,
+      );
+    }
+    // Cold Wake and Navigator ledgers: their verified excerpts are in the packet, so their renderings go.
+    expect(r.packet.visible_context.source_excerpts.map((e) => e.ref_id)).toEqual(['local_stakes.capacity', 'local_rule.care_capacity', 'local_boundary.packet_unresolved', 'lore.cold_wake_panic.chunk0', 'lore.cetacean_navigators.chunk5']);
+    expect(listedLines(r, 'prompt_lines_replaced')).toEqual([
+      `- ${byId.get('lore.cold_wake_heat_debt')!.text}`,
+      `- ${byId.get('lore.navigator_rescue_ledgers')!.text}`,
+      `- lore.cold_wake_heat_debt: ${byId.get('lore.cold_wake_heat_debt')!.text}`,
+      `- lore.navigator_rescue_ledgers: ${byId.get('lore.navigator_rescue_ledgers')!.text}`,
+    ]);
+    expect(validatePacket(r.packet).errors).toEqual([]);
+  });
 
   it("takes every lore excerpt Ghostlight's authors wrote as self-contained (no false alarm of opensWithReference on human picks)", () => {
     const sella = readJson<ResponderPacket>(join(GHOSTLIGHT, 'packets', 'scene-02-sanctuary-intake.sella_ren.packet.research.v0.json'));

@@ -77,14 +77,26 @@ describe('walkFigures', () => {
 });
 
 describe('splitOf', () => {
-  it('depends on the id and the seed only', () => {
-    // FNV-1a 32-bit reference vectors (the FNV authors' test suite), then the rule itself: hash of `seed:id`.
+  it('depends on the id and the seed only: FNV-1a of "<seed>:<id>" mod 100 below DEV_PERCENT is dev', () => {
+    // FNV-1a (32-bit, over UTF-16 code units) written here with BigInt arithmetic, independently of
+    // scripts/eval/split.mjs's Math.imul version.
+    const fnv = (s: string): bigint => {
+      let h = 0x811c9dc5n;
+      for (let i = 0; i < s.length; i++) h = ((h ^ BigInt(s.charCodeAt(i))) * 0x01000193n) % 0x1_0000_0000n;
+      return h;
+    };
+    // FNV-1a 32-bit reference vectors (the FNV authors' test suite).
+    expect([fnv(''), fnv('a'), fnv('foobar')]).toEqual([0x811c9dc5n, 0xe40c292cn, 0xbf9cf968n]);
     expect([fnv1a(''), fnv1a('a'), fnv1a('foobar')]).toEqual([0x811c9dc5, 0xe40c292c, 0xbf9cf968]);
-    expect(splitOf('section:x.md#A@L3', 16)).toBe(fnv1a('16:section:x.md#A@L3') % 100 < DEV_PERCENT ? 'dev' : 'held_out');
+    const expected = (id: string, seed: number): string => (fnv(`${seed}:${id}`) % 100n < BigInt(DEV_PERCENT) ? 'dev' : 'held_out');
+    for (const id of ['section:x.md#A@L3', 'name:Aya Collective', 'q0', 'q999', 'requirement:Ganymede — Lightsail']) {
+      for (const seed of [16, 17]) expect(splitOf(id, seed), `${id} @ ${seed}`).toBe(expected(id, seed));
+    }
     const ids = Array.from({ length: 1000 }, (_, i) => `q${i}`);
     const dev = ids.filter((id) => splitOf(id, 16) === 'dev').length;
     expect(dev).toBeGreaterThan(DEV_PERCENT * 10 - 60);
     expect(dev).toBeLessThan(DEV_PERCENT * 10 + 60);
+    expect(ids.filter((id) => splitOf(id, 16) !== expected(id, 16))).toEqual([]);
     expect(ids.filter((id) => splitOf(id, 16) !== splitOf(id, 17)).length).toBeGreaterThan(0);
   });
 

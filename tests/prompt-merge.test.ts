@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexVault } from '../src/indexer/build.js';
-import { applyResearchSection, buildPacket, renderResearchSection } from '../src/packet/build.js';
-import { coordinatorResearchLines, reconcileLaneLines, researchSectionLines } from '../src/packet/prompt.js';
+import { applyResearchSection, buildPacket, PROXY_TOOLS, renderResearchSection, RESEARCH_OUTPUT_FIELDS } from '../src/packet/build.js';
+import { coordinatorResearchSection, reconcileLaneLines, researchSectionLines } from '../src/packet/prompt.js';
 import { repositoryAccessDenials } from '../src/contracts/rules.js';
 import type { ResponderPacket, TraversalPolicy } from '../src/contracts/types.js';
 import { validatePacket } from '../src/contracts/validate.js';
@@ -55,17 +55,17 @@ describe('a Required Lore Research heading in a plain prompt ends at the draft\'
     expect(researchSectionLines('Intro:\nx\n\n## Required Lore Research\n\nOwn line.\n\nNext: y')).toEqual(['## Required Lore Research', '', 'Own line.']);
   });
 
-  it('coordinator lane: removes only the section; the action labels, source constraints and output contract stay', async () => {
+  it('coordinator lane: renames the section and keeps its line, which does not contradict the lane; the action labels, source constraints and output contract stay', async () => {
     const r = await buildPacket(index, heading, { lane: 'coordinator_scoped_retrieval', policy: POLICY, file: 'draft4.json' });
     const prompt = r.packet.packet_prompt_text;
     expect(prompt).not.toContain('Required Lore Research');
-    expect(prompt).not.toContain('Mara always checks');
     const lines = tail(prompt, 'Allowed action labels:');
+    expect(tail(prompt, '## Using Retrieved Lore').slice(0, 4)).toEqual(['## Using Retrieved Lore', 'Mara always checks the tide tables before promising a berth.', '', draftTail[0]]);
     expect(lines.slice(0, 3)).toEqual(draftTail.slice(0, 3));
     expect(lines.slice(-5)).toEqual(draftTail.slice(-5));
     expect(lines).toContain('- Brinefall Blackout › Aftermath: Halcyon Mutual rewrote its storm clauses to price thermal posture, and the Meridian Compact promised sanctuary berths to any crew caught in a blackout.');
-    expect(r.findings.find((f) => f.code === 'prompt_research_section_removed')?.message).toBe(
-      'draft4.json: the draft prompt\'s "## Required Lore Research" section (2 lines) was removed: in coordinator_scoped_retrieval the responder has no repository access and does not research; removed lines: "## Required Lore Research", "Mara always checks the tide tables before promising a berth."',
+    expect(r.findings.find((f) => f.code === 'prompt_research_section_rewritten')?.message).toBe(
+      'draft4.json: the draft prompt\'s "## Required Lore Research" section (2 lines): in coordinator_scoped_retrieval the responder has no repository access and does not research, so 1 line that contradicts the lane was changed; every other line is kept verbatim under "## Using Retrieved Lore": "## Required Lore Research" → "## Using Retrieved Lore" (in coordinator_scoped_retrieval the responder does not research; the section keeps its lines on how lore is used)',
     );
     expect(validatePacket(r.packet).valid).toBe(true);
   });
@@ -96,10 +96,13 @@ describe('a Required Lore Research heading in a plain prompt ends at the draft\'
 });
 
 describe('the research-section step refuses to drop lines the packet needs', () => {
-  it('blames loretrace\'s merge, naming the lines, when the section would take the action labels with it', async () => {
+  it('blames loretrace\'s merge, naming the lines, when the research section it replaces would take the action labels with it', async () => {
     // No blank line between the section and the next label: the step cannot tell them apart.
     const glued = derived((p) => p.replace('Allowed action labels:', '## Required Lore Research\nAllowed action labels:'));
-    for (const lane of LANES) {
+    // The coordinator lane changes only the lines that contradict it: the label line stays, under the renamed heading.
+    const coordinator = await buildPacket(index, glued, { lane: 'coordinator_scoped_retrieval', policy: POLICY, file: 'glued.json' });
+    expect(tail(coordinator.packet.packet_prompt_text, '## Using Retrieved Lore').slice(0, 2)).toEqual(['## Using Retrieved Lore', 'Allowed action labels: speak, gesture, set_condition, refuse, inspect_object, wait']);
+    for (const lane of ['responder_scoped_repository_search'] as const) {
       const err = await buildPacket(index, glued, { lane, policy: POLICY, file: 'glued.json' }).then(() => null, (e: unknown) => e);
       expect(err).toBeInstanceOf(LoretraceError);
       expect((err as LoretraceError).code).toBe('prompt_merge_dropped_lines');
@@ -170,82 +173,105 @@ describe('a replaced lore rendering is removed only inside the draft\'s lore sec
   });
 });
 
-describe('coordinator lane: the research section\'s guard lines on how retrieved lore is used stay', () => {
-  it('splits loretrace\'s own rendered section: the two guard lines stay, the procedure, scope, policy and proxy go', () => {
+describe('coordinator lane: only the research section lines that contradict the lane change', () => {
+  const LOOKUP = 'it tells the responder to look lore up; in coordinator_scoped_retrieval the responder has no repository access (seed 001)';
+  it('on loretrace\'s own rendered section: renames the heading, removes the lookup orders, the proxy block and research output the packet does not require, keeps the rest verbatim', () => {
     const section = renderResearchSection({ allowed_scope: ['FixtureLore:World/Pre-Elysium/Territories.md'], traversal_policy: POLICY, research_instructions: ['Consult the required seed refs before answering.', 'Treat retrieved lore as world constraint, not as access to another character\'s hidden intent.'] });
-    const { kept, removed } = coordinatorResearchLines(section);
-    expect(kept).toEqual([
-      'Use what you find to constrain behavior, affordances, institutions, vocabulary, material stakes, territory and social pressure. Do not use research to learn hidden character state, author-only answers or future branches.',
-      'When a source contradicts this packet, follow the packet for what your character knows and name the contradiction in unresolved_hooks.',
-      "- Treat retrieved lore as world constraint, not as access to another character's hidden intent.",
+    const { lines, changes } = coordinatorResearchSection(section, ['responder_agent_id', 'action_label']);
+    expect(changes.map((c) => [c.from, c.to])).toEqual([
+      ['## Required Lore Research', '## Using Retrieved Lore'],
+      ['Before answering, consult the seed research scope below and follow relevant links only within the traversal policy.', null],
+      ['Add consulted_refs, followed_refs, research_trace, research_summary to your JSON object; an answer with no consulted refs is a failed research-enabled response.', null],
+      ['- Consult the required seed refs before answering.', null],
+      ['Lore search proxy:', null],
+      ['- Your only lore access is the loretrace search proxy. It enforces this traversal policy, refuses anything outside it, and records every lookup as a runner_captured research trace entry.', null],
+      [`- Its tools: ${PROXY_TOOLS.map((t) => `${t[0]} (${t[1]})`).join(', ')}.`, null],
+      ['- Cite each source you use by the ref, chunk and line range the proxy returned.', null],
     ]);
-    expect(removed.slice(0, 3)).toEqual([
-      '## Required Lore Research',
-      'Before answering, consult the seed research scope below and follow relevant links only within the traversal policy.',
-      'Add consulted_refs, followed_refs, research_trace, research_summary to your JSON object; an answer with no consulted refs is a failed research-enabled response.',
-    ]);
-    expect(removed).toContain('- FixtureLore:World/Pre-Elysium/Territories.md');
-    expect(removed).toContain('- Consult the required seed refs before answering.');
-    expect(removed).toContain('Lore search proxy:');
-    expect([...kept, ...removed].sort()).toEqual(section.filter((l) => l.trim() !== '').sort());
+    expect(changes[2]?.reason).toBe('it asks for research output (consulted_refs, followed_refs, research_trace, research_summary) that output_contract.required_fields of the packet does not require');
+    // Every line not listed is kept, verbatim and in order (blank lines aside).
+    const listed = new Set(changes.map((c) => c.from));
+    expect(lines.slice(1).filter((l) => l.trim() !== '')).toEqual(section.filter((l) => l.trim() !== '' && !listed.has(l)));
+    expect(lines).toContain('Seed research scope:');
+    expect(lines).toContain('- FixtureLore:World/Pre-Elysium/Territories.md');
+    expect(lines.at(-1)).toBe("- Treat retrieved lore as world constraint, not as access to another character's hidden intent.");
+    // When the packet still requires the research output fields, the line asking for them is not a contradiction.
+    expect(coordinatorResearchSection(section, RESEARCH_OUTPUT_FIELDS).changes.map((c) => c.from)).not.toContain(section[4]);
   });
 
-  it('keeps a nested or continued guard whole, and drops a line that says nothing about lore', () => {
-    expect(coordinatorResearchLines(['## Required Lore Research', '- Treat retrieved lore as constraint,', '  never as hidden intent.', 'Mara always checks the tide tables before promising a berth.'])).toEqual({
-      kept: ['- Treat retrieved lore as constraint,', '  never as hidden intent.'],
-      removed: ['## Required Lore Research', 'Mara always checks the tide tables before promising a berth.'],
+  it('rewrites a line by dropping only its contradicting sentence, removes a continued item whole, and keeps a guard and a line about the world', () => {
+    expect(
+      coordinatorResearchSection(
+        ['## Required Lore Research', '- Treat retrieved lore as constraint,', '  never as hidden intent.', 'Mara always checks the tide tables before promising a berth.', '- Consult the seed refs,', '  then follow relevant links.', 'Use the lore research tools before answering. Seed research scope:', '- Do not search the lore archive.'],
+        [],
+      ),
+    ).toEqual({
+      lines: ['## Using Retrieved Lore', '- Treat retrieved lore as constraint,', '  never as hidden intent.', 'Mara always checks the tide tables before promising a berth.', 'Seed research scope:', '- Do not search the lore archive.'],
+      changes: [
+        { from: '## Required Lore Research', to: '## Using Retrieved Lore', reason: 'in coordinator_scoped_retrieval the responder does not research; the section keeps its lines on how lore is used' },
+        { from: '- Consult the seed refs,', to: null, reason: LOOKUP },
+        { from: '  then follow relevant links.', to: null, reason: LOOKUP },
+        { from: 'Use the lore research tools before answering. Seed research scope:', to: 'Seed research scope:', reason: LOOKUP },
+      ],
     });
   });
 
-  it('builds the fixture research packet in the coordinator lane with its guard line under "## Using Retrieved Lore", the rest listed', async () => {
+  it('removes the section when every line of it contradicts the lane', () => {
+    expect(coordinatorResearchSection(['## Required Lore Research', 'Consult the seed refs.', '', 'Lore search proxy:', '- Use lore_search.'], [])).toEqual({
+      lines: [],
+      changes: [
+        { from: '## Required Lore Research', to: null, reason: 'in coordinator_scoped_retrieval the responder does not research, and every line of the section contradicted the lane' },
+        { from: 'Consult the seed refs.', to: null, reason: LOOKUP },
+        { from: 'Lore search proxy:', to: null, reason: LOOKUP },
+        { from: '- Use lore_search.', to: null, reason: LOOKUP },
+      ],
+    });
+  });
+
+  it('builds the fixture research packet in the coordinator lane: its scope listing and guard stay under "## Using Retrieved Lore", the changed lines listed', async () => {
     const research = readJson<ResponderPacket>(join(PACKETS, 'proxy-fixture-research.packet.json'));
     const draft = structuredClone(research);
     draft.review = { ...draft.review, reviewer: 'fixture author' };
     const r = await buildPacket(index, draft, { lane: 'coordinator_scoped_retrieval', file: 'research.json' });
     const lines = r.packet.packet_prompt_text.split('\n');
     const at = lines.indexOf('## Using Retrieved Lore');
-    expect(lines.slice(at - 1, at + 4)).toEqual([
-      '',
-      '## Using Retrieved Lore',
-      "- Treat retrieved lore as world constraint, not as access to another character's hidden intent.",
-      '',
-      '## Local Context',
-    ]);
+    const own = researchSectionLines(draft.packet_prompt_text);
     expect(r.packet.packet_prompt_text).not.toContain('Required Lore Research');
-    expect(r.findings.find((f) => f.code === 'prompt_research_section_removed')?.message).toBe(
-      'research.json: the draft prompt\'s "## Required Lore Research" section (13 lines) was removed but for its 1 guard line on how retrieved lore is used, kept verbatim under "## Using Retrieved Lore": in coordinator_scoped_retrieval the responder has no repository access and does not research, but still reads retrieved lore; removed lines: "## Required Lore Research", "Use the lore research tools before answering. Seed research scope:", "- FixtureLore:World/Pre-Elysium/index.md", "- FixtureLore:World/Pre-Elysium/Territories.md", "- FixtureLore:World/Pre-Elysium/Factions/index.md", "Allowed prefixes:", "- FixtureLore:World/Pre-Elysium/", "- FixtureLore:World/Politics/", "- FixtureLore:World/Technology/", "- Consult the required seed refs before answering.", "- Follow relevant wikilinks within the traversal policy to recover faction, territory, event and technology context.", "- Record consulted seed refs, followed refs, research trace entries and a short research summary."; kept lines: "- Treat retrieved lore as world constraint, not as access to another character\'s hidden intent."',
-    );
+    const message = r.findings.find((f) => f.code === 'prompt_research_section_rewritten')?.message;
+    expect(message).toMatch(/^research\.json: the draft prompt's "## Required Lore Research" section \(13 lines\): in coordinator_scoped_retrieval the responder has no repository access and does not research, so \d+ lines that contradict the lane were changed; every other line is kept verbatim under "## Using Retrieved Lore": /);
+    const { lines: section, changes } = coordinatorResearchSection(own, r.packet.output_contract.required_fields);
+    expect(lines.slice(at, at + section.length)).toEqual(section);
+    for (const c of changes) expect(message).toContain(`${JSON.stringify(c.from)} → ${c.to === null ? 'removed' : JSON.stringify(c.to)} (${c.reason})`);
+    expect(changes.map((c) => [c.from, c.to])).toEqual([
+      ['## Required Lore Research', '## Using Retrieved Lore'],
+      ['Use the lore research tools before answering. Seed research scope:', 'Seed research scope:'],
+      ['- Consult the required seed refs before answering.', null],
+      ['- Follow relevant wikilinks within the traversal policy to recover faction, territory, event and technology context.', null],
+    ]);
+    expect(section).toContain("- Treat retrieved lore as world constraint, not as access to another character's hidden intent.");
+    expect(section).toContain('- FixtureLore:World/Pre-Elysium/Territories.md');
     expect(validatePacket(r.packet).valid).toBe(true);
   });
 
-  it.skipIf(!hasShared)(`keeps the real Sella draft's four guard lines and removes its other 48 lines (${hasShared ? 'shared data present' : sharedNotice})`, () => {
+  it.skipIf(!hasShared)(`changes 5 of the real Sella draft's 52 non-blank research section lines (the heading renamed) and keeps the other 47 verbatim (${hasShared ? 'shared data present' : sharedNotice})`, () => {
     const sella = readJson<ResponderPacket>(join(GHOSTLIGHT, 'packets', 'scene-02-sanctuary-intake.sella_ren.packet.research.v0.json'));
     const section = researchSectionLines(sella.packet_prompt_text);
     expect(section.length).toBe(55);
-    const { kept, removed } = coordinatorResearchLines(section);
-    expect(kept).toEqual([
-      'Use lore to constrain behavior, affordances, institutions, vocabulary, material stakes, social movements, territory, and cultural pressure. Do not use it to gain hidden character state, author-only answers, or future branch knowledge.',
-      'If a source contradicts the packet, follow the packet for character-local knowledge and flag the contradiction in unresolved hooks.',
-      "- Ground Sella's behavior in retrieved institutional, factional, species, location, crisis-context, and movement-pressure details.",
-      "- Treat retrieved lore as world constraint and cultural pressure, not as access to another character's hidden intent.",
+    const { lines, changes } = coordinatorResearchSection(section, sella.output_contract.required_fields);
+    expect(changes.map((c) => [c.from, c.to])).toEqual([
+      ['## Required Lore Research', '## Using Retrieved Lore'],
+      ['Before answering, inspect the declared seed scope and follow relevant links within the traversal policy.', null],
+      ['- Consult the required seed refs before answering; do not rely only on the packet excerpts.', null],
+      ['- Follow relevant wikilinks within the traversal policy to recover institutional, territorial, technological, and social-movement context.', null],
+      ["- For this fixture, inspect PSC context, Jovian territory context, resident or referenced Jovian factions, and social movements referenced by visible factions when those links affect Sella's local pressures.", null],
     ]);
-    expect(removed.length).toBe(48);
-    expect(removed.filter((l) => !l.startsWith('- AetheriaLore:') && !l.startsWith('  - ')).slice(0, 4)).toEqual([
-      '## Required Lore Research',
-      'Before answering, inspect the declared seed scope and follow relevant links within the traversal policy.',
-      'Your output capture must list consulted seed refs, followed refs, research trace entries, and a brief research summary; an answer with no consulted refs is a failed research-enabled response.',
-      'Seed research scope:',
-    ]);
-    expect(removed.slice(-6)).toEqual([
-      'Research instructions:',
-      '- Consult the required seed refs before answering; do not rely only on the packet excerpts.',
-      '- Follow relevant wikilinks within the traversal policy to recover institutional, territorial, technological, and social-movement context.',
-      "- For this fixture, inspect PSC context, Jovian territory context, resident or referenced Jovian factions, and social movements referenced by visible factions when those links affect Sella's local pressures.",
-      '- Record consulted seed refs, followed refs, research trace entries, and a concise research summary in the response object.',
-      '- Each research trace entry must identify the query or lookup, source ref, source path, chunk index, line range, extracted constraint, and how that constraint shaped the response.',
-    ]);
-    // Kept and removed lines are exactly the section's non-blank lines.
-    expect([...kept, ...removed].sort()).toEqual(section.filter((l) => l.trim() !== '').sort());
-    expect(applyResearchSection(sella.packet_prompt_text, ['## Using Retrieved Lore', ...kept]).split('\n').slice(6, 12)).toEqual(['## Using Retrieved Lore', ...kept, '']);
+    // The rest — guards, the output lines the packet still requires, scope and policy listings — verbatim, in order.
+    const listed = new Set(changes.map((c) => c.from));
+    expect(lines.slice(1)).toEqual(section.slice(1).filter((l) => !listed.has(l)));
+    expect(section.filter((l) => l.trim() !== '')).toHaveLength(52);
+    expect(lines.filter((l) => l.trim() !== '')).toHaveLength(48);
+    expect(lines).toContain('- Follow link classes:');
+    expect(lines).toContain('Your output capture must list consulted seed refs, followed refs, research trace entries, and a brief research summary; an answer with no consulted refs is a failed research-enabled response.');
+    expect(applyResearchSection(sella.packet_prompt_text, lines).split('\n').slice(6, 10)).toEqual(['## Using Retrieved Lore', ...lines.slice(1, 4)]);
   });
 });

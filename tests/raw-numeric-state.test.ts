@@ -38,6 +38,18 @@ describe('rawNumericStateIn', () => {
     ['Loyalty: 7/10.', ['Loyalty: 7/10']],
     ['fear: 82/100', ['fear: 82/100']],
     ['Mara fear 0.82; Idris trust: 40%.', ['fear 0.82', 'trust: 40%']],
+    ['fear is at 82%', ['fear is at 82%']],
+    ['Trust was at 40 percent.', ['Trust was at 40 percent']],
+    ['fear — 0.82', ['fear — 0.82']],
+    ['fear – 0.82', ['fear – 0.82']],
+    ['fear - 0.82', ['fear - 0.82']],
+    ['fear, 0.82', ['fear, 0.82']],
+    ['fear 82/100', ['fear 82/100']],
+    ['stress 3/5', ['stress 3/5']],
+    ['Mara: stress 3/5.', ['stress 3/5']],
+    ['fear is 7/10', ['fear is 7/10']],
+    // One report per occurrence, though two forms read it.
+    ['loyalty 7/10', ['loyalty 7/10']],
   ])('reads %j as raw numeric state', (text, found) => {
     expect(matches(text)).toEqual(found);
   });
@@ -56,6 +68,19 @@ describe('rawNumericStateIn', () => {
     'score: 7/10.5',
     'the ratio 0.5',
     'Fear is rising.',
+    // Prose numbers: times, counts, dates, places, spans, and a percentage of something.
+    'The shift bell rings at 14:30.',
+    '3 of 5 workers walked out.',
+    'Filed 3/5/2893 at the harbor office.',
+    'No intake since 3/5.',
+    'Deck 4, berth 12.',
+    'shift 12/5',
+    'The Compact held 9/11 routes.',
+    'In the strike, 40% of crews walked out.',
+    'The reactors operated at 30% efficiency.',
+    'She is at 40% capacity.',
+    'Pallas - 2719',
+    'cabins 1 to 5',
   ])('leaves %j alone', (text) => {
     expect(matches(text)).toEqual([]);
   });

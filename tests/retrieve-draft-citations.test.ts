@@ -131,23 +131,32 @@ describe('verified excerpts of the cited refs', () => {
     expect(r.findings.filter((x) => x.code === 'draft_lore_excerpt_dropped').map((x) => [x.pointer, x.message.split('trace entry; ')[1]])).toEqual([
       ['/visible_context/source_excerpts/1', `verified by lore.quiet_hands.chunk2 (${QUIET}#chunk2 L11-L11, 12 of its 15 terms), the line run of its cited ref that supports it`],
       ['/visible_context/source_excerpts/2', `verified by lore.harbor_neutrality.chunk0 (${HARBOR}#chunk0 L5-L6, 8 of its 10 terms), the line run of its cited ref that supports it`],
-      ['/visible_context/source_excerpts/3', 'no verified excerpt of its cited refs stands in for it (see the findings above: refused, unsupported or cut by the budget)'],
-      ['/visible_context/source_excerpts/4', 'no verified excerpt of its cited refs stands in for it (see the findings above: refused, unsupported or cut by the budget)'],
+      ['/visible_context/source_excerpts/3', 'no verified excerpt of its cited refs stands in for it (see the findings above: refused, unsupported or cut by the budget); its lines in packet_prompt_text are kept verbatim, since nothing loretrace verified replaces them'],
+      ['/visible_context/source_excerpts/4', 'no verified excerpt of its cited refs stands in for it (see the findings above: refused, unsupported or cut by the budget); its lines in packet_prompt_text are kept verbatim, since nothing loretrace verified replaces them'],
     ]);
   });
 });
 
 describe('the prompt renders the packet\'s lore once, in the draft\'s lore section', () => {
-  it('replaces the paraphrases in "## Retrieved Lore To Keep In View" and "## Source Excerpts", keeping the author\'s own line', () => {
+  it('replaces the verified paraphrases in "## Retrieved Lore To Keep In View" and "## Source Excerpts", keeping the author\'s own line and the paraphrases nothing verified replaces', () => {
     const prompt = r.packet.packet_prompt_text;
     const lines = prompt.split('\n');
     const lore = r.packet.visible_context.source_excerpts.slice(1);
     for (const e of lore) expect(lines.filter((l) => l.includes((e.text.split('\n')[0]) as string))).toHaveLength(1);
-    for (const e of draft.visible_context.source_excerpts.slice(1)) expect(prompt).not.toContain(e.text);
+    // Verified stand-ins in the packet: excerpts 1 and 2 go. Excerpt 3 supports nothing and 4 cites a ref the
+    // policy refuses: no stand-in, so their lines stay (the excerpt objects leave source_excerpts).
+    for (const e of draft.visible_context.source_excerpts.slice(1, 3)) expect(prompt).not.toContain(e.text);
+    for (const e of draft.visible_context.source_excerpts.slice(3)) {
+      expect(lines).toContain(`- ${e.text}`);
+      expect(lines).toContain(`- ${e.ref_id}: ${e.text}`);
+    }
+    expect(r.packet.visible_context.source_excerpts.map((e) => e.ref_id)).not.toContain('lore.veil_drive');
     const at = lines.indexOf('## Retrieved Lore To Keep In View');
-    expect(lines.slice(at, at + 8)).toEqual([
+    expect(lines.slice(at, at + 10)).toEqual([
       '## Retrieved Lore To Keep In View',
       '- Keep lore as pressure on the choice, not as exposition.',
+      '- Orbital kelp gardens of the Compact grow under violet lamps along the rim.',
+      '- A veil drive folds a ship out of sight of every relay buoy.',
       '- Quiet Hands › Practice: Quiet Hands volunteers keep a capacity board at every sanctuary berth and refuse intake when the beds run out.',
       '- Harbor Neutrality: Neutral piers are funded by a levy on every insured hull, collected by Halcyon Mutual.',
       '  Breaking neutrality is the one crime every harbor agrees to punish, and the precedent is Salvage Law.',
@@ -156,7 +165,13 @@ describe('the prompt renders the packet\'s lore once, in the draft\'s lore secti
       '',
     ]);
     const src = lines.indexOf('## Source Excerpts');
-    expect(lines.slice(src, src + 3)).toEqual(['## Source Excerpts', '- local.capacity_board: The sanctuary board shows nine of fourteen cots taken.', '']);
+    expect(lines.slice(src, src + 5)).toEqual([
+      '## Source Excerpts',
+      '- local.capacity_board: The sanctuary board shows nine of fourteen cots taken.',
+      '- lore.compact_gardens: Orbital kelp gardens of the Compact grow under violet lamps along the rim.',
+      '- lore.veil_drive: A veil drive folds a ship out of sight of every relay buoy.',
+      '',
+    ]);
     // The prompt still contains the (merged) local context verbatim, and the packet is valid.
     expect(prompt).toContain(r.packet.visible_context.local_context_prompt);
     expect(r.packet.visible_context.local_context_prompt).toContain('- Quiet Hands › Practice: ');
@@ -165,7 +180,7 @@ describe('the prompt renders the packet\'s lore once, in the draft\'s lore secti
     const now = new Set(lines);
     const lost = draft.packet_prompt_text.split('\n').filter((l) => l.trim() !== '' && !now.has(l));
     const listed = r.findings.find((x) => x.code === 'prompt_lines_replaced')!.message;
-    expect(lost).toHaveLength(8);
+    expect(lost).toHaveLength(4);
     for (const l of lost) expect(listed).toContain(JSON.stringify(l));
   });
 

@@ -176,17 +176,36 @@ describe('buildPacket', () => {
     expect(validatePacket(coordinator.packet).valid).toBe(true);
   });
 
-  it('removes only the bullet of a draft lore excerpt it replaced, and lists it in full however long', async () => {
-    const long = `${'A hand-written lore line that runs on and on. '.repeat(6).trim()}`;
+  it('removes only the bullet of a draft lore excerpt a verified excerpt in the packet replaced, and lists it in full however long', async () => {
+    const long = "Salvage law decides who owns a wreck: the first hull to fix a line to it, unless a harbor's charter says otherwise. Claims are heard at the nearest neutral pier, and a salvor who ignores a distress call to reach a wreck forfeits the claim.";
     const edited = structuredClone(draft);
     edited.visible_context.source_excerpts.push({ ref_id: 'lore.hand', source_ref: 'FixtureLore:World/Politics/Salvage Law.md', text: long });
     edited.packet_prompt_text = edited.packet_prompt_text.replace('- Old hand-written constraint that no excerpt backs.', `- Old hand-written constraint that no excerpt backs.\n- ${long}`);
     const r = await buildPacket(index, edited, { projectedContext: context, policy, file: 'draft.json' });
+    // The stand-in: a verified excerpt of the cited note, in the packet with its trace entry.
+    const standIn = r.packet.visible_context.source_excerpts.find((e) => e.source_ref.startsWith('FixtureLore:World/Politics/Salvage Law.md#'));
+    expect(standIn?.ref_id).toMatch(/^lore\.salvage_law\.chunk\d+$/);
+    expect(r.capture!.research_trace.map((t) => t.source_ref)).toContain(standIn!.source_ref);
     expect(r.findings.find((f) => f.code === 'prompt_lines_replaced')?.message).toBe(
-      `draft.json: 1 line of the prompt rendered draft lore excerpts the packet does not carry (replaced by verified ones, or left out) and was removed: ${JSON.stringify(`- ${long}`)}`,
+      `draft.json: 1 line of the prompt rendered draft lore excerpts that verified excerpts of their cited refs replace in the packet and was removed: ${JSON.stringify(`- ${long}`)}`,
     );
     expect(r.packet.packet_prompt_text).toContain('\n- Old hand-written constraint that no excerpt backs.\n');
-    expect(r.packet.packet_prompt_text).not.toContain(long);
+    expect(r.packet.packet_prompt_text).not.toContain(`- ${long}`);
+  });
+
+  it('keeps verbatim the bullet of a draft lore excerpt that nothing verified replaces, and says so', async () => {
+    const unsupported = `${'A hand-written lore line that runs on and on. '.repeat(6).trim()}`;
+    const edited = structuredClone(draft);
+    edited.visible_context.source_excerpts.push({ ref_id: 'lore.hand', source_ref: 'FixtureLore:World/Politics/Salvage Law.md', text: unsupported });
+    edited.packet_prompt_text = edited.packet_prompt_text.replace('- Old hand-written constraint that no excerpt backs.', `- Old hand-written constraint that no excerpt backs.\n- ${unsupported}`);
+    const r = await buildPacket(index, edited, { projectedContext: context, policy, file: 'draft.json' });
+    expect(r.findings.find((f) => f.code === 'draft_lore_excerpt_unsupported')?.pointer).toBe('/visible_context/source_excerpts/1');
+    expect(r.findings.find((f) => f.code === 'draft_lore_excerpt_dropped')?.message).toMatch(/no verified excerpt of its cited refs stands in for it \(see the findings above: refused, unsupported or cut by the budget\); its lines in packet_prompt_text are kept verbatim, since nothing loretrace verified replaces them$/);
+    expect(r.findings.find((f) => f.code === 'prompt_lines_replaced')).toBeUndefined();
+    expect(r.packet.packet_prompt_text).toContain(`\n- Old hand-written constraint that no excerpt backs.\n- ${unsupported}\n`);
+    // The excerpt object itself leaves source_excerpts (lore there comes with a runner_captured receipt).
+    expect(r.packet.visible_context.source_excerpts.map((e) => e.ref_id)).not.toContain('lore.hand');
+    expect(validatePacket(r.packet).valid).toBe(true);
   });
 
   it('gives byte-identical output on two runs', async () => {

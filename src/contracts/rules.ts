@@ -52,9 +52,9 @@ export const VALIDATION_RULES: readonly ValidationRule[] = [
   { id: 'prompt.missing_local_context', kinds: ['packet'], meaning: '`packet_prompt_text` must contain `visible_context.local_context_prompt` verbatim.', source: 'seed 001, Packet Contents: "packet_prompt_text: the exact prompt text sent to the responder"; "local_context_prompt: the projected character-local context"' },
   { id: 'prompt.missing_observed_action', kinds: ['packet'], meaning: '`packet_prompt_text` must contain `visible_context.observed_event.observable_action` verbatim.', source: 'seed 001, Packet Contents: "observed_event: what the character can see or hear from the prior action"' },
   { id: 'prompt.raw_state_marker', kinds: ['packet'], meaning: '`packet_prompt_text` contains a raw-state marker (`current_activation`, `plasticity`, `canonical_state`, `raw state variable`, `raw numeric state`, `dimension score`), compared ignoring case, white-space runs, format characters and compatibility forms (as retrieve does). One error per marker.', source: 'seed 001: "The packet prompt must not expose raw state internals such as current_activation, plasticity, raw dimension scores"' },
-  { id: 'prompt.raw_numeric_state', kinds: ['packet'], meaning: '`packet_prompt_text` carries raw numeric state: a word, optionally followed by `dimension`, `score`, `level`, `value`, `weight` or `activation`, then a number from 0 to 1 written with a decimal point, directly or after `:`, `=`, `(`, `is`, `was`, `at` or `of` (`fear 0.82`, `fear=0.82`, `Fear 0.8`, `trust dimension 0.77`, `Trust: .7`, `fear is 0.82`), or a percentage or mark out of 10 / 100 after `:`, `=` or a qualifier (`trust: 77%`, `loyalty: 7/10`, `fear score 82%`; a bare `achieved 85%` is lore, not state); version numbers (`v0.1`, `0.1.2`, `version 0.5`) are not state. One error per occurrence.', source: 'seed 001: "The packet prompt must not expose raw state internals such as current_activation, plasticity, raw dimension scores"; the packets\' own rule "Do not include raw personality variables or numeric state scores"' },
+  { id: 'prompt.raw_numeric_state', kinds: ['packet'], meaning: '`packet_prompt_text` carries raw numeric state: a word, optionally followed by `dimension`, `score`, `level`, `value`, `weight` or `activation`, then a number from 0 to 1 written with a decimal point, directly or after `:`, `=`, `(`, `,`, a dash, `is`, `was`, `at`, `is at` or `of` (`fear 0.82`, `fear=0.82`, `Fear 0.8`, `trust dimension 0.77`, `Trust: .7`, `fear is 0.82`, `fear — 0.82`, `fear, 0.82`), or a percentage or mark out of 10 / 100 after `:`, `=` or a qualifier (`trust: 77%`, `loyalty: 7/10`, `fear score 82%`; a bare `achieved 85%` or `operated at 30%` is lore, not state), or a percentage after `is at` (`fear is at 82%`), or a bare mark n/d with d from 2 to 10 or 100 and n ≤ d (`fear 82/100`, `stress 3/5`); version numbers (`v0.1`, `0.1.2`, `version 0.5`), dates (`3/5/2893`, `since 3/5`), schedules (`24/7`), times, counts (`3 of 5 workers`) and `Deck 4` are not state. One error per occurrence.', source: 'seed 001: "The packet prompt must not expose raw state internals such as current_activation, plasticity, raw dimension scores"; the packets\' own rule "Do not include raw personality variables or numeric state scores"' },
   { id: 'prompt.missing_research_instruction', kinds: ['packet'], meaning: 'For `responder_scoped_repository_search`, `packet_prompt_text` must contain every `lore_access.research_instructions` entry verbatim, line by line for a multi-line entry (one error per missing entry).', source: 'seed 001: "includes visible research instructions in the prompt"' },
-  { id: 'prompt.contradicts_repo_access', kinds: ['packet'], meaning: 'A `responder_scoped_repository_search` packet (`no_repo_access: false`) whose `packet_prompt_text` tells the responder it has no repository access: a clause (of a line, split at `,` `;` `:` `!` `?` and a sentence-ending `.`) where a negation (`no`, `not`, `never`, `without`, `cannot`, `unable`, `lack`, `…n\'t`) governs an access word (`access`, `search`, `read`, `browse`, `open`, `consult`, `query`, `look up`) at most two words on, the negation is addressed to the responder (subject `you` / `the responder`, or a directive or verbless clause), and what the access reaches is the lore repository itself (`lore files`/`notes`/`docs`/`folder`/`vault`, `lore access`, `lore search`, or a bare `repository`, `repo`, `codebase`, `vault` not qualified by an in-world noun, not `… of …`; a bare `vault` not after `open`); never inside quotation marks; ignoring case. `Mara cannot open the vault`, `no one can open the vault until dawn` and quoted speech are not denials. `You cannot access the repository` and `No repository access.` are caught; `You cannot access Mara\'s private intent` is not. One error per line.', source: 'seed 001: "responder_scoped_repository_search ... sets no_repo_access to false"; a prompt that denies the access the packet grants contradicts it' },
+  { id: 'prompt.contradicts_repo_access', kinds: ['packet'], meaning: 'A `responder_scoped_repository_search` packet (`no_repo_access: false`) whose `packet_prompt_text` tells the responder it has no repository access: a clause (of a line, split at `,` `;` `:` `!` `?` and a sentence-ending `.`) where a negation (`no`, `not`, `never`, `without`, `cannot`, `unable`, `lack`, `…n\'t`) governs an access word (`access`, `search`, `read`, `browse`, `open`, `consult`, `query`, `look up`, `look <one or two words> up`, `lookup`) at most two words on, the negation is addressed to the responder (subject `you` / `the responder`, or a directive or verbless clause), and what the access reaches is the lore repository itself (`lore files`/`notes`/`docs`/`folder`/`vault`/`archive`, `lore access`, `lore search`, or a bare `repository`, `repo`, `codebase`, `vault`, `archive`, `files`, `lore` not qualified by an in-world noun, not `… of …`; a bare `vault` not after `open`, bare `files` not before `on`/`in`/`about`…), or nothing at all after a bare plural lookup noun (`no lookups`, `no searches`); never inside quotation marks; ignoring case. `Mara cannot open the vault`, `no one can open the vault until dawn`, `Do not invent lore.`, `Do not look away from Mara.`, `no repository of grievances` and quoted speech are not denials. `You cannot access the repository`, `No repository access.`, `Do not search the lore archive.`, `You may not look anything up in the lore.` and `Answer only from this packet; no lookups.` are caught; `You cannot access Mara\'s private intent` is not. One error per line.', source: 'seed 001: "responder_scoped_repository_search ... sets no_repo_access to false"; a prompt that denies the access the packet grants contradicts it' },
   { id: 'prompt.hidden_ref', kinds: ['packet'], meaning: '`packet_prompt_text` contains an entry of `hidden_context_audit.omitted_context_refs`, compared like `prompt.raw_state_marker`. One error per ref.', source: 'seed 001: "hidden_context_audit: refs and inference classes deliberately omitted"; seed 000 `no_hidden_state_refs: true`' },
   { id: 'excerpt.duplicate_ref_id', kinds: ['packet'], meaning: 'Two `visible_context.source_excerpts` entries share a `ref_id` (exact comparison); pointer = the later one\'s ref_id, the message names the first.', source: `${SEED000}, \`$defs/source_excerpt\`: excerpts are addressed by \`ref_id\` (the prompt and the responder cite them by it); buildPacket refuses the same (\`duplicate_ref_id\`)` },
   { id: 'capture.raw_output_not_json', kinds: ['capture'], meaning: '`raw_output` is not JSON (message gives line and column of the syntax error inside raw_output).', source: 'seed 001, Output Captures: "The raw output must parse to the reviewed parsed_output exactly."' },
@@ -84,34 +84,57 @@ export const RAW_STATE_MARKERS: readonly string[] = ['current_activation', 'plas
  * is written next to the name of what it measures: a word of at least three letters, optionally one or two
  * qualifiers (`dimension`, `score`, `level`, `value`, `weight`, `activation`: `dimension score`), then
  * - {@link RAW_STATE_FRACTION}: a number from 0 to 1 with a decimal point (`0.82`, `.7`, `1.0`), right after
- *   the word or after `:`, `=`, `(`, `is`, `was`, `at` or `of` (`fear 0.82`, `fear=0.82`, `Fear 0.8`,
- *   `fear is 0.82`, `trust at 0.77`, `fear (0.82)`);
+ *   the word or after `:`, `=`, `(`, `,`, a dash (`—`, `–`, a spaced `-`), `is`, `was`, `at`, `is at` or
+ *   `of` (`fear 0.82`, `fear=0.82`, `Fear 0.8`, `fear is 0.82`, `trust at 0.77`, `fear (0.82)`, `fear —
+ *   0.82`, `fear, 0.82`);
  * - {@link RAW_STATE_SCALED}: a percentage (0 to 100, `%`, `percent` or `per cent`) or a mark out of 10 or 100
  *   (`7/10`, `82/100`), after `:` or `=` or a qualifier (`trust: 77%`, `fear=82%`, `loyalty: 7/10`,
  *   `trust level 77%`). A bare `word 85%` is not state: lore writes `achieved 85% efficiency` and
  *   `toward 10% of lightspeed` (AetheriaLore's Fusion and Soliton Drive notes), so the scaled forms need the
- *   label punctuation or qualifier a state readout has.
+ *   label punctuation or qualifier a state readout has;
+ * - {@link RAW_STATE_READOUT}: `is at 82%` and a bare mark out of its scale (`fear 82/100`, `stress 3/5`).
+ * Prose numbers stay clear: times (`14:30`), counts (`3 of 5 workers`, `a crew of 40`), dates (`3/5/2893`,
+ * `since 3/5`), `Deck 4`.
  * Any space character separates (a no-break space too). Not a version (`v0.1`, `0.1.2`, a word `version` or
  * `v` before it) and not a number that continues (`0.82.1`, `0.82x`).
  */
-const RAW_STATE_FRACTION = /(?<![\p{L}\p{N}_])(\p{L}{3,})(?:[\p{Zs}\t]+(?:dimension|score|level|value|weight|activation)){0,2}(?:[\p{Zs}\t]*[:=(][\p{Zs}\t]*|[\p{Zs}\t]+(?:is|was|at|of)[\p{Zs}\t]+|[\p{Zs}\t]*)(?<![\p{N}.])(?:0?\.\d+|1\.0+)(?![\p{N}.]*[\p{L}\p{N}])(?!\.\d)/giu;
+const RAW_STATE_FRACTION = /(?<![\p{L}\p{N}_])(\p{L}{3,})(?:[\p{Zs}\t]+(?:dimension|score|level|value|weight|activation)){0,2}(?:[\p{Zs}\t]*[:=(,—–][\p{Zs}\t]*|[\p{Zs}\t]+-[\p{Zs}\t]+|[\p{Zs}\t]+(?:(?:is|was|sits|stands)[\p{Zs}\t]+at|is|was|at|of)[\p{Zs}\t]+|[\p{Zs}\t]*)(?<![\p{N}.])(?:0?\.\d+|1\.0+)(?![\p{N}.]*[\p{L}\p{N}])(?!\.\d)/giu;
 /** The scaled forms of {@link RAW_STATE_FRACTION}'s rule: a percentage or a mark out of 10 / 100 after a label. */
 const RAW_STATE_SCALED = /(?<![\p{L}\p{N}_])(\p{L}{3,})(?:(?:[\p{Zs}\t]+(?:dimension|score|level|value|weight|activation)){1,2}[\p{Zs}\t]*[:=]?|[\p{Zs}\t]*[:=])[\p{Zs}\t]*(?<![\p{N}.])(?:(?:100|\d{1,2})(?:\.\d+)?[\p{Zs}\t]?(?:%|percent\b|per cent\b)|\d{1,3}(?:\.\d+)?[\p{Zs}\t]*\/[\p{Zs}\t]*(?:100|10)(?![\p{N}\/]|\.\d))/giu;
-const NOT_STATE_WORDS = new Set(['version', 'release', 'schema', 'ratio']);
+/**
+ * The readouts of {@link RAW_STATE_FRACTION}'s rule that prose does not write: a percentage after `is at` /
+ * `was at` / `sits at` / `stands at` (`fear is at 82%`; a bare `at 30%` is lore: "operated at 30%
+ * efficiency"), and a mark `n/d` (d from 2 to 10, or 100; n ≤ d, checked in {@link rawNumericStateIn}) right
+ * after the word or after `is`/`was`/`at` (`fear 82/100`, `stress 3/5`, `fear is 3/5`). Group 2 and 3 of the
+ * mark are n and d.
+ */
+const RAW_STATE_READOUT = /(?<![\p{L}\p{N}_])(\p{L}{3,})(?:[\p{Zs}\t]+(?:dimension|score|level|value|weight|activation)){0,2}(?:[\p{Zs}\t]+(?:is|was|sits|stands)[\p{Zs}\t]+at[\p{Zs}\t]+(?<![\p{N}.])(?:100|\d{1,2})(?:\.\d+)?[\p{Zs}\t]?(?:%|percent\b|per cent\b)|(?:[\p{Zs}\t]+(?:is|was|at)[\p{Zs}\t]+|[\p{Zs}\t]+)(?<![\p{N}.\/])(\d{1,3})[\p{Zs}\t]*\/[\p{Zs}\t]*(100|10|[2-9])(?![\p{N}\/]|\.\d))/giu;
+/**
+ * Words before a number that make it a date, a span or a version, or a pronoun's prose, not state
+ * (`since 3/5`, `until 4/9`, `version 0.5`, `the ratio 0.5`, `she is at 40% capacity`).
+ */
+const NOT_STATE_WORDS = new Set(['version', 'release', 'schema', 'ratio', 'since', 'until', 'till', 'before', 'after', 'from', 'dated', 'through', 'during', 'between', 'and', 'the', 'per', 'out', 'she', 'her', 'his', 'its', 'they', 'them', 'who', 'which', 'that', 'this', 'one']);
 
 /**
- * Every raw numeric state occurrence in `text` ({@link RAW_STATE_FRACTION}, {@link RAW_STATE_SCALED}), as `{ at, text }` (0-based
+ * Every raw numeric state occurrence in `text` ({@link RAW_STATE_FRACTION}, {@link RAW_STATE_SCALED},
+ * {@link RAW_STATE_READOUT}), one per label position, as `{ at, text }` (0-based
  * UTF-16 offset, the matched characters), in order.
  */
 export function rawNumericStateIn(text: string): { at: number; text: string }[] {
   const found: { at: number; text: string }[] = [];
-  for (const re of [RAW_STATE_FRACTION, RAW_STATE_SCALED]) {
+  const seen = new Set<number>();
+  for (const re of [RAW_STATE_FRACTION, RAW_STATE_SCALED, RAW_STATE_READOUT]) {
     re.lastIndex = 0;
     for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-      if (!NOT_STATE_WORDS.has((m[1] as string).toLowerCase())) found.push({ at: m.index, text: m[0] });
+      if (NOT_STATE_WORDS.has((m[1] as string).toLowerCase())) continue;
+      // A mark is state only when it is one: at most its scale (`24/7` is a schedule, `12/5` a date).
+      if (m[2] !== undefined && Number(m[2]) > Number(m[3])) continue;
+      // Two forms can read the same label (`loyalty: 7/10`): one report per occurrence.
+      if (seen.has(m.index)) continue;
+      seen.add(m.index);
+      found.push({ at: m.index, text: m[0] });
     }
   }
-  // The two forms never overlap on one number, but keep the report in text order whatever they match.
   return found.sort((a, b) => a.at - b.at);
 }
 
@@ -122,8 +145,11 @@ export function rawNumericStateIn(text: string): { at: number; text: string }[] 
  */
 const NEGATION = String.raw`(?:no(?![\s-]+one\b)|not|never|without|cannot|unable|lacks?|\p{L}+n['’]t)`;
 
-/** A verb or noun of reaching stored text: access, search, read, browse, open, consult, query, look up/through/into. */
-const ACCESS = String.raw`(?:access(?:es|ed|ing)?|search(?:es|ed|ing)?|read(?:s|ing)?|brows(?:e|es|ed|ing)|open(?:s|ed|ing)?|consult(?:s|ed|ing)?|quer(?:y|ies|ied|ying)|look(?:s|ed|ing)? (?:up|through|into))`;
+/**
+ * A verb or noun of reaching stored text: access, search, read, browse, open, consult, query, look
+ * up/through/into, a lookup — and `look <one or two words> up` (`look anything up`, `look it up`).
+ */
+const ACCESS = String.raw`(?:access(?:es|ed|ing)?|search(?:es|ed|ing)?|read(?:s|ing)?|brows(?:e|es|ed|ing)|open(?:s|ed|ing)?|consult(?:s|ed|ing)?|quer(?:y|ies|ied|ying)|look(?:s|ed|ing)?\s+(?:up|through|into)|look(?:s|ed|ing)?(?:\s+[\p{L}'’-]+){1,2}?\s+up|look-?ups?)`;
 
 /**
  * The negation governing the access word: the negation, at most two words, then the access word (`cannot
@@ -147,17 +173,24 @@ const ADDRESSED_DIRECTIVE = /^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:(?:and|but|or|please
 const ADDRESSED_COORDINATED = /\b(?:you|the responder)\b.*\s(?:and|or|nor)\s+$/iu;
 
 /**
- * The lore repository as the thing reached: `lore files`/`notes`/`docs`/`documents`/`folder`/`vault`,
- * `lore access`/`lore search` (lore qualifying the access itself), or `repository`, `repo`, `codebase`,
- * `vault` standing alone — right after a determiner, `lore`/`Obsidian`/`git`/`project`, the access verb or
- * a preposition ({@link REPOSITORY_LEADS}), or at the clause's start — and not qualified after it (`… of
- * berth records`, `…'s`). So `the repository`, `the lore vault`, `repo access` are the repository; `the seed
- * vault`, `the gene vault`, `the records repository`, `the vault of old manifests` are things in the world.
- * A bare `vault` is also not the repository after `open` (a vault one opens is a door, not a folder one
- * searches).
+ * The lore repository as the thing reached: `lore files`/`notes`/`docs`/`documents`/`folder`/`vault`/
+ * `archive`/`repository`, `lore access`/`lore search` (lore qualifying the access itself), or `repository`,
+ * `repo`, `codebase`, `vault`, `archive`, `files` or `lore` standing alone — right after a determiner,
+ * `lore`/`Obsidian`/`git`/`project`, the access verb or a preposition ({@link REPOSITORY_LEADS}), or at the
+ * clause's start — and not qualified after it (`… of berth records`, `…'s`). So `the repository`, `the lore
+ * vault`, `the lore archive` (seed 001's packet_only wording: "It does not search the lore archive"), `in
+ * the lore`, `repo access` are the repository; `the seed vault`, `the gene vault`, `the records repository`,
+ * `the vault of old manifests`, `the lore of the Navigators` are things in the world. A bare `vault` is also
+ * not the repository after `open` (a vault one opens is a door, not a folder one searches), bare `files`
+ * not when a place or subject follows (`the files on her desk`), bare `lore` not in `read lore into …`.
  */
-const LORE_THING = /\blore (?:files?|notes?|docs?|documents?|folders?|vault|access|search)\b/iu;
-const REPOSITORY_NOUN = /\b(repositor(?:y|ies)|repos?|vaults?|codebase)\b/giu;
+const LORE_THING = /\blore (?:files?|notes?|docs?|documents?|folders?|vaults?|archives?|repositor(?:y|ies)|access|search)\b/iu;
+const REPOSITORY_NOUN = /\b(repositor(?:y|ies)|repos?|vaults?|archives?|codebase|lore|files)\b/giu;
+/**
+ * A bare plural lookup noun as a whole verbless denial, with nothing it reaches: `no lookups`, `no
+ * searches`, `no external lookups`, `without look-ups` — the lookup itself is what is denied.
+ */
+const BARE_LOOKUP_DENIAL = /^(?:no|without)\s+(?:(?:more|further|other|outside|external)\s+)?(?:look-?ups|searches|queries)\s*[.!]?\s*$/iu;
 const REPOSITORY_LEADS: ReadonlySet<string> = new Set([
   'the', 'this', 'that', 'your', 'our', 'its', 'a', 'an', 'any', 'no', 'lore', 'obsidian', 'git', 'project',
   'to', 'in', 'into', 'through', 'from', 'up', 'or', 'and', 'with', 'without', 'have', 'has', 'direct', 'own',
@@ -171,6 +204,10 @@ function reachesRepository(text: string, access: string): boolean {
     const before = /([\p{L}'’-]+)\s*$/u.exec(text.slice(0, m.index))?.[1]?.toLowerCase();
     const after = text.slice(m.index + m[0].length);
     if (/^(?:['’]s\b|\s+of\b)/iu.test(after)) continue;
+    // `the files on her desk`, `the files about the wreck`: files somewhere in the world, not the repository.
+    if (/^files$/iu.test(m[1] as string) && /^\s+(?:on|in|at|for|about|from|under|inside)\b/iu.test(after)) continue;
+    // `read lore into her silence`: an idiom of reading meaning into something, not a lookup.
+    if (/^lore$/iu.test(m[1] as string) && /^\s+into\b/iu.test(after)) continue;
     if (before !== undefined && !REPOSITORY_LEADS.has(before) && !new RegExp(String.raw`^${ACCESS}$`, 'iu').test(before)) continue;
     if (/^vaults?$/iu.test(m[1] as string) && /^open/iu.test(access)) continue;
     return true;
@@ -206,7 +243,11 @@ const CLAUSE_BREAK = /[,;:!?]|\.(?=\s|$)/gu;
  * repository), `Never reveal what you read in the vault` (the negation governs `reveal`), `Mara cannot open
  * the vault without the charter officer's key` (not the responder), `no one can open the vault until dawn`,
  * `Idris says: "You can't search the repository …"` (quoted speech), `You cannot open the vault` (a door)
- * and `the repository of berth records` (an in-world record) are not (hostile trial s8 §2). A denial
+ * and `the repository of berth records` (an in-world record) are not (hostile trial s8 §2). `Do not
+ * search the lore archive.`, `You may not look anything up in the lore.` (`look … up` with one or two words
+ * between) and a bare verbless `no lookups` / `no searches` ({@link BARE_LOOKUP_DENIAL}) are denials too;
+ * `Do not invent lore.` (no access word), `Do not look away from Mara.` and `no repository of grievances`
+ * are not. A denial
  * phrased with the repository first (`Repository access is not available`) is not caught; Ghostlight's
  * packet_only prompts deny it negation first (`You have no conversation context, no repository access, …`).
  * The one rule behind the validator's `prompt.contradicts_repo_access` and the builder's
@@ -227,7 +268,7 @@ export function repositoryAccessDenials(line: string): { start: number; end: num
       const before = clause.slice(from, negated.index);
       const addressed = ADDRESSED_SUBJECT.test(before) || ADDRESSED_DIRECTIVE.test(before) || ADDRESSED_COORDINATED.test(before);
       const reach = clause.slice(negated.index).split('\u0001')[0] as string;
-      if (addressed && reachesRepository(reach, negated[1] as string)) out.push({ start: start + from, end });
+      if (addressed && (reachesRepository(reach, negated[1] as string) || BARE_LOOKUP_DENIAL.test(reach))) out.push({ start: start + from, end });
     }
     start = end + 1;
   }

@@ -34,7 +34,7 @@ import type {
 import { validateCaptureFragment, validatePacket, validateProjectedContext } from '../contracts/validate.js';
 import { hiddenTextForm, hiddenTextIn } from '../contracts/rules.js';
 import { formatRef, isUnderPrefix } from '../refs/ref.js';
-import { applyResearchSection, coordinatorResearchLines, LORE_USE_HEADING, loreLabel, noteDisplayTitle, mergeSourceSection, parseSourceSection, reconcileLaneLines, renderResearchSection, renderSourceSection, researchSectionLines, RESEARCH_OUTPUT_FIELDS } from './prompt.js';
+import { applyResearchSection, coordinatorResearchSection, LORE_USE_HEADING, loreLabel, noteDisplayTitle, mergeSourceSection, parseSourceSection, reconcileLaneLines, renderResearchSection, renderSourceSection, researchSectionLines, RESEARCH_OUTPUT_FIELDS } from './prompt.js';
 import { excerptBudget, requirementOverlap, sceneRequirements, selectWithinBudget, servedRequirement, unmetRequirements } from './requirements.js';
 import type { BudgetCandidate, DraftLoreRequirement, ExcerptBudget, SceneRequirement, UnmetRequirement } from './requirements.js';
 import { compactExcerpt, hubLineCounts, isHubNote } from '../excerpts/compact.js';
@@ -56,6 +56,7 @@ export { hiddenTextForm, hiddenTextIn };
 export {
   applyResearchSection,
   applySourceSection,
+  coordinatorResearchSection,
   loreLabel,
   mergeSourceSection,
   parseSourceSection,
@@ -66,7 +67,7 @@ export {
   renderSourceSection,
   RESEARCH_OUTPUT_FIELDS,
 } from './prompt.js';
-export type { LaneLineInput, PromptStyle, ResearchSectionInput, RewrittenLine } from './prompt.js';
+export type { LaneLineInput, PromptStyle, ResearchLineChange, ResearchSectionInput, RewrittenLine } from './prompt.js';
 export type { ExcerptBudget, SceneRequirement, UnmetRequirement } from './requirements.js';
 
 /** The two retrieval-augmented lanes `loretrace retrieve` builds (seed 001, "two retrieval-augmented modes"). */
@@ -256,7 +257,10 @@ interface BuildContext {
 /** What an excerpt step of a lane hands to the assembly steps. */
 interface LaneExcerpts {
   excerpts: SourceExcerpt[];
-  /** Draft lore excerpts replaced by verified ones (their prompt bullets may go). */
+  /**
+   * Draft lore excerpts a verified excerpt in the packet stands in for ({@link reportDraftLore}): their
+   * prompt bullets go; a draft lore excerpt without one leaves `source_excerpts` but keeps its prompt lines.
+   */
   replaced: SourceExcerpt[];
   /** Lore excerpts loretrace added (rendered into the prompt's source section). */
   added: SourceExcerpt[];
@@ -636,11 +640,17 @@ function draftLoreRequirements(ctx: BuildContext): DraftLoreRequirement[] {
 /**
  * Coordinator step f: one `draft_lore_excerpt_dropped` finding per draft lore excerpt, saying what stands in
  * for its paraphrase in the packet: the verified excerpts of its cited refs the budget kept (ref_id, ref,
- * lines), or that none does (its refs were refused, supported nothing, or their excerpts were cut).
+ * lines), or that none does (its refs were refused, supported nothing, or their excerpts were cut) — and
+ * then that its prompt lines stay verbatim. Returns the draft lore excerpts a verified excerpt in the packet
+ * stands in for: only their prompt bullets may go (seed 001: retrieval can make a packet worse; a draft
+ * line is deleted only when loretrace replaced its excerpt by a verified one; a paraphrase with no stand-in
+ * is still the author's statement of the scene's lore, so its lines stay although the excerpt object,
+ * which would need a runner_captured receipt, leaves `source_excerpts`).
  */
-function reportDraftLore(ctx: BuildContext, replaced: readonly SourceExcerpt[], outcomes: readonly CitationOutcome[], added: readonly SourceExcerpt[]): void {
+function reportDraftLore(ctx: BuildContext, replaced: readonly SourceExcerpt[], outcomes: readonly CitationOutcome[], added: readonly SourceExcerpt[]): SourceExcerpt[] {
   const inPacket = new Set(added.map((e) => e.ref_id));
   const draftExcerpts = ctx.draft.visible_context.source_excerpts;
+  const stoodIn: SourceExcerpt[] = [];
   for (const ex of replaced) {
     const i = draftExcerpts.indexOf(ex);
     const pointer = `/visible_context/source_excerpts/${i}`;
@@ -652,14 +662,17 @@ function reportDraftLore(ctx: BuildContext, replaced: readonly SourceExcerpt[], 
         : mine.length === 0
           ? 'it cites no note of the vault, so nothing verifies it'
           : 'no verified excerpt of its cited refs stands in for it (see the findings above: refused, unsupported or cut by the budget)';
+    if (standIns.length > 0) stoodIn.push(ex);
+    const lines = standIns.length > 0 ? '' : '; its lines in packet_prompt_text are kept verbatim, since nothing loretrace verified replaces them';
     ctx.findings.push({
       code: 'draft_lore_excerpt_dropped',
       severity: 'info',
-      message: `${ctx.file}: ${pointer} (${JSON.stringify(ex.ref_id)}, ${JSON.stringify(ex.source_ref)}) is a paraphrase, left out: lore excerpts in a coordinator_scoped_retrieval packet come with a runner_captured trace entry; ${what}`,
+      message: `${ctx.file}: ${pointer} (${JSON.stringify(ex.ref_id)}, ${JSON.stringify(ex.source_ref)}) is a paraphrase, left out: lore excerpts in a coordinator_scoped_retrieval packet come with a runner_captured trace entry; ${what}${lines}`,
       path: ctx.file,
       pointer,
     });
   }
+  return stoodIn;
 }
 
 /**
@@ -1297,7 +1310,7 @@ async function coordinatorExcerpts(ctx: BuildContext, guard: DraftGuard, project
   const budget = excerptBudget(draft, requirements, policy.required_seed_refs.length, ctx.compiled.budgets, admitted);
   const result = await traverse(ctx.index, walkPolicy(ctx.compiled), { queries: walkQueries });
   const { added, trace, labels, redundant } = mergeTraversalExcerpts(ctx, guard, result, kept, requirements, budget, stats, verified, replaced);
-  reportDraftLore(ctx, replaced, outcomes, added);
+  const stoodIn = reportDraftLore(ctx, replaced, outcomes, added);
   // The ledger records one search per query: the walk's, then each verification search (its paraphrase).
   const searched = outcomes.flatMap((o) => (o.kind === 'verified' ? [o.verified.citation.text] : o.kind === 'unsupported' && o.searched ? [o.citation.text] : []));
   const queries = [...new Set([...walkQueries, ...searched])];
@@ -1340,7 +1353,7 @@ async function coordinatorExcerpts(ctx: BuildContext, guard: DraftGuard, project
   }
   // An excerpt left out as redundant grounds its requirement through the draft's own line: it counts as met.
   const unmet = reportUnmet(ctx, requirements, [...added, ...redundant], kept);
-  return { excerpts: [...kept, ...added], replaced, added, labels, budget, unmet, capture, queries, researchInstructions: undefined, stats };
+  return { excerpts: [...kept, ...added], replaced: stoodIn, added, labels, budget, unmet, capture, queries, researchInstructions: undefined, stats };
 }
 
 /**
@@ -1378,10 +1391,11 @@ function assembleLoreAccess(ctx: BuildContext, lane: RetrievalLane, researchInst
  * (`prompt_lines_replaced`, listing them) and gains the added lore excerpts ({@link mergeSourceSection});
  * draft lines that contradict the packet as built are rewritten ({@link reconcileLaneLines},
  * `prompt_lines_rewritten`, listing old and new); then the `## Required Lore Research` section is kept or
- * rendered (responder lane, {@link researchPrompt}) or, when the draft had one, removed (`prompt_research_section_removed`, listing its
- * lines: in the coordinator lane the responder does not research) but for its guard lines on how retrieved
- * lore is used ({@link coordinatorResearchLines}), kept verbatim under `## Using Retrieved Lore` where the
- * section was — the responder still reads retrieved lore, the excerpts. No other draft line changes.
+ * rendered (responder lane, {@link researchPrompt}) or, in the coordinator lane, where the responder does
+ * not research, reconciled with the lane ({@link coordinatorResearchSection}): its heading becomes
+ * `## Using Retrieved Lore` and only its lines that contradict the lane (lookups, research tools, research
+ * output the packet does not require) are rewritten or removed, each listed (`prompt_research_section_rewritten`);
+ * every other line stays verbatim where the section was. No other draft line changes.
  */
 function assemblePrompt(ctx: BuildContext, lane: RetrievalLane, lanes: LaneExcerpts, built: { fields: readonly string[]; packetId: string }): { prompt: string; localContext: string } {
   const { draft, file, findings } = ctx;
@@ -1395,7 +1409,7 @@ function assemblePrompt(ctx: BuildContext, lane: RetrievalLane, lanes: LaneExcer
     findings.push({
       code: 'prompt_lines_replaced',
       severity: 'info',
-      message: `${file}: ${removed.length} line${removed.length === 1 ? '' : 's'} of the prompt rendered draft lore excerpts the packet does not carry (replaced by verified ones, or left out) and ${removed.length === 1 ? 'was' : 'were'} removed${inLocal}: ${removed.map((l) => JSON.stringify(l)).join(', ')}`,
+      message: `${file}: ${removed.length} line${removed.length === 1 ? '' : 's'} of the prompt rendered draft lore excerpts that verified excerpts of their cited refs replace in the packet and ${removed.length === 1 ? 'was' : 'were'} removed${inLocal}: ${removed.map((l) => JSON.stringify(l)).join(', ')}`,
       path: file,
       pointer: '/packet_prompt_text',
     });
@@ -1424,19 +1438,15 @@ function assemblePrompt(ctx: BuildContext, lane: RetrievalLane, lanes: LaneExcer
   if (research) return { prompt: assertMergeKept(ctx, reconciled, researchPrompt(ctx, reconciled, lanes.researchInstructions ?? []), required), localContext };
   const gone = researchSectionLines(reconciled);
   if (gone.length === 0) return { prompt: reconciled, localContext };
-  const { kept, removed: dropped } = coordinatorResearchLines(gone);
-  const quote = (ls: readonly string[]): string => ls.filter((l) => l.trim() !== '').map((l) => JSON.stringify(l)).join(', ');
+  const { lines: section, changes } = coordinatorResearchSection(gone, built.fields);
   findings.push({
-    code: 'prompt_research_section_removed',
+    code: 'prompt_research_section_rewritten',
     severity: 'info',
-    message:
-      kept.length === 0
-        ? `${file}: the draft prompt's ${JSON.stringify(gone[0])} section (${gone.length} lines) was removed: in coordinator_scoped_retrieval the responder has no repository access and does not research; removed lines: ${quote(dropped)}`
-        : `${file}: the draft prompt's ${JSON.stringify(gone[0])} section (${gone.length} lines) was removed but for its ${kept.length} guard line${kept.length === 1 ? '' : 's'} on how retrieved lore is used, kept verbatim under ${JSON.stringify(LORE_USE_HEADING)}: in coordinator_scoped_retrieval the responder has no repository access and does not research, but still reads retrieved lore; removed lines: ${quote(dropped)}; kept lines: ${quote(kept)}`,
+    message: `${file}: the draft prompt's ${JSON.stringify(gone[0])} section (${gone.length} lines): in coordinator_scoped_retrieval the responder has no repository access and does not research, so ${changes.length === 1 ? '1 line that contradicts the lane was' : `${changes.length} lines that contradict the lane were`} changed${section.length === 0 ? ' and the section removed' : `; every other line is kept verbatim under ${JSON.stringify(LORE_USE_HEADING)}`}: ${changes.map((c) => `${JSON.stringify(c.from)} → ${c.to === null ? 'removed' : JSON.stringify(c.to)} (${c.reason})`).join(', ')}`,
     path: file,
     pointer: '/packet_prompt_text',
   });
-  const after = applyResearchSection(reconciled, kept.length === 0 ? null : [LORE_USE_HEADING, ...kept]);
+  const after = applyResearchSection(reconciled, section.length === 0 ? null : section);
   return { prompt: assertMergeKept(ctx, reconciled, after, required), localContext };
 }
 

@@ -608,76 +608,153 @@ export function applyResearchSection(prompt: string, section: readonly string[] 
 }
 
 /**
- * The heading the coordinator lane gives the guard lines it keeps from a draft's `## Required Lore Research`
- * section ({@link coordinatorResearchLines}): neutral, since the responder no longer researches but still
+ * The heading the coordinator lane gives a draft's `## Required Lore Research` section
+ * ({@link coordinatorResearchSection}): neutral, since the responder no longer researches but still
  * reads retrieved lore (the packet's excerpts), and the guards are about that lore.
  */
 export const LORE_USE_HEADING = '## Using Retrieved Lore';
 
+/** A draft line the coordinator lane changed in the research section: `to` null when it was removed. */
+export interface ResearchLineChange {
+  from: string;
+  to: string | null;
+  reason: string;
+}
+
 /**
- * Labels of a research section's listing blocks (the seed scope, the traversal policy, the proxy) and of
- * the policy's fields: lines naming what to look up and where, which need repository access.
+ * A sentence that directs the responder to look lore up itself: an imperative lookup verb (`inspect`,
+ * `consult`, `search`, `browse`, `look up` / `through` / `into`, not their past participles: "consulted
+ * refs" names an output field, "documents actually inspected" describes one), following links (`follow
+ * relevant wikilinks`; the policy field label `Follow link classes:` is a listing, not an order), reading the
+ * repository, its notes or refs (`read the seed refs`), or the research tools and the search proxy by name
+ * (`lore_search`, `the lore research tools`, `the proxy`).
  */
-const RESEARCH_LISTING_LABELS = /^(?:seed research scope|traversal policy|lore search proxy|research instructions|allowed prefixes|required seed refs|follow link classes|stop conditions|max link depth)\b/i;
-/** The blocks whose every item is listing (scope entries, policy rows, proxy tools), not guidance. */
-const RESEARCH_LISTING_BLOCKS = /^(?:seed research scope|traversal policy|lore search proxy):\s*$/i;
-/** A list item that is a bare vault ref or prefix (`- AetheriaLore:Aetheria/…`). */
-const REF_ITEM = /^\s*[-*+]\s+[A-Za-z][\w.-]*:[^\s]/;
-/**
- * What directs the research itself: a lookup (inspect, consult, look up, search, follow links), the scope
- * and policy it runs within, the tools, and what the output must record of it (consulted/followed refs,
- * research trace/summary, "an answer with no consulted refs is failed").
- */
-const RESEARCH_PROCEDURE = [
-  /\b(?:inspect|consult|look(?:ing)?\s+up|search)\w*\b/i,
-  /\bfollow\w*\s+(?:\S+\s+){0,2}(?:wiki)?links?\b/i,
-  /\b(?:consulted|followed)(?:\s+seed)?\s+refs?\b/i,
-  /\b(?:consulted_refs|followed_refs|research_trace|research_summary)\b/,
-  /\bresearch\s+(?:trace|summary|scope|tools?)\b/i,
-  /\b(?:seed\s+refs?|seed\s+scope|traversal\s+policy|search\s+proxy)\b/i,
+const LOOKUP_DIRECTIVE: readonly RegExp[] = [
+  /\b(?:inspect|consult|search|browse|look\s+(?:up|through|into))(?:ing)?\b/i,
+  /\bfollow(?:ing)?\s+(?:[\p{L}'’-]+\s+){0,2}(?:wiki)?links?\b(?!\s+class)/iu,
+  /\bread(?:ing)?\s+(?:the\s+)?(?:seed|repository|repo|vault|lore\s+(?:files?|notes?)|notes|refs)\b/i,
+  /\b(?:research|lore|search)\s+tools?\b/i,
+  /\b(?:search\s+)?proxy\b/i,
+  /\b(?:lore_search|lore_read|lore_links|lore_follow|research_status)\b/,
 ];
-/** What a line says about how lore may be used: it names lore, a source, retrieved material or research. */
-const LORE_USE = /\b(?:lore|sources?|retrieved|research)\b/i;
-/** Isolation words: a line with one is a guard even when it also names the procedure (a guard is never dropped for a clause beside it). */
+/** The research output fields (seed 001, Output Captures) as a line names them: by key or in words. */
+const RESEARCH_FIELD_WORDS: readonly (readonly [string, RegExp])[] = [
+  ['consulted_refs', /\bconsulted(?:_|\s+(?:seed\s+)?)refs?\b/i],
+  ['followed_refs', /\bfollowed(?:_|\s+)refs?\b/i],
+  ['research_trace', /\bresearch(?:_|\s+)trace\b/i],
+  ['research_summary', /\bresearch(?:_|\s+)summary\b/i],
+];
+/** Isolation words: a sentence with one is a guard and stays even when it also names the procedure. */
 const ISOLATION_GUARD = /\b(?:hidden|author-only|future[- ]branch\w*|another character|contradict\w*)\b/i;
 
 /**
- * Split a draft's `## Required Lore Research` section (`section`: its lines, heading first, as
- * {@link researchSectionLines} reads them) for the coordinator lane, where the responder has no repository
- * access and does not research but still reads retrieved lore (the packet's excerpts). A unit — a line and
- * the lines indented two spaces that continue it — is *kept* (a guard on how lore is used) when it names
- * lore, a source, retrieved material or research ({@link LORE_USE}) and either directs no lookup
- * ({@link RESEARCH_PROCEDURE}) or carries an isolation guard ({@link ISOLATION_GUARD}: hidden state,
- * author-only answers, future branches, another character, contradictions) — "Treat retrieved lore as world
- * constraint and cultural pressure, not as access to another character's hidden intent.", "If a source
- * contradicts the packet, follow the packet for character-local knowledge …". Everything else is *removed*:
- * the heading, the labels of the research blocks and the policy's fields ({@link RESEARCH_LISTING_LABELS}),
- * every item of the `Seed research scope:`, `Traversal policy:` and `Lore search proxy:` blocks, a list item
- * that is a bare ref or prefix, a line that directs the research or what the output records of it (inspect,
- * consult, follow links, consulted/followed refs, research trace), and a line that says nothing about lore.
- * Blank lines are neither. Returns both lists in section order (kept lines verbatim).
+ * Why one sentence of a draft's research section contradicts the coordinator lane, or null when it does
+ * not: it directs a lookup ({@link LOOKUP_DIRECTIVE}; a clause denying repository access,
+ * `repositoryAccessDenials`, is not one: "do not search the lore archive" agrees with the lane), or it asks
+ * for a research output field the built packet does not require (`fields`: its
+ * `output_contract.required_fields`). A sentence carrying an isolation guard ({@link ISOLATION_GUARD}) is
+ * never a contradiction: a guard on hidden state stays whatever clause stands beside it.
  */
-export function coordinatorResearchLines(section: readonly string[]): { kept: string[]; removed: string[] } {
-  const kept: string[] = [];
-  const removed: string[] = [];
-  let listing = false;
+export function coordinatorLaneContradiction(sentence: string, fields: readonly string[]): string | null {
+  if (ISOLATION_GUARD.test(sentence)) return null;
+  let open = sentence;
+  for (const { start, end } of repositoryAccessDenials(sentence)) open = open.slice(0, start) + ' '.repeat(end - start) + open.slice(end);
+  if (LOOKUP_DIRECTIVE.some((re) => re.test(open))) return 'it tells the responder to look lore up; in coordinator_scoped_retrieval the responder has no repository access (seed 001)';
+  const missing = RESEARCH_FIELD_WORDS.filter(([f, re]) => re.test(sentence) && !fields.includes(f)).map(([f]) => f);
+  if (missing.length > 0) return `it asks for research output (${missing.join(', ')}) that output_contract.required_fields of the packet does not require`;
+  return null;
+}
+
+/** Sentences of a line's text: split after `.`, `!` or `?` followed by white space. */
+function sentencesOf(text: string): string[] {
+  return text.split(/(?<=[.!?])\s+/u).filter((t) => t !== '');
+}
+
+/**
+ * The coordinator lane's version of a draft's `## Required Lore Research` section (`section`: its lines,
+ * heading first, as {@link researchSectionLines} reads them; `fields`: the built packet's
+ * `output_contract.required_fields`). In this lane the responder has no repository access and does not
+ * research, but still reads retrieved lore (the packet's excerpts). The only draft lines changed are those
+ * that contradict the lane (promise 2, never deleting the character's own prompt lines; seed 001: retrieval
+ * can make a packet worse), each listed in `changes` with its reason:
+ * - the heading becomes {@link LORE_USE_HEADING} (the section is no longer a research order);
+ * - a line (with the two-space lines that continue it) is tested sentence by sentence with
+ *   {@link coordinatorLaneContradiction}; a single line keeps its list marker and its other sentences
+ *   (rewritten: `Use the lore research tools before answering. Seed research scope:` → `Seed research
+ *   scope:`), and goes when none is left; a continued item goes whole when its text contradicts the lane;
+ * - a block label (`Lore search proxy:`) whose every item went goes with them.
+ * Every other line — guards on how lore is used, scope and policy listings, the author's own lines — stays
+ * verbatim and in order; blank lines stay. When nothing but the heading and blank lines is left the
+ * section goes (`lines` is []). Returns the new section and the changes in section order.
+ */
+export function coordinatorResearchSection(section: readonly string[], fields: readonly string[]): { lines: string[]; changes: ResearchLineChange[] } {
+  if (section.length === 0) return { lines: [], changes: [] };
+  const heading = section[0] as string;
+  const out: (string | null)[] = [LORE_USE_HEADING];
+  const changes: { at: number; change: ResearchLineChange }[] = [];
+  const removedAt = new Set<number>();
   for (let i = 1; i < section.length; i++) {
     const line = section[i] as string;
     if (line.trim() === '') {
-      listing = false;
+      out.push(line);
       continue;
     }
+    const first = i;
     const unit = [line];
     while (i + 1 < section.length && /^ {2}/.test(section[i + 1] as string) && !/^\s*[-*+]\s/.test(section[i + 1] as string)) unit.push(section[++i] as string);
-    // A nested list item (`  - …`) belongs to the block it is in: continuation lines only are joined.
-    const text = unit.join(' ');
-    let keep = false;
-    if (RESEARCH_LISTING_BLOCKS.test(line.trim())) listing = true;
-    else if (!listing && !RESEARCH_LISTING_LABELS.test(line.trim().replace(/^[-*+]\s+/, '')) && !REF_ITEM.test(line)) {
-      keep = LORE_USE.test(text) && (!RESEARCH_PROCEDURE.some((re) => re.test(text)) || ISOLATION_GUARD.test(text));
+    if (unit.length > 1) {
+      const reason = coordinatorLaneContradiction(unit.map((l) => l.trim()).join(' '), fields);
+      unit.forEach((l, k) => {
+        if (reason === null) out.push(l);
+        else {
+          out.push(null);
+          removedAt.add(first + k);
+          changes.push({ at: first + k, change: { from: l, to: null, reason } });
+        }
+      });
+      continue;
     }
-    (keep ? kept : removed).push(...unit);
+    const lead = (/^\s*(?:[-*+]\s+|\d+[.)]\s+)?/u.exec(line) as RegExpExecArray)[0];
+    const sentences = sentencesOf(line.slice(lead.length));
+    const reasons = sentences.map((t) => coordinatorLaneContradiction(t, fields));
+    if (reasons.every((r) => r === null)) {
+      out.push(line);
+      continue;
+    }
+    const keptSentences = sentences.filter((_, k) => reasons[k] === null);
+    const reason = [...new Set(reasons.filter((r): r is string => r !== null))].join('; ');
+    if (keptSentences.length === 0) {
+      out.push(null);
+      removedAt.add(first);
+      changes.push({ at: first, change: { from: line, to: null, reason } });
+    } else {
+      const to = lead + keptSentences.join(' ');
+      out.push(to);
+      changes.push({ at: first, change: { from: line, to, reason } });
+    }
   }
-  if (section.length > 0) removed.unshift(section[0] as string);
-  return { kept, removed };
+  // A label (`Lore search proxy:`) whose block's every item went: nothing is left for it to label.
+  for (let i = 1; i < section.length; i++) {
+    const line = section[i] as string;
+    if (out[i] !== line || !/:\s*$/.test(line) || /^\s*[-*+]\s/.test(line)) continue;
+    let items = 0;
+    let gone = 0;
+    for (let k = i + 1; k < section.length && (section[k] as string).trim() !== ''; k++) {
+      items++;
+      if (removedAt.has(k)) gone++;
+    }
+    if (items > 0 && gone === items) {
+      out[i] = null;
+      changes.push({ at: i, change: { from: line, to: null, reason: 'it labels a block whose every item contradicted the lane and went' } });
+    }
+  }
+  let lines = out.filter((l): l is string => l !== null);
+  // No two blank lines in a row where lines went, none right after the heading, none at the end.
+  lines = lines.filter((l, k) => !(l.trim() === '' && (k === 1 || (lines[k - 1] as string).trim() === '')));
+  while (lines.length > 1 && (lines[lines.length - 1] as string).trim() === '') lines.pop();
+  const body = lines.slice(1).some((l) => l.trim() !== '');
+  const headingChange: ResearchLineChange = body
+    ? { from: heading, to: LORE_USE_HEADING, reason: 'in coordinator_scoped_retrieval the responder does not research; the section keeps its lines on how lore is used' }
+    : { from: heading, to: null, reason: 'in coordinator_scoped_retrieval the responder does not research, and every line of the section contradicted the lane' };
+  return { lines: body ? lines : [], changes: [headingChange, ...changes.sort((a, b) => a.at - b.at).map((c) => c.change)] };
 }
