@@ -372,8 +372,9 @@ describe('a research capture whose receipts are unknown is never verified nor ac
         ['claimed_not_read', '/lore_access/consulted_refs/0'], ['claimed_not_read', '/lore_access/consulted_refs/1'],
         ['claimed_not_read', '/lore_access/followed_refs/0'], ['claimed_not_read', '/lore_access/followed_refs/1'],
       ],
-      // Its trace fails too: the responder's quotes remain, no runner_captured entry is left (no_runner_captured_entries).
-      totals: { captures: 1, ok: 0, integrity_only: 0, review_unchecked: 0, failed: 1, invalid: 0, trace_failed: 1, lock_drift: 0, review_mismatch: 1, unreadable: 0, not_accepted: 1 },
+      // The emptied trace is one cause, reported once, as research_trace_empty: its trace (the responder's quotes,
+      // each in its lines) is not also failed as no_runner_captured_entries.
+      totals: { captures: 1, ok: 0, integrity_only: 0, review_unchecked: 0, failed: 1, invalid: 0, trace_failed: 0, lock_drift: 0, review_mismatch: 1, unreadable: 0, not_accepted: 1 },
     });
     const text = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'alone/quote.capture.json', '--trust-key', 'k.pub.pem', '--require-accepted']);
     expect([text.code, ...text.out.split('\n').slice(0, 2)]).toEqual([1, 'alone/quote.capture.json: FAILED',
@@ -403,8 +404,26 @@ describe('a research capture whose receipts are unknown is never verified nor ac
       code: 1, verdict: 'failed', ok: false,
       not_accepted: 'not accepted: review_status accepted_as_draft is not upheld by the receipts (research_trace_empty)',
       review: [['research_trace_empty', '/lore_access/research_trace']],
-      totals: { captures: 1, ok: 0, integrity_only: 0, review_unchecked: 0, failed: 1, invalid: 0, trace_failed: 1, lock_drift: 0, review_mismatch: 1, unreadable: 0, not_accepted: 1 },
+      totals: { captures: 1, ok: 0, integrity_only: 0, review_unchecked: 0, failed: 1, invalid: 0, trace_failed: 0, lock_drift: 0, review_mismatch: 1, unreadable: 0, not_accepted: 1 },
     });
+    // One cause, one code: the empty array is research_trace_empty alone, never also no_runner_captured_entries.
+    const json = JSON.parse((await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'empty.capture.json', '--trust-key', 'k.pub.pem', '--json'])).out).captures[0];
+    expect([json.trace.runner_claim, json.trace.integrity_ok]).toEqual([undefined, true]);
+    const text = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'empty.capture.json', '--trust-key', 'k.pub.pem']);
+    expect([text.code, text.out.includes('research_trace_empty'), text.out.includes('no_runner_captured_entries')]).toEqual([1, true, false]);
+    // verify-trace, which has no research_trace_empty, still reports the claim as no_runner_captured_entries.
+    const vt = JSON.parse((await run(['verify-trace', '--lore', FIXTURE_VAULT, 'empty.capture.json', '--trust-key', 'k.pub.pem', '--json'])).out);
+    expect(vt.runner_claim.code).toBe('no_runner_captured_entries');
+  });
+
+  it('under its lock, the runner\'s entries relabelled responder_reported (the lock re-hashed): no_runner_captured_entries, the case it is meant for, and no research_trace_empty', async () => {
+    expect((await capture('ilse.raw.json', 'relabel.capture.json')).code).toBe(0);
+    forge('relabel.capture.json', 'relabel.capture.lock.json', (c) => {
+      for (const e of c.lore_access.research_trace) e.origin = 'responder_reported';
+    });
+    const r = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'relabel.capture.json', '--trust-key', 'k.pub.pem', '--json']);
+    const c = JSON.parse(r.out).captures[0];
+    expect([r.code, c.trace.runner_claim.code, c.trace.runner_claim.pointer, c.review.map((f: { code: string }) => f.code).includes('research_trace_empty')]).toEqual([1, 'no_runner_captured_entries', '/lore_access/research_trace', false]);
   });
 
   it('a signed session that served nothing cannot even be assembled: capture_invalid (research.missing_consulted_refs), exit 1, nothing written', async () => {

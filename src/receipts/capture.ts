@@ -448,7 +448,7 @@ function consultedHiddenRefs(packet: ResponderPacket, receipts: Pick<LoreReceipt
 }
 
 /** The receipts {@link verifyCaptureTrace} checks a capture's trace with (see `VerifyTraceOptions`). */
-export type CaptureTraceReceipts = Pick<VerifyTraceOptions, 'ledgers' | 'pins' | 'policyReceipt' | 'packet' | 'packetFile' | 'trustedKeys'> & {
+export type CaptureTraceReceipts = Pick<VerifyTraceOptions, 'ledgers' | 'pins' | 'policyReceipt' | 'packet' | 'packetFile' | 'trustedKeys' | 'emptyRunnerTraceReported'> & {
   /** The snapshot the receipts recorded (a fragment's or ledger's `snapshot_id`): entries failing since then are `drifted`. */
   recordedSnapshot?: string | null;
 };
