@@ -6,10 +6,11 @@
  * `raw_output` (a leak fails it). One that claims receipts without a lock stays FAILED. On the fixture capture
  * lore-fixtures/captures/packet-only/ and on the four real captures of ../shared (skipped when absent).
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCliIn } from './helpers/cli.js';
+import { packetRefProblem } from '../src/receipts/capture.js';
 import { tempDir } from './helpers/proxy.js';
 import { AETHERIA, FIXTURES, FIXTURE_VAULT, GHOSTLIGHT, hasShared, sharedNotice } from './helpers/shared.js';
 
@@ -114,6 +115,21 @@ describe.skipIf(!hasShared)(`the real Ghostlight captures (${hasShared ? 'shared
     }
     const all = await run(['capture', 'check', '--lore', AETHERIA, CAPTURES]);
     expect([all.code, all.out.trimEnd().split('\n').at(-1)]).toEqual([1, 'totals: captures 4, ok 0, integrity_only 0, review_unchecked 2, failed 2, invalid 2, trace_failed 0, lock_drift 0, review_mismatch 0, unreadable 0']);
+  });
+
+  it('each names its own packet: packet_ref and visible_input_ref are Ghostlight repository paths (examples/responder-packets/<file>) whose file is the packet\'s, so packetRefProblem finds nothing; another packet\'s file is named', () => {
+    const packets = join(GHOSTLIGHT, 'packets');
+    const names = readdirSync(CAPTURES).filter((f) => f.endsWith('.capture.json')).sort();
+    expect(names).toHaveLength(4);
+    for (const name of names) {
+      const c = JSON.parse(readFileSync(join(CAPTURES, name), 'utf8'));
+      const packetFile = join(packets, name.replace(/\.capture\.json$/, '.json'));
+      const packetId = JSON.parse(readFileSync(packetFile, 'utf8')).packet_id as string;
+      expect([c.packet_ref, c.isolation.visible_input_ref]).toEqual([`examples/responder-packets/${basename(packetFile)}`, `examples/responder-packets/${basename(packetFile)}`]);
+      expect([c.capture_id, packetRefProblem(c.packet_ref, packetFile, packetId), packetRefProblem(c.isolation.visible_input_ref, packetFile, packetId)]).toEqual([`${packetId}.capture`, null, null]);
+    }
+    const nara = JSON.parse(readFileSync(NARA, 'utf8'));
+    expect(packetRefProblem(nara.packet_ref, join(packets, 'pallas-training-loop-v0.turn-02.ilya-marne.packet.json'), 'pallas-training-loop-v0.turn-02.ilya-marne.packet')).toBe('the file pallas-training-loop-v0.turn-01.nara-7.packet.json');
   });
 
   it('Nara-7: REVIEW NOT CHECKED, exit 0; --require-accepted exit 1', async () => {

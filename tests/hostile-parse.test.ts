@@ -476,3 +476,36 @@ describe('parseNote: fixture notes through degraded mode', () => {
     expect(checked).toBe(54);
   });
 });
+
+describe('chunk count per note: the headings threshold', () => {
+  const limit = PATHOLOGY_LIMITS.headingsPerNote;
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'loretrace-headings-'));
+    mkdirSync(join(dir, 'Lore'));
+    // Generated here, never committed: a note of nothing but headings, 10,000 over the limit, and one at the limit.
+    writeFileSync(join(dir, 'Lore', 'Headings.md'), '# h\n'.repeat(limit + 10_000));
+    writeFileSync(join(dir, 'Lore', 'At Limit.md'), '# h\n'.repeat(limit));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('a note over 50,000 top-level headings: one pathological_markdown finding naming the file, the count and the line; at most 50,000 chunks, every line kept; a note at the limit is untouched', async () => {
+    const index = await indexVault(join(dir, 'Lore'), { persist: false, workers: false });
+    const over = index.chunks.filter((c) => c.path === 'Headings.md');
+    const at = index.chunks.filter((c) => c.path === 'At Limit.md');
+    expect(index.findings.filter((f) => f.path === 'Headings.md').map((f) => [f.code, f.severity, f.line, f.message])).toEqual([
+      ['pathological_markdown', 'warning', 1, expect.stringMatching(/^Headings\.md:1: pathological markdown: block_work 120,000 exceeds /)],
+      ['pathological_markdown', 'warning', limit + 1, `Headings.md:${limit + 1}: pathological markdown: 60,000 top-level headings exceed the limit 50,000 (one chunk each); the first 50,000 are chunk boundaries and heading targets, the 10,000 from line 50001 on are read as text of the section before them (lines 50001-60000 are kept, chunked by the word budget)${TAIL}`],
+    ]);
+    expect([over.length, over.at(-1)!.line_start, over.at(-1)!.line_end, over.at(-1)!.heading_path]).toEqual([limit, limit, limit + 10_000, ['h']]);
+    // No silent loss: the chunks still cover every line of the note, in order.
+    expect(over.map((c) => c.text).join('\n')).toBe('# h\n'.repeat(limit + 10_000).slice(0, -1));
+    expect(index.notes.find((n) => n.path === 'Headings.md')!.headings.length).toBe(limit);
+    expect([at.length, index.findings.filter((f) => f.path === 'At Limit.md' && /headings exceed/.test(f.message))]).toEqual([limit, []]);
+  }, 120_000);
+
+  it('counts ATX headings and setext underlines at top level only (not in block quotes, list items or code)', () => {
+    const lines = ['# a', 'b', '===', '> # q', '- # l', '```', '# code', '```', 'c', '---', ''];
+    expect(measureMarkdown(lines, 1).headings).toEqual({ count: 3, first_over_limit: 0 });
+  });
+});

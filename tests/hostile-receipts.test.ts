@@ -97,7 +97,7 @@ describe('a promoted leak cannot dodge the re-derived review (the packet the led
     expect(await lockVerify('drop.capture.lock.json')).toEqual({ code: 1, bindings: [['lock_packet_not_listed', '/files']] });
   });
 
-  it('packet_ref padded with a space (the lock intact): the packet is found through the ledger and the review is re-derived', async () => {
+  it('packet_ref padded with a space (the lock intact): the packet is found through the ledger, the review is re-derived and the padded ref is packet_ref_mismatch', async () => {
     expect((await capture('leak.raw.json', 'pad.capture.json')).code).toBe(0);
     forge('pad.capture.json', 'pad.capture.lock.json', (c) => {
       promote(c);
@@ -109,8 +109,34 @@ describe('a promoted leak cannot dodge the re-derived review (the packet the led
       review: [
         ['capture_review_mismatch', '/review_status'], ['capture_review_mismatch', '/coordinator_review/failure_labels'],
         ['capture_review_mismatch', '/coordinator_review/accepted_for_training'], ['capture_review_mismatch', '/leakage_audit/author_only_leak'],
+        ['packet_ref_mismatch', '/packet_ref'],
       ],
     });
+  });
+
+  it('packet_ref (or visible_input_ref) naming another packet than the one the ledger pins, everything else honest: packet_ref_mismatch naming both, not accepted', async () => {
+    expect((await capture('ilse.raw.json', 'pref.capture.json')).code).toBe(0);
+    forge('pref.capture.json', 'pref.capture.lock.json', (c) => {
+      c.packet_ref = 'packets/mara.packet.json';
+    });
+    const r = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'pref.capture.json', '--trust-key', 'k.pub.pem', '--require-accepted', '--json']);
+    const c = JSON.parse(r.out).captures[0];
+    const id = JSON.parse(read(PROXY_PACKET)).packet_id as string;
+    expect([r.code, c.verdict, c.not_accepted, c.review]).toEqual([1, 'failed', 'not accepted: review_status accepted_as_draft is not upheld by the receipts (packet_ref_mismatch)', [{
+      code: 'packet_ref_mismatch', severity: 'error', path: 'pref.capture.json', pointer: '/packet_ref',
+      message: `packet_ref is "packets/mara.packet.json", which names the file mara.packet.json, but the packet the capture answered is ilse.packet.json (packet_id ${JSON.stringify(id)}, the packet its lock lists and its ledger pins): expected a path ending in ilse.packet.json, or the packet_id ${JSON.stringify(id)}`,
+    }]]);
+    // The packet id itself names the packet; the path capture wrote, in any folder, names it too.
+    for (const ref of [id, '../elsewhere/ilse.packet.json']) {
+      forge('pref.capture.json', 'pref.capture.lock.json', (d) => {
+        d.packet_ref = ref;
+      });
+      expect(await check('pref.capture.json')).toEqual({ code: 0, review: [], bindings: [] });
+    }
+    forge('pref.capture.json', 'pref.capture.lock.json', (d) => {
+      d.isolation.visible_input_ref = `${id}.v2`;
+    });
+    expect(await check('pref.capture.json')).toEqual({ code: 1, review: [['packet_ref_mismatch', '/isolation/visible_input_ref']], bindings: [] });
   });
 
   it('the honest capture still passes both checks', async () => {
@@ -185,7 +211,7 @@ describe('a capture is recognised by what it is and named after the packet its l
       c.packet_ref = 'ilse.packet.json';
       c.isolation.visible_input_ref = 'ilse.packet.json';
     });
-    expect(await check('cross.capture.json')).toEqual({ code: 1, bindings: [], review: [['capture_id_mismatch', '/capture_id']] });
+    expect(await check('cross.capture.json')).toEqual({ code: 1, bindings: [], review: [['capture_id_mismatch', '/capture_id'], ['packet_ref_mismatch', '/packet_ref'], ['packet_ref_mismatch', '/isolation/visible_input_ref']] });
     // The lock re-pointed at this packet instead: its ledger pins the other packet, which the lock no longer lists.
     const lock = JSON.parse(read(at('cross.capture.lock.json')));
     const row = lock.files.find((f: { path: string }) => f.path === 'other.packet.json');
@@ -346,8 +372,9 @@ describe('a research capture whose receipts are unknown is never verified nor ac
         ['claimed_not_read', '/lore_access/consulted_refs/0'], ['claimed_not_read', '/lore_access/consulted_refs/1'],
         ['claimed_not_read', '/lore_access/followed_refs/0'], ['claimed_not_read', '/lore_access/followed_refs/1'],
       ],
-      // Its trace fails too: the responder's quotes remain, no runner_captured entry is left (no_runner_captured_entries).
-      totals: { captures: 1, ok: 0, integrity_only: 0, review_unchecked: 0, failed: 1, invalid: 0, trace_failed: 1, lock_drift: 0, review_mismatch: 1, unreadable: 0, not_accepted: 1 },
+      // The emptied trace is one cause, reported once, as research_trace_empty: its trace (the responder's quotes,
+      // each in its lines) is not also failed as no_runner_captured_entries.
+      totals: { captures: 1, ok: 0, integrity_only: 0, review_unchecked: 0, failed: 1, invalid: 0, trace_failed: 0, lock_drift: 0, review_mismatch: 1, unreadable: 0, not_accepted: 1 },
     });
     const text = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'alone/quote.capture.json', '--trust-key', 'k.pub.pem', '--require-accepted']);
     expect([text.code, ...text.out.split('\n').slice(0, 2)]).toEqual([1, 'alone/quote.capture.json: FAILED',
@@ -377,8 +404,26 @@ describe('a research capture whose receipts are unknown is never verified nor ac
       code: 1, verdict: 'failed', ok: false,
       not_accepted: 'not accepted: review_status accepted_as_draft is not upheld by the receipts (research_trace_empty)',
       review: [['research_trace_empty', '/lore_access/research_trace']],
-      totals: { captures: 1, ok: 0, integrity_only: 0, review_unchecked: 0, failed: 1, invalid: 0, trace_failed: 1, lock_drift: 0, review_mismatch: 1, unreadable: 0, not_accepted: 1 },
+      totals: { captures: 1, ok: 0, integrity_only: 0, review_unchecked: 0, failed: 1, invalid: 0, trace_failed: 0, lock_drift: 0, review_mismatch: 1, unreadable: 0, not_accepted: 1 },
     });
+    // One cause, one code: the empty array is research_trace_empty alone, never also no_runner_captured_entries.
+    const json = JSON.parse((await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'empty.capture.json', '--trust-key', 'k.pub.pem', '--json'])).out).captures[0];
+    expect([json.trace.runner_claim, json.trace.integrity_ok]).toEqual([undefined, true]);
+    const text = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'empty.capture.json', '--trust-key', 'k.pub.pem']);
+    expect([text.code, text.out.includes('research_trace_empty'), text.out.includes('no_runner_captured_entries')]).toEqual([1, true, false]);
+    // verify-trace, which has no research_trace_empty, still reports the claim as no_runner_captured_entries.
+    const vt = JSON.parse((await run(['verify-trace', '--lore', FIXTURE_VAULT, 'empty.capture.json', '--trust-key', 'k.pub.pem', '--json'])).out);
+    expect(vt.runner_claim.code).toBe('no_runner_captured_entries');
+  });
+
+  it('under its lock, the runner\'s entries relabelled responder_reported (the lock re-hashed): no_runner_captured_entries, the case it is meant for, and no research_trace_empty', async () => {
+    expect((await capture('ilse.raw.json', 'relabel.capture.json')).code).toBe(0);
+    forge('relabel.capture.json', 'relabel.capture.lock.json', (c) => {
+      for (const e of c.lore_access.research_trace) e.origin = 'responder_reported';
+    });
+    const r = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'relabel.capture.json', '--trust-key', 'k.pub.pem', '--json']);
+    const c = JSON.parse(r.out).captures[0];
+    expect([r.code, c.trace.runner_claim.code, c.trace.runner_claim.pointer, c.review.map((f: { code: string }) => f.code).includes('research_trace_empty')]).toEqual([1, 'no_runner_captured_entries', '/lore_access/research_trace', false]);
   });
 
   it('a signed session that served nothing cannot even be assembled: capture_invalid (research.missing_consulted_refs), exit 1, nothing written', async () => {

@@ -7,7 +7,9 @@ import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import canonicalize from 'canonicalize';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { GENESIS_HASH, LedgerWriter, hashLedgerRecord, verifyLedger } from '../src/receipts/ledger.js';
+import { GENESIS_HASH, LedgerWriter, hashLedgerRecord, parseLedger, verifyLedger } from '../src/receipts/ledger.js';
+import { openingSession } from '../src/receipts/lock.js';
+import { readArtifacts } from '../src/coverage/index.js';
 import { exportLedger } from '../src/receipts/ledger-export.js';
 import { indexVault } from '../src/indexer/build.js';
 import { verifyTrace } from '../src/receipts/verify-trace.js';
@@ -270,6 +272,41 @@ describe('verifyLedger', () => {
     const p = await verifyLedger([ls[0], proto, ...ls.slice(2)].join('\n'), { file: 'proto.jsonl' });
     expect(p.findings[0]).toMatchObject({ code: 'ledger_bad_record', line: 2, pointer: '/arguments/__proto__' });
     expect(p.findings[0]!.message).toBe(`line 2 (seq 1): /arguments/__proto__ is a key named __proto__ (column ${proto.indexOf('"__proto__"') + 1}), which JavaScript readers drop or take for a prototype; expected a record of schemas/ledger-record.schema.json`);
+  });
+
+  it('refuses 1e400 (a number that overflows to Infinity) in a record as non_finite_number, naming the file and line, in every reader of ledgers', async () => {
+    // A forger's 1e400 where the runner wrote null hashes the same (RFC 8785 writes Infinity as null), so the chain
+    // still verifies: only the reader can refuse it, as every other JSON input refuses it.
+    const ls = readFileSync(await sessionLedger(), 'utf8').split('\n');
+    const inf = ls[0]!.replace('"max_reads":null', '"max_reads":1e400');
+    expect(inf).not.toBe(ls[0]);
+    const text = [inf, ...ls.slice(1)].join('\n');
+    writeFileSync(join(tmp.dir, 'inf.jsonl'), text);
+    const column = inf.indexOf('1e400') + 1;
+    const message = `inf.jsonl line 1 (seq 0): /session/budgets/max_reads is the number 1e400 (column ${column}), beyond the largest number a JSON reader keeps (±${Number.MAX_VALUE}): JSON.parse reads it as Infinity, which the record_hash covers as null, so the line shows another value than the one hashed; expected a finite number`;
+    const r = await verifyLedger(text, { file: 'inf.jsonl' });
+    expect([r.valid, r.first_bad_seq, r.findings]).toEqual([false, 0, [{ code: 'non_finite_number', severity: 'error', path: 'inf.jsonl', line: 1, pointer: '/session/budgets/max_reads', message }]]);
+    // ledger verify, ledger export, parseLedger, coverage: the same code, file and line.
+    const out = await cli(['ledger', 'verify', 'inf.jsonl']);
+    expect([out.code, out.stdout.includes(`\ninf.jsonl:1: [non_finite_number] ${message}\n`)]).toEqual([1, true]);
+    await expect(exportLedger(text, { file: 'inf.jsonl' })).rejects.toMatchObject({ code: 'ledger_invalid', details: { line: 1, data: { code: 'non_finite_number' } } });
+    expect(() => parseLedger(text, 'inf.jsonl')).toThrow(expect.objectContaining({ code: 'non_finite_number', message, details: expect.objectContaining({ file: 'inf.jsonl', line: 1, pointer: '/session/budgets/max_reads' }) }));
+    const minus = ls[2]!.replace(/"seq":2/, '"seq":-1e400');
+    expect(() => parseLedger([ls[0], ls[1], minus].join('\n'), 'm.jsonl')).toThrow(expect.objectContaining({ code: 'non_finite_number', details: expect.objectContaining({ line: 3, pointer: '/seq' }) }));
+    const cov = await readArtifacts(['inf.jsonl'], { cwd: tmp.dir });
+    expect(cov).toEqual({ artifacts: [], skipped: [{ file: 'inf.jsonl', reason: 'not_json', message: `${message} [non_finite_number]` }] });
+    // The opening session a lock or verify-trace reads the packet from is not taken from such a line either.
+    expect([openingSession(text), openingSession(ls.join('\n')) !== null]).toEqual([null, true]);
+    // verify-trace (as capture check runs it) on the honest fragment against a ledger whose line 3 holds -1e400: the
+    // ledger is broken at that line with that code; the records before it are still read, nothing throws.
+    writeFileSync(join(tmp.dir, 'f.json'), JSON.stringify(await exportLedger(ls.join('\n'), { file: 'session.jsonl', index: await indexVault(FIXTURE_VAULT, { persist: false, workers: false }) }), null, 2) + '\n');
+    const late = ls.slice();
+    late[2] = late[2]!.replace(/"line_end":(\d+)/, '"line_end":-1e400');
+    expect(late[2]).not.toBe(ls[2]);
+    writeFileSync(join(tmp.dir, 'late.jsonl'), late.join('\n'));
+    const vt = await cli(['verify-trace', '--lore', FIXTURE_VAULT, 'f.json', '--ledger', 'late.jsonl', '--json']);
+    const report = JSON.parse(vt.stdout);
+    expect([vt.code, report.ledgers[0].disposition, report.ledgers[0].records, report.ledgers[0].detail.startsWith('[non_finite_number] late.jsonl line 3 (seq 2): /outcome/served/0/line_end is the number -1e400 ('), report.totals.ledger_broken > 0]).toEqual([1, 'ledger_broken', 2, true, true]);
   });
 
   it('reports a torn last record and verifies everything before it', async () => {

@@ -252,6 +252,48 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     ]));
   });
 
+  it('answers params that are not an object (an array, a number, null) -32602 as stdio does, instead of the SDK\'s unrecorded parse error, and records each as invalid_params', async () => {
+    const { url } = await serve();
+    const host = new URL(url).host;
+    const init = await new Promise<string>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: new URL(url).port, method: 'POST', path: '/mcp', headers: { ...MCP_HEADERS, host }, agent: false }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(String(res.headers['mcp-session-id'])));
+      });
+      req.on('error', reject);
+      req.end(INIT);
+    });
+    const headers = { ...MCP_HEADERS, host, 'mcp-session-id': init, 'mcp-protocol-version': '2025-06-18' };
+    // The stdio framing's words for the same frames (src/server/stdio-lines.ts, tests/hostile-stdio.test.ts).
+    const cases: [string, unknown, string][] = [
+      ['tools/call', [], 'invalid params: "params" of "tools/call" must be an object, not an array'],
+      ['resources/read', [], 'invalid params: "params" of "resources/read" must be an object, not an array'],
+      ['resources/list', [], 'invalid params: "params" of "resources/list" must be an object, not an array'],
+      ['tools/call', ['lore_read', { ref: R.truth }], 'invalid params: "params" of "tools/call" must be an object, not an array'],
+      ['tools/list', 5, 'invalid params: "params" of "tools/list" must be an object, not a number'],
+      ['resources/read', null, 'invalid params: "params" of "resources/read" must be an object, not null'],
+    ];
+    for (const [i, [method, params, message]] of cases.entries()) {
+      const answer = await raw(url, 'POST', '/mcp', headers, JSON.stringify({ jsonrpc: '2.0', id: 20 + i, method, params }));
+      expect(answer).toEqual({ status: 200, body: { jsonrpc: '2.0', id: 20 + i, error: { code: -32602, message } } });
+    }
+    // The session is still usable afterwards.
+    const ok = await raw(url, 'POST', '/mcp', headers, JSON.stringify({ jsonrpc: '2.0', id: 40, method: 'resources/list' }));
+    expect([ok.status, Array.isArray(ok.body.result.resources)]).toEqual([200, true]);
+    const records = readLedger(ledgerPath());
+    const refused = records.filter((r) => r.kind === 'TOOL_REFUSED');
+    expect(refused.map((r) => r.payload_hash)).toEqual(cases.map(([, , message]) => sha256Hex(canonicalJson({ error: { code: -32602, message } }))));
+    expect(records.slice(1, 1 + 2 * cases.length).map((r) => [r.kind, r.tool, r.transport, r.arguments ?? null, (r.outcome as any)?.reason ?? null, (r.outcome as any)?.message ?? null])).toEqual(cases.flatMap(([method, params, message], i) => [
+      ['TOOL_CALL', method, 'mcp', { jsonrpc: { id: 20 + i, method, params } }, null, null],
+      ['TOOL_REFUSED', method, 'mcp', null, 'invalid_params', `${message} (JSON-RPC -32602)`],
+    ]));
+    await http!.close();
+    http = null;
+    await session!.close();
+    session = null;
+    expect((await verifyLedger(readFileSync(ledgerPath(), 'utf8'))).valid).toBe(true);
+  });
+
   it('applies the REST routes\' Host, Origin and token checks to /mcp, answers JSON-RPC errors and records each refusal', async () => {
     const token = 'a-token-of-32-characters-exactly';
     const { url } = await serve({ token });

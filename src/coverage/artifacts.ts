@@ -10,6 +10,7 @@ import { extname, join, posix, relative, resolve, sep } from 'node:path';
 import type { ArtifactKind, ArtifactSet, CorpusSubjectRole, CoverageArtifact, RefOccurrence, SkippedInput } from './types.js';
 import { COVERAGE_SCHEMA_VERSION } from './types.js';
 import { LOCK_SCHEMA_VERSION } from '../receipts/lock.js';
+import { nonFiniteLedgerLine } from '../receipts/ledger.js';
 import { parseStrictJson } from '../contracts/json-input.js';
 import { isLoretraceError } from '../errors.js';
 import { isJsonObject } from '../contracts/json-object.js';
@@ -41,18 +42,21 @@ const EXPECTED =
 
 /**
  * The strict JSON reader's parse (`parseStrictJson`, src/contracts/json-input.ts — the one every input uses):
- * a syntax error names its reason, line and column in one line; a duplicate key is refused (`duplicate_key`).
+ * a syntax error names its reason, line and column in one line; a duplicate key, a number beyond the largest double,
+ * an unsafe integer or a `__proto__` key is refused with the reader's message and code (`duplicate_key`,
+ * `non_finite_number`, `unsafe_integer`, `proto_key`).
  */
-function parseJson(file: string, text: string): { ok: true; value: unknown } | { ok: false; message: string } {
+function parseJson(file: string, text: string): { ok: true; value: unknown } | { ok: false; message: string; code: string } {
   try {
     return { ok: true, value: parseStrictJson(text, file) };
   } catch (e) {
     if (!isLoretraceError(e)) throw e;
-    if (e.code === 'duplicate_key') return { ok: false, message: `${e.message} [duplicate_key]` };
+    // Text that parses but holds what a reader would lose (a key twice, 1e400, …): the reader's own message and code.
+    if (['duplicate_key', 'non_finite_number', 'unsafe_integer', 'proto_key'].includes(e.code)) return { ok: false, message: `${e.message} [${e.code}]`, code: e.code };
     // `<file> is not JSON: <reason> at line L, column C` → `<file>: not JSON at line L, column C: <reason>`.
     const m = / is not JSON: (.*) at (line \d+, column \d+)$/s.exec(e.message);
     const detail = m ? ` at ${m[2]}: ${m[1]}` : `: ${e.message}`;
-    return { ok: false, message: `${file}: not JSON${detail}; expected ${EXPECTED}` };
+    return { ok: false, message: `${file}: not JSON${detail}; expected ${EXPECTED}`, code: e.code };
   }
 }
 
@@ -246,6 +250,9 @@ function recogniseLedger(file: string, text: string): CoverageArtifact | Skipped
     const l = lines[i]!.trim();
     if (!l) continue;
     const parsed = parseJson(file, l);
+    // A number beyond the largest double is refused as every ledger reader refuses it, naming this file's line.
+    const infinite = !parsed.ok && parsed.code === 'non_finite_number' ? nonFiniteLedgerLine(lines[i]!, i, file) : null;
+    if (infinite !== null) return { file, reason: 'not_json', message: `${infinite.message} [non_finite_number]` };
     if (!parsed.ok) {
       return { file, reason: 'not_json', message: `${file}: line ${i + 1} is not a JSON record (${parsed.message.replace(/^.*?not JSON(?: at line \d+, column \d+)?: /, '').replace(/; expected .*$/, '')}); expected one JSON object per line` };
     }

@@ -18,7 +18,7 @@ import { unified, type Processor } from 'unified';
 import type { VaultPath } from '../types.js';
 import { maskInert } from './inert.js';
 import { lineStartOffsets, splitLines } from './lines.js';
-import { degradedRoot, frontmatterFences, measureMarkdown, pathologyHits, type PathologyHit } from './pathological.js';
+import { PATHOLOGY_LIMITS, degradedRoot, frontmatterFences, measureMarkdown, pathologyHits, type PathologyHit } from './pathological.js';
 import { parseInSections, sectionCutLines, sectionPieces, SECTION_PIECE_CHARS, SECTIONED_PARSE_MIN_CHARS } from './sections.js';
 import { remarkWikiLink } from './wikilink.js';
 
@@ -119,7 +119,7 @@ export function parseMarkdown(path: VaultPath, text: string, options: MarkdownOp
   const pathology = pathologyHits(measureMarkdown(lines, bodyStart, runStarts), text.length);
   const root =
     pathology.length > 0
-      ? degradedRoot(parsed, parsedLines, lineStarts, { frontmatter: withFrontmatter })
+      ? degradedRoot(parsed, parsedLines, lineStarts, { frontmatter: withFrontmatter, ...(pathology.some((h) => h.threshold === 'headings') ? { maxHeadings: PATHOLOGY_LIMITS.headingsPerNote } : {}) })
       : micromarkRoot(withFrontmatter ? processor : bodyOnlyProcessor, parsed, lineStarts, pieces);
   const first = root.children[0];
   const frontmatter =

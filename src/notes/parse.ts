@@ -24,8 +24,9 @@ import { pathologyMessage } from './pathological.js';
  * index written under other rules is rebuilt rather than mixed with records parsed under these.
  * 2: invalid frontmatter is body text, property links, comments and math, nested headings, embed sizes.
  * 3: the parse-unit thresholds (`block_work`, `block_total`) send notes of dense markup to degraded mode.
+ * 4: the `headings` threshold: past 50,000 top-level headings a note is degraded and its later headings are text.
  */
-export const PARSER_VERSION = 3;
+export const PARSER_VERSION = 4;
 
 /** Options of {@link parseNote}. All optional. */
 export interface ParseOptions {

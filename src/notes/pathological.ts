@@ -47,10 +47,16 @@ export const PATHOLOGY_LIMITS = {
   blockWorkRun: 30_000,
   blockTotalBase: 100_000,
   blockTotalCharsPerUnit: 5,
+  headingsPerNote: 50_000,
 } as const;
 
 /**
- * Which threshold a note exceeded. `block_work` and `block_total` count parse units: every non-blank line,
+ * Which threshold a note exceeded. `headings` counts the note's top-level headings (ATX lines and setext
+ * underlines outside code, block quotes and list markers), each of which starts a chunk (src/chunks/chunk.ts):
+ * limit {@link PATHOLOGY_LIMITS}`.headingsPerNote` (50,000; an 8 MiB note of ordinary lore has about 19,000
+ * chunks). Over it, the degraded parse makes the first 50,000 of them headings and reads the rest as text of the
+ * section before them, so a note of nothing but headings (8 MiB of `# h` lines: 2 million) holds at most 50,000
+ * chunks and heading nodes instead of one each. `block_work` and `block_total` count parse units: every non-blank line,
  * every block-quote `>` and list marker, every inline block (as for `inline_work`), every inline delimiter
  * (`*` `_` `[` `]` `<` `` ` ``, as for `inline_work`) and every table cell (a table row counts its cells,
  * so a row of 5,000 cells is 5,000 units). micromark keeps a tokenizer and
@@ -59,7 +65,7 @@ export const PATHOLOGY_LIMITS = {
  * largest micromark run (the whole note, or its largest sectioned piece: src/notes/sections.ts), limit
  * 30,000; `block_total` = the note's units, limit `100,000 + N / 5`.
  */
-export type PathologyThreshold = 'inline_work' | 'nesting_work' | 'block_work' | 'block_total';
+export type PathologyThreshold = 'inline_work' | 'nesting_work' | 'block_work' | 'block_total' | 'headings';
 
 /** One exceeded threshold: the measured value, the limit, and where the largest contribution is. */
 export interface PathologyHit {
@@ -74,7 +80,8 @@ export interface PathologyHit {
   line_end: number;
   /**
    * inline_work: delimiters in that block; nesting_work: the container depth of that line; block_*: table
-   * cells in the run (block_work) or note (block_total).
+   * cells in the run (block_work) or note (block_total); headings: the note's top-level headings (`line` is
+   * then the first past the limit).
    */
   count: number;
   /** inline_work: that block's length in UTF-16 code units; nesting_work and block_*: 0. */
@@ -93,6 +100,11 @@ export interface MarkdownShape {
   blocks: { units: number; cells: number; line_start: number; line_end: number };
   /** The micromark run with the most parse units (first of equals): its lines, units and table cells. */
   largest_run: { units: number; cells: number; line_start: number; line_end: number };
+  /**
+   * Top-level headings (see `headings` in {@link PathologyThreshold}) and the line of the first one past
+   * {@link PATHOLOGY_LIMITS}`.headingsPerNote` (0 when there is none).
+   */
+  headings: { count: number; first_over_limit: number };
 }
 
 /** A fence opener on a line's text after its container prefix: marker char and length, or null. */
@@ -176,6 +188,8 @@ export function containerPrefix(line: string): { quotes: number; markers: number
 }
 
 const ATX = /^ {0,3}#{1,6}(?:[ \t]|$)/;
+/** A setext heading underline (`===` or `---`, up to 3 spaces of indentation). */
+const SETEXT_UNDERLINE = /^ {0,3}(?:=+|-+)[ \t]*$/;
 /** The start of an HTML comment block: `<!--` after at most 3 spaces. */
 const HTML_COMMENT_OPEN = /^ {0,3}<!--/;
 
@@ -303,6 +317,11 @@ export function measureMarkdown(lines: readonly string[], bodyStart: number, run
     segL += l;
   };
 
+  const headings = { count: 0, first_over_limit: 0 };
+  const heading = (ln: number): void => {
+    headings.count += 1;
+    if (headings.count === PATHOLOGY_LIMITS.headingsPerNote + 1) headings.first_over_limit = ln;
+  };
   let fence: { ch: number; len: number } | null = null;
   let table = false;
   let prevBlank = true;
@@ -364,7 +383,12 @@ export function measureMarkdown(lines: readonly string[], bodyStart: number, run
     const l = line.length + 1;
     const d = countDelimiters(line, prefix.rest);
     addUnits(1 + prefix.quotes + prefix.markers + d, 0);
+    const topLevel = prefix.quotes === 0 && prefix.markers === 0;
+    // A setext underline under a paragraph line makes the paragraph a heading (and a chunk) too; counted only,
+    // the other measures read the line as before.
+    if (topLevel && segStart !== 0 && !table && SETEXT_UNDERLINE.test(line)) heading(ln);
     if (ATX.test(rest)) {
+      if (topLevel) heading(ln);
       closeSegment();
       addToSegment(ln, d, l);
       closeSegment();
@@ -393,7 +417,7 @@ export function measureMarkdown(lines: readonly string[], bodyStart: number, run
   closeRun(lines.length);
   if (worst.work < 0) worst.work = 0;
   if (deepest.depth < 0) deepest.depth = 0;
-  return { inline_work: inlineWork, nesting_work: nestingWork, worst_inline: worst, deepest, blocks, largest_run: largest };
+  return { inline_work: inlineWork, nesting_work: nestingWork, worst_inline: worst, deepest, blocks, largest_run: largest, headings };
 }
 
 /**
@@ -419,6 +443,10 @@ export function pathologyHits(shape: MarkdownShape, textLength: number): Patholo
     const b = shape.blocks;
     hits.push({ threshold: 'block_total', value: b.units, limit: totalLimit, line: b.line_start, line_end: b.line_end, count: b.cells, length: 0 });
   }
+  if (shape.headings.count > PATHOLOGY_LIMITS.headingsPerNote) {
+    const h = shape.headings;
+    hits.push({ threshold: 'headings', value: h.count, limit: PATHOLOGY_LIMITS.headingsPerNote, line: h.first_over_limit, line_end: shape.blocks.line_end, count: h.count, length: 0 });
+  }
   return hits;
 }
 
@@ -430,6 +458,9 @@ export function pathologyMessage(path: string, hit: PathologyHit): string {
   if (hit.threshold === 'inline_work') {
     const where = hit.line === hit.line_end ? `line ${hit.line}` : `lines ${hit.line}-${hit.line_end}`;
     return `${path}:${hit.line}: pathological markdown: inline_work ${fmt(hit.value)} exceeds the limit ${fmt(hit.limit)} (${fmt(PATHOLOGY_LIMITS.inlineWorkBase)} + ${PATHOLOGY_LIMITS.inlineWorkPerChar} per character); the largest inline block (${where}) has ${fmt(hit.count)} delimiters (* _ [ ] < \`) in ${fmt(hit.length)} characters${tail}`;
+  }
+  if (hit.threshold === 'headings') {
+    return `${path}:${hit.line}: pathological markdown: ${fmt(hit.value)} top-level headings exceed the limit ${fmt(hit.limit)} (one chunk each); the first ${fmt(hit.limit)} are chunk boundaries and heading targets, the ${fmt(hit.value - hit.limit)} from line ${hit.line} on are read as text of the section before them (lines ${hit.line}-${hit.line_end} are kept, chunked by the word budget)${tail}`;
   }
   if (hit.threshold === 'block_work' || hit.threshold === 'block_total') {
     const units = 'parse units (non-blank lines, > and list markers, inline blocks, * _ [ ] < ` delimiters, table cells)';
@@ -457,10 +488,15 @@ export function pathologyMessage(path: string, hit: PathologyHit): string {
  * a list item starts indented `code`. Inline: backslash
  * escapes, code spans (same-length backtick runs) → `inlineCode`, the wikilink grammar → `wikiLink`,
  * everything else text (no emphasis, links, HTML). `options.frontmatter: false` reads a top `---` block as
- * body text, as {@link parseMarkdown} does.
+ * body text, as {@link parseMarkdown} does. `options.maxHeadings` (given when the note exceeds the `headings`
+ * threshold): after that many top-level headings, ATX lines and setext underlines are paragraph text (a run of
+ * such lines is one paragraph), so the tree and the chunks stay bounded; no line is dropped.
  */
-export function degradedRoot(text: string, lines: readonly string[], lineStarts: readonly number[], options: { frontmatter?: boolean } = {}): Root {
+export function degradedRoot(text: string, lines: readonly string[], lineStarts: readonly number[], options: { frontmatter?: boolean; maxHeadings?: number } = {}): Root {
   const n = text.length;
+  // Past `maxHeadings` top-level headings (the `headings` threshold), a heading line is paragraph text.
+  const maxHeadings = options.maxHeadings ?? Number.POSITIVE_INFINITY;
+  let headingCount = 0;
   // Nodes that span the same characters share one position object, and positions share their points: a
   // note of many one-line blocks (each a list, item, paragraph and text node) then holds two points per
   // line instead of eight. Nothing downstream mutates positions.
@@ -564,7 +600,8 @@ export function degradedRoot(text: string, lines: readonly string[], lineStarts:
       flushPara();
       itemContext = false;
     }
-    if (ATX.test(line) && !(indent.width >= itemColumn && inItem)) {
+    if (ATX.test(line) && !(indent.width >= itemColumn && inItem) && headingCount < maxHeadings) {
+      headingCount += 1;
       // An indented `#` line under a list item is a heading inside the item (micromark): no chunk, so
       // it falls through to the item's paragraph below.
       flushPara();
@@ -575,7 +612,8 @@ export function degradedRoot(text: string, lines: readonly string[], lineStarts:
     }
     const plain = prefix.quotes === 0 && prefix.markers === 0 && indent.width <= 3;
     const underline = /^ {0,3}(?:=+|-+)[ \t]*$/.exec(line);
-    if (underline && para !== null && (para as { plain: boolean }).plain) {
+    if (underline && para !== null && (para as { plain: boolean }).plain && headingCount < maxHeadings) {
+      headingCount += 1;
       const p = para as { start: number; end: number };
       const from = lineStart(p.start);
       const heading: Heading = {
@@ -605,7 +643,9 @@ export function degradedRoot(text: string, lines: readonly string[], lineStarts:
       continue;
     }
     if (prefix.leadingMarker > 0) itemColumn = indent.width + prefix.leadingMarker + 1;
-    const itemHeading = ATX.test(line);
+    // A heading inside a list item (the case the ATX branch above leaves to the item); a top-level heading line
+    // past `maxHeadings` is plain text and continues the paragraph.
+    const itemHeading = ATX.test(line) && indent.width >= itemColumn && inItem;
     if (para === null) para = { start: ln, end: ln, plain, quotes: prefix.quotes, item: prefix.leadingMarker > 0, indented: indent.width > 0 };
     else (para as { end: number }).end = ln;
     if (itemHeading) (para as { noLazy?: boolean }).noLazy = true;

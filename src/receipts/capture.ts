@@ -30,6 +30,7 @@
  * 9. the capture is validated with the capture schema and cross-field rules (src/contracts/).
  */
 import { createHash } from 'node:crypto';
+import { basename } from 'node:path';
 import { LoretraceError } from '../errors.js';
 import { lossyValueError, tooDeepError } from '../contracts/json-input.js';
 import type { Finding } from '../errors.js';
@@ -447,7 +448,7 @@ function consultedHiddenRefs(packet: ResponderPacket, receipts: Pick<LoreReceipt
 }
 
 /** The receipts {@link verifyCaptureTrace} checks a capture's trace with (see `VerifyTraceOptions`). */
-export type CaptureTraceReceipts = Pick<VerifyTraceOptions, 'ledgers' | 'pins' | 'policyReceipt' | 'packet' | 'packetFile' | 'trustedKeys'> & {
+export type CaptureTraceReceipts = Pick<VerifyTraceOptions, 'ledgers' | 'pins' | 'policyReceipt' | 'packet' | 'packetFile' | 'trustedKeys' | 'emptyRunnerTraceReported'> & {
   /** The snapshot the receipts recorded (a fragment's or ledger's `snapshot_id`): entries failing since then are `drifted`. */
   recordedSnapshot?: string | null;
 };
@@ -797,11 +798,11 @@ export async function recheckCaptureReview(capture: unknown, file: string, input
     const code = e instanceof LoretraceError ? e.code : 'error';
     return [{ code: 'capture_review_not_rederived', severity: 'error', path: file, pointer: '', message: `the review could not be re-derived from the receipts its lock lists: ${(e as Error).message} [${code}]` }];
   }
-  return compareReview(capture, derived.capture, file, (input.trustedKeys ?? []).length > 0);
+  return compareReview(capture, derived.capture, file, (input.trustedKeys ?? []).length > 0, input.source?.kind === 'ledger');
 }
 
 /** The comparison step of {@link recheckCaptureReview}: the stored capture against the re-assembled one. */
-function compareReview(stored: Obj, derived: AssembledCapture, file: string, keysGiven: boolean): Finding[] {
+function compareReview(stored: Obj, derived: AssembledCapture, file: string, keysGiven: boolean, ledgerBacked: boolean): Finding[] {
   const out: Finding[] = [];
   const mismatch = (pointer: string, message: string) => out.push({ code: 'capture_review_mismatch', severity: 'error', path: file, pointer, message });
   const want = derived.review_status;
@@ -841,7 +842,7 @@ function compareReview(stored: Obj, derived: AssembledCapture, file: string, key
     if (audit[flag] === set || (flag === 'body_or_object_omniscience' && audit[flag] === true)) continue;
     mismatch(`/leakage_audit/${flag}`, `leakage_audit.${flag} is ${JSON.stringify(audit[flag])} but the re-run leakage audit gives ${set}`);
   }
-  out.push(...compareDerivedFields(stored, derived, file));
+  out.push(...compareDerivedFields(stored, derived, file, ledgerBacked));
   return out;
 }
 
@@ -855,10 +856,12 @@ function compareReview(stored: Obj, derived: AssembledCapture, file: string, key
  * `claimed_not_read` (error, pointer of the entry), a receipt ref left out is `capture_review_mismatch`.
  * `capture_id` must be exactly the re-derived `<packet_id>.capture` of the packet the lock lists (for a
  * ledger-backed capture, the one its ledger's `SESSION_OPENED` pins): `capture_id_mismatch` (error, `/capture_id`).
+ * `packet_ref` and `isolation.visible_input_ref` must name that same packet ({@link packetRefProblem}):
+ * `packet_ref_mismatch` (error, at that pointer). `ledgerBacked` only words the messages.
  * Seed 001: "Trust, but make the trust write receipts" — a read the ledger never recorded is not research.
  * `research_trace` is not compared here: its entries are verified one by one, and dropping one is allowed.
  */
-function compareDerivedFields(stored: Obj, derived: AssembledCapture, file: string): Finding[] {
+function compareDerivedFields(stored: Obj, derived: AssembledCapture, file: string, ledgerBacked: boolean): Finding[] {
   const out: Finding[] = [];
   const push = (code: string, pointer: string, message: string) => out.push({ code, severity: 'error', path: file, pointer, message });
   const access = isJsonObject(stored.lore_access) ? stored.lore_access : {};
@@ -879,11 +882,36 @@ function compareDerivedFields(stored: Obj, derived: AssembledCapture, file: stri
   // writes): the packet is the one the lock lists and its ledger's SESSION_OPENED pins, so an id respelled by
   // hand (a trailing space, `.Capture`, a `.v2` suffix, another packet's id) claims another packet.
   if (stored.capture_id !== derived.capture_id) push('capture_id_mismatch', '/capture_id', `capture_id is ${JSON.stringify(stored.capture_id)} but the packet its receipts answer (packet_id ${JSON.stringify(derived.capture_id.slice(0, -'.capture'.length))}, the packet its lock lists and its ledger pins) gives ${JSON.stringify(derived.capture_id)}: a capture is named <packet_id>.capture of its own packet`);
+  // The packet the capture says it answered must be the one re-derived from the lock (and the ledger's signed
+  // SESSION_OPENED): a ref to another packet would send a reader of the capture to other visible context.
+  const packetId = derived.capture_id.slice(0, -'.capture'.length);
+  const pinned = `the packet its lock lists${ledgerBacked ? ' and its ledger pins' : ''}`;
+  for (const [pointer, name, value] of [['/packet_ref', 'packet_ref', stored.packet_ref], ['/isolation/visible_input_ref', 'isolation.visible_input_ref', isolation.visible_input_ref]] as const) {
+    const problem = packetRefProblem(value, derived.packet_ref, packetId);
+    if (problem !== null) push('packet_ref_mismatch', pointer, `${name} is ${JSON.stringify(value)}, which names ${problem}, but the packet the capture answered is ${basename(derived.packet_ref)} (packet_id ${JSON.stringify(packetId)}, ${pinned}): expected a path ending in ${basename(derived.packet_ref)}, or the packet_id ${JSON.stringify(packetId)}`);
+  }
   const iso = derived.isolation;
   for (const key of ['isolation_method', 'fork_context', 'hidden_context_refs'] as const) {
     if (!same(isolation[key], iso[key])) push('capture_review_mismatch', `/isolation/${key}`, `isolation.${key} is ${JSON.stringify(isolation[key])} but the packet gives ${JSON.stringify(iso[key])}`);
   }
   return out;
+}
+
+/**
+ * What a capture's ref to its packet (`packet_ref`, `isolation.visible_input_ref`) names when that is not the packet
+ * the check re-derived, or null when it names it. `packetFile` is the packet file as the lock lists it (joined to the
+ * lock's folder), `packetId` the packet's id (the ledger's `SESSION_OPENED` for a ledger-backed capture). The ref
+ * names the packet when its last path segment (after the last `/`) is the locked file's name, exactly — `capture`
+ * writes `--packet` as given, relative to the folder it ran in, which the check does not know, and Ghostlight writes
+ * a repository path (`examples/responder-packets/<packet_id>.json`); the bytes are held by the lock's sha256 and the
+ * ledger's pin — or when it is the `packet_id` itself. A padded ref (`"x.packet.json "`) names no file the lock lists.
+ * A value that is not a string is left to the schema check (null). Pure.
+ */
+export function packetRefProblem(ref: unknown, packetFile: string, packetId: string): string | null {
+  if (typeof ref !== 'string') return null;
+  const name = ref.slice(ref.lastIndexOf('/') + 1);
+  if (name === basename(packetFile) || ref === packetId) return null;
+  return name === '' ? 'no file (it ends in "/")' : `the file ${name}`;
 }
 
 /** The lanes in which the responder or the coordinator looked lore up: their captures rest on receipts. */

@@ -314,6 +314,22 @@ function ledgerLines(text: string): { lines: string[]; tornTail: boolean } {
   return { lines: [...parts, last], tornTail: true };
 }
 
+/**
+ * A number in a ledger line that overflows a double (`1e400`, `-1e400`): `JSON.parse` reads it as ±Infinity, which
+ * RFC 8785 (and `JSON.stringify`) write as `null`, so a forger's `1e400` in place of a recorded `null` hashes the same
+ * as the runner's line. Every JSON input refuses such a number (`non_finite_number`, src/contracts/json-input.ts);
+ * a ledger line is refused the same way by every ledger reader ({@link verifyLedger}, {@link parseLedger},
+ * `openingSession` in src/receipts/lock.ts, coverage's ledger reader). Returns the pointer, the token and the
+ * message naming `file` (or "the ledger"), the 1-based line `index + 1`, its seq and column, or null. Run it on a
+ * line that parses.
+ */
+export function nonFiniteLedgerLine(line: string, index: number, file: string | null | undefined): { pointer: string; token: string; message: string } | null {
+  const bad = jsonLossyValue(line, { nonFinite: true });
+  if (bad === null || bad.kind !== 'non_finite_number') return null;
+  const message = `${file ?? 'the ledger'} line ${index + 1} (seq ${index}): ${bad.pointer} is the number ${bad.token.slice(0, 40)} (column ${bad.offset + 1}), beyond the largest number a JSON reader keeps (±${Number.MAX_VALUE}): JSON.parse reads it as ${bad.token.startsWith('-') ? '-Infinity' : 'Infinity'}, which the record_hash covers as null, so the line shows another value than the one hashed; expected a finite number`;
+  return { pointer: bad.pointer, token: bad.token, message };
+}
+
 /** What line 1 of every ledger is, for messages. */
 const FIRST_RECORD = `SESSION_OPENED record of schema ${LEDGER_SCHEMA_VERSION} (or ${LEDGER_V3_SCHEMA_VERSION}, ${LEDGER_V2_SCHEMA_VERSION}, ${LEDGER_V1_SCHEMA_VERSION}): {"actor":…,"kind":"SESSION_OPENED",…,"schema_version":"${LEDGER_SCHEMA_VERSION}","seq":0,…}`;
 
@@ -383,6 +399,7 @@ function describeJson(value: unknown): string {
  * ledger_version_mixed (records of two format versions), ledger_not_canonical (a line that is not its record's
  * written byte form: CRLF, white space, other escapes, v4 keys out of RFC 8785 order; file and line named),
  * ledger_no_session_start, ledger_duplicate_session_start, ledger_record_after_end, ledger_head_mismatch,
+ * non_finite_number (a number beyond the largest double, `1e400`: {@link nonFiniteLedgerLine}; file, line and pointer named),
  * ledger_not_closed (warning), plus the lore codes above. Once the chain verifies, the records are held to
  * their session: (v3, v4) each call to its one outcome — ledger_outcome_without_call, ledger_call_answered_twice,
  * ledger_call_tool_mismatch, ledger_call_without_outcome, ledger_call_pending (warning: the last record of
@@ -442,6 +459,11 @@ export async function verifyLedger(text: string, options: VerifyLedgerOptions = 
     const deep = jsonTooDeep(line);
     if (deep !== null) {
       fail(i, 'ledger_bad_record', `line ${i + 1} (seq ${i}) nests deeper than ${MAX_JSON_DEPTH} arrays and objects at column ${deep.offset + 1} (pointer ${shortPointer(deep.pointer)}); expected a record of schemas/ledger-record.schema.json`, deep.pointer);
+      break;
+    }
+    const infinite = nonFiniteLedgerLine(line, i, file);
+    if (infinite !== null) {
+      fail(i, 'non_finite_number', infinite.message, infinite.pointer);
       break;
     }
     const lossy = jsonLossyValue(line);
@@ -763,12 +785,14 @@ async function recheckLore(view: LedgerView, index: VaultIndex, findings: Findin
 }
 
 /**
- * Parse ledger text into records without checking the chain (use {@link verifyLedger} first).
- * @throws LoretraceError `ledger_bad_json` for a line that is not JSON, `ledger_bad_record` for one nested deeper than `MAX_JSON_DEPTH` (line and pointer).
+ * Parse ledger text into records without checking the chain (use {@link verifyLedger} first); with `count`, only
+ * its first `count` lines (the records {@link verifyLedger} verified, so a bad line after them is not read).
+ * @throws LoretraceError `ledger_bad_json` for a line that is not JSON, `ledger_bad_record` for one nested deeper than `MAX_JSON_DEPTH` (line and pointer),
+ *   `non_finite_number` for one holding a number beyond the largest double ({@link nonFiniteLedgerLine}: file, line, pointer).
  */
-export function parseLedger(text: string, file?: string): Record<string, unknown>[] {
+export function parseLedger(text: string, file?: string, count?: number): Record<string, unknown>[] {
   const { lines } = ledgerLines(text);
-  return lines.map((line, i) => {
+  return lines.slice(0, count ?? lines.length).map((line, i) => {
     let value: Record<string, unknown>;
     try {
       value = JSON.parse(line) as Record<string, unknown>;
@@ -779,6 +803,8 @@ export function parseLedger(text: string, file?: string): Record<string, unknown
     if (deep !== null) {
       throw new LoretraceError('ledger_bad_record', `line ${i + 1} (seq ${i}) of ledger ${file ?? '(text)'} nests deeper than ${MAX_JSON_DEPTH} arrays and objects (pointer ${shortPointer(deep.pointer)}); expected a record of schemas/ledger-record.schema.json`, { ...(file ? { file } : {}), line: i + 1, pointer: deep.pointer });
     }
+    const infinite = nonFiniteLedgerLine(line, i, file);
+    if (infinite !== null) throw new LoretraceError('non_finite_number', infinite.message, { ...(file ? { file } : {}), line: i + 1, pointer: infinite.pointer, expected: 'a finite number' });
     return value;
   });
 }

@@ -21,7 +21,7 @@ import { LoretraceError } from '../errors.js';
 import type { Finding } from '../errors.js';
 import { outputSchema } from '../contracts/schemas.js';
 import { parseJsonDocument } from '../contracts/validate.js';
-import { verifyLedger } from './ledger.js';
+import { nonFiniteLedgerLine, verifyLedger } from './ledger.js';
 import { AUTHORSHIP_CODES, AUTHORSHIP_NOT_CHECKED, authorshipCode, verificationVerdict } from './signing.js';
 import type { AuthorshipStatus, TrustedKey, VerificationVerdict } from './signing.js';
 import { isJsonObject } from '../contracts/json-object.js';
@@ -656,12 +656,15 @@ function fragmentPacket(trace: unknown, files: readonly LockedFileRow[], folder:
 
 /**
  * The `session` of a ledger's opening record (its first line, a `SESSION_OPENED` record: docs/PROXY.md
- * "Ledger"), for {@link lockedTrace}; null when the first line is not a JSON object with a `session` object
- * (the ledger's own verification reports why). Reads only the first line; `text` is the ledger's JSONL.
+ * "Ledger"), for {@link lockedTrace}; null when the first line is not a JSON object with a `session` object, or
+ * holds a number beyond the largest double (the ledger's own verification reports why: `non_finite_number`). Reads only the first line; `text` is the ledger's JSONL.
  */
 export function openingSession(text: string): Record<string, unknown> | null {
   try {
-    const first = JSON.parse((text.split('\n', 1)[0] ?? '').replace(/^\uFEFF/, '')) as { session?: unknown } | null;
+    const line = (text.split('\n', 1)[0] ?? '').replace(/^\uFEFF/, '');
+    const first = JSON.parse(line) as { session?: unknown } | null;
+    // A number that overflows to Infinity is not what was hashed (nonFiniteLedgerLine): no session is read from it.
+    if (nonFiniteLedgerLine(line, 0, null) !== null) return null;
     const session = first?.session;
     return isJsonObject(session) ? session : null;
   } catch {

@@ -111,7 +111,7 @@ export async function loadTraceLedgers(inputs: readonly TraceLedgerInput[], pins
     }
     // Records that verify are still read (an intact prefix of a broken ledger names its records), but a
     // broken ledger backs nothing: checkBacking reports its entries as ledger_broken.
-    const records = report.records > 0 ? parseLedger(input.text, input.file ?? undefined).slice(0, report.records) : [];
+    const records = report.records > 0 ? parseLedger(input.text, input.file ?? undefined, report.records) : [];
     out.push({
       verdict: {
         file: input.file, ledger_id: report.ledger_id, schema_version: report.schema_version, records: report.records, head: report.head_hash,

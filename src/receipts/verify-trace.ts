@@ -269,7 +269,8 @@ export interface TraceVerificationReport {
  * A `runner_captured` status with no `runner_captured` entry under it: `code` is always
  * `no_runner_captured_entries`, `pointer` the trace array the status governs, `message` says what is missing.
  * `capture check`'s `research_trace_empty` is the same claim for a capture whose `lore_access.research_trace`
- * is empty; this one also covers a trace that holds only entries of other origins.
+ * is empty, and `capture check` reports only that one then ({@link VerifyTraceOptions.emptyRunnerTraceReported});
+ * this one is for a trace that holds only entries of other origins (and, in `verify-trace`, an empty one).
  */
 export interface TraceRunnerClaim {
   code: 'no_runner_captured_entries';
@@ -300,6 +301,13 @@ export interface TracePolicyCheck {
 export interface VerifyTraceOptions {
   /** Name of the input file, used in messages and copied to `report.file`. */
   file?: string;
+  /**
+   * The caller reports a capture's `runner_captured` status over an empty (or absent) `lore_access.research_trace`
+   * itself — `capture check`'s `research_trace_empty`, the more specific code for that one cause — so the report
+   * gives no `runner_claim` for it. A status over a non-empty array with no runner_captured entry is still
+   * `no_runner_captured_entries`. Default false (`verify-trace` reports both cases as `no_runner_captured_entries`).
+   */
+  emptyRunnerTraceReported?: boolean;
   /**
    * The input is the `exportLedger` export of a raw JSONL ledger (as `loretrace verify-trace
    * session.jsonl` does): `proxy_ledger` for a `serve` session's, `retrieve_ledger` for retrieve's;
@@ -822,8 +830,15 @@ export async function verifyTrace(
     entries.push(ledgerVerdict(verdict, e, query, backing));
   }
   const notRead = claimedRefsNotRead(input, located.kind, checked.map((c) => c.e), ledgers);
-  const claim = runnerClaimWithoutEntry(located, checked);
+  const claim = options.emptyRunnerTraceReported === true && located.kind === 'capture' && emptyLoreAccessTrace(input) ? null : runnerClaimWithoutEntry(located, checked);
   return summarise({ index, options, kind: located.kind, recorded: located.recorded, drift, rules, status: located.status, entries, ledgers, notRead, named, claim });
+}
+
+/** True when a capture's `lore_access.research_trace` holds no entry (empty or absent): `capture check`'s `research_trace_empty` case. */
+function emptyLoreAccessTrace(doc: unknown): boolean {
+  const access = isJsonObject(doc) ? doc['lore_access'] : undefined;
+  const trace = isJsonObject(access) ? access['research_trace'] : undefined;
+  return !(Array.isArray(trace) && trace.length > 0);
 }
 
 /** The hidden refs of check 1a: a capture's `isolation.hidden_context_refs` (its string entries), else []. */

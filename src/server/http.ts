@@ -40,6 +40,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { LoretraceError } from '../errors.js';
 import { createMcpServer } from './mcp.js';
 import { readClientJson } from './strict-json.js';
+import { JSONRPC_INVALID_PARAMS, requestParamsProblem } from './stdio-lines.js';
 import type { ProxySession } from '../proxy/session.js';
 import { REFUSAL_HTTP_STATUS } from '../proxy/refusals.js';
 import type { RefusalCode } from '../proxy/refusals.js';
@@ -394,6 +395,9 @@ function strictJsonBody(maxBytes: number, refuse: Refuser): express.RequestHandl
 
 /**
  * Mount MCP's Streamable HTTP transport at {@link MCP_HTTP_PATH} (the pattern of the SDK's own examples):
+ * a `POST` of a request whose `params` are not an object (or nest too deep) is answered `-32602` and recorded
+ * (tool = the method, reason `invalid_params`: `requestParamsProblem`, the stdio framing's check) before the SDK's
+ * transport parses it — the SDK would answer it `-32700` and nothing would reach the ledger;
  * a `POST` without `Mcp-Session-Id` that is an `initialize` request opens an MCP session — a new SDK
  * `StreamableHTTPServerTransport` (session id = a random UUID, JSON responses) connected to a new
  * {@link createMcpServer} over the one `session`; a request with a known id goes to its transport (`POST`
@@ -447,6 +451,20 @@ function mountMcp(app: express.Express, session: ProxySession, refuse: Refuser):
         await evicted.close();
       }
       transport = await openMcpSession(session, transports, use);
+    }
+    // A request whose params no method takes (an array, a number, null, too deep) is answered -32602 and recorded
+    // here, as the stdio framing does; the SDK would answer it with an unrecorded -32700 parse error.
+    const bad = req.method === 'POST' ? requestParamsProblem(req.body) : null;
+    if (bad !== null) {
+      const error = { code: JSONRPC_INVALID_PARAMS, message: bad.message };
+      try {
+        await session.recordTransportRefusal(bad.method, { jsonrpc: { id: bad.id, method: bad.method, params: bad.params ?? null } }, 'bad_request', 'invalid_params', `${bad.message} (JSON-RPC ${JSONRPC_INVALID_PARAMS})`, 'mcp', { error });
+      } catch {
+        res.status(503).json({ jsonrpc: '2.0', error: { code: -32000, message: 'the ledger cannot be written; the session is stopped' }, id: bad.id });
+        return;
+      }
+      res.status(200).json({ jsonrpc: '2.0', id: bad.id, error });
+      return;
     }
     const active = transport.sessionId;
     if (active !== undefined) use.begin(active, res);

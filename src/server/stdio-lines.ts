@@ -102,6 +102,35 @@ export function mcpParamsProblem(method: string, params: unknown): string | null
   return null;
 }
 
+/**
+ * The `-32602` answer to a request whose `params` no method may take, or null: `params` nested deeper than
+ * `MAX_ARGUMENT_DEPTH` + 1 levels (checked before anything walks it — the SDK's schemas, the tools' validators, the
+ * ledger digest; recorded as a bounded summary, `{ $omitted: 'nested', levels_over }`), or `params` present and not
+ * an object (an array, a number, a string, null; JSON-RPC 2.0 §4.2 allows by-position arrays, MCP does not). `message`
+ * is the one-line answer (`invalid params: "params" of "tools/call" must be an object, not an array`), `params` what
+ * the ledger records. The stdio framing and the Streamable HTTP endpoint (src/server/http.ts) both answer with it,
+ * so a request is answered and recorded alike on either transport.
+ */
+export function paramsShapeProblem(method: string, params: unknown): { message: string; params: unknown } | null {
+  // tools/call params are { name, arguments }: arguments may nest MAX_ARGUMENT_DEPTH levels, params one more.
+  if (nestsDeeperThan(params, MAX_ARGUMENT_DEPTH + 1)) {
+    return { message: `invalid params: "params" of ${shownInput(method, 64)} are nested deeper than ${MAX_ARGUMENT_DEPTH + 1} levels (tool arguments at most ${MAX_ARGUMENT_DEPTH})`, params: { $omitted: 'nested', levels_over: MAX_ARGUMENT_DEPTH + 1 } };
+  }
+  if (params !== undefined && !isJsonObject(params)) return { message: `invalid params: "params" of ${shownInput(method, 64)} must be an object, not ${kindOf(params)}`, params };
+  return null;
+}
+
+/**
+ * {@link paramsShapeProblem} of a parsed JSON-RPC message that is a request (`"jsonrpc": "2.0"`, a string `method`,
+ * a string or number `id`), with its id and method; null for anything else (a notification, a response, a batch,
+ * a message the SDK's own parse refuses) and for well-shaped params.
+ */
+export function requestParamsProblem(value: unknown): { id: string | number; method: string; message: string; params: unknown } | null {
+  if (!isJsonObject(value) || value.jsonrpc !== '2.0' || typeof value.method !== 'string' || !isId(value.id)) return null;
+  const shape = paramsShapeProblem(value.method, value.params);
+  return shape === null ? null : { id: value.id, method: value.method, ...shape };
+}
+
 /** A JSON-RPC id as JSON-RPC 2.0 allows it (string or number; null is not an id to answer with). */
 function isId(v: unknown): v is string | number {
   return typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
@@ -242,14 +271,8 @@ export class LineStdioTransport implements Transport {
     if (method === null) return null; // a response from the client (or invalid: left to the schema check)
     if (!('id' in value)) return null; // a notification: never answered
     if (!isId(value.id)) return at('invalid_request', JSONRPC_INVALID_REQUEST, null, method, 'invalid request: "id" must be a string or a number', value.params ?? null);
-    // Nothing below (the SDK's schemas, the tools' validators, the ledger digest) may walk attacker-controlled depth.
-    // tools/call params are { name, arguments }: arguments may nest MAX_ARGUMENT_DEPTH levels, params one more.
-    if (nestsDeeperThan(value.params, MAX_ARGUMENT_DEPTH + 1)) {
-      return at('invalid_params', JSONRPC_INVALID_PARAMS, id, method, `invalid params: "params" of ${shownInput(method, 64)} are nested deeper than ${MAX_ARGUMENT_DEPTH + 1} levels (tool arguments at most ${MAX_ARGUMENT_DEPTH})`, { $omitted: 'nested', levels_over: MAX_ARGUMENT_DEPTH + 1 });
-    }
-    if (value.params !== undefined && !isJsonObject(value.params)) {
-      return at('invalid_params', JSONRPC_INVALID_PARAMS, id, method, `invalid params: "params" of ${shownInput(method, 64)} must be an object, not ${kindOf(value.params)}`, value.params);
-    }
+    const shape = paramsShapeProblem(method, value.params);
+    if (shape !== null) return at('invalid_params', JSONRPC_INVALID_PARAMS, id, method, shape.message, shape.params);
     const offered = this.options.methods();
     if (!offered.includes(method)) {
       return at('method_not_found', JSONRPC_METHOD_NOT_FOUND, id, method, `method not found: ${shownInput(method, 64)}; this server offers ${offered.join(', ')}`, value.params ?? null);

@@ -214,10 +214,11 @@ export interface CaptureCheck {
   draft: string[];
   /**
    * What the capture claims beyond what the check derives, every one an error: `research_trace_empty`
-   * (`emptyRunnerTrace`: runner_captured with no trace entry), then the review re-derived from the receipts the
+   * (`emptyRunnerTrace`: runner_captured with no trace entry; its trace then carries no `no_runner_captured_entries`
+   * for the same cause), then the review re-derived from the receipts the
    * lock lists (`recheckCaptureReview`: one `capture_review_mismatch` per stored field that claims more than the
    * receipts and the re-run leakage audit give — `/review_status`, `/coordinator_review/failure_labels`,
-   * `/leakage_audit/<flag>`, … —, `claimed_not_read`, or `capture_review_not_rederived`,
+   * `/leakage_audit/<flag>`, … —, `claimed_not_read`, `capture_id_mismatch`, `packet_ref_mismatch`, or `capture_review_not_rederived`,
    * `capture_packet_not_locked`, `capture_packet_mismatch`), or, when no lock lists the capture or its lock
    * lists no packet, `unrederivedReview`'s findings (`capture_review_not_rederived` always). Empty only when the
    * review was re-derived and matches (or the packet drifted under its lock, a failure reported as `packet_file`).
@@ -414,7 +415,8 @@ async function checkOne(ctx: CliContext, file: string, index: VaultIndex, truste
   const empty = emptyRunnerTrace(doc, file);
   if (entries > 0) {
     try {
-      trace = await verifyCaptureTrace(index, doc, file, { ...(fromLock?.receipts ?? {}), trustedKeys });
+      // An emptied runner trace is reported once, as research_trace_empty (in review), not again by the trace.
+      trace = await verifyCaptureTrace(index, doc, file, { ...(fromLock?.receipts ?? {}), trustedKeys, emptyRunnerTraceReported: empty !== null });
     } catch (e) {
       error = (e as Error).message;
       errorCode = codeOf(e);
