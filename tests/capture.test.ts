@@ -7,7 +7,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -352,6 +352,46 @@ describe('assembleCapture in responder_scoped_repository_search (a real ProxySes
 
   it('without a ledger or fragment is a usage error naming both options', async () => {
     await expect(assembleCapture(ilse({ source: undefined }))).rejects.toMatchObject({ code: 'usage', message: 'ilse.packet.json is a responder_scoped_repository_search packet: give its receipts with --ledger <ledger.jsonl> (the run\'s hash-chained ledger) or --fragment <lore_access.json>' });
+  });
+});
+
+describe('the leakage audit searches every note the session\'s policy hides, not only the omitted refs', () => {
+  it('sets author_only_leak for a verbatim quote of a note marked visibility: author-only and future_branch_leak for one of a Post-Elysium note', async () => {
+    const vault = join(tmp.dir, 'policy-hidden', 'FixtureLore');
+    cpSync(FIXTURE_VAULT, vault, { recursive: true });
+    mkdirSync(join(vault, 'World/Pre-Elysium/Harbor Secrets'), { recursive: true });
+    writeFileSync(join(vault, 'World/Pre-Elysium/Harbor Secrets/Keeper Ledger.md'), '---\nvisibility: author-only\n---\n# Keeper Ledger\n\nThe relay keepers buried the convoy manifest under the third pylon of the sunken tower at low tide.\n');
+    const ledger = join(tmp.dir, 'policy-hidden', 's.jsonl');
+    const s = await fixtureSession({ ledgerPath: ledger, clock: fakeClock(), lore: vault });
+    await s.call('lore_read', { ref: `${R.territories}#Brinefall Shelf` });
+    await s.call('lore_read', { ref: `${R.factions}#Movements` });
+    await s.call('lore_follow', { from_ref: R.territories, target: 'Brinefall Blackout' });
+    await s.call('lore_read', { ref: `${R.blackout}#chunk1` });
+    await s.close();
+    const vindex = await indexVault(vault, { persist: false, workers: false });
+    const capture = async (spoken: string) => {
+      const raw = { ...JSON.parse(read(ILSE_RAW)), spoken_text: spoken };
+      return assembleCapture(base({
+        index: vindex, packet: JSON.parse(read(PROXY_PACKET)), packetText: read(PROXY_PACKET), packetRef: 'ilse.packet.json',
+        rawOutput: JSON.stringify(raw), rawOutputFile: 'raw.json', source: { kind: 'ledger', text: read(ledger), file: 's.jsonl' },
+      }));
+    };
+    const auth = await capture('Between us: the relay keepers buried the convoy manifest under the third pylon of the sunken tower at low tide.');
+    expect(auth.leakage_hits.filter((h) => h.flag !== null)).toEqual([{
+      flag: 'author_only_leak', matched: 'the relay keepers buried the convoy manifest under',
+      source: 'policy hidden_note never consult World/Pre-Elysium/Harbor Secrets/Keeper Ledger.md (its frontmatter marks it visibility: author-only): text of World/Pre-Elysium/Harbor Secrets/Keeper Ledger.md lines 4-6 quoted verbatim',
+    }]);
+    expect(auth.capture.review_status).toBe('draft');
+    expect(auth.capture.coordinator_review.failure_labels).toEqual(['ledger_authorship_not_checked', 'author_only_leak']);
+    const fut = await capture('Mark me: the veil drive folds a ship\'s path through still water, and no harbor can tax a crossing that takes no time.');
+    expect(fut.leakage_hits.filter((h) => h.flag !== null).map((h) => [h.flag, h.matched, h.source.replace(/ \(.*\):/, ':')])).toEqual([
+      ['future_branch_leak', 'the veil drive folds a ship s path', 'policy future_era_prefix never consult World/Post-Elysium/: text of World/Post-Elysium/Veil Drive.md lines 1-4 quoted verbatim'],
+    ]);
+    expect(fut.capture.leakage_audit.future_branch_leak).toBe(true);
+    expect(fut.capture.coordinator_review.failure_labels).toEqual(['ledger_authorship_not_checked', 'future_branch_leak']);
+    // The same words, not verbatim (seven in a row at most), set nothing.
+    const loose = await capture('The veil drive folds a path, they say; no harbor can tax such a crossing.');
+    expect(loose.leakage_hits.filter((h) => h.flag !== null)).toEqual([]);
   });
 });
 
