@@ -7,7 +7,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -355,6 +355,46 @@ describe('assembleCapture in responder_scoped_repository_search (a real ProxySes
   });
 });
 
+describe('the leakage audit searches every note the session\'s policy hides, not only the omitted refs', () => {
+  it('sets author_only_leak for a verbatim quote of a note marked visibility: author-only and future_branch_leak for one of a Post-Elysium note', async () => {
+    const vault = join(tmp.dir, 'policy-hidden', 'FixtureLore');
+    cpSync(FIXTURE_VAULT, vault, { recursive: true });
+    mkdirSync(join(vault, 'World/Pre-Elysium/Harbor Secrets'), { recursive: true });
+    writeFileSync(join(vault, 'World/Pre-Elysium/Harbor Secrets/Keeper Ledger.md'), '---\nvisibility: author-only\n---\n# Keeper Ledger\n\nThe relay keepers buried the convoy manifest under the third pylon of the sunken tower at low tide.\n');
+    const ledger = join(tmp.dir, 'policy-hidden', 's.jsonl');
+    const s = await fixtureSession({ ledgerPath: ledger, clock: fakeClock(), lore: vault });
+    await s.call('lore_read', { ref: `${R.territories}#Brinefall Shelf` });
+    await s.call('lore_read', { ref: `${R.factions}#Movements` });
+    await s.call('lore_follow', { from_ref: R.territories, target: 'Brinefall Blackout' });
+    await s.call('lore_read', { ref: `${R.blackout}#chunk1` });
+    await s.close();
+    const vindex = await indexVault(vault, { persist: false, workers: false });
+    const capture = async (spoken: string) => {
+      const raw = { ...JSON.parse(read(ILSE_RAW)), spoken_text: spoken };
+      return assembleCapture(base({
+        index: vindex, packet: JSON.parse(read(PROXY_PACKET)), packetText: read(PROXY_PACKET), packetRef: 'ilse.packet.json',
+        rawOutput: JSON.stringify(raw), rawOutputFile: 'raw.json', source: { kind: 'ledger', text: read(ledger), file: 's.jsonl' },
+      }));
+    };
+    const auth = await capture('Between us: the relay keepers buried the convoy manifest under the third pylon of the sunken tower at low tide.');
+    expect(auth.leakage_hits.filter((h) => h.flag !== null)).toEqual([{
+      flag: 'author_only_leak', matched: 'the relay keepers buried the convoy manifest under',
+      source: 'policy hidden_note never consult World/Pre-Elysium/Harbor Secrets/Keeper Ledger.md (its frontmatter marks it visibility: author-only): text of World/Pre-Elysium/Harbor Secrets/Keeper Ledger.md lines 4-6 quoted verbatim',
+    }]);
+    expect(auth.capture.review_status).toBe('draft');
+    expect(auth.capture.coordinator_review.failure_labels).toEqual(['ledger_authorship_not_checked', 'author_only_leak']);
+    const fut = await capture('Mark me: the veil drive folds a ship\'s path through still water, and no harbor can tax a crossing that takes no time.');
+    expect(fut.leakage_hits.filter((h) => h.flag !== null).map((h) => [h.flag, h.matched, h.source.replace(/ \(.*\):/, ':')])).toEqual([
+      ['future_branch_leak', 'the veil drive folds a ship s path', 'policy future_era_prefix never consult World/Post-Elysium/: text of World/Post-Elysium/Veil Drive.md lines 1-4 quoted verbatim'],
+    ]);
+    expect(fut.capture.leakage_audit.future_branch_leak).toBe(true);
+    expect(fut.capture.coordinator_review.failure_labels).toEqual(['ledger_authorship_not_checked', 'future_branch_leak']);
+    // The same words, not verbatim (seven in a row at most), set nothing.
+    const loose = await capture('The veil drive folds a path, they say; no harbor can tax such a crossing.');
+    expect(loose.leakage_hits.filter((h) => h.flag !== null)).toEqual([]);
+  });
+});
+
 describe('auditLeakage (automated first pass)', () => {
   const packet = (): ResponderPacket => JSON.parse(read(MARA_PACKET)) as ResponderPacket;
   const audit = (over: Record<string, unknown>, p: ResponderPacket = packet()) => {
@@ -415,6 +455,22 @@ describe('auditLeakage (automated first pass)', () => {
     const shown = packet();
     shown.visible_context.source_excerpts.push({ ref_id: 'local.rumour', source_ref: 'local.rumour', text: 'Rumour has it no character in the harbor era knows this.' });
     expect(audit({ spoken_text: 'No character in the harbor era knows this.' }, shown).hits).toEqual([]);
+  });
+
+  it('folds look-alike letters of Cyrillic, Greek and Armenian to Latin: a hidden quote with homoglyphs is still quoted, a hidden name still named', () => {
+    const source = 'hidden_context_audit.omitted_context_refs/0 ("FixtureLore:World/Pre-Elysium/Author Notes/"): text of World/Pre-Elysium/Author Notes/Brinefall Truth.md lines 4-7 quoted verbatim';
+    // U+0430 CYRILLIC SMALL LETTER A in four words, one every fewer than 8 words: every 8-word run is broken without the fold.
+    const cyrillic = 'Truth is, the blackout was st\u0430ged by relay keepers p\u0430id to sink a riv\u0430l convoy. No character in the h\u0430rbor era knows this.';
+    const r = audit({ spoken_text: cyrillic });
+    expect([r.audit.author_only_leak, r.hits[0]]).toEqual([true, { flag: 'author_only_leak', matched: 'the blackout was staged by relay keepers paid', source }]);
+    // Greek ο, ν, ι, α and capitals, Armenian օ, ս, ո, and Latin dotless ı, in a mixed-script word or a whole one.
+    const greek = 'THE BL\u0391CK\u039fUT W\u0391S STAGED by relay keepers pa\u03b9d to sink a r\u03b9\u03bdal c\u03bfn\u03bdoy.';
+    expect(audit({ spoken_text: greek }).hits[0]).toEqual({ flag: 'author_only_leak', matched: 'the blackout was staged by relay keepers paid', source });
+    const armenian = 'the blackout was staged by relay keepers paid t\u0585 s\u0131nk a rival c\u0585\u0578voy';
+    expect(audit({ spoken_text: armenian }).hits[0]!.flag).toBe('author_only_leak');
+    expect(audit({ private_interpretation: 'I heard of the Brin\u0435f\u0430ll Truth.' }).hits.map((h) => h.matched)).toEqual(['Brinefall Truth', 'Brinefall Truth']);
+    // A letter that looks different (Cyrillic л for l) is another word.
+    expect(audit({ private_interpretation: 'I heard of the Brinefa\u043b\u043b Truth.' }).hits).toEqual([]);
   });
 
   it('sets future_branch_leak for an omitted future-branch ref and raw_state_soup for markers and dimension scores', () => {

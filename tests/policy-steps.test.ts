@@ -1,4 +1,7 @@
 /** The named steps of compilePolicy, each on its own (the entry point's behaviour is in policy.test.ts). */
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { indexVault } from '../src/indexer/build.js';
 import {
@@ -92,8 +95,34 @@ describe('compileFutureEra', () => {
     const f = compileFutureEra(compileContext({ index }), true, ['World/']);
     expect(f.future).toEqual([{ prefix: 'World/Post-Elysium/', pointer: '#/default/future_era_prefixes/0' }]);
     expect(f.rows.map((r) => [r.clause, r.matches, r.rule])).toEqual([
-      ['World/Post-Elysium/', 3, 'never consult World/Post-Elysium/ (default: every Post-Elysium/ folder)'],
+      ['World/Post-Elysium/', 3, 'never consult World/Post-Elysium/ (default: every Post-Elysium/ folder, names compared folded (case, accents, -, _, spaces and Unicode dashes ignored))'],
     ]);
+  });
+
+  it('reads a Post-Elysium folder name folded, fail closed: case, accents, -, _, spaces, Unicode dashes and trailing spaces', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'loretrace-future-fold-'));
+    try {
+      const vault = join(tmp, 'FixtureLore');
+      cpSync(FIXTURE_VAULT, vault, { recursive: true });
+      const folders = ['World/post-elysium', 'World/POST-ELYSIUM', 'World/Post_Elysium', 'World/Post Elysium', 'World/Post\u2010Elysium', 'World/Post-\u00c9lysium', 'World/Post-Elysium ', 'World/Post-Elysium.d', 'World/Pre-Elysium/Post-Elysium'];
+      folders.forEach((f, i) => {
+        mkdirSync(join(vault, f), { recursive: true });
+        writeFileSync(join(vault, f, `N${i}.md`), `# N${i}\n\nFuture era secret ${i}.\n`);
+      });
+      const folded = await indexVault(vault, { persist: false });
+      const f = compileFutureEra(compileContext({ index: folded }), true, ['World/']);
+      expect(f.future.map((x) => x.prefix)).toEqual([
+        'World/POST-ELYSIUM/', 'World/Post Elysium/', 'World/Post-Elysium /', 'World/Post-Elysium/', 'World/Post-\u00c9lysium/',
+        'World/Post_Elysium/', 'World/Post\u2010Elysium/', 'World/Pre-Elysium/Post-Elysium/', 'World/post-elysium/',
+      ]);
+      expect(f.rows.every((r) => r.rule.includes('names compared folded'))).toBe(true);
+      // Another name is another folder: Post-Elysium.d is not future-era.
+      const c = compilePolicy({ max_link_depth: 1, allowed_prefixes: ['FixtureLore:World/'], required_seed_refs: [], follow_link_classes: ['wikilink'], stop_conditions: ['stop before post-Elysium or future-outcome lore unless the packet explicitly requests it'] }, { index: folded });
+      expect(checkPath(c, 'World/post-elysium/N0.md')).toEqual({ ok: false, reason: 'future_era', detail: 'World/post-elysium/N0.md is future-era lore (World/post-elysium/, #/default/future_era_prefixes/8)' });
+      expect(checkPath(c, 'World/Post-Elysium.d/N7.md')).toEqual({ ok: true });
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
   });
 });
 

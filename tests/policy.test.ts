@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { main } from '../src/cli/main.js';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -278,12 +279,49 @@ describe('compilePolicy', () => {
     expect(looseHiddenMatches(index, 'FixtureLore', 'no such note')).toEqual([]);
   });
 
+  it('never lets a config inside the vault remove the default future-era rule: its prefixes are added, a --config outside the vault replaces it, and the CLI warns naming the file', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'loretrace-vault-config-'));
+    try {
+      const vault = join(tmp, 'FixtureLore');
+      cpSync(FIXTURE_VAULT, vault, { recursive: true });
+      writeFileSync(join(vault, 'loretrace.config.json'), '{"future_era_prefixes":["Nowhere/"]}\n');
+      const outside = join(tmp, 'outside.config.json');
+      writeFileSync(outside, '{"future_era_prefixes":["Nowhere/"]}\n');
+      const p = base({ allowed_prefixes: ['World/'], required_seed_refs: [], stop_conditions: ['stop before post-Elysium or future-outcome lore unless the packet explicitly requests it'] });
+      const planted = compilePolicy(p, { index: await indexVault(vault, { persist: false }) });
+      expect(checkPath(planted, 'World/Post-Elysium/Veil Drive.md')).toEqual({ ok: false, reason: 'future_era', detail: 'World/Post-Elysium/Veil Drive.md is future-era lore (World/Post-Elysium/, #/default/future_era_prefixes/0)' });
+      expect(rows(planted, 'future_era_prefix').map((r) => [r.clause, r.pointer, r.rule])).toEqual([
+        ['World/Post-Elysium/', '#/default/future_era_prefixes/0', 'never consult World/Post-Elysium/ (default: every Post-Elysium/ folder, names compared folded (case, accents, -, _, spaces and Unicode dashes ignored))'],
+        ['Nowhere/', '#/config/future_era_prefixes/0', `never consult Nowhere/ (the vault's own config ${join(vault, 'loretrace.config.json')} future_era_prefixes: added to the default, which a config inside the vault never removes)`],
+      ]);
+      // A --config inside the vault is the vault's own too.
+      const inside = compilePolicy(p, { index: await indexVault(vault, { persist: false, configPath: join(vault, 'loretrace.config.json') }) });
+      expect(checkPath(inside, 'World/Post-Elysium/Veil Drive.md')).toMatchObject({ ok: false, reason: 'future_era' });
+      // A --config outside the vault may replace the default, and the row names it.
+      const replaced = compilePolicy(p, { index: await indexVault(vault, { persist: false, configPath: outside }) });
+      expect(checkPath(replaced, 'World/Post-Elysium/Veil Drive.md')).toEqual({ ok: true });
+      expect(rows(replaced, 'future_era_prefix').map((r) => r.rule)).toEqual([`never consult Nowhere/ (--config ${outside} future_era_prefixes, outside the vault: replaces the default)`]);
+      // Every vault command warns, one line naming the file; with --config outside the vault, nothing.
+      let err = '';
+      const io = { stdout: () => undefined, stderr: (t: string) => void (err += t), env: { LORETRACE_INDEX_DIR: join(tmp, 'index') }, cwd: tmp };
+      expect(await main(['index', '--lore', vault], io)).toBe(0);
+      expect(err.split('\n').filter((l) => l.includes('future_era_prefixes'))).toEqual([
+        `loretrace: warning: ${join(vault, 'loretrace.config.json')} /future_era_prefixes: a config inside the vault only adds future-era prefixes, it never replaces the default (every Post-Elysium/ folder still applies); to replace it, pass --config <file> outside the vault`,
+      ]);
+      err = '';
+      expect(await main(['index', '--lore', vault, '--config', outside], io)).toBe(0);
+      expect(err).not.toContain('future_era_prefixes');
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+
   it('takes future-era prefixes from config and waives them under an explicitly allowed prefix', () => {
     const p = base({ allowed_prefixes: ['World/Pre-Elysium/', 'World/Post-Elysium/Veil Drive.md'], stop_conditions: ['stop before future lore'] });
     const c = compilePolicy(p, { index, config: { future_era_prefixes: ['World/Post-Elysium/'] } });
     expect(rows(c, 'future_era_prefix')).toEqual([{
       clause: 'World/Post-Elysium/', kind: 'future_era_prefix', pointer: '#/config/future_era_prefixes/0', disposition: 'enforced',
-      rule: 'never consult World/Post-Elysium/ (vault config future_era_prefixes), except under World/Post-Elysium/Veil Drive.md, which allowed_prefixes requests explicitly',
+      rule: 'never consult World/Post-Elysium/ (config future_era_prefixes, given by the caller: replaces the default), except under World/Post-Elysium/Veil Drive.md, which allowed_prefixes requests explicitly',
       matches: 2,
     }]);
     expect(checkPath(c, 'World/Post-Elysium/Veil Drive.md')).toEqual({ ok: true });

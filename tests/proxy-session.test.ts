@@ -530,7 +530,7 @@ describe('ProxySession.call research_status', () => {
       ['follow_link_class', 6], ['follow_link_class', 6], ['follow_link_class', 6], ['follow_link_class', 2],
       ['stop_condition', 0], ['stop_condition', 0], ['stop_condition', null],
     ]);
-    expect(rows[13]!.rule).toBe("pattern future_era: deny future-era lore: every future-era prefix (the vault config's future_era_prefixes, else every Post-Elysium/ folder) is denied (the prefixes are enforced but not listed here)");
+    expect(rows[13]!.rule).toBe("pattern future_era: deny future-era lore: every future-era prefix (every Post-Elysium/ folder, names compared folded (case, accents, -, _, spaces and Unicode dashes ignored), and a config's future_era_prefixes, which only a config outside the vault may put in the default's place) is denied (the prefixes are enforced but not listed here)");
     expect(JSON.stringify(rows)).not.toContain('World/Post-Elysium');
     expect(rows[14]).toEqual({
       clause: 'stop before author-only plot resolution or hidden incident truth not visible to this character',

@@ -15,7 +15,7 @@ import { fileFindings } from '../indexer/lookup.js';
 import { parseJsonDocument } from '../contracts/validate.js';
 import { DEFAULT_MAX_INPUT_BYTES, decodeUtf8Strict, readInputBytes } from '../contracts/json-input.js';
 import type { VaultConfig, VaultIndex } from '../types.js';
-import { loadVaultConfig } from '../vault/config.js';
+import { inVaultPolicyWarning, loadVaultConfig, withConfigOrigin } from '../vault/config.js';
 import type { CliContext } from './context.js';
 
 /** Options every vault command takes (commander's camelCase names of the flags above). */
@@ -74,7 +74,7 @@ async function cliConfig(ctx: CliContext, opts: VaultCliOptions): Promise<VaultC
     }
   }
   const { config } = await loadVaultConfig(resolvePath(ctx.cwd, opts.lore), { configPath: opts.config, cwd: ctx.cwd });
-  const merged: VaultConfig = { ...config };
+  const merged: VaultConfig = withConfigOrigin({ ...config }, config);
   if (opts.include?.length) merged.include = [...opts.include];
   if (opts.exclude?.length) merged.exclude = [...(config.exclude ?? []), ...opts.exclude];
   return merged;
@@ -89,6 +89,7 @@ async function cliConfig(ctx: CliContext, opts: VaultCliOptions): Promise<VaultC
  */
 export async function vaultIndexOptions(ctx: CliContext, opts: VaultCliOptions): Promise<IndexOptions> {
   const config = await cliConfig(ctx, opts);
+  await warnInVaultPolicy(ctx, opts, config);
   return {
     ...(opts.namespace !== undefined ? { namespace: opts.namespace } : {}),
     ...(opts.indexDir !== undefined ? { indexDir: opts.indexDir } : {}),
@@ -97,6 +98,24 @@ export async function vaultIndexOptions(ctx: CliContext, opts: VaultCliOptions):
     env: ctx.env,
     cwd: ctx.cwd,
   };
+}
+
+/**
+ * Warn (one line on stderr, naming the file; `inVaultPolicyWarning`) when the config the command will use lies
+ * inside the vault and tries to replace a policy default it may only add to (`future_era_prefixes`). A config
+ * that cannot be read is not reported here (indexing reports it).
+ */
+async function warnInVaultPolicy(ctx: CliContext, opts: VaultCliOptions, merged: VaultConfig | undefined): Promise<void> {
+  let config = merged;
+  if (config === undefined) {
+    try {
+      config = (await loadVaultConfig(resolvePath(ctx.cwd, opts.lore), { configPath: opts.config, cwd: ctx.cwd })).config;
+    } catch {
+      return;
+    }
+  }
+  const warning = inVaultPolicyWarning(config);
+  if (warning !== null) ctx.stderr(`${warning}\n`);
 }
 
 /** Notes to parse above which a terminal gets a progress bar. */

