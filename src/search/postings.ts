@@ -88,11 +88,20 @@ export interface PackedTokens {
   chunkCounts: number[];
 }
 
+/**
+ * Scratch of {@link packTokens}: the postings of the batch being packed, grown by doubling and reused by
+ * the next batch, so a parse worker allocates only each batch's exact result — not a JavaScript array of
+ * 8-byte elements regrown as it fills and then copied (docs/PERFORMANCE.md "Round 7": a worker's garbage is
+ * what its collector spends its time on).
+ */
+let packScratch = new Uint32Array(1 << 14);
+
 /** Pack the token data of several notes (in order). Pure and deterministic. */
 export function packTokens(notes: readonly NoteTokens[]): PackedTokens {
   const termIds = new Map<string, number>();
   const terms: string[] = [];
-  const post: number[] = [];
+  let post = packScratch;
+  let n = 0;
   const lens: number[] = [];
   const chunkCounts: number[] = [];
   let doc = 0;
@@ -104,7 +113,16 @@ export function packTokens(notes: readonly NoteTokens[]): PackedTokens {
         termIds.set(term, id);
         terms.push(term);
       }
-      post.push(id, d, f, field.tf[term]!);
+      if (n + 4 > post.length) {
+        const grown = new Uint32Array(post.length * 2);
+        grown.set(post.subarray(0, n));
+        packScratch = post = grown;
+      }
+      post[n] = id;
+      post[n + 1] = d;
+      post[n + 2] = f;
+      post[n + 3] = field.tf[term]!;
+      n += 4;
     }
   };
   for (const t of notes) {
@@ -118,7 +136,7 @@ export function packTokens(notes: readonly NoteTokens[]): PackedTokens {
       doc++;
     }
   }
-  return { terms, postings: Uint32Array.from(post), lengths: Uint32Array.from(lens), chunkCounts };
+  return { terms, postings: post.slice(0, n), lengths: Uint32Array.from(lens), chunkCounts };
 }
 
 /** Growable list of (doc, tf) pairs of one (term, field). */

@@ -18,10 +18,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { LoretraceError } from '../../errors.js';
-import { openProxySession } from '../../proxy/session.js';
 import { LIMIT_NAMES, parseLimitOverrides } from '../../proxy/limits.js';
-import { serveMcpStdio } from '../../server/mcp.js';
-import { MCP_HTTP_PATH, assertHttpBindAllowed, parseHostPort, startHttpServer } from '../../server/http.js';
 import type { CliContext } from '../context.js';
 import { action, printJson } from '../context.js';
 import { addVaultOptions, inputCap, readInputText, vaultIndexOptions, type VaultCliOptions } from '../vault-options.js';
@@ -84,7 +81,11 @@ export function register(program: Command, ctx: CliContext): void {
           throw new LoretraceError('usage', 'choose exactly one transport: --mcp or --http <host:port>', { expected: '--mcp or --http 127.0.0.1:0' }, 2);
         }
         const limits = parseLimitOverrides(opts.limit);
-        const target = opts.http !== undefined ? parseHostPort(opts.http) : null;
+        // The session and transport modules are loaded only by the command that serves them, so the CLI's
+        // other commands (index, search, retrieve …) never load express, zod or the MCP SDK
+        // (docs/PERFORMANCE.md "Round 7").
+        const httpModule = opts.http !== undefined ? await import('../../server/http.js') : null;
+        const target = httpModule && opts.http !== undefined ? httpModule.parseHostPort(opts.http) : null;
         let token: string | undefined;
         if (opts.tokenFile !== undefined) {
           // The CLI's one input reader: a regular file only (a FIFO would block the start forever), at most 4 KiB.
@@ -105,7 +106,7 @@ export function register(program: Command, ctx: CliContext): void {
             throw new LoretraceError('usage', `--allow-host ${JSON.stringify(h)} is not name:port`, { expected: 'name:port as the client sends it in the Host header, e.g. lore.example.org:443' }, 2);
           }
         }
-        if (target) assertHttpBindAllowed(target.host, { allowRemote: opts.allowRemote === true, ...(token !== undefined ? { token } : {}) });
+        if (target) httpModule!.assertHttpBindAllowed(target.host, { allowRemote: opts.allowRemote === true, ...(token !== undefined ? { token } : {}) });
         // The ledger is an output file like retrieve's: never a folder name, never named like a lock (lock verify
         // and capture check would read it as one) — refused before anything is read or indexed.
         refuseFolderNames([{ given: opts.ledger, option: '--ledger' }]);
@@ -113,6 +114,7 @@ export function register(program: Command, ctx: CliContext): void {
         // Same one-line refusal as every other command for an unreadable input, before anything is indexed.
         await readInputText(ctx, opts.packet, 'responder packet');
         const signer = await signerFromOptions(ctx, opts);
+        const { openProxySession } = await import('../../proxy/session.js');
         const session = await openProxySession({
           lore: resolve(ctx.cwd, opts.lore),
           packetPath: resolve(ctx.cwd, opts.packet),
@@ -125,18 +127,19 @@ export function register(program: Command, ctx: CliContext): void {
         const signal = untilSignal();
         try {
           if (target === null) {
+            const { serveMcpStdio } = await import('../../server/mcp.js');
             const handle = await serveMcpStdio(session);
             ctx.stderr(`loretrace: serving packet ${session.packet.packet_id} over MCP stdio; ledger ${opts.ledger}\n`);
             await Promise.race([handle.closed, signal.promise]);
             await handle.close();
           } else {
-            const http = await startHttpServer(session, {
+            const http = await httpModule!.startHttpServer(session, {
               host: target.host, port: target.port, allowRemote: opts.allowRemote === true, allowedHosts: opts.allowHost,
               ...(token !== undefined ? { token } : {}),
             });
             ctx.stderr(`listening on ${http.url}\n`);
             if (opts.json) {
-              printJson(ctx, { url: http.url, mcp_url: `${http.url}${MCP_HTTP_PATH}`, packet_id: session.packet.packet_id, snapshot_id: session.index.snapshot_id, ledger: resolve(ctx.cwd, opts.ledger) });
+              printJson(ctx, { url: http.url, mcp_url: `${http.url}${httpModule!.MCP_HTTP_PATH}`, packet_id: session.packet.packet_id, snapshot_id: session.index.snapshot_id, ledger: resolve(ctx.cwd, opts.ledger) });
             }
             await signal.promise;
             await http.close();
