@@ -158,7 +158,9 @@ async function runCapture(ctx: CliContext, opts: CaptureOptions): Promise<number
       ...(rawIn.abs !== null ? [{ abs: rawIn.abs, role: 'input' as const, content: rawIn.bytes }] : []),
       ...(sourceIn ? [{ abs: sourceIn.abs, role: 'input' as const, content: sourceIn.bytes }] : []),
     ],
-    snapshot: { namespace: index.namespace, snapshot_id: index.snapshot_id },
+    // A ledger-backed capture's run is the ledger's session: the lock records the snapshot its SESSION_OPENED
+    // pins (lock verify holds it to that record), so a vault changed since the session is drift.
+    snapshot: { namespace: index.namespace, snapshot_id: result.receipts.ledger && sourceIn && result.receipts.recorded_snapshot_id !== null ? result.receipts.recorded_snapshot_id : index.snapshot_id },
     policyReceipt: result.receipts.policy_receipt,
     ledger: result.receipts.ledger && sourceIn ? {
       abs: sourceIn.abs, head: result.receipts.ledger.head, records: result.receipts.ledger.records, closed: result.receipts.ledger.closed, signer_key_id: result.receipts.ledger.signer_key_id,
