@@ -611,6 +611,7 @@ describe('every lock field that summarises its ledger is held to the ledger', ()
     const text = await run(['lock', 'verify', 'sum.capture.lock.json']);
     expect(text.out).toContain("authorship not checked (no --trust-key): who signed the ledger is unknown (the lock's claim of signer key ff482d37a8d7e79e is unverified)");
     expect(text.out).not.toContain('the lock records signer key');
+    expect(text.out).toContain(`  snapshot not_checked (recorded ${'f'.repeat(12)} — NOT the snapshot its ledger pins, see the binding below)\n`);
   });
 
   it('a retrieve lock whose binding names another record hash or whose ledger packet_id was edited fails lock verify', async () => {
