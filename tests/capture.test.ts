@@ -531,7 +531,7 @@ describe('loretrace capture (CLI)', () => {
     written.push(join(tmp.dir, 'mara.capture.json'));
     expect(r.out).toBe([
       'capture: brinefall-intake.turn-01.mara-voss.packet.capture (curated_excerpts_only) review_status accepted_as_draft',
-      `  raw output: ${Buffer.byteLength(read(MARA_RAW))} bytes, meets the output contract`,
+      `  raw output: ${Buffer.byteLength(read(MARA_RAW))} bytes, checked: one JSON object, every required field, the capture schema, action_label "refuse" allowed`,
       '  receipts: none (curated_excerpts_only: no lore research)',
       '  leakage (automated first pass): no flag set',
       '  failure_labels: none',
@@ -604,6 +604,30 @@ describe('loretrace capture (CLI)', () => {
     expect(lock.trace_bindings.map((b: { trace_id: string; disposition: string; ledger_backed: boolean }) => [b.trace_id, b.disposition, b.ledger_backed])).toEqual(ids.map((id: string) => [id, 'verified', true]));
   });
 
+  it('checks the action label against visible_context.allowed_action_labels: one outside it is action_label_not_allowed, a draft, and capture check re-derives the label', async () => {
+    const raw = JSON.parse(read(ILSE_RAW));
+    raw.action_label = 'inspect';
+    writeFileSync(join(tmp.dir, 'ilse-inspect.raw.json'), JSON.stringify(raw));
+    const c = await run(['capture', '--lore', FIXTURE_VAULT, '--packet', 'ilse.packet.json', '--raw-output', 'ilse-inspect.raw.json', '--ledger', 'ilse.jsonl', '--out', 'ilse-inspect.capture.json', '--model-family', 'fixture model', '--reviewer', 'fixture reviewer']);
+    expect(c.code).toBe(0);
+    written.push(join(tmp.dir, 'ilse-inspect.capture.json'));
+    const bytes = Buffer.byteLength(JSON.stringify(raw));
+    expect(c.out.split('\n').slice(0, 2)).toEqual([
+      'capture: proxy-fixture.brinefall-berths.dock_warden_ilse.packet.research.v0.capture (responder_scoped_repository_search) review_status draft',
+      `  raw output: ${bytes} bytes, checked: one JSON object, every required field, the capture schema; action_label "inspect" is NOT one of the packet's allowed_action_labels (speak, refuse, set_condition, wait): action_label_not_allowed`,
+    ]);
+    expect(c.out).toContain('  failure_labels: action_label_not_allowed, ledger_authorship_not_checked\n');
+    const doc = JSON.parse(read(join(tmp.dir, 'ilse-inspect.capture.json')));
+    expect([doc.review_status, doc.coordinator_review.failure_labels]).toEqual(['draft', ['action_label_not_allowed', 'ledger_authorship_not_checked']]);
+    expect(doc.coordinator_review.review_notes[1]).toBe('The raw output is one JSON object with every output_contract.required_fields entry and passes the capture schema. Its action_label "inspect" is not one of visible_context.allowed_action_labels (speak, refuse, set_condition, wait): action_label_not_allowed. The other response_rules are not checked mechanically.');
+    // capture check re-derives the label: dropping it by hand is a review mismatch.
+    const check = await run(['capture', 'check', '--lore', FIXTURE_VAULT, 'ilse-inspect.capture.json', '--json']);
+    expect(JSON.parse(check.out).captures[0].review).toEqual([]);
+    // The honest output names what was checked.
+    const ok = await assembleCapture(base({ packet: JSON.parse(read(PROXY_PACKET)), packetText: read(PROXY_PACKET), packetRef: 'ilse.packet.json', rawOutput: read(ILSE_RAW), rawOutputFile: 'ilse.raw.json', source: { kind: 'ledger', text: read(join(tmp.dir, 'ilse.jsonl')), file: 'ilse.jsonl' } }));
+    expect(ok.capture.coordinator_review.review_notes[1]).toBe('The raw output is one JSON object with every output_contract.required_fields entry and passes the capture schema. Its action_label "set_condition" is one of visible_context.allowed_action_labels. The other response_rules are not checked mechanically.');
+  });
+
   it('capture and capture check count the same (one function): an invented responder quote is text_mismatch in both, and capture check fails it', async () => {
     const raw = JSON.parse(read(ILSE_RAW));
     raw.research_trace[1].extracted_constraint = 'the harbor council swore every frozen crew one free berth plus fuel until spring came back';
@@ -613,7 +637,7 @@ describe('loretrace capture (CLI)', () => {
     expect(c.code).toBe(0);
     expect(c.out.split('\n').slice(0, 7)).toEqual([
       'capture: proxy-fixture.brinefall-berths.dock_warden_ilse.packet.research.v0.capture (responder_scoped_repository_search) review_status draft',
-      '  raw output: 2215 bytes, meets the output contract',
+      '  raw output: 2215 bytes, checked: one JSON object, every required field, the capture schema, action_label "set_condition" allowed',
       expect.stringMatching(/^  receipts: ledger ilse\.jsonl — verifies, 10 records, closed; head [0-9a-f]{64}$/),
       '  authorship not checked (no --trust-key); the ledger is unsigned',
       `  research_trace: 3 runner_captured entries, 0 failed (${totals})`,
@@ -827,7 +851,7 @@ describe.skipIf(!hasShared)(`every capture written above validates with Ghostlig
   it('passes ../shared/ghostlight/schemas/responder-output.schema.json', () => {
     const ajv = new Ajv2020({ allErrors: true, strict: false });
     const validate = ajv.compile(JSON.parse(read(join(GHOSTLIGHT, 'schemas', 'responder-output.schema.json'))));
-    expect(written.length).toBe(6);
+    expect(written.length).toBe(7);
     for (const f of written) {
       const ok = validate(JSON.parse(read(f)));
       expect({ f, ok, errors: validate.errors ?? null }).toEqual({ f, ok: true, errors: null });

@@ -230,12 +230,29 @@ describe('values a JavaScript reader would lose', () => {
     expect(decodeJsonDocument(Buffer.from('[9007199254740991, -9007199254740991, 12345678901234567.5, "90071992547409930"]'), 'ok.json')).toEqual([9007199254740991, -9007199254740991, 12345678901234567.5, '90071992547409930']);
   });
 
-  it('refuses a number beyond the largest double (1e400) with non_finite_number instead of reading Infinity and writing null; 1e308 and 1e-400 are numbers', () => {
+  it('refuses a non-zero number that underflows to 0 (2e-400) and, in an integer field, a fraction or exponent (1.9999999999999999, 2.0, 2e0), with lossy_number naming the pointer', () => {
+    expect(() => decodeJsonDocument(Buffer.from('{\n  "extra": [1, 2e-400]\n}'), 'tiny.json')).toThrow(expect.objectContaining({
+      code: 'lossy_number', exitCode: 2, details: expect.objectContaining({ file: 'tiny.json', pointer: '/extra/1', line: 2 }),
+      message: 'tiny.json has the number 2e-400 at /extra/1 (line 2, column 16), a non-zero number too small for a JSON reader, which reads it as 0; expected 0 written as 0, or a number of at least ±5e-324',
+    }));
+    expect(() => decodeJsonDocument(Buffer.from('{"max_link_depth": -0.1e-999}'), 'neg.json')).toThrow(expect.objectContaining({ code: 'lossy_number', details: expect.objectContaining({ pointer: '/max_link_depth' }) }));
+    expect(() => decodeJsonDocument(Buffer.from('{"traversal_policy": {"max_link_depth": 1.9999999999999999}}'), 'p1.json')).toThrow(expect.objectContaining({
+      code: 'lossy_number', exitCode: 2, details: expect.objectContaining({ pointer: '/traversal_policy/max_link_depth', line: 1 }),
+      message: 'p1.json has the number 1.9999999999999999 at /traversal_policy/max_link_depth (line 1, column 41), which a JSON reader reads as the integer 2; max_link_depth must be an integer, so expected an integer literal (digits only, no fraction or exponent)',
+    }));
+    for (const t of ['2.0', '2e0', '20E-1']) {
+      expect(() => decodeJsonDocument(Buffer.from(`{"research_trace": [{"line_start": ${t}}]}`), 'c.json')).toThrow(expect.objectContaining({ code: 'lossy_number', details: expect.objectContaining({ pointer: '/research_trace/0/line_start' }) }));
+    }
+    // Outside integer fields a fraction is a number; zero written any way is zero; 1.5 in an integer field is left to the schema.
+    expect(decodeJsonDocument(Buffer.from('{"score": 2.0, "z": [0.0, -0e10, 0E-999], "max_link_depth": 1.5}'), 'ok.json')).toEqual({ score: 2, z: [0, -0, 0], max_link_depth: 1.5 });
+  });
+
+  it('refuses a number beyond the largest double (1e400) with non_finite_number instead of reading Infinity and writing null; 1e308 and 5e-324 are numbers', () => {
     expect(() => decodeJsonDocument(Buffer.from('{\n  "extra": [1, -1e400]\n}'), 'inf.json')).toThrow(expect.objectContaining({
       code: 'non_finite_number', exitCode: 2, details: expect.objectContaining({ file: 'inf.json', pointer: '/extra/1', line: 2 }),
       message: `inf.json has the number -1e400 at /extra/1 (line 2, column 16), beyond the largest number a JSON reader keeps (±${Number.MAX_VALUE}); it would be read as -Infinity and written back as null; expected a finite number`,
     }));
-    expect(decodeJsonDocument(Buffer.from('[1e308, 1e-400]'), 'ok.json')).toEqual([1e308, 0]);
+    expect(decodeJsonDocument(Buffer.from('[1e308, 5e-324]'), 'ok.json')).toEqual([1e308, 5e-324]);
   });
 
   it('capture --allow-invalid refuses a raw output holding 1e400 (exit 2, one line, nothing written) instead of keeping null in parsed_output', async () => {

@@ -428,6 +428,20 @@ describe('parseNote: duplicate frontmatter keys', () => {
   });
 });
 
+describe('parseNote: a recursive YAML alias (an anchor used inside itself)', () => {
+  it('is one bad_frontmatter line naming the file, the alias\'s line and what was expected', () => {
+    for (const [text, line, name] of [['---\ntitle: Cycle\na: &x [*x]\n---\n# Cycle\n\nbody text cycle\n', 3, 'x'], ['---\nvisibility: &v {a: *v}\n---\n# V\n', 2, 'v']] as const) {
+      const r = parseNote('a/cycle.md', enc(text));
+      expect(r.note.frontmatter).toBeNull();
+      expect(r.findings).toEqual([{
+        code: 'bad_frontmatter', severity: 'warning', path: 'a/cycle.md', line,
+        message: `a/cycle.md:${line}: frontmatter has a recursive alias (*${name} is used inside the node anchored &${name}, which has no JSON form); expected an alias to refer to a node outside itself — its lines are indexed as body text (chunked, searchable, with their links), without frontmatter fields`,
+      }]);
+      expect(r.findings[0]!.message).not.toContain('\n');
+    }
+  });
+});
+
 describe('checkPath: a note with a repeated visibility key stays hidden (fail closed)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'loretrace-hostile-parse-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));

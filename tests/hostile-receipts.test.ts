@@ -608,3 +608,69 @@ describe('verify-trace holds a capture fragment to its ledger as capture check a
     expect([raw.code, JSON.parse(raw.out).packet_file.disposition]).toEqual([1, 'packet_missing']);
   });
 });
+
+describe('every lock field that summarises its ledger is held to the ledger', () => {
+  /** Rewrite a lock in place (the lock itself is hashed nowhere, so an editor needs nothing else). */
+  const editLock = (lockName: string, edit: (l: Record<string, any>) => void): void => { // eslint-disable-line @typescript-eslint/no-explicit-any
+    const lock = JSON.parse(read(at(lockName)));
+    edit(lock);
+    writeFileSync(at(lockName), JSON.stringify(lock, null, 2) + '\n');
+  };
+  const findings = async (file: string, extra: string[] = ['--trust-key', 'k.pub.pem']) => {
+    const r = await run(['lock', 'verify', file, ...extra, '--json']);
+    const l = JSON.parse(r.out).locks[0];
+    return { code: r.code, verdict: l.verdict, bindings: l.bindings.map((f: { code: string; pointer: string; message: string }) => [f.code, f.pointer]), messages: l.bindings.map((f: { message: string }) => f.message) };
+  };
+
+  it('a capture lock with another snapshot, signer key, record count, closed flag and invented or moved trace bindings fails lock verify and capture check', async () => {
+    expect((await capture('ilse.raw.json', 'sum.capture.json')).code).toBe(0);
+    const genuine = JSON.parse(read(at('sum.capture.lock.json')));
+    const ledgerLines = read(at('ilse.jsonl')).trim().split('\n').map((l) => JSON.parse(l));
+    // The capture lock records the snapshot the ledger's SESSION_OPENED pins, and the ledger's own summary.
+    expect([genuine.snapshot.snapshot_id, genuine.ledger.records, genuine.ledger.closed, genuine.ledger.signer_key_id])
+      .toEqual([ledgerLines[0].session.snapshot_id, ledgerLines.length, true, ledgerLines.at(-1).signature.key_id]);
+    expect(await findings('sum.capture.lock.json')).toMatchObject({ code: 0, verdict: 'verified', bindings: [] });
+    editLock('sum.capture.lock.json', (l) => {
+      l.snapshot.snapshot_id = 'f'.repeat(64);
+      l.ledger.signer_key_id = 'ff482d37a8d7e79e';
+      l.ledger.records = 99;
+      l.ledger.closed = false;
+      l.trace_bindings[0].line_end += 1;
+      l.trace_bindings.push({ trace_id: 'lt-0000000000000000:2:000000000000', source_ref: `${R.veilDrive}#chunk0`, line_start: 1, line_end: 3, disposition: 'verified', ledger_backed: true });
+    });
+    const r = await findings('sum.capture.lock.json');
+    expect([r.code, r.verdict, r.bindings]).toEqual([1, 'failed', [
+      ['lock_snapshot_mismatch', '/snapshot/snapshot_id'],
+      ['lock_ledger_mismatch', '/ledger/records'],
+      ['lock_ledger_mismatch', '/ledger/closed'],
+      ['lock_ledger_mismatch', '/ledger/signer_key_id'],
+      ['lock_binding_mismatch', '/trace_bindings/0'],
+      ['lock_binding_mismatch', '/trace_bindings/3'],
+    ]]);
+    expect(r.messages[0]).toBe(`lock sum.capture.lock.json /snapshot/snapshot_id records "${'f'.repeat(64)}", but the ledger ilse.jsonl pins (SESSION_OPENED) snapshot "${ledgerLines[0].session.snapshot_id}": the lock was edited after the run or is not this ledger's`);
+    expect(r.messages[1]).toBe(`lock sum.capture.lock.json /ledger/records records 99, but the ledger ilse.jsonl has, up to the pinned head, records: ${ledgerLines.length}: the lock was edited after the run or is not this ledger's`);
+    expect(r.messages[5]).toContain(`/trace_bindings/3 binds lt-0000000000000000:2:000000000000 (${R.veilDrive}#chunk0 lines 1-3, ledger_backed), but the ledger ilse.jsonl has no such record (ledger `);
+    const c = await check('sum.capture.json');
+    expect([c.code, c.bindings]).toEqual([1, r.bindings]);
+    // Without a key, the text does not repeat the lock's signer claim as a fact.
+    const text = await run(['lock', 'verify', 'sum.capture.lock.json']);
+    expect(text.out).toContain("authorship not checked (no --trust-key): who signed the ledger is unknown (the lock's claim of signer key ff482d37a8d7e79e is unverified)");
+    expect(text.out).not.toContain('the lock records signer key');
+    expect(text.out).toContain(`  snapshot not_checked (recorded ${'f'.repeat(12)} — NOT the snapshot its ledger pins, see the binding below)\n`);
+  });
+
+  it('a retrieve lock whose binding names another record hash or whose ledger packet_id was edited fails lock verify', async () => {
+    copyFileSync(MARA_RAW, at('mara.raw.json'));
+    const r = await run([
+      'retrieve', '--lore', FIXTURE_VAULT, '--packet', join(PACKETS, 'brinefall-intake.turn-01.mara-voss.draft.packet.json'),
+      '--policy', join(PACKETS, 'brinefall-intake.policy.json'), '--out', 'sum.packet.json', '--capture-out', 'sum.lore_access.json', '--signing-key', 'k.key.pem',
+    ]);
+    expect(r.code).toBe(0);
+    expect(await findings('sum.packet.lock.json')).toMatchObject({ code: 0, bindings: [] });
+    editLock('sum.packet.lock.json', (l) => {
+      l.ledger.packet_id = 'another.packet';
+      l.trace_bindings[0].record_hash = 'a'.repeat(64);
+    });
+    expect(await findings('sum.packet.lock.json')).toMatchObject({ code: 1, bindings: [['lock_ledger_mismatch', '/ledger/packet_id'], ['lock_binding_mismatch', '/trace_bindings/0']] });
+  });
+});

@@ -159,7 +159,7 @@ describe('loretrace lock verify', () => {
       '  unchanged input  draft.json',
       '  unchanged input  policy.json',
       `  snapshot unchanged (recorded ${snapshot.slice(0, 12)}, vault now ${snapshot.slice(0, 12)})`,
-      '  authorship not checked (no --trust-key); the lock records no signer',
+      "  authorship not checked (no --trust-key): who signed the ledger is unknown (the lock's claim of no signer is unverified)",
       '  files: unchanged 5, changed 0, missing 0',
       'totals: 1 lock, ok 0, integrity_only 1, drift 0, unreadable 0, files_unchanged 5, files_changed 0, files_missing 0, snapshot_unchanged 1, snapshot_changed 0, snapshot_not_checked 0, snapshot_other_vault 0, snapshot_not_recorded 0, authorship_failed 0',
       '',

@@ -5,6 +5,7 @@
  * a hard link to the canary, a FIFO named `.md`, and two notes swapped for a symlink / a FIFO after indexing.
  */
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { cpSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -194,5 +195,36 @@ describe('ProxySession.call with hostile input', () => {
     expect(start.admitted.map((a) => a.path)).toContain('World/Pre-Elysium/Swap Hard Link.md');
     expect(start.admitted.map((a) => a.path)).not.toContain('World/Pre-Elysium/Outside Link.md');
     expect(start.admitted.map((a) => a.path)).not.toContain('World/Pre-Elysium/Pipe.md');
+  });
+});
+
+describe('a lone UTF-16 surrogate in a tool argument', () => {
+  it('is refused (bad_request, invalid_string) and recorded as sent, so two different requests never leave one receipt', async () => {
+    const t = tempDir('loretrace-surrogate-');
+    try {
+      const path = join(t.dir, 's.jsonl');
+      const s = await fixtureSession({ ledgerPath: path });
+      const lone = await s.call('lore_search', { query: 'brinefall \ud800 berths' });
+      const replaced = await s.call('lore_search', { query: 'brinefall \ufffd berths' });
+      const extra = await s.call('lore_search', { query: 'brinefall', extra: '\udfff\ud800' });
+      await s.close();
+      expect(lone).toMatchObject({ ok: false, refusal: { code: 'bad_request', message: 'lore_search: argument "query" holds an unpaired UTF-16 surrogate (\\ud800 at character 10), which is not Unicode text; expected well-formed Unicode text' } });
+      expect(replaced.ok).toBe(true);
+      expect(extra).toMatchObject({ ok: false, refusal: { code: 'bad_request' } });
+      const records = readLedger(path);
+      const calls = records.filter((r) => r.kind === 'TOOL_CALL').map((r) => r.arguments);
+      // The exact code units: JSON string text (lone surrogates as \uXXXX escapes) and a sha256 over UTF-16LE.
+      const utf16 = (x: string) => createHash('sha256').update(Buffer.from(x, 'utf16le')).digest('hex');
+      expect(calls).toEqual([
+        { query: { $ill_formed: 'string', chars: 18, json: '"brinefall \\ud800 berths"', utf16le_sha256: utf16('brinefall \ud800 berths') } },
+        { query: 'brinefall \ufffd berths' },
+        { query: 'brinefall', extra: { $ill_formed: 'string', chars: 2, json: '"\\udfff\\ud800"', utf16le_sha256: utf16('\udfff\ud800') } },
+      ]);
+      const refused = records.filter((r) => r.kind === 'TOOL_REFUSED').map((r) => (r.outcome as { reason: string }).reason);
+      expect(refused).toEqual(['invalid_string', 'invalid_string']);
+      expect((await verifyLedger(readFileSync(path, 'utf8'))).valid).toBe(true);
+    } finally {
+      t.cleanup();
+    }
   });
 });

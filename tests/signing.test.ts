@@ -479,7 +479,7 @@ describe('receipts checked with --trust-key', () => {
     expect([report.totals['drift'], report.totals['authorship_failed']]).toEqual([0, 1]);
     const unchecked = await cli(['lock', 'verify', 'ilse.capture.lock.json'], env);
     expect(unchecked.code).toBe(1);
-    expect(unchecked.stdout).toContain('\n  authorship not checked (no --trust-key); the lock records signer key 34750f98bd59fcfc\n');
+    expect(unchecked.stdout).toContain("\n  authorship not checked (no --trust-key): who signed the ledger is unknown (the lock's claim of signer key 34750f98bd59fcfc is unverified)\n");
     expect(unchecked.stdout.split('\n')[0]).toBe('lock ilse.capture.lock.json (capture, ready_for_next_role): UNAUTHENTICATED — files and hashes intact, authorship not checked (no trusted key): anyone can write such a ledger');
     // A capture accepted with the key, checked without one: its acceptance is not checked (pass --trust-key), not a
     // review mismatch; --integrity-only accepts the integrity-only check, --require-accepted refuses the acceptance.

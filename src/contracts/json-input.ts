@@ -13,8 +13,10 @@
  *    column and pointer where it goes deeper): every later step that walks the value is recursive;
  * 6. **nothing a JavaScript reader would lose**: no key named `__proto__` (`proto_key`), no integer beyond
  *    ±(2^53 − 1) (`unsafe_integer`, which `JSON.parse` would round), no number beyond the largest double
- *    (`non_finite_number`: `1e400` reads as Infinity, which JSON writes as `null`) — refused with the pointer
- *    and line, never silently dropped, rounded or nulled;
+ *    (`non_finite_number`: `1e400` reads as Infinity, which JSON writes as `null`), no non-zero number that
+ *    underflows to 0 (`2e-400`) and, in an integer field (`rules.ts` `isIntegerField`: line numbers, depths,
+ *    counts, any `max_…`), no fraction or exponent (`1.9999999999999999` reads as 2) (`lossy_number`) —
+ *    refused with the pointer and line, never silently dropped, rounded or nulled;
  * 7. **no duplicate keys** anywhere (`duplicate_key`, with the JSON pointer and the line of both
  *    occurrences): JSON.parse keeps the last value, so a packet listing `allowed_prefixes` twice would be
  *    enforced with the second while a reviewer reads the first. The ledger verifier refuses duplicates
@@ -115,9 +117,19 @@ export function parseStrictJson(text: string, file: string, options: { shapeChec
  * `file`, the line, the pointer and the token.
  */
 export function lossyValueError(body: string, file: string): LoretraceError | null {
-  const bad = jsonLossyValue(body, { nonFinite: true });
+  const bad = jsonLossyValue(body, { nonFinite: true, exact: true });
   if (bad === null) return null;
   const { line, column } = lineColumnAt(body, bad.offset);
+  if (bad.kind === 'lossy_number') {
+    const field = (bad.pointer.split('/').pop() ?? '').replace(/~1/g, '/').replace(/~0/g, '~');
+    return Number(bad.token) === 0
+      ? new LoretraceError('lossy_number', `${file} has the number ${bad.token.slice(0, 40)} at ${bad.pointer} (line ${line}, column ${column}), a non-zero number too small for a JSON reader, which reads it as 0; expected 0 written as 0, or a number of at least ±${Number.MIN_VALUE}`, {
+        file, pointer: bad.pointer, line, expected: `0, or a number of magnitude at least ${Number.MIN_VALUE}`,
+      }, 2)
+      : new LoretraceError('lossy_number', `${file} has the number ${bad.token.slice(0, 40)} at ${bad.pointer} (line ${line}, column ${column}), which a JSON reader reads as the integer ${String(Number(bad.token))}; ${field} must be an integer, so expected an integer literal (digits only, no fraction or exponent)`, {
+        file, pointer: bad.pointer, line, expected: 'an integer literal (digits only)',
+      }, 2);
+  }
   if (bad.kind === 'non_finite_number') {
     return new LoretraceError('non_finite_number', `${file} has the number ${bad.token.slice(0, 40)} at ${bad.pointer} (line ${line}, column ${column}), beyond the largest number a JSON reader keeps (±${Number.MAX_VALUE}); it would be read as ${Number(bad.token) > 0 ? 'Infinity' : '-Infinity'} and written back as null; expected a finite number`, {
       file, pointer: bad.pointer, line, expected: `a number between -${Number.MAX_VALUE} and ${Number.MAX_VALUE}`,

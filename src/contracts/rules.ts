@@ -918,10 +918,17 @@ export function jsonTooDeep(text: string, max: number = MAX_JSON_DEPTH): { point
  * Returns the kind, the RFC 6901 pointer (of the key, or of the number), its 0-based offset and the token as
  * written. Strings are skipped; linear, iterative. Run it on text that parses.
  */
-export function jsonLossyValue(text: string, options: { nonFinite?: boolean } = {}): { kind: 'proto_key' | 'unsafe_integer' | 'non_finite_number'; pointer: string; offset: number; token: string } | null {
+export function jsonLossyValue(text: string, options: { nonFinite?: boolean; exact?: boolean } = {}): { kind: 'proto_key' | 'unsafe_integer' | 'non_finite_number' | 'lossy_number'; pointer: string; offset: number; token: string } | null {
   return walkJson(text, (e, pointer) => {
     if (e.kind === 'key' && e.key === '__proto__') return { kind: 'proto_key' as const, pointer: pointer(), offset: e.offset, token: e.raw };
     if (options.nonFinite === true && e.kind === 'number' && !Number.isFinite(Number(e.token))) return { kind: 'non_finite_number' as const, pointer: pointer(), offset: e.offset, token: e.token };
+    if (options.exact === true && e.kind === 'number' && /[.eE]/.test(e.token)) {
+      const value = Number(e.token);
+      // A non-zero literal read as 0 (2e-400), anywhere; in an integer field, any fraction or exponent that
+      // reads as an integer (1.9999999999999999 → 2): the value enforced would not be the text a reviewer reads.
+      const underflow = value === 0 && /[1-9]/.test(e.token.replace(/[eE].*$/, ''));
+      if (underflow || (Number.isInteger(value) && isIntegerField(pointer()))) return { kind: 'lossy_number' as const, pointer: pointer(), offset: e.offset, token: e.token };
+    }
     if (e.kind === 'number' && /^-?\d{16,}$/.test(e.token)) {
       const n = BigInt(e.token);
       const limit = BigInt(Number.MAX_SAFE_INTEGER);
@@ -929,6 +936,20 @@ export function jsonLossyValue(text: string, options: { nonFinite?: boolean } = 
     }
     return null;
   });
+}
+
+/**
+ * Field names that hold integers in every document loretrace reads (schemas/*.json `type: integer` of the
+ * input documents: packets, policies, captures, fragments, configs, proxy limits): a line number, a chunk
+ * index, a depth, a count. Any `max_…` key (a budget or limit: `max_link_depth`, `max_refs`,
+ * `max_chars_returned`, `max_file_bytes`) is one too.
+ */
+export const INTEGER_FIELDS: ReadonlySet<string> = new Set(['line_start', 'line_end', 'chunk_index', 'line', 'column', 'link_line', 'link_column', 'seq', 'piece', 'depth', 'records', 'bytes', 'chars_returned']);
+
+/** True when the last token of an RFC 6901 pointer names an integer field ({@link INTEGER_FIELDS}, or `max_…`). */
+export function isIntegerField(pointer: string): boolean {
+  const last = (pointer.split('/').pop() ?? '').replace(/~1/g, '/').replace(/~0/g, '~');
+  return INTEGER_FIELDS.has(last) || /^max_[a-z_]+$/.test(last);
 }
 
 /** A long JSON pointer shortened for a message: its first 6 tokens, `…`, and its last 2 (the whole pointer when short). */

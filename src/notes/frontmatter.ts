@@ -94,6 +94,11 @@ export function readFrontmatter(path: string, yamlText: string, firstLine: numbe
     return { data: null, findings };
   }
   findings.push(...mergeOverrides(doc, yamlText, path, firstLine));
+  const recursive = recursiveAlias(doc, yamlText, path, firstLine);
+  if (recursive) {
+    findings.push(recursive);
+    return { data: null, findings };
+  }
   try {
     const js: unknown = doc.toJS({ maxAliasCount: 100 });
     return { data: JSON.parse(JSON.stringify(js)) as Record<string, unknown>, findings };
@@ -101,7 +106,8 @@ export function readFrontmatter(path: string, yamlText: string, firstLine: numbe
     findings.push({
       code: 'bad_frontmatter',
       severity: 'warning',
-      message: `${path}:${firstLine}: frontmatter could not be converted to JSON (${(e as Error).message}); its lines are indexed as body text (chunked, searchable, with their links), without frontmatter fields`,
+      // One line (README: errors are one line): a library message may span several.
+      message: `${path}:${firstLine}: frontmatter could not be converted to JSON (${(e as Error).message.split('\n')[0]!.trim()}); its lines are indexed as body text (chunked, searchable, with their links), without frontmatter fields`,
       path,
       line: firstLine,
     });
@@ -147,6 +153,37 @@ function collectionKey(doc: Document, yamlText: string, path: string, firstLine:
     message: `${path}:${keyLine}: frontmatter has a key that is a collection (a YAML complex key, \`? [...]\` or \`? {...}\`), which has no JSON form; its lines are indexed as body text (chunked, searchable, with their links), without frontmatter fields`,
     path,
     line: keyLine,
+  };
+}
+
+/**
+ * A `bad_frontmatter` finding for the first alias used inside the very node its anchor names (`a: &x [*x]`,
+ * `v: &v {a: *v}`): the `yaml` package builds a circular structure from it, which has no JSON form (JSON.stringify
+ * would throw node's multi-line "Converting circular structure" text). Null when there is none. The line is the
+ * alias's own file line (`firstLine` is the file line of the first YAML line). YAML aliases refer only to
+ * earlier anchors, so self-inclusion is the only way a cycle can form.
+ */
+function recursiveAlias(doc: Document, yamlText: string, path: string, firstLine: number): Finding | null {
+  let found: { name: string; offset: number } | null = null;
+  visit(doc, {
+    Alias(_, alias, ancestors) {
+      const target = alias.resolve(doc);
+      if (target !== undefined && ancestors.includes(target as never)) {
+        found = { name: alias.source, offset: alias.range?.[0] ?? 0 };
+        return visit.BREAK;
+      }
+      return undefined;
+    },
+  });
+  if (found === null) return null;
+  const { name, offset } = found as { name: string; offset: number };
+  const line = firstLine + (yamlText.slice(0, offset).split('\n').length - 1);
+  return {
+    code: 'bad_frontmatter',
+    severity: 'warning',
+    message: `${path}:${line}: frontmatter has a recursive alias (*${name} is used inside the node anchored &${name}, which has no JSON form); expected an alias to refer to a node outside itself — its lines are indexed as body text (chunked, searchable, with their links), without frontmatter fields`,
+    path,
+    line,
   };
 }
 

@@ -172,6 +172,29 @@ function isLoreLink(link: LinkRecord): boolean {
   return link.syntax !== 'tag' && link.syntax !== 'external';
 }
 
+/** An unpaired UTF-16 surrogate: not Unicode text (a JSON `\uD800` escape can carry one; UTF-8 cannot). */
+const LONE_SURROGATE_RE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * The first string (value or key) of tool arguments holding an unpaired surrogate: its dotted path, the
+ * surrogate's escape and its 0-based character index; null when every string is well-formed. Call it on
+ * arguments already bounded in depth (`nestsDeeperThan`).
+ */
+function loneSurrogateIn(value: unknown, path = ''): { field: string; unit: string; at: number } | null {
+  const hit = (s: string, field: string) => {
+    const m = LONE_SURROGATE_RE.exec(s);
+    return m ? { field: field || '(arguments)', unit: `\\u${m[0].charCodeAt(0).toString(16)}`, at: m.index } : null;
+  };
+  if (typeof value === 'string') return hit(value, path);
+  if (value === null || typeof value !== 'object') return null;
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    const field = path === '' ? k : `${path}.${k}`;
+    const found = hit(k, field) ?? loneSurrogateIn(v, field);
+    if (found) return found;
+  }
+  return null;
+}
+
 /**
  * Replace long strings by a digest (what the ledger records as `arguments`): strings over `maxChars` become
  * `{ $omitted: 'string', chars, sha256 }`, arrays and objects keep 64 items/keys, and anything nested 6
@@ -179,6 +202,13 @@ function isLoreLink(link: LinkRecord): boolean {
  */
 export function digestArguments(value: unknown, maxChars: number, depth = 0): unknown {
   if (typeof value === 'string') {
+    // A string with an unpaired surrogate has no UTF-8 (nor RFC 8785) form: recorded as its exact code units
+    // — JSON string text with \uXXXX escapes (bounded like any string) and a sha256 over UTF-16LE — never
+    // as the U+FFFD a canonical writer would put in its place (two different requests, one receipt).
+    if (LONE_SURROGATE_RE.test(value)) {
+      const json = JSON.stringify(value);
+      return { $ill_formed: 'string', chars: value.length, ...(json.length <= maxChars + 2 ? { json } : {}), utf16le_sha256: createHash('sha256').update(Buffer.from(value, 'utf16le')).digest('hex') };
+    }
     if (value.length <= maxChars) return value;
     return { $omitted: 'string', chars: value.length, sha256: createHash('sha256').update(value, 'utf8').digest('hex') };
   }
@@ -197,7 +227,9 @@ export function digestArguments(value: unknown, maxChars: number, depth = 0): un
     const keys = Object.keys(value as object);
     for (const k of keys.slice(0, 64)) {
       const v = (value as Record<string, unknown>)[k];
-      if (v !== undefined) out[k.length > 256 ? `${k.slice(0, 256)}…` : k] = digestArguments(v, maxChars, depth + 1);
+      // A key with an unpaired surrogate is written as its JSON text (escapes kept), marked so it reads as no plain key.
+      const key = LONE_SURROGATE_RE.test(k) ? `$ill_formed_key:${JSON.stringify(k)}` : k;
+      if (v !== undefined) out[key.length > 256 ? `${key.slice(0, 256)}…` : key] = digestArguments(v, maxChars, depth + 1);
     }
     if (keys.length > 64) out.$omitted_keys = keys.length - 64;
     return out;
@@ -493,6 +525,9 @@ export class ProxySession {
     if (nestsDeeperThan(args, MAX_ARGUMENT_DEPTH)) {
       throw new Refuse('bad_request', 'arguments_too_deep', `${tool}: arguments are nested deeper than ${MAX_ARGUMENT_DEPTH} levels`);
     }
+    // Refused, never repaired: a search for "\ud800" silently run as "\ufffd" would answer another request.
+    const lone = loneSurrogateIn(args);
+    if (lone) throw new Refuse('bad_request', 'invalid_string', `${tool}: argument ${shownInput(lone.field, 64)} holds an unpaired UTF-16 surrogate (${lone.unit} at character ${lone.at}), which is not Unicode text; expected well-formed Unicode text`);
     // Only absent arguments are `{}`: `null` is refused like any other non-object ("must be an object").
     const parsed = this.inputs[tool].safeParse(args === undefined ? {} : args);
     if (!parsed.success) throw this.badArguments(tool, parsed.error);

@@ -130,6 +130,8 @@ export interface AssembleCaptureResult {
   validation: ValidationReport;
   /** The responder output's contract failures (empty unless `allowInvalid` let them through). */
   output_failures: ValidationIssue[];
+  /** The action label held to `visible_context.allowed_action_labels` ({@link actionLabelCheck}; null: not checked). */
+  action_label: ReturnType<typeof actionLabelCheck>;
   /** Disagreements, unconsulted seeds, unbacked claims, ledger warnings: coded, never printed. */
   findings: Finding[];
   /** Verdicts on the receipts' trace entries (null for curated_excerpts_only). */
@@ -144,7 +146,7 @@ export interface AssembleCaptureResult {
 
 /** The failure labels {@link assembleCapture} writes into `coordinator_review.failure_labels`, in this order. */
 export const CAPTURE_FAILURE_LABELS = [
-  'raw_output_not_json', 'missing_required_fields', 'parsed_output_invalid',
+  'raw_output_not_json', 'missing_required_fields', 'parsed_output_invalid', 'action_label_not_allowed',
   'ledger_invalid', 'ledger_not_closed', 'ledger_unsigned', 'ledger_untrusted_signer', 'ledger_authorship_not_checked', 'trace_not_ledger_backed', 'trace_not_verified',
   'responder_trace_not_verified', 'hidden_ref_consulted', 'seed_not_consulted', 'claimed_not_read', 'responder_claims_runner_captured',
   'private_state_leak', 'author_only_leak', 'future_branch_leak', 'raw_state_soup', 'prompt_parroting', 'body_or_object_omniscience',
@@ -496,9 +498,25 @@ export function refusalsByCode(text: string, file?: string): { calls: number; re
   return { calls, refused, codes: [...codes.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)) };
 }
 
+/**
+ * The responder's `action_label` held to the packet's `visible_context.allowed_action_labels` (Ghostlight's
+ * `output_contract.response_rules`: "Use exactly one allowed action label"; seed 001: "allowed_action_labels:
+ * concrete action labels"), compared exactly as written. Null when the parsed output has no string
+ * `action_label` (a contract failure reports that) or the packet lists none.
+ */
+export function actionLabelCheck(parsed: unknown, packet: ResponderPacket): { label: string; allowed: string[]; ok: boolean } | null {
+  const label = isJsonObject(parsed) ? parsed['action_label'] : undefined;
+  const allowed = (packet.visible_context as { allowed_action_labels?: unknown } | undefined)?.allowed_action_labels;
+  if (typeof label !== 'string' || !Array.isArray(allowed)) return null;
+  const list = allowed.filter((a): a is string => typeof a === 'string');
+  return { label, allowed: list, ok: list.includes(label) };
+}
+
 /** Everything {@link decideReview} weighs. */
 interface ReviewInputs {
   outputFailures: ValidationIssue[];
+  /** The action label check ({@link actionLabelCheck}); absent or null: not checked. */
+  actionLabel?: ReturnType<typeof actionLabelCheck>;
   /** Receipt refs naming the packet's omitted refs (absent: none). */
   hiddenConsulted?: HiddenRefConsulted[];
   receipts: LoreReceipts;
@@ -519,6 +537,7 @@ export function decideReview(r: ReviewInputs): { status: 'draft' | 'accepted_as_
   for (const f of r.outputFailures) {
     labels.add(f.rule === 'capture.raw_output_not_json' || f.rule === 'capture.raw_output_not_object' ? 'raw_output_not_json' : f.rule === 'capture.missing_required_field' ? 'missing_required_fields' : 'parsed_output_invalid');
   }
+  if (r.actionLabel && !r.actionLabel.ok) labels.add('action_label_not_allowed');
   if (r.receipts.ledger && !chainVerifies(r.receipts.ledger)) labels.add('ledger_invalid');
   if (r.receipts.ledger && !r.receipts.ledger.closed) labels.add('ledger_not_closed');
   // A receipt anyone could write by hand is worthless: with trusted keys, a ledger counts only when one of
@@ -551,9 +570,12 @@ function reviewNotes(input: AssembleCaptureInput, packetSha: string, rawSha: str
   const notes: string[] = [];
   const bytes = Buffer.byteLength(input.rawOutput, 'utf8');
   notes.push(`Assembled by loretrace capture from packet ${input.packetRef} (sha256 ${packetSha}, also in the lock file) and the responder's raw output ${input.rawOutputFile ?? ''}`.trimEnd() + ` (${bytes} bytes, sha256 ${rawSha}); raw_output is that text byte for byte and parsed_output its JSON parse, unedited.`);
+  const a = r.actionLabel;
+  const labelNote = !a ? '' : a.ok ? ` Its action_label ${JSON.stringify(a.label)} is one of visible_context.allowed_action_labels.`
+    : ` Its action_label ${JSON.stringify(a.label)} is not one of visible_context.allowed_action_labels (${a.allowed.join(', ')}): action_label_not_allowed.`;
   notes.push(r.outputFailures.length === 0
-    ? 'The raw output is one JSON object with every output_contract.required_fields entry and passes the capture schema.'
-    : `The raw output breaks the output contract (${r.outputFailures.map((f) => `${f.pointer}: ${f.message}`).join('; ')}); kept as written with --allow-invalid.`);
+    ? `The raw output is one JSON object with every output_contract.required_fields entry and passes the capture schema.${labelNote} The other response_rules are not checked mechanically.`
+    : `The raw output breaks the output contract (${r.outputFailures.map((f) => `${f.pointer}: ${f.message}`).join('; ')}); kept as written with --allow-invalid.${labelNote}`);
   const rc = r.receipts;
   if (rc.kind === 'none') notes.push('curated_excerpts_only: no lore research to receipt; research_trace_status none.');
   else if (rc.kind === 'ledger') {
@@ -708,7 +730,7 @@ export async function assembleCapture(input: AssembleCaptureInput): Promise<Asse
     trustedKeys: input.trustedKeys ?? [],
   });
   const refusals = receipts.kind === 'ledger' && input.source?.kind === 'ledger' ? refusalsByCode(input.source.text, input.source.file) : null;
-  const reviewIn: ReviewInputs = { outputFailures, hiddenConsulted: consultedHiddenRefs(packet, receipts, parsed), receipts, trace, unconsulted, claims, leakage: leakage.audit, refusals };
+  const reviewIn: ReviewInputs = { outputFailures, actionLabel: actionLabelCheck(parsed, packet), hiddenConsulted: consultedHiddenRefs(packet, receipts, parsed), receipts, trace, unconsulted, claims, leakage: leakage.audit, refusals };
   const { status, labels } = decideReview(reviewIn);
   const notes = reviewNotes(input, packetSha, rawSha, { ...reviewIn, summaryFrom: from, status, labels, index: input.index });
   const capture = captureWith(status, labels, notes);
@@ -719,7 +741,7 @@ export async function assembleCapture(input: AssembleCaptureInput): Promise<Asse
     throw new LoretraceError('capture_invalid', `the assembled capture breaks ${first.rule} at ${first.pointer || '/'} (${first.message}): the inputs disagree in a way loretrace does not repair; nothing written`, { pointer: first.pointer, data: { errors: split.other } });
   }
   return {
-    capture, valid: validation.valid, validation, output_failures: outputFailures,
+    capture, valid: validation.valid, validation, output_failures: outputFailures, action_label: reviewIn.actionLabel ?? null,
     findings: captureFindings(reviewIn, input.packetRef), trace, ledger: receipts.ledger, leakage_hits: leakage.hits, refusals,
     receipts: {
       packet_sha256: packetSha, raw_output_sha256: rawSha, snapshot_id: input.index.snapshot_id, recorded_snapshot_id: receipts.snapshotId,

@@ -21,7 +21,10 @@ import { LoretraceError } from '../errors.js';
 import type { Finding } from '../errors.js';
 import { outputSchema } from '../contracts/schemas.js';
 import { parseJsonDocument } from '../contracts/validate.js';
-import { nonFiniteLedgerLine, verifyLedger } from './ledger.js';
+import { nonFiniteLedgerLine, parseLedger, verifyLedger } from './ledger.js';
+import { viewLedger } from './ledger-record.js';
+import type { LedgerView } from './ledger-record.js';
+import { findServedPiece, parseTraceId } from './ledger-export.js';
 import { AUTHORSHIP_CODES, AUTHORSHIP_NOT_CHECKED, authorshipCode, verificationVerdict } from './signing.js';
 import type { AuthorshipStatus, TrustedKey, VerificationVerdict } from './signing.js';
 import { isJsonObject } from '../contracts/json-object.js';
@@ -182,7 +185,8 @@ export interface LockVerificationReport {
   /**
    * What the lock binds that its file hashes alone do not show ({@link lockBindingProblems}): the packet the
    * ledger's `SESSION_OPENED` pins against the lock's entry for it, and a capture's `raw_output` against the
-   * lock's `raw_output_sha256` and its locked raw-output input. Empty when they agree.
+   * lock's `raw_output_sha256` and its locked raw-output input, and every field summarising the ledger (snapshot,
+   * record count, closed, signer key id, trace bindings) against the ledger itself. Empty when they agree.
    */
   bindings: Finding[];
   /** True when some file changed or is missing, the snapshot changed, or a binding disagrees. */
@@ -362,6 +366,95 @@ async function lockBindingProblems(lock: LockDocument, file: string, folder: str
     }
   }
   if (lock.command === 'capture' && typeof lock.raw_output_sha256 === 'string') rawOutputProblems(lock, folder, contents, packetRow, problem);
+  if (lock.ledger && !isAbsolute(lock.ledger.path)) await ledgerSummaryProblems(lock, file, folder, contents, problem);
+  return out;
+}
+
+/**
+ * The half of {@link lockBindingProblems} that holds every lock field summarising its ledger to the ledger
+ * itself, read and verified (chain, up to the lock's pinned `ledger.head`): the lock file is hashed nowhere, so
+ * a field not checked against the ledger is its editor's say-so (seed 002: a lock proves "the snapshot and
+ * ledger head it ran on"). Each drift is an error naming the lock, the pointer, the recorded and the actual value:
+ * - `lock_snapshot_mismatch` (`/snapshot/snapshot_id`): the lock's snapshot is not the one the ledger's
+ *   `SESSION_OPENED` pins (every run writing a ledger-backed lock records its ledger's snapshot);
+ * - `lock_ledger_mismatch` (`/ledger/records`, `/ledger/closed`, `/ledger/signer_key_id` and, when recorded,
+ *   `/ledger/ledger_id`, `/ledger/schema_version`, `/ledger/snapshot_id`, `/ledger/packet_id`): the record count,
+ *   the closing record, the `key_id` the closing record's signature states (whether that key is trusted is
+ *   {@link LockLedgerAuthorship}'s question) and the session's ids, as the ledger has them;
+ * - `lock_binding_mismatch` (`/trace_bindings/<i>`): a row the ledger and the locked outputs do not produce —
+ *   a row claiming `ledger_backed` whose trace_id names no record of this ledger that served exactly its ref
+ *   and lines (or whose recorded `record_hash`, `seq`, `ledger_id`, `ledger_head`, `snapshot_id`, `text_sha256`
+ *   differ from the record's), a row whose trace_id is an entry of the locked capture or fragment with another
+ *   ref or lines, and a row that is neither backed by the ledger nor an entry of a locked output. A row of an
+ *   entry later dropped from a capture, still backed by the ledger, stays allowed (docs/RECEIPTS.md).
+ * A ledger that cannot be read or does not verify up to the pinned head adds nothing here: the file check
+ * reports an edited ledger, `--trust-key` reports a broken one (`ledger_broken`).
+ */
+async function ledgerSummaryProblems(lock: LockDocument, file: string, folder: string, contents: ReadonlyMap<string, Buffer>, problem: (code: string, pointer: string, message: string) => void): Promise<void> {
+  const pin = lock.ledger!;
+  const ledgerAbs = resolve(folder, pin.path);
+  const bytes = contents.get(ledgerAbs) ?? await readListedFile(ledgerAbs);
+  if (bytes === null || bytes === 'not_regular') return;
+  const text = bytes.toString('utf8');
+  const report = await verifyLedger(text, { file: pin.path, ...(pin.head !== null ? { head: pin.head } : {}) });
+  if (report.findings.some((f) => f.severity === 'error' && !(AUTHORSHIP_CODES as readonly string[]).includes(f.code)) || report.records === 0) return;
+  let view: LedgerView;
+  try {
+    view = viewLedger(parseLedger(text, pin.path).slice(0, report.records));
+  } catch {
+    return;
+  }
+  const where = `lock ${file}`;
+  const differs = (code: string, pointer: string, recorded: unknown, actual: unknown, what: string) => {
+    if (recorded !== actual) problem(code, pointer, `${where} ${pointer} records ${JSON.stringify(recorded)}, but the ledger ${pin.path} ${what} ${JSON.stringify(actual)}: the lock was edited after the run or is not this ledger's`);
+  };
+  if (lock.snapshot !== null) differs('lock_snapshot_mismatch', '/snapshot/snapshot_id', lock.snapshot.snapshot_id, view.snapshot_id, 'pins (SESSION_OPENED) snapshot');
+  differs('lock_ledger_mismatch', '/ledger/records', pin.records, report.records, 'has, up to the pinned head, records:');
+  differs('lock_ledger_mismatch', '/ledger/closed', pin.closed, view.closed, 'closed (a SESSION_CLOSED record last):');
+  if (pin.signer_key_id !== undefined) differs('lock_ledger_mismatch', '/ledger/signer_key_id', pin.signer_key_id, view.signer_key_id, 'is signed by key_id');
+  const ids: [keyof NonNullable<LockDocument['ledger']>, unknown][] = [['ledger_id', view.ledger_id], ['schema_version', view.schema_version], ['snapshot_id', view.snapshot_id], ['packet_id', view.packet_id]];
+  for (const [key, actual] of ids) if (pin[key] !== undefined) differs('lock_ledger_mismatch', `/ledger/${key}`, pin[key], actual, `has ${key}`);
+  const entries = lockedTraceEntries(lock, folder, contents);
+  lock.trace_bindings.forEach((row, i) => {
+    const pointer = `/trace_bindings/${i}`;
+    const bad = (why: string) => problem('lock_binding_mismatch', pointer, `${where} ${pointer} binds ${row.trace_id} (${row.source_ref} lines ${row.line_start}-${row.line_end}${row.ledger_backed === true ? ', ledger_backed' : ''}), but ${why}: a binding must be re-derivable from the ledger and the locked outputs`);
+    const entry = entries?.get(row.trace_id);
+    if (entry !== undefined && (entry.source_ref !== row.source_ref || entry.line_start !== row.line_start || entry.line_end !== row.line_end)) {
+      return bad(`the locked output's entry ${row.trace_id} cites ${String(entry.source_ref)} lines ${String(entry.line_start)}-${String(entry.line_end)}`);
+    }
+    const parts = parseTraceId(row.trace_id);
+    const found = parts === null ? null : findServedPiece(view, parts);
+    if (found === null || !found.ok) {
+      if (row.ledger_backed === true || entry === undefined) bad(parts === null ? 'its trace_id is not of the ledger-bound form <ledger_id>:<seq>:<record_hash prefix>' : `the ledger ${pin.path} has no such record (${found!.ok ? '' : found!.detail})${entry === undefined ? ' and no locked output holds the entry' : ''}`);
+      return;
+    }
+    const served = { source_ref: found.range.ref, line_start: found.range.line_start, line_end: found.range.line_end, record_hash: found.call.record_hash, seq: found.call.seq, ledger_id: view.ledger_id, ledger_head: view.head, snapshot_id: view.snapshot_id, text_sha256: found.range.text_sha256 };
+    for (const [key, actual] of Object.entries(served)) {
+      if (key in row && row[key] !== actual) return bad(`record ${view.ledger_id}:${parts!.seq} of ${pin.path} has ${key} ${JSON.stringify(actual)}`);
+    }
+  });
+}
+
+/**
+ * The trace entries of a lock's outputs, by trace_id — a capture's `lore_access.research_trace` or a
+ * fragment's `research_trace` (every origin) — for {@link ledgerSummaryProblems}; null when no output holds one.
+ */
+function lockedTraceEntries(lock: LockDocument, folder: string, contents: ReadonlyMap<string, Buffer>): Map<string, { source_ref?: unknown; line_start?: unknown; line_end?: unknown }> | null {
+  let out: Map<string, { source_ref?: unknown; line_start?: unknown; line_end?: unknown }> | null = null;
+  for (const f of lock.files.filter((r) => r.role === 'output')) {
+    const bytes = contents.get(resolve(folder, f.path));
+    let doc: unknown;
+    try {
+      doc = bytes === undefined ? undefined : JSON.parse(bytes.toString('utf8'));
+    } catch {
+      continue;
+    }
+    if (!isJsonObject(doc)) continue;
+    const trace = isJsonObject(doc['lore_access']) && Array.isArray(doc['lore_access']['research_trace']) ? doc['lore_access']['research_trace'] : Array.isArray(doc['research_trace']) ? doc['research_trace'] : null;
+    if (trace === null) continue;
+    out ??= new Map();
+    for (const e of trace) if (isJsonObject(e) && typeof e['trace_id'] === 'string') out.set(e['trace_id'], e);
+  }
   return out;
 }
 
@@ -421,7 +514,7 @@ function packetIdOf(bytes: Buffer): string | null {
 async function lockLedgerAuthorship(ledger: NonNullable<LockDocument['ledger']>, folder: string, lockFile: string, trusted: readonly TrustedKey[]): Promise<LockLedgerAuthorship> {
   const recorded = ledger.signer_key_id ?? null;
   if (trusted.length === 0) {
-    return { checked: false, status: 'not_checked', recorded_key_id: recorded, key_id: null, detail: `${AUTHORSHIP_NOT_CHECKED}; the lock records ${recorded === null ? 'no signer' : `signer key ${recorded}`}` };
+    return { checked: false, status: 'not_checked', recorded_key_id: recorded, key_id: null, detail: `${AUTHORSHIP_NOT_CHECKED}: who signed the ledger is unknown (the lock's ${recorded === null ? 'claim of no signer' : `claim of signer key ${recorded}`} is unverified)` };
   }
   const read = isAbsolute(ledger.path) ? null : await readListedFile(resolve(folder, ledger.path));
   if (read === null || read === 'not_regular') {

@@ -91,7 +91,10 @@ function renderCapture(r: AssembleCaptureResult, written: string[]): string {
   const out: string[] = [];
   out.push(`capture: ${c.capture_id} (${c.lore_access.mode}) review_status ${c.review_status}`);
   const bytes = Buffer.byteLength(c.raw_output, 'utf8');
-  out.push(`  raw output: ${bytes} bytes, ${r.output_failures.length === 0 ? 'meets the output contract' : `${plural(r.output_failures.length, 'contract failure')} (kept as written: --allow-invalid)`}`);
+  // Say exactly what was checked (the other response_rules are prose no mechanical check reads).
+  const a = r.action_label;
+  const label = a === null ? '' : a.ok ? `, action_label ${JSON.stringify(a.label)} allowed` : `; action_label ${JSON.stringify(a.label)} is NOT one of the packet's allowed_action_labels (${a.allowed.join(', ')}): action_label_not_allowed`;
+  out.push(`  raw output: ${bytes} bytes, ${r.output_failures.length === 0 ? `checked: one JSON object, every required field, the capture schema${label}` : `${plural(r.output_failures.length, 'contract failure')} (kept as written: --allow-invalid)${a !== null && !a.ok ? label : ''}`}`);
   for (const f of r.output_failures) out.push(`    ${f.pointer} [${f.rule}] ${f.message}`);
   const l = r.receipts.ledger;
   if (l) {
@@ -158,7 +161,9 @@ async function runCapture(ctx: CliContext, opts: CaptureOptions): Promise<number
       ...(rawIn.abs !== null ? [{ abs: rawIn.abs, role: 'input' as const, content: rawIn.bytes }] : []),
       ...(sourceIn ? [{ abs: sourceIn.abs, role: 'input' as const, content: sourceIn.bytes }] : []),
     ],
-    snapshot: { namespace: index.namespace, snapshot_id: index.snapshot_id },
+    // A ledger-backed capture's run is the ledger's session: the lock records the snapshot its SESSION_OPENED
+    // pins (lock verify holds it to that record), so a vault changed since the session is drift.
+    snapshot: { namespace: index.namespace, snapshot_id: result.receipts.ledger && sourceIn && result.receipts.recorded_snapshot_id !== null ? result.receipts.recorded_snapshot_id : index.snapshot_id },
     policyReceipt: result.receipts.policy_receipt,
     ledger: result.receipts.ledger && sourceIn ? {
       abs: sourceIn.abs, head: result.receipts.ledger.head, records: result.receipts.ledger.records, closed: result.receipts.ledger.closed, signer_key_id: result.receipts.ledger.signer_key_id,

@@ -68,7 +68,11 @@ export function renderLockReport(r: LockVerificationReport, integrityOnly = fals
   }
   const s = r.snapshot;
   if (s.disposition === 'other_vault') out.push(`  snapshot other_vault (the lock is of vault ${s.namespace}, --lore is ${s.current_namespace}: not compared; pass the lock's own vault)`);
-  else out.push(`  snapshot ${s.disposition}${s.recorded ? ` (recorded ${s.recorded.slice(0, 12)}${s.current ? `, vault now ${s.current.slice(0, 12)}` : ''})` : ''}`);
+  else {
+    // A recorded snapshot its own ledger contradicts is no evidence of anything: say so on the line itself.
+    const contradicted = r.bindings.some((b) => b.code === 'lock_snapshot_mismatch');
+    out.push(`  snapshot ${s.disposition}${s.recorded ? ` (recorded ${s.recorded.slice(0, 12)}${contradicted ? ' — NOT the snapshot its ledger pins, see the binding below' : ''}${s.current ? `, vault now ${s.current.slice(0, 12)}` : ''})` : ''}`);
+  }
   for (const b of r.bindings) out.push(`  binding ${b.pointer}: ${b.message} [${b.code}]`);
   const a = r.ledger_authorship;
   if (a) out.push(!a.checked ? `  ${a.detail}` : a.status === 'trusted' ? `  ledger authorship: ${a.detail}` : `  ledger authorship: FAILED — ${a.detail}`);
