@@ -23,7 +23,7 @@ export { trustOrigin } from '../receipts/signing.js';
 import type { LedgerSigner, TrustedKey, VerificationVerdict } from '../receipts/signing.js';
 import type { CliContext } from './context.js';
 import { LoretraceError, isLoretraceError } from '../errors.js';
-import { loadVaultConfig } from '../vault/config.js';
+import { isInsideFolder, loadVaultConfig } from '../vault/config.js';
 import { readInputText } from './vault-options.js';
 
 /** Largest key file read, in bytes: a PEM key is a few hundred bytes. */
@@ -117,19 +117,6 @@ function envTrustedKeyFiles(value: string | undefined): string[] {
   return files;
 }
 
-/** True when `path` is `folder` or lies below it (both absolute; symbolic links resolved where they exist). */
-function isInside(path: string, folder: string): boolean {
-  const real = (p: string): string => {
-    try {
-      return realpathSync(p);
-    } catch {
-      return p;
-    }
-  };
-  const rel = relative(real(folder), real(path));
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
-}
-
 /**
  * The `trusted_keys` of the config file named with `--config`, each path resolved against the config file's
  * folder; [] when there is no `--config` or it lists none. Trust never comes from inside the vault being
@@ -162,11 +149,11 @@ async function configTrustedKeys(ctx: CliContext, opts: { config?: string; lore?
   for (const [i, entry] of config.trusted_keys.entries()) {
     const pointer = `/trusted_keys/${i}`;
     const path = resolve(dirname(file), entry);
-    if (vault !== null && isInside(file, vault)) {
+    if (vault !== null && isInsideFolder(file, vault)) {
       ignore(file, pointer, entry, path, `the config file is inside the vault ${opts.lore}`);
       continue;
     }
-    if (vault !== null && isInside(path, vault)) {
+    if (vault !== null && isInsideFolder(path, vault)) {
       ignore(file, pointer, entry, path, `the key file is inside the vault ${opts.lore}`);
       continue;
     }

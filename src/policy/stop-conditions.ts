@@ -28,6 +28,8 @@
  * the receipt as not enforced (`partially_enforced`), as a link-class phrase's dropped qualifiers are.
  */
 
+import { phraseWords } from './synonyms.js';
+
 /** What a stop condition compiles to. */
 export type StopEffect =
   | { kind: 'max_refs'; value: number }
@@ -283,13 +285,7 @@ const EXCEPTION_RE = /\b(?:unless|except(?:ing)?|other\s+than|save\s+for|apart\s
  * anything but letters, digits and hyphens (src/policy/synonyms.ts `phraseWords`, the link-class rule).
  */
 export function stopClauseWords(text: string): string[] {
-  return text
-    .normalize('NFC')
-    .toLowerCase()
-    .replace(/['’]s\b/g, '')
-    .split(/[^\p{L}\p{N}-]+/u)
-    .map((w) => w.replace(/^-+|-+$/g, ''))
-    .filter((w) => w.length > 0);
+  return phraseWords(text);
 }
 
 /**

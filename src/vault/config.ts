@@ -105,8 +105,12 @@ export function withConfigOrigin(to: VaultConfig, from: VaultConfig): VaultConfi
   return to;
 }
 
-/** True when `path` is `folder` or lies below it (symbolic links resolved where they exist). */
-function isInsideFolder(path: string, folder: string): boolean {
+/**
+ * True when `path` is `folder` or lies below it (both absolute; symbolic links resolved where they exist, so a
+ * symlinked vault or a link into it counts as inside). Used so that the vault never vouches for itself: trust
+ * keys and policy-weakening settings found inside it are not taken.
+ */
+export function isInsideFolder(path: string, folder: string): boolean {
   const real = (p: string): string => {
     try {
       return realpathSync(p);
