@@ -79,6 +79,24 @@ function fixtureLines(path: string, a: number, b: number): string {
   return readFileSync(join(FIXTURE_VAULT, path), 'utf8').split('\n').slice(a - 1, b).join('\n');
 }
 
+/**
+ * Start the proxy (`serve`) and open one MCP session over raw HTTP: its URL and the headers a follow-up request of
+ * that session needs (Host, `mcp-session-id`, protocol version).
+ */
+async function initializedSession(): Promise<{ url: string; headers: Record<string, string> }> {
+  const { url } = await serve();
+  const host = new URL(url).host;
+  const init = await new Promise<string>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: new URL(url).port, method: 'POST', path: '/mcp', headers: { ...MCP_HEADERS, host }, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(String(res.headers['mcp-session-id'])));
+    });
+    req.on('error', reject);
+    req.end(INIT);
+  });
+  return { url, headers: { ...MCP_HEADERS, host, 'mcp-session-id': init, 'mcp-protocol-version': '2025-06-18' } };
+}
+
 describe('loreResourceUri / refOfLoreUri', () => {
   it('write the namespace as the authority and percent-encode each segment, and read back the same ref', () => {
     expect(loreResourceUri('FixtureLore', 'World/Pre-Elysium/Timeline/Events/Brinefall Blackout.md')).toBe('lore://FixtureLore/World/Pre-Elysium/Timeline/Events/Brinefall%20Blackout.md');
@@ -216,17 +234,7 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
   });
 
   it('answers malformed tools/call, resources/read and resources/list params -32602 in one line and records each as invalid_params', async () => {
-    const { url } = await serve();
-    const host = new URL(url).host;
-    const init = await new Promise<string>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port: new URL(url).port, method: 'POST', path: '/mcp', headers: { ...MCP_HEADERS, host }, agent: false }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(String(res.headers['mcp-session-id'])));
-      });
-      req.on('error', reject);
-      req.end(INIT);
-    });
-    const headers = { ...MCP_HEADERS, host, 'mcp-session-id': init, 'mcp-protocol-version': '2025-06-18' };
+    const { url, headers } = await initializedSession();
     const cases: [unknown, string][] = [
       [{ method: 'resources/read', params: { uri: 5 } }, 'invalid params: resources/read needs "uri", a string (the lore:// URI of the note to read), not a number'],
       [{ method: 'resources/read', params: {} }, 'invalid params: resources/read needs "uri", a string (the lore:// URI of the note to read)'],
@@ -253,17 +261,7 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
   });
 
   it('answers params that are not an object (an array, a number, null) -32602 as stdio does, instead of the SDK\'s unrecorded parse error, and records each as invalid_params', async () => {
-    const { url } = await serve();
-    const host = new URL(url).host;
-    const init = await new Promise<string>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port: new URL(url).port, method: 'POST', path: '/mcp', headers: { ...MCP_HEADERS, host }, agent: false }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(String(res.headers['mcp-session-id'])));
-      });
-      req.on('error', reject);
-      req.end(INIT);
-    });
-    const headers = { ...MCP_HEADERS, host, 'mcp-session-id': init, 'mcp-protocol-version': '2025-06-18' };
+    const { url, headers } = await initializedSession();
     // The stdio framing's words for the same frames (src/server/stdio-lines.ts, tests/hostile-stdio.test.ts).
     const cases: [string, unknown, string][] = [
       ['tools/call', [], 'invalid params: "params" of "tools/call" must be an object, not an array'],
